@@ -1,0 +1,9 @@
+//! Agent drivers: how a session is executed. Every driver acts on the work directory
+//! and reports only how the session ended and what it cost; what it *did* is observed
+//! by the harness.
+
+mod driver;
+pub mod replay;
+pub mod trace;
+
+pub use driver::{Agent, SessionContext, SessionKind, SessionRun, Usage};

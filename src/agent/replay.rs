@@ -1,0 +1,135 @@
+//! The replay driver: applies a recorded trace, session by session, to a work directory.
+//! Paths are confined to the work directory; a missing `edit` text is a failed action.
+
+use std::time::Duration;
+
+use super::driver::{Agent, SessionContext, SessionRun};
+use super::trace::{Line, Trace, TraceSession};
+use crate::error::{Error, IoContext, Result};
+use crate::fsutil::confine;
+use crate::metrics::Outcome;
+use crate::process::ShellCommand;
+
+/// Time limit of one replayed `run` action.
+pub const RUN_ACTION_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Plays a [`Trace`] as an agent.
+pub struct ReplayAgent {
+    sessions: std::vec::IntoIter<TraceSession>,
+    current: Option<TraceSession>,
+}
+
+impl ReplayAgent {
+    /// An agent that plays `trace` from its first session.
+    pub fn new(trace: Trace) -> ReplayAgent {
+        ReplayAgent {
+            sessions: trace.sessions.into_iter(),
+            current: None,
+        }
+    }
+}
+
+impl Agent for ReplayAgent {
+    fn next_session(&mut self) -> Option<u32> {
+        self.current = self.sessions.next();
+        self.current.as_ref().map(|s| s.n)
+    }
+
+    fn run_session(&mut self, ctx: &SessionContext<'_>) -> Result<SessionRun> {
+        let Some(session) = self.current.take() else {
+            return Err(Error::Tool("replay: no session left to run".into()));
+        };
+        let mut run = SessionRun {
+            outcome: session.outcome,
+            usage: session.usage,
+            actions_failed: 0,
+            error: None,
+            bad_input: false,
+        };
+        let mut notes = Vec::new();
+        for action in &session.actions {
+            match apply(&action.op, ctx) {
+                Ok(None) => {}
+                Ok(Some(failure)) => {
+                    run.actions_failed += 1;
+                    notes.push(format!("line {}: {failure}", action.line));
+                }
+                Err(e @ Error::PathEscape { .. }) => {
+                    run.outcome = Outcome::Error;
+                    run.bad_input = true;
+                    notes.push(format!("line {}: {e}", action.line));
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if !notes.is_empty() {
+            run.error = Some(notes.join("; "));
+        }
+        Ok(run)
+    }
+}
+
+/// Applies one action. `Ok(Some(reason))` is a failed action that the trial survives.
+fn apply(op: &Line, ctx: &SessionContext<'_>) -> Result<Option<String>> {
+    let root = &ctx.workspace.work_dir;
+    match op {
+        Line::Write { path, content } => {
+            let target = confine(root, path)?;
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent)
+                    .io_context(|| format!("cannot create '{}'", parent.display()))?;
+            }
+            Ok(std::fs::write(&target, content)
+                .err()
+                .map(|e| format!("write '{path}' failed: {e}")))
+        }
+        Line::Edit {
+            path,
+            old,
+            new,
+            all,
+        } => {
+            let target = confine(root, path)?;
+            let text = match std::fs::read_to_string(&target) {
+                Ok(text) => text,
+                Err(e) => return Ok(Some(format!("edit '{path}': cannot read it: {e}"))),
+            };
+            if old.is_empty() || !text.contains(old.as_str()) {
+                return Ok(Some(format!("edit '{path}': old text not found")));
+            }
+            let edited = if *all {
+                text.replace(old.as_str(), new)
+            } else {
+                text.replacen(old.as_str(), new, 1)
+            };
+            Ok(std::fs::write(&target, edited)
+                .err()
+                .map(|e| format!("edit '{path}' failed: {e}")))
+        }
+        Line::Delete { path } => {
+            let target = confine(root, path)?;
+            let result = match std::fs::symlink_metadata(&target) {
+                Err(_) => return Ok(Some(format!("delete '{path}': no such file"))),
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(&target),
+                Ok(_) => std::fs::remove_file(&target),
+            };
+            Ok(result.err().map(|e| format!("delete '{path}' failed: {e}")))
+        }
+        Line::Run { cmd } => {
+            // A command that exits non-zero is what the agent saw too; only a command
+            // that cannot be started is a failure of the replay itself.
+            ShellCommand {
+                script: cmd,
+                cwd: root,
+                env: ctx.env,
+                timeout: RUN_ACTION_TIMEOUT,
+                no_network: false,
+            }
+            .run()
+            .io_context(|| format!("cannot run '{cmd}'"))?;
+            Ok(None)
+        }
+        Line::Session { .. } | Line::Usage { .. } | Line::End { .. } => Ok(None),
+    }
+}

@@ -1,0 +1,296 @@
+//! The trace format (DESIGN §6): JSONL, one action per line, grouped into sessions.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::driver::Usage;
+use crate::error::{Error, IoContext, Result};
+use crate::metrics::Outcome;
+
+/// One line of a trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Line {
+    /// Starts session `n`; numbers strictly increase.
+    Session {
+        /// Session number, as it appears in the results.
+        n: u32,
+    },
+    /// Creates or replaces a file.
+    Write {
+        /// Relative to the work directory.
+        path: String,
+        /// The whole new content.
+        content: String,
+    },
+    /// Replaces the first occurrence of `old` (every occurrence with `all`).
+    Edit {
+        /// Relative to the work directory.
+        path: String,
+        /// Text to find; when absent the action fails and the trial goes on.
+        old: String,
+        /// Replacement.
+        new: String,
+        /// Replace every occurrence.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        all: bool,
+    },
+    /// Deletes a file or directory.
+    Delete {
+        /// Relative to the work directory.
+        path: String,
+    },
+    /// Runs a shell command in the work directory.
+    Run {
+        /// Passed to `sh -c`.
+        cmd: String,
+    },
+    /// Adds to the session's usage.
+    Usage {
+        /// Agent turns.
+        #[serde(default)]
+        turns: Option<u64>,
+        /// Input tokens.
+        #[serde(default)]
+        input_tokens: Option<u64>,
+        /// Output tokens.
+        #[serde(default)]
+        output_tokens: Option<u64>,
+        /// Cost in US dollars.
+        #[serde(default)]
+        cost_usd: Option<f64>,
+    },
+    /// Ends the session.
+    End {
+        /// How it ended.
+        status: EndStatus,
+        /// The agent's own summary: kept for people, never used by a metric.
+        #[serde(default)]
+        summary: Option<String>,
+    },
+}
+
+/// The statuses a trace may end a session with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndStatus {
+    /// Finished normally.
+    Completed,
+    /// The agent said the whole project is done.
+    DeclaredComplete,
+    /// Used its budget.
+    OutOfBudget,
+    /// Cut off by a crash.
+    Interrupted,
+}
+
+impl From<EndStatus> for Outcome {
+    fn from(s: EndStatus) -> Outcome {
+        match s {
+            EndStatus::Completed => Outcome::Completed,
+            EndStatus::DeclaredComplete => Outcome::DeclaredComplete,
+            EndStatus::OutOfBudget => Outcome::OutOfBudget,
+            EndStatus::Interrupted => Outcome::Interrupted,
+        }
+    }
+}
+
+/// A file-changing or command action, with the trace line it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Action {
+    /// 1-based line in the trace file.
+    pub line: usize,
+    /// The action (never `Session`, `Usage` or `End`).
+    pub op: Line,
+}
+
+/// One session of a trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceSession {
+    /// Session number.
+    pub n: u32,
+    /// Actions in order.
+    pub actions: Vec<Action>,
+    /// Sum of the session's `usage` lines.
+    pub usage: Usage,
+    /// How it ended; a session without `end` was cut off and counts as interrupted.
+    pub outcome: Outcome,
+}
+
+/// A parsed trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace {
+    /// Sessions in order.
+    pub sessions: Vec<TraceSession>,
+}
+
+impl Trace {
+    /// Reads and parses a trace file; errors name the file and line.
+    pub fn load(path: &Path) -> Result<Trace> {
+        let text = std::fs::read_to_string(path)
+            .io_context(|| format!("cannot read trace '{}'", path.display()))
+            .map_err(|e| match e {
+                Error::Io { source, context }
+                    if source.kind() == std::io::ErrorKind::NotFound
+                        || source.kind() == std::io::ErrorKind::InvalidData =>
+                {
+                    Error::BadInput(format!("{context}: {source}"))
+                }
+                other => other,
+            })?;
+        Trace::parse(path, &text)
+    }
+
+    /// Parses trace text; `path` is only used in messages.
+    pub fn parse(path: &Path, text: &str) -> Result<Trace> {
+        let err = |line: usize, message: String| Error::BadLine {
+            file: path.to_path_buf(),
+            line,
+            message,
+        };
+        let mut sessions: Vec<TraceSession> = Vec::new();
+        let mut ended = false;
+        for (index, raw) in text.lines().enumerate() {
+            let line_no = index + 1;
+            if raw.trim().is_empty() {
+                continue;
+            }
+            let line: Line = serde_json::from_str(raw).map_err(|e| {
+                err(
+                    line_no,
+                    format!(
+                        "expected one JSON object with an \"op\" of session, write, edit, delete, run, usage or end: {e}"
+                    ),
+                )
+            })?;
+            if let Line::Session { n } = line {
+                if let Some(prev) = sessions.last()
+                    && n <= prev.n
+                {
+                    return Err(err(
+                        line_no,
+                        format!(
+                            "session {n} after session {}: numbers must increase",
+                            prev.n
+                        ),
+                    ));
+                }
+                sessions.push(TraceSession {
+                    n,
+                    actions: Vec::new(),
+                    usage: Usage::default(),
+                    outcome: Outcome::Interrupted,
+                });
+                ended = false;
+                continue;
+            }
+            let Some(current) = sessions.last_mut() else {
+                return Err(err(
+                    line_no,
+                    "expected {\"op\":\"session\",\"n\":N} before the first action".into(),
+                ));
+            };
+            if ended {
+                return Err(err(
+                    line_no,
+                    format!(
+                        "action after the end of session {}: start a new session first",
+                        current.n
+                    ),
+                ));
+            }
+            match line {
+                Line::Session { .. } => unreachable!("handled above"),
+                Line::Usage {
+                    turns,
+                    input_tokens,
+                    output_tokens,
+                    cost_usd,
+                } => {
+                    current.usage = current.usage
+                        + Usage {
+                            turns,
+                            input_tokens,
+                            output_tokens,
+                            cost_usd,
+                        };
+                }
+                Line::End { status, .. } => {
+                    current.outcome = status.into();
+                    ended = true;
+                }
+                action => current.actions.push(Action {
+                    line: line_no,
+                    op: action,
+                }),
+            }
+        }
+        if sessions.is_empty() {
+            return Err(err(1, "the trace holds no session".into()));
+        }
+        Ok(Trace { sessions })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Trace> {
+        Trace::parse(Path::new("t.jsonl"), text)
+    }
+
+    #[test]
+    fn sessions_group_actions_and_sum_usage() {
+        let t = parse(concat!(
+            "{\"op\":\"session\",\"n\":1}\n",
+            "{\"op\":\"write\",\"path\":\"a\",\"content\":\"x\"}\n",
+            "{\"op\":\"usage\",\"turns\":2,\"input_tokens\":10}\n",
+            "{\"op\":\"usage\",\"turns\":3}\n",
+            "{\"op\":\"end\",\"status\":\"completed\",\"summary\":\"s\"}\n",
+            "\n",
+            "{\"op\":\"session\",\"n\":2}\n",
+            "{\"op\":\"delete\",\"path\":\"a\"}\n",
+        ))
+        .unwrap();
+        assert_eq!(t.sessions.len(), 2);
+        assert_eq!(t.sessions[0].usage.turns, Some(5));
+        assert_eq!(t.sessions[0].usage.input_tokens, Some(10));
+        assert_eq!(t.sessions[0].outcome, Outcome::Completed);
+        assert_eq!(t.sessions[1].outcome, Outcome::Interrupted);
+        assert_eq!(t.sessions[1].actions[0].line, 8);
+    }
+
+    #[test]
+    fn malformed_line_is_named() {
+        let e = parse("{\"op\":\"session\",\"n\":1}\n{\"op\":\"write\",\"path\":\"a\",\"content\":\"x\"}\n{\"op\":\"write\",\"path\":\n")
+            .unwrap_err();
+        assert!(e.to_string().starts_with("t.jsonl:3:"), "{e}");
+    }
+
+    #[test]
+    fn unknown_op_and_unknown_field_are_errors() {
+        let e = parse("{\"op\":\"session\",\"n\":1}\n{\"op\":\"teleport\"}\n").unwrap_err();
+        assert!(e.to_string().contains(":2:"), "{e}");
+        let e = parse(
+            "{\"op\":\"session\",\"n\":1}\n{\"op\":\"delete\",\"path\":\"a\",\"force\":true}\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains(":2:"), "{e}");
+    }
+
+    #[test]
+    fn actions_need_a_session_and_numbers_increase() {
+        assert!(parse("{\"op\":\"run\",\"cmd\":\"true\"}\n").is_err());
+        let e = parse("{\"op\":\"session\",\"n\":2}\n{\"op\":\"session\",\"n\":2}\n").unwrap_err();
+        assert!(e.to_string().contains(":2:"), "{e}");
+    }
+
+    #[test]
+    fn action_after_end_is_an_error() {
+        let e = parse("{\"op\":\"session\",\"n\":1}\n{\"op\":\"end\",\"status\":\"completed\"}\n{\"op\":\"run\",\"cmd\":\"true\"}\n")
+            .unwrap_err();
+        assert!(e.to_string().contains(":3:"), "{e}");
+    }
+}

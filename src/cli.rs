@@ -1,0 +1,58 @@
+//! Command-line interface: argument types and dispatch to the commands.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::cmd;
+use crate::error::Result;
+use crate::feature_list::ListFormat;
+
+/// loopbench: batch A/B harness for long-running coding-agent loops.
+#[derive(Debug, Parser)]
+#[command(name = "loopbench", version, about, long_about = None)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Replay one recorded trace against a task as one trial; writes a results directory.
+    Replay(ReplayArgs),
+}
+
+/// Arguments of `loopbench replay`.
+#[derive(Debug, clap::Args)]
+pub struct ReplayArgs {
+    /// The trace (JSONL, one action per line).
+    pub trace: PathBuf,
+    /// The task directory the trace ran against (holding task.toml).
+    #[arg(long)]
+    pub task: PathBuf,
+    /// Feature-list format the trial starts with.
+    #[arg(long, value_parser = parse_format)]
+    pub format: ListFormat,
+    /// Results directory [default: results/replay/<run-id>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Arm name written in the records.
+    #[arg(long, default_value = "replay")]
+    pub arm: String,
+    /// Keep the trial's work directory and print where it is.
+    #[arg(long)]
+    pub keep_work: bool,
+}
+
+fn parse_format(s: &str) -> std::result::Result<ListFormat, String> {
+    s.parse()
+}
+
+/// Runs the parsed command and returns its exit code.
+pub fn dispatch(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Replay(args) => cmd::replay::run(&args),
+    }
+}

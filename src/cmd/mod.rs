@@ -1,0 +1,3 @@
+//! One module per subcommand: each turns arguments into engine calls and reporters.
+
+pub mod replay;

@@ -1,0 +1,98 @@
+//! Error types of the engine, each mapped to one exit code.
+
+use std::path::PathBuf;
+
+use crate::exit_code;
+
+/// Everything that can stop a command. Failures of an agent are *data* (recorded in the
+/// session records), never an `Error`.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A configuration file (task.toml, suite.toml) does not fit its schema.
+    #[error("{file}:{line}:{column}: {message}")]
+    Config {
+        /// The file that was read.
+        file: PathBuf,
+        /// 1-based line of the offending text.
+        line: usize,
+        /// 1-based column of the offending text.
+        column: usize,
+        /// What was wrong and what was expected.
+        message: String,
+    },
+    /// A line of a line-oriented file (a trace, a JSONL record file) does not fit its format.
+    #[error("{file}:{line}: {message}")]
+    BadLine {
+        /// The trace file.
+        file: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What was wrong and what was expected.
+        message: String,
+    },
+    /// A path given to the harness (a trace action, a task file) would leave the
+    /// directory it is confined to.
+    #[error("path '{path}' escapes the work directory ({reason})")]
+    PathEscape {
+        /// The path as it was given.
+        path: String,
+        /// Why it was rejected: absolute, `..`, or a symlink pointing outside.
+        reason: &'static str,
+    },
+    /// Any other input that does not fit: a missing directory, an invalid argument.
+    #[error("{0}")]
+    BadInput(String),
+    /// An I/O operation of the harness failed.
+    #[error("{context}")]
+    Io {
+        /// What the harness was doing, naming the path.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An external tool the harness relies on (git) failed.
+    #[error("{0}")]
+    Tool(String),
+}
+
+/// Shorthand for results of the engine.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// The exit code this error ends the process with.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Config { .. }
+            | Error::BadLine { .. }
+            | Error::PathEscape { .. }
+            | Error::BadInput(_) => exit_code::BAD_INPUT,
+            Error::Io { .. } | Error::Tool(_) => exit_code::INTERNAL,
+        }
+    }
+
+    /// The process's output was closed (`loopbench report | head`): not a failure.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+
+    /// Wraps an I/O error with what was being done.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+/// Adds a description of what was being done to an `io::Result`.
+pub trait IoContext<T> {
+    /// Turns an `io::Error` into [`Error::Io`] whose message is built by `context`.
+    fn io_context<F: FnOnce() -> String>(self, context: F) -> Result<T>;
+}
+
+impl<T> IoContext<T> for std::io::Result<T> {
+    fn io_context<F: FnOnce() -> String>(self, context: F) -> Result<T> {
+        self.map_err(|source| Error::io(context(), source))
+    }
+}

@@ -1,0 +1,205 @@
+//! The JSON feature list format (`feature_list.json`): lenient parsing and pretty rendering.
+//!
+//! Nesting depth is bounded by serde_json's built-in recursion limit (128 levels), which
+//! turns hostile inputs like ten thousand `[` into a [`ParseError`] instead of a stack
+//! overflow; real feature lists nest four levels deep at most.
+
+use super::tree::{self, Node};
+use super::{Entry, FeatureList, ParseError};
+
+/// Parses a JSON feature list (an array of entries, or an object with a `features` array).
+pub fn parse_json(text: &str) -> Result<FeatureList, ParseError> {
+    // Editors on Windows sometimes save a byte-order mark, which serde_json rejects.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let root: Node = serde_json::from_str(text).map_err(|e| error_from(&e))?;
+    tree::to_feature_list(&root).map_err(|message| ParseError {
+        line: None,
+        message,
+    })
+}
+
+/// Renders entries as a pretty-printed JSON array with keys in declaration order.
+pub fn render_json(entries: &[Entry]) -> String {
+    // Serializing strings and booleans cannot fail; the fallback only keeps this panic-free.
+    let mut out = serde_json::to_string_pretty(entries).unwrap_or_else(|_| "[]".to_string());
+    out.push('\n');
+    out
+}
+
+/// Moves serde_json's " at line L column C" suffix into the structured `line` field.
+fn error_from(e: &serde_json::Error) -> ParseError {
+    let full = e.to_string();
+    if e.line() == 0 {
+        return ParseError {
+            line: None,
+            message: full,
+        };
+    }
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let message = match full.strip_suffix(&suffix) {
+        Some(head) => format!("{head} (column {})", e.column()),
+        None => full.clone(),
+    };
+    ParseError {
+        line: Some(e.line()),
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::feature_list::fuzz_support::*;
+    use proptest::prelude::*;
+
+    fn ids(list: &FeatureList) -> Vec<&str> {
+        list.ids().collect()
+    }
+
+    #[test]
+    fn a_rendered_list_parses_back_to_the_same_entries() {
+        let entries = vec![Entry {
+            id: "F1".into(),
+            category: "core".into(),
+            description: "say \"hi\"\nand: more # not a comment".into(),
+            steps: vec!["open".into(), "".into(), "🎉".into()],
+            passes: true,
+        }];
+        let text = render_json(&entries);
+        assert_eq!(parse_json(&text).map(|l| l.entries), Ok(entries));
+    }
+
+    #[test]
+    fn rendering_uses_the_documented_key_order_and_literal_passes() {
+        let entry = Entry {
+            id: "F1".into(),
+            category: "c".into(),
+            description: "d".into(),
+            steps: vec!["s".into()],
+            passes: false,
+        };
+        let text = render_json(&[entry]);
+        let want = "[\n  {\n    \"id\": \"F1\",\n    \"category\": \"c\",\n    \"description\": \"d\",\n    \"steps\": [\n      \"s\"\n    ],\n    \"passes\": false\n  }\n]\n";
+        assert_eq!(text, want);
+        assert_eq!(render_json(&[]), "[]\n");
+    }
+
+    #[test]
+    fn reordered_entries_and_keys_and_extra_fields_are_tolerated() {
+        let text = r#"[
+            {"passes": true, "extra": {"deep": [1, 2]}, "steps": ["b"], "id": "F2"},
+            {"description": "first", "id": "F1", "category": "ui", "notes": null}
+        ]"#;
+        let list = parse_json(text).unwrap_or_default();
+        assert_eq!(ids(&list), ["F2", "F1"]);
+        assert_eq!(list.get("F2").map(|e| e.passes), Some(true));
+        assert_eq!(list.get("F1").map(|e| e.category.as_str()), Some("ui"));
+        assert_eq!(list.get("F1").map(|e| e.steps.len()), Some(0));
+    }
+
+    #[test]
+    fn an_object_with_a_features_array_is_accepted_and_other_keys_ignored() {
+        let text = r#"{"project": "x", "features": [{"id": "A"}], "version": 2}"#;
+        assert_eq!(parse_json(text).map(|l| ids(&l).len()), Ok(1));
+    }
+
+    #[test]
+    fn integer_ids_become_their_decimal_string() {
+        let list = parse_json(r#"[{"id": 42}, {"id": -3}, {"id": 18446744073709551615}]"#);
+        let list = list.unwrap_or_default();
+        assert_eq!(ids(&list), ["42", "-3", "18446744073709551615"]);
+    }
+
+    #[test]
+    fn items_without_a_usable_id_are_skipped() {
+        let text = r#"[{"id": 1.5}, {"id": null}, {"name": "x"}, "F9", 7, [], {"id": "ok"}]"#;
+        assert_eq!(parse_json(text).map(|l| l.entries.len()), Ok(1));
+    }
+
+    #[test]
+    fn passes_accepts_true_and_false_strings() {
+        let text = r#"[{"id":"a","passes":"true"},{"id":"b","passes":" False "},
+                       {"id":"c","passes":"yes"},{"id":"d","passes":1}]"#;
+        let list = parse_json(text).unwrap_or_default();
+        let passes: Vec<bool> = list.entries.iter().map(|e| e.passes).collect();
+        assert_eq!(passes, [true, false, false, false]);
+    }
+
+    #[test]
+    fn steps_keep_strings_convert_scalars_and_skip_the_rest() {
+        let text =
+            r#"[{"id":"a","steps":["x", 3, 2.5, true, null, ["n"], {"k":1}], "description": 9}]"#;
+        let list = parse_json(text).unwrap_or_default();
+        let entry = list.get("a");
+        assert_eq!(
+            entry.map(|e| e.steps.clone()),
+            Some(vec!["x".into(), "3".into(), "2.5".into(), "true".into()])
+        );
+        assert_eq!(entry.map(|e| e.description.as_str()), Some("9"));
+    }
+
+    #[test]
+    fn an_empty_array_is_an_empty_list() {
+        assert_eq!(parse_json(" [ ] "), Ok(FeatureList::default()));
+    }
+
+    #[test]
+    fn a_leading_byte_order_mark_is_ignored() {
+        assert_eq!(parse_json("\u{feff}[]"), Ok(FeatureList::default()));
+    }
+
+    #[test]
+    fn malformed_json_is_an_error_with_a_line_number() {
+        let err = parse_json("[\n  {\"id\": \"a\",}\n]").err();
+        assert_eq!(err.as_ref().and_then(|e| e.line), Some(2));
+        let shown = err.map(|e| e.to_string()).unwrap_or_default();
+        assert!(shown.starts_with("line 2: "), "{shown}");
+        assert!(parse_json("").is_err());
+        assert!(parse_json("[] []").is_err());
+    }
+
+    #[test]
+    fn a_top_level_scalar_or_object_without_features_is_an_error() {
+        for text in ["\"F1\"", "42", "true", "null", "{}", r#"{"features": {}}"#] {
+            assert!(parse_json(text).is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_rejected_by_the_recursion_limit_not_a_stack_overflow() {
+        let deep = "[".repeat(MAX_DEPTH) + &"]".repeat(MAX_DEPTH);
+        let err = parse_json(&deep)
+            .err()
+            .map(|e| e.message)
+            .unwrap_or_default();
+        assert!(err.contains("recursion limit"), "{err}");
+        // Moderate nesting inside an ignored field stays acceptable.
+        let ok = format!(
+            r#"[{{"id":"a","x":{}{}}}]"#,
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        assert_eq!(parse_json(&ok).map(|l| l.entries.len()), Ok(1));
+    }
+
+    fn json_input() -> impl Strategy<Value = String> {
+        prop_oneof![
+            3 => ".*",
+            4 => mutated(rendered(crate::feature_list::ListFormat::Json)),
+            1 => mutated(Just(r#"{"features": [{"id": 1, "passes": "true", "steps": [1, null]}]}"#.to_string())),
+            1 => nested("[", "]"),
+            1 => nested("{\"a\":", "}"),
+            1 => nested("[{\"features\":", "}]"),
+            1 => fragment_soup(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(fuzz_config())]
+
+        #[test]
+        fn the_json_parser_never_panics(text in json_input()) {
+            let _ = parse_json(&text);
+        }
+    }
+}

@@ -1,0 +1,424 @@
+//! The Markdown feature list format (`FEATURES.md`): a task list with bold ids.
+//!
+//! An entry is a task-list item such as `- [ ] **F1** description` (`[x]`/`[X]` = passes),
+//! with `*` or `+` bullets and any indentation allowed. Its steps are the following lines
+//! that are bullets indented deeper than the entry's bullet; blank lines between steps are
+//! allowed, and any other non-blank line ends the steps. The category is the text of the
+//! nearest preceding `## ` heading. Lines inside ``` or ~~~ fences are ignored, and all
+//! other prose is skipped.
+//!
+//! Choices where Markdown differs from the other formats:
+//! - Parsing never fails: any text is a valid list, possibly with zero entries, because
+//!   prose-tolerant parsing has no reliable way to tell a broken entry from prose.
+//! - Rendering is line-based, so newlines inside ids, categories, descriptions and steps
+//!   are replaced by spaces and surrounding whitespace is trimmed; a step whose text itself
+//!   looks like an entry line (`[ ] **X** ...`) reads back as an entry.
+//! - A category that becomes empty after a non-empty one is rendered as a bare `##`
+//!   heading, so that the change survives a round trip.
+
+use super::{Entry, FeatureList};
+
+/// The first line of a rendered Markdown list.
+pub const TITLE: &str = "# Feature list";
+
+/// Tab stops used when comparing indentation, as CommonMark does.
+const TAB_WIDTH: usize = 4;
+
+/// Parses a Markdown feature list; never fails (see the module documentation).
+pub fn parse_markdown(text: &str) -> FeatureList {
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut category = String::new();
+    let mut fence: Option<Fence> = None;
+    // Indentation of the entry whose steps are being collected, if any.
+    let mut open: Option<usize> = None;
+    for line in text.lines() {
+        let line = line.trim_end();
+        if let Some(current) = fence {
+            if current.is_closed_by(line) {
+                fence = None;
+            }
+            continue;
+        }
+        if let Some(opened) = Fence::opened_by(line) {
+            fence = Some(opened);
+            open = None;
+            continue;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(item) = EntryLine::parse(line) {
+            open = Some(item.indent);
+            entries.push(Entry {
+                id: item.id.to_string(),
+                category: category.clone(),
+                description: item.description.to_string(),
+                steps: Vec::new(),
+                passes: item.passes,
+            });
+            continue;
+        }
+        if let Some(heading) = heading(line) {
+            category = heading.to_string();
+            open = None;
+            continue;
+        }
+        if let (Some(indent), Some(entry)) = (open, entries.last_mut())
+            && indent_width(line) > indent
+            && let Some(step) = bullet_text(line.trim_start())
+        {
+            entry.steps.push(step.trim().to_string());
+            continue;
+        }
+        open = None;
+    }
+    FeatureList { entries }
+}
+
+/// Renders entries as a Markdown task list grouped under `## category` headings.
+pub fn render_markdown(entries: &[Entry]) -> String {
+    let mut out = format!("{TITLE}\n");
+    let mut previous: Option<String> = None;
+    for entry in entries {
+        let category = one_line(&entry.category);
+        if previous.as_deref() != Some(category.as_str()) {
+            if !category.is_empty() {
+                out.push_str("\n## ");
+                out.push_str(&category);
+                out.push('\n');
+            } else if previous.is_some() {
+                out.push_str("\n##\n");
+            }
+            out.push('\n');
+            previous = Some(category);
+        }
+        out.push_str(if entry.passes { "- [x] **" } else { "- [ ] **" });
+        out.push_str(&one_line(&entry.id));
+        out.push_str("**");
+        push_text(&mut out, &one_line(&entry.description));
+        out.push('\n');
+        for step in &entry.steps {
+            out.push_str("  -");
+            push_text(&mut out, &one_line(step));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Appends a space and `text`, or nothing for empty text, so no line ends in whitespace.
+fn push_text(out: &mut String, text: &str) {
+    if !text.is_empty() {
+        out.push(' ');
+        out.push_str(text);
+    }
+}
+
+/// `text` on one line: line breaks become spaces, outer whitespace is dropped.
+fn one_line(text: &str) -> String {
+    text.replace("\r\n", " ")
+        .replace(['\r', '\n'], " ")
+        .trim()
+        .to_string()
+}
+
+/// Column width of the leading whitespace, with tabs advancing to the next tab stop.
+fn indent_width(line: &str) -> usize {
+    let mut width = 0;
+    for c in line.chars() {
+        match c {
+            ' ' => width += 1,
+            '\t' => width += TAB_WIDTH - width % TAB_WIDTH,
+            _ => break,
+        }
+    }
+    width
+}
+
+/// The text after a list bullet (`-`, `*` or `+` followed by whitespace or the line end).
+fn bullet_text(body: &str) -> Option<&str> {
+    let rest = body.strip_prefix(['-', '*', '+'])?;
+    if rest.is_empty() || rest.starts_with([' ', '\t']) {
+        Some(rest)
+    } else {
+        None
+    }
+}
+
+/// The text of a `## ` heading (a bare `##` is an empty heading); deeper levels do not count.
+fn heading(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix("##")?;
+    if rest.is_empty() || rest.starts_with([' ', '\t']) {
+        Some(rest.trim())
+    } else {
+        None
+    }
+}
+
+/// An entry line, split into its parts.
+#[derive(Debug, PartialEq)]
+struct EntryLine<'a> {
+    indent: usize,
+    passes: bool,
+    id: &'a str,
+    description: &'a str,
+}
+
+impl<'a> EntryLine<'a> {
+    /// Recognises `- [ ] **ID** description` with any bullet, indentation and spacing.
+    fn parse(line: &'a str) -> Option<Self> {
+        let rest = bullet_text(line.trim_start())?.trim_start();
+        let (passes, rest) = if let Some(r) = rest.strip_prefix("[ ]") {
+            (false, r)
+        } else if let Some(r) = rest
+            .strip_prefix("[x]")
+            .or_else(|| rest.strip_prefix("[X]"))
+        {
+            (true, r)
+        } else {
+            return None;
+        };
+        let rest = rest.trim_start().strip_prefix("**")?;
+        let (id, description) = rest.split_once("**")?;
+        let id = id.trim();
+        if id.is_empty() {
+            return None;
+        }
+        Some(EntryLine {
+            indent: indent_width(line),
+            passes,
+            id,
+            description: description.trim(),
+        })
+    }
+}
+
+/// An open fenced code block: its fence character and how many of them opened it.
+#[derive(Debug, Clone, Copy)]
+struct Fence {
+    marker: char,
+    len: usize,
+}
+
+impl Fence {
+    fn run_length(body: &str, marker: char) -> usize {
+        body.chars().take_while(|&c| c == marker).count()
+    }
+
+    fn opened_by(line: &str) -> Option<Fence> {
+        let body = line.trim_start();
+        ['`', '~'].into_iter().find_map(|marker| {
+            let len = Self::run_length(body, marker);
+            (len >= 3).then_some(Fence { marker, len })
+        })
+    }
+
+    /// Per CommonMark, a closing fence is at least as long as the opening one and bare.
+    fn is_closed_by(self, line: &str) -> bool {
+        let body = line.trim_start();
+        let len = Self::run_length(body, self.marker);
+        len >= self.len && body.chars().skip(len).all(char::is_whitespace)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::feature_list::ListFormat;
+    use crate::feature_list::fuzz_support as fz;
+    use proptest::prelude::*;
+
+    fn summary(text: &str) -> Vec<String> {
+        parse_markdown(text)
+            .entries
+            .iter()
+            .map(|e| {
+                let mark = if e.passes { "x" } else { " " };
+                format!(
+                    "[{mark}]{}|{}|{}|{}",
+                    e.id,
+                    e.category,
+                    e.description,
+                    e.steps.join(";")
+                )
+            })
+            .collect()
+    }
+
+    fn entry(id: &str, category: &str, steps: &[&str], passes: bool) -> Entry {
+        Entry {
+            id: id.into(),
+            category: category.into(),
+            description: format!("about {id}"),
+            steps: steps.iter().map(|s| s.to_string()).collect(),
+            passes,
+        }
+    }
+
+    #[test]
+    fn rendering_groups_entries_under_category_headings() {
+        let text = render_markdown(&[
+            entry("F1", "core", &["open", "click"], false),
+            entry("F2", "core", &[], true),
+            entry("F3", "ui", &[""], false),
+        ]);
+        let want = "# Feature list\n\n## core\n\n- [ ] **F1** about F1\n  - open\n  - click\n- [x] **F2** about F2\n\n## ui\n\n- [ ] **F3** about F3\n  -\n";
+        assert_eq!(text, want);
+        assert_eq!(render_markdown(&[]), "# Feature list\n");
+    }
+
+    #[test]
+    fn an_empty_first_category_gets_no_heading_but_a_later_one_gets_a_bare_heading() {
+        let entries = [
+            entry("A", "", &[], false),
+            entry("B", "x", &[], false),
+            entry("C", "", &[], false),
+        ];
+        let text = render_markdown(&entries);
+        assert!(text.starts_with("# Feature list\n\n- [ ] **A**"), "{text}");
+        assert!(text.contains("\n##\n\n- [ ] **C**"), "{text}");
+        assert_eq!(parse_markdown(&text).entries, entries);
+    }
+
+    #[test]
+    fn newlines_in_rendered_text_become_spaces() {
+        let mut e = entry("F1", "a\nb", &["one\r\ntwo"], false);
+        e.description = "first\nsecond\n".into();
+        let text = render_markdown(&[e]);
+        assert!(
+            text.contains("## a b\n") && text.contains("**F1** first second\n"),
+            "{text}"
+        );
+        assert!(text.contains("  - one two\n"), "{text}");
+    }
+
+    #[test]
+    fn checked_boxes_in_either_case_mean_passes() {
+        let text = "- [x] **A** a\n- [X] **B** b\n- [ ] **C** c\n";
+        assert_eq!(summary(text), ["[x]A||a|", "[x]B||b|", "[ ]C||c|"]);
+    }
+
+    #[test]
+    fn prose_headings_and_other_lists_around_entries_are_ignored() {
+        let text = "# Title\n\nSome prose about the project.\n\n- a plain bullet\n- [ ] not bold\n\n## Core\n\nIntro paragraph.\n- [ ] **F1** First feature   \n  - step one\nTrailing prose.\n  - not a step\n";
+        assert_eq!(summary(text), ["[ ]F1|Core|First feature|step one"]);
+    }
+
+    #[test]
+    fn star_and_plus_bullets_and_any_indentation_are_accepted() {
+        let text = "* [ ] **A** star\n    + [x] **B** plus\n\t- [ ]   **C**   spaced  \n";
+        assert_eq!(
+            summary(text),
+            ["[ ]A||star|", "[x]B||plus|", "[ ]C||spaced|"]
+        );
+    }
+
+    #[test]
+    fn steps_use_any_bullet_and_survive_blank_lines() {
+        let text = "- [ ] **A** a\n  - one\n\n    * two\n\n  +   three  \n  -\nend\n  - late\n";
+        assert_eq!(summary(text), ["[ ]A||a|one;two;three;"]);
+    }
+
+    #[test]
+    fn steps_must_be_indented_deeper_than_their_entry() {
+        let text = "  - [ ] **A** a\n  - sibling\n- [ ] **B** b\n\t- tabbed step\n";
+        assert_eq!(summary(text), ["[ ]A||a|", "[ ]B||b|tabbed step"]);
+    }
+
+    #[test]
+    fn an_indented_entry_line_is_a_new_entry_not_a_step() {
+        let text = "- [ ] **A** a\n  - step\n  - [x] **B** nested\n    - its step\n";
+        assert_eq!(summary(text), ["[ ]A||a|step", "[x]B||nested|its step"]);
+    }
+
+    #[test]
+    fn category_comes_from_the_nearest_level_two_heading() {
+        let text = "- [ ] **A** a\n## One \n### Sub\n- [ ] **B** b\n# Top\n##\tTwo\n- [ ] **C** c\n##\n- [ ] **D** d\n";
+        assert_eq!(
+            summary(text),
+            ["[ ]A||a|", "[ ]B|One|b|", "[ ]C|Two|c|", "[ ]D||d|"]
+        );
+    }
+
+    #[test]
+    fn lines_inside_code_fences_are_ignored() {
+        let text = "```markdown\n- [ ] **X** example\n```\n~~~~\n- [ ] **Y** y\n~~~\n- [ ] **Z** still fenced\n~~~~\n- [ ] **A** a\n  - s\n  ```\n  - in fence\n  ```\n  - after fence\n````\n- [ ] **U** unclosed\n```\n";
+        assert_eq!(summary(text), ["[ ]A||a|s"]);
+    }
+
+    #[test]
+    fn ids_and_descriptions_are_trimmed_and_may_contain_bold() {
+        let text = "- [ ] ** F 1 ** uses **bold** text\n- [ ] **** empty id\n- [ ]**B**\n";
+        assert_eq!(summary(text), ["[ ]F 1||uses **bold** text|", "[ ]B|||"]);
+    }
+
+    #[test]
+    fn crlf_line_endings_and_no_entries_are_fine() {
+        assert_eq!(
+            summary("## C\r\n- [x] **A** a\r\n  - s\r\n"),
+            ["[x]A|C|a|s"]
+        );
+        assert_eq!(parse_markdown(""), FeatureList::default());
+        assert_eq!(
+            parse_markdown("just prose\n- [ ] **broken"),
+            FeatureList::default()
+        );
+    }
+
+    fn bullet_ladder() -> impl Strategy<Value = String> {
+        (
+            1..400usize,
+            prop::sample::select(vec!["- ", "* [ ] **A** x", "- [x] **", "```"]),
+        )
+            .prop_map(|(n, item)| {
+                (0..n)
+                    .map(|i| format!("{}{item}\n", " ".repeat(i % 97)))
+                    .collect()
+            })
+    }
+
+    fn markdown_input() -> impl Strategy<Value = String> {
+        let sample = "# Features\n\nProse.\n\n## Core\n\n- [ ] **F1** one\n  - a\n\n  * b\n```\n- [ ] **F2** code\n```\n+ [X] **F3** three\n\t+ c\n";
+        prop_oneof![
+            3 => ".*",
+            4 => fz::mutated(fz::rendered(ListFormat::Markdown)),
+            2 => fz::mutated(Just(sample.to_string())),
+            1 => fz::nested("- ", ""),
+            1 => fz::nested("  ", "- [ ] **A** a"),
+            1 => bullet_ladder(),
+            1 => fz::fragment_soup(),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_reads_back_as_one_trimmed_line(
+            entries in prop::collection::vec(fz::any_entry(), 0..5),
+            ids in prop::collection::vec(fz::plain_id(), 5),
+        ) {
+            let mut entries = entries;
+            for (e, id) in entries.iter_mut().zip(ids) {
+                e.id = id;
+            }
+            let expected: Vec<Entry> = entries.iter().map(|e| Entry {
+                id: e.id.clone(),
+                category: one_line(&e.category),
+                description: one_line(&e.description),
+                steps: e.steps.iter().map(|s| one_line(s)).collect(),
+                passes: e.passes,
+            }).collect();
+            // A step spelled like an entry line is read back as an entry (documented).
+            prop_assume!(!expected.iter().flat_map(|e| &e.steps).any(|s| s.starts_with('[')));
+            prop_assert_eq!(parse_markdown(&render_markdown(&entries)).entries, expected);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(fz::fuzz_config())]
+
+        #[test]
+        fn the_markdown_parser_never_panics(text in markdown_input()) {
+            let _ = parse_markdown(&text);
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! Parsing and rendering of a coding agent's feature list file in JSON, YAML and Markdown.
+//!
+//! Parsing is deliberately tolerant of the edits agents make (reordered entries and keys,
+//! extra fields, re-indentation), while rendering is deterministic so that a rendered file
+//! can be compared byte for byte and edited literally (`"passes": false` -> `true`).
+//! Format details live in the submodules: [`json`], [`yaml`] and [`markdown`].
+
+mod api;
+pub mod json;
+pub mod markdown;
+mod tree;
+pub mod yaml;
+
+#[cfg(test)]
+mod fuzz_support;
+
+pub use api::{parse, render};
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Serialization format of the feature list file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ListFormat {
+    /// `feature_list.json`: a JSON array of entry objects.
+    Json,
+    /// `FEATURES.md`: a Markdown task list with bold ids.
+    Markdown,
+    /// `feature_list.yaml`: a YAML sequence of entry mappings.
+    Yaml,
+}
+
+impl ListFormat {
+    /// Every supported format, in a fixed order.
+    pub const ALL: [ListFormat; 3] = [ListFormat::Json, ListFormat::Markdown, ListFormat::Yaml];
+
+    /// The conventional file name for a list in this format.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            ListFormat::Json => "feature_list.json",
+            ListFormat::Markdown => "FEATURES.md",
+            ListFormat::Yaml => "feature_list.yaml",
+        }
+    }
+
+    /// The lowercase name of the format, as accepted by [`FromStr`] and used by serde.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ListFormat::Json => "json",
+            ListFormat::Markdown => "markdown",
+            ListFormat::Yaml => "yaml",
+        }
+    }
+}
+
+impl FromStr for ListFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "json" => Ok(ListFormat::Json),
+            "markdown" | "md" => Ok(ListFormat::Markdown),
+            "yaml" | "yml" => Ok(ListFormat::Yaml),
+            _ => Err(format!(
+                "unknown feature list format {s:?}: expected one of json, markdown (md), yaml (yml)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for ListFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One entry of a feature list.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Entry {
+    /// Stable identifier of the feature, e.g. `F1`.
+    pub id: String,
+    /// Free-form grouping; in Markdown it comes from the nearest `## ` heading.
+    pub category: String,
+    /// What the feature is, in one line.
+    pub description: String,
+    /// How to verify the feature, in order.
+    pub steps: Vec<String>,
+    /// Whether the agent has marked the feature as passing.
+    pub passes: bool,
+}
+
+/// A parsed list: entries in file order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FeatureList {
+    /// The entries, in the order they appear in the file (duplicate ids are kept).
+    pub entries: Vec<Entry>,
+}
+
+impl FeatureList {
+    /// The first entry with the given id, if any.
+    pub fn get(&self, id: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.id == id)
+    }
+
+    /// The ids of all entries, in file order.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|e| e.id.as_str())
+    }
+}
+
+/// Why a list file could not be parsed (message for humans, with a line number where known).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    /// 1-based line of the problem, when the underlying parser reported one.
+    pub line: Option<usize>,
+    /// What went wrong, without the line prefix.
+    pub message: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "line {line}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: &str) -> Entry {
+        Entry {
+            id: id.to_string(),
+            category: String::new(),
+            description: String::new(),
+            steps: Vec::new(),
+            passes: false,
+        }
+    }
+
+    #[test]
+    fn format_names_and_file_names_match_the_contract() {
+        assert_eq!(ListFormat::Json.file_name(), "feature_list.json");
+        assert_eq!(ListFormat::Markdown.file_name(), "FEATURES.md");
+        assert_eq!(ListFormat::Yaml.file_name(), "feature_list.yaml");
+        let names: Vec<String> = ListFormat::ALL.iter().map(|f| f.to_string()).collect();
+        assert_eq!(names, ["json", "markdown", "yaml"]);
+    }
+
+    #[test]
+    fn from_str_accepts_aliases_case_insensitively() {
+        for (text, want) in [
+            ("json", ListFormat::Json),
+            ("JSON", ListFormat::Json),
+            ("markdown", ListFormat::Markdown),
+            ("Md", ListFormat::Markdown),
+            ("yaml", ListFormat::Yaml),
+            ("YML", ListFormat::Yaml),
+        ] {
+            assert_eq!(text.parse::<ListFormat>(), Ok(want), "{text}");
+        }
+    }
+
+    #[test]
+    fn from_str_rejects_unknown_names_with_the_expected_values() {
+        let err = "toml".parse::<ListFormat>().err().unwrap_or_default();
+        assert!(err.contains("json") && err.contains("markdown") && err.contains("yaml"));
+        assert!(err.contains("toml"));
+    }
+
+    #[test]
+    fn as_str_round_trips_through_from_str_and_serde() {
+        for format in ListFormat::ALL {
+            assert_eq!(format.as_str().parse::<ListFormat>(), Ok(format));
+            let json = serde_json::to_string(&format).unwrap_or_default();
+            assert_eq!(json, format!("\"{}\"", format.as_str()));
+        }
+    }
+
+    #[test]
+    fn get_returns_the_first_entry_with_an_id() {
+        let mut second = entry("A");
+        second.passes = true;
+        let list = FeatureList {
+            entries: vec![entry("A"), second, entry("B")],
+        };
+        assert_eq!(list.get("A").map(|e| e.passes), Some(false));
+        assert!(list.get("C").is_none());
+        assert_eq!(list.ids().collect::<Vec<_>>(), ["A", "A", "B"]);
+    }
+
+    #[test]
+    fn parse_error_display_includes_the_line_when_known() {
+        let with_line = ParseError {
+            line: Some(3),
+            message: "bad".into(),
+        };
+        assert_eq!(with_line.to_string(), "line 3: bad");
+        let without = ParseError {
+            line: None,
+            message: "bad".into(),
+        };
+        assert_eq!(without.to_string(), "bad");
+    }
+}

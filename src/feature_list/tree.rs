@@ -1,0 +1,271 @@
+//! A loose document tree shared by the JSON and YAML parsers, and its lenient mapping to entries.
+//!
+//! Deserializing into this tree instead of into [`Entry`] directly means one malformed item
+//! (an id that is a map, a key that is a sequence, a stray tag) cannot fail the whole file:
+//! the tree accepts anything the syntax allows, and the tolerance rules are applied afterwards
+//! in one place for both formats.
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use super::{Entry, FeatureList};
+
+/// Any value a JSON or YAML document can hold, with map keys kept as values in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Node {
+    Null,
+    Bool(bool),
+    /// Decimal text, so that integers of any width keep their exact digits.
+    Int(String),
+    Float(f64),
+    Str(String),
+    /// Non-UTF-8 binary data (e.g. YAML `!!binary`); never a usable field value.
+    Bytes,
+    Seq(Vec<Node>),
+    Map(Vec<(Node, Node)>),
+}
+
+impl Node {
+    /// The value of the last pair whose key is the string `key`.
+    ///
+    /// Last-wins matches `serde_json::Value` for duplicate keys, so JSON and YAML agree.
+    fn field(&self, key: &str) -> Option<&Node> {
+        match self {
+            Node::Map(pairs) => pairs
+                .iter()
+                .rev()
+                .find(|(k, _)| matches!(k, Node::Str(s) if s == key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The text form of a scalar: strings as is, numbers and booleans as they print.
+    fn scalar_text(&self) -> Option<String> {
+        match self {
+            Node::Str(s) | Node::Int(s) => Some(s.clone()),
+            Node::Bool(b) => Some(b.to_string()),
+            // Debug keeps a `.0` on whole numbers, matching how JSON and YAML write floats.
+            Node::Float(f) => Some(format!("{f:?}")),
+            Node::Null | Node::Bytes | Node::Seq(_) | Node::Map(_) => None,
+        }
+    }
+}
+
+struct NodeVisitor;
+
+impl<'de> Visitor<'de> for NodeVisitor {
+    type Value = Node;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON or YAML value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Node, E> {
+        Ok(Node::Bool(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Node, E> {
+        Ok(Node::Int(v.to_string()))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Node, E> {
+        Ok(Node::Int(v.to_string()))
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Node, E> {
+        Ok(Node::Int(v.to_string()))
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Node, E> {
+        Ok(Node::Int(v.to_string()))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Node, E> {
+        Ok(Node::Float(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Node, E> {
+        Ok(Node::Str(v.to_string()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Node, E> {
+        Ok(Node::Str(v))
+    }
+
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Node, E> {
+        Ok(std::str::from_utf8(v).map_or(Node::Bytes, |s| Node::Str(s.to_string())))
+    }
+
+    fn visit_byte_buf<E: de::Error>(self, v: Vec<u8>) -> Result<Node, E> {
+        Ok(String::from_utf8(v).map_or(Node::Bytes, Node::Str))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Node, E> {
+        Ok(Node::Null)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Node, E> {
+        Ok(Node::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        Node::deserialize(d)
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        Node::deserialize(d)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+        // No `with_capacity(size_hint)`: the hint comes from the input and must not size allocations.
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Node>()? {
+            items.push(item);
+        }
+        Ok(Node::Seq(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+        let mut pairs = Vec::new();
+        while let Some((k, v)) = map.next_entry::<Node, Node>()? {
+            pairs.push((k, v));
+        }
+        Ok(Node::Map(pairs))
+    }
+}
+
+impl<'de> Deserialize<'de> for Node {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Node, D::Error> {
+        d.deserialize_any(NodeVisitor)
+    }
+}
+
+/// What the top level of the document must look like, for error messages.
+pub(crate) const SHAPE_EXPECTED: &str =
+    "expected a top-level array of entries, or an object with an array under \"features\"";
+
+/// Applies the tolerance rules: finds the entry array and keeps every item with a usable id.
+///
+/// Returns `Err` with a message only when the top level has the wrong shape.
+pub(crate) fn to_feature_list(root: &Node) -> Result<FeatureList, String> {
+    let items = match root {
+        Node::Seq(items) => items,
+        Node::Map(_) => match root.field("features") {
+            Some(Node::Seq(items)) => items,
+            Some(_) => return Err(format!("{SHAPE_EXPECTED}; \"features\" is not an array")),
+            None => {
+                return Err(format!(
+                    "{SHAPE_EXPECTED}; the object has no \"features\" key"
+                ));
+            }
+        },
+        _ => return Err(SHAPE_EXPECTED.to_string()),
+    };
+    Ok(FeatureList {
+        entries: items.iter().filter_map(to_entry).collect(),
+    })
+}
+
+/// One item as an entry, or `None` when it is not a map or has no usable id.
+fn to_entry(item: &Node) -> Option<Entry> {
+    if !matches!(item, Node::Map(_)) {
+        return None;
+    }
+    let id = match item.field("id")? {
+        Node::Str(s) | Node::Int(s) => s.clone(),
+        _ => return None,
+    };
+    // A blank id cannot be referred to (and cannot be written in Markdown), so it is not usable.
+    if id.trim().is_empty() {
+        return None;
+    }
+    let text = |key: &str| {
+        item.field(key)
+            .and_then(Node::scalar_text)
+            .unwrap_or_default()
+    };
+    let steps = match item.field("steps") {
+        Some(Node::Seq(steps)) => steps.iter().filter_map(Node::scalar_text).collect(),
+        _ => Vec::new(),
+    };
+    let passes = match item.field("passes") {
+        Some(Node::Bool(b)) => *b,
+        Some(Node::Str(s)) => s.trim().eq_ignore_ascii_case("true"),
+        _ => false,
+    };
+    Some(Entry {
+        id,
+        category: text("category"),
+        description: text("description"),
+        steps,
+        passes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(text: &str) -> Node {
+        Node::Str(text.to_string())
+    }
+
+    fn map(pairs: &[(&str, Node)]) -> Node {
+        Node::Map(pairs.iter().map(|(k, v)| (s(k), v.clone())).collect())
+    }
+
+    #[test]
+    fn duplicate_keys_resolve_to_the_last_value() {
+        let item = map(&[("id", s("A")), ("id", s("B"))]);
+        assert_eq!(to_entry(&item).map(|e| e.id), Some("B".to_string()));
+    }
+
+    #[test]
+    fn blank_and_non_scalar_ids_are_not_usable() {
+        for id in [
+            s(""),
+            s("  "),
+            Node::Null,
+            Node::Float(1.5),
+            Node::Seq(vec![]),
+        ] {
+            assert_eq!(to_entry(&map(&[("id", id.clone())])), None, "{id:?}");
+        }
+    }
+
+    #[test]
+    fn non_string_scalars_in_text_fields_become_their_text() {
+        let item = map(&[
+            ("id", Node::Int("7".into())),
+            ("description", Node::Float(2.0)),
+            ("category", Node::Bool(true)),
+            (
+                "steps",
+                Node::Seq(vec![Node::Float(0.5), Node::Null, Node::Bytes]),
+            ),
+        ]);
+        let entry = to_entry(&item);
+        assert_eq!(entry.as_ref().map(|e| e.description.as_str()), Some("2.0"));
+        assert_eq!(entry.as_ref().map(|e| e.category.as_str()), Some("true"));
+        assert_eq!(entry.map(|e| e.steps), Some(vec!["0.5".to_string()]));
+    }
+
+    #[test]
+    fn passes_accepts_only_booleans_and_true_false_strings() {
+        let passes = |v: Node| to_entry(&map(&[("id", s("A")), ("passes", v)])).map(|e| e.passes);
+        assert_eq!(passes(Node::Bool(true)), Some(true));
+        assert_eq!(passes(s(" TRUE ")), Some(true));
+        assert_eq!(passes(s("yes")), Some(false));
+        assert_eq!(passes(Node::Int("1".into())), Some(false));
+    }
+
+    #[test]
+    fn features_key_that_is_not_an_array_is_a_shape_error() {
+        let root = map(&[("features", map(&[]))]);
+        assert!(to_feature_list(&root).is_err());
+        assert!(to_feature_list(&map(&[("other", Node::Seq(vec![]))])).is_err());
+        assert!(to_feature_list(&s("x")).is_err());
+    }
+}

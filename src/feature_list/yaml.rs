@@ -1,0 +1,422 @@
+//! The YAML feature list format (`feature_list.yaml`): hardened parsing and quoted rendering.
+//!
+//! Parsing uses serde-saphyr with a tightened budget: nesting deeper than [`MAX_DEPTH`],
+//! alias bombs ("billion laughs") and oversized documents become a [`ParseError`] rather
+//! than a stack overflow or a memory blow-up. Booleans follow YAML 1.2 (`true`/`false` only),
+//! so a step reading `no` stays the string "no"; numbers with leading zeros or underscores
+//! keep their spelling (`id: 007` is "007"); `.inf`/`.nan` stay text.
+//!
+//! Rendering is hand-written rather than serde-saphyr's serializer so that the bytes do not
+//! depend on a dependency's quoting heuristics: every string is double-quoted with escapes,
+//! which round-trips any text (colons, `#`, leading `-`, quotes, newlines, control chars).
+
+use std::fmt::Write as _;
+
+use serde_saphyr::options::{AliasLimits, DuplicateKeyPolicy, NonFiniteFloatPolicy};
+use serde_saphyr::{Budget, Options};
+
+use super::tree::{self, Node};
+use super::{Entry, FeatureList, ParseError};
+
+/// Deepest collection nesting accepted; a feature list needs four levels.
+pub const MAX_DEPTH: usize = 64;
+
+/// Most events that alias expansion may inject in one document.
+///
+/// Generous for sharing step lists via anchors, small enough that an alias bomb is
+/// rejected in milliseconds.
+pub const MAX_ALIAS_REPLAY_EVENTS: usize = 10_000;
+
+/// Most YAML nodes in one document (about 10,000 entries of ten steps).
+pub const MAX_NODES: usize = 250_000;
+
+fn options() -> Options {
+    let mut budget = Budget::default();
+    budget.max_depth = MAX_DEPTH;
+    budget.flow_nesting_limit = MAX_DEPTH;
+    budget.max_nodes = MAX_NODES;
+    let mut alias_limits = AliasLimits::default();
+    alias_limits.max_total_replayed_events = MAX_ALIAS_REPLAY_EVENTS;
+    alias_limits.max_replay_stack_depth = MAX_DEPTH;
+    serde_saphyr::options! {
+        budget: Some(budget),
+        alias_limits: alias_limits,
+        // Every pair reaches the tree, which resolves duplicates last-wins like JSON does.
+        duplicate_keys: DuplicateKeyPolicy::PassThrough,
+        strict_booleans: true,
+        leading_zero_numbers_as_strings: true,
+        underscored_numbers_as_strings: true,
+        non_finite_float_policy: NonFiniteFloatPolicy::AsString,
+        // The rustc-style snippet is multi-line; ParseError carries the line separately.
+        with_snippet: false,
+        emit_comments: false,
+    }
+}
+
+/// Parses a YAML feature list (a sequence of entries, or a mapping with a `features` sequence).
+pub fn parse_yaml(text: &str) -> Result<FeatureList, ParseError> {
+    let root: Node =
+        serde_saphyr::from_str_with_options(text, options()).map_err(|e| error_from(&e))?;
+    tree::to_feature_list(&root).map_err(|message| ParseError {
+        line: None,
+        message,
+    })
+}
+
+/// Moves serde-saphyr's " at line L, column C" suffix into the structured `line` field.
+fn error_from(e: &serde_saphyr::Error) -> ParseError {
+    let full = e.without_snippet().to_string();
+    let Some(location) = e.location() else {
+        return ParseError {
+            line: None,
+            message: full,
+        };
+    };
+    let line = usize::try_from(location.line()).ok().filter(|&l| l > 0);
+    let suffix = format!(" at line {}, column {}", location.line(), location.column());
+    let message = match full.strip_suffix(&suffix) {
+        Some(head) => format!("{head} (column {})", location.column()),
+        None => full.clone(),
+    };
+    ParseError { line, message }
+}
+
+/// Renders entries as a YAML sequence of mappings with every string double-quoted.
+pub fn render_yaml(entries: &[Entry]) -> String {
+    if entries.is_empty() {
+        return "[]\n".to_string();
+    }
+    let mut out = String::new();
+    for entry in entries {
+        out.push_str("- id: ");
+        push_quoted(&mut out, &entry.id);
+        out.push_str("\n  category: ");
+        push_quoted(&mut out, &entry.category);
+        out.push_str("\n  description: ");
+        push_quoted(&mut out, &entry.description);
+        if entry.steps.is_empty() {
+            out.push_str("\n  steps: []");
+        } else {
+            out.push_str("\n  steps:");
+            for step in &entry.steps {
+                out.push_str("\n    - ");
+                push_quoted(&mut out, step);
+            }
+        }
+        out.push_str(if entry.passes {
+            "\n  passes: true\n"
+        } else {
+            "\n  passes: false\n"
+        });
+    }
+    out
+}
+
+/// Appends `s` as a YAML double-quoted scalar that parses back to exactly `s`.
+fn push_quoted(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            // Non-printable for YAML, or a line break / BOM that some readers would fold or strip.
+            c if c.is_control()
+                || matches!(
+                    c,
+                    '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+                ) =>
+            {
+                let code = u32::from(c);
+                // Writing to a String cannot fail.
+                let _ = if code <= 0xff {
+                    write!(out, "\\x{code:02X}")
+                } else {
+                    write!(out, "\\u{code:04X}")
+                };
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::feature_list::ListFormat;
+    use crate::feature_list::fuzz_support::{self as fz, fuzz_config};
+    use proptest::prelude::*;
+    use std::time::{Duration, Instant};
+
+    fn ids(list: &FeatureList) -> Vec<&str> {
+        list.ids().collect()
+    }
+
+    fn entry(id: &str, description: &str, steps: &[&str], passes: bool) -> Entry {
+        Entry {
+            id: id.into(),
+            category: "core".into(),
+            description: description.into(),
+            steps: steps.iter().map(|s| s.to_string()).collect(),
+            passes,
+        }
+    }
+
+    #[test]
+    fn rendering_quotes_every_string_and_writes_passes_literally() {
+        let text = render_yaml(&[
+            entry("F1", "a: b", &["x"], false),
+            entry("F2", "", &[], true),
+        ]);
+        let want = "- id: \"F1\"\n  category: \"core\"\n  description: \"a: b\"\n  steps:\n    - \"x\"\n  passes: false\n- id: \"F2\"\n  category: \"core\"\n  description: \"\"\n  steps: []\n  passes: true\n";
+        assert_eq!(text, want);
+        assert_eq!(render_yaml(&[]), "[]\n");
+    }
+
+    #[test]
+    fn awkward_strings_round_trip_through_the_quoting() {
+        let nasty = [
+            "- leading dash",
+            "# not a comment",
+            "key: value",
+            "'single' \"double\" \\back",
+            "line\nbreak\r\n\ttab",
+            " padded ",
+            "null",
+            "~",
+            "yes",
+            "007",
+            "*alias &anchor !tag",
+            "ünïcødé 🎉 \u{202e}",
+            "\u{0}\u{7}\u{1b}\u{7f}\u{85}\u{a0}\u{2028}\u{feff}",
+            "",
+        ];
+        let entries: Vec<Entry> = nasty.iter().map(|d| entry(d, d, &[d], false)).collect();
+        let entries: Vec<Entry> = entries
+            .into_iter()
+            .filter(|e| !e.id.trim().is_empty())
+            .collect();
+        let parsed = parse_yaml(&render_yaml(&entries)).map(|l| l.entries);
+        assert_eq!(parsed, Ok(entries));
+    }
+
+    #[test]
+    fn reordered_entries_and_keys_and_extra_fields_are_tolerated() {
+        let text = "
+- passes: true
+  notes: {who: agent, when: [1, 2]}
+  steps:
+  - b
+  id: F2
+-   description: first
+    id: F1
+    category: ui
+";
+        let list = parse_yaml(text).unwrap_or_default();
+        assert_eq!(ids(&list), ["F2", "F1"]);
+        assert_eq!(
+            list.get("F2").map(|e| (e.passes, e.steps.len())),
+            Some((true, 1))
+        );
+        assert_eq!(list.get("F1").map(|e| e.category.as_str()), Some("ui"));
+    }
+
+    #[test]
+    fn a_mapping_with_a_features_sequence_is_accepted_and_other_keys_ignored() {
+        let text = "project: x\nfeatures:\n  - id: A\n  - {id: B, passes: true}\nversion: 2\n";
+        assert_eq!(parse_yaml(text).map(|l| l.entries.len()), Ok(2));
+    }
+
+    #[test]
+    fn integer_ids_become_their_decimal_string_and_keep_leading_zeros() {
+        let list = parse_yaml("- id: 42\n- id: -3\n- id: 007\n- id: 1_000\n- id: 1.5\n");
+        assert_eq!(
+            list.map(|l| ids(&l).join(",")),
+            Ok("42,-3,007,1_000".into())
+        );
+    }
+
+    #[test]
+    fn passes_accepts_true_and_false_strings_but_not_yaml_1_1_words() {
+        let text = "- {id: a, passes: 'true'}\n- {id: b, passes: ' FALSE '}\n- {id: c, passes: yes}\n- {id: d, passes: True}\n";
+        let list = parse_yaml(text).unwrap_or_default();
+        let passes: Vec<bool> = list.entries.iter().map(|e| e.passes).collect();
+        assert_eq!(passes, [true, false, false, true]);
+    }
+
+    #[test]
+    fn steps_keep_strings_convert_scalars_and_skip_the_rest() {
+        let text = "- id: a\n  steps: [x, 3, 2.5, true, no, .inf, null, [n], {k: 1}]\n";
+        let steps = parse_yaml(text).map(|l| l.get("a").map(|e| e.steps.clone()));
+        let want: Vec<String> = ["x", "3", "2.5", "true", "no", ".inf"]
+            .map(String::from)
+            .into();
+        assert_eq!(steps, Ok(Some(want)));
+    }
+
+    #[test]
+    fn anchors_and_aliases_can_share_steps() {
+        let text = "- id: A\n  steps: &common [open, click]\n- id: B\n  steps: *common\n";
+        let list = parse_yaml(text).unwrap_or_default();
+        assert_eq!(list.get("B").map(|e| e.steps.len()), Some(2));
+    }
+
+    #[test]
+    fn duplicate_keys_and_odd_keys_do_not_fail_the_document() {
+        let text = "- {id: A, id: B, 1: one, [k]: v, ? {m: 1} : w}\n";
+        assert_eq!(parse_yaml(text).map(|l| ids(&l).join(",")), Ok("B".into()));
+    }
+
+    #[test]
+    fn malformed_yaml_is_an_error_with_a_line_number() {
+        let err = parse_yaml("- id: a\n  steps: [x,\n- id: b: c\n").err();
+        assert!(err.as_ref().and_then(|e| e.line).is_some(), "{err:?}");
+        let err = parse_yaml("- id: a\n  description: \"unterminated\n").err();
+        assert!(err.is_some());
+    }
+
+    #[test]
+    fn a_top_level_scalar_empty_document_or_several_documents_is_an_error() {
+        for text in [
+            "F1",
+            "42",
+            "",
+            "# only a comment\n",
+            "{}",
+            "features: 3",
+            "- id: a\n---\n- id: b\n",
+        ] {
+            assert!(parse_yaml(text).is_err(), "{text:?}");
+        }
+        assert_eq!(parse_yaml("[]"), Ok(FeatureList::default()));
+    }
+
+    #[test]
+    fn deep_nesting_is_rejected_by_the_budget_not_a_stack_overflow() {
+        for deep in [
+            "[".repeat(fz::MAX_DEPTH),
+            "[".repeat(fz::MAX_DEPTH) + &"]".repeat(fz::MAX_DEPTH),
+            "- ".repeat(fz::MAX_DEPTH) + "x",
+            "{a: ".repeat(fz::MAX_DEPTH),
+        ] {
+            let err = parse_yaml(&deep).err();
+            assert!(err.is_some(), "{}", &deep[..10]);
+        }
+        let ok = format!(
+            "- id: a\n  x: {}{}\n",
+            "[".repeat(MAX_DEPTH - 2),
+            "]".repeat(MAX_DEPTH - 2)
+        );
+        assert_eq!(parse_yaml(&ok).map(|l| l.entries.len()), Ok(1));
+    }
+
+    fn billion_laughs(levels: usize, width: usize) -> String {
+        let mut text = "a0: &a0 [lol]\n".to_string();
+        for level in 1..=levels {
+            let refs = vec![format!("*a{}", level - 1); width].join(", ");
+            text.push_str(&format!("a{level}: &a{level} [{refs}]\n"));
+        }
+        text
+    }
+
+    #[test]
+    fn an_alias_bomb_is_rejected_quickly() {
+        let start = Instant::now();
+        let err = parse_yaml(&billion_laughs(9, 10)).err();
+        assert!(err.is_some());
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn the_error_message_has_no_location_suffix_or_snippet() {
+        let err = parse_yaml("a: b: c").err().unwrap_or(ParseError {
+            line: None,
+            message: String::new(),
+        });
+        assert_eq!(err.line, Some(1));
+        assert!(
+            !err.message.contains('\n') && !err.message.contains("at line"),
+            "{}",
+            err.message
+        );
+    }
+
+    fn block_nesting() -> impl Strategy<Value = String> {
+        (1..300usize, fz::fragment()).prop_map(|(n, tail)| {
+            let mut text = String::new();
+            for level in 0..n {
+                text.push_str(&" ".repeat(level));
+                text.push_str(if level % 2 == 0 { "k:\n" } else { "- \n" });
+            }
+            text + &tail
+        })
+    }
+
+    fn aliases() -> impl Strategy<Value = String> {
+        prop_oneof![
+            (1..10usize, 1..10usize).prop_map(|(l, w)| billion_laughs(l, w)),
+            fz::mutated((1..6usize, 1..6usize).prop_map(|(l, w)| billion_laughs(l, w))),
+            Just("a: &a [*a]\n".to_string()),
+            Just("- &x {id: A, <<: *x}\n".to_string()),
+        ]
+    }
+
+    fn yaml_input() -> impl Strategy<Value = String> {
+        let sample = "features:\n  - id: 1\n    steps: &s\n      - \"a\\tb\"\n      - |\n        block\n    passes: 'true'\n  - {id: F2, steps: *s, <<: {category: x}}\n";
+        prop_oneof![
+            3 => ".*",
+            4 => fz::mutated(fz::rendered(ListFormat::Yaml)),
+            2 => fz::mutated(Just(sample.to_string())),
+            1 => fz::nested("[", "]"),
+            1 => fz::nested("{a: ", "}"),
+            1 => fz::nested("- ", ""),
+            1 => block_nesting(),
+            1 => aliases(),
+            1 => fz::fragment_soup(),
+            1 => fz::mutated("(\t| |- |a: |\n){0,30}"),
+        ]
+    }
+
+    #[test]
+    fn timing_yaml_parts() {
+        use proptest::strategy::ValueTree;
+        fn time<S: Strategy<Value = String>>(name: &str, s: S) {
+            let mut runner = proptest::test_runner::TestRunner::deterministic();
+            let (mut g, mut p) = (Duration::ZERO, Duration::ZERO);
+            for _ in 0..1000 {
+                let t = Instant::now();
+                let v = s.new_tree(&mut runner).unwrap().current();
+                g += t.elapsed();
+                let t = Instant::now();
+                let _ = parse_yaml(&v);
+                p += t.elapsed();
+            }
+            eprintln!("{name}: gen {g:?} parse {p:?} per 1000");
+        }
+        let sample = "features:\n  - id: 1\n    steps: &s\n      - \"a\\tb\"\n      - |\n        block\n    passes: 'true'\n  - {id: F2, steps: *s, <<: {category: x}}\n";
+        time("sample", fz::mutated(Just(sample.to_string())));
+        time("nested [", fz::nested("[", "]"));
+        time("nested {a:", fz::nested("{a: ", "}"));
+        time("nested -", fz::nested("- ", ""));
+        time("block", block_nesting());
+        time("aliases", aliases());
+        time("tabs", fz::mutated("(\t| |- |a: |\n){0,30}"));
+        time("all", yaml_input());
+    }
+
+    proptest! {
+        #![proptest_config(fuzz_config())]
+
+        #[test]
+        fn the_yaml_parser_never_panics(text in yaml_input()) {
+            let _ = parse_yaml(&text);
+        }
+    }
+}

@@ -1,0 +1,292 @@
+//! File-tree helpers: copying a tree, hashing it, and confining paths to a directory.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Component, Path, PathBuf};
+
+use walkdir::WalkDir;
+
+use crate::error::{Error, IoContext, Result};
+
+/// Name of the directory that never takes part in copies, hashes or test discovery.
+pub const GIT_DIR: &str = ".git";
+
+/// One regular file of a tree, with its content.
+#[derive(Debug, Clone)]
+pub struct TreeFile {
+    /// Path relative to the tree root, with `/` separators.
+    pub path: String,
+    /// File content.
+    pub content: Vec<u8>,
+    /// Whether any execute bit is set (it changes what a verify command can do).
+    pub executable: bool,
+}
+
+/// Every regular file and symlink of a tree (without `.git`), in path order, plus a hash
+/// over all of it.
+#[derive(Debug, Clone)]
+pub struct TreeSnapshot {
+    /// Regular files in path order.
+    pub files: Vec<TreeFile>,
+    /// Content hash of paths, contents, execute bits and symlink targets.
+    pub hash: blake3::Hash,
+}
+
+impl TreeSnapshot {
+    /// Reads the tree under `root`. Symlinks are hashed by target and never followed.
+    pub fn read(root: &Path) -> Result<TreeSnapshot> {
+        let mut files = Vec::new();
+        let mut hasher = blake3::Hasher::new();
+        for entry in walk_without_git(root) {
+            let entry = entry.map_err(|e| walk_error(root, e))?;
+            let rel = relative_slash_path(root, entry.path());
+            let ft = entry.file_type();
+            if ft.is_symlink() {
+                let target = std::fs::read_link(entry.path())
+                    .io_context(|| format!("cannot read link '{}'", entry.path().display()))?;
+                hasher.update(b"L");
+                hash_field(&mut hasher, rel.as_bytes());
+                hash_field(&mut hasher, target.as_os_str().as_encoded_bytes());
+            } else if ft.is_file() {
+                let content = std::fs::read(entry.path())
+                    .io_context(|| format!("cannot read '{}'", entry.path().display()))?;
+                let executable = entry
+                    .metadata()
+                    .map(|m| m.permissions().mode() & 0o111 != 0)
+                    .unwrap_or(false);
+                hasher.update(if executable { b"X" } else { b"F" });
+                hash_field(&mut hasher, rel.as_bytes());
+                hash_field(&mut hasher, &content);
+                files.push(TreeFile {
+                    path: rel,
+                    content,
+                    executable,
+                });
+            }
+        }
+        Ok(TreeSnapshot {
+            files,
+            hash: hasher.finalize(),
+        })
+    }
+
+    /// The file at `path` (relative, `/`-separated), if present.
+    pub fn get(&self, path: &str) -> Option<&TreeFile> {
+        self.files
+            .binary_search_by(|f| f.path.as_str().cmp(path))
+            .ok()
+            .and_then(|i| self.files.get(i))
+    }
+}
+
+fn hash_field(hasher: &mut blake3::Hasher, bytes: &[u8]) {
+    hasher.update(&(bytes.len() as u64).to_le_bytes());
+    hasher.update(bytes);
+}
+
+fn walk_without_git(root: &Path) -> impl Iterator<Item = walkdir::Result<walkdir::DirEntry>> {
+    WalkDir::new(root)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || e.file_name() != GIT_DIR)
+}
+
+fn walk_error(root: &Path, e: walkdir::Error) -> Error {
+    let path = e.path().unwrap_or(root).display().to_string();
+    match e.into_io_error() {
+        Some(io) => Error::io(format!("cannot walk '{path}'"), io),
+        None => Error::Tool(format!("cannot walk '{path}': filesystem loop")),
+    }
+}
+
+/// `path` relative to `root`, with `/` separators.
+pub fn relative_slash_path(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Copies the tree under `src` into `dst` (created if needed), keeping permissions and
+/// copying symlinks as symlinks. With `skip_git`, `.git` at the top is left out.
+pub fn copy_tree(src: &Path, dst: &Path, skip_git: bool) -> Result<()> {
+    if std::fs::symlink_metadata(dst).is_ok_and(|m| !m.file_type().is_dir()) {
+        remove_any(dst)?;
+    }
+    std::fs::create_dir_all(dst).io_context(|| format!("cannot create '{}'", dst.display()))?;
+    let walker = WalkDir::new(src)
+        .follow_links(false)
+        .into_iter()
+        .filter_entry(|e| !(skip_git && e.depth() == 1 && e.file_name() == GIT_DIR));
+    for entry in walker {
+        let entry = entry.map_err(|e| walk_error(src, e))?;
+        if entry.depth() == 0 {
+            continue;
+        }
+        let rel = entry.path().strip_prefix(src).unwrap_or(entry.path());
+        let target = dst.join(rel);
+        let ft = entry.file_type();
+        // Whatever stands at the target is replaced, never written through: a symlink
+        // there (planted by an agent) could otherwise lead a copy outside `dst`.
+        if let Ok(existing) = std::fs::symlink_metadata(&target) {
+            let keep_dir = ft.is_dir() && existing.file_type().is_dir();
+            if !keep_dir {
+                remove_any(&target)?;
+            }
+        }
+        if ft.is_dir() {
+            std::fs::create_dir_all(&target)
+                .io_context(|| format!("cannot create '{}'", target.display()))?;
+        } else if ft.is_symlink() {
+            let link = std::fs::read_link(entry.path())
+                .io_context(|| format!("cannot read link '{}'", entry.path().display()))?;
+            std::os::unix::fs::symlink(&link, &target)
+                .io_context(|| format!("cannot create link '{}'", target.display()))?;
+        } else if ft.is_file() {
+            std::fs::copy(entry.path(), &target).io_context(|| {
+                format!(
+                    "cannot copy '{}' to '{}'",
+                    entry.path().display(),
+                    target.display()
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes a file, symlink or whole directory at `path` (never following a link).
+fn remove_any(path: &Path) -> Result<()> {
+    let meta = std::fs::symlink_metadata(path)
+        .io_context(|| format!("cannot inspect '{}'", path.display()))?;
+    if meta.file_type().is_dir() {
+        std::fs::remove_dir_all(path)
+    } else {
+        std::fs::remove_file(path)
+    }
+    .io_context(|| format!("cannot remove '{}'", path.display()))
+}
+
+/// Resolves `rel` inside `root` for writing or deleting, refusing anything that would
+/// touch a file outside: absolute paths, `..`, and symlinks (in any existing component)
+/// that lead out of `root`. The returned path may not exist yet.
+pub fn confine(root: &Path, rel: &str) -> Result<PathBuf> {
+    let escape = |reason| Error::PathEscape {
+        path: rel.to_string(),
+        reason,
+    };
+    let given = Path::new(rel);
+    if rel.is_empty() {
+        return Err(escape("empty path"));
+    }
+    let mut clean = PathBuf::new();
+    for component in given.components() {
+        match component {
+            Component::Normal(c) => clean.push(c),
+            Component::CurDir => {}
+            Component::ParentDir => return Err(escape("contains '..'")),
+            Component::RootDir | Component::Prefix(_) => return Err(escape("absolute path")),
+        }
+    }
+    if clean.as_os_str().is_empty() {
+        return Err(escape("names the work directory itself"));
+    }
+    let root_real = root
+        .canonicalize()
+        .io_context(|| format!("cannot resolve '{}'", root.display()))?;
+    // Every existing prefix, including the file itself when it is a symlink, must
+    // resolve inside the root: a link anywhere on the way could lead out.
+    let mut current = root_real.clone();
+    for component in clean.components() {
+        current.push(component);
+        match std::fs::symlink_metadata(&current) {
+            Ok(_) => {
+                let real = current
+                    .canonicalize()
+                    .map_err(|_| escape("dangling symlink"))?;
+                if !real.starts_with(&root_real) {
+                    return Err(escape("a symlink on the way leads outside"));
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    Ok(root_real.join(clean))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn confine_rejects_absolute_parent_and_symlink_escapes() {
+        let outside = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("out")).unwrap();
+        for bad in ["/tmp/x", "../x", "a/../../x", "out/x", "out", ""] {
+            assert!(
+                matches!(confine(root.path(), bad), Err(Error::PathEscape { .. })),
+                "{bad} was accepted"
+            );
+        }
+        let ok = confine(root.path(), "src/new/file.py").unwrap();
+        assert!(ok.starts_with(root.path().canonicalize().unwrap()));
+    }
+
+    #[test]
+    fn symlink_inside_the_root_is_allowed() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("real")).unwrap();
+        std::os::unix::fs::symlink("real", root.path().join("alias")).unwrap();
+        assert!(confine(root.path(), "alias/f.txt").is_ok());
+    }
+
+    #[test]
+    fn snapshot_hash_changes_with_content_and_ignores_git() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("a.txt"), "one").unwrap();
+        let first = TreeSnapshot::read(root.path()).unwrap();
+        std::fs::create_dir(root.path().join(".git")).unwrap();
+        std::fs::write(root.path().join(".git/HEAD"), "x").unwrap();
+        assert_eq!(TreeSnapshot::read(root.path()).unwrap().hash, first.hash);
+        std::fs::write(root.path().join("a.txt"), "two").unwrap();
+        assert_ne!(TreeSnapshot::read(root.path()).unwrap().hash, first.hash);
+    }
+
+    #[test]
+    fn copy_over_a_planted_symlink_replaces_the_link_and_writes_nothing_outside() {
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim.txt");
+        std::fs::write(&victim, "untouched").unwrap();
+        let src = tempfile::tempdir().unwrap();
+        std::fs::write(src.path().join("t.py"), "pristine").unwrap();
+        let dst = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(&victim, dst.path().join("t.py")).unwrap();
+        copy_tree(src.path(), dst.path(), false).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+        assert_eq!(
+            std::fs::read_to_string(dst.path().join("t.py")).unwrap(),
+            "pristine"
+        );
+    }
+
+    #[test]
+    fn copy_tree_skips_git_and_keeps_exec_bits() {
+        let src = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(src.path().join(".git")).unwrap();
+        std::fs::write(src.path().join(".git/HEAD"), "x").unwrap();
+        std::fs::create_dir_all(src.path().join("bin")).unwrap();
+        let tool = src.path().join("bin/tool");
+        std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let dst = tempfile::tempdir().unwrap();
+        copy_tree(src.path(), dst.path(), true).unwrap();
+        assert!(!dst.path().join(".git").exists());
+        let mode = std::fs::metadata(dst.path().join("bin/tool"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o111, 0o111);
+    }
+}

@@ -1,0 +1,22 @@
+//! loopbench: a batch A/B harness for long-running coding-agent loops. It runs or
+//! replays multi-session trials, observes what every session did to the repository and
+//! writes reproducible tables. See `DESIGN.md` for the contract.
+
+pub mod agent;
+pub mod cli;
+pub mod cmd;
+pub mod error;
+pub mod exit_code;
+pub mod feature_list;
+pub mod fsutil;
+pub mod metrics;
+pub mod observe;
+pub mod process;
+pub mod record;
+pub mod report;
+pub mod runner;
+pub mod store;
+pub mod suite;
+pub mod workspace;
+
+pub use error::{Error, Result};

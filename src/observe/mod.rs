@@ -1,0 +1,8 @@
+//! Observation: what the harness measures in a work directory before and after each
+//! session. Observing never changes the work directory.
+
+mod snapshot;
+mod verify;
+
+pub use snapshot::{ListState, Observation, Observer};
+pub use verify::{Check, VerifyCache};

@@ -1,0 +1,200 @@
+//! One observation of a work directory: the parsed list, every feature checked twice,
+//! test counts per file, git status, the progress notes' hash and the effects log.
+
+use std::collections::BTreeMap;
+
+use super::verify::{Check, OracleTests, VerifyCache, VerifyRun};
+use crate::error::Result;
+use crate::feature_list::{self, FeatureList, ListFormat};
+use crate::fsutil::TreeSnapshot;
+use crate::suite::Task;
+use crate::workspace::{Workspace, git_status_porcelain};
+
+/// The free-text shift notes that sessions keep.
+pub const PROGRESS_FILE: &str = "PROGRESS.md";
+
+/// The state of the feature list file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListState {
+    /// There is no list file.
+    Missing,
+    /// The file exists and does not parse; the reason is kept for the record.
+    Unparseable(String),
+    /// The file parsed.
+    Parsed(FeatureList),
+}
+
+impl ListState {
+    /// The parsed list, if any.
+    pub fn parsed(&self) -> Option<&FeatureList> {
+        match self {
+            ListState::Parsed(list) => Some(list),
+            _ => None,
+        }
+    }
+
+    /// `list_parse_ok`: true parses, false exists and does not parse, `None` absent.
+    pub fn parse_ok(&self) -> Option<bool> {
+        match self {
+            ListState::Missing => None,
+            ListState::Unparseable(_) => Some(false),
+            ListState::Parsed(_) => Some(true),
+        }
+    }
+}
+
+/// What the harness saw in a work directory at one moment.
+#[derive(Debug, Clone)]
+pub struct Observation {
+    /// The feature list file of the arm's format.
+    pub list: ListState,
+    /// Per canonical feature: verify with the oracle tests laid over (the truth).
+    pub verified: BTreeMap<String, Check>,
+    /// Per canonical feature: verify with the tests as the agent left them.
+    pub self_verified: BTreeMap<String, Check>,
+    /// Test files (by the task's glob) and the matches of its count pattern in each.
+    pub tests: BTreeMap<String, u64>,
+    /// `git status --porcelain`; `None` when git could not tell.
+    pub git_status: Option<String>,
+    /// blake3 of PROGRESS.md, `None` when absent.
+    pub progress_hash: Option<String>,
+    /// Non-empty lines of the effects log, in order.
+    pub effects: Vec<String>,
+    /// Content hash of the tree (without `.git`).
+    pub tree_hash: String,
+}
+
+impl Observation {
+    /// Number of canonical features whose verify passes (flaky ones excluded).
+    pub fn features_verified(&self) -> usize {
+        self.verified
+            .values()
+            .filter(|c| **c == Check::Pass)
+            .count()
+    }
+
+    /// Whether every canonical feature is verified.
+    pub fn all_verified(&self) -> bool {
+        self.verified.values().all(|c| *c == Check::Pass)
+    }
+
+    /// Whether the work tree is clean: git answered and listed nothing.
+    pub fn clean_tree(&self) -> bool {
+        self.git_status.as_deref().is_some_and(str::is_empty)
+    }
+
+    /// Features in a state that a weakened test produces: passing as the agent left
+    /// the tests, failing against the pristine ones.
+    pub fn weakened(&self) -> impl Iterator<Item = &str> {
+        self.self_verified.iter().filter_map(|(id, own)| {
+            let truth = self.verified.get(id)?;
+            (*own == Check::Pass && *truth == Check::Fail).then_some(id.as_str())
+        })
+    }
+}
+
+/// Takes observations of one trial's work directory.
+pub struct Observer<'a> {
+    task: &'a Task,
+    format: ListFormat,
+    oracle: Option<OracleTests>,
+    cache: Option<&'a VerifyCache>,
+    repeats: u32,
+}
+
+impl<'a> Observer<'a> {
+    /// An observer for `task` with lists in `format`. `cache` is `None` when the suite
+    /// turns caching off; `repeats > 1` checks each verify for flakiness.
+    pub fn new(
+        task: &'a Task,
+        format: ListFormat,
+        cache: Option<&'a VerifyCache>,
+        repeats: u32,
+    ) -> Result<Observer<'a>> {
+        let oracle = task
+            .oracle_tests_dir()
+            .map(|dir| OracleTests::read(&dir))
+            .transpose()?;
+        Ok(Observer {
+            task,
+            format,
+            oracle,
+            cache,
+            repeats,
+        })
+    }
+
+    /// Observes the work directory of `ws` without changing it.
+    pub fn observe(&self, ws: &Workspace) -> Result<Observation> {
+        let tree = TreeSnapshot::read(&ws.work_dir)?;
+
+        let list = match tree.get(self.format.file_name()) {
+            None => ListState::Missing,
+            Some(file) => match std::str::from_utf8(&file.content) {
+                Err(_) => ListState::Unparseable("the file is not UTF-8 text".into()),
+                Ok(text) => match feature_list::parse(self.format, text) {
+                    Ok(list) => ListState::Parsed(list),
+                    Err(e) => ListState::Unparseable(e.to_string()),
+                },
+            },
+        };
+
+        let overlay = self.oracle.as_ref().filter(|o| !o.already_in(&tree));
+        let mut verified = BTreeMap::new();
+        let mut self_verified = BTreeMap::new();
+        for feature in &self.task.features {
+            let run = |overlay| VerifyRun {
+                work_dir: &ws.work_dir,
+                tree: &tree,
+                overlay,
+                command: &feature.verify,
+                timeout: self.task.verify_timeout,
+                repeats: self.repeats,
+                cache: self.cache,
+            };
+            let own = run(None).check()?;
+            let truth = match overlay {
+                None => own,
+                Some(o) => run(Some(o)).check()?,
+            };
+            self_verified.insert(feature.id.clone(), own);
+            verified.insert(feature.id.clone(), truth);
+        }
+
+        let tests = tree
+            .files
+            .iter()
+            .filter(|f| self.task.tests.glob.is_match(&f.path))
+            .map(|f| {
+                let text = String::from_utf8_lossy(&f.content);
+                let count = self.task.tests.count_pattern.find_iter(&text).count() as u64;
+                (f.path.clone(), count)
+            })
+            .collect();
+
+        let progress_hash = tree
+            .get(PROGRESS_FILE)
+            .map(|f| blake3::hash(&f.content).to_hex().to_string());
+
+        let effects = match std::fs::read(&ws.effects_log) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes)
+                .lines()
+                .map(str::trim_end)
+                .filter(|l| !l.is_empty())
+                .map(str::to_string)
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+
+        Ok(Observation {
+            list,
+            verified,
+            self_verified,
+            tests,
+            git_status: git_status_porcelain(&ws.work_dir),
+            progress_hash,
+            effects,
+            tree_hash: tree.hash.to_hex().to_string(),
+        })
+    }
+}

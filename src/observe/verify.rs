@@ -1,0 +1,183 @@
+//! Runs verify commands in scratch copies of the work directory, with and without the
+//! oracle tests laid over them, memoized by a content hash.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{IoContext, Result};
+use crate::fsutil::{TreeSnapshot, copy_tree};
+use crate::process::ShellCommand;
+
+/// The result of checking one feature on one tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Check {
+    /// The verify command exited 0 (every repeat).
+    Pass,
+    /// The verify command failed or timed out (every repeat).
+    Fail,
+    /// Repeats on the same tree disagreed: never counted as either.
+    Flaky,
+}
+
+impl Check {
+    /// `Some(true)` for pass, `Some(false)` for fail, `None` for flaky.
+    pub fn known(self) -> Option<bool> {
+        match self {
+            Check::Pass => Some(true),
+            Check::Fail => Some(false),
+            Check::Flaky => None,
+        }
+    }
+}
+
+/// Memo of verify results keyed by (tree hash, overlay hash, command). Shared by all
+/// trials of a run: identical trees give identical answers unless a check reads
+/// outside the tree, in which case the suite turns the cache off.
+#[derive(Debug, Default)]
+pub struct VerifyCache {
+    results: Mutex<HashMap<blake3::Hash, bool>>,
+}
+
+impl VerifyCache {
+    fn get(&self, key: &blake3::Hash) -> Option<bool> {
+        self.results.lock().ok()?.get(key).copied()
+    }
+
+    fn put(&self, key: blake3::Hash, passed: bool) {
+        if let Ok(mut map) = self.results.lock() {
+            map.insert(key, passed);
+        }
+    }
+}
+
+/// The pristine tests of a task, read once.
+#[derive(Debug, Clone)]
+pub struct OracleTests {
+    /// Directory holding them (`oracle/tests`).
+    pub dir: PathBuf,
+    /// Where they are laid in the copy, relative to its root.
+    pub target: &'static str,
+    /// `(path relative to target, content)` in path order.
+    pub files: Vec<(String, Vec<u8>)>,
+    /// Content hash of all of them.
+    pub hash: blake3::Hash,
+}
+
+impl OracleTests {
+    /// Reads `dir` (the task's `oracle/tests`).
+    pub fn read(dir: &Path) -> Result<OracleTests> {
+        let snapshot = TreeSnapshot::read(dir)?;
+        Ok(OracleTests {
+            dir: dir.to_path_buf(),
+            target: "tests",
+            files: snapshot
+                .files
+                .into_iter()
+                .map(|f| (f.path, f.content))
+                .collect(),
+            hash: snapshot.hash,
+        })
+    }
+
+    /// Whether laying the oracle over `tree` would change nothing, so that `verified`
+    /// equals `self_verified` without running anything twice.
+    pub fn already_in(&self, tree: &TreeSnapshot) -> bool {
+        self.files.iter().all(|(path, content)| {
+            tree.get(&format!("{}/{}", self.target, path))
+                .is_some_and(|f| &f.content == content)
+        })
+    }
+}
+
+/// Everything needed to run one verify command.
+pub struct VerifyRun<'a> {
+    /// The live work directory (copied, never touched).
+    pub work_dir: &'a Path,
+    /// Its snapshot (for the cache key).
+    pub tree: &'a TreeSnapshot,
+    /// The oracle to lay over the copy, if any.
+    pub overlay: Option<&'a OracleTests>,
+    /// The verify command.
+    pub command: &'a str,
+    /// Time limit of one run.
+    pub timeout: Duration,
+    /// How many times to run it; more than one detects flakiness and skips the cache.
+    pub repeats: u32,
+    /// Memo, when the suite allows it.
+    pub cache: Option<&'a VerifyCache>,
+}
+
+impl VerifyRun<'_> {
+    /// Checks the feature: cached when allowed, otherwise in fresh scratch copies.
+    pub fn check(&self) -> Result<Check> {
+        let key = self.cache_key();
+        let use_cache = self.repeats <= 1;
+        if use_cache && let Some(passed) = self.cache.and_then(|c| c.get(&key)) {
+            return Ok(if passed { Check::Pass } else { Check::Fail });
+        }
+        let mut passes = 0;
+        let runs = self.repeats.max(1);
+        for _ in 0..runs {
+            if self.run_once()? {
+                passes += 1;
+            }
+        }
+        let check = match passes {
+            0 => Check::Fail,
+            p if p == runs => Check::Pass,
+            _ => Check::Flaky,
+        };
+        if use_cache && let (Some(cache), Some(passed)) = (self.cache, check.known()) {
+            cache.put(key, passed);
+        }
+        Ok(check)
+    }
+
+    fn cache_key(&self) -> blake3::Hash {
+        let mut h = blake3::Hasher::new();
+        h.update(self.tree.hash.as_bytes());
+        match self.overlay {
+            Some(o) => h.update(b"O").update(o.hash.as_bytes()),
+            None => h.update(b"-"),
+        };
+        h.update(self.command.as_bytes());
+        h.finalize()
+    }
+
+    /// One run in a fresh copy, so that one check cannot leave anything for the next.
+    fn run_once(&self) -> Result<bool> {
+        let scratch = tempfile::Builder::new()
+            .prefix("loopbench-verify-")
+            .tempdir()
+            .io_context(|| "cannot create a scratch directory".to_string())?;
+        let copy = scratch.path().join("tree");
+        copy_tree(self.work_dir, &copy, true)?;
+        if let Some(oracle) = self.overlay {
+            copy_tree(&oracle.dir, &copy.join(oracle.target), false)?;
+        }
+        // Side effects of a check land in a throwaway log, never in the trial's.
+        let env: Vec<(String, OsString)> = vec![
+            ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
+            (
+                "LOOPBENCH_EFFECTS".into(),
+                scratch.path().join("effects.log").into_os_string(),
+            ),
+        ];
+        let outcome = ShellCommand {
+            script: self.command,
+            cwd: &copy,
+            env: &env,
+            timeout: self.timeout,
+            no_network: true,
+        }
+        .run()
+        .io_context(|| format!("cannot run verify command '{}'", self.command))?;
+        Ok(outcome.success())
+    }
+}

@@ -1,0 +1,74 @@
+//! Typed events of a run, and the sink trait that reporters implement.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::error::Result;
+use crate::record::{SessionRecord, TrialKey, TrialRecord};
+
+/// Something that happened in a run, with the time since the run started.
+#[derive(Debug, Clone)]
+pub struct Event {
+    /// Time since `RunStarted`.
+    pub elapsed: Duration,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+/// The kinds of event, in the order a run emits them.
+#[derive(Debug, Clone)]
+pub enum EventKind {
+    /// The run directory exists and trials are about to start.
+    RunStarted {
+        /// Where results go.
+        run_dir: PathBuf,
+        /// Trials planned.
+        trials: usize,
+    },
+    /// A trial's work directory is ready.
+    TrialStarted {
+        /// Which trial.
+        key: TrialKey,
+    },
+    /// A session was run and observed.
+    SessionFinished(Box<SessionRecord>),
+    /// A trial ended.
+    TrialFinished(Box<TrialRecord>),
+    /// Every trial ended.
+    RunFinished,
+}
+
+/// Consumes events: a results writer, a progress display, a summary printer.
+pub trait EventSink {
+    /// Handles one event. An error stops the run (a results file that cannot be written
+    /// must not be ignored).
+    fn handle(&mut self, event: &Event) -> Result<()>;
+}
+
+/// Sends each event to several sinks, in order.
+#[derive(Default)]
+pub struct Fanout<'a> {
+    sinks: Vec<&'a mut dyn EventSink>,
+}
+
+impl<'a> Fanout<'a> {
+    /// An empty fan-out.
+    pub fn new() -> Fanout<'a> {
+        Fanout { sinks: Vec::new() }
+    }
+
+    /// Adds a sink.
+    pub fn with(mut self, sink: &'a mut dyn EventSink) -> Fanout<'a> {
+        self.sinks.push(sink);
+        self
+    }
+}
+
+impl EventSink for Fanout<'_> {
+    fn handle(&mut self, event: &Event) -> Result<()> {
+        for sink in &mut self.sinks {
+            sink.handle(event)?;
+        }
+        Ok(())
+    }
+}

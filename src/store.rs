@@ -1,0 +1,320 @@
+//! The results directory (DESIGN §11): the manifest, append-only JSONL records flushed
+//! and fsync'd one at a time, and the CSV tables rebuilt from them in canonical order.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, IoContext, Result};
+use crate::record::{SESSION_COLUMNS, SessionRecord, TRIAL_COLUMNS, TrialRecord};
+use crate::runner::{Event, EventKind, EventSink};
+
+/// `manifest.json`.
+pub const MANIFEST: &str = "manifest.json";
+/// Append-only session records.
+pub const SESSIONS_JSONL: &str = "sessions.jsonl";
+/// Append-only trial records.
+pub const TRIALS_JSONL: &str = "trials.jsonl";
+/// Session table.
+pub const SESSIONS_CSV: &str = "sessions.csv";
+/// Trial table.
+pub const TRIALS_CSV: &str = "trials.csv";
+
+/// What a run was: enough to reproduce it and to refuse mixing it with another.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Suite name (`replay` for a replayed trace).
+    pub suite: String,
+    /// blake3 of everything that defines the run's input.
+    pub suite_hash: String,
+    /// Arm names, in canonical order.
+    pub arms: Vec<String>,
+    /// Task names, in canonical order.
+    pub tasks: Vec<String>,
+    /// Suite seed, when the run has one.
+    pub seed: Option<u64>,
+    /// Trials per (arm, task).
+    pub replicates: u32,
+    /// Agent driver of the run's arms (`sim`, `command`, `replay`).
+    pub driver: String,
+    /// The numbers come from a simulated agent; every report must say so.
+    pub simulated: bool,
+    /// `I/N` when the run is one shard of a plan.
+    pub shard: Option<String>,
+    /// Version of loopbench that wrote it.
+    pub loopbench_version: String,
+    /// Commit loopbench was built from.
+    pub git_commit: String,
+    /// Host name.
+    pub host: String,
+    /// RFC 3339 start time.
+    pub started: String,
+    /// RFC 3339 end time, once finished.
+    pub finished: Option<String>,
+    /// Verify commands ran without network access.
+    pub verify_network_isolated: bool,
+}
+
+impl Manifest {
+    /// Reads `dir/manifest.json`.
+    pub fn read(dir: &Path) -> Result<Manifest> {
+        let path = dir.join(MANIFEST);
+        let text = std::fs::read_to_string(&path)
+            .io_context(|| format!("cannot read '{}'", path.display()))?;
+        serde_json::from_str(&text)
+            .map_err(|e| Error::BadInput(format!("'{}' is not a manifest: {e}", path.display())))
+    }
+
+    /// Writes `dir/manifest.json` atomically.
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let mut text = serde_json::to_string_pretty(self)
+            .map_err(|e| Error::Tool(format!("cannot encode manifest: {e}")))?;
+        text.push('\n');
+        write_atomic(&dir.join(MANIFEST), text.as_bytes())
+    }
+}
+
+/// The current time in RFC 3339, seconds precision, UTC.
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+/// This machine's host name.
+pub fn host_name() -> String {
+    nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Writes `bytes` to a temporary file beside `path`, syncs it, and renames it over
+/// `path`, so that readers see the old or the new content, never half of it.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .io_context(|| format!("cannot create a temporary file in '{}'", dir.display()))?;
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.as_file().sync_all())
+        .io_context(|| format!("cannot write '{}'", path.display()))?;
+    tmp.persist(path)
+        .map_err(|e| Error::io(format!("cannot replace '{}'", path.display()), e.error))?;
+    Ok(())
+}
+
+/// Appends one JSON record per line, flushed and fsync'd before `append` returns.
+pub struct JsonlAppender {
+    path: PathBuf,
+    file: File,
+}
+
+impl JsonlAppender {
+    /// Opens (creating) `path` for appending.
+    pub fn open(path: &Path) -> Result<JsonlAppender> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .io_context(|| format!("cannot open '{}'", path.display()))?;
+        Ok(JsonlAppender {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// Appends `record` as one line, in a single write, and syncs it to disk.
+    pub fn append<T: Serialize>(&mut self, record: &T) -> Result<()> {
+        let mut line = serde_json::to_vec(record)
+            .map_err(|e| Error::Tool(format!("cannot encode a record: {e}")))?;
+        line.push(b'\n');
+        self.file
+            .write_all(&line)
+            .and_then(|()| self.file.sync_data())
+            .io_context(|| format!("cannot append to '{}'", self.path.display()))
+    }
+}
+
+/// Reads a JSONL file of records. A last line without its newline is torn (the writer
+/// died mid-write) and is dropped, never parsed; any other bad line is an error.
+pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(format!("cannot read '{}'", path.display()), e)),
+    };
+    let complete = match text.rfind('\n') {
+        Some(end) => &text[..=end],
+        None => "",
+    };
+    complete
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| {
+            serde_json::from_str(line).map_err(|e| Error::BadLine {
+                file: path.to_path_buf(),
+                line: i + 1,
+                message: format!("not a loopbench record: {e}"),
+            })
+        })
+        .collect()
+}
+
+/// Writes the results of a run as events arrive.
+pub struct RunWriter {
+    dir: PathBuf,
+    manifest: Manifest,
+    sessions: JsonlAppender,
+    trials: JsonlAppender,
+}
+
+impl RunWriter {
+    /// Creates `dir` (which must not hold results already) and writes the manifest.
+    pub fn create(dir: &Path, manifest: Manifest) -> Result<RunWriter> {
+        if dir.join(SESSIONS_JSONL).exists() || dir.join(MANIFEST).exists() {
+            return Err(Error::BadInput(format!(
+                "'{}' already holds results; choose another --out (or use `loopbench resume`)",
+                dir.display()
+            )));
+        }
+        std::fs::create_dir_all(dir)
+            .io_context(|| format!("cannot create results directory '{}'", dir.display()))?;
+        manifest.write(dir)?;
+        Ok(RunWriter {
+            sessions: JsonlAppender::open(&dir.join(SESSIONS_JSONL))?,
+            trials: JsonlAppender::open(&dir.join(TRIALS_JSONL))?,
+            dir: dir.to_path_buf(),
+            manifest,
+        })
+    }
+
+    /// The results directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl EventSink for RunWriter {
+    fn handle(&mut self, event: &Event) -> Result<()> {
+        match &event.kind {
+            EventKind::SessionFinished(record) => self.sessions.append(record.as_ref()),
+            EventKind::TrialFinished(record) => self.trials.append(record.as_ref()),
+            EventKind::RunFinished => {
+                write_tables(&self.dir, &self.manifest.arms)?;
+                self.manifest.finished = Some(now_rfc3339());
+                self.manifest.write(&self.dir)
+            }
+            EventKind::RunStarted { .. } | EventKind::TrialStarted { .. } => Ok(()),
+        }
+    }
+}
+
+/// Rebuilds `sessions.csv` and `trials.csv` from the JSONL records, rows sorted by
+/// (arm in `arm_order`, task, replicate, session) so that the tables do not depend on
+/// the order in which trials finished.
+pub fn write_tables(dir: &Path, arm_order: &[String]) -> Result<()> {
+    let arm_rank = |arm: &str| {
+        arm_order
+            .iter()
+            .position(|a| a == arm)
+            .unwrap_or(usize::MAX)
+    };
+    let mut sessions: Vec<SessionRecord> = read_jsonl(&dir.join(SESSIONS_JSONL))?;
+    sessions.sort_by(|a, b| {
+        (
+            arm_rank(&a.key.arm),
+            &a.key.arm,
+            &a.key.task,
+            a.key.replicate,
+            a.session,
+        )
+            .cmp(&(
+                arm_rank(&b.key.arm),
+                &b.key.arm,
+                &b.key.task,
+                b.key.replicate,
+                b.session,
+            ))
+    });
+    let mut trials: Vec<TrialRecord> = read_jsonl(&dir.join(TRIALS_JSONL))?;
+    trials.sort_by(|a, b| {
+        (
+            arm_rank(&a.key.arm),
+            &a.key.arm,
+            &a.key.task,
+            a.key.replicate,
+        )
+            .cmp(&(
+                arm_rank(&b.key.arm),
+                &b.key.arm,
+                &b.key.task,
+                b.key.replicate,
+            ))
+    });
+    write_csv(
+        &dir.join(SESSIONS_CSV),
+        SESSION_COLUMNS,
+        sessions.iter().map(SessionRecord::csv_row),
+    )?;
+    write_csv(
+        &dir.join(TRIALS_CSV),
+        TRIAL_COLUMNS,
+        trials.iter().map(TrialRecord::csv_row),
+    )
+}
+
+fn write_csv(path: &Path, header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> Result<()> {
+    let encode = |e: csv::Error| Error::Tool(format!("cannot encode '{}': {e}", path.display()));
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(header).map_err(encode)?;
+    for row in rows {
+        writer.write_record(&row).map_err(encode)?;
+    }
+    let bytes = writer
+        .into_inner()
+        .map_err(|e| Error::Tool(format!("cannot encode '{}': {e}", path.display())))?;
+    write_atomic(path, &bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct R {
+        n: u32,
+    }
+
+    #[test]
+    fn a_torn_last_line_is_dropped_not_parsed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        std::fs::write(&path, "{\"n\":1}\n{\"n\":2}\n{\"n\":").unwrap();
+        let rows: Vec<R> = read_jsonl(&path).unwrap();
+        assert_eq!(rows, vec![R { n: 1 }, R { n: 2 }]);
+    }
+
+    #[test]
+    fn a_corrupt_middle_line_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        std::fs::write(&path, "{\"n\":1}\ngarbage\n{\"n\":2}\n").unwrap();
+        let err = read_jsonl::<R>(&path).unwrap_err();
+        assert!(err.to_string().contains("x.jsonl:2"), "{err}");
+    }
+
+    #[test]
+    fn appended_records_read_back_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        let mut out = JsonlAppender::open(&path).unwrap();
+        out.append(&R { n: 7 }).unwrap();
+        out.append(&R { n: 8 }).unwrap();
+        assert_eq!(
+            read_jsonl::<R>(&path).unwrap(),
+            vec![R { n: 7 }, R { n: 8 }]
+        );
+    }
+}

@@ -1,0 +1,427 @@
+//! `task.toml`: a starting repository, its canonical feature list and how to find tests.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use globset::{Glob, GlobMatcher};
+use regex::Regex;
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::toml_error::{config_error, from_toml};
+use crate::error::{Error, IoContext, Result};
+use crate::feature_list::Entry;
+
+/// Verify commands that run longer than this are killed and count as failing.
+const DEFAULT_VERIFY_TIMEOUT: Duration = Duration::from_secs(120);
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskFile {
+    name: String,
+    goal: String,
+    tests: TestsFile,
+    #[serde(rename = "feature", default)]
+    features: Vec<FeatureFile>,
+    /// How long one verify command may run, e.g. "90s" (humantime).
+    verify_timeout: Option<Spanned<String>>,
+    /// Tools in `repo/` that append to `$LOOPBENCH_EFFECTS` (documentation for agents
+    /// and a check that they exist).
+    #[serde(default)]
+    side_effect_tools: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TestsFile {
+    glob: Spanned<String>,
+    count_pattern: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FeatureFile {
+    id: Spanned<String>,
+    #[serde(default)]
+    category: String,
+    description: String,
+    #[serde(default)]
+    steps: Vec<String>,
+    verify: Spanned<String>,
+    #[serde(default)]
+    depends_on: Vec<Spanned<String>>,
+}
+
+/// A loaded, validated task.
+#[derive(Debug, Clone)]
+pub struct Task {
+    /// The task directory (holding `task.toml`, `repo/`, `oracle/`).
+    pub dir: PathBuf,
+    /// Short name, used in trial ids and `LOOPBENCH_TASK`.
+    pub name: String,
+    /// The goal handed to the agent.
+    pub goal: String,
+    /// How tests are found and counted.
+    pub tests: TestDiscovery,
+    /// The canonical feature list, in file order.
+    pub features: Vec<Feature>,
+    /// Time limit of one verify command.
+    pub verify_timeout: Duration,
+    /// Tools that write to the effects log, relative to the work directory.
+    pub side_effect_tools: Vec<String>,
+}
+
+/// How test files are found (a glob relative to the work directory) and how tests in
+/// them are counted (matches of a multi-line regex).
+#[derive(Debug, Clone)]
+pub struct TestDiscovery {
+    /// The glob as written in `task.toml`.
+    pub glob_text: String,
+    /// The compiled glob; `*` does not cross `/`, `**` spans directories.
+    pub glob: GlobMatcher,
+    /// The count pattern, compiled with `^`/`$` matching at line boundaries.
+    pub count_pattern: Regex,
+}
+
+/// One canonical feature.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Feature {
+    /// Stable id, e.g. `F1`.
+    pub id: String,
+    /// Free-form category, e.g. `functional`.
+    pub category: String,
+    /// What the feature does.
+    pub description: String,
+    /// How a person would check it by hand.
+    pub steps: Vec<String>,
+    /// Shell command whose exit status 0 means the feature works.
+    pub verify: String,
+    /// Features whose gold files must be in place before this one's.
+    pub depends_on: Vec<String>,
+}
+
+impl Task {
+    /// Loads `dir/task.toml` (or the file itself when `path` names it) and validates it.
+    pub fn load(path: &Path) -> Result<Task> {
+        let (dir, file) = if path.is_dir() {
+            (path.to_path_buf(), path.join("task.toml"))
+        } else if path.file_name().is_some_and(|n| n == "task.toml") {
+            let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+            (dir, path.to_path_buf())
+        } else {
+            return Err(Error::BadInput(format!(
+                "task '{}' not found: expected a task directory holding task.toml",
+                path.display()
+            )));
+        };
+        let text = std::fs::read_to_string(&file)
+            .io_context(|| format!("cannot read task file '{}'", file.display()))
+            .map_err(|e| match e {
+                Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                    Error::BadInput(format!(
+                        "task '{}' has no task.toml (looked for '{}')",
+                        dir.display(),
+                        file.display()
+                    ))
+                }
+                other => other,
+            })?;
+        let raw: TaskFile = toml::from_str(&text).map_err(|e| from_toml(&file, &text, &e))?;
+        Task::validate(dir, &file, &text, raw)
+    }
+
+    fn validate(dir: PathBuf, file: &Path, text: &str, raw: TaskFile) -> Result<Task> {
+        let err = |span, message: String| config_error(file, text, Some(span), message);
+
+        let glob_text = raw.tests.glob.get_ref().clone();
+        let glob = Glob::new(&glob_text)
+            .and_then(|g| {
+                globset::GlobBuilder::new(g.glob())
+                    .literal_separator(true)
+                    .build()
+            })
+            .map_err(|e| {
+                err(
+                    raw.tests.glob.span(),
+                    format!("tests.glob is not a valid glob: {e}"),
+                )
+            })?
+            .compile_matcher();
+        let count_pattern = regex::RegexBuilder::new(raw.tests.count_pattern.get_ref())
+            .multi_line(true)
+            .build()
+            .map_err(|e| {
+                err(
+                    raw.tests.count_pattern.span(),
+                    format!("tests.count_pattern is not a valid regex: {e}"),
+                )
+            })?;
+
+        if raw.features.is_empty() {
+            return Err(config_error(
+                file,
+                text,
+                None,
+                "a task needs at least one [[feature]] table",
+            ));
+        }
+        let mut seen = BTreeSet::new();
+        for f in &raw.features {
+            let id = f.id.get_ref();
+            if id.is_empty()
+                || !id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+            {
+                return Err(err(
+                    f.id.span(),
+                    format!(
+                        "feature id '{id}' must be non-empty ASCII letters, digits, '_', '.' or '-'"
+                    ),
+                ));
+            }
+            if !seen.insert(id.clone()) {
+                return Err(err(
+                    f.id.span(),
+                    format!("feature id '{id}' is defined twice"),
+                ));
+            }
+            if f.verify.get_ref().trim().is_empty() {
+                return Err(err(
+                    f.verify.span(),
+                    format!("feature '{id}' has an empty verify command"),
+                ));
+            }
+        }
+        for f in &raw.features {
+            for dep in &f.depends_on {
+                if !seen.contains(dep.get_ref()) {
+                    return Err(err(
+                        dep.span(),
+                        format!(
+                            "feature '{}' depends on '{}', which is not a feature of this task",
+                            f.id.get_ref(),
+                            dep.get_ref()
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some(cycle_at) = first_dependency_cycle(&raw.features) {
+            let f = &raw.features[cycle_at];
+            return Err(err(
+                f.id.span(),
+                format!(
+                    "feature '{}' depends on itself through depends_on",
+                    f.id.get_ref()
+                ),
+            ));
+        }
+
+        let verify_timeout = match &raw.verify_timeout {
+            None => DEFAULT_VERIFY_TIMEOUT,
+            Some(t) => humantime::parse_duration(t.get_ref()).map_err(|e| {
+                err(
+                    t.span(),
+                    format!("verify_timeout: expected a duration like \"90s\" or \"2m\": {e}"),
+                )
+            })?,
+        };
+
+        let repo = dir.join("repo");
+        if !repo.is_dir() {
+            return Err(Error::BadInput(format!(
+                "task '{}' has no repo/ directory (expected '{}')",
+                dir.display(),
+                repo.display()
+            )));
+        }
+        for tool in &raw.side_effect_tools {
+            if !repo.join(tool.get_ref()).is_file() {
+                return Err(err(
+                    tool.span(),
+                    format!(
+                        "side-effect tool '{}' is not a file in repo/",
+                        tool.get_ref()
+                    ),
+                ));
+            }
+        }
+
+        Ok(Task {
+            dir,
+            name: raw.name,
+            goal: raw.goal,
+            tests: TestDiscovery {
+                glob_text,
+                glob,
+                count_pattern,
+            },
+            features: raw
+                .features
+                .into_iter()
+                .map(|f| Feature {
+                    id: f.id.into_inner(),
+                    category: f.category,
+                    description: f.description,
+                    steps: f.steps,
+                    verify: f.verify.into_inner(),
+                    depends_on: f.depends_on.into_iter().map(Spanned::into_inner).collect(),
+                })
+                .collect(),
+            verify_timeout,
+            side_effect_tools: raw
+                .side_effect_tools
+                .into_iter()
+                .map(Spanned::into_inner)
+                .collect(),
+        })
+    }
+
+    /// The files the agent starts from.
+    pub fn repo_dir(&self) -> PathBuf {
+        self.dir.join("repo")
+    }
+
+    /// Pristine tests, laid over `tests/` of a scratch copy to compute `verified`.
+    /// `None` when the task ships none (then `verified` equals `self_verified`).
+    pub fn oracle_tests_dir(&self) -> Option<PathBuf> {
+        Some(self.dir.join("oracle").join("tests")).filter(|p| p.is_dir())
+    }
+
+    /// Files that implement feature `id` (used by the sim agent only).
+    pub fn gold_dir(&self, id: &str) -> PathBuf {
+        self.dir.join("oracle").join("gold").join(id)
+    }
+
+    /// The canonical list as the harness writes it: every feature, none passing.
+    pub fn canonical_entries(&self) -> Vec<Entry> {
+        self.features
+            .iter()
+            .map(|f| Entry {
+                id: f.id.clone(),
+                category: f.category.clone(),
+                description: f.description.clone(),
+                steps: f.steps.clone(),
+                passes: false,
+            })
+            .collect()
+    }
+
+    /// The feature with this id, if it is canonical.
+    pub fn feature(&self, id: &str) -> Option<&Feature> {
+        self.features.iter().find(|f| f.id == id)
+    }
+}
+
+/// Index of a feature that lies on a `depends_on` cycle, if any (depth-first search).
+fn first_dependency_cycle(features: &[FeatureFile]) -> Option<usize> {
+    let index: BTreeMap<&str, usize> = features
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.id.get_ref().as_str(), i))
+        .collect();
+    // 0 = unvisited, 1 = on the stack, 2 = done
+    let mut state = vec![0u8; features.len()];
+    fn visit(
+        i: usize,
+        features: &[FeatureFile],
+        index: &BTreeMap<&str, usize>,
+        state: &mut [u8],
+    ) -> bool {
+        state[i] = 1;
+        for dep in &features[i].depends_on {
+            let Some(&j) = index.get(dep.get_ref().as_str()) else {
+                continue;
+            };
+            if state[j] == 1 || (state[j] == 0 && visit(j, features, index, state)) {
+                return true;
+            }
+        }
+        state[i] = 2;
+        false
+    }
+    (0..features.len()).find(|&i| state[i] == 0 && visit(i, features, &index, &mut state))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_task(toml: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("repo")).unwrap();
+        std::fs::write(dir.path().join("task.toml"), toml).unwrap();
+        dir
+    }
+
+    const MINIMAL: &str = r#"
+name = "t"
+goal = "g"
+tests = { glob = "tests/**/*.py", count_pattern = '^\s*def test_' }
+
+[[feature]]
+id = "F1"
+description = "one"
+verify = "true"
+"#;
+
+    #[test]
+    fn minimal_task_loads_with_defaults() {
+        let dir = write_task(MINIMAL);
+        let task = Task::load(dir.path()).unwrap();
+        assert_eq!(task.name, "t");
+        assert_eq!(task.features.len(), 1);
+        assert_eq!(task.verify_timeout, DEFAULT_VERIFY_TIMEOUT);
+        assert!(task.tests.glob.is_match("tests/test_a.py"));
+        assert!(task.tests.glob.is_match("tests/sub/test_b.py"));
+        assert!(!task.tests.glob.is_match("src/test_a.py"));
+    }
+
+    #[test]
+    fn unknown_key_names_file_line_and_key() {
+        let dir = write_task(&MINIMAL.replace("verify = \"true\"", "verify = \"true\"\nverfy = 1"));
+        let err = Task::load(dir.path()).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("task.toml:10:1"), "{msg}");
+        assert!(msg.contains("verfy"), "{msg}");
+        assert_eq!(err.exit_code(), crate::exit_code::BAD_INPUT);
+    }
+
+    #[test]
+    fn dependency_on_unknown_feature_is_an_error_at_its_line() {
+        let dir = write_task(&MINIMAL.replace(
+            "verify = \"true\"",
+            "verify = \"true\"\ndepends_on = [\"F9\"]",
+        ));
+        let msg = Task::load(dir.path()).unwrap_err().to_string();
+        assert!(msg.contains(":10:"), "{msg}");
+        assert!(msg.contains("F9"), "{msg}");
+    }
+
+    #[test]
+    fn dependency_cycle_is_rejected() {
+        let text = format!(
+            "{MINIMAL}depends_on = [\"F2\"]\n\n[[feature]]\nid = \"F2\"\ndescription = \"two\"\nverify = \"true\"\ndepends_on = [\"F1\"]\n"
+        );
+        let msg = Task::load(write_task(&text).path())
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("depends on itself"), "{msg}");
+    }
+
+    #[test]
+    fn invalid_count_pattern_points_at_the_pattern() {
+        let dir = write_task(&MINIMAL.replace(r"'^\s*def test_'", "'(unclosed'"));
+        let msg = Task::load(dir.path()).unwrap_err().to_string();
+        assert!(msg.contains("task.toml:4:"), "{msg}");
+        assert!(msg.contains("count_pattern"), "{msg}");
+    }
+
+    #[test]
+    fn missing_task_dir_is_bad_input() {
+        let err = Task::load(Path::new("/nonexistent/task")).unwrap_err();
+        assert_eq!(err.exit_code(), crate::exit_code::BAD_INPUT);
+    }
+}

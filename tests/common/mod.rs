@@ -1,0 +1,184 @@
+//! Shared helpers of the integration tests: a fast POSIX-sh task fixture, a trace
+//! builder, and one way to run the binary and read what it wrote.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use loopbench::feature_list::{Entry, ListFormat, render};
+use serde_json::{Value, json};
+
+/// The `loopbench` binary under test.
+pub fn loopbench() -> Command {
+    assert_cmd::cargo::cargo_bin_cmd!("loopbench")
+}
+
+/// The repository root (for shipped suites).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A task of three features checked by POSIX sh, so that tests run fast:
+/// feature `Fi` passes when `src/fi.txt` exists, checked by `tests/check_Fi.sh`, which
+/// holds two `# test` lines (the count pattern). `oracle/tests` holds pristine copies.
+pub fn sh_task(root: &Path) -> PathBuf {
+    let dir = root.join("shtask");
+    for sub in ["repo/src", "repo/tests", "oracle/tests"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    std::fs::write(dir.join("repo/src/README"), "source goes here\n").unwrap();
+    let mut toml = String::from(
+        "name = \"shtask\"\ngoal = \"three files\"\ntests = { glob = \"tests/**/*.sh\", count_pattern = '^# test' }\n",
+    );
+    for (i, id) in ["F1", "F2", "F3"].iter().enumerate() {
+        let n = i + 1;
+        let check = format!("# test: f{n} exists\n# test: f{n} is a file\ntest -f src/f{n}.txt\n");
+        std::fs::write(dir.join(format!("repo/tests/check_{id}.sh")), &check).unwrap();
+        std::fs::write(dir.join(format!("oracle/tests/check_{id}.sh")), &check).unwrap();
+        toml += &format!(
+            "\n[[feature]]\nid = \"{id}\"\ncategory = \"functional\"\ndescription = \"file {n} exists\"\nsteps = [\"create src/f{n}.txt\", \"look at it\"]\nverify = \"sh tests/check_{id}.sh\"\n"
+        );
+    }
+    std::fs::write(dir.join("task.toml"), toml).unwrap();
+    dir
+}
+
+/// The canonical entries of [`sh_task`], none passing.
+pub fn sh_entries() -> Vec<Entry> {
+    (1..=3)
+        .map(|n| Entry {
+            id: format!("F{n}"),
+            category: "functional".into(),
+            description: format!("file {n} exists"),
+            steps: vec![format!("create src/f{n}.txt"), "look at it".into()],
+            passes: false,
+        })
+        .collect()
+}
+
+/// The list file of `format` with `entries`, as an action writing it whole.
+pub fn write_list(format: ListFormat, entries: &[Entry]) -> Value {
+    json!({"op": "write", "path": format.file_name(), "content": render(format, entries)})
+}
+
+/// `entries` with `id` claiming passes.
+pub fn claim(mut entries: Vec<Entry>, id: &str) -> Vec<Entry> {
+    for e in &mut entries {
+        if e.id == id {
+            e.passes = true;
+        }
+    }
+    entries
+}
+
+/// Builds a trace line by line.
+#[derive(Default)]
+pub struct Trace {
+    lines: Vec<Value>,
+}
+
+impl Trace {
+    pub fn new() -> Trace {
+        Trace::default()
+    }
+    pub fn session(mut self, n: u32) -> Trace {
+        self.lines.push(json!({"op": "session", "n": n}));
+        self
+    }
+    pub fn op(mut self, line: Value) -> Trace {
+        self.lines.push(line);
+        self
+    }
+    pub fn write(self, path: &str, content: &str) -> Trace {
+        self.op(json!({"op": "write", "path": path, "content": content}))
+    }
+    pub fn delete(self, path: &str) -> Trace {
+        self.op(json!({"op": "delete", "path": path}))
+    }
+    pub fn run(self, cmd: &str) -> Trace {
+        self.op(json!({"op": "run", "cmd": cmd}))
+    }
+    pub fn commit(self) -> Trace {
+        self.run("git add -A && git commit -qm work")
+    }
+    pub fn end(self, status: &str) -> Trace {
+        self.op(json!({"op": "end", "status": status}))
+    }
+    pub fn text(&self) -> String {
+        self.lines.iter().map(|l| format!("{l}\n")).collect()
+    }
+    pub fn save(&self, dir: &Path) -> PathBuf {
+        let path = dir.join("trace.jsonl");
+        std::fs::write(&path, self.text()).unwrap();
+        path
+    }
+}
+
+/// What one replay wrote.
+pub struct Replayed {
+    pub out: PathBuf,
+    pub sessions: Vec<Value>,
+    pub trials: Vec<Value>,
+}
+
+impl Replayed {
+    /// Field `field` of session `n` (1-based position in the trace).
+    pub fn s(&self, n: usize, field: &str) -> Value {
+        self.sessions[n - 1]
+            .get(field)
+            .cloned()
+            .unwrap_or_else(|| panic!("session record has no field {field}"))
+    }
+}
+
+/// Replays `trace` against the [`sh_task`] fixture in `format`; asserts exit 0.
+pub fn replay_sh(trace: &Trace, format: ListFormat) -> Replayed {
+    let tmp = tempfile::tempdir().unwrap();
+    let task = sh_task(tmp.path());
+    replay_ok(&trace.save(tmp.path()), &task, format, &tmp.keep())
+}
+
+/// Replays a saved trace and reads its records; asserts exit 0.
+pub fn replay_ok(trace: &Path, task: &Path, format: ListFormat, scratch: &Path) -> Replayed {
+    let out = scratch.join("results");
+    loopbench()
+        .args(["replay"])
+        .arg(trace)
+        .arg("--task")
+        .arg(task)
+        .args(["--format", format.as_str(), "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    Replayed {
+        sessions: read_jsonl(&out.join("sessions.jsonl")),
+        trials: read_jsonl(&out.join("trials.jsonl")),
+        out,
+    }
+}
+
+/// Every line of a JSONL file.
+pub fn read_jsonl(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A CSV file as header-keyed rows.
+pub fn read_csv(path: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            headers
+                .iter()
+                .zip(r.iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
