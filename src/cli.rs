@@ -20,8 +20,44 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run every trial of a suite and write a results directory.
+    Run(RunArgs),
+    /// Check a suite, its tasks and arms without running anything.
+    Validate(ValidateArgs),
     /// Replay one recorded trace against a task as one trial; writes a results directory.
     Replay(ReplayArgs),
+}
+
+/// Arguments of `loopbench run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The suite directory (holding suite.toml).
+    pub suite: PathBuf,
+    /// Only these arms, comma-separated.
+    #[arg(long)]
+    pub arms: Option<String>,
+    /// Trials per (arm, task), overriding the suite.
+    #[arg(long)]
+    pub replicates: Option<u32>,
+    /// Suite seed, overriding the suite.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Trials at once [default: min(4, cores)].
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Results directory [default: results/<suite>/<run-id>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// No progress display.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Arguments of `loopbench validate`.
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// The suite directory (holding suite.toml).
+    pub suite: PathBuf,
 }
 
 /// Arguments of `loopbench replay`.
@@ -53,6 +89,8 @@ fn parse_format(s: &str) -> std::result::Result<ListFormat, String> {
 /// Runs the parsed command and returns its exit code.
 pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
+        Command::Run(args) => cmd::run::run(&args),
+        Command::Validate(args) => cmd::validate::run(&args),
         Command::Replay(args) => cmd::replay::run(&args),
     }
 }

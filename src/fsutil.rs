@@ -10,6 +10,43 @@ use crate::error::{Error, IoContext, Result};
 /// Name of the directory that never takes part in copies, hashes or test discovery.
 pub const GIT_DIR: &str = ".git";
 
+/// Where work directories and scratch copies go: `$LOOPBENCH_TMPDIR` when set, else
+/// `/dev/shm` when it is a writable directory (memory-backed: copying and deleting small
+/// trees there is several times cheaper than on disk), else the system temp dir.
+pub fn scratch_root() -> PathBuf {
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        if let Some(dir) = std::env::var_os("LOOPBENCH_TMPDIR") {
+            return PathBuf::from(dir);
+        }
+        let shm = Path::new("/dev/shm");
+        let writable = tempfile::Builder::new()
+            .prefix("loopbench-probe-")
+            .tempdir_in(shm)
+            .is_ok();
+        if writable {
+            shm.to_path_buf()
+        } else {
+            std::env::temp_dir()
+        }
+    })
+    .clone()
+}
+
+/// A fresh temporary directory under [`scratch_root`].
+pub fn scratch_dir(prefix: &str) -> Result<tempfile::TempDir> {
+    let root = scratch_root();
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(&root)
+        .io_context(|| {
+            format!(
+                "cannot create a temporary directory in '{}'",
+                root.display()
+            )
+        })
+}
+
 /// One regular file of a tree, with its content.
 #[derive(Debug, Clone)]
 pub struct TreeFile {
@@ -27,6 +64,8 @@ pub struct TreeFile {
 pub struct TreeSnapshot {
     /// Regular files in path order.
     pub files: Vec<TreeFile>,
+    /// Symlinks (path, target) in path order.
+    pub links: Vec<(String, std::ffi::OsString)>,
     /// Content hash of paths, contents, execute bits and symlink targets.
     pub hash: blake3::Hash,
 }
@@ -35,7 +74,7 @@ impl TreeSnapshot {
     /// Reads the tree under `root`. Symlinks are hashed by target and never followed.
     pub fn read(root: &Path) -> Result<TreeSnapshot> {
         let mut files = Vec::new();
-        let mut hasher = blake3::Hasher::new();
+        let mut links = Vec::new();
         for entry in walk_without_git(root) {
             let entry = entry.map_err(|e| walk_error(root, e))?;
             let rel = relative_slash_path(root, entry.path());
@@ -43,9 +82,7 @@ impl TreeSnapshot {
             if ft.is_symlink() {
                 let target = std::fs::read_link(entry.path())
                     .io_context(|| format!("cannot read link '{}'", entry.path().display()))?;
-                hasher.update(b"L");
-                hash_field(&mut hasher, rel.as_bytes());
-                hash_field(&mut hasher, target.as_os_str().as_encoded_bytes());
+                links.push((rel, target.into_os_string()));
             } else if ft.is_file() {
                 let content = std::fs::read(entry.path())
                     .io_context(|| format!("cannot read '{}'", entry.path().display()))?;
@@ -53,9 +90,6 @@ impl TreeSnapshot {
                     .metadata()
                     .map(|m| m.permissions().mode() & 0o111 != 0)
                     .unwrap_or(false);
-                hasher.update(if executable { b"X" } else { b"F" });
-                hash_field(&mut hasher, rel.as_bytes());
-                hash_field(&mut hasher, &content);
                 files.push(TreeFile {
                     path: rel,
                     content,
@@ -63,10 +97,29 @@ impl TreeSnapshot {
                 });
             }
         }
-        Ok(TreeSnapshot {
+        let mut snapshot = TreeSnapshot {
             files,
-            hash: hasher.finalize(),
-        })
+            links,
+            hash: blake3::Hasher::new().finalize(),
+        };
+        snapshot.hash = snapshot.hash_where(|_| true);
+        Ok(snapshot)
+    }
+
+    /// The content hash over the files and links whose path passes `keep`.
+    pub fn hash_where(&self, keep: impl Fn(&str) -> bool) -> blake3::Hash {
+        let mut hasher = blake3::Hasher::new();
+        for f in self.files.iter().filter(|f| keep(&f.path)) {
+            hasher.update(if f.executable { b"X" } else { b"F" });
+            hash_field(&mut hasher, f.path.as_bytes());
+            hash_field(&mut hasher, &f.content);
+        }
+        for (path, target) in self.links.iter().filter(|(p, _)| keep(p)) {
+            hasher.update(b"L");
+            hash_field(&mut hasher, path.as_bytes());
+            hash_field(&mut hasher, target.as_encoded_bytes());
+        }
+        hasher.finalize()
     }
 
     /// The file at `path` (relative, `/`-separated), if present.

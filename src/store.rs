@@ -18,6 +18,8 @@ pub const MANIFEST: &str = "manifest.json";
 pub const SESSIONS_JSONL: &str = "sessions.jsonl";
 /// Append-only trial records.
 pub const TRIALS_JSONL: &str = "trials.jsonl";
+/// The sim agent's ground truth, one line per session (never read by a metric).
+pub const SIM_TRUTH_JSONL: &str = "sim_truth.jsonl";
 /// Session table.
 pub const SESSIONS_CSV: &str = "sessions.csv";
 /// Trial table.
@@ -168,6 +170,7 @@ pub struct RunWriter {
     manifest: Manifest,
     sessions: JsonlAppender,
     trials: JsonlAppender,
+    truth: Option<JsonlAppender>,
 }
 
 impl RunWriter {
@@ -185,6 +188,7 @@ impl RunWriter {
         Ok(RunWriter {
             sessions: JsonlAppender::open(&dir.join(SESSIONS_JSONL))?,
             trials: JsonlAppender::open(&dir.join(TRIALS_JSONL))?,
+            truth: None,
             dir: dir.to_path_buf(),
             manifest,
         })
@@ -205,6 +209,20 @@ impl EventSink for RunWriter {
                 write_tables(&self.dir, &self.manifest.arms)?;
                 self.manifest.finished = Some(now_rfc3339());
                 self.manifest.write(&self.dir)
+            }
+            EventKind::SimTruth {
+                key,
+                session,
+                truth,
+            } => {
+                if self.truth.is_none() {
+                    self.truth = Some(JsonlAppender::open(&self.dir.join(SIM_TRUTH_JSONL))?);
+                }
+                let line = serde_json::json!({"trial_id": key.trial_id, "session": session, "truth": truth});
+                match self.truth.as_mut() {
+                    Some(out) => out.append(&line),
+                    None => Ok(()),
+                }
             }
             EventKind::RunStarted { .. } | EventKind::TrialStarted { .. } => Ok(()),
         }

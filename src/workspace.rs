@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use crate::error::{Error, IoContext, Result};
 use crate::feature_list::{self, ListFormat};
-use crate::fsutil::copy_tree;
+use crate::fsutil::{copy_tree, scratch_dir};
 use crate::suite::Task;
 
 /// Identity of every commit made in a work directory, by harness or agent.
@@ -44,12 +44,17 @@ impl Workspace {
         Ok(ws)
     }
 
+    /// Materializes `task` for a suite trial: copy `repo/`, `git init`, one commit, and
+    /// no feature list (an initializer session writes it; without one there is none).
+    pub fn create_bare(task: &Task) -> Result<Workspace> {
+        let ws = Workspace::empty(&task.repo_dir())?;
+        ws.git_init_and_commit(&format!("loopbench: start task {}", task.name))?;
+        Ok(ws)
+    }
+
     /// A workspace holding a copy of `repo` and nothing else (no list, no git yet).
     pub fn empty(repo: &Path) -> Result<Workspace> {
-        let root = tempfile::Builder::new()
-            .prefix("loopbench-trial-")
-            .tempdir()
-            .io_context(|| "cannot create a temporary trial directory".to_string())?;
+        let root = scratch_dir("loopbench-trial-")?;
         let work_dir = root.path().join("work");
         copy_tree(repo, &work_dir, true)?;
         let effects_log = root.path().join("effects.log");

@@ -38,6 +38,13 @@ pub struct SessionContext<'a> {
     pub kind: SessionKind,
     /// The environment contract of DESIGN §5, git identity included.
     pub env: &'a [(String, OsString)],
+    /// The rendered prompt (also in `LOOPBENCH_PROMPT_FILE`).
+    pub prompt: &'a str,
+    /// Turns the session may use.
+    pub turn_budget: u32,
+    /// When the harness decided to crash this session: the fraction of its work after
+    /// which it is cut off. `None`: it runs to its end.
+    pub interrupt_at: Option<f64>,
 }
 
 /// Tokens, turns and money a session used, as far as the driver knows.
@@ -87,6 +94,8 @@ pub struct SessionRun {
     /// The session broke a rule that makes the whole input bad (a trace path escaping
     /// the work directory): the command exits 2 after recording it.
     pub bad_input: bool,
+    /// What a simulated agent did on purpose (ground truth, never a metric).
+    pub truth: Option<serde_json::Value>,
 }
 
 /// Executes sessions of one trial.

@@ -4,6 +4,7 @@
 
 mod driver;
 pub mod replay;
+pub mod sim;
 pub mod trace;
 
 pub use driver::{Agent, SessionContext, SessionKind, SessionRun, Usage};

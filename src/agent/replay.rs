@@ -45,6 +45,7 @@ impl Agent for ReplayAgent {
             actions_failed: 0,
             error: None,
             bad_input: false,
+            truth: None,
         };
         let mut notes = Vec::new();
         for action in &session.actions {

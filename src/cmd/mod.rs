@@ -1,3 +1,5 @@
 //! One module per subcommand: each turns arguments into engine calls and reporters.
 
 pub mod replay;
+pub mod run;
+pub mod validate;

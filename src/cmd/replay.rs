@@ -66,11 +66,19 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
     let mut ws = Workspace::create(&task, args.format)?;
     let cache = VerifyCache::default();
     let observer = Observer::new(&task, args.format, Some(&cache), 1)?;
+    let prompts = crate::suite::Prompts::default();
     let spec = TrialSpec {
         key: TrialKey::new(&args.arm, &task.name, 0),
+        task: &task,
+        format: args.format,
         initializer: false,
-        max_sessions: None,
+        max_coding_sessions: None,
         stop_when_done: false,
+        turn_budget: u32::MAX,
+        crash_rate: 0.0,
+        ledger: crate::suite::Ledger::Memo,
+        seed: 0,
+        prompts: &prompts,
     };
     let result = run_trial(
         &spec,

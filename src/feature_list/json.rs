@@ -8,7 +8,7 @@ use super::tree::{self, Node};
 use super::{Entry, FeatureList, ParseError};
 
 /// Parses a JSON feature list (an array of entries, or an object with a `features` array).
-pub fn parse_json(text: &str) -> Result<FeatureList, ParseError> {
+pub(crate) fn parse_json(text: &str) -> Result<FeatureList, ParseError> {
     // Editors on Windows sometimes save a byte-order mark, which serde_json rejects.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let root: Node = serde_json::from_str(text).map_err(|e| error_from(&e))?;
@@ -19,7 +19,7 @@ pub fn parse_json(text: &str) -> Result<FeatureList, ParseError> {
 }
 
 /// Renders entries as a pretty-printed JSON array with keys in declaration order.
-pub fn render_json(entries: &[Entry]) -> String {
+pub(crate) fn render_json(entries: &[Entry]) -> String {
     // Serializing strings and booleans cannot fail; the fallback only keeps this panic-free.
     let mut out = serde_json::to_string_pretty(entries).unwrap_or_else(|_| "[]".to_string());
     out.push('\n');

@@ -3,13 +3,15 @@
 //! Parsing is deliberately tolerant of the edits agents make (reordered entries and keys,
 //! extra fields, re-indentation), while rendering is deterministic so that a rendered file
 //! can be compared byte for byte and edited literally (`"passes": false` -> `true`).
-//! Format details live in the submodules: [`json`], [`yaml`] and [`markdown`].
+//! Format details (and the choices made where the formats differ) are documented in the
+//! private submodules `json`, `yaml` and `markdown`; `tree` holds the lenient rules that
+//! JSON and YAML share.
 
 mod api;
-pub mod json;
-pub mod markdown;
+mod json;
+mod markdown;
 mod tree;
-pub mod yaml;
+mod yaml;
 
 #[cfg(test)]
 mod fuzz_support;

@@ -4,5 +4,5 @@
 mod snapshot;
 mod verify;
 
-pub use snapshot::{ListState, Observation, Observer};
+pub use snapshot::{ListState, Observation, Observer, PROGRESS_FILE};
 pub use verify::{Check, VerifyCache};

@@ -140,12 +140,18 @@ impl<'a> Observer<'a> {
         };
 
         let overlay = self.oracle.as_ref().filter(|o| !o.already_in(&tree));
+        let ignores = &self.task.verify_ignores;
+        let tree_key = if ignores.is_empty() {
+            tree.hash
+        } else {
+            tree.hash_where(|path| !ignores.is_match(path))
+        };
         let mut verified = BTreeMap::new();
         let mut self_verified = BTreeMap::new();
         for feature in &self.task.features {
             let run = |overlay| VerifyRun {
                 work_dir: &ws.work_dir,
-                tree: &tree,
+                tree_key,
                 overlay,
                 command: &feature.verify,
                 timeout: self.task.verify_timeout,

@@ -5,12 +5,13 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{IoContext, Result};
-use crate::fsutil::{TreeSnapshot, copy_tree};
+use crate::fsutil::{TreeSnapshot, copy_tree, scratch_dir};
 use crate::process::ShellCommand;
 
 /// The result of checking one feature on one tree.
@@ -42,11 +43,25 @@ impl Check {
 #[derive(Debug, Default)]
 pub struct VerifyCache {
     results: Mutex<HashMap<blake3::Hash, bool>>,
+    hits: AtomicU64,
+    runs: AtomicU64,
 }
 
 impl VerifyCache {
     fn get(&self, key: &blake3::Hash) -> Option<bool> {
-        self.results.lock().ok()?.get(key).copied()
+        let found = self.results.lock().ok()?.get(key).copied();
+        if found.is_some() {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+        }
+        found
+    }
+
+    /// (checks answered from the cache, verify commands actually run).
+    pub fn stats(&self) -> (u64, u64) {
+        (
+            self.hits.load(Ordering::Relaxed),
+            self.runs.load(Ordering::Relaxed),
+        )
     }
 
     fn put(&self, key: blake3::Hash, passed: bool) {
@@ -99,8 +114,8 @@ impl OracleTests {
 pub struct VerifyRun<'a> {
     /// The live work directory (copied, never touched).
     pub work_dir: &'a Path,
-    /// Its snapshot (for the cache key).
-    pub tree: &'a TreeSnapshot,
+    /// Content hash of what the check can read (the cache key's tree part).
+    pub tree_key: blake3::Hash,
     /// The oracle to lay over the copy, if any.
     pub overlay: Option<&'a OracleTests>,
     /// The verify command.
@@ -124,6 +139,9 @@ impl VerifyRun<'_> {
         let mut passes = 0;
         let runs = self.repeats.max(1);
         for _ in 0..runs {
+            if let Some(cache) = self.cache {
+                cache.runs.fetch_add(1, Ordering::Relaxed);
+            }
             if self.run_once()? {
                 passes += 1;
             }
@@ -141,7 +159,7 @@ impl VerifyRun<'_> {
 
     fn cache_key(&self) -> blake3::Hash {
         let mut h = blake3::Hasher::new();
-        h.update(self.tree.hash.as_bytes());
+        h.update(self.tree_key.as_bytes());
         match self.overlay {
             Some(o) => h.update(b"O").update(o.hash.as_bytes()),
             None => h.update(b"-"),
@@ -152,10 +170,7 @@ impl VerifyRun<'_> {
 
     /// One run in a fresh copy, so that one check cannot leave anything for the next.
     fn run_once(&self) -> Result<bool> {
-        let scratch = tempfile::Builder::new()
-            .prefix("loopbench-verify-")
-            .tempdir()
-            .io_context(|| "cannot create a scratch directory".to_string())?;
+        let scratch = scratch_dir("loopbench-verify-")?;
         let copy = scratch.path().join("tree");
         copy_tree(self.work_dir, &copy, true)?;
         if let Some(oracle) = self.overlay {

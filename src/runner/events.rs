@@ -30,6 +30,16 @@ pub enum EventKind {
         /// Which trial.
         key: TrialKey,
     },
+    /// What a simulated agent did on purpose in a session (ground truth for tests,
+    /// never used by a metric).
+    SimTruth {
+        /// Which trial.
+        key: TrialKey,
+        /// Which session.
+        session: u32,
+        /// The sim's record of its acts.
+        truth: serde_json::Value,
+    },
     /// A session was run and observed.
     SessionFinished(Box<SessionRecord>),
     /// A trial ended.

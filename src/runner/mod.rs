@@ -2,7 +2,11 @@
 //! results store consume the events.
 
 mod events;
+mod gate;
+mod prompt;
+mod run;
 mod trial;
 
 pub use events::{Event, EventKind, EventSink, Fanout};
+pub use run::{PlannedTrial, RunOptions, default_jobs, execute, plan};
 pub use trial::{TrialResult, TrialSpec, run_trial, session_env};

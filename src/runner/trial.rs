@@ -4,25 +4,46 @@
 use std::ffi::OsString;
 use std::time::Instant;
 
+use rand::RngExt;
+
 use super::events::{Event, EventKind, EventSink};
+use super::gate::Gate;
+use super::prompt::{self, PromptVars};
 use crate::agent::{Agent, SessionContext, SessionKind, Usage};
-use crate::error::Result;
+use crate::error::{IoContext, Result};
+use crate::feature_list::ListFormat;
 use crate::metrics::{Outcome, SessionEnd, session_metrics, trial_metrics};
 use crate::observe::Observer;
 use crate::record::{SessionRecord, TrialKey, TrialRecord};
+use crate::seed;
+use crate::suite::{Ledger, Prompts, Task};
 use crate::workspace::{Workspace, git_env};
 
 /// What a trial runs.
-pub struct TrialSpec {
+pub struct TrialSpec<'a> {
     /// Which trial.
     pub key: TrialKey,
+    /// The task.
+    pub task: &'a Task,
+    /// The list format of the arm.
+    pub format: ListFormat,
     /// Session 0 is an initializer session.
     pub initializer: bool,
-    /// Stop after this many sessions (`None`: when the agent has no more).
-    pub max_sessions: Option<u32>,
+    /// Stop after this many coding sessions (`None`: when the agent has no more).
+    pub max_coding_sessions: Option<u32>,
     /// Stop once every feature is verified or the agent declares the project complete
     /// (a replay plays every recorded session instead).
     pub stop_when_done: bool,
+    /// Turn budget of each coding session.
+    pub turn_budget: u32,
+    /// Probability that the harness interrupts a coding session.
+    pub crash_rate: f64,
+    /// Who owns the `passes` flags.
+    pub ledger: Ledger,
+    /// The trial's seed (crash decisions derive from it).
+    pub seed: u64,
+    /// Prompt templates.
+    pub prompts: &'a Prompts,
 }
 
 /// A finished trial.
@@ -54,7 +75,7 @@ pub fn session_env(ws: &Workspace, key: &TrialKey, session: u32) -> Vec<(String,
 
 /// Runs one trial in `ws` with `agent`, sending events to `sink`.
 pub fn run_trial(
-    spec: &TrialSpec,
+    spec: &TrialSpec<'_>,
     ws: &Workspace,
     agent: &mut dyn Agent,
     observer: &Observer<'_>,
@@ -79,20 +100,36 @@ pub fn run_trial(
     let mut ends: Vec<SessionEnd> = Vec::new();
     let mut usage = Usage::default();
     let mut bad_input = None;
-    let mut previous: Option<Outcome> = None;
     let mut trial_error = None;
-    while spec
-        .max_sessions
-        .is_none_or(|max| (ends.len() as u32) < max)
-    {
+    let mut previous: Option<Outcome> = None;
+    let mut coding_sessions = 0u32;
+    let mut gate = Gate::default();
+    loop {
+        let initializer = spec.initializer && ends.is_empty();
+        if !initializer
+            && spec
+                .max_coding_sessions
+                .is_some_and(|max| coding_sessions >= max)
+        {
+            break;
+        }
         let Some(session) = agent.next_session() else {
             break;
         };
-        let kind = if spec.initializer && ends.is_empty() {
+        let kind = if initializer {
             SessionKind::Initializer
         } else {
+            coding_sessions += 1;
             SessionKind::Coding
         };
+        let prompt = render_prompt(spec, kind, session);
+        std::fs::write(&ws.prompt_file, &prompt)
+            .io_context(|| format!("cannot write '{}'", ws.prompt_file.display()))?;
+        let mut crash = seed::rng(spec.seed, &["crash", &session.to_string()]);
+        let interrupt_at = (kind == SessionKind::Coding
+            && spec.crash_rate > 0.0
+            && crash.random_range(0.0..1.0) < spec.crash_rate)
+            .then(|| crash.random_range(0.0..1.0));
         let env = session_env(ws, &spec.key, session);
         let started = Instant::now();
         let run = agent.run_session(&SessionContext {
@@ -100,9 +137,12 @@ pub fn run_trial(
             session,
             kind,
             env: &env,
+            prompt: &prompt,
+            turn_budget: spec.turn_budget,
+            interrupt_at,
         })?;
         let wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let after = observer.observe(ws)?;
+        let mut after = observer.observe(ws)?;
         let metrics = session_metrics(&before, &after, previous);
         if run.bad_input && bad_input.is_none() {
             bad_input = run.error.clone();
@@ -115,6 +155,16 @@ pub fn run_trial(
             outcome: run.outcome,
             all_verified: after.all_verified(),
         });
+        if let Some(truth) = run.truth {
+            emit(
+                sink,
+                EventKind::SimTruth {
+                    key: spec.key.clone(),
+                    session,
+                    truth,
+                },
+            )?;
+        }
         let record = SessionRecord {
             key: spec.key.clone(),
             session,
@@ -129,6 +179,11 @@ pub fn run_trial(
         emit(sink, EventKind::SessionFinished(Box::new(record)))?;
         previous = Some(run.outcome);
         let done = after.all_verified() || run.outcome == Outcome::DeclaredComplete;
+        if spec.ledger == Ledger::Gate && kind == SessionKind::Coding {
+            // The next session finds the list as the gate left it; the checks do not
+            // read the list, so the rest of the observation still holds.
+            after.list = gate.apply(ws, spec.task, spec.format, &before, &after)?;
+        }
         before = after;
         if run.outcome == Outcome::Error || (spec.stop_when_done && done) {
             break;
@@ -144,4 +199,30 @@ pub fn run_trial(
     };
     emit(sink, EventKind::TrialFinished(Box::new(record.clone())))?;
     Ok(TrialResult { record, bad_input })
+}
+
+fn render_prompt(spec: &TrialSpec<'_>, kind: SessionKind, session: u32) -> String {
+    let template = match kind {
+        SessionKind::Initializer => spec
+            .prompts
+            .initializer
+            .as_deref()
+            .unwrap_or(prompt::DEFAULT_INITIALIZER),
+        SessionKind::Coding => spec
+            .prompts
+            .coding
+            .as_deref()
+            .unwrap_or(prompt::DEFAULT_CODING),
+    };
+    prompt::render(
+        template,
+        &PromptVars {
+            task: spec.task,
+            format: spec.format,
+            ledger: spec.ledger,
+            initializer: spec.initializer,
+            session,
+            turns: spec.turn_budget,
+        },
+    )
 }

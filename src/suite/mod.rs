@@ -1,7 +1,9 @@
-//! Experiment definitions: tasks (and, later, suites of arms).
+//! Experiment definitions: suites of arms over tasks.
 
+mod suite_file;
 mod task;
 mod toml_error;
 
+pub use suite_file::{AgentDriver, Arm, Ledger, Prompts, Strategy, Suite};
 pub use task::{Feature, Task, TestDiscovery};
 pub use toml_error::{config_error, from_toml, line_column};

@@ -30,6 +30,10 @@ struct TaskFile {
     /// and a check that they exist).
     #[serde(default)]
     side_effect_tools: Vec<Spanned<String>>,
+    /// Globs of files that no verify command reads (notes, the feature list). They are
+    /// left out of the verify cache key only; scratch copies still hold them.
+    #[serde(default)]
+    verify_ignores: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -70,6 +74,8 @@ pub struct Task {
     pub verify_timeout: Duration,
     /// Tools that write to the effects log, relative to the work directory.
     pub side_effect_tools: Vec<String>,
+    /// Files the checks never read (left out of the verify cache key).
+    pub verify_ignores: globset::GlobSet,
 }
 
 /// How test files are found (a glob relative to the work directory) and how tests in
@@ -249,8 +255,26 @@ impl Task {
             }
         }
 
+        let mut ignores = globset::GlobSetBuilder::new();
+        for pattern in &raw.verify_ignores {
+            let glob = globset::GlobBuilder::new(pattern.get_ref())
+                .literal_separator(true)
+                .build()
+                .map_err(|e| {
+                    err(
+                        pattern.span(),
+                        format!("verify_ignores: not a valid glob: {e}"),
+                    )
+                })?;
+            ignores.add(glob);
+        }
+        let verify_ignores = ignores
+            .build()
+            .map_err(|e| config_error(file, text, None, format!("verify_ignores: {e}")))?;
+
         Ok(Task {
             dir,
+            verify_ignores,
             name: raw.name,
             goal: raw.goal,
             tests: TestDiscovery {

@@ -1,0 +1,790 @@
+//! The sim agent's sessions: plan a session as a list of steps (each a real file edit,
+//! a command, or a commit), then carry them out until done, out of turns, or cut off.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::Path;
+
+use rand::RngExt;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+
+use super::acts::{self, GoldFiles};
+use super::profile::Profile;
+use super::truth::Truth;
+use crate::agent::{Agent, SessionContext, SessionKind, SessionRun, Usage};
+use crate::error::{IoContext, Result};
+use crate::feature_list::{self, Entry, ListFormat};
+use crate::metrics::Outcome;
+use crate::observe::PROGRESS_FILE;
+use crate::process::ShellCommand;
+use crate::seed;
+use crate::suite::{Arm, Ledger, Strategy, Task};
+
+/// One simulated agent, for one trial. It remembers what it did on purpose across the
+/// trial's sessions (its ground truth), never what a real agent could not know.
+pub struct SimAgent<'a> {
+    profile: &'static Profile,
+    task: &'a Task,
+    arm: &'a Arm,
+    seed: u64,
+    gold: BTreeMap<String, GoldFiles>,
+    order: Vec<String>,
+    next: u32,
+    effects_sent: HashSet<String>,
+}
+
+/// One planned unit of work.
+#[derive(Debug, Clone)]
+enum Step {
+    WriteList(Vec<Entry>),
+    WriteFile { path: String, content: String },
+    CopyGold { feature: String, broken: bool },
+    WeakenTest { path: String },
+    Effect { feature: String },
+    DescEdit { id: String },
+    StepsEdit { id: String },
+    RemoveEntry { id: String },
+    DeleteTestFile { path: String },
+    Claim { id: String, premature: bool },
+    Progress,
+    Commit { message: String },
+}
+
+/// How far a session got.
+enum Flow {
+    Go,
+    Stop(Outcome),
+}
+
+impl<'a> SimAgent<'a> {
+    /// A sim agent for one trial of `arm` on `task`, seeded with the trial seed.
+    pub fn new(
+        profile: &'static Profile,
+        task: &'a Task,
+        arm: &'a Arm,
+        trial_seed: u64,
+    ) -> Result<Self> {
+        let mut gold = BTreeMap::new();
+        for f in &task.features {
+            gold.insert(f.id.clone(), GoldFiles::read(&task.gold_dir(&f.id))?);
+        }
+        Ok(SimAgent {
+            profile,
+            task,
+            arm,
+            seed: trial_seed,
+            gold,
+            order: topological_order(task),
+            next: if arm.initializer { 0 } else { 1 },
+            effects_sent: HashSet::new(),
+        })
+    }
+
+    fn done(&self, id: &str, work_dir: &Path) -> bool {
+        self.gold.get(id).is_some_and(|g| g.in_place(work_dir))
+    }
+
+    fn deps_closure(&self, ids: &BTreeSet<String>) -> BTreeSet<String> {
+        let mut out = ids.clone();
+        let mut stack: Vec<String> = ids.iter().cloned().collect();
+        while let Some(id) = stack.pop() {
+            if let Some(f) = self.task.feature(&id) {
+                for d in &f.depends_on {
+                    if out.insert(d.clone()) {
+                        stack.push(d.clone());
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Agent for SimAgent<'_> {
+    fn next_session(&mut self) -> Option<u32> {
+        let n = self.next;
+        self.next += 1;
+        Some(n)
+    }
+
+    fn run_session(&mut self, ctx: &SessionContext<'_>) -> Result<SessionRun> {
+        let rng = seed::rng(self.seed, &["sim", &ctx.session.to_string()]);
+        let list = read_list(&ctx.workspace.work_dir, self.arm.list_format);
+        let mut session = Session {
+            agent: self,
+            ctx,
+            rng,
+            truth: Truth {
+                list_observable: list.is_some(),
+                ..Truth::default()
+            },
+            list,
+            turns: 0,
+            stop_after_turns: None,
+            weakened: BTreeSet::new(),
+        };
+        let outcome = match ctx.kind {
+            SessionKind::Initializer => session.initializer()?,
+            SessionKind::Coding => match session.agent.arm.strategy {
+                Strategy::Incremental => session.incremental()?,
+                Strategy::Single => session.single()?,
+            },
+        };
+        let profile = session.agent.profile;
+        let turns = u64::from(session.turns);
+        Ok(SessionRun {
+            outcome,
+            usage: Usage {
+                turns: Some(turns),
+                input_tokens: Some(turns * profile.input_tokens_per_turn),
+                output_tokens: Some(turns * profile.output_tokens_per_turn),
+                cost_usd: None,
+            },
+            actions_failed: 0,
+            error: None,
+            bad_input: false,
+            truth: serde_json::to_value(&session.truth).ok(),
+        })
+    }
+}
+
+fn read_list(work_dir: &Path, format: ListFormat) -> Option<Vec<Entry>> {
+    let text = std::fs::read_to_string(work_dir.join(format.file_name())).ok()?;
+    feature_list::parse(format, &text).ok().map(|l| l.entries)
+}
+
+/// Canonical order with every feature after its dependencies (stable Kahn).
+fn topological_order(task: &Task) -> Vec<String> {
+    let mut placed: Vec<String> = Vec::new();
+    let mut left: Vec<&crate::suite::Feature> = task.features.iter().collect();
+    while !left.is_empty() {
+        let ready = left
+            .iter()
+            .position(|f| f.depends_on.iter().all(|d| placed.contains(d)))
+            .unwrap_or(0);
+        placed.push(left.remove(ready).id.clone());
+    }
+    placed
+}
+
+struct Session<'s, 'a> {
+    agent: &'s mut SimAgent<'a>,
+    ctx: &'s SessionContext<'s>,
+    rng: ChaCha8Rng,
+    truth: Truth,
+    list: Option<Vec<Entry>>,
+    turns: u32,
+    stop_after_turns: Option<u32>,
+    /// Test files this session weakened: deleting one later would undo the act.
+    weakened: BTreeSet<String>,
+}
+
+impl Session<'_, '_> {
+    fn work_dir(&self) -> &Path {
+        &self.ctx.workspace.work_dir
+    }
+
+    fn chance(&mut self, p: f64) -> bool {
+        self.rng.random_range(0.0..1.0) < p
+    }
+
+    fn memo(&self) -> bool {
+        self.agent.arm.ledger == Ledger::Memo
+    }
+
+    /// Session 0: write the list, the notes and the init script; build nothing.
+    fn initializer(&mut self) -> Result<Outcome> {
+        let entries = self.agent.task.canonical_entries();
+        let steps = vec![
+            Step::WriteList(entries),
+            Step::WriteFile {
+                path: "init.sh".into(),
+                content:
+                    "#!/bin/sh\n# Idempotent setup: nothing to install for this task.\nexit 0\n"
+                        .into(),
+            },
+            Step::Progress,
+            Step::Commit {
+                message: "Initializer: feature list, notes, init script".into(),
+            },
+        ];
+        self.run_planned(steps, 1.0)
+    }
+
+    /// One feature per session.
+    fn incremental(&mut self) -> Result<Outcome> {
+        let mut steps = self.plan_list_if_missing();
+        steps.extend(self.recovery_steps());
+        let plan = self.planned_ids();
+        let work = self.next_work_item(&plan, &BTreeSet::new());
+        if let Some(w) = &work {
+            let p = self
+                .agent
+                .profile
+                .format(self.agent.arm.list_format)
+                .premature_claim;
+            steps.extend(self.work_steps(w, p));
+        }
+        steps.extend(self.session_end_steps(work.as_deref(), 1.0));
+        let outcome = self.run_planned(steps, 1.0)?;
+        Ok(self.declare_if_done(outcome, work.is_none()))
+    }
+
+    /// One session with the whole budget: features one after another, with the
+    /// context degrading as it fills.
+    fn single(&mut self) -> Result<Outcome> {
+        let budget = self.ctx.turn_budget;
+        self.stop_after_turns = self
+            .ctx
+            .interrupt_at
+            .map(|f| (f * f64::from(budget)) as u32);
+        let mut first = self.plan_list_if_missing();
+        first.extend(self.recovery_steps());
+        if let Flow::Stop(o) = self.run_steps(first, 1.0)? {
+            return Ok(o);
+        }
+        let params = self.agent.profile.single.clone();
+        let base = self
+            .agent
+            .profile
+            .format(self.agent.arm.list_format)
+            .premature_claim;
+        let mut believed_done = BTreeSet::new();
+        let mut k = 0u32;
+        loop {
+            let plan = self.planned_ids();
+            let Some(w) = self.next_work_item(&plan, &believed_done) else {
+                break;
+            };
+            let multiplier = 1.0 + params.turn_growth * f64::from(k);
+            let p = base + params.premature_growth * f64::from(k);
+            let mut steps = self.work_steps(&w, p);
+            steps.extend(self.session_end_steps(Some(&w), multiplier));
+            if let Flow::Stop(o) = self.run_steps(steps, multiplier)? {
+                return Ok(o);
+            }
+            believed_done.insert(w);
+            k += 1;
+            if self.chance(params.early_victory) {
+                return Ok(Outcome::DeclaredComplete);
+            }
+        }
+        Ok(self.declare_if_done(Outcome::Completed, true))
+    }
+
+    /// Without an initializer the first coding session writes its own plan, which
+    /// may omit requirements (closed under dependencies, never empty).
+    fn plan_list_if_missing(&mut self) -> Vec<Step> {
+        if self.list.is_some() || self.agent.arm.initializer {
+            return Vec::new();
+        }
+        let coverage = self.agent.profile.no_initializer.plan_coverage;
+        let mut kept = BTreeSet::new();
+        for id in self.agent.order.clone() {
+            if self.chance(coverage) {
+                kept.insert(id);
+            }
+        }
+        if kept.is_empty()
+            && let Some(first) = self.agent.order.first()
+        {
+            kept.insert(first.clone());
+        }
+        let kept = self.agent.deps_closure(&kept);
+        let entries = self
+            .agent
+            .task
+            .canonical_entries()
+            .into_iter()
+            .filter(|e| kept.contains(&e.id))
+            .collect();
+        vec![Step::WriteList(entries)]
+    }
+
+    /// Canonical ids the agent considers its job: those on its list (plus what they
+    /// depend on); every canonical feature when there is no list to go by.
+    fn planned_ids(&self) -> BTreeSet<String> {
+        let ids: BTreeSet<String> = match &self.list {
+            Some(entries) => entries
+                .iter()
+                .map(|e| e.id.clone())
+                .filter(|id| self.agent.task.feature(id).is_some())
+                .collect(),
+            None => self.agent.order.iter().cloned().collect(),
+        };
+        self.agent.deps_closure(&ids)
+    }
+
+    /// The first planned feature (dependencies first) that is not really done: the
+    /// sim re-checks earlier work, so a false claim is repaired before new work.
+    fn next_work_item(&self, plan: &BTreeSet<String>, skip: &BTreeSet<String>) -> Option<String> {
+        self.agent
+            .order
+            .iter()
+            .find(|id| {
+                plan.contains(*id) && !skip.contains(*id) && !self.agent.done(id, self.work_dir())
+            })
+            .cloned()
+    }
+
+    fn claimed(&self, id: &str) -> bool {
+        self.list
+            .as_ref()
+            .and_then(|l| l.iter().find(|e| e.id == id))
+            .is_some_and(|e| e.passes)
+    }
+
+    fn on_list(&self, id: &str) -> bool {
+        self.list
+            .as_ref()
+            .is_some_and(|l| l.iter().any(|e| e.id == id))
+    }
+
+    /// Work a crashed session left done but unclaimed: finish it, maybe repeating its
+    /// irreversible action.
+    fn recovery_steps(&mut self) -> Vec<Step> {
+        let mut steps = Vec::new();
+        let ids: Vec<String> = self.agent.order.clone();
+        for id in ids {
+            let unfinished =
+                self.agent.done(&id, self.work_dir()) && self.on_list(&id) && !self.claimed(&id);
+            let effect_pending = self.agent.done(&id, self.work_dir())
+                && !self.agent.effects_sent.contains(&id)
+                && self.has_effects();
+            if !(unfinished || effect_pending) {
+                continue;
+            }
+            if self.has_effects() {
+                // A repeat is the resume failure being modelled: the agent does not check
+                // the log before acting again.
+                let repeat = self.agent.effects_sent.contains(&id)
+                    && self.chance(self.agent.profile.repeat_side_effect_after_crash);
+                if !self.agent.effects_sent.contains(&id) || repeat {
+                    steps.push(Step::Effect {
+                        feature: id.clone(),
+                    });
+                }
+            }
+            if unfinished && self.memo() {
+                steps.push(Step::Claim {
+                    id,
+                    premature: false,
+                });
+            }
+        }
+        steps
+    }
+
+    fn has_effects(&self) -> bool {
+        !self.agent.task.side_effect_tools.is_empty()
+    }
+
+    /// Implementing (or botching) the work item, its irreversible action, the acts the
+    /// list format invites, and the claim.
+    fn work_steps(&mut self, w: &str, premature_p: f64) -> Vec<Step> {
+        let mut steps = Vec::new();
+        let sloppy = self.chance(premature_p);
+        let mut claim = None;
+        if sloppy {
+            let test = self.weakenable_test(w);
+            match test {
+                Some(path) if self.chance(self.agent.profile.weaken_share) => {
+                    steps.push(Step::WeakenTest { path });
+                }
+                _ => steps.push(Step::CopyGold {
+                    feature: w.to_string(),
+                    broken: true,
+                }),
+            }
+            if self.memo() {
+                claim = self.premature_target(w).map(|id| Step::Claim {
+                    id,
+                    premature: true,
+                });
+            }
+        } else {
+            steps.push(Step::CopyGold {
+                feature: w.to_string(),
+                broken: false,
+            });
+            if self.has_effects() {
+                steps.push(Step::Effect {
+                    feature: w.to_string(),
+                });
+            }
+            if self.memo() && self.on_list(w) && !self.claimed(w) {
+                claim = Some(Step::Claim {
+                    id: w.to_string(),
+                    premature: false,
+                });
+            }
+        }
+        let mut acts = self.random_acts(w, claim.as_ref());
+        acts.shuffle(&mut self.rng);
+        steps.extend(acts);
+        steps.extend(claim);
+        steps
+    }
+
+    /// The entry a sloppy session claims: its own feature, or when that is already
+    /// (falsely) claimed, the next unclaimed entry whose feature is not done.
+    fn premature_target(&self, w: &str) -> Option<String> {
+        if self.on_list(w) && !self.claimed(w) {
+            return Some(w.to_string());
+        }
+        let list = self.list.as_ref()?;
+        list.iter()
+            .filter(|e| !e.passes && e.id != w)
+            .find(|e| {
+                self.agent.task.feature(&e.id).is_some() && !self.agent.done(&e.id, self.work_dir())
+            })
+            .map(|e| e.id.clone())
+    }
+
+    /// The work item's own test file, if it has one that is not weakened yet.
+    fn weakenable_test(&self, w: &str) -> Option<String> {
+        let feature = self.agent.task.feature(w)?;
+        let tests = self.test_files();
+        let path = acts::test_files_of(&feature.verify, &tests)
+            .into_iter()
+            .next()?;
+        let rel = path.to_string_lossy().to_string();
+        let content = std::fs::read(self.work_dir().join(&rel)).ok()?;
+        let weak = acts::weakened_test(&content, &self.agent.task.tests.count_pattern);
+        (weak != content).then_some(rel)
+    }
+
+    fn test_files(&self) -> Vec<String> {
+        let root = self.work_dir();
+        walkdir::WalkDir::new(root)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| e.file_name() != ".git")
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_file())
+            .map(|e| crate::fsutil::relative_slash_path(root, e.path()))
+            .filter(|p| self.agent.task.tests.glob.is_match(p))
+            .collect()
+    }
+
+    /// Rewording, step edits, entry removal and test removal, each drawn with the
+    /// format's probability; only on a list that existed when the session started.
+    fn random_acts(&mut self, w: &str, claim: Option<&Step>) -> Vec<Step> {
+        let Some(list) = self.list.clone() else {
+            return Vec::new();
+        };
+        if !self.truth.list_observable || list.is_empty() {
+            return Vec::new();
+        }
+        let params = self
+            .agent
+            .profile
+            .format(self.agent.arm.list_format)
+            .clone();
+        let claimed_id = match claim {
+            Some(Step::Claim { id, .. }) => Some(id.clone()),
+            _ => None,
+        };
+        let mut used: BTreeSet<String> = BTreeSet::new();
+        let mut acts = Vec::new();
+        let pick = |rng: &mut ChaCha8Rng, used: &BTreeSet<String>, avoid: &[&str]| {
+            let candidates: Vec<&Entry> = list
+                .iter()
+                .filter(|e| !used.contains(&e.id) && !avoid.contains(&e.id.as_str()))
+                .collect();
+            (!candidates.is_empty())
+                .then(|| candidates[rng.random_range(0..candidates.len())].id.clone())
+        };
+        if self.chance(params.desc_edit)
+            && let Some(id) = pick(&mut self.rng, &used, &[])
+        {
+            used.insert(id.clone());
+            acts.push(Step::DescEdit { id });
+        }
+        if self.chance(params.step_edit)
+            && let Some(id) = pick(&mut self.rng, &used, &[])
+        {
+            used.insert(id.clone());
+            acts.push(Step::StepsEdit { id });
+        }
+        if self.chance(params.entry_removal) {
+            let avoid: Vec<&str> = [Some(w), claimed_id.as_deref()]
+                .into_iter()
+                .flatten()
+                .collect();
+            if let Some(id) = pick(&mut self.rng, &used, &avoid) {
+                used.insert(id.clone());
+                acts.push(Step::RemoveEntry { id });
+            }
+        }
+        if self.chance(params.test_removal) {
+            let own: Vec<String> = self
+                .agent
+                .task
+                .feature(w)
+                .map(|f| {
+                    acts::test_files_of(&f.verify, &self.test_files())
+                        .into_iter()
+                        .map(|p| p.to_string_lossy().to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let pattern = &self.agent.task.tests.count_pattern;
+            let candidates: Vec<String> = self
+                .test_files()
+                .into_iter()
+                .filter(|p| !own.contains(p) && !self.weakened.contains(p))
+                .filter(|p| {
+                    std::fs::read_to_string(self.work_dir().join(p))
+                        .is_ok_and(|t| pattern.find_iter(&t).count() > 0)
+                })
+                .collect();
+            if !candidates.is_empty() {
+                let path = candidates[self.rng.random_range(0..candidates.len())].clone();
+                acts.push(Step::DeleteTestFile { path });
+            }
+        }
+        acts
+    }
+
+    fn session_end_steps(&mut self, w: Option<&str>, _multiplier: f64) -> Vec<Step> {
+        let mut steps = Vec::new();
+        if !self.chance(self.agent.profile.skip_progress) {
+            steps.push(Step::Progress);
+        }
+        if !self.chance(self.agent.profile.forget_commit) {
+            steps.push(Step::Commit {
+                message: format!(
+                    "session {}: {}",
+                    self.ctx.session,
+                    w.unwrap_or("check everything")
+                ),
+            });
+        }
+        steps
+    }
+
+    /// Memo arms declare the project complete once every entry on the list claims to
+    /// pass; gate arms once there is nothing left to do.
+    fn declare_if_done(&self, outcome: Outcome, nothing_left: bool) -> Outcome {
+        if outcome != Outcome::Completed {
+            return outcome;
+        }
+        let all_claimed = self
+            .list
+            .as_ref()
+            .is_some_and(|l| !l.is_empty() && l.iter().all(|e| e.passes));
+        let done = if self.memo() {
+            all_claimed
+        } else {
+            nothing_left
+        };
+        if done {
+            Outcome::DeclaredComplete
+        } else {
+            outcome
+        }
+    }
+
+    /// Runs a session planned in full; a crash cuts it at a random step.
+    fn run_planned(&mut self, steps: Vec<Step>, multiplier: f64) -> Result<Outcome> {
+        if let Some(at) = self.ctx.interrupt_at {
+            let keep = ((at * steps.len() as f64) as usize).min(steps.len().saturating_sub(1));
+            let mut steps = steps;
+            steps.truncate(keep);
+            return match self.run_steps(steps, multiplier)? {
+                Flow::Stop(o) => Ok(o),
+                Flow::Go => Ok(Outcome::Interrupted),
+            };
+        }
+        match self.run_steps(steps, multiplier)? {
+            Flow::Stop(o) => Ok(o),
+            Flow::Go => Ok(Outcome::Completed),
+        }
+    }
+
+    fn run_steps(&mut self, steps: Vec<Step>, multiplier: f64) -> Result<Flow> {
+        for step in steps {
+            let [low, high] = self.agent.profile.turns_per_step;
+            let cost = (f64::from(self.rng.random_range(low..=high)) * multiplier).ceil() as u32;
+            if self.turns + cost > self.ctx.turn_budget {
+                return Ok(Flow::Stop(Outcome::OutOfBudget));
+            }
+            if let Some(limit) = self.stop_after_turns
+                && self.turns + cost > limit
+            {
+                return Ok(Flow::Stop(Outcome::Interrupted));
+            }
+            self.turns += cost;
+            self.exec(step)?;
+        }
+        Ok(Flow::Go)
+    }
+
+    fn write_list(&self) -> Result<()> {
+        if let Some(entries) = &self.list {
+            let format = self.agent.arm.list_format;
+            acts::write_file(
+                self.work_dir(),
+                format.file_name(),
+                feature_list::render(format, entries).as_bytes(),
+            )?;
+        }
+        Ok(())
+    }
+
+    fn entry_mut(&mut self, id: &str) -> Option<&mut Entry> {
+        self.list.as_mut()?.iter_mut().find(|e| e.id == id)
+    }
+
+    fn exec(&mut self, step: Step) -> Result<()> {
+        let observable = self.truth.list_observable;
+        match step {
+            Step::WriteList(entries) => {
+                self.list = Some(entries);
+                self.write_list()?;
+            }
+            Step::WriteFile { path, content } => {
+                acts::write_file(self.work_dir(), &path, content.as_bytes())?
+            }
+            Step::CopyGold { feature, broken } => {
+                let files = self
+                    .agent
+                    .gold
+                    .get(&feature)
+                    .map(|g| g.files.clone())
+                    .unwrap_or_default();
+                for (i, (path, content)) in files.iter().enumerate() {
+                    let content = if broken && i == 0 {
+                        acts::first_half(content)
+                    } else {
+                        content.clone()
+                    };
+                    acts::write_file(self.work_dir(), path, &content)?;
+                }
+            }
+            Step::WeakenTest { path } => {
+                let full = self.work_dir().join(&path);
+                let content = std::fs::read(&full)
+                    .io_context(|| format!("cannot read '{}'", full.display()))?;
+                let weak = acts::weakened_test(&content, &self.agent.task.tests.count_pattern);
+                acts::write_file(self.work_dir(), &path, &weak)?;
+                self.truth.tests_weakened += 1;
+                self.weakened.insert(path);
+            }
+            Step::Effect { feature } => {
+                if !self.agent.effects_sent.insert(feature.clone()) {
+                    self.truth.dup_side_effects += 1;
+                }
+                for tool in &self.agent.task.side_effect_tools {
+                    let script = format!("./{tool} {feature}");
+                    ShellCommand {
+                        script: &script,
+                        cwd: self.work_dir(),
+                        env: self.ctx.env,
+                        timeout: std::time::Duration::from_secs(60),
+                        no_network: false,
+                    }
+                    .run()
+                    .io_context(|| format!("cannot run '{script}'"))?;
+                }
+            }
+            Step::DescEdit { id } => {
+                let mut rng = self.rng.clone();
+                if let Some(e) = self.entry_mut(&id) {
+                    e.description = acts::reword(&e.description, &mut rng);
+                    self.truth.desc_edits += u32::from(observable);
+                    self.write_list()?;
+                }
+                self.rng = rng;
+            }
+            Step::StepsEdit { id } => {
+                let mut rng = self.rng.clone();
+                if let Some(e) = self.entry_mut(&id) {
+                    e.steps = acts::edit_steps(e, &mut rng);
+                    self.truth.step_edits += u32::from(observable);
+                    self.write_list()?;
+                }
+                self.rng = rng;
+            }
+            Step::RemoveEntry { id } => {
+                if let Some(list) = self.list.as_mut() {
+                    let before = list.len();
+                    list.retain(|e| e.id != id);
+                    if list.len() < before {
+                        self.truth.entries_removed += u32::from(observable);
+                        self.write_list()?;
+                    }
+                }
+            }
+            Step::DeleteTestFile { path } => {
+                let full = self.work_dir().join(&path);
+                let text = std::fs::read_to_string(&full).unwrap_or_default();
+                let count = self.agent.task.tests.count_pattern.find_iter(&text).count() as u64;
+                std::fs::remove_file(&full)
+                    .io_context(|| format!("cannot delete '{}'", full.display()))?;
+                self.truth.tests_removed += count;
+            }
+            Step::Claim { id, premature } => {
+                if let Some(e) = self.entry_mut(&id)
+                    && !e.passes
+                {
+                    e.passes = true;
+                    if premature {
+                        self.truth.premature_claims += u32::from(observable);
+                    }
+                    self.write_list()?;
+                }
+            }
+            Step::Progress => {
+                let text = self.progress_notes();
+                acts::write_file(self.work_dir(), PROGRESS_FILE, text.as_bytes())?;
+            }
+            Step::Commit { message } => {
+                let script = format!(
+                    "git add -A && git commit -q --allow-empty -m '{}'",
+                    message.replace('\'', "")
+                );
+                ShellCommand {
+                    script: &script,
+                    cwd: self.work_dir(),
+                    env: self.ctx.env,
+                    timeout: std::time::Duration::from_secs(60),
+                    no_network: false,
+                }
+                .run()
+                .io_context(|| "cannot run git commit".to_string())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Shift notes written from the list alone, so that equal states give equal notes.
+    fn progress_notes(&self) -> String {
+        let mut text = String::from("# Progress\n\n");
+        match &self.list {
+            Some(list) => {
+                let done: Vec<&str> = list
+                    .iter()
+                    .filter(|e| e.passes)
+                    .map(|e| e.id.as_str())
+                    .collect();
+                let next = list.iter().find(|e| !e.passes).map(|e| e.id.as_str());
+                text += &format!(
+                    "Done: {}\n",
+                    if done.is_empty() {
+                        "nothing yet".into()
+                    } else {
+                        done.join(", ")
+                    }
+                );
+                text += &format!(
+                    "Next: {}\n",
+                    next.unwrap_or("nothing; the project is complete")
+                );
+            }
+            None => text += "Scaffolded the project.\n",
+        }
+        text
+    }
+}

@@ -1,0 +1,186 @@
+//! `loopbench run SUITE`: runs every (arm, task, replicate) trial of a suite and writes
+//! a results directory.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::cli::RunArgs;
+use crate::error::{Error, IoContext, Result};
+use crate::exit_code;
+use crate::process::network_isolation_available;
+use crate::runner::{Event, EventKind, EventSink, Fanout, RunOptions, default_jobs, execute, plan};
+use crate::store::{Manifest, RunWriter, host_name, now_rfc3339};
+use crate::suite::{AgentDriver, Suite};
+
+use super::replay::default_run_dir;
+
+/// Runs the command; returns the exit code.
+pub fn run(args: &RunArgs) -> Result<i32> {
+    let mut suite = Suite::load(&args.suite)?;
+    if let Some(seed) = args.seed {
+        suite.seed = seed;
+    }
+    if let Some(r) = args.replicates {
+        if r == 0 {
+            return Err(Error::BadInput("--replicates must be at least 1".into()));
+        }
+        suite.replicates = r;
+    }
+    let arms = select_arms(&suite, args.arms.as_deref())?;
+    if let Some(name) = suite
+        .arms
+        .iter()
+        .enumerate()
+        .find(|(i, _)| arms.contains(i))
+        .and_then(|(i, a)| matches!(suite.agent_of(a), AgentDriver::Command { .. }).then_some(i))
+    {
+        return Err(Error::BadInput(format!(
+            "arm '{}' uses the command driver, which is not available yet; run sim arms with --arms",
+            suite.arms[name].name
+        )));
+    }
+    let trials = plan(&suite, &arms, suite.replicates);
+    let out = match &args.out {
+        Some(dir) => dir.clone(),
+        None => default_run_dir(Path::new("results").join(&suite.name))?,
+    };
+    let selected: Vec<String> = arms.iter().map(|&i| suite.arms[i].name.clone()).collect();
+    let simulated = arms
+        .iter()
+        .all(|&i| matches!(suite.agent_of(&suite.arms[i]), AgentDriver::Sim { .. }));
+    let manifest = Manifest {
+        suite: suite.name.clone(),
+        suite_hash: suite.content_hash.clone(),
+        arms: selected.clone(),
+        tasks: suite.tasks.iter().map(|t| t.name.clone()).collect(),
+        seed: Some(suite.seed),
+        replicates: suite.replicates,
+        driver: if simulated {
+            "sim".into()
+        } else {
+            "mixed".into()
+        },
+        simulated,
+        shard: None,
+        loopbench_version: env!("CARGO_PKG_VERSION").into(),
+        git_commit: env!("LOOPBENCH_GIT_COMMIT").into(),
+        host: host_name(),
+        started: now_rfc3339(),
+        finished: None,
+        verify_network_isolated: network_isolation_available(),
+    };
+    let mut writer = RunWriter::create(&out, manifest)?;
+    let mut progress = ProgressLine::new(trials.len(), args.quiet);
+    let mut sink = Fanout::new().with(&mut writer).with(&mut progress);
+    let start = Instant::now();
+    sink.handle(&Event {
+        elapsed: start.elapsed(),
+        kind: EventKind::RunStarted {
+            run_dir: out.clone(),
+            trials: trials.len(),
+        },
+    })?;
+    let options = RunOptions {
+        jobs: args.jobs.unwrap_or_else(default_jobs),
+        seed: suite.seed,
+    };
+    let suite = Arc::new(suite);
+    execute(suite.clone(), &trials, &options, &mut sink, start)?;
+    sink.handle(&Event {
+        elapsed: start.elapsed(),
+        kind: EventKind::RunFinished,
+    })?;
+    drop(sink);
+    let summary = crate::report::session_counts(&out, &selected)?;
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(summary.as_bytes())
+        .io_context(|| "cannot print the summary".to_string())?;
+    eprintln!(
+        "{} trials in {:.1}s; results in {}",
+        trials.len(),
+        start.elapsed().as_secs_f64(),
+        out.display()
+    );
+    Ok(exit_code::OK)
+}
+
+/// Indices of the arms named by `--arms a,b` (all when absent), in suite order.
+fn select_arms(suite: &Suite, names: Option<&str>) -> Result<Vec<usize>> {
+    let Some(names) = names else {
+        return Ok((0..suite.arms.len()).collect());
+    };
+    let index: BTreeMap<&str, usize> = suite
+        .arms
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.name.as_str(), i))
+        .collect();
+    let mut picked = Vec::new();
+    for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        match index.get(name) {
+            Some(&i) => picked.push(i),
+            None => {
+                return Err(Error::BadInput(format!(
+                    "--arms: '{name}' is not an arm of suite '{}' (arms: {})",
+                    suite.name,
+                    suite
+                        .arms
+                        .iter()
+                        .map(|a| a.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        }
+    }
+    if picked.is_empty() {
+        return Err(Error::BadInput("--arms: name at least one arm".into()));
+    }
+    picked.sort_unstable();
+    picked.dedup();
+    Ok(picked)
+}
+
+/// A one-line progress count on stderr, only when it is a terminal.
+struct ProgressLine {
+    total: usize,
+    done: usize,
+    enabled: bool,
+}
+
+impl ProgressLine {
+    fn new(total: usize, quiet: bool) -> ProgressLine {
+        use std::io::IsTerminal;
+        ProgressLine {
+            total,
+            done: 0,
+            enabled: !quiet && std::io::stderr().is_terminal(),
+        }
+    }
+}
+
+impl EventSink for ProgressLine {
+    fn handle(&mut self, event: &Event) -> Result<()> {
+        if !self.enabled {
+            return Ok(());
+        }
+        match &event.kind {
+            EventKind::TrialFinished(_) => {
+                self.done += 1;
+                eprint!(
+                    "\r{}/{} trials, {:.0}s",
+                    self.done,
+                    self.total,
+                    event.elapsed.as_secs_f64()
+                );
+            }
+            EventKind::RunFinished => eprintln!(),
+            _ => {}
+        }
+        Ok(())
+    }
+}

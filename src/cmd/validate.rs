@@ -1,0 +1,49 @@
+//! `loopbench validate SUITE`: checks a suite, its tasks and arms without running.
+
+use std::io::Write;
+
+use crate::cli::ValidateArgs;
+use crate::error::{IoContext, Result};
+use crate::exit_code;
+use crate::suite::Suite;
+
+/// Runs the command; returns the exit code (errors carry exit code 2).
+pub fn run(args: &ValidateArgs) -> Result<i32> {
+    let suite = Suite::load(&args.suite)?;
+    let trials = suite.arms.len() * suite.tasks.len() * suite.replicates as usize;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "suite '{}' is valid: {} arms x {} tasks x {} replicates = {} trials (baseline '{}')",
+        suite.name,
+        suite.arms.len(),
+        suite.tasks.len(),
+        suite.replicates,
+        trials,
+        suite.baseline
+    )
+    .and_then(|()| {
+        for task in &suite.tasks {
+            writeln!(out, "  task {}: {} features", task.name, task.features.len())?;
+        }
+        for arm in &suite.arms {
+            writeln!(
+                out,
+                "  arm {}: agent {} ({}), {} list, {:?}, initializer {}, {:?} ledger, {} sessions x {} turns, crash rate {}",
+                arm.name,
+                arm.agent,
+                suite.agent_of(arm).name(),
+                arm.list_format,
+                arm.strategy,
+                arm.initializer,
+                arm.ledger,
+                arm.max_sessions,
+                arm.session_turns,
+                arm.crash_rate
+            )?;
+        }
+        Ok(())
+    })
+    .io_context(|| "cannot print".to_string())?;
+    Ok(exit_code::OK)
+}

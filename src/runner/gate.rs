@@ -1,0 +1,141 @@
+//! The harness-owned ledger: after each session the harness rewrites every entry's
+//! `passes` from `verified`, whatever the agent wrote, and blocks a feature after three
+//! failed attempts. Writes are atomic.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::error::{Error, Result};
+use crate::feature_list::{self, Entry, ListFormat};
+use crate::observe::{Check, ListState, Observation};
+use crate::store::write_atomic;
+use crate::suite::Task;
+use crate::workspace::{Workspace, git};
+
+/// Failed attempts after which a feature is blocked.
+pub const MAX_ATTEMPTS: u32 = 3;
+
+/// The gate's memory across the sessions of one trial.
+#[derive(Debug, Default)]
+pub struct Gate {
+    attempts: BTreeMap<String, u32>,
+    blocked: BTreeSet<String>,
+}
+
+impl Gate {
+    /// Rewrites the list after a session. An attempt on a feature is a session that
+    /// started with it as the first unverified, unblocked feature of the canonical
+    /// order (the one the protocol says to work on) and ended with it still failing.
+    /// Returns the list as the next session will find it.
+    pub fn apply(
+        &mut self,
+        ws: &Workspace,
+        task: &Task,
+        format: ListFormat,
+        before: &Observation,
+        after: &Observation,
+    ) -> Result<ListState> {
+        let current = task.features.iter().find(|f| {
+            before.verified.get(&f.id) != Some(&Check::Pass) && !self.blocked.contains(&f.id)
+        });
+        if let Some(f) = current
+            && after.verified.get(&f.id) != Some(&Check::Pass)
+        {
+            let n = self.attempts.entry(f.id.clone()).or_default();
+            *n += 1;
+            if *n >= MAX_ATTEMPTS {
+                self.blocked.insert(f.id.clone());
+            }
+        }
+
+        let mut entries: Vec<Entry> = match &after.list {
+            ListState::Parsed(list) => list.entries.clone(),
+            _ => task.canonical_entries(),
+        };
+        for e in &mut entries {
+            e.passes = after.verified.get(&e.id) == Some(&Check::Pass);
+        }
+        let text = self.render(format, &entries)?;
+        let path = ws.work_dir.join(format.file_name());
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+            write_atomic(&path, text.as_bytes())?;
+            // Only the list is committed: the agent's own uncommitted work stays as it
+            // left it.
+            git(&ws.work_dir, &["add", "--", format.file_name()])?;
+            git(
+                &ws.work_dir,
+                &[
+                    "commit",
+                    "-q",
+                    "--no-verify",
+                    "-m",
+                    "loopbench gate: passes from verify",
+                    "--",
+                    format.file_name(),
+                ],
+            )?;
+        }
+        feature_list::parse(format, &text)
+            .map(ListState::Parsed)
+            .map_err(|e| Error::Tool(format!("gate wrote a list it cannot parse: {e}")))
+    }
+
+    /// Renders the list; blocked entries carry `"blocked": true` (JSON, YAML) or a
+    /// trailing `(blocked)` (Markdown), extra fields that every parser tolerates.
+    fn render(&self, format: ListFormat, entries: &[Entry]) -> Result<String> {
+        let text = feature_list::render(format, entries);
+        if self.blocked.is_empty() {
+            return Ok(text);
+        }
+        Ok(match format {
+            ListFormat::Markdown => {
+                let marked: Vec<Entry> = entries
+                    .iter()
+                    .map(|e| {
+                        let mut e = e.clone();
+                        if self.blocked.contains(&e.id) && !e.description.ends_with("(blocked)") {
+                            e.description = format!("{} (blocked)", e.description.trim_end());
+                        }
+                        e
+                    })
+                    .collect();
+                feature_list::render(format, &marked)
+            }
+            ListFormat::Yaml => yaml_with_blocked(&text, entries, &self.blocked),
+            ListFormat::Json => {
+                let mut value: serde_json::Value = serde_json::from_str(&text)
+                    .map_err(|e| Error::Tool(format!("cannot re-read the rendered list: {e}")))?;
+                for item in value.as_array_mut().into_iter().flatten() {
+                    let is_blocked = item
+                        .get("id")
+                        .and_then(|v| v.as_str())
+                        .is_some_and(|id| self.blocked.contains(id));
+                    if is_blocked && let Some(obj) = item.as_object_mut() {
+                        obj.insert("blocked".into(), serde_json::Value::Bool(true));
+                    }
+                }
+                let mut s = serde_json::to_string_pretty(&value)
+                    .map_err(|e| Error::Tool(format!("cannot render the list: {e}")))?;
+                s.push('\n');
+                s
+            }
+        })
+    }
+}
+
+/// The YAML rendering with `blocked: true` after the `passes:` line of blocked entries.
+fn yaml_with_blocked(text: &str, entries: &[Entry], blocked: &BTreeSet<String>) -> String {
+    let mut out = String::new();
+    let mut index = 0usize;
+    for line in text.lines() {
+        out.push_str(line);
+        out.push('\n');
+        if line.trim_start().starts_with("passes:") {
+            if entries.get(index).is_some_and(|e| blocked.contains(&e.id)) {
+                let indent = &line[..line.len() - line.trim_start().len()];
+                out.push_str(&format!("{indent}blocked: true\n"));
+            }
+            index += 1;
+        }
+    }
+    out
+}

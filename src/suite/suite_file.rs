@@ -1,0 +1,546 @@
+//! `suite.toml`: one experiment — its tasks, agents, arms, replicates and seed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use super::task::Task;
+use super::toml_error::{config_error, from_toml};
+use crate::error::{Error, IoContext, Result};
+use crate::feature_list::ListFormat;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuiteFile {
+    name: Spanned<String>,
+    seed: u64,
+    replicates: Spanned<u32>,
+    tasks: Vec<Spanned<String>>,
+    baseline: Option<Spanned<String>>,
+    #[serde(default)]
+    agents: BTreeMap<String, Spanned<AgentFile>>,
+    #[serde(rename = "arm", default)]
+    arms: Vec<ArmFile>,
+    /// Cache verify results by tree hash (off when checks read outside the tree).
+    #[serde(default = "default_true")]
+    verify_cache: bool,
+    /// Run each verify this many times to detect flaky checks (bypasses the cache).
+    #[serde(default = "default_one")]
+    verify_repeats: Spanned<u32>,
+    /// Smallest difference in a rate the suite wants to detect (`run` warns when the
+    /// sessions per arm are too few).
+    min_detectable_effect: Option<Spanned<f64>>,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn default_one() -> Spanned<u32> {
+    Spanned::new(0..0, 1)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentFile {
+    driver: Spanned<String>,
+    profile: Option<Spanned<String>>,
+    program: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    timeout: Option<Spanned<String>>,
+    sandbox: Option<Spanned<String>>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ArmFile {
+    name: Spanned<String>,
+    agent: Spanned<String>,
+    list_format: ListFormat,
+    #[serde(default)]
+    strategy: Strategy,
+    #[serde(default = "default_true")]
+    initializer: bool,
+    #[serde(default)]
+    ledger: Ledger,
+    #[serde(default = "default_max_sessions")]
+    max_sessions: Spanned<u32>,
+    #[serde(default = "default_session_turns")]
+    session_turns: Spanned<u32>,
+    #[serde(default = "default_crash_rate")]
+    crash_rate: Spanned<f64>,
+}
+
+fn default_crash_rate() -> Spanned<f64> {
+    Spanned::new(0..0, 0.0)
+}
+
+fn default_max_sessions() -> Spanned<u32> {
+    Spanned::new(0..0, 12)
+}
+
+fn default_session_turns() -> Spanned<u32> {
+    Spanned::new(0..0, 60)
+}
+
+/// How the work is split into sessions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    /// One feature per session until done, declared, or out of sessions.
+    #[default]
+    Incremental,
+    /// One coding session with the whole budget.
+    Single,
+}
+
+/// Who owns the `passes` flags.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ledger {
+    /// The agent writes them.
+    #[default]
+    Memo,
+    /// The harness rewrites them from `verified` after every session.
+    Gate,
+}
+
+/// How sessions of an agent are executed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentDriver {
+    /// The built-in simulated agent with a named behaviour profile.
+    Sim {
+        /// Profile name (see `agent::sim`).
+        profile: String,
+    },
+    /// Any agent CLI: the prompt on stdin, the work directory as cwd.
+    Command {
+        /// Program to run.
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Per-session time limit.
+        timeout: Duration,
+        /// `bwrap`, or none.
+        sandbox: Option<String>,
+        /// Extra environment.
+        env: BTreeMap<String, String>,
+    },
+}
+
+impl AgentDriver {
+    /// The driver's name as written in `suite.toml`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            AgentDriver::Sim { .. } => "sim",
+            AgentDriver::Command { .. } => "command",
+        }
+    }
+}
+
+/// One configuration under comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arm {
+    /// Unique name; appears in trial ids.
+    pub name: String,
+    /// Name of the agent (a key of `[agents]`).
+    pub agent: String,
+    /// Feature-list format.
+    pub list_format: ListFormat,
+    /// Session strategy.
+    pub strategy: Strategy,
+    /// Session 0 scaffolds the project.
+    pub initializer: bool,
+    /// Who owns the status flags.
+    pub ledger: Ledger,
+    /// Most coding sessions per trial (the initializer session is not counted).
+    pub max_sessions: u32,
+    /// Turn budget of one session (a single-strategy session gets all of them).
+    pub session_turns: u32,
+    /// Probability that a session is interrupted at a random point.
+    pub crash_rate: f64,
+}
+
+impl Arm {
+    /// Coding sessions the trial may run.
+    pub fn coding_sessions(&self) -> u32 {
+        match self.strategy {
+            Strategy::Incremental => self.max_sessions,
+            Strategy::Single => 1,
+        }
+    }
+
+    /// Turn budget of one coding session.
+    pub fn turn_budget(&self) -> u32 {
+        match self.strategy {
+            Strategy::Incremental => self.session_turns,
+            Strategy::Single => self.session_turns.saturating_mul(self.max_sessions),
+        }
+    }
+}
+
+/// A loaded, validated suite.
+#[derive(Debug, Clone)]
+pub struct Suite {
+    /// Directory holding `suite.toml`.
+    pub dir: PathBuf,
+    /// Suite name (results go to `results/<name>/`).
+    pub name: String,
+    /// Every random choice derives from it.
+    pub seed: u64,
+    /// Trials per (arm, task).
+    pub replicates: u32,
+    /// Tasks in suite order.
+    pub tasks: Vec<Task>,
+    /// The arm others are compared with.
+    pub baseline: String,
+    /// Agents by name.
+    pub agents: BTreeMap<String, AgentDriver>,
+    /// Arms in suite order.
+    pub arms: Vec<Arm>,
+    /// Cache verify results by tree hash.
+    pub verify_cache: bool,
+    /// Runs of each verify per observation (more than one detects flakiness).
+    pub verify_repeats: u32,
+    /// Smallest rate difference the suite wants to detect.
+    pub min_detectable_effect: Option<f64>,
+    /// Prompt templates (`prompts/initializer.md`, `prompts/coding.md`), if present.
+    pub prompts: Prompts,
+    /// blake3 over suite.toml, prompts and every task file.
+    pub content_hash: String,
+}
+
+/// Prompt templates of a suite.
+#[derive(Debug, Clone, Default)]
+pub struct Prompts {
+    /// Template of session 0 of arms with an initializer.
+    pub initializer: Option<String>,
+    /// Template of every coding session.
+    pub coding: Option<String>,
+}
+
+impl Suite {
+    /// Loads `dir/suite.toml` (or the file itself) with its tasks, and validates it.
+    pub fn load(path: &Path) -> Result<Suite> {
+        let (dir, file) = if path.is_dir() {
+            (path.to_path_buf(), path.join("suite.toml"))
+        } else if path.is_file() {
+            (
+                path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+                path.to_path_buf(),
+            )
+        } else {
+            return Err(Error::BadInput(format!(
+                "suite '{}' not found: expected a directory holding suite.toml",
+                path.display()
+            )));
+        };
+        let text = std::fs::read_to_string(&file).map_err(|e| {
+            Error::BadInput(format!("cannot read suite file '{}': {e}", file.display()))
+        })?;
+        let raw: SuiteFile = toml::from_str(&text).map_err(|e| from_toml(&file, &text, &e))?;
+        let err =
+            |span: std::ops::Range<usize>, msg: String| config_error(&file, &text, Some(span), msg);
+
+        let name = raw.name.get_ref().clone();
+        if !is_simple_name(&name) {
+            return Err(err(
+                raw.name.span(),
+                format!("suite name '{name}' must be ASCII letters, digits, '_', '.' or '-'"),
+            ));
+        }
+        if *raw.replicates.get_ref() == 0 {
+            return Err(err(
+                raw.replicates.span(),
+                "replicates must be at least 1".into(),
+            ));
+        }
+        if raw.tasks.is_empty() {
+            return Err(config_error(
+                &file,
+                &text,
+                None,
+                "tasks: list at least one task directory",
+            ));
+        }
+        let mut tasks = Vec::new();
+        for t in &raw.tasks {
+            let task_dir = dir.join(t.get_ref());
+            if !task_dir.join("task.toml").is_file() {
+                return Err(err(
+                    t.span(),
+                    format!(
+                        "task '{}' has no task.toml (looked in '{}')",
+                        t.get_ref(),
+                        task_dir.display()
+                    ),
+                ));
+            }
+            let task = Task::load(&task_dir)?;
+            if tasks.iter().any(|other: &Task| other.name == task.name) {
+                return Err(err(
+                    t.span(),
+                    format!("two tasks are named '{}'", task.name),
+                ));
+            }
+            tasks.push(task);
+        }
+
+        let mut agents = BTreeMap::new();
+        for (agent_name, spec) in &raw.agents {
+            agents.insert(agent_name.clone(), agent_driver(agent_name, spec, &err)?);
+        }
+
+        if raw.arms.is_empty() {
+            return Err(config_error(
+                &file,
+                &text,
+                None,
+                "a suite needs at least one [[arm]] table",
+            ));
+        }
+        let mut arms = Vec::new();
+        let mut seen = BTreeSet::new();
+        for a in &raw.arms {
+            let arm_name = a.name.get_ref().clone();
+            if !is_simple_name(&arm_name) {
+                return Err(err(
+                    a.name.span(),
+                    format!("arm name '{arm_name}' must be ASCII letters, digits, '_', '.' or '-'"),
+                ));
+            }
+            if !seen.insert(arm_name.clone()) {
+                return Err(err(
+                    a.name.span(),
+                    format!("arm '{arm_name}' is defined twice"),
+                ));
+            }
+            if !agents.contains_key(a.agent.get_ref()) {
+                return Err(err(
+                    a.agent.span(),
+                    format!(
+                        "arm '{arm_name}' uses agent '{}', which is not defined under [agents] (defined: {})",
+                        a.agent.get_ref(),
+                        agents.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            }
+            if *a.max_sessions.get_ref() == 0 {
+                return Err(err(
+                    a.max_sessions.span(),
+                    "max_sessions must be at least 1".into(),
+                ));
+            }
+            if *a.session_turns.get_ref() == 0 {
+                return Err(err(
+                    a.session_turns.span(),
+                    "session_turns must be at least 1".into(),
+                ));
+            }
+            let crash = *a.crash_rate.get_ref();
+            if !(0.0..1.0).contains(&crash) {
+                return Err(err(
+                    a.crash_rate.span(),
+                    format!("crash_rate must be in [0, 1), got {crash}"),
+                ));
+            }
+            arms.push(Arm {
+                name: arm_name,
+                agent: a.agent.get_ref().clone(),
+                list_format: a.list_format,
+                strategy: a.strategy,
+                initializer: a.initializer,
+                ledger: a.ledger,
+                max_sessions: *a.max_sessions.get_ref(),
+                session_turns: *a.session_turns.get_ref(),
+                crash_rate: crash,
+            });
+        }
+        let baseline = match &raw.baseline {
+            Some(b) => {
+                if !arms.iter().any(|a| &a.name == b.get_ref()) {
+                    return Err(err(
+                        b.span(),
+                        format!("baseline '{}' is not an arm of this suite", b.get_ref()),
+                    ));
+                }
+                b.get_ref().clone()
+            }
+            None => arms[0].name.clone(),
+        };
+        if *raw.verify_repeats.get_ref() == 0 {
+            return Err(err(
+                raw.verify_repeats.span(),
+                "verify_repeats must be at least 1".into(),
+            ));
+        }
+        let min_detectable_effect = match &raw.min_detectable_effect {
+            Some(m) if !(*m.get_ref() > 0.0 && *m.get_ref() < 1.0) => {
+                return Err(err(
+                    m.span(),
+                    "min_detectable_effect must be in (0, 1)".into(),
+                ));
+            }
+            other => other.as_ref().map(|m| *m.get_ref()),
+        };
+
+        let read_prompt = |name: &str| -> Result<Option<String>> {
+            let p = dir.join("prompts").join(name);
+            match std::fs::read_to_string(&p) {
+                Ok(t) => Ok(Some(t)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(Error::io(
+                    format!("cannot read prompt '{}'", p.display()),
+                    e,
+                )),
+            }
+        };
+        let prompts = Prompts {
+            initializer: read_prompt("initializer.md")?,
+            coding: read_prompt("coding.md")?,
+        };
+        let content_hash = content_hash(&file, &dir, &tasks)?;
+
+        Ok(Suite {
+            dir,
+            name,
+            seed: raw.seed,
+            replicates: *raw.replicates.get_ref(),
+            tasks,
+            baseline,
+            agents,
+            arms,
+            verify_cache: raw.verify_cache,
+            verify_repeats: *raw.verify_repeats.get_ref(),
+            min_detectable_effect,
+            prompts,
+            content_hash,
+        })
+    }
+
+    /// The agent an arm uses.
+    pub fn agent_of(&self, arm: &Arm) -> &AgentDriver {
+        // Validated at load time: every arm names a defined agent.
+        &self.agents[&arm.agent]
+    }
+
+    /// Whether every arm runs on the simulated agent.
+    pub fn all_simulated(&self) -> bool {
+        self.arms
+            .iter()
+            .all(|a| matches!(self.agent_of(a), AgentDriver::Sim { .. }))
+    }
+}
+
+fn is_simple_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+}
+
+fn agent_driver(
+    name: &str,
+    spec: &Spanned<AgentFile>,
+    err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
+) -> Result<AgentDriver> {
+    let a = spec.get_ref();
+    let misplaced = |key: &str, driver: &str| {
+        err(
+            spec.span(),
+            format!("agent '{name}': '{key}' does not apply to driver '{driver}'"),
+        )
+    };
+    match a.driver.get_ref().as_str() {
+        "sim" => {
+            if a.program.is_some() {
+                return Err(misplaced("program", "sim"));
+            }
+            if a.sandbox.is_some() {
+                return Err(misplaced("sandbox", "sim"));
+            }
+            let profile = a
+                .profile
+                .as_ref()
+                .map_or_else(|| "calibrated".to_string(), |p| p.get_ref().clone());
+            if !crate::agent::sim::Profile::exists(&profile) {
+                let span = a.profile.as_ref().map_or(spec.span(), Spanned::span);
+                return Err(err(
+                    span,
+                    format!(
+                        "agent '{name}': unknown sim profile '{profile}' (known: {})",
+                        crate::agent::sim::Profile::names().join(", ")
+                    ),
+                ));
+            }
+            Ok(AgentDriver::Sim { profile })
+        }
+        "command" => {
+            if a.profile.is_some() {
+                return Err(misplaced("profile", "command"));
+            }
+            let Some(program) = a.program.clone() else {
+                return Err(err(
+                    spec.span(),
+                    format!("agent '{name}': driver 'command' needs 'program'"),
+                ));
+            };
+            let timeout = match &a.timeout {
+                None => Duration::from_secs(30 * 60),
+                Some(t) => humantime::parse_duration(t.get_ref()).map_err(|e| {
+                    err(
+                        t.span(),
+                        format!("agent '{name}': timeout: expected a duration like \"30m\": {e}"),
+                    )
+                })?,
+            };
+            let sandbox = match &a.sandbox {
+                None => None,
+                Some(s) if s.get_ref() == "bwrap" || s.get_ref() == "none" => {
+                    (s.get_ref() == "bwrap").then(|| s.get_ref().clone())
+                }
+                Some(s) => {
+                    return Err(err(
+                        s.span(),
+                        format!(
+                            "agent '{name}': sandbox must be \"bwrap\" or \"none\", got '{}'",
+                            s.get_ref()
+                        ),
+                    ));
+                }
+            };
+            Ok(AgentDriver::Command {
+                program,
+                args: a.args.clone(),
+                timeout,
+                sandbox,
+                env: a.env.clone(),
+            })
+        }
+        other => Err(err(
+            a.driver.span(),
+            format!("agent '{name}': unknown driver '{other}', expected \"sim\" or \"command\""),
+        )),
+    }
+}
+
+/// blake3 over the suite file, its prompts and every file of every task, so that a
+/// resume against a changed suite can be refused.
+fn content_hash(file: &Path, dir: &Path, tasks: &[Task]) -> Result<String> {
+    let mut hasher = blake3::Hasher::new();
+    let bytes = std::fs::read(file).io_context(|| format!("cannot read '{}'", file.display()))?;
+    hasher.update(&bytes);
+    for sub in std::iter::once(dir.join("prompts")).chain(tasks.iter().map(|t| t.dir.clone())) {
+        if sub.is_dir() {
+            let snapshot = crate::fsutil::TreeSnapshot::read(&sub)?;
+            hasher.update(snapshot.hash.as_bytes());
+        }
+    }
+    Ok(hasher.finalize().to_hex().to_string())
+}
