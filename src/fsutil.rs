@@ -122,6 +122,49 @@ impl TreeSnapshot {
         hasher.finalize()
     }
 
+    /// This tree as it is after `overlay` is copied over `target/` with [`copy_tree`]:
+    /// overlay files replace what stood at their paths (and at the directories on the
+    /// way), everything else stays.
+    pub fn overlaid(&self, target: &str, overlay: &TreeSnapshot) -> TreeSnapshot {
+        let placed: Vec<String> = overlay
+            .files
+            .iter()
+            .map(|f| format!("{target}/{}", f.path))
+            .collect();
+        let displaced = |path: &str| {
+            placed.iter().any(|p| {
+                p == path
+                    || p.strip_prefix(path).is_some_and(|rest| rest.starts_with('/'))
+                    || path.strip_prefix(p.as_str()).is_some_and(|rest| rest.starts_with('/'))
+            })
+        };
+        let mut files: Vec<TreeFile> = self
+            .files
+            .iter()
+            .filter(|f| !displaced(&f.path))
+            .cloned()
+            .chain(overlay.files.iter().zip(&placed).map(|(f, p)| TreeFile {
+                path: p.clone(),
+                content: f.content.clone(),
+                executable: f.executable,
+            }))
+            .collect();
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        let links = self
+            .links
+            .iter()
+            .filter(|(p, _)| !displaced(p))
+            .cloned()
+            .collect();
+        let mut out = TreeSnapshot {
+            files,
+            links,
+            hash: self.hash,
+        };
+        out.hash = out.hash_where(|_| true);
+        out
+    }
+
     /// The file at `path` (relative, `/`-separated), if present.
     pub fn get(&self, path: &str) -> Option<&TreeFile> {
         self.files
@@ -322,6 +365,22 @@ mod tests {
             std::fs::read_to_string(dst.path().join("t.py")).unwrap(),
             "pristine"
         );
+    }
+
+    #[test]
+    fn an_overlaid_snapshot_hashes_like_the_tree_the_copy_produces() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("tests")).unwrap();
+        std::fs::write(root.path().join("tests/a.sh"), "weakened").unwrap();
+        std::fs::write(root.path().join("src.sh"), "code").unwrap();
+        let oracle = tempfile::tempdir().unwrap();
+        std::fs::write(oracle.path().join("a.sh"), "pristine").unwrap();
+        std::fs::write(oracle.path().join("b.sh"), "deleted by the agent").unwrap();
+        let tree = TreeSnapshot::read(root.path()).unwrap();
+        let predicted = tree.overlaid("tests", &TreeSnapshot::read(oracle.path()).unwrap());
+        copy_tree(oracle.path(), &root.path().join("tests"), false).unwrap();
+        assert_eq!(predicted.hash, TreeSnapshot::read(root.path()).unwrap().hash);
+        assert_ne!(predicted.hash, tree.hash);
     }
 
     #[test]

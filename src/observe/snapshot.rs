@@ -3,10 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use super::verify::{Check, OracleTests, VerifyCache, VerifyRun};
+use super::verify::{Check, VerifyCache, VerifyRun};
 use crate::error::Result;
 use crate::feature_list::{self, FeatureList, ListFormat};
 use crate::fsutil::TreeSnapshot;
+use super::verify::OracleTests;
 use crate::suite::Task;
 use crate::workspace::{Workspace, git_status_porcelain};
 
@@ -124,6 +125,24 @@ impl<'a> Observer<'a> {
         })
     }
 
+    fn verify_run<'r>(
+        &'r self,
+        ws: &'r Workspace,
+        feature: &'r crate::suite::Feature,
+        overlay: Option<&'r OracleTests>,
+        tree_key: blake3::Hash,
+    ) -> VerifyRun<'r> {
+        VerifyRun {
+            work_dir: &ws.work_dir,
+            tree_key,
+            overlay,
+            command: &feature.verify,
+            timeout: self.task.verify_timeout,
+            repeats: self.repeats,
+            cache: self.cache,
+        }
+    }
+
     /// Observes the work directory of `ws` without changing it.
     pub fn observe(&self, ws: &Workspace) -> Result<Observation> {
         let tree = TreeSnapshot::read(&ws.work_dir)?;
@@ -141,27 +160,22 @@ impl<'a> Observer<'a> {
 
         let overlay = self.oracle.as_ref().filter(|o| !o.already_in(&tree));
         let ignores = &self.task.verify_ignores;
-        let tree_key = if ignores.is_empty() {
-            tree.hash
-        } else {
-            tree.hash_where(|path| !ignores.is_match(path))
+        let key_of = |t: &TreeSnapshot| {
+            if ignores.is_empty() {
+                t.hash
+            } else {
+                t.hash_where(|path| !ignores.is_match(path))
+            }
         };
+        let own_key = key_of(&tree);
+        let overlaid_key = overlay.map(|o| key_of(&o.overlay(&tree)));
         let mut verified = BTreeMap::new();
         let mut self_verified = BTreeMap::new();
         for feature in &self.task.features {
-            let run = |overlay| VerifyRun {
-                work_dir: &ws.work_dir,
-                tree_key,
-                overlay,
-                command: &feature.verify,
-                timeout: self.task.verify_timeout,
-                repeats: self.repeats,
-                cache: self.cache,
-            };
-            let own = run(None).check()?;
-            let truth = match overlay {
-                None => own,
-                Some(o) => run(Some(o)).check()?,
+            let own = self.verify_run(ws, feature, None, own_key).check()?;
+            let truth = match (overlay, overlaid_key) {
+                (Some(o), Some(key)) => self.verify_run(ws, feature, Some(o), key).check()?,
+                _ => own,
             };
             self_verified.insert(feature.id.clone(), own);
             verified.insert(feature.id.clone(), truth);

@@ -1,0 +1,146 @@
+//! `loopbench run` and `loopbench validate` end to end on real suites.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{loopbench, read_csv, read_jsonl, repo_root};
+use predicates::prelude::*;
+
+fn shipped() -> PathBuf {
+    repo_root().join("suites/seed-replication")
+}
+
+/// A copy of the shipped suite whose suite.toml is `edit`ed.
+fn edited_suite(dir: &Path, edit: impl Fn(String) -> String) -> PathBuf {
+    let suite = dir.join("suite");
+    std::fs::create_dir_all(&suite).unwrap();
+    let text = std::fs::read_to_string(shipped().join("suite.toml")).unwrap();
+    std::fs::write(suite.join("suite.toml"), edit(text)).unwrap();
+    std::os::unix::fs::symlink(shipped().join("tasks"), suite.join("tasks")).unwrap();
+    suite
+}
+
+#[test]
+fn validate_accepts_the_shipped_suite() {
+    loopbench()
+        .arg("validate")
+        .arg(shipped())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("7 arms x 2 tasks"));
+}
+
+#[test]
+fn validate_names_a_misspelled_key_its_file_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = edited_suite(tmp.path(), |t| t.replacen("session_turns = 60", "sesion_turns = 60", 1));
+    let line = std::fs::read_to_string(suite.join("suite.toml"))
+        .unwrap()
+        .lines()
+        .position(|l| l.starts_with("sesion_turns"))
+        .unwrap()
+        + 1;
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("sesion_turns"))
+        .stderr(predicate::str::contains(format!("suite.toml:{line}:")));
+}
+
+#[test]
+fn validate_rejects_an_arm_with_an_undefined_agent_or_a_bad_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = edited_suite(tmp.path(), |t| t.replacen("agent = \"sim\"", "agent = \"claude\"", 1));
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("agent 'claude'"));
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = edited_suite(tmp.path(), |t| t.replacen("list_format = \"json\"", "list_format = \"xml\"", 1));
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("xml"));
+}
+
+#[test]
+fn validate_of_a_missing_suite_exits_2() {
+    loopbench()
+        .args(["validate", "/nonexistent/suite"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/nonexistent/suite"));
+}
+
+#[test]
+fn run_writes_every_results_file_and_says_the_agent_is_simulated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    loopbench()
+        .arg("run")
+        .arg(shipped())
+        .args(["--arms", "json,gate", "--replicates", "1", "--quiet", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    for file in ["manifest.json", "sessions.jsonl", "trials.jsonl", "sessions.csv", "trials.csv"] {
+        assert!(out.join(file).is_file(), "{file} missing");
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["simulated"], serde_json::json!(true));
+    assert_eq!(manifest["arms"], serde_json::json!(["json", "gate"]));
+    let trials = read_jsonl(&out.join("trials.jsonl"));
+    assert_eq!(trials.len(), 4);
+    let sessions = read_csv(&out.join("sessions.csv"));
+    // Session 0 of an arm with an initializer scaffolds.
+    assert!(sessions.iter().any(|s| s["session"] == "0" && s["kind"] == "initializer"));
+    // A harness-owned gate never tells the next session anything false.
+    for s in sessions.iter().filter(|s| s["arm"] == "gate") {
+        assert!(s["told_false"].is_empty() || s["told_false"] == "0", "{s:?}");
+    }
+}
+
+#[test]
+fn the_same_seed_gives_byte_identical_tables_whatever_the_jobs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |jobs: &str, name: &str| {
+        let out = tmp.path().join(name);
+        loopbench()
+            .arg("run")
+            .arg(shipped())
+            .args(["--arms", "markdown,crash", "--replicates", "2", "--seed", "11", "--quiet", "--jobs", jobs, "--out"])
+            .arg(&out)
+            .assert()
+            .success();
+        out
+    };
+    let a = run("1", "a");
+    let b = run("2", "b");
+    for file in ["sessions.csv", "trials.csv"] {
+        assert_eq!(
+            std::fs::read(a.join(file)).unwrap(),
+            std::fs::read(b.join(file)).unwrap(),
+            "{file} differs"
+        );
+    }
+}
+
+#[test]
+fn run_with_an_unknown_arm_exits_2_and_lists_the_arms() {
+    loopbench()
+        .arg("run")
+        .arg(shipped())
+        .args(["--arms", "jsno", "--out", "/nonexistent/never-written"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("jsno"))
+        .stderr(predicate::str::contains("markdown"));
+}
