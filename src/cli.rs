@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 use crate::cmd;
 use crate::error::Result;
 use crate::feature_list::ListFormat;
+use crate::runner::Shard;
 
 /// loopbench: batch A/B harness for long-running coding-agent loops.
 #[derive(Debug, Parser)]
@@ -22,6 +23,10 @@ pub struct Cli {
 pub enum Command {
     /// Run every trial of a suite and write a results directory.
     Run(RunArgs),
+    /// Continue an interrupted run; finished trials are kept.
+    Resume(ResumeArgs),
+    /// Combine the shards of one run into one results directory.
+    Merge(MergeArgs),
     /// Check a suite, its tasks and arms without running anything.
     Validate(ValidateArgs),
     /// Replay one recorded trace against a task as one trial; writes a results directory.
@@ -51,6 +56,37 @@ pub struct RunArgs {
     /// No progress display.
     #[arg(long)]
     pub quiet: bool,
+    /// Run only slice I of N of the trial plan (1-based), for batch engines.
+    #[arg(long, value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+}
+
+fn parse_shard(s: &str) -> std::result::Result<Shard, String> {
+    s.parse()
+}
+
+/// Arguments of `loopbench resume`.
+#[derive(Debug, clap::Args)]
+pub struct ResumeArgs {
+    /// The results directory of the interrupted run.
+    pub run_dir: PathBuf,
+    /// Trials at once [default: min(4, cores)].
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// No progress display.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Arguments of `loopbench merge`.
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// Results directories of the shards.
+    #[arg(required = true)]
+    pub run_dirs: Vec<PathBuf>,
+    /// Where the merged run goes (must not hold results).
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 /// Arguments of `loopbench validate`.
@@ -90,6 +126,8 @@ fn parse_format(s: &str) -> std::result::Result<ListFormat, String> {
 pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Run(args) => cmd::run::run(&args),
+        Command::Resume(args) => cmd::resume::run(&args),
+        Command::Merge(args) => cmd::merge::run(&args),
         Command::Validate(args) => cmd::validate::run(&args),
         Command::Replay(args) => cmd::replay::run(&args),
     }

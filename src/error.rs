@@ -51,6 +51,20 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The run was stopped (Ctrl-C) before every trial finished; `resume` continues it.
+    #[error("interrupted: {finished} of {planned} trials finished; continue with `loopbench resume {}`", run_dir.display())]
+    Interrupted {
+        /// The results directory.
+        run_dir: PathBuf,
+        /// Trials recorded.
+        finished: usize,
+        /// Trials planned.
+        planned: usize,
+    },
+    /// A trial stopped early because the run is being cancelled; it is not recorded
+    /// as finished, so `resume` runs it again.
+    #[error("cancelled")]
+    Cancelled,
     /// An external tool the harness relies on (git) failed.
     #[error("{0}")]
     Tool(String),
@@ -68,6 +82,7 @@ impl Error {
             | Error::PathEscape { .. }
             | Error::BadInput(_) => exit_code::BAD_INPUT,
             Error::Io { .. } | Error::Tool(_) => exit_code::INTERNAL,
+            Error::Interrupted { .. } | Error::Cancelled => exit_code::INTERRUPTED,
         }
     }
 

@@ -134,8 +134,11 @@ impl TreeSnapshot {
         let displaced = |path: &str| {
             placed.iter().any(|p| {
                 p == path
-                    || p.strip_prefix(path).is_some_and(|rest| rest.starts_with('/'))
-                    || path.strip_prefix(p.as_str()).is_some_and(|rest| rest.starts_with('/'))
+                    || p.strip_prefix(path)
+                        .is_some_and(|rest| rest.starts_with('/'))
+                    || path
+                        .strip_prefix(p.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'))
             })
         };
         let mut files: Vec<TreeFile> = self
@@ -379,7 +382,10 @@ mod tests {
         let tree = TreeSnapshot::read(root.path()).unwrap();
         let predicted = tree.overlaid("tests", &TreeSnapshot::read(oracle.path()).unwrap());
         copy_tree(oracle.path(), &root.path().join("tests"), false).unwrap();
-        assert_eq!(predicted.hash, TreeSnapshot::read(root.path()).unwrap().hash);
+        assert_eq!(
+            predicted.hash,
+            TreeSnapshot::read(root.path()).unwrap().hash
+        );
         assert_ne!(predicted.hash, tree.hash);
     }
 

@@ -30,10 +30,16 @@ pub const TRIALS_CSV: &str = "trials.csv";
 pub struct Manifest {
     /// Suite name (`replay` for a replayed trace).
     pub suite: String,
+    /// Where the suite was loaded from (absolute), for `resume`.
+    #[serde(default)]
+    pub suite_path: Option<String>,
     /// blake3 of everything that defines the run's input.
     pub suite_hash: String,
     /// Arm names, in canonical order.
     pub arms: Vec<String>,
+    /// The arm the others are compared with.
+    #[serde(default)]
+    pub baseline: Option<String>,
     /// Task names, in canonical order.
     pub tasks: Vec<String>,
     /// Suite seed, when the run has one.
@@ -194,9 +200,25 @@ impl RunWriter {
         })
     }
 
+    /// Reopens a run directory to append to it (`resume`): the manifest is kept.
+    pub fn reopen(dir: &Path, manifest: Manifest) -> Result<RunWriter> {
+        Ok(RunWriter {
+            sessions: JsonlAppender::open(&dir.join(SESSIONS_JSONL))?,
+            trials: JsonlAppender::open(&dir.join(TRIALS_JSONL))?,
+            truth: None,
+            dir: dir.to_path_buf(),
+            manifest,
+        })
+    }
+
     /// The results directory.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The run's manifest.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
     }
 }
 

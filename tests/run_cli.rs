@@ -34,7 +34,9 @@ fn validate_accepts_the_shipped_suite() {
 #[test]
 fn validate_names_a_misspelled_key_its_file_and_line() {
     let tmp = tempfile::tempdir().unwrap();
-    let suite = edited_suite(tmp.path(), |t| t.replacen("session_turns = 60", "sesion_turns = 60", 1));
+    let suite = edited_suite(tmp.path(), |t| {
+        t.replacen("session_turns = 60", "sesion_turns = 60", 1)
+    });
     let line = std::fs::read_to_string(suite.join("suite.toml"))
         .unwrap()
         .lines()
@@ -53,7 +55,9 @@ fn validate_names_a_misspelled_key_its_file_and_line() {
 #[test]
 fn validate_rejects_an_arm_with_an_undefined_agent_or_a_bad_format() {
     let tmp = tempfile::tempdir().unwrap();
-    let suite = edited_suite(tmp.path(), |t| t.replacen("agent = \"sim\"", "agent = \"claude\"", 1));
+    let suite = edited_suite(tmp.path(), |t| {
+        t.replacen("agent = \"sim\"", "agent = \"claude\"", 1)
+    });
     loopbench()
         .arg("validate")
         .arg(&suite)
@@ -61,7 +65,9 @@ fn validate_rejects_an_arm_with_an_undefined_agent_or_a_bad_format() {
         .code(2)
         .stderr(predicate::str::contains("agent 'claude'"));
     let tmp = tempfile::tempdir().unwrap();
-    let suite = edited_suite(tmp.path(), |t| t.replacen("list_format = \"json\"", "list_format = \"xml\"", 1));
+    let suite = edited_suite(tmp.path(), |t| {
+        t.replacen("list_format = \"json\"", "list_format = \"xml\"", 1)
+    });
     loopbench()
         .arg("validate")
         .arg(&suite)
@@ -86,11 +92,24 @@ fn run_writes_every_results_file_and_says_the_agent_is_simulated() {
     loopbench()
         .arg("run")
         .arg(shipped())
-        .args(["--arms", "json,gate", "--replicates", "1", "--quiet", "--out"])
+        .args([
+            "--arms",
+            "json,gate",
+            "--replicates",
+            "1",
+            "--quiet",
+            "--out",
+        ])
         .arg(&out)
         .assert()
         .success();
-    for file in ["manifest.json", "sessions.jsonl", "trials.jsonl", "sessions.csv", "trials.csv"] {
+    for file in [
+        "manifest.json",
+        "sessions.jsonl",
+        "trials.jsonl",
+        "sessions.csv",
+        "trials.csv",
+    ] {
         assert!(out.join(file).is_file(), "{file} missing");
     }
     let manifest: serde_json::Value =
@@ -101,10 +120,17 @@ fn run_writes_every_results_file_and_says_the_agent_is_simulated() {
     assert_eq!(trials.len(), 4);
     let sessions = read_csv(&out.join("sessions.csv"));
     // Session 0 of an arm with an initializer scaffolds.
-    assert!(sessions.iter().any(|s| s["session"] == "0" && s["kind"] == "initializer"));
+    assert!(
+        sessions
+            .iter()
+            .any(|s| s["session"] == "0" && s["kind"] == "initializer")
+    );
     // A harness-owned gate never tells the next session anything false.
     for s in sessions.iter().filter(|s| s["arm"] == "gate") {
-        assert!(s["told_false"].is_empty() || s["told_false"] == "0", "{s:?}");
+        assert!(
+            s["told_false"].is_empty() || s["told_false"] == "0",
+            "{s:?}"
+        );
     }
 }
 
@@ -116,7 +142,18 @@ fn the_same_seed_gives_byte_identical_tables_whatever_the_jobs() {
         loopbench()
             .arg("run")
             .arg(shipped())
-            .args(["--arms", "markdown,crash", "--replicates", "2", "--seed", "11", "--quiet", "--jobs", jobs, "--out"])
+            .args([
+                "--arms",
+                "markdown,crash",
+                "--replicates",
+                "2",
+                "--seed",
+                "11",
+                "--quiet",
+                "--jobs",
+                jobs,
+                "--out",
+            ])
             .arg(&out)
             .assert()
             .success();

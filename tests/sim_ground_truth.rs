@@ -31,7 +31,7 @@ fn every_deliberate_act_is_detected_and_nothing_else() {
     loopbench()
         .args(["run"])
         .arg(repo_root().join("suites/seed-replication"))
-        .args(["--replicates", "8", "--seed", "7", "--quiet", "--out"])
+        .args(["--replicates", "18", "--seed", "7", "--quiet", "--out"])
         .arg(&out)
         .assert()
         .success();

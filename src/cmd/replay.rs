@@ -36,8 +36,10 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
     hasher.update(args.format.as_str().as_bytes());
     let manifest = Manifest {
         suite: "replay".into(),
+        suite_path: None,
         suite_hash: hasher.finalize().to_hex().to_string(),
         arms: vec![args.arm.clone()],
+        baseline: Some(args.arm.clone()),
         tasks: vec![task.name.clone()],
         seed: None,
         replicates: 1,
@@ -79,6 +81,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
         ledger: crate::suite::Ledger::Memo,
         seed: 0,
         prompts: &prompts,
+        cancel: None,
     };
     let result = run_trial(
         &spec,

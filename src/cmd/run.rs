@@ -11,7 +11,9 @@ use crate::cli::RunArgs;
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
 use crate::process::network_isolation_available;
-use crate::runner::{Event, EventKind, EventSink, Fanout, RunOptions, default_jobs, execute, plan};
+use crate::runner::{
+    Event, EventKind, EventSink, Fanout, PlannedTrial, RunOptions, default_jobs, execute, plan,
+};
 use crate::store::{Manifest, RunWriter, host_name, now_rfc3339};
 use crate::suite::{AgentDriver, Suite};
 
@@ -30,19 +32,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         suite.replicates = r;
     }
     let arms = select_arms(&suite, args.arms.as_deref())?;
-    if let Some(name) = suite
-        .arms
-        .iter()
-        .enumerate()
-        .find(|(i, _)| arms.contains(i))
-        .and_then(|(i, a)| matches!(suite.agent_of(a), AgentDriver::Command { .. }).then_some(i))
-    {
-        return Err(Error::BadInput(format!(
-            "arm '{}' uses the command driver, which is not available yet; run sim arms with --arms",
-            suite.arms[name].name
-        )));
-    }
-    let trials = plan(&suite, &arms, suite.replicates);
+    refuse_unavailable_drivers(&suite, &arms)?;
     let out = match &args.out {
         Some(dir) => dir.clone(),
         None => default_run_dir(Path::new("results").join(&suite.name))?,
@@ -51,10 +41,20 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let simulated = arms
         .iter()
         .all(|&i| matches!(suite.agent_of(&suite.arms[i]), AgentDriver::Sim { .. }));
+    let suite_path = std::fs::canonicalize(&args.suite)
+        .unwrap_or_else(|_| args.suite.clone())
+        .display()
+        .to_string();
     let manifest = Manifest {
         suite: suite.name.clone(),
+        suite_path: Some(suite_path),
         suite_hash: suite.content_hash.clone(),
-        arms: selected.clone(),
+        baseline: Some(if selected.contains(&suite.baseline) {
+            suite.baseline.clone()
+        } else {
+            selected[0].clone()
+        }),
+        arms: selected,
         tasks: suite.tasks.iter().map(|t| t.name.clone()).collect(),
         seed: Some(suite.seed),
         replicates: suite.replicates,
@@ -64,7 +64,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             "mixed".into()
         },
         simulated,
-        shard: None,
+        shard: args.shard.map(|s| s.to_string()),
         loopbench_version: env!("CARGO_PKG_VERSION").into(),
         git_commit: env!("LOOPBENCH_GIT_COMMIT").into(),
         host: host_name(),
@@ -72,29 +72,82 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         finished: None,
         verify_network_isolated: network_isolation_available(),
     };
-    let mut writer = RunWriter::create(&out, manifest)?;
-    let mut progress = ProgressLine::new(trials.len(), args.quiet);
-    let mut sink = Fanout::new().with(&mut writer).with(&mut progress);
+    let writer = RunWriter::create(&out, manifest)?;
+    let mut trials = plan(&suite, &arms, suite.replicates);
+    if let Some(shard) = args.shard {
+        trials = shard.slice(trials);
+    }
+    drive(suite, trials, 0, writer, args.jobs, args.quiet)
+}
+
+/// Command agents land with the runner work; until then they are refused up front.
+fn refuse_unavailable_drivers(suite: &Suite, arms: &[usize]) -> Result<()> {
+    for &i in arms {
+        let arm = &suite.arms[i];
+        if matches!(suite.agent_of(arm), AgentDriver::Command { .. }) {
+            return Err(Error::BadInput(format!(
+                "arm '{}' uses the command driver, which is not available yet; run sim arms with --arms",
+                arm.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Runs `trials` into `writer`'s directory, then writes the tables and prints the
+/// summary. `already` trials were finished by an earlier process (resume).
+pub(crate) fn drive(
+    suite: Suite,
+    trials: Vec<PlannedTrial>,
+    already: usize,
+    mut writer: RunWriter,
+    jobs: Option<usize>,
+    quiet: bool,
+) -> Result<i32> {
+    let out = writer.dir().to_path_buf();
+    let arms = writer.manifest().arms.clone();
+    let planned = already + trials.len();
+    let mut progress = ProgressLine::new(planned, already, quiet);
     let start = Instant::now();
-    sink.handle(&Event {
-        elapsed: start.elapsed(),
-        kind: EventKind::RunStarted {
-            run_dir: out.clone(),
-            trials: trials.len(),
-        },
-    })?;
     let options = RunOptions {
-        jobs: args.jobs.unwrap_or_else(default_jobs),
+        jobs: jobs.unwrap_or_else(default_jobs),
         seed: suite.seed,
     };
     let suite = Arc::new(suite);
-    execute(suite.clone(), &trials, &options, &mut sink, start)?;
-    sink.handle(&Event {
-        elapsed: start.elapsed(),
-        kind: EventKind::RunFinished,
-    })?;
-    drop(sink);
-    let summary = crate::report::session_counts(&out, &selected)?;
+    let outcome = {
+        let mut sink = Fanout::new().with(&mut writer).with(&mut progress);
+        sink.handle(&Event {
+            elapsed: start.elapsed(),
+            kind: EventKind::RunStarted {
+                run_dir: out.clone(),
+                trials: planned,
+            },
+        })?;
+        let outcome = execute(suite.clone(), &trials, &options, &mut sink, start);
+        if outcome.is_ok() {
+            sink.handle(&Event {
+                elapsed: start.elapsed(),
+                kind: EventKind::RunFinished,
+            })?;
+        }
+        outcome
+    };
+    match outcome {
+        Ok(_) => {}
+        Err(Error::Cancelled) => {
+            let finished = crate::store::read_jsonl::<crate::record::TrialRecord>(
+                &out.join(crate::store::TRIALS_JSONL),
+            )?
+            .len();
+            return Err(Error::Interrupted {
+                run_dir: out,
+                finished,
+                planned,
+            });
+        }
+        Err(e) => return Err(e),
+    }
+    let summary = crate::report::session_counts(&out, &arms)?;
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(summary.as_bytes())
@@ -109,7 +162,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
 }
 
 /// Indices of the arms named by `--arms a,b` (all when absent), in suite order.
-fn select_arms(suite: &Suite, names: Option<&str>) -> Result<Vec<usize>> {
+pub(crate) fn select_arms(suite: &Suite, names: Option<&str>) -> Result<Vec<usize>> {
     let Some(names) = names else {
         return Ok((0..suite.arms.len()).collect());
     };
@@ -153,11 +206,11 @@ struct ProgressLine {
 }
 
 impl ProgressLine {
-    fn new(total: usize, quiet: bool) -> ProgressLine {
+    fn new(total: usize, already: usize, quiet: bool) -> ProgressLine {
         use std::io::IsTerminal;
         ProgressLine {
             total,
-            done: 0,
+            done: already,
             enabled: !quiet && std::io::stderr().is_terminal(),
         }
     }

@@ -3,11 +3,11 @@
 
 use std::collections::BTreeMap;
 
+use super::verify::OracleTests;
 use super::verify::{Check, VerifyCache, VerifyRun};
 use crate::error::Result;
 use crate::feature_list::{self, FeatureList, ListFormat};
 use crate::fsutil::TreeSnapshot;
-use super::verify::OracleTests;
 use crate::suite::Task;
 use crate::workspace::{Workspace, git_status_porcelain};
 

@@ -8,5 +8,5 @@ mod run;
 mod trial;
 
 pub use events::{Event, EventKind, EventSink, Fanout};
-pub use run::{PlannedTrial, RunOptions, default_jobs, execute, plan};
+pub use run::{PlannedTrial, RunOptions, Shard, default_jobs, execute, plan};
 pub use trial::{TrialResult, TrialSpec, run_trial, session_env};

@@ -2,6 +2,7 @@
 //! to the caller's sinks on one thread, so reporters never need to be thread-safe.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use tokio::sync::{Semaphore, mpsc};
@@ -53,6 +54,48 @@ pub struct RunOptions {
     pub seed: u64,
 }
 
+/// A deterministic slice `index/count` (1-based) of a plan: every `count`-th trial,
+/// so that each shard gets a similar mix of arms and tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// 1-based shard number.
+    pub index: u32,
+    /// Number of shards.
+    pub count: u32,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Shard, String> {
+        let bad = || format!("expected a shard as I/N with 1 <= I <= N, got '{s}'");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: u32 = i.trim().parse().map_err(|_| bad())?;
+        let count: u32 = n.trim().parse().map_err(|_| bad())?;
+        if index == 0 || count == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl Shard {
+    /// The trials of `plan` that belong to this shard.
+    pub fn slice(&self, plan: Vec<PlannedTrial>) -> Vec<PlannedTrial> {
+        plan.into_iter()
+            .enumerate()
+            .filter(|(i, _)| (*i as u64) % u64::from(self.count) == u64::from(self.index - 1))
+            .map(|(_, t)| t)
+            .collect()
+    }
+}
+
 /// The default `--jobs`: min(4, cores).
 pub fn default_jobs() -> usize {
     std::thread::available_parallelism()
@@ -87,18 +130,23 @@ pub fn execute(
         .build()
         .map_err(|e| Error::io("cannot start the runtime", e))?;
     let cache = Arc::new(VerifyCache::default());
+    let cancel = Arc::new(AtomicBool::new(false));
     runtime.block_on(async {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let permits = Arc::new(Semaphore::new(options.jobs.max(1)));
         let mut set = JoinSet::new();
         for (index, trial) in trials.iter().copied().enumerate() {
             let (suite, cache, permits, tx) = (suite.clone(), cache.clone(), permits.clone(), tx.clone());
+            let cancel = cancel.clone();
             let seed = options.seed;
             set.spawn(async move {
                 let _permit = permits.acquire_owned().await;
+                if cancel.load(Ordering::Relaxed) {
+                    return (index, Ok(Err(Error::Cancelled)));
+                }
                 let result = tokio::task::spawn_blocking(move || {
                     let cache = suite.verify_cache.then_some(cache.as_ref());
-                    run_one(&suite, trial, seed, cache, &mut ChannelSink(tx), run_start)
+                    run_one(&suite, trial, seed, cache, &cancel, &mut ChannelSink(tx), run_start)
                 })
                 .await;
                 (index, result)
@@ -107,31 +155,57 @@ pub fn execute(
         drop(tx);
         let mut results: Vec<Option<TrialResult>> = trials.iter().map(|_| None).collect();
         let mut failure: Option<Error> = None;
+        let mut cancelled = false;
+        let ctrl_c = tokio::signal::ctrl_c();
+        tokio::pin!(ctrl_c);
+        let mut events_open = true;
         loop {
+            if !events_open && set.is_empty() {
+                break;
+            }
             tokio::select! {
-                Some(event) = rx.recv() => {
-                    if failure.is_none() && let Err(e) = sink.handle(&event) {
-                        failure = Some(e);
-                    }
+                _ = &mut ctrl_c, if !cancelled => {
+                    cancelled = true;
+                    cancel.store(true, Ordering::Relaxed);
+                    eprintln!("\nstopping: no new trials; sessions in flight finish (Ctrl-C again to abort now)");
+                    tokio::spawn(async {
+                        if tokio::signal::ctrl_c().await.is_ok() {
+                            // Every finished record is already on disk; a partial trial
+                            // is rerun by `resume`.
+                            std::process::exit(crate::exit_code::INTERRUPTED);
+                        }
+                    });
                 }
-                Some(joined) = set.join_next() => {
+                event = rx.recv(), if events_open => match event {
+                    Some(event) => {
+                        if failure.is_none() && let Err(e) = sink.handle(&event) {
+                            failure = Some(e);
+                        }
+                    }
+                    None => events_open = false,
+                },
+                Some(joined) = set.join_next(), if !set.is_empty() => {
                     match joined {
                         Ok((index, Ok(Ok(result)))) => results[index] = Some(result),
+                        Ok((_, Ok(Err(Error::Cancelled)))) => {}
                         Ok((_, Ok(Err(e)))) => { failure.get_or_insert(e); }
                         Ok((_, Err(panic))) | Err(panic) => {
                             failure.get_or_insert(Error::Tool(format!("a trial panicked: {panic}")));
                         }
                     }
                 }
-                else => break,
             }
         }
         let (hits, runs) = cache.stats();
         tracing_stats(hits, runs);
-        match failure {
-            Some(e) => Err(e),
-            None => Ok(results.into_iter().flatten().collect()),
+        if let Some(e) = failure {
+            return Err(e);
         }
+        let finished: Vec<TrialResult> = results.into_iter().flatten().collect();
+        if cancelled && finished.len() < trials.len() {
+            return Err(Error::Cancelled);
+        }
+        Ok(finished)
     })
 }
 
@@ -140,6 +214,7 @@ fn run_one(
     trial: PlannedTrial,
     suite_seed: u64,
     cache: Option<&VerifyCache>,
+    cancel: &AtomicBool,
     sink: &mut dyn EventSink,
     run_start: Instant,
 ) -> Result<TrialResult> {
@@ -161,6 +236,7 @@ fn run_one(
         ledger: arm.ledger,
         seed: trial_seed,
         prompts: &suite.prompts,
+        cancel: Some(cancel),
     };
     match suite.agent_of(arm) {
         AgentDriver::Sim { profile } => {

@@ -2,6 +2,7 @@
 //! again, compute the metrics, emit the record; reuse each "after" as the next "before".
 
 use std::ffi::OsString;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use rand::RngExt;
@@ -10,7 +11,7 @@ use super::events::{Event, EventKind, EventSink};
 use super::gate::Gate;
 use super::prompt::{self, PromptVars};
 use crate::agent::{Agent, SessionContext, SessionKind, Usage};
-use crate::error::{IoContext, Result};
+use crate::error::{Error, IoContext, Result};
 use crate::feature_list::ListFormat;
 use crate::metrics::{Outcome, SessionEnd, session_metrics, trial_metrics};
 use crate::observe::Observer;
@@ -44,6 +45,8 @@ pub struct TrialSpec<'a> {
     pub seed: u64,
     /// Prompt templates.
     pub prompts: &'a Prompts,
+    /// Set when the run is being stopped: no new session starts.
+    pub cancel: Option<&'a AtomicBool>,
 }
 
 /// A finished trial.
@@ -112,6 +115,9 @@ pub fn run_trial(
                 .is_some_and(|max| coding_sessions >= max)
         {
             break;
+        }
+        if spec.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Err(Error::Cancelled);
         }
         let Some(session) = agent.next_session() else {
             break;

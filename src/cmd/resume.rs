@@ -1,0 +1,114 @@
+//! `loopbench resume RUN_DIR`: continues an interrupted run. Finished trials are kept;
+//! a trial without its trial record is rerun from scratch, and its partial session
+//! records are dropped first, so nothing is lost or counted twice.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::run::{drive, select_arms};
+use crate::cli::ResumeArgs;
+use crate::error::{Error, Result};
+use crate::record::{SessionRecord, TrialRecord};
+use crate::runner::{Shard, plan};
+use crate::store::{
+    Manifest, RunWriter, SESSIONS_JSONL, SIM_TRUTH_JSONL, TRIALS_JSONL, read_jsonl, write_atomic,
+};
+use crate::suite::Suite;
+
+/// Runs the command; returns the exit code.
+pub fn run(args: &ResumeArgs) -> Result<i32> {
+    let dir = &args.run_dir;
+    if !dir.join(crate::store::MANIFEST).is_file() {
+        return Err(Error::BadInput(format!(
+            "'{}' is not a results directory (no manifest.json)",
+            dir.display()
+        )));
+    }
+    let manifest = Manifest::read(dir)?;
+    let Some(suite_path) = manifest.suite_path.clone() else {
+        return Err(Error::BadInput(format!(
+            "'{}' was not written by `loopbench run` (no suite path in its manifest); only runs can be resumed",
+            dir.display()
+        )));
+    };
+    let mut suite = Suite::load(Path::new(&suite_path))?;
+    if suite.content_hash != manifest.suite_hash {
+        return Err(Error::BadInput(format!(
+            "the suite at '{suite_path}' changed since this run started (content hash {} is now {}); \
+             resuming would mix two experiments. Start a new run instead.",
+            short(&manifest.suite_hash),
+            short(&suite.content_hash)
+        )));
+    }
+    if let Some(seed) = manifest.seed {
+        suite.seed = seed;
+    }
+    suite.replicates = manifest.replicates;
+    let arms = select_arms(&suite, Some(&manifest.arms.join(",")))?;
+    let mut trials = plan(&suite, &arms, suite.replicates);
+    if let Some(shard) = &manifest.shard {
+        let shard: Shard = shard
+            .parse()
+            .map_err(|e| Error::BadInput(format!("manifest shard: {e}")))?;
+        trials = shard.slice(trials);
+    }
+
+    // Keep only what belongs to finished trials; rewriting also drops a torn last line.
+    let finished: Vec<TrialRecord> = read_jsonl(&dir.join(TRIALS_JSONL))?;
+    let done: BTreeSet<String> = finished.iter().map(|t| t.key.trial_id.clone()).collect();
+    rewrite_jsonl::<TrialRecord>(&dir.join(TRIALS_JSONL), |t| done.contains(&t.key.trial_id))?;
+    rewrite_jsonl::<SessionRecord>(&dir.join(SESSIONS_JSONL), |s| {
+        done.contains(&s.key.trial_id)
+    })?;
+    let truth = dir.join(SIM_TRUTH_JSONL);
+    if truth.exists() {
+        rewrite_jsonl::<serde_json::Value>(&truth, |t| {
+            t.get("trial_id")
+                .and_then(|v| v.as_str())
+                .is_some_and(|id| done.contains(id))
+        })?;
+    }
+
+    let remaining: Vec<_> = trials
+        .into_iter()
+        .filter(|t| {
+            let id = crate::record::TrialKey::new(
+                &suite.arms[t.arm].name,
+                &suite.tasks[t.task].name,
+                t.replicate,
+            );
+            !done.contains(&id.trial_id)
+        })
+        .collect();
+    eprintln!(
+        "resuming {}: {} trials finished, {} to run",
+        dir.display(),
+        done.len(),
+        remaining.len()
+    );
+    let writer = RunWriter::reopen(dir, manifest)?;
+    drive(suite, remaining, done.len(), writer, args.jobs, args.quiet)
+}
+
+fn short(hash: &str) -> &str {
+    hash.get(..12).unwrap_or(hash)
+}
+
+/// Rewrites a JSONL file keeping the records that pass `keep`, atomically.
+fn rewrite_jsonl<T: DeserializeOwned + Serialize>(
+    path: &Path,
+    keep: impl Fn(&T) -> bool,
+) -> Result<()> {
+    let records: Vec<T> = read_jsonl(path)?;
+    let mut bytes = Vec::new();
+    for r in records.iter().filter(|r| keep(r)) {
+        let line = serde_json::to_vec(r)
+            .map_err(|e| Error::Tool(format!("cannot encode a record: {e}")))?;
+        bytes.extend_from_slice(&line);
+        bytes.push(b'\n');
+    }
+    write_atomic(path, &bytes)
+}
