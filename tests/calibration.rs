@@ -163,7 +163,8 @@ fn strategy_initializer_gate_and_crash_arms_show_the_published_direction() {
     assert!(gate.iter().all(|s| !positive(s, "told_false")));
 
     // Crashes make resumption measurable.
-    let resumed: Vec<&&Row> = coding(&sessions, "crash")
+    let crash = coding(&sessions, "crash");
+    let resumed: Vec<&&Row> = crash
         .iter()
         .filter(|s| !s["resume_success"].is_empty())
         .collect();
