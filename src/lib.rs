@@ -15,6 +15,7 @@ pub mod process;
 pub mod record;
 pub mod report;
 pub mod runner;
+pub mod stats;
 pub mod store;
 pub mod suite;
 pub mod workspace;
