@@ -1,7 +1,14 @@
-//! Reporters: turn events and records into text for people.
+//! Reporters: turn events and records into text for people, and run results into
+//! summaries, comparisons, weekly trends and plots.
 
+pub mod aggregate;
+pub mod metric;
+pub mod run_info;
 mod session_table;
 mod table;
 
+pub use aggregate::{Aggregate, Count, Counts, aggregate};
+pub use metric::{FEATURES_VERIFIED, Metric};
+pub use run_info::RunInfo;
 pub use session_table::SessionTable;
 pub use table::{Align, Table};
