@@ -22,6 +22,37 @@ pub struct Cli {
 pub enum Command {
     /// Replay one recorded trace against a task as one trial; writes a results directory.
     Replay(ReplayArgs),
+    /// (Re)write summary.csv, summary.json, summary.md and plots/ of a results directory
+    /// and print one of them.
+    Report(ReportArgs),
+}
+
+/// What `loopbench report` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// summary.md
+    Md,
+    /// summary.csv
+    Csv,
+    /// summary.json
+    Json,
+}
+
+/// Arguments of `loopbench report`.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The results directory (needs sessions.csv and trials.csv; manifest.json optional).
+    pub run_dir: PathBuf,
+    /// Arm the others are compared with [default: the manifest's baseline, else the
+    /// first arm].
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// Which summary file to print.
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: ReportFormat,
+    /// Confidence level of every interval.
+    #[arg(long, default_value_t = 0.95)]
+    pub confidence: f64,
 }
 
 /// Arguments of `loopbench replay`.
@@ -54,5 +85,6 @@ fn parse_format(s: &str) -> std::result::Result<ListFormat, String> {
 pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Replay(args) => cmd::replay::run(&args),
+        Command::Report(args) => cmd::report::run(&args),
     }
 }

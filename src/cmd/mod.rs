@@ -1,3 +1,4 @@
 //! One module per subcommand: each turns arguments into engine calls and reporters.
 
 pub mod replay;
+pub mod report;

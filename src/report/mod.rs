@@ -2,13 +2,19 @@
 //! summaries, comparisons, weekly trends and plots.
 
 pub mod aggregate;
+pub mod format;
 pub mod metric;
+pub mod plot;
 pub mod run_info;
 mod session_table;
+pub mod summary;
+mod summary_md;
 mod table;
 
 pub use aggregate::{Aggregate, Count, Counts, aggregate};
 pub use metric::{FEATURES_VERIFIED, Metric};
 pub use run_info::RunInfo;
 pub use session_table::SessionTable;
+pub use summary::{Summary, SummaryRow, summarize, write_summary};
+pub use summary_md::SIMULATED_NOTE;
 pub use table::{Align, Table};
