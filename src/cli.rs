@@ -25,6 +25,8 @@ pub enum Command {
     /// (Re)write summary.csv, summary.json, summary.md and plots/ of a results directory
     /// and print one of them.
     Report(ReportArgs),
+    /// Compare two runs metric by metric; exit 1 when the new run regressed.
+    Compare(CompareArgs),
 }
 
 /// What `loopbench report` prints.
@@ -53,6 +55,25 @@ pub struct ReportArgs {
     /// Confidence level of every interval.
     #[arg(long, default_value_t = 0.95)]
     pub confidence: f64,
+}
+
+/// Arguments of `loopbench compare`.
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// The reference run's results directory.
+    pub base_run: PathBuf,
+    /// The run under judgement.
+    pub new_run: PathBuf,
+    /// Metric to judge (repeatable), e.g. premature_done.
+    #[arg(long = "metric", required = true)]
+    pub metrics: Vec<String>,
+    /// Largest change in the worse direction that is tolerated, as a rate (0.02 = two
+    /// points).
+    #[arg(long, default_value_t = 0.0)]
+    pub max_increase: f64,
+    /// Significance level of the one-sided Fisher exact test.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
 }
 
 /// Arguments of `loopbench replay`.
@@ -86,5 +107,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Replay(args) => cmd::replay::run(&args),
         Command::Report(args) => cmd::report::run(&args),
+        Command::Compare(args) => cmd::compare::run(&args),
     }
 }

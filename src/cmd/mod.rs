@@ -1,4 +1,5 @@
 //! One module per subcommand: each turns arguments into engine calls and reporters.
 
+pub mod compare;
 pub mod replay;
 pub mod report;

@@ -2,6 +2,7 @@
 //! summaries, comparisons, weekly trends and plots.
 
 pub mod aggregate;
+pub mod compare;
 pub mod format;
 pub mod metric;
 pub mod plot;
