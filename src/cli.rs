@@ -27,6 +27,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two runs metric by metric; exit 1 when the new run regressed.
     Compare(CompareArgs),
+    /// Trend of every metric per arm by ISO week over all runs under a results root.
+    Weekly(WeeklyArgs),
 }
 
 /// What `loopbench report` prints.
@@ -76,6 +78,28 @@ pub struct CompareArgs {
     pub alpha: f64,
 }
 
+/// Arguments of `loopbench weekly`.
+#[derive(Debug, clap::Args)]
+pub struct WeeklyArgs {
+    /// Directory searched recursively for runs (directories holding manifest.json).
+    pub results_root: PathBuf,
+    /// Only runs started within this span before now, e.g. 7d, 12weeks.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub since: Option<std::time::Duration>,
+    /// Where weekly.csv, weekly.md and plots/ go [default: RESULTS_ROOT/weekly].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Week-over-week change in the worse direction that is tolerated.
+    #[arg(long, default_value_t = 0.0)]
+    pub max_increase: f64,
+    /// Significance level of the week-over-week one-sided Fisher test.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Confidence level of the weekly intervals.
+    #[arg(long, default_value_t = 0.95)]
+    pub confidence: f64,
+}
+
 /// Arguments of `loopbench replay`.
 #[derive(Debug, clap::Args)]
 pub struct ReplayArgs {
@@ -108,5 +132,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Replay(args) => cmd::replay::run(&args),
         Command::Report(args) => cmd::report::run(&args),
         Command::Compare(args) => cmd::compare::run(&args),
+        Command::Weekly(args) => cmd::weekly::run(&args),
     }
 }

@@ -3,3 +3,4 @@
 pub mod compare;
 pub mod replay;
 pub mod report;
+pub mod weekly;

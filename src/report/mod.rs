@@ -11,6 +11,7 @@ mod session_table;
 pub mod summary;
 mod summary_md;
 mod table;
+pub mod weekly;
 
 pub use aggregate::{Aggregate, Count, Counts, aggregate};
 pub use metric::{FEATURES_VERIFIED, Metric};
