@@ -29,6 +29,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Trend of every metric per arm by ISO week over all runs under a results root.
     Weekly(WeeklyArgs),
+    /// Sessions per arm needed to detect rate p1 vs p2 (two-sided, Cohen's h).
+    Power(PowerArgs),
 }
 
 /// What `loopbench report` prints.
@@ -100,6 +102,23 @@ pub struct WeeklyArgs {
     pub confidence: f64,
 }
 
+/// Arguments of `loopbench power`.
+#[derive(Debug, clap::Args)]
+pub struct PowerArgs {
+    /// One rate, e.g. the baseline's.
+    #[arg(long)]
+    pub p1: f64,
+    /// The other rate.
+    #[arg(long)]
+    pub p2: f64,
+    /// Two-sided significance level.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Power wanted.
+    #[arg(long, default_value_t = 0.8)]
+    pub power: f64,
+}
+
 /// Arguments of `loopbench replay`.
 #[derive(Debug, clap::Args)]
 pub struct ReplayArgs {
@@ -133,5 +152,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Report(args) => cmd::report::run(&args),
         Command::Compare(args) => cmd::compare::run(&args),
         Command::Weekly(args) => cmd::weekly::run(&args),
+        Command::Power(args) => cmd::power::run(&args),
     }
 }

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod format;
 pub mod metric;
 pub mod plot;
+pub mod power;
 pub mod run_info;
 mod session_table;
 pub mod summary;
@@ -15,6 +16,7 @@ pub mod weekly;
 
 pub use aggregate::{Aggregate, Count, Counts, aggregate};
 pub use metric::{FEATURES_VERIFIED, Metric};
+pub use power::underpowered;
 pub use run_info::RunInfo;
 pub use session_table::SessionTable;
 pub use summary::{Summary, SummaryRow, summarize, write_summary};
