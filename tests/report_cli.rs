@@ -254,6 +254,18 @@ fn markdown_marks_significant_differences_and_says_when_the_agent_is_simulated()
     let first_row = section.lines().find(|l| l.starts_with("| json")).unwrap();
     assert!(section.find(first_row).unwrap() < section.find("| markdown").unwrap());
     assert!(md.contains("Pearson χ²(2) = 21.98"), "{md}");
+    let strict = loopbench()
+        .arg("report")
+        .arg(tmp.path())
+        .args(["--confidence", "0.999"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let strict = String::from_utf8(strict).unwrap();
+    assert!(strict.contains("marks Holm p < 0.001."), "{strict}");
+    assert!(strict.contains("99.9% CI"), "{strict}");
 }
 
 #[test]

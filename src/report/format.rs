@@ -36,6 +36,11 @@ pub fn pvalue(p: f64) -> String {
     }
 }
 
+/// A confidence level as a percentage, to 0.1 point: 0.95 → `95%`, 0.999 → `99.9%`.
+pub fn level(confidence: f64) -> String {
+    format!("{}%", (confidence * 1000.0).round() / 10.0)
+}
+
 /// A plain number with `digits` decimals.
 pub fn fixed(x: f64, digits: usize) -> String {
     format!("{x:.digits$}")
@@ -55,5 +60,7 @@ mod tests {
         assert_eq!(pvalue(1.5640699973738203e-06), "1.6e-6");
         assert_eq!(pct(31.0 / 240.0), "12.9%");
         assert_eq!(pp(-0.0412), "-4.1 pp");
+        assert_eq!(level(0.95), "95%");
+        assert_eq!(level(0.999), "99.9%");
     }
 }

@@ -253,7 +253,7 @@ pub fn write_summary_plots(summary: &Summary, dir: &Path) -> Result<()> {
         }),
         _ => None,
     };
-    let conf = format!("{:.0}%", summary.confidence * 100.0);
+    let conf = super::format::level(summary.confidence);
     let metrics = Metric::ALL
         .map(|m| (m.name(), YAxis::Rate, format!("rate ({conf} Wilson CI)")))
         .into_iter()

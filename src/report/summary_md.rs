@@ -1,7 +1,7 @@
 //! Renders a [`Summary`] as `summary.md`: one GitHub table per metric, arms as rows with
 //! the baseline first, significant differences marked, caveats spelled out.
 
-use super::format::{fixed, pct, pp, pvalue};
+use super::format::{fixed, level, pct, pp, pvalue};
 use super::metric::{FEATURES_VERIFIED, Metric};
 use super::summary::{BOOTSTRAP_WIDTH_NOTE, Summary, SummaryRow};
 use super::table::{Align, Table};
@@ -17,7 +17,7 @@ const WIDE: &str = "†";
 
 /// `summary.md`.
 pub fn render(s: &Summary) -> String {
-    let conf = format!("{}%", fixed(s.confidence * 100.0, 0));
+    let conf = level(s.confidence);
     let alpha = 1.0 - s.confidence;
     let mut out = String::new();
     match &s.info.suite {
@@ -43,7 +43,8 @@ pub fn render(s: &Summary) -> String {
             .iter()
             .map(|a| s.aggregate.by_arm[a].trials())
             .sum::<usize>(),
-        fixed(alpha, 2).trim_end_matches('0').trim_end_matches('.'),
+        // 1 − 0.95 is 0.050000000000000044: round away the representation error.
+        (alpha * 1e9).round() / 1e9,
     );
     for metric in Metric::ALL {
         out += &format!(

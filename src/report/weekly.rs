@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::aggregate::{Count, aggregate};
 use super::compare::{Judgement, Rule, judge};
-use super::format::{exact_opt, pct, pp, pvalue};
+use super::format::{exact_opt, level, pct, pp, pvalue};
 use super::metric::Metric;
 use super::plot::{Estimate, YAxis, trend_chart};
 use super::run_info::RunInfo;
@@ -355,11 +355,11 @@ impl Weekly {
         };
         out += &format!(
             "{} runs, {span}. Runs are dated by the manifest's `started` time (UTC) and pooled \
-             per ISO week; intervals are Wilson at {:.0}%. `REGRESSION` marks a week worse \
+             per ISO week; intervals are Wilson at {}. `REGRESSION` marks a week worse \
              than the arm's previous week by more than {} with one-sided Fisher p < {}. \
              {} regressions flagged.\n",
             self.runs.len(),
-            self.confidence * 100.0,
+            level(self.confidence),
             pp(self.rule.max_increase).trim_start_matches('+'),
             self.rule.alpha,
             self.regressions(),
@@ -449,7 +449,7 @@ impl Weekly {
             &weeks,
             &series,
             YAxis::Rate,
-            &format!("rate ({:.0}% Wilson CI)", self.confidence * 100.0),
+            &format!("rate ({} Wilson CI)", level(self.confidence)),
         )
     }
 
