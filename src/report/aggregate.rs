@@ -254,36 +254,56 @@ fn n_name(metric: Metric) -> String {
 /// One row per trial with at least one coding session: arm, task, trial_id and the
 /// k and n of every session-level metric, sorted by (arm, task, trial_id).
 fn session_counts_per_trial(sessions: DataFrame) -> PolarsResult<DataFrame> {
-    let mut aggs: Vec<Expr> = Vec::new();
+    // One 0/1 column per k and per n first, so that the group-by only sums columns
+    // (polars' fast path); expressions evaluated per group are far slower with many
+    // trials. A null indicator (field null) is skipped by the sum.
+    let mut indicators: Vec<Expr> = Vec::new();
     for (metric, column) in POSITIVE_COUNT_COLUMNS {
-        // `count` skips nulls: a session whose field is null is not in n.
-        aggs.push(col(column).gt(lit(0)).sum().alias(k_name(metric)));
-        aggs.push(col(column).count().alias(n_name(metric)));
+        indicators.push(col(column).gt(lit(0)).alias(k_name(metric)));
+        indicators.push(col(column).is_not_null().alias(n_name(metric)));
     }
-    let clean = col("clean_tree").and(col("progress_updated"));
-    aggs.push(clean.sum().alias(k_name(Metric::CleanExit)));
-    aggs.push(len().alias(n_name(Metric::CleanExit)));
-    let resumed_success = col("resume_success").filter(col("resumed").eq(lit(true)));
-    aggs.push(
-        resumed_success
-            .clone()
-            .eq(lit(true))
-            .sum()
+    indicators.push(
+        col("clean_tree")
+            .and(col("progress_updated"))
+            .alias(k_name(Metric::CleanExit)),
+    );
+    indicators.push(lit(true).alias(n_name(Metric::CleanExit)));
+    // Kleene logic: false & null = false, true & null = null (not counted).
+    indicators.push(
+        col("resumed")
+            .and(col("resume_success"))
             .alias(k_name(Metric::ResumeSuccess)),
     );
-    aggs.push(resumed_success.count().alias(n_name(Metric::ResumeSuccess)));
-    let counts: Vec<Expr> = Metric::ALL
+    indicators.push(
+        col("resumed")
+            .and(col("resume_success").is_not_null())
+            .alias(n_name(Metric::ResumeSuccess)),
+    );
+    let names: Vec<String> = Metric::ALL
         .into_iter()
         .filter(|m| m.is_session_level())
         .flat_map(|m| [k_name(m), n_name(m)])
-        .map(|name| col(name.as_str()).cast(DataType::UInt64))
         .collect();
+    let indicators: Vec<Expr> = indicators
+        .into_iter()
+        .map(|e| e.cast(DataType::UInt32))
+        .collect();
+    let sums: Vec<Expr> = names
+        .iter()
+        .map(|name| col(name.as_str()).sum().cast(DataType::UInt64))
+        .collect();
+    let mut keep = vec![col("arm"), col("task"), col("trial_id")];
+    keep.extend(indicators);
+    // A trial id names one (arm, task, replicate), so one key is enough to group by;
+    // hashing one string instead of three is most of the group-by's time.
+    let mut aggs = vec![col("arm").first(), col("task").first()];
+    aggs.extend(sums);
     sessions
         .lazy()
         .filter(col("kind").neq(lit("initializer")))
-        .group_by([col("arm"), col("task"), col("trial_id")])
+        .select(keep)
+        .group_by([col("trial_id")])
         .agg(aggs)
-        .select([vec![col("arm"), col("task"), col("trial_id")], counts].concat())
         .sort(["arm", "task", "trial_id"], SortMultipleOptions::default())
         .collect()
 }

@@ -264,10 +264,7 @@ fn compute(agg: Aggregate, info: RunInfo, arms: Vec<String>, confidence: f64) ->
     let counts = |arm: &str| &agg.by_arm[arm];
     let mut rows = Vec::new();
     let mut tests = Vec::new();
-    let boots: Vec<Vec<Option<Interval>>> = arms
-        .iter()
-        .map(|arm| bootstrap(counts(arm), confidence))
-        .collect();
+    let boots = bootstrap_arms(&agg, &arms, confidence);
     for metric in Metric::ALL {
         let mut metric_rows: Vec<SummaryRow> = Vec::new();
         let base = baseline.as_deref().map(|b| counts(b).get(metric));
@@ -343,6 +340,32 @@ fn adjust_holm(rows: &mut [SummaryRow]) {
             rows[i].p_holm = finite(q);
         }
     }
+}
+
+/// [`bootstrap`] of every arm, arms spread over the available cores. Each arm has its
+/// own fixed-seed stream, so the result does not depend on the number of threads.
+fn bootstrap_arms(agg: &Aggregate, arms: &[String], confidence: f64) -> Vec<Vec<Option<Interval>>> {
+    let threads = std::thread::available_parallelism()
+        .map(usize::from)
+        .unwrap_or(1)
+        .clamp(1, arms.len().max(1));
+    let chunk = arms.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = arms
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|arm| bootstrap(&agg.by_arm[arm], confidence))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
 }
 
 /// Bootstrap intervals of every session-level metric of one arm (None elsewhere).

@@ -123,29 +123,8 @@ pub fn cluster_bootstrap_rates(
     if live.is_empty() {
         return Ok(results.into_iter().flatten().collect());
     }
-    // Cluster-major layout: the metrics of one drawn cluster sit together.
-    let width = live.len();
-    let flat: Vec<(u64, u64)> = (0..m)
-        .flat_map(|i| live.iter().map(move |&j| clusters[j][i]))
-        .collect();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut rates: Vec<Vec<f64>> = vec![Vec::with_capacity(resamples); width];
-    let mut sums = vec![(0u128, 0u128); width];
-    for _ in 0..resamples {
-        sums.fill((0, 0));
-        for _ in 0..m {
-            let i = rng.random_range(0..m);
-            for (sum, &(k, n)) in sums.iter_mut().zip(&flat[i * width..(i + 1) * width]) {
-                sum.0 += u128::from(k);
-                sum.1 += u128::from(n);
-            }
-        }
-        for (r, &(k_sum, n_sum)) in rates.iter_mut().zip(&sums) {
-            if n_sum > 0 {
-                r.push(k_sum as f64 / n_sum as f64);
-            }
-        }
-    }
+    let live_clusters: Vec<&[(u64, u64)]> = live.iter().map(|&j| &clusters[j][..]).collect();
+    let rates = resample_rates(&live_clusters, m, resamples, seed);
     let alpha = 1.0 - confidence;
     for (&j, mut r) in live.iter().zip(rates) {
         results[j] = Some(if r.is_empty() {
@@ -159,6 +138,99 @@ pub fn cluster_bootstrap_rates(
         });
     }
     Ok(results.into_iter().flatten().collect())
+}
+
+/// The resampled rates of every metric: `resamples` times, draw `m` cluster indices
+/// (`random_range(0..m)` on `ChaCha8Rng::seed_from_u64(seed)`, one stream shared by
+/// the metrics) and compute `Σk / Σn` of each metric over the drawn clusters, skipping
+/// a resample whose `Σn` is 0.
+///
+/// Sums are exact integers, so their order does not matter: when counts fit in `u32`
+/// the draws are tallied into multiplicities and each sum is one dot product (which the
+/// compiler vectorizes); otherwise each draw adds its cluster in `u128`.
+fn resample_rates(
+    clusters: &[&[(u64, u64)]],
+    m: usize,
+    resamples: usize,
+    seed: u64,
+) -> Vec<Vec<f64>> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut rates: Vec<Vec<f64>> = vec![Vec::with_capacity(resamples); clusters.len()];
+    let max_n = clusters
+        .iter()
+        .flat_map(|c| c.iter().map(|&(_, n)| n))
+        .max()
+        .unwrap_or(0);
+    let small = u32::try_from(max_n).is_ok()
+        && u32::try_from(m).is_ok()
+        && (m as u128) * u128::from(max_n) <= u128::from(u64::MAX);
+    if small {
+        // Distinct columns only: metrics often share their n (every coding session),
+        // and a column of zeros needs no dot product.
+        let mut columns: Vec<Vec<u32>> = Vec::new();
+        let mut slot = |values: Vec<u32>| -> Option<usize> {
+            if values.iter().all(|&v| v == 0) {
+                return None;
+            }
+            Some(match columns.iter().position(|c| *c == values) {
+                Some(i) => i,
+                None => {
+                    columns.push(values);
+                    columns.len() - 1
+                }
+            })
+        };
+        let slots: Vec<(Option<usize>, Option<usize>)> = clusters
+            .iter()
+            .map(|c| {
+                let k = slot(c.iter().map(|x| x.0 as u32).collect());
+                let n = slot(c.iter().map(|x| x.1 as u32).collect());
+                (k, n)
+            })
+            .collect();
+        let dot = |a: &[u32], b: &[u32]| -> u64 {
+            a.iter()
+                .zip(b)
+                .map(|(&x, &y)| u64::from(x) * u64::from(y))
+                .sum()
+        };
+        let mut multiplicity = vec![0u32; m];
+        let mut sums = vec![0u64; columns.len()];
+        for _ in 0..resamples {
+            multiplicity.fill(0);
+            for _ in 0..m {
+                multiplicity[rng.random_range(0..m)] += 1;
+            }
+            for (sum, column) in sums.iter_mut().zip(&columns) {
+                *sum = dot(&multiplicity, column);
+            }
+            for (r, &(k, n)) in rates.iter_mut().zip(&slots) {
+                let sum = |slot: Option<usize>| slot.map_or(0, |i| sums[i]);
+                let n_sum = sum(n);
+                if n_sum > 0 {
+                    r.push(sum(k) as f64 / n_sum as f64);
+                }
+            }
+        }
+    } else {
+        let mut sums = vec![(0u128, 0u128); clusters.len()];
+        for _ in 0..resamples {
+            sums.fill((0, 0));
+            for _ in 0..m {
+                let i = rng.random_range(0..m);
+                for (sum, c) in sums.iter_mut().zip(clusters) {
+                    sum.0 += u128::from(c[i].0);
+                    sum.1 += u128::from(c[i].1);
+                }
+            }
+            for (r, &(k_sum, n_sum)) in rates.iter_mut().zip(&sums) {
+                if n_sum > 0 {
+                    r.push(k_sum as f64 / n_sum as f64);
+                }
+            }
+        }
+    }
+    rates
 }
 
 #[cfg(test)]
@@ -217,6 +289,17 @@ mod tests {
         assert!(both[1].is_err());
         assert_eq!(both[2], cluster_bootstrap_rate(&b, 500, 0.9, 11));
         assert!(cluster_bootstrap_rates(&[a, vec![(1, 1)]], 10, 0.9, 1).is_err());
+    }
+
+    #[test]
+    fn counts_too_large_for_the_fast_path_give_the_same_intervals_as_small_ones() {
+        // Scaling every k and n by 2^33 leaves each rate unchanged but forces u128 sums.
+        let scale = 1u64 << 33;
+        let small = clusters();
+        let large: Vec<(u64, u64)> = small.iter().map(|&(k, n)| (k * scale, n * scale)).collect();
+        let a = cluster_bootstrap_rates(&[small], 300, 0.95, 5).unwrap();
+        let b = cluster_bootstrap_rates(&[large], 300, 0.95, 5).unwrap();
+        assert_eq!(a, b);
     }
 
     #[test]
