@@ -31,6 +31,101 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Replay one recorded trace against a task as one trial; writes a results directory.
     Replay(ReplayArgs),
+    /// (Re)write summary.csv, summary.json, summary.md and plots/ of a results directory
+    /// and print one of them.
+    Report(ReportArgs),
+    /// Compare two runs metric by metric; exit 1 when the new run regressed.
+    Compare(CompareArgs),
+    /// Trend of every metric per arm by ISO week over all runs under a results root.
+    Weekly(WeeklyArgs),
+    /// Sessions per arm needed to detect rate p1 vs p2 (two-sided, Cohen's h).
+    Power(PowerArgs),
+}
+
+/// What `loopbench report` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// summary.md
+    Md,
+    /// summary.csv
+    Csv,
+    /// summary.json
+    Json,
+}
+
+/// Arguments of `loopbench report`.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The results directory (needs sessions.csv and trials.csv; manifest.json optional).
+    pub run_dir: PathBuf,
+    /// Arm the others are compared with [default: the manifest's baseline, else the
+    /// first arm].
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// Which summary file to print.
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: ReportFormat,
+    /// Confidence level of every interval.
+    #[arg(long, default_value_t = 0.95)]
+    pub confidence: f64,
+}
+
+/// Arguments of `loopbench compare`.
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// The reference run's results directory.
+    pub base_run: PathBuf,
+    /// The run under judgement.
+    pub new_run: PathBuf,
+    /// Metric to judge (repeatable), e.g. premature_done.
+    #[arg(long = "metric", required = true)]
+    pub metrics: Vec<String>,
+    /// Largest change in the worse direction that is tolerated, as a rate (0.02 = two
+    /// points).
+    #[arg(long, default_value_t = 0.0)]
+    pub max_increase: f64,
+    /// Significance level of the one-sided Fisher exact test.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+}
+
+/// Arguments of `loopbench weekly`.
+#[derive(Debug, clap::Args)]
+pub struct WeeklyArgs {
+    /// Directory searched recursively for runs (directories holding manifest.json).
+    pub results_root: PathBuf,
+    /// Only runs started within this span before now, e.g. 7d, 12weeks.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub since: Option<std::time::Duration>,
+    /// Where weekly.csv, weekly.md and plots/ go [default: RESULTS_ROOT/weekly].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Week-over-week change in the worse direction that is tolerated.
+    #[arg(long, default_value_t = 0.0)]
+    pub max_increase: f64,
+    /// Significance level of the week-over-week one-sided Fisher test.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Confidence level of the weekly intervals.
+    #[arg(long, default_value_t = 0.95)]
+    pub confidence: f64,
+}
+
+/// Arguments of `loopbench power`.
+#[derive(Debug, clap::Args)]
+pub struct PowerArgs {
+    /// One rate, e.g. the baseline's.
+    #[arg(long)]
+    pub p1: f64,
+    /// The other rate.
+    #[arg(long)]
+    pub p2: f64,
+    /// Two-sided significance level.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Power wanted.
+    #[arg(long, default_value_t = 0.8)]
+    pub power: f64,
 }
 
 /// Arguments of `loopbench run`.
@@ -130,5 +225,9 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Merge(args) => cmd::merge::run(&args),
         Command::Validate(args) => cmd::validate::run(&args),
         Command::Replay(args) => cmd::replay::run(&args),
+        Command::Report(args) => cmd::report::run(&args),
+        Command::Compare(args) => cmd::compare::run(&args),
+        Command::Weekly(args) => cmd::weekly::run(&args),
+        Command::Power(args) => cmd::power::run(&args),
     }
 }

@@ -16,6 +16,7 @@ pub mod record;
 pub mod report;
 pub mod runner;
 pub mod seed;
+pub mod stats;
 pub mod store;
 pub mod suite;
 pub mod workspace;

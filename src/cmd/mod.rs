@@ -1,7 +1,11 @@
 //! One module per subcommand: each turns arguments into engine calls and reporters.
 
+pub mod compare;
 pub mod merge;
+pub mod power;
 pub mod replay;
+pub mod report;
 pub mod resume;
 pub mod run;
 pub mod validate;
+pub mod weekly;

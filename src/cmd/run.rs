@@ -11,6 +11,7 @@ use crate::cli::RunArgs;
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
 use crate::process::network_isolation_available;
+use crate::report::{Summary, underpowered, write_summary};
 use crate::runner::{
     Event, EventKind, EventSink, Fanout, PlannedTrial, RunOptions, default_jobs, execute, plan,
 };
@@ -105,7 +106,6 @@ pub(crate) fn drive(
     quiet: bool,
 ) -> Result<i32> {
     let out = writer.dir().to_path_buf();
-    let arms = writer.manifest().arms.clone();
     let planned = already + trials.len();
     let mut progress = ProgressLine::new(planned, already, quiet);
     let start = Instant::now();
@@ -147,10 +147,13 @@ pub(crate) fn drive(
         }
         Err(e) => return Err(e),
     }
-    let summary = crate::report::session_counts(&out, &arms)?;
+    let summary = write_summary(&out, None, DEFAULT_CONFIDENCE)?;
+    if let Some(effect) = suite.min_detectable_effect {
+        warn_underpowered(&summary, effect);
+    }
     let mut stdout = std::io::stdout().lock();
     stdout
-        .write_all(summary.as_bytes())
+        .write_all(summary.to_markdown().as_bytes())
         .io_context(|| "cannot print the summary".to_string())?;
     eprintln!(
         "{} trials in {:.1}s; results in {}",
@@ -159,6 +162,33 @@ pub(crate) fn drive(
         out.display()
     );
     Ok(exit_code::OK)
+}
+
+/// Confidence of the intervals `run` writes; `report --confidence` rewrites them.
+const DEFAULT_CONFIDENCE: f64 = 0.95;
+
+/// Warns on stderr, per arm, when its premature-done sessions are too few to detect
+/// the suite's `min_detectable_effect` (two-sided, alpha 0.05, power 0.8).
+fn warn_underpowered(summary: &Summary, effect: f64) {
+    let rows: Vec<_> = summary
+        .rows
+        .iter()
+        .filter(|r| r.metric == "premature_done")
+        .collect();
+    let baseline_rate = rows
+        .iter()
+        .find(|r| Some(&r.arm) == summary.baseline.as_ref())
+        .and_then(|r| r.rate);
+    let Some(baseline_rate) = baseline_rate else {
+        return;
+    };
+    for row in rows {
+        if let Ok(Some(warning)) =
+            underpowered("premature_done", row.n, baseline_rate, effect, 0.05, 0.8)
+        {
+            eprintln!("warning: arm '{}': {}", row.arm, warning.message);
+        }
+    }
 }
 
 /// Indices of the arms named by `--arms a,b` (all when absent), in suite order.

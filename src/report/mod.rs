@@ -1,9 +1,24 @@
-//! Reporters: turn events and records into text for people.
+//! Reporters: turn events and records into text for people, and run results into
+//! summaries, comparisons, weekly trends and plots.
 
-mod rates;
+pub mod aggregate;
+pub mod compare;
+pub mod format;
+pub mod metric;
+pub mod plot;
+pub mod power;
+pub mod run_info;
 mod session_table;
+pub mod summary;
+mod summary_md;
 mod table;
+pub mod weekly;
 
-pub use rates::session_counts;
+pub use aggregate::{Aggregate, Count, Counts, aggregate};
+pub use metric::{FEATURES_VERIFIED, Metric};
+pub use power::underpowered;
+pub use run_info::RunInfo;
 pub use session_table::SessionTable;
+pub use summary::{Summary, SummaryRow, summarize, write_summary};
+pub use summary_md::SIMULATED_NOTE;
 pub use table::{Align, Table};

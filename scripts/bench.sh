@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Benchmarks of loopbench, one section per concern. Usage:
+#   scripts/bench.sh report [ROWS]     time `loopbench report` on a generated sessions.csv
+#                                      of ROWS rows (default 1000000), release build
+# Each section prints wall time and peak memory (GNU time's "Maximum resident set size").
+# Needs: cargo, awk, /usr/bin/time (Debian: apt-get install time).
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+
+# Writes DIR/sessions.csv (ROWS rows, every column of record::SESSION_COLUMNS) and
+# DIR/trials.csv: arms json/markdown/yaml, four tasks, 12 sessions per trial (an
+# initializer and 11 coding sessions), events drawn from a fixed-seed LCG so that the
+# file is the same on every machine.
+generate_sessions() {
+    local dir="$1" rows="$2"
+    mkdir -p "$dir"
+    awk -v rows="$rows" -v dir="$dir" 'BEGIN {
+        srand(20260704)
+        split("json markdown yaml", arms, " ")
+        split("ledgerly invoicer scheduler exporter", tasks, " ")
+        pd["json"] = 0.092; pd["markdown"] = 0.183; pd["yaml"] = 0.154
+        de["json"] = 0.017; de["markdown"] = 0.129; de["yaml"] = 0.079
+        tr["json"] = 0.008; tr["markdown"] = 0.075; tr["yaml"] = 0.046
+        s = dir "/sessions.csv"; t = dir "/trials.csv"
+        print "trial_id,arm,task,replicate,session,kind,outcome,list_parse_ok,newly_claimed,premature_claims,newly_verified,regressions,told_false,desc_edits,step_edits,entries_removed,entries_added,tests_removed,tests_weakened,dup_side_effects,clean_tree,progress_updated,resumed,resume_success,flaky,features_verified,actions_failed,turns,input_tokens,output_tokens,cost_usd,error" > s
+        print "trial_id,arm,task,replicate,features_verified,features_total,sessions,ended_by,premature_victory,turns,input_tokens,output_tokens,cost_usd,error" > t
+        per_trial = 12; written = 0; rep = 0
+        while (written < rows) {
+            for (a = 1; a <= 3 && written < rows; a++) {
+                for (k = 1; k <= 4 && written < rows; k++) {
+                    arm = arms[a]; task = tasks[k]; id = arm ":" task ":" rep
+                    interrupted = 0; features = 0
+                    for (n = 0; n < per_trial && written < rows; n++) {
+                        kind = (n == 0) ? "initializer" : "coding"
+                        parsed = (rand() < 0.97)
+                        p = (parsed && rand() < pd[arm]) ? 1 : 0
+                        d = (parsed && rand() < de[arm]) ? 1 : 0
+                        r = (rand() < tr[arm]) ? 1 : 0
+                        resumed = interrupted
+                        outcome = (rand() < 0.05) ? "interrupted" : "completed"
+                        interrupted = (outcome == "interrupted")
+                        nv = (rand() < 0.6) ? 1 : 0; features += nv
+                        rs = resumed ? ((nv && !p) ? "true" : "false") : ""
+                        if (parsed)
+                            printf "%s,%s,%s,%d,%d,%s,%s,true,%d,%d,%d,0,%d,%d,0,0,0,%d,0,0,%s,%s,%s,%s,false,%d,0,%d,%d,%d,,\n", id, arm, task, rep, n, kind, outcome, p + nv, p, nv, (rand() < 0.05), d, r, (rand() < 0.9) ? "true" : "false", (rand() < 0.95) ? "true" : "false", resumed ? "true" : "false", rs, features, 20 + int(rand() * 40), 100000 + int(rand() * 900000), 2000 + int(rand() * 8000) > s
+                        else
+                            printf "%s,%s,%s,%d,%d,%s,%s,false,,,%d,0,,,,,,%d,0,0,%s,true,%s,%s,false,%d,0,%d,,,,\n", id, arm, task, rep, n, kind, outcome, nv, r, (rand() < 0.9) ? "true" : "false", resumed ? "true" : "false", rs, features, 20 + int(rand() * 40) > s
+                        written++
+                    }
+                    printf "%s,%s,%s,%d,%d,40,%d,max_sessions,%s,600,,,,\n", id, arm, task, rep, features, per_trial, (rand() < 0.1) ? "true" : "false" > t
+                }
+            }
+            rep++
+        }
+    }'
+}
+
+bench_report() {
+    local rows="${1:-1000000}"
+    local dir
+    dir="$(mktemp -d)"
+    trap 'rm -rf "$dir"' RETURN
+    echo "== report: generating $rows session rows in $dir"
+    generate_sessions "$dir" "$rows"
+    ls -l "$dir"
+    (cd "$root" && cargo build --release --quiet)
+    local bin="$root/target/release/loopbench"
+    "$bin" report "$dir" --format csv >/dev/null # warm the page cache
+    echo "== report: loopbench report (release)"
+    /usr/bin/time -v "$bin" report "$dir" --format md 2>"$dir/time.txt" >/dev/null
+    grep -E "Elapsed \(wall clock\)|Maximum resident set size|User time|System time" "$dir/time.txt"
+}
+
+case "${1:-}" in
+report) shift; bench_report "$@" ;;
+*)
+    echo "usage: $0 report [ROWS]" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,29 @@
+//! `loopbench report RUN_DIR`: rewrites the summary files of a run and prints one.
+
+use std::io::Write;
+
+use crate::cli::{ReportArgs, ReportFormat};
+use crate::error::{IoContext, Result};
+use crate::exit_code;
+use crate::report::write_summary;
+
+/// Runs the command; returns the exit code.
+pub fn run(args: &ReportArgs) -> Result<i32> {
+    let summary = write_summary(&args.run_dir, args.baseline.as_deref(), args.confidence)?;
+    let text = match args.format {
+        ReportFormat::Md => summary.to_markdown(),
+        ReportFormat::Csv => summary.to_csv()?,
+        ReportFormat::Json => summary.to_json()?,
+    };
+    print(&text)?;
+    Ok(exit_code::OK)
+}
+
+/// Writes `text` to stdout. A closed pipe comes back as an I/O error of kind
+/// `BrokenPipe`, which `main` turns into exit 0.
+pub(crate) fn print(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .io_context(|| "cannot write to stdout".to_string())
+}

@@ -1,0 +1,45 @@
+//! `loopbench weekly RESULTS_ROOT`: weekly trend tables and plots over many runs.
+
+use std::time::SystemTime;
+
+use crate::cli::WeeklyArgs;
+use crate::error::{Error, Result};
+use crate::exit_code;
+use crate::report::compare::Rule;
+use crate::report::weekly::build;
+
+use super::report::print;
+
+/// Runs the command: writes weekly.csv, weekly.md and plots/ and prints weekly.md.
+/// Flagged regressions are part of the report, not an exit code: it always exits 0
+/// (use `compare` as a gate).
+pub fn run(args: &WeeklyArgs) -> Result<i32> {
+    if !(args.confidence > 0.0 && args.confidence < 1.0) {
+        return Err(Error::BadInput(format!(
+            "--confidence must be between 0 and 1 (exclusive), got {}",
+            args.confidence
+        )));
+    }
+    let rule = Rule {
+        max_increase: args.max_increase,
+        alpha: args.alpha,
+    };
+    let weekly = build(
+        &args.results_root,
+        args.since,
+        SystemTime::now(),
+        rule,
+        args.confidence,
+    )?;
+    for reason in &weekly.skipped {
+        eprintln!("warning: skipped: {reason}");
+    }
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| args.results_root.join("weekly"));
+    weekly.write(&out)?;
+    print(&weekly.to_markdown())?;
+    eprintln!("weekly report written to {}", out.display());
+    Ok(exit_code::OK)
+}

@@ -1,0 +1,336 @@
+//! The regression rule of DESIGN §9 (`compare`, and week over week in `weekly`), and the
+//! Markdown verdict tables of `loopbench compare`.
+
+use std::path::Path;
+
+use super::aggregate::{Aggregate, Count, aggregate};
+use super::format::{pct, pp, pvalue};
+use super::metric::Metric;
+use super::run_info::RunInfo;
+use super::summary_md::SIMULATED_NOTE;
+use super::table::{Align, Table};
+use crate::error::{Error, Result};
+use crate::stats::{self, Alternative};
+
+/// The thresholds of the rule.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    /// A change of the rate in the worse direction must exceed this (a fraction, not
+    /// percentage points: 0.02 is two points).
+    pub max_increase: f64,
+    /// ... and its one-sided Fisher p must be below this.
+    pub alpha: f64,
+}
+
+impl Default for Rule {
+    fn default() -> Rule {
+        Rule {
+            max_increase: 0.0,
+            alpha: 0.05,
+        }
+    }
+}
+
+impl Rule {
+    /// Checks the thresholds; bad values are bad input naming the flag.
+    pub fn validate(self) -> Result<Rule> {
+        if !(self.alpha > 0.0 && self.alpha < 1.0) {
+            return Err(Error::BadInput(format!(
+                "--alpha must be between 0 and 1 (exclusive), got {}",
+                self.alpha
+            )));
+        }
+        if !(0.0..1.0).contains(&self.max_increase) {
+            return Err(Error::BadInput(format!(
+                "--max-increase must be a rate change in [0, 1), got {}",
+                self.max_increase
+            )));
+        }
+        Ok(self)
+    }
+}
+
+/// What the rule says about one metric of one arm.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Judgement {
+    /// rate(new) − rate(base); None when either side has n = 0.
+    pub change: Option<f64>,
+    /// One-sided Fisher p, H1: the new rate is worse (higher, or lower for
+    /// `clean_exit` and `resume_success`).
+    pub p: Option<f64>,
+    /// The change is worse than `max_increase` and p < alpha.
+    pub regression: bool,
+}
+
+/// Applies the rule to one metric: a regression is a change in the worse direction
+/// larger than `rule.max_increase` whose one-sided Fisher exact p (H1: the new rate is
+/// worse) is below `rule.alpha`. For most metrics worse is higher; for `clean_exit`
+/// and `resume_success` (good events) worse is lower.
+pub fn judge(metric: Metric, base: Count, new: Count, rule: Rule) -> Judgement {
+    let (Some(rate_base), Some(rate_new)) = (base.rate(), new.rate()) else {
+        return Judgement {
+            change: None,
+            p: None,
+            regression: false,
+        };
+    };
+    let change = rate_new - rate_base;
+    let (worse_by, alternative) = if metric.higher_is_worse() {
+        (change, Alternative::Greater)
+    } else {
+        (-change, Alternative::Less)
+    };
+    // Rows: new, base; Greater = the new (row 0) rate is higher.
+    let table = [[new.k, new.n - new.k], [base.k, base.n - base.k]];
+    let p = stats::fisher_exact(table, alternative).ok();
+    Judgement {
+        change: Some(change),
+        p,
+        regression: worse_by > rule.max_increase && p.is_some_and(|p| p < rule.alpha),
+    }
+}
+
+/// One row of a verdict table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// Arm name.
+    pub arm: String,
+    /// Counts of the base run.
+    pub base: Count,
+    /// Counts of the new run.
+    pub new: Count,
+    /// What the rule says.
+    pub judgement: Judgement,
+}
+
+/// The result of `loopbench compare`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// Per requested metric, a verdict per arm present in both runs (base run order).
+    pub metrics: Vec<(Metric, Vec<Verdict>)>,
+    /// Arms only in the base run.
+    pub only_base: Vec<String>,
+    /// Arms only in the new run.
+    pub only_new: Vec<String>,
+    /// Either run is simulated.
+    pub simulated: bool,
+    /// The thresholds used.
+    pub rule: Rule,
+}
+
+impl Comparison {
+    /// Number of regressions found.
+    pub fn regressions(&self) -> usize {
+        self.metrics
+            .iter()
+            .flat_map(|(_, v)| v)
+            .filter(|v| v.judgement.regression)
+            .count()
+    }
+}
+
+/// Compares two results directories on `metrics`.
+pub fn compare_runs(base: &Path, new: &Path, metrics: &[Metric], rule: Rule) -> Result<Comparison> {
+    let rule = rule.validate()?;
+    if metrics.is_empty() {
+        return Err(Error::BadInput(
+            "name at least one --metric to compare".into(),
+        ));
+    }
+    let base_info = RunInfo::read(base)?;
+    let new_info = RunInfo::read(new)?;
+    let base_agg = aggregate(base)?;
+    let new_agg = aggregate(new)?;
+    Ok(compare_aggregates(
+        &base_agg,
+        &new_agg,
+        &base_info.order_arms(&base_agg.arms(), base_info.baseline.as_deref()),
+        metrics,
+        rule,
+        base_info.simulated || new_info.simulated,
+    ))
+}
+
+/// [`compare_runs`] on counts already read; `arm_order` orders the verdicts.
+pub fn compare_aggregates(
+    base: &Aggregate,
+    new: &Aggregate,
+    arm_order: &[String],
+    metrics: &[Metric],
+    rule: Rule,
+    simulated: bool,
+) -> Comparison {
+    let common: Vec<String> = arm_order
+        .iter()
+        .filter(|a| new.by_arm.contains_key(*a))
+        .cloned()
+        .collect();
+    let only_base = base
+        .arms()
+        .into_iter()
+        .filter(|a| !new.by_arm.contains_key(a))
+        .collect();
+    let only_new = new
+        .arms()
+        .into_iter()
+        .filter(|a| !base.by_arm.contains_key(a))
+        .collect();
+    let metrics = metrics
+        .iter()
+        .map(|&metric| {
+            let verdicts = common
+                .iter()
+                .map(|arm| {
+                    let b = base.by_arm[arm].get(metric);
+                    let n = new.by_arm[arm].get(metric);
+                    Verdict {
+                        arm: arm.clone(),
+                        base: b,
+                        new: n,
+                        judgement: judge(metric, b, n, rule),
+                    }
+                })
+                .collect();
+            (metric, verdicts)
+        })
+        .collect();
+    Comparison {
+        metrics,
+        only_base,
+        only_new,
+        simulated,
+        rule,
+    }
+}
+
+/// The verdict text of one judgement.
+pub fn verdict_text(j: &Judgement) -> &'static str {
+    match (j.regression, j.change) {
+        (true, _) => "**REGRESSION**",
+        (false, None) => "no data",
+        (false, Some(_)) => "ok",
+    }
+}
+
+/// Markdown for a CI job summary: one verdict table per metric and a closing line.
+pub fn render(c: &Comparison) -> String {
+    let mut out = String::from("# loopbench compare\n\n");
+    if c.simulated {
+        out += &format!("> **Note — {SIMULATED_NOTE}.**\n\n");
+    }
+    out += &format!(
+        "Rule: a regression is a change in the worse direction larger than {} whose \
+         one-sided Fisher exact p (H1: the new run is worse) is below {}.\n",
+        pp(c.rule.max_increase).trim_start_matches('+'),
+        c.rule.alpha
+    );
+    for (metric, verdicts) in &c.metrics {
+        let direction = if metric.higher_is_worse() {
+            "higher is worse"
+        } else {
+            "lower is worse"
+        };
+        out += &format!("\n## {metric} ({direction})\n\n");
+        let mut table = Table::new([
+            ("arm", Align::Left),
+            ("base k / n", Align::Right),
+            ("base rate", Align::Right),
+            ("new k / n", Align::Right),
+            ("new rate", Align::Right),
+            ("change", Align::Right),
+            ("p (one-sided)", Align::Right),
+            ("verdict", Align::Left),
+        ]);
+        for v in verdicts {
+            let rate = |c: Count| c.rate().map(pct).unwrap_or_else(|| "–".into());
+            table.push(vec![
+                v.arm.clone(),
+                format!("{} / {}", v.base.k, v.base.n),
+                rate(v.base),
+                format!("{} / {}", v.new.k, v.new.n),
+                rate(v.new),
+                v.judgement.change.map(pp).unwrap_or_default(),
+                v.judgement.p.map(pvalue).unwrap_or_default(),
+                verdict_text(&v.judgement).to_string(),
+            ]);
+        }
+        out += &table.to_markdown();
+    }
+    if !c.only_base.is_empty() {
+        out += &format!(
+            "\nOnly in the base run (not compared): {}.\n",
+            c.only_base.join(", ")
+        );
+    }
+    if !c.only_new.is_empty() {
+        out += &format!(
+            "\nOnly in the new run (not compared): {}.\n",
+            c.only_new.join(", ")
+        );
+    }
+    out += &match c.regressions() {
+        0 => "\n**Result: no regression.**\n".to_string(),
+        1 => "\n**Result: 1 regression.**\n".to_string(),
+        n => format!("\n**Result: {n} regressions.**\n"),
+    };
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(k: u64, n: u64) -> Count {
+        Count { k, n }
+    }
+
+    #[test]
+    fn a_clear_increase_of_a_bad_rate_is_a_regression() {
+        let j = judge(
+            Metric::PrematureDone,
+            c(22, 240),
+            c(44, 240),
+            Rule::default(),
+        );
+        assert!(j.regression, "{j:?}");
+        assert!(j.p.unwrap() < 0.01);
+    }
+
+    #[test]
+    fn an_increase_within_max_increase_is_not_a_regression() {
+        let rule = Rule {
+            max_increase: 0.1,
+            alpha: 0.05,
+        };
+        let j = judge(Metric::PrematureDone, c(22, 240), c(44, 240), rule);
+        assert!(!j.regression, "{j:?}");
+    }
+
+    #[test]
+    fn the_same_rate_is_not_a_regression() {
+        let j = judge(
+            Metric::PrematureDone,
+            c(22, 240),
+            c(22, 240),
+            Rule::default(),
+        );
+        assert_eq!(j.change, Some(0.0));
+        assert!(!j.regression);
+    }
+
+    #[test]
+    fn for_clean_exit_a_drop_is_the_regression_and_a_rise_is_not() {
+        let drop = judge(Metric::CleanExit, c(200, 240), c(150, 240), Rule::default());
+        assert!(drop.regression, "{drop:?}");
+        let rise = judge(Metric::CleanExit, c(150, 240), c(200, 240), Rule::default());
+        assert!(!rise.regression, "{rise:?}");
+    }
+
+    #[test]
+    fn no_data_on_either_side_gives_no_verdict() {
+        let j = judge(Metric::ResumeSuccess, c(0, 0), c(3, 4), Rule::default());
+        assert_eq!(j.change, None);
+        assert!(!j.regression);
+        assert_eq!(verdict_text(&j), "no data");
+    }
+}

@@ -1,0 +1,214 @@
+//! Renders a [`Summary`] as `summary.md`: one GitHub table per metric, arms as rows with
+//! the baseline first, significant differences marked, caveats spelled out.
+
+use super::format::{fixed, level, pct, pp, pvalue};
+use super::metric::{FEATURES_VERIFIED, Metric};
+use super::summary::{BOOTSTRAP_WIDTH_NOTE, Summary, SummaryRow};
+use super::table::{Align, Table};
+use crate::stats::DEFAULT_RESAMPLES;
+
+/// The sentence every report of a simulated run carries.
+pub const SIMULATED_NOTE: &str = "simulated agent: these numbers are synthetic";
+
+/// Marks a Holm-adjusted p below 1 − confidence.
+const SIGNIFICANT: &str = "*";
+/// Marks a bootstrap interval much wider than Wilson's.
+const WIDE: &str = "†";
+
+/// `summary.md`.
+pub fn render(s: &Summary) -> String {
+    let conf = level(s.confidence);
+    let alpha = 1.0 - s.confidence;
+    let mut out = String::new();
+    match &s.info.suite {
+        Some(suite) => out += &format!("# loopbench summary: {suite}\n\n"),
+        None => out += "# loopbench summary\n\n",
+    }
+    if s.info.simulated {
+        out += &format!(
+            "> **Note — {SIMULATED_NOTE}.** They come from the built-in sim agent, not from a real model.\n\n"
+        );
+    }
+    let Some(baseline) = &s.baseline else {
+        out += "No sessions or trials in this run.\n";
+        return out;
+    };
+    out += &format!(
+        "Baseline: **{baseline}**. {} arms, {} trials. Intervals at {conf}: Wilson for rates, \
+         Newcombe for differences, two-sided Fisher exact p, Holm-adjusted over the arms of \
+         each metric; `{SIGNIFICANT}` marks Holm p < {}. `boot CI` resamples trials \
+         ({DEFAULT_RESAMPLES} resamples, fixed seed), since sessions of one trial are correlated.\n",
+        s.arms.len(),
+        s.arms
+            .iter()
+            .map(|a| s.aggregate.by_arm[a].trials())
+            .sum::<usize>(),
+        // 1 − 0.95 is 0.050000000000000044: round away the representation error.
+        (alpha * 1e9).round() / 1e9,
+    );
+    for metric in Metric::ALL {
+        out += &format!(
+            "\n## {}\n\n{}.\n\n",
+            metric.name(),
+            capitalize(metric.definition())
+        );
+        let rows: Vec<&SummaryRow> = s.metric_rows(metric.name()).collect();
+        let mut table = Table::new([
+            ("arm", Align::Left),
+            ("k / n", Align::Right),
+            ("rate", Align::Right),
+            (format!("{conf} CI").as_str(), Align::Left),
+            ("boot CI", Align::Left),
+            (format!("diff vs {baseline}").as_str(), Align::Right),
+            ("diff CI", Align::Left),
+            ("p", Align::Right),
+            ("p (Holm)", Align::Right),
+        ]);
+        let mut wide = Vec::new();
+        for row in &rows {
+            let boot = interval(row.boot_ci_low, row.boot_ci_high, pct);
+            let boot = match widening(row) {
+                Some(ratio) if ratio > BOOTSTRAP_WIDTH_NOTE => {
+                    wide.push((row.arm.clone(), ratio));
+                    format!("{boot} {WIDE}")
+                }
+                _ => boot,
+            };
+            table.push(vec![
+                row.arm.clone(),
+                format!("{} / {}", row.k.unwrap_or(0), row.n),
+                row.rate.map(pct).unwrap_or_else(|| "–".into()),
+                interval(row.ci_low, row.ci_high, pct),
+                boot,
+                row.diff.map(pp).unwrap_or_default(),
+                interval(row.diff_ci_low, row.diff_ci_high, pp),
+                row.p.map(pvalue).unwrap_or_default(),
+                holm_cell(row.p_holm, alpha),
+            ]);
+        }
+        out += &table.to_markdown();
+        if let Some(test) = s.tests.iter().find(|t| t.metric == metric) {
+            out += &match &test.chi_square {
+                Ok(c) => format!(
+                    "\nAll arms alike? Pearson χ²({}) = {}, p = {}.\n",
+                    c.dof,
+                    fixed(c.statistic, 2),
+                    pvalue(c.p)
+                ),
+                Err(why) => format!("\nAll arms alike? χ² not defined: {why}.\n"),
+            };
+        }
+        for (arm, ratio) in wide {
+            out += &format!(
+                "\n{WIDE} {arm}: the trial-clustered bootstrap interval is {}× as wide as \
+                 Wilson's; sessions of one trial are correlated here, so trust the wider one.\n",
+                fixed(ratio, 1)
+            );
+        }
+    }
+    out += &features_section(s, &conf, alpha);
+    out += &by_task_section(s);
+    out
+}
+
+fn capitalize(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().collect::<String>() + chars.as_str(),
+        None => String::new(),
+    }
+}
+
+fn interval(low: Option<f64>, high: Option<f64>, f: fn(f64) -> String) -> String {
+    match (low, high) {
+        (Some(l), Some(h)) => format!("{} … {}", f(l), f(h)),
+        _ => String::new(),
+    }
+}
+
+fn holm_cell(p: Option<f64>, alpha: f64) -> String {
+    match p {
+        Some(p) if p < alpha => format!("{} {SIGNIFICANT}", pvalue(p)),
+        Some(p) => pvalue(p),
+        None => String::new(),
+    }
+}
+
+/// Width of the bootstrap interval over the width of Wilson's.
+fn widening(row: &SummaryRow) -> Option<f64> {
+    let boot = row.boot_ci_high? - row.boot_ci_low?;
+    let wilson = row.ci_high? - row.ci_low?;
+    (wilson > 0.0).then(|| boot / wilson)
+}
+
+fn features_section(s: &Summary, conf: &str, alpha: f64) -> String {
+    let baseline = s.baseline.as_deref().unwrap_or("");
+    let mut out = format!(
+        "\n## {FEATURES_VERIFIED}\n\nFeatures verified at the end of each trial. The mean's \
+         interval is Student's t; the difference is Welch's, with a Mann–Whitney U p.\n\n"
+    );
+    let mut table = Table::new([
+        ("arm", Align::Left),
+        ("trials", Align::Right),
+        ("mean", Align::Right),
+        (format!("{conf} CI").as_str(), Align::Left),
+        ("sd", Align::Right),
+        ("median", Align::Right),
+        ("p10", Align::Right),
+        ("p90", Align::Right),
+        (format!("diff vs {baseline}").as_str(), Align::Right),
+        ("diff CI", Align::Left),
+        ("p", Align::Right),
+        ("p (Holm)", Align::Right),
+    ]);
+    let two = |x: f64| fixed(x, 2);
+    for row in s.metric_rows(FEATURES_VERIFIED) {
+        let d = s
+            .features
+            .iter()
+            .find(|(arm, _)| *arm == row.arm)
+            .and_then(|(_, d)| *d);
+        table.push(vec![
+            row.arm.clone(),
+            row.n.to_string(),
+            row.rate.map(two).unwrap_or_else(|| "–".into()),
+            interval(row.ci_low, row.ci_high, two),
+            d.and_then(|d| d.sd).map(two).unwrap_or_default(),
+            d.map(|d| two(d.median)).unwrap_or_default(),
+            d.map(|d| two(d.p10)).unwrap_or_default(),
+            d.map(|d| two(d.p90)).unwrap_or_default(),
+            row.diff.map(|x| format!("{x:+.2}")).unwrap_or_default(),
+            interval(row.diff_ci_low, row.diff_ci_high, |x| format!("{x:+.2}")),
+            row.p.map(pvalue).unwrap_or_default(),
+            holm_cell(row.p_holm, alpha),
+        ]);
+    }
+    out += &table.to_markdown();
+    out
+}
+
+/// k / n of every rate metric per (arm, task), when the run has more than one task.
+fn by_task_section(s: &Summary) -> String {
+    let tasks = s.aggregate.tasks();
+    if tasks.len() < 2 {
+        return String::new();
+    }
+    let mut headers: Vec<(String, Align)> =
+        vec![("arm".into(), Align::Left), ("task".into(), Align::Left)];
+    headers.extend(Metric::ALL.map(|m| (m.name().to_string(), Align::Right)));
+    let mut table = Table::new(headers);
+    for arm in &s.arms {
+        for task in &tasks {
+            let Some(c) = s.aggregate.by_arm_task.get(&(arm.clone(), task.clone())) else {
+                continue;
+            };
+            let mut row = vec![arm.clone(), task.clone()];
+            row.extend(Metric::ALL.map(|m| format!("{}/{}", c.get(m).k, c.get(m).n)));
+            table.push(row);
+        }
+    }
+    format!(
+        "\n## By task\n\nk/n of every rate metric per arm and task.\n\n{}",
+        table.to_markdown()
+    )
+}

@@ -1,0 +1,501 @@
+//! `loopbench weekly`: every run under a results root, dated by its manifest, pooled by
+//! ISO week into a trend per metric and arm, with week-over-week regressions flagged by
+//! the rule of `compare`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::aggregate::{Count, aggregate};
+use super::compare::{Judgement, Rule, judge};
+use super::format::{exact_opt, level, pct, pp, pvalue};
+use super::metric::Metric;
+use super::plot::{Estimate, YAxis, trend_chart};
+use super::run_info::RunInfo;
+use super::summary_md::SIMULATED_NOTE;
+use super::table::{Align, Table};
+use crate::error::{Error, IoContext, Result};
+use crate::stats;
+use crate::store::{MANIFEST, write_atomic};
+
+/// `weekly.csv`.
+pub const WEEKLY_CSV: &str = "weekly.csv";
+/// `weekly.md`.
+pub const WEEKLY_MD: &str = "weekly.md";
+
+/// Columns of `weekly.csv`.
+pub const WEEKLY_COLUMNS: [&str; 12] = [
+    "week",
+    "metric",
+    "arm",
+    "runs",
+    "k",
+    "n",
+    "rate",
+    "ci_low",
+    "ci_high",
+    "change",
+    "p",
+    "regression",
+];
+
+/// An ISO 8601 week.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct IsoWeek {
+    /// ISO week-numbering year.
+    pub year: i32,
+    /// Week 1..=53.
+    pub week: u32,
+}
+
+impl std::fmt::Display for IsoWeek {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-W{:02}", self.year, self.week)
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(month);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The year of a day count since 1970-01-01.
+fn year_of_days(days: i64) -> i64 {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    yoe + era * 400 + i64::from(month <= 2)
+}
+
+/// The ISO week of a day count since 1970-01-01 (a Thursday).
+pub fn iso_week_of_days(days: i64) -> IsoWeek {
+    let weekday = (days + 3).rem_euclid(7); // Monday = 0
+    let thursday = days - weekday + 3;
+    let year = year_of_days(thursday);
+    let week = (thursday - days_from_civil(year, 1, 1)) / 7 + 1;
+    IsoWeek {
+        year: year as i32,
+        week: week as u32,
+    }
+}
+
+/// Seconds since the Unix epoch of an RFC 3339 time (`2026-11-03T09:00:00Z`,
+/// `2026-11-03T10:00:00.5+01:00`); None when it does not parse.
+pub fn parse_rfc3339(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let s = text.get(r)?;
+        s.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| s.parse().ok())?
+    };
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    if b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+        return None;
+    }
+    if second > 60 {
+        return None;
+    }
+    let mut rest = &text[19..];
+    if let Some(frac) = rest.strip_prefix('.') {
+        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        rest = &frac[digits..];
+    }
+    let offset = match rest {
+        "Z" | "z" => 0,
+        _ if rest.len() == 6 && rest.as_bytes()[3] == b':' => {
+            let sign = match rest.as_bytes()[0] {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let h: i64 = rest[1..3].parse().ok()?;
+            let m: i64 = rest[4..6].parse().ok()?;
+            sign * (h * 3600 + m * 60)
+        }
+        _ => return None,
+    };
+    let days = days_from_civil(year, month as u32, day as u32);
+    Some(days * 86_400 + hour * 3600 + minute * 60 + second - offset)
+}
+
+/// A run found under the root.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoundRun {
+    /// Its results directory.
+    pub dir: PathBuf,
+    /// Its manifest.
+    pub info: RunInfo,
+    /// Start, seconds since the Unix epoch (UTC).
+    pub started: i64,
+    /// The ISO week of the start, in UTC.
+    pub week: IsoWeek,
+}
+
+/// Every directory under `root` holding a `manifest.json`, sorted by path. A manifest
+/// without a readable `started` time is reported in the second list and skipped.
+pub fn find_runs(root: &Path) -> Result<(Vec<FoundRun>, Vec<String>)> {
+    if !root.is_dir() {
+        return Err(Error::BadInput(format!(
+            "results root '{}' does not exist",
+            root.display()
+        )));
+    }
+    let mut runs = Vec::new();
+    let mut skipped = Vec::new();
+    let mut entries: Vec<PathBuf> = walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .into_iter()
+        .filter_map(std::result::Result::ok)
+        .filter(|e| e.file_type().is_file() && e.file_name() == MANIFEST)
+        .filter_map(|e| e.path().parent().map(Path::to_path_buf))
+        .collect();
+    entries.sort();
+    for dir in entries {
+        let info = match RunInfo::read(&dir) {
+            Ok(info) => info,
+            Err(e) => {
+                skipped.push(format!("{e}"));
+                continue;
+            }
+        };
+        match info.started.as_deref().and_then(parse_rfc3339) {
+            Some(started) => runs.push(FoundRun {
+                week: iso_week_of_days(started.div_euclid(86_400)),
+                dir,
+                info,
+                started,
+            }),
+            None => skipped.push(format!(
+                "'{}' has no RFC 3339 'started' time",
+                dir.join(MANIFEST).display()
+            )),
+        }
+    }
+    Ok((runs, skipped))
+}
+
+/// One row of the trend: one metric of one arm in one week.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WeeklyRow {
+    /// The ISO week.
+    pub week: IsoWeek,
+    /// The metric.
+    pub metric: Metric,
+    /// The arm.
+    pub arm: String,
+    /// Runs of that week holding the arm.
+    pub runs: usize,
+    /// Pooled counts of those runs.
+    pub count: Count,
+    /// Wilson interval of the pooled rate.
+    pub ci: Option<(f64, f64)>,
+    /// Against the arm's previous week with data; None in its first week.
+    pub vs_previous: Option<Judgement>,
+}
+
+/// The weekly report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Weekly {
+    /// The weeks that have runs, ascending.
+    pub weeks: Vec<IsoWeek>,
+    /// Rows ordered by metric (DESIGN §8), arm name, week.
+    pub rows: Vec<WeeklyRow>,
+    /// Runs used.
+    pub runs: Vec<FoundRun>,
+    /// Runs or manifests that could not be used, with the reason.
+    pub skipped: Vec<String>,
+    /// Any run is simulated.
+    pub simulated: bool,
+    /// The regression rule.
+    pub rule: Rule,
+    /// Confidence of the intervals.
+    pub confidence: f64,
+}
+
+/// Builds the report from every run under `root` started within `since` before `now`
+/// (all runs when `since` is None). A run whose CSVs cannot be read is skipped and
+/// listed, so that one broken directory does not hide a week.
+pub fn build(
+    root: &Path,
+    since: Option<Duration>,
+    now: SystemTime,
+    rule: Rule,
+    confidence: f64,
+) -> Result<Weekly> {
+    let rule = rule.validate()?;
+    let (found, mut skipped) = find_runs(root)?;
+    let now_secs = now
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let cutoff = since.map(|s| now_secs - s.as_secs() as i64);
+    let mut pooled: BTreeMap<(Metric, String, IsoWeek), (usize, Count)> = BTreeMap::new();
+    let mut runs = Vec::new();
+    for run in found {
+        if cutoff.is_some_and(|c| run.started < c) {
+            continue;
+        }
+        let agg = match aggregate(&run.dir) {
+            Ok(agg) => agg,
+            Err(e) => {
+                skipped.push(e.to_string());
+                continue;
+            }
+        };
+        for (arm, counts) in &agg.by_arm {
+            for metric in Metric::ALL {
+                let entry = pooled.entry((metric, arm.clone(), run.week)).or_default();
+                entry.0 += 1;
+                entry.1.k += counts.get(metric).k;
+                entry.1.n += counts.get(metric).n;
+            }
+        }
+        runs.push(run);
+    }
+    let mut weeks: Vec<IsoWeek> = runs.iter().map(|r| r.week).collect();
+    weeks.sort();
+    weeks.dedup();
+    let mut rows: Vec<WeeklyRow> = Vec::new();
+    for ((metric, arm, week), (n_runs, count)) in pooled {
+        let previous = rows
+            .last()
+            .filter(|r| r.metric == metric && r.arm == arm && r.count.n > 0)
+            .map(|r| r.count);
+        rows.push(WeeklyRow {
+            ci: stats::wilson(count.k, count.n, confidence)
+                .ok()
+                .map(|i| (i.low, i.high)),
+            vs_previous: previous.map(|p| judge(metric, p, count, rule)),
+            week,
+            metric,
+            arm,
+            runs: n_runs,
+            count,
+        });
+    }
+    Ok(Weekly {
+        weeks,
+        rows,
+        simulated: runs.iter().any(|r| r.info.simulated),
+        runs,
+        skipped,
+        rule,
+        confidence,
+    })
+}
+
+impl Weekly {
+    /// `weekly.csv`.
+    pub fn to_csv(&self) -> Result<String> {
+        let encode = |e: csv::Error| Error::Tool(format!("cannot encode weekly.csv: {e}"));
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(WEEKLY_COLUMNS).map_err(encode)?;
+        for r in &self.rows {
+            let j = r.vs_previous;
+            w.write_record([
+                r.week.to_string(),
+                r.metric.name().to_string(),
+                r.arm.clone(),
+                r.runs.to_string(),
+                r.count.k.to_string(),
+                r.count.n.to_string(),
+                exact_opt(r.count.rate()),
+                exact_opt(r.ci.map(|c| c.0)),
+                exact_opt(r.ci.map(|c| c.1)),
+                exact_opt(j.and_then(|j| j.change)),
+                exact_opt(j.and_then(|j| j.p)),
+                j.map(|j| j.regression.to_string()).unwrap_or_default(),
+            ])
+            .map_err(encode)?;
+        }
+        let bytes = w
+            .into_inner()
+            .map_err(|e| Error::Tool(format!("cannot encode weekly.csv: {e}")))?;
+        String::from_utf8(bytes).map_err(|e| Error::Tool(format!("weekly.csv: {e}")))
+    }
+
+    /// Regressions flagged, over all weeks.
+    pub fn regressions(&self) -> usize {
+        self.rows
+            .iter()
+            .filter(|r| r.vs_previous.is_some_and(|j| j.regression))
+            .count()
+    }
+
+    /// `weekly.md`: one table per metric, rows by arm and week.
+    pub fn to_markdown(&self) -> String {
+        let mut out = String::from("# loopbench weekly report\n\n");
+        if self.simulated {
+            out += &format!("> **Note — {SIMULATED_NOTE}** (for the runs from the sim agent).\n\n");
+        }
+        let span = match (self.weeks.first(), self.weeks.last()) {
+            (Some(a), Some(b)) => format!("{a} to {b}"),
+            _ => "no weeks".into(),
+        };
+        out += &format!(
+            "{} runs, {span}. Runs are dated by the manifest's `started` time (UTC) and pooled \
+             per ISO week; intervals are Wilson at {}. `REGRESSION` marks a week worse \
+             than the arm's previous week by more than {} with one-sided Fisher p < {}. \
+             {} regressions flagged.\n",
+            self.runs.len(),
+            level(self.confidence),
+            pp(self.rule.max_increase).trim_start_matches('+'),
+            self.rule.alpha,
+            self.regressions(),
+        );
+        for metric in Metric::ALL {
+            let rows: Vec<&WeeklyRow> = self.rows.iter().filter(|r| r.metric == metric).collect();
+            if rows.is_empty() {
+                continue;
+            }
+            out += &format!("\n## {metric}\n\n");
+            let mut t = Table::new([
+                ("week", Align::Left),
+                ("arm", Align::Left),
+                ("runs", Align::Right),
+                ("k / n", Align::Right),
+                ("rate", Align::Right),
+                ("CI", Align::Left),
+                ("vs previous week", Align::Right),
+                ("p", Align::Right),
+                ("flag", Align::Left),
+            ]);
+            for r in rows {
+                let j = r.vs_previous;
+                t.push(vec![
+                    r.week.to_string(),
+                    r.arm.clone(),
+                    r.runs.to_string(),
+                    format!("{} / {}", r.count.k, r.count.n),
+                    r.count.rate().map(pct).unwrap_or_else(|| "–".into()),
+                    r.ci.map(|(l, h)| format!("{} … {}", pct(l), pct(h)))
+                        .unwrap_or_default(),
+                    j.and_then(|j| j.change).map(pp).unwrap_or_default(),
+                    j.and_then(|j| j.p).map(pvalue).unwrap_or_default(),
+                    if j.is_some_and(|j| j.regression) {
+                        "**REGRESSION**".into()
+                    } else {
+                        String::new()
+                    },
+                ]);
+            }
+            out += &t.to_markdown();
+        }
+        if !self.skipped.is_empty() {
+            out += "\n## Skipped\n\n";
+            for s in &self.skipped {
+                out += &format!("- {s}\n");
+            }
+        }
+        out
+    }
+
+    /// The trend chart of one metric: a line per arm over the weeks.
+    pub fn chart(&self, metric: Metric) -> Result<String> {
+        let weeks: Vec<String> = self.weeks.iter().map(IsoWeek::to_string).collect();
+        let mut arms: Vec<String> = self
+            .rows
+            .iter()
+            .filter(|r| r.metric == metric)
+            .map(|r| r.arm.clone())
+            .collect();
+        arms.dedup();
+        let series: Vec<(String, Vec<Option<Estimate>>)> = arms
+            .into_iter()
+            .map(|arm| {
+                let points = self
+                    .weeks
+                    .iter()
+                    .map(|w| {
+                        self.rows
+                            .iter()
+                            .find(|r| r.metric == metric && r.arm == arm && r.week == *w)
+                            .and_then(|r| {
+                                let (low, high) = r.ci?;
+                                Some(Estimate {
+                                    value: r.count.rate()?,
+                                    low,
+                                    high,
+                                })
+                            })
+                    })
+                    .collect();
+                (arm, points)
+            })
+            .collect();
+        trend_chart(
+            &format!("{metric} by week"),
+            &weeks,
+            &series,
+            YAxis::Rate,
+            &format!("rate ({} Wilson CI)", level(self.confidence)),
+        )
+    }
+
+    /// Writes `weekly.csv`, `weekly.md` and `plots/<metric>.svg` into `out`.
+    pub fn write(&self, out: &Path) -> Result<()> {
+        let plots = out.join("plots");
+        std::fs::create_dir_all(&plots)
+            .io_context(|| format!("cannot create '{}'", plots.display()))?;
+        write_atomic(&out.join(WEEKLY_CSV), self.to_csv()?.as_bytes())?;
+        write_atomic(&out.join(WEEKLY_MD), self.to_markdown().as_bytes())?;
+        for metric in Metric::ALL {
+            let svg = self.chart(metric)?;
+            write_atomic(&plots.join(format!("{metric}.svg")), svg.as_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn week(text: &str) -> String {
+        let secs = parse_rfc3339(text).unwrap();
+        iso_week_of_days(secs.div_euclid(86_400)).to_string()
+    }
+
+    #[test]
+    fn iso_weeks_match_the_calendar_at_year_boundaries() {
+        // Python: date(y, m, d).isocalendar()
+        assert_eq!(week("2026-01-01T00:00:00Z"), "2026-W01");
+        assert_eq!(week("2027-01-01T12:00:00Z"), "2026-W53");
+        assert_eq!(week("2024-12-30T00:00:00Z"), "2025-W01");
+        assert_eq!(week("2021-01-03T23:59:59Z"), "2020-W53");
+        assert_eq!(week("2026-11-02T08:00:00Z"), "2026-W45");
+        assert_eq!(week("1970-01-01T00:00:00Z"), "1970-W01");
+    }
+
+    #[test]
+    fn offsets_and_fractions_are_converted_to_utc() {
+        assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(parse_rfc3339("1970-01-01T01:00:00.25+01:00"), Some(0));
+        // Sunday night in New York is Monday in UTC: the next ISO week.
+        assert_eq!(week("2026-11-01T22:00:00-05:00"), "2026-W45");
+        assert_eq!(parse_rfc3339("2026-11-01"), None);
+        assert_eq!(parse_rfc3339("2026-13-01T00:00:00Z"), None);
+        assert_eq!(parse_rfc3339("2026-11-01T00:00:00+0100"), None);
+    }
+}

@@ -1,0 +1,28 @@
+//! Statistics for comparing loopbench arms: rates, exact and asymptotic tests,
+//! multiple comparisons, bootstrap, descriptive summaries and power.
+//!
+//! Every function is pure and names the scipy / statsmodels / numpy call whose
+//! convention it follows; `tests/stats_vectors.rs` checks them against values
+//! produced by those libraries (`scripts/gen_stats_vectors.py`).
+
+mod bootstrap;
+mod chisq;
+mod describe;
+mod error;
+mod fisher;
+mod mannwhitney;
+mod multiple;
+mod power;
+mod proportion;
+mod welch;
+
+pub use bootstrap::{DEFAULT_RESAMPLES, cluster_bootstrap_rate, cluster_bootstrap_rates};
+pub use chisq::{ChiSquare, chi2_2xk};
+pub use describe::{Describe, describe, percentile};
+pub use error::{Result, StatsError};
+pub use fisher::{Alternative, fisher_exact};
+pub use mannwhitney::{MannWhitney, mann_whitney};
+pub use multiple::holm;
+pub use power::{power_at, proportion_effectsize, required_n_per_arm, sessions_per_arm};
+pub use proportion::{Interval, clopper_pearson, newcombe_diff, wilson};
+pub use welch::{Welch, welch};

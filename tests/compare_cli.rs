@@ -1,0 +1,138 @@
+//! `loopbench compare` as a CI gate: exit 1 on a real regression, 0 on the same rates or
+//! a wobble within `--max-increase`, 2 on bad input.
+
+mod common;
+#[path = "common/csvgen.rs"]
+mod csvgen;
+
+use std::path::{Path, PathBuf};
+
+use common::loopbench;
+use csvgen::{ArmSpec, write_csvs};
+use predicates::prelude::*;
+
+/// A run with arms json and markdown; json has `json_premature` premature sessions of 240.
+fn run(root: &Path, name: &str, json_premature: u64) -> PathBuf {
+    let dir = root.join(name);
+    write_csvs(
+        &dir,
+        &[
+            ArmSpec::new("json", 20, 12).with("premature_claims", json_premature),
+            ArmSpec::new("markdown", 20, 12).with("premature_claims", 44),
+        ],
+    );
+    dir
+}
+
+#[test]
+fn a_really_worse_json_arm_is_a_regression_and_exits_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = run(tmp.path(), "base", 22);
+    let new = run(tmp.path(), "new", 44);
+    let out = loopbench()
+        .arg("compare")
+        .arg(&base)
+        .arg(&new)
+        .args(["--metric", "premature_done", "--metric", "test_removal"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let md = String::from_utf8(out).unwrap();
+    assert!(md.contains("## premature_done"), "{md}");
+    assert!(md.contains("## test_removal"), "{md}");
+    let json_line = md.lines().find(|l| l.starts_with("| json")).unwrap();
+    assert!(json_line.contains("**REGRESSION**"), "{md}");
+    assert!(
+        json_line.contains("22 / 240") && json_line.contains("44 / 240"),
+        "{md}"
+    );
+    let markdown_line = md.lines().find(|l| l.starts_with("| markdown")).unwrap();
+    assert!(
+        markdown_line.trim_end_matches([' ', '|']).ends_with("| ok"),
+        "{markdown_line}"
+    );
+    assert!(md.contains("**Result: 1 regression.**"), "{md}");
+}
+
+#[test]
+fn the_same_rates_exit_0() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = run(tmp.path(), "base", 22);
+    let new = run(tmp.path(), "new", 22);
+    loopbench()
+        .arg("compare")
+        .arg(&base)
+        .arg(&new)
+        .args(["--metric", "premature_done"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("**Result: no regression.**"));
+}
+
+#[test]
+fn a_small_wobble_within_max_increase_exits_0_and_beyond_it_with_significance_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = run(tmp.path(), "base", 22);
+    let wobble = run(tmp.path(), "wobble", 26);
+    loopbench()
+        .arg("compare")
+        .arg(&base)
+        .arg(&wobble)
+        .args(["--metric", "premature_done", "--max-increase", "0.02"])
+        .assert()
+        .code(0);
+    // 26 vs 22 of 240 is 1.7 points: within 0.02 even at a loose alpha.
+    loopbench()
+        .arg("compare")
+        .arg(&base)
+        .arg(&wobble)
+        .args([
+            "--metric",
+            "premature_done",
+            "--max-increase",
+            "0.02",
+            "--alpha",
+            "0.5",
+        ])
+        .assert()
+        .code(0);
+    // Without a bound, the wobble is an increase but not a significant one.
+    loopbench()
+        .arg("compare")
+        .arg(&base)
+        .arg(&wobble)
+        .args(["--metric", "premature_done"])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn a_missing_run_an_unknown_metric_and_a_bad_alpha_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = run(tmp.path(), "base", 22);
+    loopbench()
+        .arg("compare")
+        .arg(&base)
+        .arg(tmp.path().join("nope"))
+        .args(["--metric", "premature_done"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nope"));
+    loopbench()
+        .arg("compare")
+        .arg(&base)
+        .arg(&base)
+        .args(["--metric", "premature"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown --metric 'premature'"));
+    loopbench()
+        .arg("compare")
+        .arg(&base)
+        .arg(&base)
+        .args(["--metric", "premature_done", "--alpha", "5"])
+        .assert()
+        .code(2);
+}
