@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::agent::command;
 use crate::cli::RunArgs;
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
@@ -30,27 +31,23 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         suite.replicates = r;
     }
     let arms = select_arms(&suite, args.arms.as_deref())?;
-    if let Some(name) = suite
-        .arms
-        .iter()
-        .enumerate()
-        .find(|(i, _)| arms.contains(i))
-        .and_then(|(i, a)| matches!(suite.agent_of(a), AgentDriver::Command { .. }).then_some(i))
-    {
-        return Err(Error::BadInput(format!(
-            "arm '{}' uses the command driver, which is not available yet; run sim arms with --arms",
-            suite.arms[name].name
-        )));
-    }
+    command::preflight(&suite, &arms)?;
     let trials = plan(&suite, &arms, suite.replicates);
     let out = match &args.out {
         Some(dir) => dir.clone(),
         None => default_run_dir(Path::new("results").join(&suite.name))?,
     };
     let selected: Vec<String> = arms.iter().map(|&i| suite.arms[i].name.clone()).collect();
-    let simulated = arms
+    let simulated = arms.iter().all(|&i| {
+        let driver = suite.agent_of(&suite.arms[i]);
+        matches!(driver, AgentDriver::Sim { .. }) || command::runs_sim_agent(driver)
+    });
+    let mut drivers: Vec<&str> = arms
         .iter()
-        .all(|&i| matches!(suite.agent_of(&suite.arms[i]), AgentDriver::Sim { .. }));
+        .map(|&i| suite.agent_of(&suite.arms[i]).name())
+        .collect();
+    drivers.sort_unstable();
+    drivers.dedup();
     let manifest = Manifest {
         suite: suite.name.clone(),
         suite_hash: suite.content_hash.clone(),
@@ -58,10 +55,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         tasks: suite.tasks.iter().map(|t| t.name.clone()).collect(),
         seed: Some(suite.seed),
         replicates: suite.replicates,
-        driver: if simulated {
-            "sim".into()
-        } else {
-            "mixed".into()
+        driver: match drivers.as_slice() {
+            [one] => (*one).into(),
+            _ => "mixed".into(),
         },
         simulated,
         shard: None,
@@ -86,6 +82,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let options = RunOptions {
         jobs: args.jobs.unwrap_or_else(default_jobs),
         seed: suite.seed,
+        run_dir: out.clone(),
     };
     let suite = Arc::new(suite);
     execute(suite.clone(), &trials, &options, &mut sink, start)?;

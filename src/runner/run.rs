@@ -1,6 +1,7 @@
 //! Runs a suite's trial plan: trials concurrently on a bounded pool, events funnelled
 //! to the caller's sinks on one thread, so reporters never need to be thread-safe.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -9,6 +10,7 @@ use tokio::task::JoinSet;
 
 use super::events::{Event, EventSink};
 use super::trial::{TrialResult, TrialSpec, run_trial};
+use crate::agent::command::CommandAgent;
 use crate::agent::sim::{Profile, SimAgent};
 use crate::error::{Error, Result};
 use crate::observe::{Observer, VerifyCache};
@@ -51,6 +53,8 @@ pub struct RunOptions {
     pub jobs: usize,
     /// Suite seed (after `--seed`).
     pub seed: u64,
+    /// The results directory (command agents capture their output under `agents/`).
+    pub run_dir: PathBuf,
 }
 
 /// The default `--jobs`: min(4, cores).
@@ -94,11 +98,12 @@ pub fn execute(
         for (index, trial) in trials.iter().copied().enumerate() {
             let (suite, cache, permits, tx) = (suite.clone(), cache.clone(), permits.clone(), tx.clone());
             let seed = options.seed;
+            let run_dir = options.run_dir.clone();
             set.spawn(async move {
                 let _permit = permits.acquire_owned().await;
                 let result = tokio::task::spawn_blocking(move || {
                     let cache = suite.verify_cache.then_some(cache.as_ref());
-                    run_one(&suite, trial, seed, cache, &mut ChannelSink(tx), run_start)
+                    run_one(&suite, trial, seed, &run_dir, cache, &mut ChannelSink(tx), run_start)
                 })
                 .await;
                 (index, result)
@@ -139,6 +144,7 @@ fn run_one(
     suite: &Suite,
     trial: PlannedTrial,
     suite_seed: u64,
+    run_dir: &Path,
     cache: Option<&VerifyCache>,
     sink: &mut dyn EventSink,
     run_start: Instant,
@@ -146,6 +152,7 @@ fn run_one(
     let arm = &suite.arms[trial.arm];
     let task = &suite.tasks[trial.task];
     let key = TrialKey::new(&arm.name, &task.name, trial.replicate);
+    let trial_key = key.clone();
     let trial_seed = seed::trial_seed(suite_seed, &arm.name, &task.name, trial.replicate);
     let ws = Workspace::create_bare(task)?;
     let observer = Observer::new(task, arm.list_format, cache, suite.verify_repeats)?;
@@ -169,10 +176,10 @@ fn run_one(
             let mut agent = SimAgent::new(profile, task, arm, trial_seed)?;
             run_trial(&spec, &ws, &mut agent, &observer, sink, run_start)
         }
-        AgentDriver::Command { .. } => Err(Error::BadInput(format!(
-            "arm '{}': the command driver is not available yet; use a sim agent",
-            arm.name
-        ))),
+        AgentDriver::Command { .. } => {
+            let mut agent = CommandAgent::for_trial(suite, arm, trial_key, trial_seed, run_dir)?;
+            run_trial(&spec, &ws, &mut agent, &observer, sink, run_start)
+        }
     }
 }
 
