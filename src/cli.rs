@@ -26,6 +26,9 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Replay one recorded trace against a task as one trial; writes a results directory.
     Replay(ReplayArgs),
+    /// Run one session of the simulated agent as an external process (a command agent
+    /// for `run`: `program = "loopbench"`, `args = ["sim-agent", "--suite", DIR]`).
+    SimAgent(SimAgentArgs),
 }
 
 /// Arguments of `loopbench run`.
@@ -82,6 +85,20 @@ pub struct ReplayArgs {
     pub keep_work: bool,
 }
 
+/// Arguments of `loopbench sim-agent`.
+#[derive(Debug, clap::Args)]
+pub struct SimAgentArgs {
+    /// The suite whose arm and task the session belongs to (settings and gold files).
+    #[arg(long)]
+    pub suite: PathBuf,
+    /// The arm whose settings to follow [default: $LOOPBENCH_ARM].
+    #[arg(long)]
+    pub arm: Option<String>,
+    /// The sim behaviour profile.
+    #[arg(long, default_value = "calibrated")]
+    pub profile: String,
+}
+
 fn parse_format(s: &str) -> std::result::Result<ListFormat, String> {
     s.parse()
 }
@@ -92,5 +109,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Run(args) => cmd::run::run(&args),
         Command::Validate(args) => cmd::validate::run(&args),
         Command::Replay(args) => cmd::replay::run(&args),
+        Command::SimAgent(args) => cmd::sim_agent::run(&args),
     }
 }

@@ -2,4 +2,5 @@
 
 pub mod replay;
 pub mod run;
+pub mod sim_agent;
 pub mod validate;
