@@ -479,3 +479,25 @@ fn under_bwrap_the_oracle_and_the_network_are_out_of_reach_and_the_run_records_i
     assert_eq!(ran.arm("open")[0]["error"], "agent exited with code 4");
     drop(listener);
 }
+
+#[test]
+fn validate_names_the_line_of_an_unknown_crash_mode() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agents = "[agents.x]\ndriver = \"command\"\nprogram = \"/bin/sh\"\ncrash = \"explode\"\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("x", "x", 1, ""));
+    let line = std::fs::read_to_string(suite.join("suite.toml"))
+        .unwrap()
+        .lines()
+        .position(|l| l.starts_with("crash ="))
+        .unwrap()
+        + 1;
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!("suite.toml:{line}:")))
+        .stderr(predicate::str::contains(
+            "crash must be \"kill\" or \"agent\"",
+        ));
+}
