@@ -168,8 +168,12 @@ impl CommandAgent {
         env
     }
 
+    /// The sandbox of one session. Hidden places are covered where they really are
+    /// (canonical paths, so a symlink cannot lead around them); the agent's own files
+    /// are bound at the paths its environment names.
     fn layout(&self, ctx: &SessionContext<'_>, program: &Path, files: &SessionFiles) -> Layout {
         let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
         let hidden: Vec<PathBuf> = self
             .hidden
             .iter()
@@ -177,14 +181,14 @@ impl CommandAgent {
             .map(|p| canon(p))
             .collect();
         let mut layout = Layout {
-            work_dir: canon(&ctx.workspace.work_dir),
-            writable_files: vec![canon(&ctx.workspace.effects_log), canon(&files.usage_file)],
-            writable_dirs: vec![canon(&files.state_dir)],
-            readable_files: vec![canon(&ctx.workspace.prompt_file)],
+            work_dir: abs(&ctx.workspace.work_dir),
+            writable_files: vec![abs(&ctx.workspace.effects_log), abs(&files.usage_file)],
+            writable_dirs: vec![abs(&files.state_dir)],
+            readable_files: vec![abs(&ctx.workspace.prompt_file)],
             hidden,
         };
-        let program = canon(program);
-        if layout.hides(&program) {
+        let program = abs(program);
+        if layout.hides(&program) || layout.hides(&canon(&program)) {
             layout.readable_files.push(program);
         }
         layout
@@ -218,7 +222,8 @@ impl CommandAgent {
         let mut cmd = if self.sandbox {
             let layout = self.layout(ctx, &program, files);
             let mut c = Command::new(sandbox::BWRAP);
-            c.args(layout.bwrap_args()).arg(&program);
+            c.args(layout.bwrap_args())
+                .arg(std::path::absolute(&program).unwrap_or(program.clone()));
             c
         } else {
             Command::new(&program)
