@@ -109,12 +109,6 @@ impl CommandAgent {
         })
     }
 
-    /// Changes the retry policy (tests use short delays).
-    pub fn with_retry(mut self, retry: RetryPolicy) -> CommandAgent {
-        self.retry = retry;
-        self
-    }
-
     /// The program as it will be executed, `None` when there is no such executable.
     fn resolve_program(&self) -> Option<PathBuf> {
         resolve_program(&self.program, &self.base_dir, &self.env)
@@ -269,9 +263,7 @@ impl CommandAgent {
             usage,
             status: declared,
             mut notes,
-        } = usage::read_usage_file(&files.usage_file)
-            .or_else(|| usage::read_stream_json(&files.stdout))
-            .unwrap_or_default();
+        } = usage::read_reports(&files.usage_file, &files.stdout);
         let declared = declared.map_or(Outcome::Completed, Outcome::from);
         let outcome = match ended {
             Ended::TimedOut => {

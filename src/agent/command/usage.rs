@@ -1,6 +1,6 @@
 //! What a command agent reports about its session: the JSON object it may write to
-//! `$LOOPBENCH_USAGE_FILE`, and, when it writes none, the final `result` line of Claude
-//! Code's `--output-format stream-json` output on its stdout.
+//! `$LOOPBENCH_USAGE_FILE`, and, for whatever that leaves out, the final `result` line
+//! of Claude Code's `--output-format stream-json` output on its stdout.
 //!
 //! Both readers are lenient: unknown fields are ignored, a field of the wrong type is
 //! skipped with a note, and junk lines in the stream never stop the parse. What an
@@ -24,6 +24,38 @@ pub struct Reported {
     pub status: Option<EndStatus>,
     /// Things that could not be read, for the session's `error` field.
     pub notes: Vec<String>,
+}
+
+impl Reported {
+    /// Field by field, what `self` says, else what `other` says (a wrapper script may
+    /// write only a `status` while Claude Code's stream gives the tokens).
+    pub fn or(self, other: Reported) -> Reported {
+        let (a, b) = (self.usage, other.usage);
+        Reported {
+            usage: Usage {
+                turns: a.turns.or(b.turns),
+                input_tokens: a.input_tokens.or(b.input_tokens),
+                output_tokens: a.output_tokens.or(b.output_tokens),
+                cost_usd: a.cost_usd.or(b.cost_usd),
+            },
+            status: self.status.or(other.status),
+            notes: self.notes.into_iter().chain(other.notes).collect(),
+        }
+    }
+}
+
+/// Everything the agent reported: its usage file first, then the stream-json result
+/// line for whatever the file leaves out.
+pub fn read_reports(usage_file: &Path, stdout: &Path) -> Reported {
+    let file = read_usage_file(usage_file).unwrap_or_default();
+    let complete = file.usage.turns.is_some()
+        && file.usage.input_tokens.is_some()
+        && file.usage.output_tokens.is_some()
+        && file.usage.cost_usd.is_some();
+    if complete {
+        return file;
+    }
+    file.or(read_stream_json(stdout).unwrap_or_default())
 }
 
 /// Reads `$LOOPBENCH_USAGE_FILE`: `None` when the agent did not write it (missing or
@@ -256,6 +288,26 @@ mod tests {
         assert_eq!(r.status, Some(EndStatus::OutOfBudget));
         assert_eq!(r.usage.turns, Some(60));
         assert_eq!(r.usage.input_tokens, None);
+    }
+
+    #[test]
+    fn the_usage_file_wins_and_the_stream_fills_in_what_it_leaves_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let usage = dir.path().join("usage.json");
+        let stdout = dir.path().join("stdout");
+        std::fs::write(&usage, r#"{"turns": 3, "status": "declared_complete"}"#).unwrap();
+        std::fs::write(
+            &stdout,
+            "{\"type\":\"result\",\"num_turns\":9,\"total_cost_usd\":0.5,\"usage\":{\"output_tokens\":4}}\n",
+        )
+        .unwrap();
+        let r = read_reports(&usage, &stdout);
+        assert_eq!(r.usage.turns, Some(3));
+        assert_eq!(r.usage.output_tokens, Some(4));
+        assert_eq!(r.usage.cost_usd, Some(0.5));
+        assert_eq!(r.status, Some(EndStatus::DeclaredComplete));
+        std::fs::write(&usage, "").unwrap();
+        assert_eq!(read_reports(&usage, &stdout).usage.turns, Some(9));
     }
 
     #[test]
