@@ -40,6 +40,9 @@ pub enum Command {
     Weekly(WeeklyArgs),
     /// Sessions per arm needed to detect rate p1 vs p2 (two-sided, Cohen's h).
     Power(PowerArgs),
+    /// Run one session of the simulated agent as an external process (a command agent
+    /// for `run`: `program = "loopbench"`, `args = ["sim-agent", "--suite", DIR]`).
+    SimAgent(SimAgentArgs),
 }
 
 /// What `loopbench report` prints.
@@ -213,6 +216,20 @@ pub struct ReplayArgs {
     pub keep_work: bool,
 }
 
+/// Arguments of `loopbench sim-agent`.
+#[derive(Debug, clap::Args)]
+pub struct SimAgentArgs {
+    /// The suite whose arm and task the session belongs to (settings and gold files).
+    #[arg(long)]
+    pub suite: PathBuf,
+    /// The arm whose settings to follow [default: $LOOPBENCH_ARM].
+    #[arg(long)]
+    pub arm: Option<String>,
+    /// The sim behaviour profile.
+    #[arg(long, default_value = "calibrated")]
+    pub profile: String,
+}
+
 fn parse_format(s: &str) -> std::result::Result<ListFormat, String> {
     s.parse()
 }
@@ -229,5 +246,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Compare(args) => cmd::compare::run(&args),
         Command::Weekly(args) => cmd::weekly::run(&args),
         Command::Power(args) => cmd::power::run(&args),
+        Command::SimAgent(args) => cmd::sim_agent::run(&args),
     }
 }

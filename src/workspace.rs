@@ -70,6 +70,24 @@ impl Workspace {
         })
     }
 
+    /// The workspace of a trial that someone else created and owns (an external agent
+    /// process is handed its paths): never deleted by this value.
+    pub fn existing(work_dir: PathBuf, effects_log: PathBuf, prompt_file: PathBuf) -> Workspace {
+        let kept_root = work_dir.parent().unwrap_or(&work_dir).to_path_buf();
+        Workspace {
+            root: None,
+            kept_root,
+            work_dir,
+            effects_log,
+            prompt_file,
+        }
+    }
+
+    /// The directory holding `work/` and the harness's files beside it.
+    pub fn root(&self) -> &Path {
+        self.root.as_ref().map_or(&self.kept_root, |r| r.path())
+    }
+
     /// Keeps the directory after the workspace is dropped; returns where it is.
     pub fn keep(&mut self) -> &Path {
         if let Some(root) = self.root.take() {

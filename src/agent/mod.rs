@@ -2,6 +2,7 @@
 //! and reports only how the session ended and what it cost; what it *did* is observed
 //! by the harness.
 
+pub mod command;
 mod driver;
 pub mod replay;
 pub mod sim;

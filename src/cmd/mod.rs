@@ -7,5 +7,6 @@ pub mod replay;
 pub mod report;
 pub mod resume;
 pub mod run;
+pub mod sim_agent;
 pub mod validate;
 pub mod weekly;

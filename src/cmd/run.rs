@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::agent::command;
 use crate::cli::RunArgs;
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
@@ -33,15 +34,22 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         suite.replicates = r;
     }
     let arms = select_arms(&suite, args.arms.as_deref())?;
-    refuse_unavailable_drivers(&suite, &arms)?;
+    command::preflight(&suite, &arms)?;
     let out = match &args.out {
         Some(dir) => dir.clone(),
         None => default_run_dir(Path::new("results").join(&suite.name))?,
     };
     let selected: Vec<String> = arms.iter().map(|&i| suite.arms[i].name.clone()).collect();
-    let simulated = arms
+    let simulated = arms.iter().all(|&i| {
+        let driver = suite.agent_of(&suite.arms[i]);
+        matches!(driver, AgentDriver::Sim { .. }) || command::runs_sim_agent(driver)
+    });
+    let mut drivers: Vec<&str> = arms
         .iter()
-        .all(|&i| matches!(suite.agent_of(&suite.arms[i]), AgentDriver::Sim { .. }));
+        .map(|&i| suite.agent_of(&suite.arms[i]).name())
+        .collect();
+    drivers.sort_unstable();
+    drivers.dedup();
     let suite_path = std::fs::canonicalize(&args.suite)
         .unwrap_or_else(|_| args.suite.clone())
         .display()
@@ -59,10 +67,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         tasks: suite.tasks.iter().map(|t| t.name.clone()).collect(),
         seed: Some(suite.seed),
         replicates: suite.replicates,
-        driver: if simulated {
-            "sim".into()
-        } else {
-            "mixed".into()
+        driver: match drivers.as_slice() {
+            [one] => (*one).into(),
+            _ => "mixed".into(),
         },
         simulated,
         shard: args.shard.map(|s| s.to_string()),
@@ -79,20 +86,6 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         trials = shard.slice(trials);
     }
     drive(suite, trials, 0, writer, args.jobs, args.quiet)
-}
-
-/// Command agents land with the runner work; until then they are refused up front.
-fn refuse_unavailable_drivers(suite: &Suite, arms: &[usize]) -> Result<()> {
-    for &i in arms {
-        let arm = &suite.arms[i];
-        if matches!(suite.agent_of(arm), AgentDriver::Command { .. }) {
-            return Err(Error::BadInput(format!(
-                "arm '{}' uses the command driver, which is not available yet; run sim arms with --arms",
-                arm.name
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// Runs `trials` into `writer`'s directory, then writes the tables and prints the
@@ -112,6 +105,7 @@ pub(crate) fn drive(
     let options = RunOptions {
         jobs: jobs.unwrap_or_else(default_jobs),
         seed: suite.seed,
+        run_dir: out.clone(),
     };
     let suite = Arc::new(suite);
     let outcome = {

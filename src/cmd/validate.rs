@@ -10,6 +10,10 @@ use crate::suite::Suite;
 /// Runs the command; returns the exit code (errors carry exit code 2).
 pub fn run(args: &ValidateArgs) -> Result<i32> {
     let suite = Suite::load(&args.suite)?;
+    // A suite that cannot run on this machine (its agent program or bwrap missing) is
+    // not valid here.
+    let all: Vec<usize> = (0..suite.arms.len()).collect();
+    crate::agent::command::preflight(&suite, &all)?;
     let trials = suite.arms.len() * suite.tasks.len() * suite.replicates as usize;
     let mut out = std::io::stdout().lock();
     writeln!(

@@ -1,6 +1,7 @@
 //! Runs a suite's trial plan: trials concurrently on a bounded pool, events funnelled
 //! to the caller's sinks on one thread, so reporters never need to be thread-safe.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -10,6 +11,7 @@ use tokio::task::JoinSet;
 
 use super::events::{Event, EventSink};
 use super::trial::{TrialResult, TrialSpec, run_trial};
+use crate::agent::command::CommandAgent;
 use crate::agent::sim::{Profile, SimAgent};
 use crate::error::{Error, Result};
 use crate::observe::{Observer, VerifyCache};
@@ -52,6 +54,8 @@ pub struct RunOptions {
     pub jobs: usize,
     /// Suite seed (after `--seed`).
     pub seed: u64,
+    /// The results directory (command agents capture their output under `agents/`).
+    pub run_dir: PathBuf,
 }
 
 /// A deterministic slice `index/count` (1-based) of a plan: every `count`-th trial,
@@ -139,6 +143,7 @@ pub fn execute(
             let (suite, cache, permits, tx) = (suite.clone(), cache.clone(), permits.clone(), tx.clone());
             let cancel = cancel.clone();
             let seed = options.seed;
+            let run_dir = options.run_dir.clone();
             set.spawn(async move {
                 let _permit = permits.acquire_owned().await;
                 if cancel.load(Ordering::Relaxed) {
@@ -146,7 +151,15 @@ pub fn execute(
                 }
                 let result = tokio::task::spawn_blocking(move || {
                     let cache = suite.verify_cache.then_some(cache.as_ref());
-                    run_one(&suite, trial, seed, cache, &cancel, &mut ChannelSink(tx), run_start)
+                    let ctx = RunContext {
+                        suite: &suite,
+                        suite_seed: seed,
+                        run_dir: &run_dir,
+                        cache,
+                        cancel: &cancel,
+                        run_start,
+                    };
+                    run_one(&ctx, trial, &mut ChannelSink(tx))
                 })
                 .await;
                 (index, result)
@@ -209,18 +222,33 @@ pub fn execute(
     })
 }
 
-fn run_one(
-    suite: &Suite,
-    trial: PlannedTrial,
+/// What every trial of a run shares.
+struct RunContext<'a> {
+    suite: &'a Suite,
     suite_seed: u64,
-    cache: Option<&VerifyCache>,
-    cancel: &AtomicBool,
-    sink: &mut dyn EventSink,
+    run_dir: &'a Path,
+    cache: Option<&'a VerifyCache>,
+    cancel: &'a AtomicBool,
     run_start: Instant,
+}
+
+fn run_one(
+    ctx: &RunContext<'_>,
+    trial: PlannedTrial,
+    sink: &mut dyn EventSink,
 ) -> Result<TrialResult> {
+    let RunContext {
+        suite,
+        suite_seed,
+        run_dir,
+        cache,
+        cancel,
+        run_start,
+    } = *ctx;
     let arm = &suite.arms[trial.arm];
     let task = &suite.tasks[trial.task];
     let key = TrialKey::new(&arm.name, &task.name, trial.replicate);
+    let trial_key = key.clone();
     let trial_seed = seed::trial_seed(suite_seed, &arm.name, &task.name, trial.replicate);
     let ws = Workspace::create_bare(task)?;
     let observer = Observer::new(task, arm.list_format, cache, suite.verify_repeats)?;
@@ -245,10 +273,10 @@ fn run_one(
             let mut agent = SimAgent::new(profile, task, arm, trial_seed)?;
             run_trial(&spec, &ws, &mut agent, &observer, sink, run_start)
         }
-        AgentDriver::Command { .. } => Err(Error::BadInput(format!(
-            "arm '{}': the command driver is not available yet; use a sim agent",
-            arm.name
-        ))),
+        AgentDriver::Command { .. } => {
+            let mut agent = CommandAgent::for_trial(suite, arm, trial_key, trial_seed, run_dir)?;
+            run_trial(&spec, &ws, &mut agent, &observer, sink, run_start)
+        }
     }
 }
 

@@ -4,6 +4,8 @@ mod suite_file;
 mod task;
 mod toml_error;
 
-pub use suite_file::{AgentDriver, Arm, Ledger, Prompts, Strategy, Suite};
+pub use suite_file::{
+    AgentDriver, Arm, CrashMode, DEFAULT_CRASH_WINDOW, Ledger, Prompts, Strategy, Suite,
+};
 pub use task::{Feature, Task, TestDiscovery};
 pub use toml_error::{config_error, from_toml, line_column};

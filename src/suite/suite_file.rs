@@ -43,6 +43,10 @@ fn default_one() -> Spanned<u32> {
     Spanned::new(0..0, 1)
 }
 
+/// Default `crash_window` of a command agent: a typical session's length, so that a
+/// crash lands inside sessions that are much shorter than their timeout.
+pub const DEFAULT_CRASH_WINDOW: Duration = Duration::from_secs(10 * 60);
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AgentFile {
@@ -55,6 +59,8 @@ struct AgentFile {
     sandbox: Option<Spanned<String>>,
     #[serde(default)]
     env: BTreeMap<String, String>,
+    crash: Option<Spanned<String>>,
+    crash_window: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -111,6 +117,19 @@ pub enum Ledger {
     Gate,
 }
 
+/// How the harness crashes a command agent's session (`crash_rate`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CrashMode {
+    /// SIGKILL to the agent's process group at a random moment of the session.
+    #[default]
+    Kill,
+    /// The harness only tells the agent (`LOOPBENCH_INTERRUPT_AT`); the agent cuts its
+    /// own session short and reports `interrupted`. For deterministic model agents such
+    /// as `loopbench sim-agent`.
+    Agent,
+}
+
 /// How sessions of an agent are executed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentDriver {
@@ -131,6 +150,11 @@ pub enum AgentDriver {
         sandbox: Option<String>,
         /// Extra environment.
         env: BTreeMap<String, String>,
+        /// How a crash is injected.
+        crash: CrashMode,
+        /// The span of a session a killed crash falls in: the moment is
+        /// `interrupt_at × min(timeout, crash_window)`.
+        crash_window: Duration,
     },
 }
 
@@ -465,6 +489,12 @@ fn agent_driver(
             if a.sandbox.is_some() {
                 return Err(misplaced("sandbox", "sim"));
             }
+            if a.crash.is_some() {
+                return Err(misplaced("crash", "sim"));
+            }
+            if a.crash_window.is_some() {
+                return Err(misplaced("crash_window", "sim"));
+            }
             let profile = a
                 .profile
                 .as_ref()
@@ -515,12 +545,48 @@ fn agent_driver(
                     ));
                 }
             };
+            let crash = match &a.crash {
+                None => CrashMode::Kill,
+                Some(c) if c.get_ref() == "kill" => CrashMode::Kill,
+                Some(c) if c.get_ref() == "agent" => CrashMode::Agent,
+                Some(c) => {
+                    return Err(err(
+                        c.span(),
+                        format!(
+                            "agent '{name}': crash must be \"kill\" or \"agent\", got '{}'",
+                            c.get_ref()
+                        ),
+                    ));
+                }
+            };
+            let crash_window = match &a.crash_window {
+                None => DEFAULT_CRASH_WINDOW,
+                Some(w) => match humantime::parse_duration(w.get_ref()) {
+                    Ok(d) if !d.is_zero() => d,
+                    Ok(_) => {
+                        return Err(err(
+                            w.span(),
+                            format!("agent '{name}': crash_window must be longer than zero"),
+                        ));
+                    }
+                    Err(e) => {
+                        return Err(err(
+                            w.span(),
+                            format!(
+                                "agent '{name}': crash_window: expected a duration like \"10m\": {e}"
+                            ),
+                        ));
+                    }
+                },
+            };
             Ok(AgentDriver::Command {
                 program,
                 args: a.args.clone(),
                 timeout,
                 sandbox,
                 env: a.env.clone(),
+                crash,
+                crash_window,
             })
         }
         other => Err(err(

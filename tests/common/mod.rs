@@ -2,6 +2,8 @@
 //! builder, and one way to run the binary and read what it wrote.
 #![allow(dead_code)]
 
+pub mod command;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;

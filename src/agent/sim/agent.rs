@@ -33,6 +33,15 @@ pub struct SimAgent<'a> {
     effects_sent: HashSet<String>,
 }
 
+/// What a sim agent carries from one session of a trial to the next: the features
+/// whose irreversible action it has taken (it does not re-read the effects log, which
+/// is how a repeated action after a crash comes about).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SimMemory {
+    /// Feature ids, sorted.
+    pub effects_sent: Vec<String>,
+}
+
 /// One planned unit of work.
 #[derive(Debug, Clone)]
 enum Step {
@@ -78,6 +87,19 @@ impl<'a> SimAgent<'a> {
             next: if arm.initializer { 0 } else { 1 },
             effects_sent: HashSet::new(),
         })
+    }
+
+    /// What the agent remembers between the sessions of its trial, so that an agent
+    /// running as one process per session (`loopbench sim-agent`) can carry it over.
+    pub fn memory(&self) -> SimMemory {
+        let mut effects_sent: Vec<String> = self.effects_sent.iter().cloned().collect();
+        effects_sent.sort();
+        SimMemory { effects_sent }
+    }
+
+    /// Takes up the memory an earlier session of the same trial left.
+    pub fn restore(&mut self, memory: SimMemory) {
+        self.effects_sent = memory.effects_sent.into_iter().collect();
     }
 
     fn done(&self, id: &str, work_dir: &Path) -> bool {

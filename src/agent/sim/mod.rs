@@ -6,6 +6,6 @@ mod agent;
 mod profile;
 mod truth;
 
-pub use agent::SimAgent;
+pub use agent::{SimAgent, SimMemory};
 pub use profile::{FormatParams, Profile};
 pub use truth::Truth;

@@ -1,0 +1,590 @@
+//! The `command` driver: each session runs an external agent CLI in the work directory,
+//! with the prompt on stdin, the environment contract of DESIGN §5, and its output
+//! captured in the run directory.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use super::child::{self, Ended, KILL_GRACE, Limits};
+use super::sandbox::{self, Layout};
+use super::usage::{self, Reported};
+use crate::agent::{Agent, SessionContext, SessionRun, Usage};
+use crate::error::{Error, IoContext, Result};
+use crate::metrics::Outcome;
+use crate::record::TrialKey;
+use crate::suite::{AgentDriver, Arm, CrashMode, Suite};
+
+/// File name of the usage report, beside the work directory.
+pub const USAGE_FILE: &str = "usage.json";
+/// Directory an agent may keep state in across the sessions of a trial.
+pub const STATE_DIR: &str = "state";
+
+/// How often a session is tried when the agent cannot be started at all.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    /// Tries in all (at least 1).
+    pub tries: u32,
+    /// Wait before the second try; it doubles before each further one.
+    pub first_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            tries: 3,
+            first_delay: Duration::from_millis(200),
+        }
+    }
+}
+
+/// Runs the sessions of one trial with an external agent.
+pub struct CommandAgent {
+    name: String,
+    program: String,
+    args: Vec<String>,
+    env: BTreeMap<String, String>,
+    timeout: Duration,
+    crash: CrashMode,
+    crash_window: Duration,
+    sandbox: bool,
+    base_dir: PathBuf,
+    hidden: Vec<PathBuf>,
+    key: TrialKey,
+    trial_seed: u64,
+    capture_dir: PathBuf,
+    retry: RetryPolicy,
+    grace: Duration,
+    next: u32,
+}
+
+impl CommandAgent {
+    /// The agent of `arm` (which must use the command driver) for one trial. Its output
+    /// goes to `run_dir/agents/<trial_id>/`; a relative `program` with a `/` is taken
+    /// relative to the suite directory, a bare name is looked up on `PATH`.
+    pub fn for_trial(
+        suite: &Suite,
+        arm: &Arm,
+        key: TrialKey,
+        trial_seed: u64,
+        run_dir: &Path,
+    ) -> Result<CommandAgent> {
+        let AgentDriver::Command {
+            program,
+            args,
+            timeout,
+            sandbox,
+            env,
+            crash,
+            crash_window,
+        } = suite.agent_of(arm)
+        else {
+            return Err(Error::BadInput(format!(
+                "arm '{}' does not use a command agent",
+                arm.name
+            )));
+        };
+        let mut hidden = vec![crate::fsutil::scratch_root(), run_dir.to_path_buf()];
+        hidden.extend(suite.tasks.iter().map(|t| t.dir.join("oracle")));
+        Ok(CommandAgent {
+            name: arm.agent.clone(),
+            program: program.clone(),
+            args: args.clone(),
+            env: env.clone(),
+            timeout: *timeout,
+            crash: *crash,
+            crash_window: *crash_window,
+            sandbox: sandbox.is_some(),
+            base_dir: suite.dir.clone(),
+            hidden,
+            capture_dir: run_dir.join("agents").join(&key.trial_id),
+            key,
+            trial_seed,
+            retry: RetryPolicy::default(),
+            grace: KILL_GRACE,
+            next: if arm.initializer { 0 } else { 1 },
+        })
+    }
+
+    /// The program as it will be executed, `None` when there is no such executable.
+    fn resolve_program(&self) -> Option<PathBuf> {
+        resolve_program(&self.program, &self.base_dir, &self.env)
+    }
+
+    /// The moment of an injected crash: `interrupt_at × min(timeout, crash_window)`.
+    fn crash_after(&self, interrupt_at: Option<f64>) -> Option<Duration> {
+        let f = interrupt_at?;
+        (self.crash == CrashMode::Kill).then(|| {
+            self.timeout
+                .min(self.crash_window)
+                .mul_f64(f.clamp(0.0, 1.0))
+        })
+    }
+
+    fn session_env(
+        &self,
+        ctx: &SessionContext<'_>,
+        usage_file: &Path,
+        state_dir: &Path,
+    ) -> Vec<(String, OsString)> {
+        let mut env: Vec<(String, OsString)> = self
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.into()))
+            .collect();
+        // The contract comes last, so a suite's env table cannot override it.
+        env.extend(ctx.env.iter().cloned());
+        env.extend([
+            ("LOOPBENCH_TURNS".into(), ctx.turn_budget.to_string().into()),
+            ("LOOPBENCH_SESSION_KIND".into(), ctx.kind.as_str().into()),
+            (
+                "LOOPBENCH_USAGE_FILE".into(),
+                usage_file.as_os_str().to_owned(),
+            ),
+            (
+                "LOOPBENCH_STATE_DIR".into(),
+                state_dir.as_os_str().to_owned(),
+            ),
+            (
+                "LOOPBENCH_TRIAL_SEED".into(),
+                self.trial_seed.to_string().into(),
+            ),
+        ]);
+        if self.crash == CrashMode::Agent
+            && let Some(f) = ctx.interrupt_at
+        {
+            // `{}` prints the shortest text that parses back to the same f64.
+            env.push(("LOOPBENCH_INTERRUPT_AT".into(), f.to_string().into()));
+        }
+        env
+    }
+
+    /// The sandbox of one session. Hidden places are covered where they really are
+    /// (canonical paths, so a symlink cannot lead around them); the agent's own files
+    /// are bound at the paths its environment names.
+    fn layout(&self, ctx: &SessionContext<'_>, program: &Path, files: &SessionFiles) -> Layout {
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        let hidden: Vec<PathBuf> = self
+            .hidden
+            .iter()
+            .filter(|p| p.is_dir())
+            .map(|p| canon(p))
+            .collect();
+        let mut layout = Layout {
+            work_dir: abs(&ctx.workspace.work_dir),
+            writable_files: vec![abs(&ctx.workspace.effects_log), abs(&files.usage_file)],
+            writable_dirs: vec![abs(&files.state_dir)],
+            readable_files: vec![abs(&ctx.workspace.prompt_file)],
+            hidden,
+        };
+        let program = abs(program);
+        if layout.hides(&program) || layout.hides(&canon(&program)) {
+            layout.readable_files.push(program);
+        }
+        layout
+    }
+
+    /// One try at running the agent. `Err` is a failure to start it (retried).
+    fn try_once(
+        &self,
+        ctx: &SessionContext<'_>,
+        files: &SessionFiles,
+        env: &[(String, OsString)],
+    ) -> Result<std::result::Result<Ended, String>> {
+        let Some(program) = self.resolve_program() else {
+            return Ok(Err(format!(
+                "cannot start agent '{}': program '{}' not found{}",
+                self.name,
+                self.program,
+                if self.program.contains('/') {
+                    String::new()
+                } else {
+                    " on PATH".to_string()
+                }
+            )));
+        };
+        let create =
+            |p: &Path| File::create(p).io_context(|| format!("cannot create '{}'", p.display()));
+        let stdout = create(&files.stdout)?;
+        let stderr = create(&files.stderr)?;
+        let stdin = File::open(&ctx.workspace.prompt_file)
+            .io_context(|| format!("cannot read '{}'", ctx.workspace.prompt_file.display()))?;
+        let mut cmd = if self.sandbox {
+            let layout = self.layout(ctx, &program, files);
+            let mut c = Command::new(sandbox::BWRAP);
+            c.args(layout.bwrap_args())
+                .arg(std::path::absolute(&program).unwrap_or(program.clone()));
+            c
+        } else {
+            Command::new(&program)
+        };
+        cmd.args(&self.args)
+            .current_dir(&ctx.workspace.work_dir)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(stdin)
+            .stdout(stdout)
+            .stderr(stderr);
+        let limits = Limits {
+            timeout: self.timeout,
+            grace: self.grace,
+            crash_after: self.crash_after(ctx.interrupt_at),
+        };
+        match child::run(cmd, limits) {
+            Err(e) => Ok(Err(format!(
+                "cannot start agent '{}' ({}): {e}",
+                self.name,
+                program.display()
+            ))),
+            Ok((Ended::Exited(status), _)) if self.sandbox => {
+                match sandbox::setup_failure(status.code(), &files.stderr) {
+                    Some(line) => Ok(Err(format!(
+                        "cannot start agent '{}' in the sandbox: {line}",
+                        self.name
+                    ))),
+                    None => Ok(Ok(Ended::Exited(status))),
+                }
+            }
+            Ok((ended, _)) => Ok(Ok(ended)),
+        }
+    }
+
+    /// What the harness knows once the agent is gone: outcome, usage and notes.
+    fn judge(
+        &self,
+        ended: Ended,
+        crash_after: Option<Duration>,
+        files: &SessionFiles,
+    ) -> SessionRun {
+        let Reported {
+            usage,
+            status: declared,
+            mut notes,
+        } = usage::read_reports(&files.usage_file, &files.stdout);
+        let declared = declared.map_or(Outcome::Completed, Outcome::from);
+        let outcome = match ended {
+            Ended::TimedOut => {
+                notes.push(format!(
+                    "timed out after {}; the process group got SIGTERM, then SIGKILL {} later",
+                    humantime::format_duration(self.timeout),
+                    humantime::format_duration(self.grace)
+                ));
+                Outcome::Timeout
+            }
+            Ended::Crashed => {
+                notes.push(format!(
+                    "crash injected: SIGKILL to the process group at {:.1}s",
+                    crash_after.unwrap_or_default().as_secs_f64()
+                ));
+                Outcome::Interrupted
+            }
+            Ended::Exited(exit) => {
+                use std::os::unix::process::ExitStatusExt;
+                if let Some(at) = crash_after {
+                    notes.push(format!(
+                        "crash planned at {:.1}s; the agent ended first",
+                        at.as_secs_f64()
+                    ));
+                }
+                match (exit.code(), exit.signal()) {
+                    (Some(0), _) => declared,
+                    (Some(code), _) => {
+                        notes.push(format!("agent exited with code {code}"));
+                        declared
+                    }
+                    (None, signal) => {
+                        // A crash nobody here caused (out of memory, a segfault) is still
+                        // a session cut off: the next one has to resume.
+                        let name = signal
+                            .and_then(|s| nix::sys::signal::Signal::try_from(s).ok())
+                            .map_or_else(
+                                || format!("signal {signal:?}"),
+                                |s| s.as_str().to_string(),
+                            );
+                        notes.push(format!("agent was killed by {name}"));
+                        Outcome::Interrupted
+                    }
+                }
+            }
+        };
+        SessionRun {
+            outcome,
+            usage,
+            actions_failed: 0,
+            error: (!notes.is_empty()).then(|| notes.join("; ")),
+            bad_input: false,
+            truth: None,
+        }
+    }
+
+    /// Creates the capture directory, the state directory and a fresh, empty usage file.
+    fn prepare(&self, ctx: &SessionContext<'_>) -> Result<SessionFiles> {
+        let root = ctx
+            .workspace
+            .effects_log
+            .parent()
+            .unwrap_or(&ctx.workspace.work_dir)
+            .to_path_buf();
+        let files = SessionFiles {
+            usage_file: root.join(USAGE_FILE),
+            state_dir: root.join(STATE_DIR),
+            stdout: self
+                .capture_dir
+                .join(format!("session-{}.stdout", ctx.session)),
+            stderr: self
+                .capture_dir
+                .join(format!("session-{}.stderr", ctx.session)),
+        };
+        for dir in [&self.capture_dir, &files.state_dir] {
+            std::fs::create_dir_all(dir)
+                .io_context(|| format!("cannot create '{}'", dir.display()))?;
+        }
+        std::fs::write(&files.usage_file, "")
+            .io_context(|| format!("cannot write '{}'", files.usage_file.display()))?;
+        if self.sandbox && !ctx.workspace.effects_log.exists() {
+            // bwrap can only bind a file that exists.
+            std::fs::write(&ctx.workspace.effects_log, "")
+                .io_context(|| format!("cannot write '{}'", ctx.workspace.effects_log.display()))?;
+        }
+        Ok(files)
+    }
+}
+
+/// The program of a command agent as it will be executed: a relative path with a `/`
+/// is taken relative to `base_dir` (the suite directory), a bare name is looked up on
+/// the agent's `PATH` (its env table's, else the harness's).
+fn resolve_program(
+    program: &str,
+    base_dir: &Path,
+    env: &BTreeMap<String, String>,
+) -> Option<PathBuf> {
+    let program = if program.contains('/') && Path::new(program).is_relative() {
+        base_dir.join(program).to_string_lossy().into_owned()
+    } else {
+        program.to_string()
+    };
+    let path = env
+        .get("PATH")
+        .map(OsString::from)
+        .or_else(|| std::env::var_os("PATH"));
+    sandbox::find_program(&program, path.as_deref())
+}
+
+/// Checks, before a run starts, that every command agent the selected `arms` use can
+/// be started here: its program exists, and bwrap works when it is sandboxed. The
+/// error (exit 2) names the agent.
+pub fn preflight(suite: &Suite, arms: &[usize]) -> Result<()> {
+    let mut checked = std::collections::BTreeSet::new();
+    for &i in arms {
+        let Some(arm) = suite.arms.get(i) else {
+            continue;
+        };
+        let AgentDriver::Command {
+            program,
+            sandbox,
+            env,
+            ..
+        } = suite.agent_of(arm)
+        else {
+            continue;
+        };
+        if !checked.insert(arm.agent.as_str()) {
+            continue;
+        }
+        if resolve_program(program, &suite.dir, env).is_none() {
+            let place = if program.contains('/') {
+                format!("relative to '{}'", suite.dir.display())
+            } else {
+                "on PATH".to_string()
+            };
+            return Err(Error::BadInput(format!(
+                "agent '{}': program '{program}' not found {place} (or not executable)",
+                arm.agent
+            )));
+        }
+        if sandbox.is_some() {
+            sandbox::check_bwrap(&arm.agent)?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether an agent is `loopbench sim-agent` run as a command (its numbers are
+/// synthetic, and the run's manifest must say so).
+pub fn runs_sim_agent(driver: &AgentDriver) -> bool {
+    matches!(driver, AgentDriver::Command { args, .. } if args.first().is_some_and(|a| a == "sim-agent"))
+}
+
+/// Where one session's files are.
+struct SessionFiles {
+    usage_file: PathBuf,
+    state_dir: PathBuf,
+    stdout: PathBuf,
+    stderr: PathBuf,
+}
+
+impl Agent for CommandAgent {
+    fn next_session(&mut self) -> Option<u32> {
+        let n = self.next;
+        self.next += 1;
+        Some(n)
+    }
+
+    fn run_session(&mut self, ctx: &SessionContext<'_>) -> Result<SessionRun> {
+        let files = self.prepare(ctx)?;
+        let env = self.session_env(ctx, &files.usage_file, &files.state_dir);
+        let tries = self.retry.tries.max(1);
+        let mut failures: Vec<String> = Vec::new();
+        let mut delay = self.retry.first_delay;
+        for attempt in 1..=tries {
+            match self.try_once(ctx, &files, &env)? {
+                Ok(ended) => {
+                    let mut run = self.judge(ended, self.crash_after(ctx.interrupt_at), &files);
+                    if !failures.is_empty() {
+                        let retried = failures.join("; ");
+                        run.error = Some(match run.error {
+                            Some(e) => format!("{retried}; {e}"),
+                            None => retried,
+                        });
+                    }
+                    return Ok(run);
+                }
+                Err(reason) if attempt < tries => {
+                    let note = format!(
+                        "try {attempt} of {tries} failed: {reason}; retrying in {}",
+                        humantime::format_duration(delay)
+                    );
+                    // The engine reports through events, but a retry must be visible
+                    // while it happens, not only in the record.
+                    eprintln!(
+                        "loopbench: {} session {}: {note}",
+                        self.key.trial_id, ctx.session
+                    );
+                    failures.push(note);
+                    std::thread::sleep(delay);
+                    delay = delay.saturating_mul(2);
+                }
+                Err(reason) => {
+                    let note = format!("try {attempt} of {tries} failed: {reason}; giving up");
+                    eprintln!(
+                        "loopbench: {} session {}: {note}",
+                        self.key.trial_id, ctx.session
+                    );
+                    failures.push(note);
+                }
+            }
+        }
+        Ok(SessionRun {
+            outcome: Outcome::Error,
+            usage: Usage::default(),
+            actions_failed: 0,
+            error: Some(failures.join("; ")),
+            bad_input: false,
+            truth: None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::SessionKind;
+    use crate::workspace::Workspace;
+
+    fn agent(crash: CrashMode, timeout: u64, window: u64) -> CommandAgent {
+        CommandAgent {
+            name: "a".into(),
+            program: "true".into(),
+            args: Vec::new(),
+            env: BTreeMap::from([("LOOPBENCH_SESSION".to_string(), "99".to_string())]),
+            timeout: Duration::from_secs(timeout),
+            crash,
+            crash_window: Duration::from_secs(window),
+            sandbox: false,
+            base_dir: PathBuf::from("/"),
+            hidden: Vec::new(),
+            key: TrialKey::new("arm", "task", 0),
+            trial_seed: 42,
+            capture_dir: PathBuf::from("/nonexistent"),
+            retry: RetryPolicy::default(),
+            grace: KILL_GRACE,
+            next: 1,
+        }
+    }
+
+    #[test]
+    fn a_killed_crash_falls_in_the_shorter_of_timeout_and_crash_window() {
+        let a = agent(CrashMode::Kill, 1800, 600);
+        assert_eq!(a.crash_after(Some(0.5)), Some(Duration::from_secs(300)));
+        let a = agent(CrashMode::Kill, 60, 600);
+        assert_eq!(a.crash_after(Some(0.5)), Some(Duration::from_secs(30)));
+        assert_eq!(a.crash_after(None), None);
+        assert_eq!(
+            agent(CrashMode::Agent, 60, 600).crash_after(Some(0.5)),
+            None
+        );
+    }
+
+    #[test]
+    fn the_contract_wins_over_the_env_table_and_the_crash_is_told_only_in_agent_mode() {
+        let ws = Workspace::existing(
+            "/w/work".into(),
+            "/w/effects.log".into(),
+            "/w/prompt.md".into(),
+        );
+        let contract = vec![("LOOPBENCH_SESSION".to_string(), OsString::from("3"))];
+        let ctx = SessionContext {
+            workspace: &ws,
+            session: 3,
+            kind: SessionKind::Coding,
+            env: &contract,
+            prompt: "",
+            turn_budget: 60,
+            interrupt_at: Some(0.25),
+        };
+        let last = |env: &[(String, OsString)], k: &str| {
+            env.iter()
+                .rev()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.to_string_lossy().into_owned())
+        };
+        let usage = Path::new("/w/usage.json");
+        let state = Path::new("/w/state");
+        let env = agent(CrashMode::Kill, 60, 60).session_env(&ctx, usage, state);
+        assert_eq!(last(&env, "LOOPBENCH_SESSION").as_deref(), Some("3"));
+        assert_eq!(last(&env, "LOOPBENCH_TURNS").as_deref(), Some("60"));
+        assert_eq!(
+            last(&env, "LOOPBENCH_SESSION_KIND").as_deref(),
+            Some("coding")
+        );
+        assert_eq!(last(&env, "LOOPBENCH_TRIAL_SEED").as_deref(), Some("42"));
+        assert_eq!(
+            last(&env, "LOOPBENCH_USAGE_FILE").as_deref(),
+            Some("/w/usage.json")
+        );
+        assert_eq!(last(&env, "LOOPBENCH_INTERRUPT_AT"), None);
+        let env = agent(CrashMode::Agent, 60, 60).session_env(&ctx, usage, state);
+        assert_eq!(
+            last(&env, "LOOPBENCH_INTERRUPT_AT").as_deref(),
+            Some("0.25")
+        );
+    }
+
+    #[test]
+    fn only_a_sim_agent_command_counts_as_simulated() {
+        let command = |args: &[&str]| AgentDriver::Command {
+            program: "loopbench".into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            timeout: Duration::from_secs(1),
+            sandbox: None,
+            env: BTreeMap::new(),
+            crash: CrashMode::Agent,
+            crash_window: Duration::from_secs(1),
+        };
+        assert!(runs_sim_agent(&command(&["sim-agent", "--suite", "s"])));
+        assert!(!runs_sim_agent(&command(&["-p"])));
+    }
+}

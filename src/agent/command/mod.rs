@@ -1,0 +1,24 @@
+//! The `command` agent driver: any agent CLI as a session, in its own process group,
+//! with a time limit, crash injection, retries of failed starts, usage reports and an
+//! optional bubblewrap sandbox.
+//!
+//! The environment of a session is DESIGN §5's contract plus:
+//!
+//! | variable | meaning |
+//! | --- | --- |
+//! | `LOOPBENCH_TURNS` | the session's turn budget |
+//! | `LOOPBENCH_SESSION_KIND` | `initializer` or `coding` |
+//! | `LOOPBENCH_USAGE_FILE` | where the agent may write its usage and `status` as JSON (outside the work directory) |
+//! | `LOOPBENCH_STATE_DIR` | a directory kept across the sessions of a trial, outside the work directory |
+//! | `LOOPBENCH_TRIAL_SEED` | the trial's seed, for agents that draw random numbers |
+//! | `LOOPBENCH_INTERRUPT_AT` | with `crash = "agent"` only: the fraction of its work after which the agent must stop and report `interrupted` |
+
+mod agent;
+mod child;
+mod sandbox;
+mod usage;
+
+pub use agent::{CommandAgent, RetryPolicy, STATE_DIR, USAGE_FILE, preflight, runs_sim_agent};
+pub use child::{KILL_GRACE, signal_running_agents};
+pub use sandbox::{BWRAP, bwrap_works, check_bwrap, find_program};
+pub use usage::{Reported, read_reports, read_stream_json, read_usage_file};

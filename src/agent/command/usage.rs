@@ -1,0 +1,318 @@
+//! What a command agent reports about its session: the JSON object it may write to
+//! `$LOOPBENCH_USAGE_FILE`, and, for whatever that leaves out, the final `result` line
+//! of Claude Code's `--output-format stream-json` output on its stdout.
+//!
+//! Both readers are lenient: unknown fields are ignored, a field of the wrong type is
+//! skipped with a note, and junk lines in the stream never stop the parse. What an
+//! agent wrote can never fail the harness.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::agent::Usage;
+use crate::agent::trace::EndStatus;
+
+/// What the agent told the harness about its session.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reported {
+    /// Turns, tokens, cost.
+    pub usage: Usage,
+    /// How the agent says the session ended (`status` in the usage file, or a Claude
+    /// Code `error_max_turns` result).
+    pub status: Option<EndStatus>,
+    /// Things that could not be read, for the session's `error` field.
+    pub notes: Vec<String>,
+}
+
+impl Reported {
+    /// Field by field, what `self` says, else what `other` says (a wrapper script may
+    /// write only a `status` while Claude Code's stream gives the tokens).
+    pub fn or(self, other: Reported) -> Reported {
+        let (a, b) = (self.usage, other.usage);
+        Reported {
+            usage: Usage {
+                turns: a.turns.or(b.turns),
+                input_tokens: a.input_tokens.or(b.input_tokens),
+                output_tokens: a.output_tokens.or(b.output_tokens),
+                cost_usd: a.cost_usd.or(b.cost_usd),
+            },
+            status: self.status.or(other.status),
+            notes: self.notes.into_iter().chain(other.notes).collect(),
+        }
+    }
+}
+
+/// Everything the agent reported: its usage file first, then the stream-json result
+/// line for whatever the file leaves out.
+pub fn read_reports(usage_file: &Path, stdout: &Path) -> Reported {
+    let file = read_usage_file(usage_file).unwrap_or_default();
+    let complete = file.usage.turns.is_some()
+        && file.usage.input_tokens.is_some()
+        && file.usage.output_tokens.is_some()
+        && file.usage.cost_usd.is_some();
+    if complete {
+        return file;
+    }
+    file.or(read_stream_json(stdout).unwrap_or_default())
+}
+
+/// Reads `$LOOPBENCH_USAGE_FILE`: `None` when the agent did not write it (missing or
+/// empty), otherwise whatever fields could be read.
+///
+/// ```json
+/// {"turns": 24, "input_tokens": 1148210, "output_tokens": 9120, "cost_usd": 1.92,
+///  "status": "declared_complete"}
+/// ```
+///
+/// Every field is optional; `status` is one of `completed`, `declared_complete`,
+/// `out_of_budget`, `interrupted` (the statuses of a trace's `end` line).
+pub fn read_usage_file(path: &Path) -> Option<Reported> {
+    let bytes = std::fs::read(path).ok()?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    let mut reported = Reported::default();
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(map)) => {
+            reported.usage = Usage {
+                turns: count(&map, "turns", &mut reported.notes),
+                input_tokens: count(&map, "input_tokens", &mut reported.notes),
+                output_tokens: count(&map, "output_tokens", &mut reported.notes),
+                cost_usd: money(&map, "cost_usd", &mut reported.notes),
+            };
+            reported.status = match map.get("status") {
+                None | Some(Value::Null) => None,
+                Some(v) => match serde_json::from_value::<EndStatus>(v.clone()) {
+                    Ok(s) => Some(s),
+                    Err(_) => {
+                        reported.notes.push(format!(
+                            "usage file: status {v} is not one of completed, declared_complete, out_of_budget, interrupted"
+                        ));
+                        None
+                    }
+                },
+            };
+        }
+        Ok(_) => reported
+            .notes
+            .push("usage file: expected a JSON object".to_string()),
+        Err(e) => reported.notes.push(format!("usage file: not JSON ({e})")),
+    }
+    Some(reported)
+}
+
+/// Reads the last `{"type":"result",...}` line of a Claude Code stream-json transcript
+/// (`claude -p --output-format stream-json`): `num_turns`, `total_cost_usd` and the
+/// `usage` tokens. `input_tokens` counts every prompt token the model read, cached or
+/// not (`usage.input_tokens + cache_creation_input_tokens + cache_read_input_tokens`),
+/// since Claude's own `input_tokens` leaves cache reads out. A result whose subtype is
+/// `error_max_turns` gives status `out_of_budget`. `None` when there is no result line.
+pub fn read_stream_json(path: &Path) -> Option<Reported> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut reader = BufReader::new(file);
+    let mut line = Vec::new();
+    let mut last: Option<Map<String, Value>> = None;
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        // Cheap filter first: most lines of a transcript are messages and tool calls.
+        if !contains(&line, b"\"result\"") {
+            continue;
+        }
+        if let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(&line)
+            && map.get("type").and_then(Value::as_str) == Some("result")
+        {
+            last = Some(map);
+        }
+    }
+    let map = last?;
+    let mut notes = Vec::new();
+    let tokens = map.get("usage").and_then(Value::as_object);
+    let token = |name: &str, notes: &mut Vec<String>| tokens.and_then(|t| count(t, name, notes));
+    let input = [
+        "input_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    ]
+    .iter()
+    .filter_map(|name| token(name, &mut notes))
+    .reduce(u64::saturating_add);
+    let usage = Usage {
+        turns: count(&map, "num_turns", &mut notes),
+        input_tokens: input,
+        output_tokens: token("output_tokens", &mut notes),
+        cost_usd: money(&map, "total_cost_usd", &mut notes),
+    };
+    let status = (map.get("subtype").and_then(Value::as_str) == Some("error_max_turns"))
+        .then_some(EndStatus::OutOfBudget);
+    Some(Reported {
+        usage,
+        status,
+        notes: notes
+            .into_iter()
+            .map(|n| format!("stream-json result: {n}"))
+            .collect(),
+    })
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// A non-negative integer field; a float is rounded (some tools write `12.0`).
+fn count(map: &Map<String, Value>, name: &str, notes: &mut Vec<String>) -> Option<u64> {
+    match map.get(name)? {
+        Value::Null => None,
+        Value::Number(n) => match (n.as_u64(), n.as_f64()) {
+            (Some(v), _) => Some(v),
+            (None, Some(f)) if f.is_finite() && f >= 0.0 && f < u64::MAX as f64 => {
+                Some(f.round() as u64)
+            }
+            _ => {
+                notes.push(format!("{name} = {n} is not a count"));
+                None
+            }
+        },
+        other => {
+            notes.push(format!("{name} = {other} is not a number"));
+            None
+        }
+    }
+}
+
+fn money(map: &Map<String, Value>, name: &str, notes: &mut Vec<String>) -> Option<f64> {
+    match map.get(name)? {
+        Value::Null => None,
+        Value::Number(n) => n
+            .as_f64()
+            .filter(|f| f.is_finite() && *f >= 0.0)
+            .or_else(|| {
+                notes.push(format!("{name} = {n} is not an amount"));
+                None
+            }),
+        other => {
+            notes.push(format!("{name} = {other} is not a number"));
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn a_usage_file_gives_usage_and_status() {
+        let (_d, p) = file(
+            r#"{"turns":24,"input_tokens":1148210,"output_tokens":9120,"cost_usd":1.5,"status":"declared_complete","model":"x"}"#,
+        );
+        let r = read_usage_file(&p).unwrap();
+        assert_eq!(
+            r.usage,
+            Usage {
+                turns: Some(24),
+                input_tokens: Some(1_148_210),
+                output_tokens: Some(9120),
+                cost_usd: Some(1.5),
+            }
+        );
+        assert_eq!(r.status, Some(EndStatus::DeclaredComplete));
+        assert!(r.notes.is_empty());
+    }
+
+    #[test]
+    fn a_missing_or_empty_usage_file_means_not_written() {
+        let (_d, p) = file("  \n");
+        assert_eq!(read_usage_file(&p), None);
+        assert_eq!(read_usage_file(Path::new("/nonexistent/usage.json")), None);
+    }
+
+    #[test]
+    fn a_bad_usage_file_is_a_note_never_a_failure() {
+        let (_d, p) = file("turns: 3");
+        let r = read_usage_file(&p).unwrap();
+        assert_eq!(r.usage, Usage::default());
+        assert!(r.notes[0].contains("not JSON"), "{:?}", r.notes);
+        let (_d, p) = file(r#"{"turns":"many","output_tokens":7,"status":"done"}"#);
+        let r = read_usage_file(&p).unwrap();
+        assert_eq!(r.usage.turns, None);
+        assert_eq!(r.usage.output_tokens, Some(7));
+        assert_eq!(r.status, None);
+        assert_eq!(r.notes.len(), 2, "{:?}", r.notes);
+    }
+
+    #[test]
+    fn the_last_result_line_of_a_stream_json_transcript_gives_usage() {
+        let (_d, p) = file(concat!(
+            "{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\"}\n",
+            "not json at all \"result\"\n",
+            "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"\\\"result\\\"\"}]}}\n",
+            "{\"type\":\"result\",\"subtype\":\"success\",\"num_turns\":1,\"total_cost_usd\":0.1}\n",
+            "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"duration_ms\":1000,",
+            "\"num_turns\":7,\"result\":\"done\",\"session_id\":\"s\",\"total_cost_usd\":0.2345,",
+            "\"usage\":{\"input_tokens\":12,\"cache_creation_input_tokens\":1000,",
+            "\"cache_read_input_tokens\":30000,\"output_tokens\":456,\"service_tier\":\"standard\"}}\n",
+            "\u{0}\u{1}garbage",
+        ));
+        let r = read_stream_json(&p).unwrap();
+        assert_eq!(
+            r.usage,
+            Usage {
+                turns: Some(7),
+                input_tokens: Some(31_012),
+                output_tokens: Some(456),
+                cost_usd: Some(0.2345),
+            }
+        );
+        assert_eq!(r.status, None);
+    }
+
+    #[test]
+    fn a_max_turns_result_means_out_of_budget() {
+        let (_d, p) = file(
+            "{\"type\":\"result\",\"subtype\":\"error_max_turns\",\"num_turns\":60,\"usage\":{\"output_tokens\":9}}\n",
+        );
+        let r = read_stream_json(&p).unwrap();
+        assert_eq!(r.status, Some(EndStatus::OutOfBudget));
+        assert_eq!(r.usage.turns, Some(60));
+        assert_eq!(r.usage.input_tokens, None);
+    }
+
+    #[test]
+    fn the_usage_file_wins_and_the_stream_fills_in_what_it_leaves_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let usage = dir.path().join("usage.json");
+        let stdout = dir.path().join("stdout");
+        std::fs::write(&usage, r#"{"turns": 3, "status": "declared_complete"}"#).unwrap();
+        std::fs::write(
+            &stdout,
+            "{\"type\":\"result\",\"num_turns\":9,\"total_cost_usd\":0.5,\"usage\":{\"output_tokens\":4}}\n",
+        )
+        .unwrap();
+        let r = read_reports(&usage, &stdout);
+        assert_eq!(r.usage.turns, Some(3));
+        assert_eq!(r.usage.output_tokens, Some(4));
+        assert_eq!(r.usage.cost_usd, Some(0.5));
+        assert_eq!(r.status, Some(EndStatus::DeclaredComplete));
+        std::fs::write(&usage, "").unwrap();
+        assert_eq!(read_reports(&usage, &stdout).usage.turns, Some(9));
+    }
+
+    #[test]
+    fn output_without_a_result_line_gives_nothing() {
+        let (_d, p) = file("hello\n{\"type\":\"assistant\"}\n");
+        assert_eq!(read_stream_json(&p), None);
+    }
+}

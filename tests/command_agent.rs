@@ -1,0 +1,503 @@
+//! The `command` agent driver end to end: real agent processes (shell scripts and
+//! `loopbench sim-agent`) run by `loopbench run`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::command::{
+    Ran, arm, live_processes_with_arg, run_ok, script, sh_suite, unique_sleep_seconds,
+};
+use common::{loopbench, repo_root};
+use loopbench::agent::command::{bwrap_works, find_program};
+use predicates::prelude::*;
+
+/// A suite over the shipped `invoicer` task whose arms all use `agent` (`sim`, or `cmd`:
+/// `loopbench sim-agent` as a command agent with the same settings).
+fn invoicer_suite(dir: &Path, agent: &str) -> PathBuf {
+    std::fs::create_dir_all(dir.join("tasks")).unwrap();
+    std::os::unix::fs::symlink(
+        repo_root().join("suites/seed-replication/tasks/invoicer"),
+        dir.join("tasks/invoicer"),
+    )
+    .unwrap();
+    let text = format!(
+        r#"name = "sim-vs-command"
+seed = 20260704
+replicates = 2
+tasks = ["tasks/invoicer"]
+
+[agents.sim]
+driver = "sim"
+profile = "calibrated"
+
+[agents.cmd]
+driver = "command"
+program = "{bin}"
+args = ["sim-agent", "--suite", "{dir}", "--profile", "calibrated"]
+timeout = "5m"
+crash = "agent"
+
+[[arm]]
+name = "json"
+agent = "{agent}"
+list_format = "json"
+max_sessions = 14
+
+[[arm]]
+name = "crash"
+agent = "{agent}"
+list_format = "markdown"
+max_sessions = 14
+crash_rate = 0.3
+
+[[arm]]
+name = "single"
+agent = "{agent}"
+list_format = "yaml"
+strategy = "single"
+initializer = false
+crash_rate = 0.3
+"#,
+        bin = env!("CARGO_BIN_EXE_loopbench"),
+        dir = dir.display(),
+    );
+    std::fs::write(dir.join("suite.toml"), text).unwrap();
+    dir.to_path_buf()
+}
+
+#[test]
+fn a_command_arm_running_sim_agent_gives_byte_identical_tables_to_the_in_process_sim() {
+    // The trial seed derives from the arm name (DESIGN §11), so the comparison is the
+    // same arms run once on each driver rather than two differently named arms.
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |agent: &str| {
+        let suite = invoicer_suite(&tmp.path().join(agent), agent);
+        let out = tmp.path().join(format!("out-{agent}"));
+        loopbench()
+            .arg("run")
+            .arg(&suite)
+            .args(["--quiet", "--out"])
+            .arg(&out)
+            .assert()
+            .success();
+        out
+    };
+    let sim = run("sim");
+    let cmd = run("cmd");
+    for file in ["sessions.csv", "trials.csv"] {
+        let a = std::fs::read_to_string(sim.join(file)).unwrap();
+        let b = std::fs::read_to_string(cmd.join(file)).unwrap();
+        assert!(a == b, "{file} differs:\n--- sim\n{a}\n--- command\n{b}");
+    }
+    let sessions = common::read_csv(&cmd.join("sessions.csv"));
+    assert!(
+        sessions.len() > 20,
+        "too few sessions to compare: {}",
+        sessions.len()
+    );
+    assert!(
+        sessions.iter().any(|s| s["outcome"] == "interrupted"),
+        "no crash was exercised"
+    );
+    assert!(sessions.iter().any(|s| s["resumed"] == "true"));
+    assert!(sessions.iter().any(|s| s["outcome"] == "declared_complete"));
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(cmd.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["driver"], "command");
+    assert_eq!(
+        manifest["simulated"], true,
+        "sim-agent numbers are synthetic"
+    );
+    let truth =
+        std::fs::read_to_string(cmd.join("agents/json:invoicer:0/session-1.stdout")).unwrap();
+    assert!(truth.contains("\"truth\""), "{truth}");
+}
+
+#[test]
+fn a_hanging_agent_and_its_sleeping_grandchild_are_killed_at_the_timeout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let marker = unique_sleep_seconds();
+    script(
+        tmp.path(),
+        "hang.sh",
+        "sleep \"$MARKER\" &\necho $! > \"$OUT/grandchild.pid\"\nwhile :; do sleep 0.2; done\n",
+    );
+    let agents = format!(
+        "[agents.hang]\ndriver = \"command\"\nprogram = \"./hang.sh\"\ntimeout = \"1s\"\nenv = {{ MARKER = \"{marker}\", OUT = \"{}\" }}\n",
+        tmp.path().display()
+    );
+    let suite = sh_suite(tmp.path(), &agents, &arm("hang", "hang", 1, ""));
+    let ran = run_ok(&suite, &tmp.path().join("out"));
+    let s = &ran.sessions[0];
+    assert_eq!(s["outcome"], "timeout");
+    assert!(s["error"].contains("timed out after 1s"), "{}", s["error"]);
+    assert!(
+        tmp.path().join("grandchild.pid").is_file(),
+        "the grandchild never started"
+    );
+    let left = live_processes_with_arg(&marker);
+    assert!(left.is_empty(), "still running after the session: {left:?}");
+}
+
+#[test]
+fn the_prompt_arrives_on_stdin_with_the_environment_contract_and_the_work_directory_as_cwd() {
+    let tmp = tempfile::tempdir().unwrap();
+    script(
+        tmp.path(),
+        "look.sh",
+        concat!(
+            "n=$LOOPBENCH_SESSION\n",
+            "cat > \"$OUT/stdin-$n\"\n",
+            "env > \"$OUT/env-$n\"\n",
+            "pwd > \"$OUT/pwd-$n\"\n",
+            "cp \"$LOOPBENCH_PROMPT_FILE\" \"$OUT/prompt-$n\"\n",
+            "echo seen >> \"$LOOPBENCH_STATE_DIR/seen\"\n",
+            "wc -l < \"$LOOPBENCH_STATE_DIR/seen\" | tr -d ' ' > \"$OUT/seen-$n\"\n",
+        ),
+    );
+    let agents = format!(
+        "[agents.look]\ndriver = \"command\"\nprogram = \"./look.sh\"\ntimeout = \"30s\"\nenv = {{ OUT = \"{}\", LOOPBENCH_SESSION = \"99\" }}\n",
+        tmp.path().display()
+    );
+    let suite = sh_suite(
+        tmp.path(),
+        &agents,
+        &arm("look", "look", 2, "session_turns = 17"),
+    );
+    let ran = run_ok(&suite, &tmp.path().join("out"));
+    assert_eq!(ran.sessions.len(), 2);
+    let read = |name: &str| std::fs::read_to_string(tmp.path().join(name)).unwrap();
+    let stdin = read("stdin-1");
+    assert!(!stdin.is_empty());
+    assert_eq!(stdin, read("prompt-1"), "stdin is the rendered prompt");
+    assert!(
+        read("pwd-1").trim_end().ends_with("/work"),
+        "{}",
+        read("pwd-1")
+    );
+    let env = read("env-2");
+    for line in [
+        "LOOPBENCH_SESSION=2",
+        "LOOPBENCH_ARM=look",
+        "LOOPBENCH_TASK=shtask",
+        "LOOPBENCH_TURNS=17",
+        "LOOPBENCH_SESSION_KIND=coding",
+        "GIT_AUTHOR_NAME=loopbench",
+    ] {
+        assert!(
+            env.lines().any(|l| l == line),
+            "{line} missing from:\n{env}"
+        );
+    }
+    for var in [
+        "LOOPBENCH_EFFECTS=",
+        "LOOPBENCH_PROMPT_FILE=",
+        "LOOPBENCH_USAGE_FILE=",
+        "LOOPBENCH_STATE_DIR=",
+        "LOOPBENCH_TRIAL_SEED=",
+    ] {
+        let value = env
+            .lines()
+            .find_map(|l| l.strip_prefix(var))
+            .unwrap_or_else(|| panic!("{var} missing"));
+        assert!(
+            !value.contains("/work/"),
+            "{var}{value} is inside the work directory"
+        );
+    }
+    assert!(!env.contains("LOOPBENCH_INTERRUPT_AT"));
+    assert_eq!(
+        read("seen-2").trim(),
+        "2",
+        "the state directory lasts the whole trial"
+    );
+}
+
+#[test]
+fn usage_and_a_declared_completion_come_from_the_usage_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    script(
+        tmp.path(),
+        "done.sh",
+        "printf '{\"turns\": 5, \"input_tokens\": 100, \"output_tokens\": 20, \"cost_usd\": 0.5, \"status\": \"declared_complete\", \"model\": \"m\"}' > \"$LOOPBENCH_USAGE_FILE\"\n",
+    );
+    let agents = "[agents.done]\ndriver = \"command\"\nprogram = \"./done.sh\"\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("done", "done", 3, ""));
+    let ran = run_ok(&suite, &tmp.path().join("out"));
+    assert_eq!(
+        ran.sessions.len(),
+        1,
+        "a declared completion ends the trial"
+    );
+    let s = &ran.sessions[0];
+    assert_eq!(s["outcome"], "declared_complete");
+    assert_eq!(
+        (
+            &*s["turns"],
+            &*s["input_tokens"],
+            &*s["output_tokens"],
+            &*s["cost_usd"]
+        ),
+        ("5", "100", "20", "0.5")
+    );
+    assert_eq!(s["error"], "");
+    assert_eq!(ran.trials[0]["ended_by"], "declared_complete");
+    assert_eq!(ran.trials[0]["premature_victory"], "true");
+}
+
+#[test]
+fn usage_comes_from_claude_code_stream_json_when_no_usage_file_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    script(
+        tmp.path(),
+        "claude.sh",
+        concat!(
+            "echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"x\"}'\n",
+            "echo 'a stray line'\n",
+            "echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"num_turns\":7,",
+            "\"total_cost_usd\":0.25,\"usage\":{\"input_tokens\":10,\"cache_creation_input_tokens\":90,",
+            "\"cache_read_input_tokens\":900,\"output_tokens\":55}}'\n",
+        ),
+    );
+    let agents = "[agents.claude]\ndriver = \"command\"\nprogram = \"./claude.sh\"\nargs = [\"-p\", \"--output-format\", \"stream-json\"]\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("claude", "claude", 1, ""));
+    let ran = run_ok(&suite, &tmp.path().join("out"));
+    let s = &ran.sessions[0];
+    assert_eq!(s["outcome"], "completed");
+    assert_eq!(
+        (
+            &*s["turns"],
+            &*s["input_tokens"],
+            &*s["output_tokens"],
+            &*s["cost_usd"]
+        ),
+        ("7", "1000", "55", "0.25")
+    );
+    assert!(
+        ran.capture("claude:shtask:0", 1, "stdout")
+            .contains("\"num_turns\":7")
+    );
+}
+
+#[test]
+fn a_nonzero_exit_is_data_recorded_with_its_exit_code_and_never_retried() {
+    let tmp = tempfile::tempdir().unwrap();
+    script(
+        tmp.path(),
+        "fail.sh",
+        "echo '{\"turns\": 2}' > \"$LOOPBENCH_USAGE_FILE\"\necho oops >&2\necho run >> \"$OUT/runs\"\nexit 3\n",
+    );
+    let agents = format!(
+        "[agents.fail]\ndriver = \"command\"\nprogram = \"./fail.sh\"\nenv = {{ OUT = \"{}\" }}\n",
+        tmp.path().display()
+    );
+    let suite = sh_suite(tmp.path(), &agents, &arm("fail", "fail", 2, ""));
+    let ran = run_ok(&suite, &tmp.path().join("out"));
+    assert_eq!(
+        ran.sessions.len(),
+        2,
+        "the trial goes on after a failing session"
+    );
+    for s in &ran.sessions {
+        assert_eq!(s["outcome"], "completed");
+        assert_eq!(s["error"], "agent exited with code 3");
+        assert_eq!(s["turns"], "2");
+    }
+    let runs = std::fs::read_to_string(tmp.path().join("runs")).unwrap();
+    assert_eq!(runs.lines().count(), 2, "one run per session");
+    assert_eq!(ran.capture("fail:shtask:0", 2, "stderr"), "oops\n");
+}
+
+#[test]
+fn a_killed_crash_interrupts_the_session_and_the_next_session_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    script(tmp.path(), "slow.sh", "sleep 5\n");
+    let agents = "[agents.slow]\ndriver = \"command\"\nprogram = \"./slow.sh\"\ntimeout = \"30s\"\ncrash_window = \"300ms\"\n";
+    let suite = sh_suite(
+        tmp.path(),
+        agents,
+        &arm("slow", "slow", 2, "crash_rate = 0.99"),
+    );
+    let started = std::time::Instant::now();
+    let ran = run_ok(&suite, &tmp.path().join("out"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(8));
+    let first = &ran.sessions[0];
+    assert_eq!(first["outcome"], "interrupted");
+    assert!(
+        first["error"].starts_with("crash injected"),
+        "{}",
+        first["error"]
+    );
+    assert_eq!(ran.sessions[1]["resumed"], "true");
+}
+
+#[test]
+fn an_agent_program_that_vanishes_is_retried_with_backoff_then_recorded_as_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    script(tmp.path(), "once.sh", "rm -f \"$0\"\n");
+    let agents = "[agents.once]\ndriver = \"command\"\nprogram = \"./once.sh\"\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("once", "once", 3, ""));
+    let ran = run_ok(&suite, &tmp.path().join("out"));
+    assert_eq!(ran.sessions.len(), 2, "an error session ends the trial");
+    assert_eq!(ran.sessions[0]["outcome"], "completed");
+    let failed = &ran.sessions[1];
+    assert_eq!(failed["outcome"], "error");
+    let error = &failed["error"];
+    assert!(error.contains("try 1 of 3 failed"), "{error}");
+    assert!(error.contains("retrying in 200ms"), "{error}");
+    assert!(error.contains("retrying in 400ms"), "{error}");
+    assert!(error.contains("try 3 of 3 failed"), "{error}");
+    assert!(error.contains("program './once.sh' not found"), "{error}");
+    assert_eq!(
+        ran.stderr.matches("retrying in").count(),
+        2,
+        "{}",
+        ran.stderr
+    );
+    assert_eq!(ran.trials[0]["ended_by"], "error");
+}
+
+#[test]
+fn a_missing_agent_program_is_refused_before_the_run_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agents =
+        "[agents.ghost]\ndriver = \"command\"\nprogram = \"no-such-agent-loopbench-test\"\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("ghost", "ghost", 1, ""));
+    let out = tmp.path().join("out");
+    loopbench()
+        .arg("run")
+        .arg(&suite)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("agent 'ghost'"))
+        .stderr(predicate::str::contains("not found on PATH"));
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_missing_bwrap_is_a_clear_error_naming_the_agent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("empty-path");
+    std::fs::create_dir(&empty).unwrap();
+    let agents =
+        "[agents.boxed]\ndriver = \"command\"\nprogram = \"/bin/sh\"\nsandbox = \"bwrap\"\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("boxed", "boxed", 1, ""));
+    for command in ["validate", "run"] {
+        loopbench()
+            .arg(command)
+            .arg(&suite)
+            .env("PATH", &empty)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("agent 'boxed'"))
+            .stderr(predicate::str::contains("apt-get install bubblewrap"));
+    }
+}
+
+/// Tries what a sandbox must prevent. Prints one line per probe; exits with the number
+/// of probes that got through.
+const PROBE: &str = r#"breaches=0
+probe() {
+  name=$1; open=$2; closed=$3; shift 3
+  if "$@" >/dev/null 2>&1; then echo "$name: $open"; breaches=$((breaches + 1)); else echo "$name: $closed"; fi
+}
+probe oracle readable hidden cat "$ORACLE/tests/check_F1.sh"
+probe network reachable unreachable python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 2)' "$PORT"
+probe run-dir visible hidden test -e "$RUN_DIR/manifest.json"
+probe system writable read-only touch "$SUITE_DIR/breach-$LOOPBENCH_ARM"
+echo probe > sandbox-probe.txt && echo "work: writable"
+echo '{"turns": 1}' > "$LOOPBENCH_USAGE_FILE"
+exit $breaches
+"#;
+
+#[test]
+fn under_bwrap_the_oracle_and_the_network_are_out_of_reach_and_the_run_records_it() {
+    assert!(
+        find_program("bwrap", std::env::var_os("PATH").as_deref()).is_some(),
+        "bwrap is not installed (apt-get install bubblewrap; .ci/run does)"
+    );
+    if !bwrap_works() {
+        eprintln!("skipping: bwrap cannot create namespaces on this machine");
+        return;
+    }
+    // Outside /tmp, so that the oracle is hidden by its own mount, not by the private /tmp.
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    script(tmp.path(), "probe.sh", PROBE);
+    let out = tmp.path().join("out");
+    let env = format!(
+        "env = {{ ORACLE = \"{oracle}\", PORT = \"{port}\", RUN_DIR = \"{run}\", SUITE_DIR = \"{suite}\" }}",
+        oracle = tmp.path().join("shtask/oracle").display(),
+        run = out.display(),
+        suite = tmp.path().display(),
+    );
+    let agents = format!(
+        "[agents.boxed]\ndriver = \"command\"\nprogram = \"./probe.sh\"\nsandbox = \"bwrap\"\n{env}\n\n[agents.open]\ndriver = \"command\"\nprogram = \"./probe.sh\"\n{env}\n"
+    );
+    let arms = arm("boxed", "boxed", 1, "") + &arm("open", "open", 1, "");
+    let suite = sh_suite(tmp.path(), &agents, &arms);
+    let ran: Ran = run_ok(&suite, &out);
+
+    let boxed = ran.capture("boxed:shtask:0", 1, "stdout");
+    for line in [
+        "oracle: hidden",
+        "network: unreachable",
+        "run-dir: hidden",
+        "system: read-only",
+        "work: writable",
+    ] {
+        assert!(
+            boxed.contains(line),
+            "sandboxed probe: {line} missing from\n{boxed}"
+        );
+    }
+    let s = ran.arm("boxed")[0];
+    assert_eq!(s["outcome"], "completed");
+    assert_eq!(s["error"], "", "no probe got through the sandbox");
+    assert_eq!(
+        s["turns"], "1",
+        "the usage file outside the work directory is writable"
+    );
+
+    // The same probe without the sandbox gets through, so the probes do probe.
+    let open = ran.capture("open:shtask:0", 1, "stdout");
+    for line in [
+        "oracle: readable",
+        "network: reachable",
+        "run-dir: visible",
+        "system: writable",
+    ] {
+        assert!(
+            open.contains(line),
+            "open probe: {line} missing from\n{open}"
+        );
+    }
+    assert_eq!(ran.arm("open")[0]["error"], "agent exited with code 4");
+    drop(listener);
+}
+
+#[test]
+fn validate_names_the_line_of_an_unknown_crash_mode() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agents = "[agents.x]\ndriver = \"command\"\nprogram = \"/bin/sh\"\ncrash = \"explode\"\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("x", "x", 1, ""));
+    let line = std::fs::read_to_string(suite.join("suite.toml"))
+        .unwrap()
+        .lines()
+        .position(|l| l.starts_with("crash ="))
+        .unwrap()
+        + 1;
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!("suite.toml:{line}:")))
+        .stderr(predicate::str::contains(
+            "crash must be \"kill\" or \"agent\"",
+        ));
+}
