@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Benchmarks of loopbench, one section per concern. Usage:
+#   scripts/bench.sh run [SUITE]       time the default suite (release) at --jobs 1 and
+#                                      --jobs 2, and a bare shell loop doing the same
+#                                      per-session work; prints harness/bare ratios
 #   scripts/bench.sh report [ROWS]     time `loopbench report` on a generated sessions.csv
 #                                      of ROWS rows (default 1000000), release build
+# Compare ratios within one run: these machines are shared and noisy.
 # Each section prints wall time and peak memory (GNU time's "Maximum resident set size").
 # Needs: cargo, awk, /usr/bin/time (Debian: apt-get install time).
 set -euo pipefail
@@ -72,10 +76,72 @@ bench_report() {
     grep -E "Elapsed \(wall clock\)|Maximum resident set size|User time|System time" "$dir/time.txt"
 }
 
+# Seconds of wall time of a command, to two decimals.
+seconds() {
+    local start end
+    start=$(date +%s.%N)
+    "$@" >/dev/null 2>&1
+    end=$(date +%s.%N)
+    awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }'
+}
+
+# The same per-session work without the harness: copy the task's repo and gold files,
+# git init/add/commit, run every verify command once. Prints seconds per session.
+bare_session_seconds() {
+    local suite="$1" sessions="$2" scratch="${3:-/dev/shm}"
+    local tasks=("$suite"/tasks/*/)
+    local start end i=0
+    start=$(date +%s.%N)
+    while [ "$i" -lt "$sessions" ]; do
+        local task="${tasks[$((i % ${#tasks[@]}))]}"
+        local work
+        work="$(mktemp -d -p "$scratch")"
+        cp -r "$task/repo/." "$work/"
+        for gold in "$task"/oracle/gold/*/; do cp -r "$gold/." "$work/"; done
+        (
+            cd "$work"
+            git init -q -b main && git add -A &&
+                git -c user.name=bench -c user.email=bench@localhost commit -qm s
+            grep -E '^verify = ' "$task/task.toml" | sed -E 's/^verify = "(.*)"$/\1/' |
+                while IFS= read -r cmd; do sh -c "$cmd" >/dev/null 2>&1 || true; done
+        )
+        rm -rf "$work"
+        i=$((i + 1))
+    done
+    end=$(date +%s.%N)
+    awk -v a="$start" -v b="$end" -v n="$sessions" 'BEGIN { printf "%.4f", (b - a) / n }'
+}
+
+bench_run() {
+    local suite="${1:-$root/suites/seed-replication}"
+    (cd "$root" && cargo build --release --quiet)
+    local bin="$root/target/release/loopbench" dir
+    dir="$(mktemp -d)"
+    trap 'rm -rf "$dir"' RETURN
+    echo "== run: $suite (release)"
+    local t1 t2
+    t1=$(seconds "$bin" run "$suite" --quiet --jobs 1 --out "$dir/jobs1")
+    t2=$(seconds "$bin" run "$suite" --quiet --jobs 2 --out "$dir/jobs2")
+    local sessions
+    sessions=$(($(wc -l <"$dir/jobs1/sessions.csv") - 1))
+    cmp -s "$dir/jobs1/sessions.csv" "$dir/jobs2/sessions.csv" && same=yes || same=NO
+    echo "sessions: $sessions (tables identical at jobs 1 and 2: $same)"
+    echo "harness --jobs 1: ${t1}s"
+    echo "harness --jobs 2: ${t2}s"
+    local sample=$((sessions < 200 ? sessions : 200)) per bare
+    per=$(bare_session_seconds "$suite" "$sample")
+    bare=$(awk -v p="$per" -v n="$sessions" 'BEGIN { printf "%.2f", p * n }')
+    echo "bare shell loop: ${per}s per session x $sessions sessions = ${bare}s (one core, every check run every session)"
+    awk -v h1="$t1" -v h2="$t2" -v b="$bare" 'BEGIN {
+        printf "harness/bare: jobs 1 %.2f, jobs 2 %.2f (below 1: the verify cache saves more than the harness costs)\n", h1 / b, h2 / b
+    }'
+}
+
 case "${1:-}" in
+run) shift; bench_run "$@" ;;
 report) shift; bench_report "$@" ;;
 *)
-    echo "usage: $0 report [ROWS]" >&2
+    echo "usage: $0 run [SUITE] | report [ROWS]" >&2
     exit 2
     ;;
 esac
