@@ -186,3 +186,46 @@ fn strategy_initializer_gate_and_crash_arms_show_the_published_direction() {
         resumed.len()
     );
 }
+
+#[test]
+#[ignore = "runs the json arm three times; .ci/run runs it"]
+fn compare_flags_a_json_arm_switched_to_markdown_and_passes_a_rerun_with_another_seed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("base");
+    run("json", None, &base);
+    let rerun = tmp.path().join("rerun");
+    run("json", Some(777), &rerun);
+
+    // The same suite with the json arm's list switched to Markdown.
+    let worse_suite = tmp.path().join("worse-suite");
+    std::fs::create_dir(&worse_suite).unwrap();
+    let shipped = repo_root().join("suites/seed-replication");
+    let text = std::fs::read_to_string(shipped.join("suite.toml")).unwrap();
+    let switched = text.replacen("list_format = \"json\"", "list_format = \"markdown\"", 1);
+    assert_ne!(text, switched);
+    std::fs::write(worse_suite.join("suite.toml"), switched).unwrap();
+    std::os::unix::fs::symlink(shipped.join("tasks"), worse_suite.join("tasks")).unwrap();
+    let worse = tmp.path().join("worse");
+    loopbench()
+        .arg("run")
+        .arg(&worse_suite)
+        .args(["--arms", "json", "--quiet", "--out"])
+        .arg(&worse)
+        .assert()
+        .success();
+
+    let compare = |new: &Path| {
+        let mut cmd = loopbench();
+        cmd.arg("compare").arg(&base).arg(new).args([
+            "--metric",
+            "premature_done",
+            "--metric",
+            "spurious_desc_edit",
+            "--max-increase",
+            "0.02",
+        ]);
+        cmd
+    };
+    compare(&worse).assert().code(1);
+    compare(&rerun).assert().code(0);
+}
