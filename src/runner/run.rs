@@ -20,6 +20,9 @@ use crate::seed;
 use crate::suite::{AgentDriver, Suite};
 use crate::workspace::Workspace;
 
+/// How long agents in flight may go on after Ctrl-C before they are signalled.
+const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// One (arm, task, replicate) of the plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PlannedTrial {
@@ -180,7 +183,18 @@ pub fn execute(
                 _ = &mut ctrl_c, if !cancelled => {
                     cancelled = true;
                     cancel.store(true, Ordering::Relaxed);
-                    eprintln!("\nstopping: no new trials; sessions in flight finish (Ctrl-C again to abort now)");
+                    eprintln!(
+                        "\nstopping: no new trials; agents in flight get {}s to finish (Ctrl-C again to abort now)",
+                        INTERRUPT_GRACE.as_secs()
+                    );
+                    tokio::spawn(async {
+                        // Sim sessions end on their own; agent processes get a grace
+                        // period, then SIGTERM, then SIGKILL to their process groups.
+                        tokio::time::sleep(INTERRUPT_GRACE).await;
+                        crate::agent::command::signal_running_agents(false);
+                        tokio::time::sleep(INTERRUPT_GRACE).await;
+                        crate::agent::command::signal_running_agents(true);
+                    });
                     tokio::spawn(async {
                         if tokio::signal::ctrl_c().await.is_ok() {
                             // Every finished record is already on disk; a partial trial
