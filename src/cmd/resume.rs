@@ -90,7 +90,18 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
         remaining.len()
     );
     let writer = RunWriter::reopen(dir, manifest)?;
-    drive(suite, remaining, done.len(), writer, args.jobs, args.quiet)
+    let mut finished_of_arm = std::collections::BTreeMap::new();
+    for t in &finished {
+        *finished_of_arm.entry(t.key.arm.clone()).or_insert(0u64) += 1;
+    }
+    drive(
+        suite,
+        remaining,
+        &finished_of_arm,
+        writer,
+        args.jobs,
+        args.quiet,
+    )
 }
 
 fn short(hash: &str) -> &str {

@@ -12,7 +12,7 @@ use crate::cli::RunArgs;
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
 use crate::process::network_isolation_available;
-use crate::report::{Summary, underpowered, write_summary};
+use crate::report::{Progress, Summary, underpowered, write_summary};
 use crate::runner::{
     Event, EventKind, EventSink, Fanout, PlannedTrial, RunOptions, default_jobs, execute, plan,
 };
@@ -85,7 +85,14 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     if let Some(shard) = args.shard {
         trials = shard.slice(trials);
     }
-    drive(suite, trials, 0, writer, args.jobs, args.quiet)
+    drive(
+        suite,
+        trials,
+        &BTreeMap::new(),
+        writer,
+        args.jobs,
+        args.quiet,
+    )
 }
 
 /// Runs `trials` into `writer`'s directory, then writes the tables and prints the
@@ -93,14 +100,26 @@ pub fn run(args: &RunArgs) -> Result<i32> {
 pub(crate) fn drive(
     suite: Suite,
     trials: Vec<PlannedTrial>,
-    already: usize,
+    finished_of_arm: &BTreeMap<String, u64>,
     mut writer: RunWriter,
     jobs: Option<usize>,
     quiet: bool,
 ) -> Result<i32> {
     let out = writer.dir().to_path_buf();
-    let planned = already + trials.len();
-    let mut progress = ProgressLine::new(planned, already, quiet);
+    let already: u64 = finished_of_arm.values().sum();
+    let planned = already as usize + trials.len();
+    let arm_bars: Vec<(String, u64, u64)> = writer
+        .manifest()
+        .arms
+        .iter()
+        .map(|name| {
+            let index = suite.arms.iter().position(|a| &a.name == name);
+            let left = trials.iter().filter(|t| Some(t.arm) == index).count() as u64;
+            let done = finished_of_arm.get(name).copied().unwrap_or(0);
+            (name.clone(), left + done, done)
+        })
+        .collect();
+    let mut progress = Progress::new(&arm_bars, quiet);
     let start = Instant::now();
     let options = RunOptions {
         jobs: jobs.unwrap_or_else(default_jobs),
@@ -220,44 +239,4 @@ pub(crate) fn select_arms(suite: &Suite, names: Option<&str>) -> Result<Vec<usiz
     picked.sort_unstable();
     picked.dedup();
     Ok(picked)
-}
-
-/// A one-line progress count on stderr, only when it is a terminal.
-struct ProgressLine {
-    total: usize,
-    done: usize,
-    enabled: bool,
-}
-
-impl ProgressLine {
-    fn new(total: usize, already: usize, quiet: bool) -> ProgressLine {
-        use std::io::IsTerminal;
-        ProgressLine {
-            total,
-            done: already,
-            enabled: !quiet && std::io::stderr().is_terminal(),
-        }
-    }
-}
-
-impl EventSink for ProgressLine {
-    fn handle(&mut self, event: &Event) -> Result<()> {
-        if !self.enabled {
-            return Ok(());
-        }
-        match &event.kind {
-            EventKind::TrialFinished(_) => {
-                self.done += 1;
-                eprint!(
-                    "\r{}/{} trials, {:.0}s",
-                    self.done,
-                    self.total,
-                    event.elapsed.as_secs_f64()
-                );
-            }
-            EventKind::RunFinished => eprintln!(),
-            _ => {}
-        }
-        Ok(())
-    }
 }
