@@ -42,6 +42,9 @@ pub struct SimMemory {
     pub effects_sent: Vec<String>,
 }
 
+/// Time limit of one shell command of the sim (a side-effect tool, a commit).
+const SHELL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// One planned unit of work.
 #[derive(Debug, Clone)]
 enum Step {
@@ -699,16 +702,7 @@ impl Session<'_, '_> {
                     self.truth.dup_side_effects += 1;
                 }
                 for tool in &self.agent.task.side_effect_tools {
-                    let script = format!("./{tool} {feature}");
-                    ShellCommand {
-                        script: &script,
-                        cwd: self.work_dir(),
-                        env: self.ctx.env,
-                        timeout: std::time::Duration::from_secs(60),
-                        no_network: false,
-                    }
-                    .run()
-                    .io_context(|| format!("cannot run '{script}'"))?;
+                    self.shell(&format!("./{tool} {feature}"))?;
                 }
             }
             Step::DescEdit { id } => {
@@ -763,21 +757,27 @@ impl Session<'_, '_> {
                 acts::write_file(self.work_dir(), PROGRESS_FILE, text.as_bytes())?;
             }
             Step::Commit { message } => {
-                let script = format!(
+                self.shell(&format!(
                     "git add -A && git commit -q --allow-empty -m '{}'",
                     message.replace('\'', "")
-                );
-                ShellCommand {
-                    script: &script,
-                    cwd: self.work_dir(),
-                    env: self.ctx.env,
-                    timeout: std::time::Duration::from_secs(60),
-                    no_network: false,
-                }
-                .run()
-                .io_context(|| "cannot run git commit".to_string())?;
+                ))?;
             }
         }
+        Ok(())
+    }
+
+    /// Runs `script` in the work directory with the session's environment, as an agent's
+    /// shell tool would; its exit status is the agent's business, not the harness's.
+    fn shell(&self, script: &str) -> Result<()> {
+        ShellCommand {
+            script,
+            cwd: self.work_dir(),
+            env: self.ctx.env,
+            timeout: SHELL_TIMEOUT,
+            no_network: false,
+        }
+        .run()
+        .io_context(|| format!("cannot run '{script}'"))?;
         Ok(())
     }
 
