@@ -425,6 +425,9 @@ fn under_bwrap_the_oracle_and_the_network_are_out_of_reach_and_the_run_records_i
     }
     // Outside /tmp, so that the oracle is hidden by its own mount, not by the private /tmp.
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // The place the probe tries to write must lie outside /tmp wherever the checkout
+    // is: under bwrap /tmp is a private tmpfs, where any write succeeds harmlessly.
+    let system = tempfile::tempdir_in("/var/tmp").unwrap();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     script(tmp.path(), "probe.sh", PROBE);
@@ -433,7 +436,7 @@ fn under_bwrap_the_oracle_and_the_network_are_out_of_reach_and_the_run_records_i
         "env = {{ ORACLE = \"{oracle}\", PORT = \"{port}\", RUN_DIR = \"{run}\", SUITE_DIR = \"{suite}\" }}",
         oracle = tmp.path().join("shtask/oracle").display(),
         run = out.display(),
-        suite = tmp.path().display(),
+        suite = system.path().display(),
     );
     let agents = format!(
         "[agents.boxed]\ndriver = \"command\"\nprogram = \"./probe.sh\"\nsandbox = \"bwrap\"\n{env}\n\n[agents.open]\ndriver = \"command\"\nprogram = \"./probe.sh\"\n{env}\n"
@@ -477,6 +480,9 @@ fn under_bwrap_the_oracle_and_the_network_are_out_of_reach_and_the_run_records_i
         );
     }
     assert_eq!(ran.arm("open")[0]["error"], "agent exited with code 4");
+    // Only the unsandboxed probe left its mark on the real file system.
+    assert!(system.path().join("breach-open").exists());
+    assert!(!system.path().join("breach-boxed").exists());
     drop(listener);
 }
 
