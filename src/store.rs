@@ -67,6 +67,31 @@ pub struct Manifest {
 }
 
 impl Manifest {
+    /// A manifest stamped with what every run records about where and when it ran
+    /// (version, commit, host, start time, network isolation); the caller fills in what
+    /// the run is: `Manifest { suite: .., ..Manifest::stamped() }`.
+    pub fn stamped() -> Manifest {
+        Manifest {
+            suite: String::new(),
+            suite_path: None,
+            suite_hash: String::new(),
+            arms: Vec::new(),
+            baseline: None,
+            tasks: Vec::new(),
+            seed: None,
+            replicates: 1,
+            driver: String::new(),
+            simulated: false,
+            shard: None,
+            loopbench_version: env!("CARGO_PKG_VERSION").into(),
+            git_commit: env!("LOOPBENCH_GIT_COMMIT").into(),
+            host: host_name(),
+            started: now_rfc3339(),
+            finished: None,
+            verify_network_isolated: crate::process::network_isolation_available(),
+        }
+    }
+
     /// Reads `dir/manifest.json`.
     pub fn read(dir: &Path) -> Result<Manifest> {
         let path = dir.join(MANIFEST);
@@ -88,6 +113,18 @@ impl Manifest {
 /// The current time in RFC 3339, seconds precision, UTC.
 pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+/// A new run directory `root/<UTC timestamp>`, with a numeric suffix when that exists.
+pub fn new_run_dir(root: &Path) -> PathBuf {
+    let stamp = now_rfc3339().replace(':', "-");
+    let mut candidate = root.join(&stamp);
+    let mut n = 2;
+    while candidate.exists() {
+        candidate = root.join(format!("{stamp}-{n}"));
+        n += 1;
+    }
+    candidate
 }
 
 /// This machine's host name.

@@ -123,6 +123,8 @@ pub struct TraceSession {
 pub struct Trace {
     /// Sessions in order.
     pub sessions: Vec<TraceSession>,
+    /// blake3 of the trace text (for run manifests).
+    pub content_hash: [u8; 32],
 }
 
 impl Trace {
@@ -229,7 +231,10 @@ impl Trace {
         if sessions.is_empty() {
             return Err(err(1, "the trace holds no session".into()));
         }
-        Ok(Trace { sessions })
+        Ok(Trace {
+            sessions,
+            content_hash: *blake3::hash(text.as_bytes()).as_bytes(),
+        })
     }
 }
 

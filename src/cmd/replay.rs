@@ -1,20 +1,19 @@
 //! `loopbench replay TRACE --task TASK_DIR --format F`: one trial from a recorded trace.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use crate::agent::replay::ReplayAgent;
 use crate::agent::trace::Trace;
 use crate::cli::ReplayArgs;
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::observe::{Observer, VerifyCache};
-use crate::process::network_isolation_available;
 use crate::record::TrialKey;
 use crate::report::SessionTable;
 use crate::runner::{Event, EventKind, EventSink, Fanout, TrialSpec, run_trial};
-use crate::store::{Manifest, RunWriter, host_name, now_rfc3339};
-use crate::suite::Task;
+use crate::store::{Manifest, RunWriter, new_run_dir};
+use crate::suite::{Task, is_simple_name};
 use crate::workspace::Workspace;
 
 /// Runs the command; returns the exit code.
@@ -22,36 +21,29 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
     // Bad input is found before anything is written.
     let trace = Trace::load(&args.trace)?;
     let task = Task::load(&args.task)?;
-    validate_arm_name(&args.arm)?;
+    if !is_simple_name(&args.arm) {
+        return Err(Error::BadInput(format!(
+            "arm name '{}' must be non-empty ASCII letters, digits, '_', '.' or '-'",
+            args.arm
+        )));
+    }
 
     let out = match &args.out {
         Some(dir) => dir.clone(),
-        None => default_run_dir(Path::new("results").join("replay"))?,
+        None => new_run_dir(&Path::new("results").join("replay")),
     };
-    let trace_bytes = std::fs::read(&args.trace)
-        .io_context(|| format!("cannot read trace '{}'", args.trace.display()))?;
     let mut hasher = blake3::Hasher::new();
-    hasher.update(&trace_bytes);
+    hasher.update(&trace.content_hash);
     hasher.update(task.dir.to_string_lossy().as_bytes());
     hasher.update(args.format.as_str().as_bytes());
     let manifest = Manifest {
         suite: "replay".into(),
-        suite_path: None,
         suite_hash: hasher.finalize().to_hex().to_string(),
         arms: vec![args.arm.clone()],
         baseline: Some(args.arm.clone()),
         tasks: vec![task.name.clone()],
-        seed: None,
-        replicates: 1,
         driver: "replay".into(),
-        simulated: false,
-        shard: None,
-        loopbench_version: env!("CARGO_PKG_VERSION").into(),
-        git_commit: env!("LOOPBENCH_GIT_COMMIT").into(),
-        host: host_name(),
-        started: now_rfc3339(),
-        finished: None,
-        verify_network_isolated: network_isolation_available(),
+        ..Manifest::stamped()
     };
     let mut writer = RunWriter::create(&out, manifest)?;
     let mut table = SessionTable::new(std::io::stdout());
@@ -109,30 +101,4 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
         }
         None => Ok(exit_code::OK),
     }
-}
-
-/// Arm names appear in trial ids and file names.
-fn validate_arm_name(name: &str) -> Result<()> {
-    if name.is_empty()
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
-    {
-        return Err(Error::BadInput(format!(
-            "arm name '{name}' must be non-empty ASCII letters, digits, '_', '.' or '-'"
-        )));
-    }
-    Ok(())
-}
-
-/// `root/<UTC timestamp>`, with a numeric suffix when that exists already.
-pub fn default_run_dir(root: PathBuf) -> Result<PathBuf> {
-    let stamp = now_rfc3339().replace(':', "-");
-    let mut candidate = root.join(&stamp);
-    let mut n = 2;
-    while candidate.exists() {
-        candidate = root.join(format!("{stamp}-{n}"));
-        n += 1;
-    }
-    Ok(candidate)
 }

@@ -11,15 +11,12 @@ use crate::agent::command;
 use crate::cli::RunArgs;
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
-use crate::process::network_isolation_available;
 use crate::report::{Progress, Summary, underpowered, write_summary};
 use crate::runner::{
     Event, EventKind, EventSink, Fanout, PlannedTrial, RunOptions, default_jobs, execute, plan,
 };
-use crate::store::{Manifest, RunWriter, host_name, now_rfc3339};
+use crate::store::{Manifest, RunWriter, new_run_dir};
 use crate::suite::{AgentDriver, Suite};
-
-use super::replay::default_run_dir;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &RunArgs) -> Result<i32> {
@@ -37,7 +34,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     command::preflight(&suite, &arms)?;
     let out = match &args.out {
         Some(dir) => dir.clone(),
-        None => default_run_dir(Path::new("results").join(&suite.name))?,
+        None => new_run_dir(&Path::new("results").join(&suite.name)),
     };
     let selected: Vec<String> = arms.iter().map(|&i| suite.arms[i].name.clone()).collect();
     let simulated = arms.iter().all(|&i| {
@@ -73,12 +70,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         },
         simulated,
         shard: args.shard.map(|s| s.to_string()),
-        loopbench_version: env!("CARGO_PKG_VERSION").into(),
-        git_commit: env!("LOOPBENCH_GIT_COMMIT").into(),
-        host: host_name(),
-        started: now_rfc3339(),
-        finished: None,
-        verify_network_isolated: network_isolation_available(),
+        ..Manifest::stamped()
     };
     let writer = RunWriter::create(&out, manifest)?;
     let mut trials = plan(&suite, &arms, suite.replicates);

@@ -6,6 +6,7 @@ mod toml_error;
 
 pub use suite_file::{
     AgentDriver, Arm, CrashMode, DEFAULT_CRASH_WINDOW, Ledger, Prompts, Strategy, Suite,
+    is_simple_name,
 };
 pub use task::{Feature, Task, TestDiscovery};
 pub use toml_error::{config_error, from_toml, line_column};

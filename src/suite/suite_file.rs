@@ -462,7 +462,9 @@ impl Suite {
     }
 }
 
-fn is_simple_name(name: &str) -> bool {
+/// Whether `name` can stand in trial ids and file names: ASCII letters, digits,
+/// `_`, `.` and `-`.
+pub fn is_simple_name(name: &str) -> bool {
     !name.is_empty()
         && name
             .chars()
