@@ -250,7 +250,7 @@ impl Session<'_, '_> {
                 .premature_claim;
             steps.extend(self.work_steps(w, p));
         }
-        steps.extend(self.session_end_steps(work.as_deref(), 1.0));
+        steps.extend(self.session_end_steps(work.as_deref()));
         let outcome = self.run_planned(steps, 1.0)?;
         Ok(self.declare_if_done(outcome, work.is_none()))
     }
@@ -284,7 +284,7 @@ impl Session<'_, '_> {
             let multiplier = 1.0 + params.turn_growth * f64::from(k);
             let p = base + params.premature_growth * f64::from(k);
             let mut steps = self.work_steps(&w, p);
-            steps.extend(self.session_end_steps(Some(&w), multiplier));
+            steps.extend(self.session_end_steps(Some(&w)));
             if let Flow::Stop(o) = self.run_steps(steps, multiplier)? {
                 return Ok(o);
             }
@@ -543,20 +543,20 @@ impl Session<'_, '_> {
             }
         }
         if self.chance(params.test_removal) {
+            let files = self.test_files();
             let own: Vec<String> = self
                 .agent
                 .task
                 .feature(w)
                 .map(|f| {
-                    acts::test_files_of(&f.verify, &self.test_files())
+                    acts::test_files_of(&f.verify, &files)
                         .into_iter()
                         .map(|p| p.to_string_lossy().to_string())
                         .collect()
                 })
                 .unwrap_or_default();
             let pattern = &self.agent.task.tests.count_pattern;
-            let candidates: Vec<String> = self
-                .test_files()
+            let candidates: Vec<String> = files
                 .into_iter()
                 .filter(|p| !own.contains(p) && !self.weakened.contains(p))
                 .filter(|p| {
@@ -572,7 +572,7 @@ impl Session<'_, '_> {
         acts
     }
 
-    fn session_end_steps(&mut self, w: Option<&str>, _multiplier: f64) -> Vec<Step> {
+    fn session_end_steps(&mut self, w: Option<&str>) -> Vec<Step> {
         let mut steps = Vec::new();
         if !self.chance(self.agent.profile.skip_progress) {
             steps.push(Step::Progress);
