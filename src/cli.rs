@@ -195,25 +195,33 @@ pub struct ValidateArgs {
 }
 
 /// Arguments of `loopbench replay`.
+///
+/// Each directory is one arm (its `*.jsonl` traces, one trial each, in file-name order);
+/// trace files given directly form one more arm together.
 #[derive(Debug, clap::Args)]
 pub struct ReplayArgs {
-    /// The trace (JSONL, one action per line).
-    pub trace: PathBuf,
-    /// The task directory the trace ran against (holding task.toml).
+    /// Traces (JSONL, one action per line) or directories of traces.
+    #[arg(required = true, value_name = "TRACE|DIR")]
+    pub inputs: Vec<PathBuf>,
+    /// The task directory the traces ran against (holding task.toml).
     #[arg(long)]
     pub task: PathBuf,
-    /// Feature-list format the trial starts with.
-    #[arg(long, value_parser = parse_format)]
-    pub format: ListFormat,
+    /// Feature-list format the trials start with: once for every arm, or once per arm.
+    #[arg(long, value_parser = parse_format, required = true)]
+    pub format: Vec<ListFormat>,
+    /// Arm names: once (every input is one arm) or once per input, in order
+    /// [default: a directory's name; `replay` for trace files].
+    #[arg(long)]
+    pub arm: Vec<String>,
     /// Results directory [default: results/replay/<run-id>].
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Arm name written in the records.
-    #[arg(long, default_value = "replay")]
-    pub arm: String,
-    /// Keep the trial's work directory and print where it is.
+    /// Keep the work directory of a single-trace replay and print where it is.
     #[arg(long)]
     pub keep_work: bool,
+    /// No progress bars.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Arguments of `loopbench sim-agent`.
