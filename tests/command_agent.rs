@@ -439,9 +439,11 @@ fn under_bwrap_the_oracle_and_the_network_are_out_of_reach_and_the_run_records_i
         suite = system.path().display(),
     );
     let agents = format!(
-        "[agents.boxed]\ndriver = \"command\"\nprogram = \"./probe.sh\"\nsandbox = \"bwrap\"\n{env}\n\n[agents.open]\ndriver = \"command\"\nprogram = \"./probe.sh\"\n{env}\n"
+        "[agents.boxed]\ndriver = \"command\"\nprogram = \"./probe.sh\"\nsandbox = \"bwrap\"\n{env}\n\n[agents.open]\ndriver = \"command\"\nprogram = \"./probe.sh\"\n{env}\n\n[agents.netted]\ndriver = \"command\"\nprogram = \"./probe.sh\"\nsandbox = \"bwrap\"\nsandbox_network = true\nsandbox_writable = [\"{system}\"]\n{env}\n",
+        system = system.path().display(),
     );
-    let arms = arm("boxed", "boxed", 1, "") + &arm("open", "open", 1, "");
+    let arms =
+        arm("boxed", "boxed", 1, "") + &arm("open", "open", 1, "") + &arm("netted", "netted", 1, "");
     let suite = sh_suite(tmp.path(), &agents, &arms);
     let ran: Ran = run_ok(&suite, &out);
 
@@ -480,10 +482,67 @@ fn under_bwrap_the_oracle_and_the_network_are_out_of_reach_and_the_run_records_i
         );
     }
     assert_eq!(ran.arm("open")[0]["error"], "agent exited with code 4");
-    // Only the unsandboxed probe left its mark on the real file system.
+
+    // A real agent CLI's sandbox: its network and one writable config directory let
+    // through, the oracle and the run directory still hidden.
+    let netted = ran.capture("netted:shtask:0", 1, "stdout");
+    for line in [
+        "oracle: hidden",
+        "network: reachable",
+        "run-dir: hidden",
+        "system: writable",
+    ] {
+        assert!(
+            netted.contains(line),
+            "networked sandbox probe: {line} missing from\n{netted}"
+        );
+    }
+    assert_eq!(ran.arm("netted")[0]["error"], "agent exited with code 2");
+    // Only the unsandboxed probe and the one given the directory left their mark.
     assert!(system.path().join("breach-open").exists());
+    assert!(system.path().join("breach-netted").exists());
     assert!(!system.path().join("breach-boxed").exists());
     drop(listener);
+}
+
+#[test]
+fn sandbox_settings_without_the_sandbox_or_a_missing_writable_directory_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agents = "[agents.x]\ndriver = \"command\"\nprogram = \"/bin/sh\"\nsandbox_network = true\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("x", "x", 1, ""));
+    let line = std::fs::read_to_string(suite.join("suite.toml"))
+        .unwrap()
+        .lines()
+        .position(|l| l.starts_with("sandbox_network"))
+        .unwrap()
+        + 1;
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!("suite.toml:{line}:")))
+        .stderr(predicate::str::contains(
+            "agent 'x': sandbox_network needs sandbox = \"bwrap\"",
+        ));
+    if !bwrap_works() {
+        return;
+    }
+    let agents = "[agents.x]\ndriver = \"command\"\nprogram = \"/bin/sh\"\nsandbox = \"bwrap\"\nsandbox_writable = [\"~/no-such-dir-for-loopbench\"]\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("x", "x", 1, ""));
+    loopbench()
+        .arg("run")
+        .arg(&suite)
+        .arg("--out")
+        .arg(tmp.path().join("never"))
+        .env("HOME", tmp.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "agent 'x': sandbox_writable: '{}' is not a directory",
+            tmp.path().join("no-such-dir-for-loopbench").display()
+        )));
+    assert!(!tmp.path().join("never").exists());
 }
 
 #[test]

@@ -57,6 +57,8 @@ struct AgentFile {
     args: Vec<String>,
     timeout: Option<Spanned<String>>,
     sandbox: Option<Spanned<String>>,
+    sandbox_network: Option<Spanned<bool>>,
+    sandbox_writable: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     env: BTreeMap<String, String>,
     crash: Option<Spanned<String>>,
@@ -146,8 +148,8 @@ pub enum AgentDriver {
         args: Vec<String>,
         /// Per-session time limit.
         timeout: Duration,
-        /// `bwrap`, or none.
-        sandbox: Option<String>,
+        /// The bubblewrap sandbox, or none.
+        sandbox: Option<Sandbox>,
         /// Extra environment.
         env: BTreeMap<String, String>,
         /// How a crash is injected.
@@ -156,6 +158,17 @@ pub enum AgentDriver {
         /// `interrupt_at × min(timeout, crash_window)`.
         crash_window: Duration,
     },
+}
+
+/// `sandbox = "bwrap"` of a command agent. A real agent CLI needs its API
+/// (`sandbox_network = true`) and usually a writable config directory such as
+/// `~/.claude` (`sandbox_writable`); the oracle and the run directory stay hidden either way.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Sandbox {
+    /// Share the host's network (bwrap `--share-net`).
+    pub network: bool,
+    /// Directories outside the work directory the agent may write (`~` is `$HOME`).
+    pub writable: Vec<PathBuf>,
 }
 
 impl AgentDriver {
@@ -532,10 +545,10 @@ fn agent_driver(
                     )
                 })?,
             };
-            let sandbox = match &a.sandbox {
-                None => None,
+            let bwrap = match &a.sandbox {
+                None => false,
                 Some(s) if s.get_ref() == "bwrap" || s.get_ref() == "none" => {
-                    (s.get_ref() == "bwrap").then(|| s.get_ref().clone())
+                    s.get_ref() == "bwrap"
                 }
                 Some(s) => {
                     return Err(err(
@@ -547,6 +560,26 @@ fn agent_driver(
                     ));
                 }
             };
+            if !bwrap {
+                let stray = [
+                    ("sandbox_network", a.sandbox_network.as_ref().map(Spanned::span)),
+                    ("sandbox_writable", a.sandbox_writable.as_ref().map(Spanned::span)),
+                ];
+                if let Some((key, Some(span))) = stray.into_iter().find(|(_, s)| s.is_some()) {
+                    return Err(err(
+                        span,
+                        format!("agent '{name}': {key} needs sandbox = \"bwrap\""),
+                    ));
+                }
+            }
+            let sandbox = bwrap.then(|| Sandbox {
+                network: a.sandbox_network.as_ref().is_some_and(|n| *n.get_ref()),
+                writable: a
+                    .sandbox_writable
+                    .as_ref()
+                    .map(|w| w.get_ref().iter().map(|p| expand_home(p)).collect())
+                    .unwrap_or_default(),
+            });
             let crash = match &a.crash {
                 None => CrashMode::Kill,
                 Some(c) if c.get_ref() == "kill" => CrashMode::Kill,
@@ -611,4 +644,14 @@ fn content_hash(file: &Path, dir: &Path, tasks: &[Task]) -> Result<String> {
         }
     }
     Ok(hasher.finalize().to_hex().to_string())
+}
+
+/// `~` or `~/x` with `$HOME` in front; any other path as it is.
+fn expand_home(path: &str) -> PathBuf {
+    let home = || std::env::var_os("HOME").map(PathBuf::from);
+    match (path.strip_prefix('~'), home()) {
+        (Some(""), Some(h)) => h,
+        (Some(rest), Some(h)) if rest.starts_with('/') => h.join(&rest[1..]),
+        _ => PathBuf::from(path),
+    }
 }

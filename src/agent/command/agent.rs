@@ -16,7 +16,7 @@ use crate::agent::{Agent, SessionContext, SessionRun, Usage};
 use crate::error::{Error, IoContext, Result};
 use crate::metrics::Outcome;
 use crate::record::TrialKey;
-use crate::suite::{AgentDriver, Arm, CrashMode, Suite};
+use crate::suite::{AgentDriver, Arm, CrashMode, Sandbox, Suite};
 
 /// File name of the usage report, beside the work directory.
 pub const USAGE_FILE: &str = "usage.json";
@@ -50,7 +50,7 @@ pub struct CommandAgent {
     timeout: Duration,
     crash: CrashMode,
     crash_window: Duration,
-    sandbox: bool,
+    sandbox: Option<Sandbox>,
     base_dir: PathBuf,
     hidden: Vec<PathBuf>,
     key: TrialKey,
@@ -97,7 +97,7 @@ impl CommandAgent {
             timeout: *timeout,
             crash: *crash,
             crash_window: *crash_window,
-            sandbox: sandbox.is_some(),
+            sandbox: sandbox.clone(),
             base_dir: suite.dir.clone(),
             hidden,
             capture_dir: run_dir.join("agents").join(&key.trial_id),
@@ -180,7 +180,12 @@ impl CommandAgent {
             writable_dirs: vec![abs(&files.state_dir)],
             readable_files: vec![abs(&ctx.workspace.prompt_file)],
             hidden,
+            share_net: false,
         };
+        if let Some(sandbox) = &self.sandbox {
+            layout.share_net = sandbox.network;
+            layout.writable_dirs.extend(sandbox.writable.iter().map(|d| abs(d)));
+        }
         let program = abs(program);
         if layout.hides(&program) || layout.hides(&canon(&program)) {
             layout.readable_files.push(program);
@@ -213,7 +218,7 @@ impl CommandAgent {
         let stderr = create(&files.stderr)?;
         let stdin = File::open(&ctx.workspace.prompt_file)
             .io_context(|| format!("cannot read '{}'", ctx.workspace.prompt_file.display()))?;
-        let mut cmd = if self.sandbox {
+        let mut cmd = if self.sandbox.is_some() {
             let layout = self.layout(ctx, &program, files);
             let mut c = Command::new(sandbox::BWRAP);
             c.args(layout.bwrap_args())
@@ -239,7 +244,7 @@ impl CommandAgent {
                 self.name,
                 program.display()
             ))),
-            Ok((Ended::Exited(status), _)) if self.sandbox => {
+            Ok((Ended::Exited(status), _)) if self.sandbox.is_some() => {
                 match sandbox::setup_failure(status.code(), &files.stderr) {
                     Some(line) => Ok(Err(format!(
                         "cannot start agent '{}' in the sandbox: {line}",
@@ -344,7 +349,7 @@ impl CommandAgent {
         }
         std::fs::write(&files.usage_file, "")
             .io_context(|| format!("cannot write '{}'", files.usage_file.display()))?;
-        if self.sandbox && !ctx.workspace.effects_log.exists() {
+        if self.sandbox.is_some() && !ctx.workspace.effects_log.exists() {
             // bwrap can only bind a file that exists.
             std::fs::write(&ctx.workspace.effects_log, "")
                 .io_context(|| format!("cannot write '{}'", ctx.workspace.effects_log.display()))?;
@@ -405,8 +410,15 @@ pub fn preflight(suite: &Suite, arms: &[usize]) -> Result<()> {
                 arm.agent
             )));
         }
-        if sandbox.is_some() {
+        if let Some(settings) = sandbox {
             sandbox::check_bwrap(&arm.agent)?;
+            if let Some(missing) = settings.writable.iter().find(|d| !d.is_dir()) {
+                return Err(Error::BadInput(format!(
+                    "agent '{}': sandbox_writable: '{}' is not a directory (create it first)",
+                    arm.agent,
+                    missing.display()
+                )));
+            }
         }
     }
     Ok(())
@@ -503,7 +515,7 @@ mod tests {
             timeout: Duration::from_secs(timeout),
             crash,
             crash_window: Duration::from_secs(window),
-            sandbox: false,
+            sandbox: None,
             base_dir: PathBuf::from("/"),
             hidden: Vec::new(),
             key: TrialKey::new("arm", "task", 0),

@@ -16,7 +16,8 @@
 //! | `--ro-bind` prompt file | read-only |
 //! | `--ro-bind` the program | only when it lies in a hidden place (a script under /tmp) |
 //!
-//! plus `--unshare-all` (no network, own PID namespace), `--die-with-parent` (the
+//! plus `--unshare-all` (no network unless `sandbox_network = true` adds `--share-net`;
+//! own PID namespace), `--die-with-parent` (the
 //! sandbox dies with the harness) and `--new-session` (no keystrokes pushed into the
 //! harness's terminal). Under `--new-session` the agent leaves the harness's process
 //! group; a timeout's SIGTERM reaches bwrap, whose death takes the whole PID namespace
@@ -44,6 +45,8 @@ pub struct Layout {
     pub readable_files: Vec<PathBuf>,
     /// Directories whose content the agent must not see.
     pub hidden: Vec<PathBuf>,
+    /// Keep the host's network (an agent CLI that calls its API needs it).
+    pub share_net: bool,
 }
 
 impl Layout {
@@ -74,6 +77,9 @@ impl Layout {
         }
         for flag in ["--unshare-all", "--die-with-parent", "--new-session"] {
             push(flag, &[]);
+        }
+        if self.share_net {
+            push("--share-net", &[]);
         }
         push("--chdir", &[&self.work_dir]);
         push("--", &[]);
@@ -169,7 +175,21 @@ mod tests {
             writable_dirs: vec!["/dev/shm/t1/state".into()],
             readable_files: vec!["/dev/shm/t1/prompt.md".into()],
             hidden: vec!["/srv/run".into(), "/srv/suite/tasks/a/oracle".into()],
+            share_net: false,
         }
+    }
+
+    #[test]
+    fn the_network_is_shared_only_when_asked() {
+        let has_share_net = |l: Layout| l.bwrap_args().iter().any(|a| a == "--share-net");
+        assert!(!has_share_net(layout()));
+        let netted = Layout {
+            share_net: true,
+            ..layout()
+        };
+        let args = netted.bwrap_args();
+        let at = |s: &str| args.iter().position(|a| a == s).unwrap();
+        assert!(at("--unshare-all") < at("--share-net"), "share-net must come after unshare-all");
     }
 
     #[test]
