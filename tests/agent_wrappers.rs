@@ -207,7 +207,11 @@ fn each_wrapper_passes_prompt_budget_and_arguments_and_its_usage_lands_in_sessio
     );
     let prompt = w.prompt("codex", 2);
     assert!(prompt.contains("You have 17 turns"), "{prompt}");
-    assert!(prompt.ends_with("Your budget for this session is 17 turns; leave notes before it runs out.\n"));
+    assert!(
+        prompt.ends_with(
+            "Your budget for this session is 17 turns; leave notes before it runs out.\n"
+        )
+    );
     // turns = completed items; output includes reasoning tokens; codex prints no cost.
     assert_eq!(w.usage("codex", 1), ["2", "1000", "33", ""]);
     assert_eq!(w.usage("codex", 2), ["2", "2000", "63", ""]);
@@ -217,21 +221,26 @@ fn each_wrapper_passes_prompt_budget_and_arguments_and_its_usage_lands_in_sessio
     assert_eq!(args[0], "--message-file");
     assert_eq!(
         args[2..],
-        ["--yes-always", "--no-pretty", "--no-stream", "--no-check-update", "--model", "m-aider"]
+        [
+            "--yes-always",
+            "--no-pretty",
+            "--no-stream",
+            "--no-check-update",
+            "--model",
+            "m-aider"
+        ]
     );
-    assert!(w.prompt("aider", 1).contains("budget for this session is 17 turns"));
+    assert!(
+        w.prompt("aider", 1)
+            .contains("budget for this session is 17 turns")
+    );
     // Two model calls; 2.3k + 1.1k + 4.5k sent, 145 + n received, the last session cost.
     assert_eq!(w.usage("aider", 1), ["2", "7900", "146", "0.03"]);
     assert_eq!(w.usage("aider", 2), ["2", "7900", "147", "0.04"]);
 
     // What the stubs did is observed like any agent's work: two features verified.
     for arm in ["claude", "codex", "aider"] {
-        let last = w
-            .sessions
-            .iter()
-            .filter(|r| r["arm"] == arm)
-            .next_back()
-            .unwrap();
+        let last = w.sessions.iter().rfind(|r| r["arm"] == arm).unwrap();
         assert_eq!(last["features_verified"], "2", "{arm}");
         assert_eq!(last["clean_tree"], "true", "{arm}");
     }
@@ -240,14 +249,18 @@ fn each_wrapper_passes_prompt_budget_and_arguments_and_its_usage_lands_in_sessio
 #[test]
 fn a_wrapper_outside_loopbench_says_what_is_missing() {
     for name in ["claude", "codex", "aider"] {
-        let output = std::process::Command::new(repo_root().join(format!("scripts/agents/{name}.sh")))
-            .env_remove("LOOPBENCH_TURNS")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
+        let output =
+            std::process::Command::new(repo_root().join(format!("scripts/agents/{name}.sh")))
+                .env_remove("LOOPBENCH_TURNS")
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
         assert!(!output.status.success(), "{name}");
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(stderr.contains("LOOPBENCH_TURNS is not set"), "{name}: {stderr}");
+        assert!(
+            stderr.contains("LOOPBENCH_TURNS is not set"),
+            "{name}: {stderr}"
+        );
     }
 }
 
@@ -255,7 +268,11 @@ fn a_wrapper_outside_loopbench_says_what_is_missing() {
 fn usage_parser_survives_output_it_does_not_know() {
     let tmp = tempfile::tempdir().unwrap();
     let capture = tmp.path().join("capture");
-    std::fs::write(&capture, "garbage\n{\"type\":\"result\",\"num_turns\":\"x\"}\n[1,2]\n\u{0}\n").unwrap();
+    std::fs::write(
+        &capture,
+        "garbage\n{\"type\":\"result\",\"num_turns\":\"x\"}\n[1,2]\n\u{0}\n",
+    )
+    .unwrap();
     for (format, expected) in [
         ("claude", "{}"),
         ("codex", "{\"turns\": 0}"),
@@ -268,7 +285,11 @@ fn usage_parser_survives_output_it_does_not_know() {
             .output()
             .unwrap();
         assert!(output.status.success(), "{format}");
-        assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), expected, "{format}");
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout).trim(),
+            expected,
+            "{format}"
+        );
     }
     // A claude capture without a result line: the session was cut off.
     std::fs::write(&capture, "{\"type\":\"assistant\"}\n").unwrap();

@@ -442,8 +442,9 @@ fn under_bwrap_the_oracle_and_the_network_are_out_of_reach_and_the_run_records_i
         "[agents.boxed]\ndriver = \"command\"\nprogram = \"./probe.sh\"\nsandbox = \"bwrap\"\n{env}\n\n[agents.open]\ndriver = \"command\"\nprogram = \"./probe.sh\"\n{env}\n\n[agents.netted]\ndriver = \"command\"\nprogram = \"./probe.sh\"\nsandbox = \"bwrap\"\nsandbox_network = true\nsandbox_writable = [\"{system}\"]\n{env}\n",
         system = system.path().display(),
     );
-    let arms =
-        arm("boxed", "boxed", 1, "") + &arm("open", "open", 1, "") + &arm("netted", "netted", 1, "");
+    let arms = arm("boxed", "boxed", 1, "")
+        + &arm("open", "open", 1, "")
+        + &arm("netted", "netted", 1, "");
     let suite = sh_suite(tmp.path(), &agents, &arms);
     let ran: Ran = run_ok(&suite, &out);
 
@@ -508,7 +509,8 @@ fn under_bwrap_the_oracle_and_the_network_are_out_of_reach_and_the_run_records_i
 #[test]
 fn sandbox_settings_without_the_sandbox_or_a_missing_writable_directory_exit_2() {
     let tmp = tempfile::tempdir().unwrap();
-    let agents = "[agents.x]\ndriver = \"command\"\nprogram = \"/bin/sh\"\nsandbox_network = true\n";
+    let agents =
+        "[agents.x]\ndriver = \"command\"\nprogram = \"/bin/sh\"\nsandbox_network = true\n";
     let suite = sh_suite(tmp.path(), agents, &arm("x", "x", 1, ""));
     let line = std::fs::read_to_string(suite.join("suite.toml"))
         .unwrap()

@@ -18,7 +18,8 @@ fn latefees() -> PathBuf {
 fn f1_trace(implement: bool) -> String {
     let mut lines = vec![json!({"op": "session", "n": 1})];
     if implement {
-        let gold = std::fs::read_to_string(latefees().join("oracle/gold/F1/ledger/fees.py")).unwrap();
+        let gold =
+            std::fs::read_to_string(latefees().join("oracle/gold/F1/ledger/fees.py")).unwrap();
         lines.push(json!({"op": "write", "path": "ledger/fees.py", "content": gold}));
     }
     lines.push(json!({"op": "edit", "path": "feature_list.json",
@@ -85,14 +86,21 @@ fn two_directories_are_two_arms_that_report_compares() {
             "new-prompt:latefees:3",
         ]
     );
-    let claims: Vec<&str> = sessions.iter().map(|r| r["premature_claims"].as_str()).collect();
+    let claims: Vec<&str> = sessions
+        .iter()
+        .map(|r| r["premature_claims"].as_str())
+        .collect();
     assert_eq!(claims, ["0", "1", "1", "1", "0", "0", "0", "1"]);
     assert!(sessions.iter().all(|r| r["turns"] == "7"));
 
     let traces = read_csv(&out.join("traces.csv"));
     assert_eq!(traces.len(), 8);
     assert_eq!(traces[1]["trial_id"], "old-prompt:latefees:1");
-    assert!(traces[1]["trace"].ends_with("old-prompt/b0.jsonl"), "{:?}", traces[1]);
+    assert!(
+        traces[1]["trace"].ends_with("old-prompt/b0.jsonl"),
+        "{:?}",
+        traces[1]
+    );
     assert_eq!(
         traces[1]["blake3"],
         blake3::hash(f1_trace(false).as_bytes()).to_hex().as_str()
@@ -218,12 +226,17 @@ fn mismatched_arm_or_format_counts_and_empty_directories_exit_2() {
         cmd.args(extra).arg("--out").arg(tmp.path().join("never"));
         cmd.assert()
     };
-    replay(&["--format", "json", "--arm", "x", "--arm", "y"], &[&a, &b, &c])
-        .code(2)
-        .stderr(predicate::str::contains("--arm given 2 times for 3 inputs"));
+    replay(
+        &["--format", "json", "--arm", "x", "--arm", "y"],
+        &[&a, &b, &c],
+    )
+    .code(2)
+    .stderr(predicate::str::contains("--arm given 2 times for 3 inputs"));
     replay(&["--format", "json", "--format", "yaml"], &[&a, &b, &c])
         .code(2)
-        .stderr(predicate::str::contains("--format given 2 times for 3 arms (a, b, c)"));
+        .stderr(predicate::str::contains(
+            "--format given 2 times for 3 arms (a, b, c)",
+        ));
     replay(&["--format", "json", "--arm", "x", "--arm", "x"], &[&a, &b])
         .code(2)
         .stderr(predicate::str::contains("arm 'x' is named twice"));

@@ -63,7 +63,11 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
         arms: arms.iter().map(|a| a.name.clone()).collect(),
         baseline: Some(arms[0].name.clone()),
         tasks: vec![task.name.clone()],
-        replicates: arms.iter().map(|a| a.traces.len() as u32).max().unwrap_or(1),
+        replicates: arms
+            .iter()
+            .map(|a| a.traces.len() as u32)
+            .max()
+            .unwrap_or(1),
         driver: "replay".into(),
         ..Manifest::stamped()
     };
@@ -272,7 +276,10 @@ fn write_traces_csv(out: &Path, task: &str, arms: &[ReplayArm]) -> Result<()> {
     let path = out.join(TRACES_CSV);
     let context = || format!("cannot write '{}'", path.display());
     let mut csv = csv::Writer::from_path(&path).map_err(|e| Error::io(context(), e.into()))?;
-    let mut write = |row: [&str; 5]| csv.write_record(row).map_err(|e| Error::io(context(), e.into()));
+    let mut write = |row: [&str; 5]| {
+        csv.write_record(row)
+            .map_err(|e| Error::io(context(), e.into()))
+    };
     write(["trial_id", "arm", "replicate", "trace", "blake3"])?;
     for arm in arms {
         for (replicate, (path, trace)) in arm.traces.iter().enumerate() {

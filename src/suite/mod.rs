@@ -5,8 +5,7 @@ mod task;
 mod toml_error;
 
 pub use suite_file::{
-    Sandbox,
-    AgentDriver, Arm, CrashMode, DEFAULT_CRASH_WINDOW, Ledger, Prompts, Strategy, Suite,
+    AgentDriver, Arm, CrashMode, DEFAULT_CRASH_WINDOW, Ledger, Prompts, Sandbox, Strategy, Suite,
     is_simple_name,
 };
 pub use task::{Feature, Task, TestDiscovery};

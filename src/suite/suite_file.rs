@@ -562,8 +562,14 @@ fn agent_driver(
             };
             if !bwrap {
                 let stray = [
-                    ("sandbox_network", a.sandbox_network.as_ref().map(Spanned::span)),
-                    ("sandbox_writable", a.sandbox_writable.as_ref().map(Spanned::span)),
+                    (
+                        "sandbox_network",
+                        a.sandbox_network.as_ref().map(Spanned::span),
+                    ),
+                    (
+                        "sandbox_writable",
+                        a.sandbox_writable.as_ref().map(Spanned::span),
+                    ),
                 ];
                 if let Some((key, Some(span))) = stray.into_iter().find(|(_, s)| s.is_some()) {
                     return Err(err(

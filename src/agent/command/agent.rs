@@ -184,7 +184,9 @@ impl CommandAgent {
         };
         if let Some(sandbox) = &self.sandbox {
             layout.share_net = sandbox.network;
-            layout.writable_dirs.extend(sandbox.writable.iter().map(|d| abs(d)));
+            layout
+                .writable_dirs
+                .extend(sandbox.writable.iter().map(|d| abs(d)));
         }
         let program = abs(program);
         if layout.hides(&program) || layout.hides(&canon(&program)) {

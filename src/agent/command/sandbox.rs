@@ -189,7 +189,10 @@ mod tests {
         };
         let args = netted.bwrap_args();
         let at = |s: &str| args.iter().position(|a| a == s).unwrap();
-        assert!(at("--unshare-all") < at("--share-net"), "share-net must come after unshare-all");
+        assert!(
+            at("--unshare-all") < at("--share-net"),
+            "share-net must come after unshare-all"
+        );
     }
 
     #[test]
