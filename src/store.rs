@@ -283,7 +283,9 @@ impl EventSink for RunWriter {
                     None => Ok(()),
                 }
             }
-            EventKind::RunStarted { .. } | EventKind::TrialStarted { .. } => Ok(()),
+            EventKind::RunStarted { .. }
+            | EventKind::TrialStarted { .. }
+            | EventKind::Notice(_) => Ok(()),
         }
     }
 }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::metrics::Outcome;
+use crate::runner::Notice;
 use crate::workspace::Workspace;
 
 /// Whether a session scaffolds the project or builds features.
@@ -45,6 +46,9 @@ pub struct SessionContext<'a> {
     /// When the harness decided to crash this session: the fraction of its work after
     /// which it is cut off. `None`: it runs to its end.
     pub interrupt_at: Option<f64>,
+    /// Tells the person watching about something now (a retry), through the run's
+    /// reporters: drivers never print.
+    pub notify: &'a dyn Fn(Notice),
 }
 
 /// Tokens, turns and money a session used, as far as the driver knows.

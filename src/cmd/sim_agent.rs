@@ -109,6 +109,9 @@ pub fn run(args: &SimAgentArgs) -> Result<i32> {
         prompt: &prompt,
         turn_budget,
         interrupt_at,
+        // One session run by a harness, whose own reporters show what matters: the sim
+        // has nothing to say while it works.
+        notify: &|_| {},
     })?;
     if let Some(dir) = &state_dir {
         let memory = serde_json::to_vec(&agent.memory())

@@ -8,13 +8,13 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::agent::SessionKind;
 use crate::error::Result;
-use crate::runner::{Event, EventKind, EventSink};
+use crate::runner::{Event, EventKind, EventSink, Notice};
 
 /// The progress display of one run.
 pub struct Progress {
     overall: ProgressBar,
     arms: BTreeMap<String, ArmBar>,
-    _multi: MultiProgress,
+    multi: MultiProgress,
 }
 
 struct ArmBar {
@@ -67,7 +67,17 @@ impl Progress {
         Progress {
             overall,
             arms,
-            _multi: multi,
+            multi: multi,
+        }
+    }
+}
+
+impl Progress {
+    /// Prints a line on stderr, above the bars when they are drawn. Notices are shown
+    /// even with `--quiet`: they are warnings, not progress.
+    fn print(&self, line: &str) {
+        if self.multi.is_hidden() || self.multi.println(line).is_err() {
+            eprintln!("{line}");
         }
     }
 }
@@ -103,6 +113,12 @@ impl EventSink for Progress {
                     arm.bar.finish();
                 }
                 self.overall.finish();
+            }
+            EventKind::Notice(notice) => {
+                let debug_only = matches!(notice, Notice::VerifyCache { .. });
+                if !debug_only || std::env::var_os("LOOPBENCH_DEBUG").is_some() {
+                    self.print(&notice.to_string());
+                }
             }
             _ => {}
         }

@@ -7,6 +7,6 @@ mod prompt;
 mod run;
 mod trial;
 
-pub use events::{Event, EventKind, EventSink, Fanout};
+pub use events::{Event, EventKind, EventSink, Fanout, Notice};
 pub use run::{PlannedTrial, RunOptions, Shard, default_jobs, execute, plan};
 pub use trial::{TrialResult, TrialSpec, run_trial, session_env};

@@ -9,7 +9,7 @@ use std::time::Instant;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
-use super::events::{Event, EventSink};
+use super::events::{Event, EventKind, EventSink, Notice};
 use super::trial::{TrialResult, TrialSpec, run_trial};
 use crate::agent::command::CommandAgent;
 use crate::agent::sim::{Profile, SimAgent};
@@ -183,10 +183,13 @@ pub fn execute(
                 _ = &mut ctrl_c, if !cancelled => {
                     cancelled = true;
                     cancel.store(true, Ordering::Relaxed);
-                    eprintln!(
-                        "\nstopping: no new trials; agents in flight get {}s to finish (Ctrl-C again to abort now)",
-                        INTERRUPT_GRACE.as_secs()
-                    );
+                    let stopping = Event {
+                        elapsed: run_start.elapsed(),
+                        kind: EventKind::Notice(Notice::Stopping { grace: INTERRUPT_GRACE }),
+                    };
+                    if failure.is_none() && let Err(e) = sink.handle(&stopping) {
+                        failure = Some(e);
+                    }
                     tokio::spawn(async {
                         // Sim sessions end on their own; agent processes get a grace
                         // period, then SIGTERM, then SIGKILL to their process groups.
@@ -224,7 +227,13 @@ pub fn execute(
             }
         }
         let (hits, runs) = cache.stats();
-        tracing_stats(hits, runs);
+        if failure.is_none() {
+            let stats = Event {
+                elapsed: run_start.elapsed(),
+                kind: EventKind::Notice(Notice::VerifyCache { hits, runs }),
+            };
+            failure = sink.handle(&stats).err();
+        }
         if let Some(e) = failure {
             return Err(e);
         }
@@ -291,11 +300,5 @@ fn run_one(
             let mut agent = CommandAgent::for_trial(suite, arm, trial_key, trial_seed, run_dir)?;
             run_trial(&spec, &ws, &mut agent, &observer, sink, run_start)
         }
-    }
-}
-
-fn tracing_stats(hits: u64, runs: u64) {
-    if std::env::var_os("LOOPBENCH_DEBUG").is_some() {
-        eprintln!("verify: {runs} commands run, {hits} checks answered from the cache");
     }
 }

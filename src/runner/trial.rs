@@ -1,6 +1,7 @@
 //! The trial loop, the same for every agent driver: observe, run a session, observe
 //! again, compute the metrics, emit the record; reuse each "after" as the next "before".
 
+use std::cell::RefCell;
 use std::ffi::OsString;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -85,19 +86,22 @@ pub fn run_trial(
     sink: &mut dyn EventSink,
     run_start: Instant,
 ) -> Result<TrialResult> {
-    let emit = |sink: &mut dyn EventSink, kind| {
-        sink.handle(&Event {
+    // Shared by the loop and the agent's notices, which arrive while a session runs.
+    let sink = RefCell::new(sink);
+    let emit = |kind| {
+        sink.borrow_mut().handle(&Event {
             elapsed: run_start.elapsed(),
             kind,
         })
     };
+    let notify = |notice| {
+        // A notice that cannot be shown must not stop the trial.
+        let _ = emit(EventKind::Notice(notice));
+    };
     let trial_start = Instant::now();
-    emit(
-        sink,
-        EventKind::TrialStarted {
-            key: spec.key.clone(),
-        },
-    )?;
+    emit(EventKind::TrialStarted {
+        key: spec.key.clone(),
+    })?;
 
     let mut before = observer.observe(ws)?;
     let mut ends: Vec<SessionEnd> = Vec::new();
@@ -146,6 +150,7 @@ pub fn run_trial(
             prompt: &prompt,
             turn_budget: spec.turn_budget,
             interrupt_at,
+            notify: &notify,
         })?;
         let wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let mut after = observer.observe(ws)?;
@@ -162,14 +167,11 @@ pub fn run_trial(
             all_verified: after.all_verified(),
         });
         if let Some(truth) = run.truth {
-            emit(
-                sink,
-                EventKind::SimTruth {
-                    key: spec.key.clone(),
-                    session,
-                    truth,
-                },
-            )?;
+            emit(EventKind::SimTruth {
+                key: spec.key.clone(),
+                session,
+                truth,
+            })?;
         }
         let record = SessionRecord {
             key: spec.key.clone(),
@@ -182,7 +184,7 @@ pub fn run_trial(
             wall_ms,
             error: run.error,
         };
-        emit(sink, EventKind::SessionFinished(Box::new(record)))?;
+        emit(EventKind::SessionFinished(Box::new(record)))?;
         previous = Some(run.outcome);
         let done = after.all_verified() || run.outcome == Outcome::DeclaredComplete;
         if spec.ledger == Ledger::Gate && kind == SessionKind::Coding {
@@ -203,7 +205,7 @@ pub fn run_trial(
         wall_ms: u64::try_from(trial_start.elapsed().as_millis()).unwrap_or(u64::MAX),
         error: trial_error,
     };
-    emit(sink, EventKind::TrialFinished(Box::new(record.clone())))?;
+    emit(EventKind::TrialFinished(Box::new(record.clone())))?;
     Ok(TrialResult { record, bad_input })
 }
 

@@ -16,6 +16,7 @@ use crate::agent::{Agent, SessionContext, SessionRun, Usage};
 use crate::error::{Error, IoContext, Result};
 use crate::metrics::Outcome;
 use crate::record::TrialKey;
+use crate::runner::Notice;
 use crate::suite::{AgentDriver, Arm, CrashMode, Sandbox, Suite};
 
 /// File name of the usage report, beside the work directory.
@@ -471,22 +472,23 @@ impl Agent for CommandAgent {
                         "try {attempt} of {tries} failed: {reason}; retrying in {}",
                         humantime::format_duration(delay)
                     );
-                    // The engine reports through events, but a retry must be visible
-                    // while it happens, not only in the record.
-                    eprintln!(
-                        "loopbench: {} session {}: {note}",
-                        self.key.trial_id, ctx.session
-                    );
+                    // A retry must be visible while it happens, not only in the record.
+                    (ctx.notify)(Notice::AgentRetry {
+                        key: self.key.clone(),
+                        session: ctx.session,
+                        message: note.clone(),
+                    });
                     failures.push(note);
                     std::thread::sleep(delay);
                     delay = delay.saturating_mul(2);
                 }
                 Err(reason) => {
                     let note = format!("try {attempt} of {tries} failed: {reason}; giving up");
-                    eprintln!(
-                        "loopbench: {} session {}: {note}",
-                        self.key.trial_id, ctx.session
-                    );
+                    (ctx.notify)(Notice::AgentRetry {
+                        key: self.key.clone(),
+                        session: ctx.session,
+                        message: note.clone(),
+                    });
                     failures.push(note);
                 }
             }
@@ -558,6 +560,7 @@ mod tests {
             prompt: "",
             turn_budget: 60,
             interrupt_at: Some(0.25),
+            notify: &|_| {},
         };
         let last = |env: &[(String, OsString)], k: &str| {
             env.iter()
