@@ -126,8 +126,8 @@ finished() { # finished DIR: the run in DIR recorded its end time
 
 # Two drivers on one root would run a shard twice at once; refuse.
 tag="loopbench:$results"
-active="$(squeue -h -o '%i %k' 2>/dev/null | awk -v tag="$tag" '$2 == tag { print $1 }' | tr '\n' ' ')" || true
-if [ -n "${active// /}" ]; then
+active="$(squeue -h -o '%i %k' 2>/dev/null | awk -v tag="$tag" '$2 == tag { printf "%s%s", sep, $1; sep = " " }')" || true
+if [ -n "$active" ]; then
     echo "run.sh: jobs $active of $results are still queued or running; wait for them or scancel them" >&2
     exit 2
 fi
