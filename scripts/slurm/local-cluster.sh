@@ -140,6 +140,12 @@ cmd_start() {
         return 0
     fi
 
+    local port
+    for port in "$CTLD_PORT" "$SLURMD_PORT"; do
+        port_in_use "$port" &&
+            die 1 "port $port is in use (another Slurm?); set LOOPBENCH_SLURMCTLD_PORT / LOOPBENCH_SLURMD_PORT"
+    done
+
     # munged: its socket directory must exist and belong to munge, and it runs as munge.
     if munge_works; then
         say "munged is already running; using it"
@@ -156,15 +162,11 @@ cmd_start() {
         munge_works || { tail_logs; die 1 "munged does not answer"; }
     fi
 
-    local port
-    for port in "$CTLD_PORT" "$SLURMD_PORT"; do
-        port_in_use "$port" &&
-            die 1 "port $port is in use (another Slurm?); set LOOPBENCH_SLURMCTLD_PORT / LOOPBENCH_SLURMD_PORT"
-    done
     write_conf
-    if [ ! -e "$ETC_CONF" ] && [ ! -L "$ETC_CONF" ]; then
+    # A dangling link is one an earlier start left behind (killed before its stop).
+    if [ ! -e "$ETC_CONF" ]; then
         mkdir -p "$(dirname "$ETC_CONF")"
-        ln -s "$CONF" "$ETC_CONF"
+        ln -sfn "$CONF" "$ETC_CONF"
         touch "$STATE/etc-link"
     elif [ "$(readlink "$ETC_CONF" || true)" != "$CONF" ]; then
         say "$ETC_CONF exists and is not ours; run: export SLURM_CONF=$CONF"

@@ -16,7 +16,8 @@
 # Skips (exit 0, printing SKIPPED and why) when this machine cannot have a cluster: not
 # root, or Slurm not installed and no apt-get, or the install failed. When the packages
 # are there but the daemons do not come up, it fails under CI=true (.ci/run sets it) and
-# skips otherwise, printing the daemons' logs either way.
+# skips otherwise; either way local-cluster.sh says why (with the daemons' logs when one
+# of them exited).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo="$(pwd)"
