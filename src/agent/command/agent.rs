@@ -317,6 +317,7 @@ impl CommandAgent {
             error: (!notes.is_empty()).then(|| notes.join("; ")),
             bad_input: false,
             truth: None,
+            divergent: false,
         }
     }
 
@@ -484,6 +485,7 @@ impl Agent for CommandAgent {
             error: Some(failures.join("; ")),
             bad_input: false,
             truth: None,
+            divergent: false,
         })
     }
 }
