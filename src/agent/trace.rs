@@ -60,16 +60,16 @@ pub enum Line {
     /// Adds to the session's usage.
     Usage {
         /// Agent turns.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         turns: Option<u64>,
         /// Input tokens.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         input_tokens: Option<u64>,
         /// Output tokens.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         output_tokens: Option<u64>,
         /// Cost in US dollars.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
     },
     /// A tool call an importer could not turn into an action; replay ignores it.
@@ -316,6 +316,29 @@ mod tests {
         assert!(parse("{\"op\":\"run\",\"cmd\":\"true\"}\n").is_err());
         let e = parse("{\"op\":\"session\",\"n\":2}\n{\"op\":\"session\",\"n\":2}\n").unwrap_err();
         assert!(e.to_string().contains(":2:"), "{e}");
+    }
+
+    #[test]
+    fn divergent_sessions_and_skips_parse_and_skips_do_nothing() {
+        let t = parse(concat!(
+            "{\"op\":\"session\",\"n\":1}\n",
+            "{\"op\":\"session\",\"n\":2,\"divergent\":true}\n",
+            "{\"op\":\"skip\",\"tool\":\"NotebookEdit\",\"path\":\"/x\",\"reason\":\"r\"}\n",
+            "{\"op\":\"skip\"}\n",
+        ))
+        .unwrap();
+        assert!(!t.sessions[0].divergent);
+        assert!(t.sessions[1].divergent);
+        assert_eq!(t.sessions[1].actions.len(), 2);
+        let plain = Line::Session {
+            n: 1,
+            divergent: false,
+        };
+        assert_eq!(
+            serde_json::to_string(&plain).unwrap(),
+            "{\"op\":\"session\",\"n\":1}"
+        );
+        assert!(parse("{\"op\":\"session\",\"n\":1}\n{\"op\":\"skip\",\"why\":1}\n").is_err());
     }
 
     #[test]
