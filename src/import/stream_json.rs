@@ -109,10 +109,8 @@ fn import_file(
         }
         let message = map.get("message").unwrap_or(&Value::Null);
         match map.get("type").and_then(Value::as_str) {
-            Some("system") => {
-                if cwd.is_none() {
-                    cwd = map.get("cwd").and_then(Value::as_str).map(str::to_string);
-                }
+            Some("system") if cwd.is_none() => {
+                cwd = map.get("cwd").and_then(Value::as_str).map(str::to_string);
             }
             Some("assistant") => {
                 usage.add(message, None, &at);
