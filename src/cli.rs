@@ -31,6 +31,8 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Replay one recorded trace against a task as one trial; writes a results directory.
     Replay(ReplayArgs),
+    /// Convert foreign agent transcripts (Claude Code) into a trace for `replay`.
+    Import(ImportArgs),
     /// (Re)write summary.csv, summary.json, summary.md and plots/ of a results directory
     /// and print one of them.
     Report(ReportArgs),
@@ -224,6 +226,41 @@ pub struct ReplayArgs {
     pub quiet: bool,
 }
 
+/// Arguments of `loopbench import`.
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// The transcript form.
+    #[command(subcommand)]
+    pub command: ImportCommand,
+}
+
+/// The transcript forms `loopbench import` reads.
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// Claude Code session files (~/.claude/projects/<project>/<sessionId>.jsonl); a
+    /// directory means every *.jsonl under it. Sessions are ordered by time.
+    ClaudeCode(ImportFiles),
+    /// Captured stdout of `claude -p --output-format stream-json --verbose`, one file per
+    /// session in the order given; a directory means its session-<n>.stdout files (a
+    /// trial's capture directory, RUN_DIR/agents/<trial_id>).
+    StreamJson(ImportFiles),
+}
+
+/// Inputs and output of an import.
+#[derive(Debug, clap::Args)]
+pub struct ImportFiles {
+    /// Transcript files or directories.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// The recording machine's project directory that absolute paths are made relative
+    /// to [default: the transcript's cwd].
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+    /// Write the trace here instead of stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
 /// Arguments of `loopbench sim-agent`.
 #[derive(Debug, clap::Args)]
 pub struct SimAgentArgs {
@@ -250,6 +287,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Merge(args) => cmd::merge::run(&args),
         Command::Validate(args) => cmd::validate::run(&args),
         Command::Replay(args) => cmd::replay::run(&args),
+        Command::Import(args) => cmd::import::run(&args),
         Command::Report(args) => cmd::report::run(&args),
         Command::Compare(args) => cmd::compare::run(&args),
         Command::Weekly(args) => cmd::weekly::run(&args),

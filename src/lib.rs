@@ -9,6 +9,7 @@ pub mod error;
 pub mod exit_code;
 pub mod feature_list;
 pub mod fsutil;
+pub mod import;
 pub mod metrics;
 pub mod observe;
 pub mod process;

@@ -56,6 +56,10 @@ pub struct SessionRecord {
     pub wall_ms: u64,
     /// Error or failed-action notes.
     pub error: Option<String>,
+    /// A replayed transcript session whose importer reset a file to what the agent
+    /// saw (`divergent` on the trace's session line). Absent in older records.
+    #[serde(default)]
+    pub divergent: bool,
 }
 
 /// One finished trial.
@@ -110,6 +114,8 @@ pub const SESSION_COLUMNS: &[&str] = &[
     "output_tokens",
     "cost_usd",
     "error",
+    // Appended last so that older readers' column positions hold; optional on reading.
+    "divergent",
 ];
 
 /// Column names of `trials.csv`, in order.
@@ -172,6 +178,7 @@ impl SessionRecord {
             cell(self.usage.output_tokens),
             cell(self.usage.cost_usd),
             self.error.clone().unwrap_or_default(),
+            self.divergent.to_string(),
         ]
     }
 }

@@ -100,6 +100,8 @@ pub struct SessionRun {
     pub bad_input: bool,
     /// What a simulated agent did on purpose (ground truth, never a metric).
     pub truth: Option<serde_json::Value>,
+    /// A replayed session whose importer reset a file to what the agent saw.
+    pub divergent: bool,
 }
 
 /// Executes sessions of one trial.

@@ -46,6 +46,7 @@ impl Agent for ReplayAgent {
             error: None,
             bad_input: false,
             truth: None,
+            divergent: session.divergent,
         };
         let mut notes = Vec::new();
         for action in &session.actions {
@@ -131,6 +132,9 @@ fn apply(op: &Line, ctx: &SessionContext<'_>) -> Result<Option<String>> {
             .io_context(|| format!("cannot run '{cmd}'"))?;
             Ok(None)
         }
-        Line::Session { .. } | Line::Usage { .. } | Line::End { .. } => Ok(None),
+        // A skip documents what an importer could not apply: nothing to do.
+        Line::Session { .. } | Line::Skip { .. } | Line::Usage { .. } | Line::End { .. } => {
+            Ok(None)
+        }
     }
 }

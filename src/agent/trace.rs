@@ -1,4 +1,12 @@
 //! The trace format (DESIGN §6): JSONL, one action per line, grouped into sessions.
+//!
+//! Two lines beyond DESIGN §6 serve importers of foreign transcripts (`loopbench
+//! import`): `{"op":"session","n":2,"divergent":true}` marks a session whose importer
+//! had to reset a file to what the agent really saw (the transcript did not show how
+//! the file got there, e.g. a shell command changed it), and
+//! `{"op":"skip","tool":"NotebookEdit","path":"/abs/x","reason":"..."}` records a
+//! tool call the importer could not turn into an action. Replay applies neither:
+//! `divergent` goes into the session's record, a `skip` has no file effect.
 
 use std::path::Path;
 
@@ -16,6 +24,9 @@ pub enum Line {
     Session {
         /// Session number, as it appears in the results.
         n: u32,
+        /// An importer reset a file to what the agent saw; written only when true.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        divergent: bool,
     },
     /// Creates or replaces a file.
     Write {
@@ -49,24 +60,36 @@ pub enum Line {
     /// Adds to the session's usage.
     Usage {
         /// Agent turns.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         turns: Option<u64>,
         /// Input tokens.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         input_tokens: Option<u64>,
         /// Output tokens.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         output_tokens: Option<u64>,
         /// Cost in US dollars.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
+    },
+    /// A tool call an importer could not turn into an action; replay ignores it.
+    Skip {
+        /// The foreign tool's name, e.g. `NotebookEdit`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool: Option<String>,
+        /// The path the call named, as the transcript gave it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path: Option<String>,
+        /// Why it was not applied.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// Ends the session.
     End {
         /// How it ended.
         status: EndStatus,
         /// The agent's own summary: kept for people, never used by a metric.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         summary: Option<String>,
     },
 }
@@ -101,7 +124,7 @@ impl From<EndStatus> for Outcome {
 pub struct Action {
     /// 1-based line in the trace file.
     pub line: usize,
-    /// The action (never `Session`, `Usage` or `End`).
+    /// The action (never `Session`, `Usage` or `End`; a `Skip` has no effect).
     pub op: Line,
 }
 
@@ -116,6 +139,8 @@ pub struct TraceSession {
     pub usage: Usage,
     /// How it ended; a session without `end` was cut off and counts as interrupted.
     pub outcome: Outcome,
+    /// The session line said `divergent` (an importer reset a file).
+    pub divergent: bool,
 }
 
 /// A parsed trace.
@@ -162,11 +187,11 @@ impl Trace {
                 err(
                     line_no,
                     format!(
-                        "expected one JSON object with an \"op\" of session, write, edit, delete, run, usage or end: {e}"
+                        "expected one JSON object with an \"op\" of session, write, edit, delete, run, skip, usage or end: {e}"
                     ),
                 )
             })?;
-            if let Line::Session { n } = line {
+            if let Line::Session { n, divergent } = line {
                 if let Some(prev) = sessions.last()
                     && n <= prev.n
                 {
@@ -183,6 +208,7 @@ impl Trace {
                     actions: Vec::new(),
                     usage: Usage::default(),
                     outcome: Outcome::Interrupted,
+                    divergent,
                 });
                 ended = false;
                 continue;
@@ -290,6 +316,29 @@ mod tests {
         assert!(parse("{\"op\":\"run\",\"cmd\":\"true\"}\n").is_err());
         let e = parse("{\"op\":\"session\",\"n\":2}\n{\"op\":\"session\",\"n\":2}\n").unwrap_err();
         assert!(e.to_string().contains(":2:"), "{e}");
+    }
+
+    #[test]
+    fn divergent_sessions_and_skips_parse_and_skips_do_nothing() {
+        let t = parse(concat!(
+            "{\"op\":\"session\",\"n\":1}\n",
+            "{\"op\":\"session\",\"n\":2,\"divergent\":true}\n",
+            "{\"op\":\"skip\",\"tool\":\"NotebookEdit\",\"path\":\"/x\",\"reason\":\"r\"}\n",
+            "{\"op\":\"skip\"}\n",
+        ))
+        .unwrap();
+        assert!(!t.sessions[0].divergent);
+        assert!(t.sessions[1].divergent);
+        assert_eq!(t.sessions[1].actions.len(), 2);
+        let plain = Line::Session {
+            n: 1,
+            divergent: false,
+        };
+        assert_eq!(
+            serde_json::to_string(&plain).unwrap(),
+            "{\"op\":\"session\",\"n\":1}"
+        );
+        assert!(parse("{\"op\":\"session\",\"n\":1}\n{\"op\":\"skip\",\"why\":1}\n").is_err());
     }
 
     #[test]

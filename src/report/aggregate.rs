@@ -71,6 +71,9 @@ pub struct Aggregate {
     pub by_arm: BTreeMap<String, Counts>,
     /// Per (arm, task); no bootstrap clusters are kept at this level.
     pub by_arm_task: BTreeMap<(String, String), Counts>,
+    /// Per arm: sessions marked `divergent` (k) among all its sessions (n). Empty when
+    /// `sessions.csv` has no `divergent` column (runs written before it existed).
+    pub divergent: BTreeMap<String, Count>,
 }
 
 impl Aggregate {
@@ -152,15 +155,23 @@ pub fn aggregate(dir: &Path) -> Result<Aggregate> {
     }
     let sessions_path = dir.join(SESSIONS_CSV);
     let trials_path = dir.join(TRIALS_CSV);
-    let sessions = read_csv(&sessions_path, &session_schema())?;
-    let trials = read_csv(&trials_path, &trial_schema())?;
+    let sessions = read_csv(
+        &sessions_path,
+        &session_schema(),
+        &[("divergent", DataType::Boolean)],
+    )?;
+    let trials = read_csv(&trials_path, &trial_schema(), &[])?;
     let bad = |path: &Path| {
         let path = path.display().to_string();
         move |e: PolarsError| Error::BadInput(format!("cannot summarize '{path}': {e}"))
     };
+    let divergent = divergent_per_arm(&sessions).map_err(bad(&sessions_path))?;
     let per_trial = session_counts_per_trial(sessions).map_err(bad(&sessions_path))?;
     let trial_rows = trial_rows(trials).map_err(bad(&trials_path))?;
-    Ok(assemble(&per_trial, &trial_rows))
+    Ok(Aggregate {
+        divergent,
+        ..assemble(&per_trial, &trial_rows)
+    })
 }
 
 fn session_schema() -> Vec<(&'static str, DataType)> {
@@ -187,17 +198,31 @@ fn trial_schema() -> Vec<(&'static str, DataType)> {
     ]
 }
 
-/// Reads the columns of `schema` from a CSV file with those types, after checking that
-/// the file has every required column. Types are set, not inferred, so that an
-/// all-empty column is a column of nulls rather than of strings.
-fn read_csv(path: &Path, schema: &[(&'static str, DataType)]) -> Result<DataFrame> {
+/// Reads the columns of `schema`, and those of `optional` that the file has, from a
+/// CSV file with those types, after checking that the file has every required column.
+/// Types are set, not inferred, so that an all-empty column is a column of nulls rather
+/// than of strings.
+fn read_csv(
+    path: &Path,
+    schema: &[(&'static str, DataType)],
+    optional: &[(&'static str, DataType)],
+) -> Result<DataFrame> {
     let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let required = if file_name == SESSIONS_CSV {
         required_session_columns()
     } else {
         required_trial_columns()
     };
-    check_header(path, &required)?;
+    let headers = check_header(path, &required)?;
+    let schema: Vec<(&str, DataType)> = schema
+        .iter()
+        .chain(
+            optional
+                .iter()
+                .filter(|(name, _)| headers.iter().any(|h| h == name)),
+        )
+        .cloned()
+        .collect();
     let overwrite: Schema = schema
         .iter()
         .map(|(name, dtype)| Field::new((*name).into(), dtype.clone()))
@@ -212,8 +237,9 @@ fn read_csv(path: &Path, schema: &[(&'static str, DataType)]) -> Result<DataFram
         .map_err(|e| Error::BadInput(format!("cannot read '{}': {e}", path.display())))
 }
 
-/// Fails with a message naming the file and the first missing column.
-fn check_header(path: &Path, required: &[&str]) -> Result<()> {
+/// The file's column names; fails with a message naming the file and the first
+/// missing column.
+fn check_header(path: &Path, required: &[&str]) -> Result<Vec<String>> {
     let mut reader = match csv::Reader::from_path(path) {
         Ok(reader) => reader,
         Err(e) => {
@@ -240,7 +266,34 @@ fn check_header(path: &Path, required: &[&str]) -> Result<()> {
             )));
         }
     }
-    Ok(())
+    Ok(headers.iter().map(str::to_string).collect())
+}
+
+/// Per arm, sessions with `divergent` true among all sessions; empty without the column.
+fn divergent_per_arm(sessions: &DataFrame) -> PolarsResult<BTreeMap<String, Count>> {
+    if sessions.column("divergent").is_err() {
+        return Ok(BTreeMap::new());
+    }
+    let per_arm = sessions
+        .clone()
+        .lazy()
+        .group_by([col("arm")])
+        .agg([
+            col("divergent")
+                .cast(DataType::UInt32)
+                .sum()
+                .cast(DataType::UInt64)
+                .alias("k"),
+            len().cast(DataType::UInt64).alias("n"),
+        ])
+        .collect()?;
+    let arms = strings(&per_arm, "arm");
+    let (k, n) = (u64s(&per_arm, "k"), u64s(&per_arm, "n"));
+    Ok(arms
+        .into_iter()
+        .zip(k.into_iter().zip(n))
+        .map(|(arm, (k, n))| (arm, Count { k, n }))
+        .collect())
 }
 
 fn k_name(metric: Metric) -> String {

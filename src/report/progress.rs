@@ -67,7 +67,7 @@ impl Progress {
         Progress {
             overall,
             arms,
-            multi: multi,
+            multi,
         }
     }
 }

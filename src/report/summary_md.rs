@@ -108,7 +108,28 @@ pub fn render(s: &Summary) -> String {
     }
     out += &features_section(s, &conf, alpha);
     out += &by_task_section(s);
+    out += &divergent_section(s);
     out
+}
+
+/// Divergent sessions per arm, only when some session is divergent: runs without
+/// imported transcripts keep their summary.md unchanged.
+fn divergent_section(s: &Summary) -> String {
+    let divergent = &s.aggregate.divergent;
+    if divergent.values().all(|c| c.k == 0) {
+        return String::new();
+    }
+    let mut table = Table::new([("arm", Align::Left), ("k / n", Align::Right)]);
+    for arm in &s.arms {
+        let c = divergent.get(arm).copied().unwrap_or_default();
+        table.push(vec![arm.clone(), format!("{} / {}", c.k, c.n)]);
+    }
+    format!(
+        "\n## Divergent sessions\n\nTranscript replays whose files were reset to what the agent \
+         saw (the transcript did not show how they got that content, e.g. a shell command changed \
+         them); their metrics rest partly on those resets.\n\n{}",
+        table.to_markdown()
+    )
 }
 
 fn capitalize(text: &str) -> String {

@@ -183,6 +183,7 @@ pub fn run_trial(
             usage: run.usage,
             wall_ms,
             error: run.error,
+            divergent: run.divergent,
         };
         emit(EventKind::SessionFinished(Box::new(record)))?;
         previous = Some(run.outcome);

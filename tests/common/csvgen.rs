@@ -164,7 +164,7 @@ fn session_row(
             "kind" => kind.to_string(),
             "outcome" => "completed".into(),
             "list_parse_ok" | "clean_tree" | "progress_updated" => "true".into(),
-            "resumed" | "flaky" => "false".into(),
+            "resumed" | "flaky" | "divergent" => "false".into(),
             "resume_success" | "input_tokens" | "output_tokens" | "cost_usd" | "error" => {
                 String::new()
             }

@@ -325,6 +325,7 @@ impl CommandAgent {
             error: (!notes.is_empty()).then(|| notes.join("; ")),
             bad_input: false,
             truth: None,
+            divergent: false,
         }
     }
 
@@ -500,6 +501,7 @@ impl Agent for CommandAgent {
             error: Some(failures.join("; ")),
             bad_input: false,
             truth: None,
+            divergent: false,
         })
     }
 }

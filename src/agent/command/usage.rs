@@ -130,7 +130,13 @@ pub fn read_stream_json(path: &Path) -> Option<Reported> {
             last = Some(map);
         }
     }
-    let map = last?;
+    Some(report_result_line(&last?))
+}
+
+/// What one `{"type":"result",...}` line of a stream-json transcript reports (see
+/// [`read_stream_json`] for the fields read). Shared with `loopbench import
+/// stream-json`, so that a run and a later re-scoring read the line the same way.
+pub fn report_result_line(map: &Map<String, Value>) -> Reported {
     let mut notes = Vec::new();
     let tokens = map.get("usage").and_then(Value::as_object);
     let token = |name: &str, notes: &mut Vec<String>| tokens.and_then(|t| count(t, name, notes));
@@ -143,21 +149,21 @@ pub fn read_stream_json(path: &Path) -> Option<Reported> {
     .filter_map(|name| token(name, &mut notes))
     .reduce(u64::saturating_add);
     let usage = Usage {
-        turns: count(&map, "num_turns", &mut notes),
+        turns: count(map, "num_turns", &mut notes),
         input_tokens: input,
         output_tokens: token("output_tokens", &mut notes),
-        cost_usd: money(&map, "total_cost_usd", &mut notes),
+        cost_usd: money(map, "total_cost_usd", &mut notes),
     };
     let status = (map.get("subtype").and_then(Value::as_str) == Some("error_max_turns"))
         .then_some(EndStatus::OutOfBudget);
-    Some(Reported {
+    Reported {
         usage,
         status,
         notes: notes
             .into_iter()
             .map(|n| format!("stream-json result: {n}"))
             .collect(),
-    })
+    }
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {

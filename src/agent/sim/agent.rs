@@ -169,6 +169,7 @@ impl Agent for SimAgent<'_> {
             error: None,
             bad_input: false,
             truth: serde_json::to_value(&session.truth).ok(),
+            divergent: false,
         })
     }
 }

@@ -1,0 +1,52 @@
+//! `loopbench import claude-code|stream-json INPUT... [--root DIR] [--out FILE]`: converts
+//! Claude Code transcripts into a trace, on stdout or into a file.
+
+use crate::agent::trace::Trace;
+use crate::cli::{ImportArgs, ImportCommand};
+use crate::error::{Error, Result};
+use crate::exit_code;
+use crate::import::{Imported, claude_code, stream_json};
+use crate::store::write_atomic;
+
+/// Runs the command; returns the exit code.
+pub fn run(args: &ImportArgs) -> Result<i32> {
+    let (files, imported) = match &args.command {
+        ImportCommand::ClaudeCode(files) => (
+            files,
+            claude_code::import(&files.inputs, root(files).as_deref())?,
+        ),
+        ImportCommand::StreamJson(files) => (
+            files,
+            stream_json::import(&files.inputs, root(files).as_deref())?,
+        ),
+    };
+    let trace = checked_trace(&imported)?;
+    for note in &imported.notes {
+        eprintln!("warning: {note}");
+    }
+    eprintln!("{}", imported.summary());
+    match &files.out {
+        Some(path) => {
+            write_atomic(path, trace.as_bytes())?;
+            eprintln!("trace written to {}", path.display());
+        }
+        None => super::report::print(&trace)?,
+    }
+    Ok(exit_code::OK)
+}
+
+fn root(files: &crate::cli::ImportFiles) -> Option<String> {
+    files
+        .root
+        .as_ref()
+        .map(|r| r.to_string_lossy().into_owned())
+}
+
+/// The trace text, parsed back once: an importer that wrote a trace replay refuses
+/// would be a bug of the harness, not bad input.
+fn checked_trace(imported: &Imported) -> Result<String> {
+    let text = imported.to_trace();
+    Trace::parse(std::path::Path::new("<imported trace>"), &text)
+        .map_err(|e| Error::Tool(format!("import produced an invalid trace: {e}")))?;
+    Ok(text)
+}

@@ -1,0 +1,302 @@
+//! `loopbench import claude-code`: Claude Code session files
+//! (`~/.claude/projects/<project>/<sessionId>.jsonl`) → a trace.
+//!
+//! **Lines.** Only `user` and `assistant` lines are read; every other type (`system`,
+//! `summary`, `file-history-snapshot`, `queue-operation`, whatever a later CLI adds)
+//! and every unknown field is ignored. A line that is not JSON is skipped with a note
+//! naming file:line; a file that cannot be read is bad input (exit 2). A line whose
+//! `uuid` was already read (a resumed session repeats its history) is read once.
+//!
+//! **Sessions.** Lines are grouped by `sessionId`; sessions are ordered by their first
+//! `timestamp` (RFC 3339) and numbered 1..k. Subagent lines (`isSidechain: true`, inline
+//! in old CLI versions, in `agent-*.jsonl` files or in `<sessionId>/subagents/` next to
+//! the session file in newer ones) carry their parent's `sessionId` and are merged into
+//! its session; within a session, tool calls are taken in timestamp order, so subagent
+//! actions interleave with the parent's. A line without a timestamp takes the one
+//! before it in its file. A directory argument means every `*.jsonl` under it; for a
+//! session file, its `<sessionId>/subagents/*.jsonl` are read too.
+//!
+//! **Root.** Paths are made relative to `--root`, else to the `cwd` of the session's
+//! first main-chain line ([`super::paths`]).
+//!
+//! **Usage** per session: over distinct assistant `message.id`s (subagents' included,
+//! `<synthetic>` ones left out), turns = their number, input_tokens = input +
+//! cache_creation_input_tokens + cache_read_input_tokens, output_tokens, cost_usd only
+//! when lines carry `costUSD` ([`super::blocks::UsageTally`]).
+//!
+//! **Status.** `interrupted` when a tool call never got a result, when the last
+//! main-chain line is the user's "[Request interrupted by user" or an API error
+//! message; otherwise `completed`. Never `declared_complete`: what the agent claims in
+//! prose is not evidence, and the metrics read the files anyway.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::blocks::{UsageTally, tool_calls, tool_results, user_text};
+use super::mapping::map_calls;
+use super::session::{Imported, ImportedSession, expand, read_json_lines, require_sessions};
+use crate::agent::trace::EndStatus;
+use crate::error::Result;
+
+/// Imports the session files `inputs` (files or directories).
+pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
+    let mut imported = Imported::default();
+    let files = session_files(inputs)?;
+    let mut sessions: Vec<(String, Vec<Entry>)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut seen_uuids: HashSet<String> = HashSet::new();
+    for (file_no, file) in files.iter().enumerate() {
+        let mut last_ts = None;
+        for (line, parsed) in read_json_lines(file)? {
+            let at = format!("{}:{line}", file.display());
+            let value = match parsed {
+                Ok(v @ Value::Object(_)) => v,
+                Ok(_) => {
+                    imported
+                        .notes
+                        .push(format!("{at}: not a JSON object, skipped"));
+                    continue;
+                }
+                Err(e) => {
+                    imported
+                        .notes
+                        .push(format!("{at}: not JSON, skipped ({e})"));
+                    continue;
+                }
+            };
+            let ts = value
+                .get("timestamp")
+                .and_then(Value::as_str)
+                .and_then(rfc3339_nanos)
+                .or(last_ts);
+            last_ts = ts;
+            let user = match value.get("type").and_then(Value::as_str) {
+                Some("user") => true,
+                Some("assistant") => false,
+                _ => continue,
+            };
+            let Some(session) = value.get("sessionId").and_then(Value::as_str) else {
+                imported.notes.push(format!("{at}: no sessionId, skipped"));
+                continue;
+            };
+            if let Some(uuid) = value.get("uuid").and_then(Value::as_str)
+                && !seen_uuids.insert(uuid.to_string())
+            {
+                continue;
+            }
+            let slot = *index.entry(session.to_string()).or_insert_with(|| {
+                sessions.push((session.to_string(), Vec::new()));
+                sessions.len() - 1
+            });
+            sessions[slot].1.push(Entry {
+                key: (ts, file_no, line),
+                at,
+                user,
+                sidechain: value.get("isSidechain").and_then(Value::as_bool) == Some(true),
+                value,
+            });
+        }
+    }
+    for (_, entries) in &mut sessions {
+        entries.sort_by_key(|e| e.key);
+    }
+    sessions.sort_by_key(|(_, entries)| entries.first().map(|e| e.key));
+    for (id, entries) in &sessions {
+        let session = import_session(id, entries, root, &mut imported);
+        imported.sessions.push(session);
+    }
+    require_sessions(&imported, inputs)?;
+    Ok(imported)
+}
+
+/// A `user` or `assistant` line.
+struct Entry {
+    /// (timestamp in ns, file number, line number): the order of events.
+    key: (Option<i128>, usize, usize),
+    /// `file:line`.
+    at: String,
+    user: bool,
+    sidechain: bool,
+    value: Value,
+}
+
+fn import_session(
+    id: &str,
+    entries: &[Entry],
+    root: Option<&str>,
+    imported: &mut Imported,
+) -> ImportedSession {
+    let cwd = |main: bool| {
+        entries
+            .iter()
+            .filter(|e| !main || !e.sidechain)
+            .find_map(|e| e.value.get("cwd").and_then(Value::as_str))
+    };
+    let root = root.or_else(|| cwd(true)).or_else(|| cwd(false));
+    let mut usage = UsageTally::default();
+    let mut calls = Vec::new();
+    let mut call_ids = HashSet::new();
+    let mut results = HashMap::new();
+    let mut seq = 0;
+    for e in entries {
+        let message = e.value.get("message").unwrap_or(&Value::Null);
+        if e.user {
+            for (id, outcome) in tool_results(message, e.value.get("toolUseResult")) {
+                results.entry(id).or_insert(outcome);
+            }
+        } else {
+            let cost = e.value.get("costUSD").and_then(Value::as_f64);
+            usage.add(message, cost, &e.at);
+            for call in tool_calls(message, &e.at, &mut seq) {
+                if call_ids.insert(call.id.clone()) {
+                    calls.push(call);
+                }
+            }
+        }
+    }
+    let mapped = map_calls(
+        &calls,
+        &results,
+        root,
+        &mut imported.known,
+        &mut imported.tally,
+        &mut imported.notes,
+    );
+    let last = entries.iter().rev().find(|e| !e.sidechain);
+    let cut_off = last.is_some_and(|e| {
+        let message = e.value.get("message").unwrap_or(&Value::Null);
+        if e.user {
+            user_text(message).contains("[Request interrupted by user")
+        } else {
+            e.value.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true)
+        }
+    });
+    ImportedSession {
+        lines: mapped.lines,
+        divergent: mapped.divergent,
+        usage: usage.usage(),
+        status: if mapped.unanswered || cut_off {
+            EndStatus::Interrupted
+        } else {
+            EndStatus::Completed
+        },
+        source: format!("claude-code session {id}"),
+    }
+}
+
+fn is_jsonl(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "jsonl")
+}
+
+/// The files to read: every input (directories expanded), plus the subagent files next
+/// to each session file; each file once.
+fn session_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for input in inputs {
+        for file in expand(input, is_jsonl)? {
+            let subagents = file
+                .file_stem()
+                .map(|stem| file.with_file_name(stem).join("subagents"));
+            files.push(file);
+            if let Some(dir) = subagents.filter(|d| d.is_dir()) {
+                files.extend(expand(&dir, is_jsonl)?);
+            }
+        }
+    }
+    let mut seen = HashSet::new();
+    files.retain(|f| seen.insert(f.canonicalize().unwrap_or_else(|_| f.clone())));
+    Ok(files)
+}
+
+/// Nanoseconds since the Unix epoch of an RFC 3339 time
+/// (`2025-06-01T10:00:00.123Z`, `2025-06-01T12:00:00+02:00`); `None` when it is not one.
+pub fn rfc3339_nanos(s: &str) -> Option<i128> {
+    let b = s.as_bytes();
+    let num = |from: usize, len: usize| -> Option<i64> {
+        let digits = b.get(from..from + len)?;
+        digits.iter().all(u8::is_ascii_digit).then(|| {
+            digits
+                .iter()
+                .fold(0i64, |n, d| n * 10 + i64::from(d - b'0'))
+        })
+    };
+    let sep = |at: usize, c: &[u8]| b.get(at).is_some_and(|x| c.contains(x));
+    if !(sep(4, b"-") && sep(7, b"-") && sep(10, b"Tt ") && sep(13, b":") && sep(16, b":")) {
+        return None;
+    }
+    let (year, month, day) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
+    let (hour, minute, second) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    let mut at = 19;
+    let mut nanos: i128 = 0;
+    if sep(at, b".") {
+        at += 1;
+        let start = at;
+        while b.get(at).is_some_and(u8::is_ascii_digit) {
+            at += 1;
+        }
+        let frac = &s[start..at];
+        if frac.is_empty() {
+            return None;
+        }
+        let padded: String = frac.chars().chain(std::iter::repeat('0')).take(9).collect();
+        nanos = padded.parse().ok()?;
+    }
+    let offset_minutes = match b.get(at) {
+        Some(b'Z' | b'z') if at + 1 == b.len() => 0,
+        Some(sign @ (b'+' | b'-')) if at + 6 == b.len() && sep(at + 3, b":") => {
+            let m = num(at + 1, 2)? * 60 + num(at + 4, 2)?;
+            if *sign == b'-' { -m } else { m }
+        }
+        _ => return None,
+    };
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
+    let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_minutes * 60;
+    Some(i128::from(secs) * 1_000_000_000 + nanos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_times_compare_across_offsets_and_precisions() {
+        assert_eq!(rfc3339_nanos("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            rfc3339_nanos("1970-01-02T00:00:00.5Z"),
+            Some(86_400_500_000_000)
+        );
+        assert_eq!(
+            rfc3339_nanos("2025-06-01T12:00:00+02:00"),
+            rfc3339_nanos("2025-06-01T10:00:00.000Z")
+        );
+        assert!(rfc3339_nanos("2025-06-01T10:00:00.001Z") > rfc3339_nanos("2025-06-01T10:00:00Z"));
+        assert_eq!(
+            rfc3339_nanos("2024-03-01T00:00:00Z"),
+            Some(1_709_251_200 * 1_000_000_000)
+        );
+        for bad in [
+            "",
+            "2025-06-01",
+            "2025-13-01T00:00:00Z",
+            "2025-06-01T10:00:00",
+            "2025-06-01T10:00:00.Z",
+            "ünïcödé-ish string",
+        ] {
+            assert_eq!(rfc3339_nanos(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,332 @@
+//! Tool calls of a Claude Code session → trace actions, with the importer's model of
+//! file contents and the rule that marks a session `divergent`.
+//!
+//! | tool | action |
+//! | --- | --- |
+//! | `Write` (file_path, content) | `write` |
+//! | `Edit` (file_path, old_string, new_string, replace_all) | `edit` (`all` with replace_all); an empty old_string creates the file: `write` |
+//! | `MultiEdit` (file_path, edits) | one `edit` per entry, in order |
+//! | `Bash` (command) | `run`, the cwd prefix rewritten to `.` ([`super::paths::rewrite_command`]) |
+//! | `NotebookEdit` | `skip`: the notebook's JSON is not in the transcript, so a cell edit has no well-defined whole-file effect |
+//! | anything else (Read, Grep, Glob, TodoWrite, Task, WebFetch, MCP tools...) | nothing; counted as ignored |
+//!
+//! **Which calls apply.** A call applies when its `tool_result` is present and not
+//! `is_error`. A `Bash` result with `is_error` still applies when the command ran and
+//! exited non-zero (its text says `Exit code`, or the structured result has
+//! stdout/stderr): the command's effects happened. A call without any result (the
+//! transcript was cut off, or the CLI was killed) does not apply, and its session ends
+//! `interrupted`.
+//!
+//! **Divergence.** Shell commands change files without showing how, so the importer
+//! tracks the content it can derive from the transcript alone: the content of each
+//! `Write`, the results of the edits it emitted, and an Edit's
+//! `toolUseResult.originalFile` (what the agent's file held just before the edit).
+//! When an Edit or MultiEdit carries `originalFile` and the importer's model of that
+//! file holds *different* content, the importer emits a `write` of `originalFile`
+//! before the edit — replay then edits the file the agent really saw — and marks the
+//! session `divergent`. A file the model knows nothing about (a task file never
+//! written, one created by a command) is trusted to be what replay has, and
+//! `originalFile` becomes the model. The model is carried from one session of an
+//! import to the next, as replay carries the work directory. Without `originalFile` (older CLI versions) the
+//! edit is emitted as is; if its old text is not in the model, the model forgets the
+//! file. So `divergent` means exactly: the trace resets at least one file, because the
+//! transcript's own file actions did not account for its content (a command, a hook,
+//! the user's editor, or an edit the importer did not apply had changed it).
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::Value;
+
+use super::paths::{relative, rewrite_command};
+use crate::agent::trace::Line;
+
+/// One `tool_use` block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// `toolu_...`, matched by the result.
+    pub id: String,
+    /// Tool name (`Write`, `Bash`...).
+    pub name: String,
+    /// The call's `input` object.
+    pub input: Value,
+    /// `file:line` it came from, for messages.
+    pub origin: String,
+    /// Position among the calls of the input, for a stable order.
+    pub seq: u64,
+}
+
+/// One `tool_result` block, with the line's structured result.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolOutcome {
+    /// The result's `is_error`.
+    pub is_error: bool,
+    /// The result's text.
+    pub text: String,
+    /// `toolUseResult` (session files) or `tool_use_result` (stream-json).
+    pub result: Option<Value>,
+}
+
+/// What the calls of one session became.
+#[derive(Debug, Default, PartialEq)]
+pub struct Mapped {
+    /// Actions and skips, in order.
+    pub lines: Vec<Line>,
+    /// At least one file was reset to what the agent saw.
+    pub divergent: bool,
+    /// Some call never got a result.
+    pub unanswered: bool,
+}
+
+/// Counts over an import, for the summary on stderr.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Tally {
+    /// Actions emitted (write, edit, run), resets included.
+    pub actions: u64,
+    /// Calls whose result was an error: not applied.
+    pub failed: u64,
+    /// Calls without a result: not applied.
+    pub unanswered: u64,
+    /// Calls recorded as `skip`.
+    pub skipped: u64,
+    /// Writes of `originalFile` emitted by the divergence rule.
+    pub resets: u64,
+    /// Calls of tools without a file effect, by name.
+    pub ignored: BTreeMap<String, u64>,
+}
+
+/// What the importer knows each file (relative path) to hold. It is carried from one
+/// session to the next, as replay carries the work directory.
+pub type Known = HashMap<String, String>;
+
+/// Maps the calls of one session, in the order given. `root` is the session's cwd or
+/// `--root`; problems worth a user's attention are pushed onto `notes`.
+pub fn map_calls(
+    calls: &[ToolCall],
+    results: &HashMap<String, ToolOutcome>,
+    root: Option<&str>,
+    files: &mut Known,
+    tally: &mut Tally,
+    notes: &mut Vec<String>,
+) -> Mapped {
+    let mut m = Mapper {
+        root,
+        tally,
+        notes,
+        out: Mapped::default(),
+        files,
+    };
+    for call in calls {
+        m.call(call, results.get(&call.id));
+    }
+    m.out
+}
+
+struct Mapper<'a> {
+    root: Option<&'a str>,
+    tally: &'a mut Tally,
+    notes: &'a mut Vec<String>,
+    out: Mapped,
+    /// Content the importer knows each file to have; absent: unknown.
+    files: &'a mut Known,
+}
+
+/// One replacement of an Edit or MultiEdit.
+struct Replace {
+    old: String,
+    new: String,
+    all: bool,
+}
+
+fn string<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+impl Mapper<'_> {
+    fn call(&mut self, call: &ToolCall, outcome: Option<&ToolOutcome>) {
+        let Some(outcome) = outcome else {
+            self.tally.unanswered += 1;
+            self.out.unanswered = true;
+            return;
+        };
+        let applies = !outcome.is_error || (call.name == "Bash" && bash_ran(outcome));
+        if !applies {
+            self.tally.failed += 1;
+            return;
+        }
+        let input = &call.input;
+        match call.name.as_str() {
+            "Bash" => match string(input, "command") {
+                Some(cmd) => self.emit(Line::Run {
+                    cmd: rewrite_command(cmd, self.root),
+                }),
+                None => self.skip(call, None, "Bash call without a command"),
+            },
+            "Write" => {
+                let Some(path) = self.path(call, "file_path") else {
+                    return;
+                };
+                match string(input, "content") {
+                    Some(content) => self.write(path, content.to_string()),
+                    None => self.skip(call, Some(&path), "Write call without content"),
+                }
+            }
+            "Edit" => {
+                let Some(path) = self.path(call, "file_path") else {
+                    return;
+                };
+                let result = outcome.result.as_ref();
+                // When the user changed the proposed edit, the result holds what was applied.
+                let pick = |key: &str, result_key: &str| {
+                    result
+                        .and_then(|r| string(r, result_key))
+                        .or_else(|| string(input, key))
+                };
+                match (
+                    pick("old_string", "oldString"),
+                    pick("new_string", "newString"),
+                ) {
+                    (Some(old), Some(new)) => {
+                        let all = input.get("replace_all").and_then(Value::as_bool) == Some(true);
+                        let original = result.and_then(|r| string(r, "originalFile"));
+                        let replace = Replace {
+                            old: old.to_string(),
+                            new: new.to_string(),
+                            all,
+                        };
+                        self.edit(path, original, vec![replace]);
+                    }
+                    _ => self.skip(call, Some(&path), "Edit call without old_string/new_string"),
+                }
+            }
+            "MultiEdit" => {
+                let Some(path) = self.path(call, "file_path") else {
+                    return;
+                };
+                let edits: Option<Vec<Replace>> = input
+                    .get("edits")
+                    .and_then(Value::as_array)
+                    .and_then(|edits| {
+                        edits
+                            .iter()
+                            .map(|e| {
+                                Some(Replace {
+                                    old: string(e, "old_string")?.to_string(),
+                                    new: string(e, "new_string")?.to_string(),
+                                    all: e.get("replace_all").and_then(Value::as_bool)
+                                        == Some(true),
+                                })
+                            })
+                            .collect()
+                    });
+                let original = outcome.result.as_ref().and_then(|r| {
+                    string(r, "originalFile").or_else(|| string(r, "originalFileContents"))
+                });
+                match edits {
+                    Some(edits) => self.edit(path, original, edits),
+                    None => self.skip(call, Some(&path), "MultiEdit call with malformed edits"),
+                }
+            }
+            "NotebookEdit" => {
+                let path = string(input, "notebook_path").map(str::to_string);
+                self.skip(
+                    call,
+                    path.as_deref(),
+                    "a notebook cell edit has no well-defined file content: the notebook's JSON is not in the transcript",
+                );
+            }
+            other => *self.tally.ignored.entry(other.to_string()).or_default() += 1,
+        }
+    }
+
+    /// The relative path in `input[key]`, or `None` after recording a skip.
+    fn path(&mut self, call: &ToolCall, key: &str) -> Option<String> {
+        let Some(given) = string(&call.input, key) else {
+            self.skip(call, None, &format!("{} call without {key}", call.name));
+            return None;
+        };
+        match relative(given, self.root) {
+            Ok(rel) => Some(rel),
+            Err(reason) => {
+                self.notes.push(format!(
+                    "{}: {} of '{given}' skipped: {reason}",
+                    call.origin, call.name
+                ));
+                self.skip(call, Some(given), &reason);
+                None
+            }
+        }
+    }
+
+    fn skip(&mut self, call: &ToolCall, path: Option<&str>, reason: &str) {
+        self.tally.skipped += 1;
+        self.out.lines.push(Line::Skip {
+            tool: Some(call.name.clone()),
+            path: path.map(str::to_string),
+            reason: Some(reason.to_string()),
+        });
+    }
+
+    fn emit(&mut self, line: Line) {
+        self.tally.actions += 1;
+        self.out.lines.push(line);
+    }
+
+    fn write(&mut self, path: String, content: String) {
+        self.files.insert(path.clone(), content.clone());
+        self.emit(Line::Write { path, content });
+    }
+
+    /// Applies the divergence rule, then the replacements in order.
+    fn edit(&mut self, path: String, original: Option<&str>, edits: Vec<Replace>) {
+        if let Some(original) = original {
+            match self.files.get(&path) {
+                Some(known) if known != original => {
+                    self.tally.resets += 1;
+                    self.out.divergent = true;
+                    self.write(path.clone(), original.to_string());
+                }
+                Some(_) => {}
+                None => {
+                    self.files.insert(path.clone(), original.to_string());
+                }
+            }
+        }
+        for Replace { old, new, all } in edits {
+            if old.is_empty() {
+                // Claude Code creates a file from an edit with an empty old_string.
+                self.write(path.clone(), new);
+                continue;
+            }
+            let known = self.files.remove(&path);
+            if let Some(text) = known.filter(|t| t.contains(old.as_str())) {
+                let edited = if all {
+                    text.replace(old.as_str(), &new)
+                } else {
+                    text.replacen(old.as_str(), &new, 1)
+                };
+                self.files.insert(path.clone(), edited);
+            }
+            self.emit(Line::Edit {
+                path: path.clone(),
+                old,
+                new,
+                all,
+            });
+        }
+    }
+}
+
+/// A Bash call whose result is an error ran anyway when the command exited non-zero;
+/// a rejected, blocked or malformed call did not.
+fn bash_ran(outcome: &ToolOutcome) -> bool {
+    let structured_ran = outcome
+        .result
+        .as_ref()
+        .and_then(Value::as_object)
+        .is_some_and(|r| r.contains_key("stdout") || r.contains_key("stderr"));
+    structured_ran || outcome.text.contains("Exit code") || outcome.text.contains("timed out")
+}
+
+#[cfg(test)]
+#[path = "mapping_tests.rs"]
+mod tests;

@@ -1,0 +1,285 @@
+//! Unit tests of the tool-call mapping and the divergence rule.
+
+use serde_json::{Value, json};
+
+use super::*;
+
+const ROOT: Option<&str> = Some("/w");
+
+fn call(id: &str, name: &str, input: Value) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: name.into(),
+        input,
+        origin: format!("t.jsonl:{id}"),
+        seq: 0,
+    }
+}
+
+fn ok(result: Option<Value>) -> ToolOutcome {
+    ToolOutcome {
+        is_error: false,
+        text: "ok".into(),
+        result,
+    }
+}
+
+fn err(text: &str) -> ToolOutcome {
+    ToolOutcome {
+        is_error: true,
+        text: text.into(),
+        result: None,
+    }
+}
+
+fn map(calls: &[(ToolCall, Option<ToolOutcome>)]) -> (Mapped, Tally, Vec<String>) {
+    let results: HashMap<String, ToolOutcome> = calls
+        .iter()
+        .filter_map(|(c, o)| o.clone().map(|o| (c.id.clone(), o)))
+        .collect();
+    let calls: Vec<ToolCall> = calls.iter().map(|(c, _)| c.clone()).collect();
+    let mut tally = Tally::default();
+    let mut notes = Vec::new();
+    let m = map_calls(
+        &calls,
+        &results,
+        ROOT,
+        &mut Known::new(),
+        &mut tally,
+        &mut notes,
+    );
+    (m, tally, notes)
+}
+
+fn write(path: &str, content: &str) -> Line {
+    Line::Write {
+        path: path.into(),
+        content: content.into(),
+    }
+}
+
+fn edit(path: &str, old: &str, new: &str, all: bool) -> Line {
+    Line::Edit {
+        path: path.into(),
+        old: old.into(),
+        new: new.into(),
+        all,
+    }
+}
+
+#[test]
+fn write_edit_multiedit_and_bash_become_actions() {
+    let (m, tally, notes) = map(&[
+        (
+            call(
+                "1",
+                "Write",
+                json!({"file_path": "/w/a.py", "content": "x = 1\n"}),
+            ),
+            Some(ok(None)),
+        ),
+        (
+            call(
+                "2",
+                "Edit",
+                json!({"file_path": "/w/a.py", "old_string": "1", "new_string": "2", "replace_all": true}),
+            ),
+            Some(ok(None)),
+        ),
+        (
+            call(
+                "3",
+                "MultiEdit",
+                json!({"file_path": "b.py", "edits": [
+                {"old_string": "", "new_string": "y = 1\n"},
+                {"old_string": "y", "new_string": "z"}]}),
+            ),
+            Some(ok(None)),
+        ),
+        (
+            call("4", "Bash", json!({"command": "rm /w/t.py"})),
+            Some(ok(None)),
+        ),
+        (
+            call("5", "Read", json!({"file_path": "/w/a.py"})),
+            Some(ok(None)),
+        ),
+    ]);
+    assert_eq!(
+        m.lines,
+        vec![
+            write("a.py", "x = 1\n"),
+            edit("a.py", "1", "2", true),
+            write("b.py", "y = 1\n"),
+            edit("b.py", "y", "z", false),
+            Line::Run {
+                cmd: "rm ./t.py".into()
+            },
+        ]
+    );
+    assert!(!m.divergent && !m.unanswered);
+    assert_eq!(tally.actions, 5);
+    assert_eq!(tally.ignored.get("Read"), Some(&1));
+    assert!(notes.is_empty());
+}
+
+#[test]
+fn failed_calls_are_not_applied_but_a_failing_command_ran() {
+    let (m, tally, _) = map(&[
+        (
+            call(
+                "1",
+                "Edit",
+                json!({"file_path": "/w/a", "old_string": "q", "new_string": "r"}),
+            ),
+            Some(err(
+                "<tool_use_error>String to replace not found in file.</tool_use_error>",
+            )),
+        ),
+        (
+            call("2", "Write", json!({"file_path": "/w/a", "content": "c"})),
+            Some(err("The user doesn't want to proceed")),
+        ),
+        (
+            call("3", "Bash", json!({"command": "false"})),
+            Some(err("Error: Exit code 1")),
+        ),
+        (
+            call("4", "Bash", json!({"command": "rm -rf x"})),
+            Some(err("Permission to use Bash has been denied.")),
+        ),
+    ]);
+    assert_eq!(
+        m.lines,
+        vec![Line::Run {
+            cmd: "false".into()
+        }]
+    );
+    assert_eq!(tally.failed, 3);
+}
+
+#[test]
+fn a_call_without_a_result_is_not_applied_and_marks_the_session() {
+    let (m, tally, _) = map(&[(
+        call("1", "Write", json!({"file_path": "/w/a", "content": "c"})),
+        None,
+    )]);
+    assert!(m.lines.is_empty());
+    assert!(m.unanswered);
+    assert_eq!(tally.unanswered, 1);
+}
+
+#[test]
+fn paths_outside_the_root_and_notebook_edits_are_recorded_skips() {
+    let (m, tally, notes) = map(&[
+        (
+            call("1", "Write", json!({"file_path": "/etc/x", "content": "c"})),
+            Some(ok(None)),
+        ),
+        (
+            call(
+                "2",
+                "NotebookEdit",
+                json!({"notebook_path": "/w/n.ipynb", "new_source": "1"}),
+            ),
+            Some(ok(None)),
+        ),
+        (
+            call("3", "Edit", json!({"file_path": "/w/a"})),
+            Some(ok(None)),
+        ),
+    ]);
+    assert_eq!(tally.skipped, 3);
+    assert_eq!(
+        m.lines[0],
+        Line::Skip {
+            tool: Some("Write".into()),
+            path: Some("/etc/x".into()),
+            reason: Some("outside the root /w".into()),
+        }
+    );
+    assert!(matches!(&m.lines[1], Line::Skip { tool: Some(t), .. } if t == "NotebookEdit"));
+    assert_eq!(notes.len(), 1);
+    assert!(
+        notes[0].contains("t.jsonl:1") && notes[0].contains("/etc/x"),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn an_original_file_that_differs_from_the_model_is_written_first_and_marks_divergence() {
+    // The agent wrote a.py, then a command (invisible to the importer) changed it, then
+    // the agent edited what it saw.
+    let (m, tally, _) = map(&[
+        (
+            call(
+                "1",
+                "Write",
+                json!({"file_path": "/w/a", "content": "v1\n"}),
+            ),
+            Some(ok(None)),
+        ),
+        (
+            call("2", "Bash", json!({"command": "sed -i s/v1/v2/ a"})),
+            Some(ok(None)),
+        ),
+        (
+            call(
+                "3",
+                "Edit",
+                json!({"file_path": "/w/a", "old_string": "v2", "new_string": "v3"}),
+            ),
+            Some(ok(Some(
+                json!({"originalFile": "v2\n", "oldString": "v2", "newString": "v3"}),
+            ))),
+        ),
+        // The model now says v3, which is what the next edit saw: no second reset.
+        (
+            call(
+                "4",
+                "Edit",
+                json!({"file_path": "/w/a", "old_string": "v3", "new_string": "v4"}),
+            ),
+            Some(ok(Some(json!({"originalFile": "v3\n"})))),
+        ),
+    ]);
+    assert!(m.divergent);
+    assert_eq!(tally.resets, 1);
+    assert_eq!(
+        m.lines[2..],
+        [
+            write("a", "v2\n"),
+            edit("a", "v2", "v3", false),
+            edit("a", "v3", "v4", false)
+        ]
+    );
+}
+
+#[test]
+fn an_original_file_of_an_unknown_file_is_trusted_not_reset() {
+    let (m, _, _) = map(&[(
+        call(
+            "1",
+            "Edit",
+            json!({"file_path": "/w/a", "old_string": "x", "new_string": "y"}),
+        ),
+        Some(ok(Some(json!({"originalFile": "x\n"})))),
+    )]);
+    assert!(!m.divergent);
+    assert_eq!(m.lines, vec![edit("a", "x", "y", false)]);
+}
+
+#[test]
+fn a_user_modified_edit_applies_what_the_result_says() {
+    let (m, _, _) = map(&[(
+        call(
+            "1",
+            "Edit",
+            json!({"file_path": "/w/a", "old_string": "x", "new_string": "y"}),
+        ),
+        Some(ok(Some(
+            json!({"oldString": "x", "newString": "z", "userModified": true}),
+        ))),
+    )]);
+    assert_eq!(m.lines, vec![edit("a", "x", "z", false)]);
+}

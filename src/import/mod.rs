@@ -1,0 +1,18 @@
+//! Importers: foreign agent transcripts → loopbench traces (DESIGN §6), so that real
+//! agent runs are scored by replaying what they did to the files.
+//!
+//! Two Claude Code forms are read: its session files ([`claude_code`]) and the stdout
+//! of `claude -p --output-format stream-json` ([`stream_json`]). Both share how content
+//! blocks are read ([`blocks`]), how tool calls become actions, including the rule
+//! that marks a session `divergent` ([`mapping`]), and how paths and commands are made
+//! relative to the work directory ([`paths`]).
+
+mod blocks;
+pub mod claude_code;
+pub mod mapping;
+pub mod paths;
+mod session;
+pub mod stream_json;
+
+pub use mapping::Tally;
+pub use session::{Imported, ImportedSession};

@@ -1,0 +1,143 @@
+//! What an import produces (sessions of trace lines, notes, counts), how it is written
+//! as a trace, and how transcript files are read line by line.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::mapping::{Known, Tally};
+use crate::agent::Usage;
+use crate::agent::trace::{EndStatus, Line};
+use crate::error::{Error, Result};
+
+/// One imported session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedSession {
+    /// Actions and skips, in order.
+    pub lines: Vec<Line>,
+    /// The importer reset a file to what the agent saw.
+    pub divergent: bool,
+    /// What the session used.
+    pub usage: Usage,
+    /// How it ended.
+    pub status: EndStatus,
+    /// Where it came from (the foreign session id or file), for people.
+    pub source: String,
+}
+
+/// The result of an import.
+#[derive(Debug, Default)]
+pub struct Imported {
+    /// Sessions, numbered 1..k in this order in the trace.
+    pub sessions: Vec<ImportedSession>,
+    /// Things worth telling the user (skipped lines and paths), each naming file:line.
+    pub notes: Vec<String>,
+    /// Counts over all sessions.
+    pub tally: Tally,
+    /// File contents the importer knows, carried across sessions ([`super::mapping`]).
+    pub known: Known,
+}
+
+impl Imported {
+    /// The trace: per session a `session` line, the actions, a `usage` line and an
+    /// `end` line whose summary names the source.
+    pub fn to_trace(&self) -> String {
+        let mut out = String::new();
+        let mut push = |line: &Line| {
+            // A Line is plain data: serializing it cannot fail.
+            out += &serde_json::to_string(line).unwrap_or_default();
+            out.push('\n');
+        };
+        for (i, s) in self.sessions.iter().enumerate() {
+            push(&Line::Session {
+                n: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                divergent: s.divergent,
+            });
+            s.lines.iter().for_each(&mut push);
+            push(&Line::Usage {
+                turns: s.usage.turns,
+                input_tokens: s.usage.input_tokens,
+                output_tokens: s.usage.output_tokens,
+                cost_usd: s.usage.cost_usd,
+            });
+            push(&Line::End {
+                status: s.status,
+                summary: Some(format!("imported from {}", s.source)),
+            });
+        }
+        out
+    }
+
+    /// One paragraph for stderr: what was imported and what was left out.
+    pub fn summary(&self) -> String {
+        let t = &self.tally;
+        let divergent = self.sessions.iter().filter(|s| s.divergent).count();
+        let mut text = format!(
+            "imported {} session(s): {} action(s); not applied: {} failed call(s), {} call(s) without a result; {} skip(s); {} file reset(s) in {divergent} divergent session(s)",
+            self.sessions.len(),
+            t.actions,
+            t.failed,
+            t.unanswered,
+            t.skipped,
+            t.resets,
+        );
+        if !t.ignored.is_empty() {
+            let ignored: Vec<String> = t.ignored.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            text += &format!("; no file effect: {}", ignored.join(", "));
+        }
+        text
+    }
+}
+
+/// A line of a transcript file: its number and its JSON, or why it is not JSON.
+pub type JsonLine = (usize, std::result::Result<Value, String>);
+
+/// Reads a transcript file as JSON lines; blank lines are left out. A missing or
+/// unreadable file is bad input naming it; bytes that are not UTF-8 are replaced.
+pub fn read_json_lines(path: &Path) -> Result<Vec<JsonLine>> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        Error::BadInput(format!("cannot read transcript '{}': {e}", path.display()))
+    })?;
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| (i + 1, serde_json::from_str(l).map_err(|e| e.to_string())))
+        .collect())
+}
+
+/// `path`, or every file under the directory `path` whose name `keep` accepts, sorted.
+/// A path that does not exist is bad input naming it.
+pub fn expand(path: &Path, keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBuf>> {
+    let meta = std::fs::metadata(path).map_err(|e| {
+        Error::BadInput(format!("cannot read transcript '{}': {e}", path.display()))
+    })?;
+    if !meta.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(path)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(std::result::Result::ok)
+        .filter(|e| e.file_type().is_file() && keep(e.path()))
+        .map(walkdir::DirEntry::into_path)
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Fails when nothing was imported: a trace needs at least one session.
+pub fn require_sessions(imported: &Imported, inputs: &[PathBuf]) -> Result<()> {
+    if imported.sessions.is_empty() {
+        let names: Vec<String> = inputs
+            .iter()
+            .map(|p| format!("'{}'", p.display()))
+            .collect();
+        return Err(Error::BadInput(format!(
+            "no session with user or assistant messages in {}",
+            names.join(", ")
+        )));
+    }
+    Ok(())
+}

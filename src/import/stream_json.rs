@@ -1,0 +1,177 @@
+//! `loopbench import stream-json`: the stdout of `claude -p --output-format stream-json
+//! --verbose` → a trace, one session per capture file.
+//!
+//! **Inputs.** Each file is one session; several files become sessions 1..k in the
+//! order given. A directory is a trial's capture directory of the `command` driver
+//! (`RUN_DIR/agents/<trial_id>/`): its `session-<n>.stdout` files in numeric order of
+//! n, so that a real run can be re-scored later.
+//!
+//! **Lines.** `system` (subtype `init`) gives the `cwd`, `assistant` lines the tool
+//! calls and per-message usage, `user` lines the tool results (with
+//! `tool_use_result` when the CLI writes it), the last `result` line the session's
+//! outcome. Anything else is ignored; a line that is not JSON is skipped with a note
+//! (an agent wrapper may print other things on stdout). Calls map to actions as for
+//! session files ([`super::mapping`]), paths relative to `--root`, else to the init
+//! line's `cwd`.
+//!
+//! **Usage**: from the `result` line when there is one (read by the same function the
+//! `command` driver uses: turns = num_turns, cost = total_cost_usd, tokens from its
+//! usage with cache tokens counted as input), each field it lacks summed over distinct
+//! assistant messages.
+//!
+//! **Status**: result `success` → `completed`; `error_max_turns` → `out_of_budget`;
+//! any other result subtype (`error_during_execution`...) or no result line at all →
+//! `interrupted` (the CLI stopped before finishing its turn); a tool call without a
+//! result → `interrupted` too.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::blocks::{UsageTally, tool_calls, tool_results};
+use super::mapping::map_calls;
+use super::session::{Imported, ImportedSession, expand, read_json_lines, require_sessions};
+use crate::agent::command::{Reported, report_result_line};
+use crate::agent::trace::EndStatus;
+use crate::error::{Error, Result};
+
+/// Imports the capture files `inputs` (files, or trial capture directories).
+pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
+    let mut imported = Imported::default();
+    for input in inputs {
+        let files = if input.is_dir() {
+            let files = capture_files(input)?;
+            if files.is_empty() {
+                return Err(Error::BadInput(format!(
+                    "'{}' holds no session-<n>.stdout capture",
+                    input.display()
+                )));
+            }
+            files
+        } else {
+            expand(input, |_| true)?
+        };
+        for file in files {
+            let session = import_file(&file, root, &mut imported)?;
+            imported.sessions.push(session);
+        }
+    }
+    require_sessions(&imported, inputs)?;
+    Ok(imported)
+}
+
+/// `session-<n>.stdout` files of a capture directory, by n.
+fn capture_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut numbered: Vec<(u64, PathBuf)> = expand(dir, |_| true)?
+        .into_iter()
+        .filter(|p| p.parent() == Some(dir))
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?;
+            let n = name
+                .strip_prefix("session-")?
+                .strip_suffix(".stdout")?
+                .parse()
+                .ok()?;
+            Some((n, p))
+        })
+        .collect();
+    numbered.sort();
+    Ok(numbered.into_iter().map(|(_, p)| p).collect())
+}
+
+fn import_file(
+    file: &Path,
+    root: Option<&str>,
+    imported: &mut Imported,
+) -> Result<ImportedSession> {
+    let mut cwd: Option<String> = None;
+    let mut session_id: Option<String> = None;
+    let mut result: Option<serde_json::Map<String, Value>> = None;
+    let mut usage = UsageTally::default();
+    let mut calls = Vec::new();
+    let mut call_ids = HashSet::new();
+    let mut results = HashMap::new();
+    let mut seq = 0;
+    for (line, parsed) in read_json_lines(file)? {
+        let at = format!("{}:{line}", file.display());
+        let Ok(Value::Object(map)) = parsed else {
+            imported
+                .notes
+                .push(format!("{at}: not a JSON object, skipped"));
+            continue;
+        };
+        if session_id.is_none() {
+            session_id = map
+                .get("session_id")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+        let message = map.get("message").unwrap_or(&Value::Null);
+        match map.get("type").and_then(Value::as_str) {
+            Some("system") if cwd.is_none() => {
+                cwd = map.get("cwd").and_then(Value::as_str).map(str::to_string);
+            }
+            Some("assistant") => {
+                usage.add(message, None, &at);
+                for call in tool_calls(message, &at, &mut seq) {
+                    if call_ids.insert(call.id.clone()) {
+                        calls.push(call);
+                    }
+                }
+            }
+            Some("user") => {
+                let structured = map
+                    .get("tool_use_result")
+                    .or_else(|| map.get("toolUseResult"));
+                for (id, outcome) in tool_results(message, structured) {
+                    results.entry(id).or_insert(outcome);
+                }
+            }
+            Some("result") => result = Some(map),
+            _ => {}
+        }
+    }
+    let root = root.or(cwd.as_deref());
+    let mapped = map_calls(
+        &calls,
+        &results,
+        root,
+        &mut imported.known,
+        &mut imported.tally,
+        &mut imported.notes,
+    );
+    let from_messages = Reported {
+        usage: usage.usage(),
+        ..Reported::default()
+    };
+    let (reported, status) = match &result {
+        Some(map) => {
+            let status = match map.get("subtype").and_then(Value::as_str) {
+                Some("success") => EndStatus::Completed,
+                Some("error_max_turns") => EndStatus::OutOfBudget,
+                _ => EndStatus::Interrupted,
+            };
+            (report_result_line(map).or(from_messages), status)
+        }
+        None => (from_messages, EndStatus::Interrupted),
+    };
+    for note in reported.notes {
+        imported.notes.push(format!("{}: {note}", file.display()));
+    }
+    let status = if mapped.unanswered {
+        EndStatus::Interrupted
+    } else {
+        status
+    };
+    Ok(ImportedSession {
+        lines: mapped.lines,
+        divergent: mapped.divergent,
+        usage: reported.usage,
+        status,
+        source: match session_id {
+            Some(id) => format!("stream-json session {id} ({})", file.display()),
+            None => format!("stream-json capture {}", file.display()),
+        },
+    })
+}

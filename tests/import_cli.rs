@@ -1,0 +1,252 @@
+//! `loopbench import` end to end: hand-written Claude Code transcripts of the latefees
+//! example task → a trace → `loopbench replay` → the metrics the transcript implies.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{loopbench, read_csv, repo_root};
+use predicates::prelude::*;
+
+fn latefees() -> PathBuf {
+    repo_root().join("suites/examples/tasks/latefees")
+}
+
+fn data(rel: &str) -> PathBuf {
+    repo_root().join("tests/data").join(rel)
+}
+
+/// Runs `loopbench import FORM ARGS...` (trace on stdout); returns (trace, stderr).
+fn import(form: &str, args: &[&Path]) -> (String, String) {
+    let out = loopbench()
+        .arg("import")
+        .arg(form)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// Replays `trace` against latefees with the JSON list; returns the results directory.
+fn replay(trace: &str, dir: &Path) -> PathBuf {
+    let path = dir.join("trace.jsonl");
+    std::fs::write(&path, trace).unwrap();
+    let out = dir.join("results");
+    loopbench()
+        .arg("replay")
+        .arg(&path)
+        .arg("--task")
+        .arg(latefees())
+        .args(["--format", "json", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    out
+}
+
+#[test]
+fn a_claude_code_project_folder_replays_to_the_metrics_its_transcripts_imply() {
+    let (trace, stderr) = import("claude-code", &[&data("claude-code/latefees")]);
+    // Unknown line types are ignored silently; the cut-off last line of sess-b and the
+    // write outside the project are named with file and line.
+    assert!(stderr.contains("sess-b.jsonl:9: not JSON"), "{stderr}");
+    assert!(
+        stderr.contains("sess-a.jsonl:16") && stderr.contains("/home/dev/notes/latefees.md"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("1 file reset(s) in 1 divergent session(s)"),
+        "{stderr}"
+    );
+    // The cwd prefix left the commit command; skips document what was not applied.
+    assert!(
+        trace.contains(
+            r#"{"op":"run","cmd":"cd . && git add -A && git commit -qm 'F1: late fee'"}"#
+        )
+    );
+    assert!(trace.contains(
+        r#"{"op":"skip","tool":"NotebookEdit","path":"/home/dev/latefees/explore.ipynb""#
+    ));
+    assert!(trace.contains(r#"{"op":"session","n":3,"divergent":true}"#));
+    assert!(trace.contains(r#"{"op":"session","n":2}"#));
+
+    let tmp = tempfile::tempdir().unwrap();
+    let out = replay(&trace, tmp.path());
+    let rows = read_csv(&out.join("sessions.csv"));
+    assert_eq!(rows.len(), 3);
+    let cell = |n: usize, column: &str| rows[n - 1][column].clone();
+
+    // Session 1 (sess-a, with its subagent): writes the F1 gold fee code, the subagent
+    // writes the F2 gold reminders, claims F1 only, commits. The failed Edit (RATE 20 →
+    // 5) is not applied, so F1 holds. Turns: 9 parent + 2 subagent message ids, the
+    // first of them split over two lines.
+    assert_eq!(cell(1, "outcome"), "completed");
+    assert_eq!(cell(1, "newly_claimed"), "1");
+    assert_eq!(cell(1, "premature_claims"), "0");
+    assert_eq!(cell(1, "newly_verified"), "2");
+    assert_eq!(cell(1, "clean_tree"), "true");
+    assert_eq!(cell(1, "progress_updated"), "false");
+    assert_eq!(cell(1, "actions_failed"), "0");
+    assert_eq!(cell(1, "turns"), "11");
+    assert_eq!(cell(1, "input_tokens"), "23928");
+    assert_eq!(cell(1, "output_tokens"), "550");
+    assert_eq!(cell(1, "cost_usd"), "");
+    assert_eq!(cell(1, "divergent"), "false");
+
+    // Session 2 (sess-b, CLI 1.0 shapes): a MultiEdit claims F2 and F3 (replace_all)
+    // and rewords F3; F3 has no code, so one premature claim. `rm` of the absolute
+    // test path deletes tests/test_export.py (3 tests). The commit command exits 1 but
+    // ran. The last Edit never got a result: not applied, session interrupted.
+    assert_eq!(cell(2, "outcome"), "interrupted");
+    assert_eq!(cell(2, "newly_claimed"), "2");
+    assert_eq!(cell(2, "premature_claims"), "1");
+    assert_eq!(cell(2, "desc_edits"), "1");
+    assert_eq!(cell(2, "tests_removed"), "3");
+    assert_eq!(cell(2, "regressions"), "0");
+    assert_eq!(cell(2, "clean_tree"), "true");
+    assert_eq!(cell(2, "turns"), "4");
+    assert_eq!(cell(2, "cost_usd"), "0.4");
+    assert_eq!(cell(2, "divergent"), "false");
+
+    // Session 3 (sess-c): a formatter the task lacks changed fees.py on the agent's
+    // machine; the Edit's originalFile shows it, so the importer resets the file first
+    // and the edit applies (without the reset its old text would be missing). The gold
+    // export makes F3 true; the session starts told the false F3 claim. Its "All
+    // features are done!" is prose: the status stays completed.
+    assert_eq!(cell(3, "outcome"), "completed");
+    assert_eq!(cell(3, "divergent"), "true");
+    assert_eq!(cell(3, "actions_failed"), "0");
+    assert_eq!(cell(3, "told_false"), "1");
+    assert_eq!(cell(3, "newly_verified"), "1");
+    assert_eq!(cell(3, "regressions"), "0");
+    assert_eq!(cell(3, "features_verified"), "3");
+    assert_eq!(cell(3, "resumed"), "true");
+    assert_eq!(cell(3, "resume_success"), "true");
+    assert_eq!(cell(3, "progress_updated"), "true");
+    let trials = read_csv(&out.join("trials.csv"));
+    assert_eq!(trials[0]["premature_victory"], "false");
+
+    // The report counts the divergent session; summary.csv knows nothing of it.
+    loopbench()
+        .arg("report")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("## Divergent sessions"))
+        .stdout(predicate::str::contains("| replay | 1 / 3 |"));
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(!summary.contains("divergent"));
+}
+
+#[test]
+fn session_files_are_ordered_by_time_and_find_their_subagents() {
+    let dir = data("claude-code/latefees");
+    let (trace, _) = import(
+        "claude-code",
+        &[&dir.join("sess-c.jsonl"), &dir.join("sess-a.jsonl")],
+    );
+    let ends: Vec<&str> = trace
+        .lines()
+        .filter(|l| l.contains(r#""op":"end""#))
+        .collect();
+    assert!(
+        ends[0].contains("session sess-a") && ends[1].contains("session sess-c"),
+        "{ends:?}"
+    );
+    // The subagent's write, from sess-a/subagents/, sits between the parent's actions.
+    let s1: Vec<&str> = trace
+        .lines()
+        .take_while(|l| !l.contains(r#""op":"end""#))
+        .collect();
+    assert!(s1[1].contains(r#""path":"ledger/fees.py""#), "{s1:?}");
+    assert!(s1[2].contains(r#""path":"ledger/reminders.py""#), "{s1:?}");
+    // Without sess-b's edits, fees.py is still what session 1 wrote: the reset stays.
+    assert!(trace.contains(r#""n":2,"divergent":true"#));
+}
+
+#[test]
+fn a_root_given_on_the_command_line_decides_what_is_inside() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = tmp.path().join("t.jsonl");
+    loopbench()
+        .args(["import", "claude-code"])
+        .arg(data("claude-code/latefees/sess-a.jsonl"))
+        .args(["--root", "/home/dev", "--out"])
+        .arg(&trace)
+        .assert()
+        .success()
+        .stdout("");
+    let text = std::fs::read_to_string(trace).unwrap();
+    assert!(
+        text.contains(r#""path":"latefees/ledger/fees.py""#),
+        "{text}"
+    );
+    assert!(text.contains(r#""path":"notes/latefees.md""#), "{text}");
+    assert!(text.contains("cd ./latefees && git add -A"), "{text}");
+}
+
+#[test]
+fn a_stream_json_capture_directory_replays_with_usage_from_its_result_lines() {
+    let (trace, _) = import("stream-json", &[&data("stream-json/latefees")]);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = replay(&trace, tmp.path());
+    let rows = read_csv(&out.join("sessions.csv"));
+    assert_eq!(rows.len(), 2);
+    let cell = |n: usize, column: &str| rows[n - 1][column].clone();
+    // session-1.stdout: F1 written, claimed and committed; result success with
+    // num_turns 4, cost 0.42 and 100 + 1000 + 20000 input tokens.
+    assert_eq!(cell(1, "outcome"), "completed");
+    assert_eq!(cell(1, "newly_claimed"), "1");
+    assert_eq!(cell(1, "premature_claims"), "0");
+    assert_eq!(cell(1, "newly_verified"), "1");
+    assert_eq!(cell(1, "clean_tree"), "true");
+    assert_eq!(cell(1, "turns"), "4");
+    assert_eq!(cell(1, "input_tokens"), "21100");
+    assert_eq!(cell(1, "output_tokens"), "700");
+    assert_eq!(cell(1, "cost_usd"), "0.42");
+    // session-2.stdout: F2 written (not committed), a failed edit not applied, then
+    // the turn budget ran out.
+    assert_eq!(cell(2, "outcome"), "out_of_budget");
+    assert_eq!(cell(2, "newly_verified"), "1");
+    assert_eq!(cell(2, "actions_failed"), "0");
+    assert_eq!(cell(2, "clean_tree"), "false");
+    assert_eq!(cell(2, "turns"), "2");
+    assert_eq!(cell(2, "input_tokens"), "2706");
+    assert_eq!(cell(2, "cost_usd"), "0.1");
+}
+
+#[test]
+fn a_missing_transcript_is_bad_input_naming_it() {
+    for form in ["claude-code", "stream-json"] {
+        loopbench()
+            .args(["import", form, "/nonexistent/session.jsonl"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("/nonexistent/session.jsonl"));
+    }
+}
+
+#[test]
+fn a_transcript_without_sessions_is_bad_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("empty.jsonl");
+    std::fs::write(
+        &path,
+        "{\"type\":\"summary\",\"summary\":\"x\"}\nnot json\n",
+    )
+    .unwrap();
+    loopbench()
+        .args(["import", "claude-code"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no session"));
+}
