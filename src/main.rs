@@ -10,9 +10,24 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) if err.is_broken_pipe() => loopbench::exit_code::OK,
         Err(err) => {
-            eprintln!("error: {err}");
+            eprintln!("error: {}", with_causes(&err));
             err.exit_code()
         }
     };
     ExitCode::from(u8::try_from(code).unwrap_or(u8::MAX))
+}
+
+/// The message and every cause under it ("cannot write 'x': No such file or
+/// directory"), so that an I/O failure says what the system said.
+fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut cause = err.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.ends_with(&more) {
+            text = format!("{text}: {more}");
+        }
+        cause = c.source();
+    }
+    text
 }

@@ -1,6 +1,6 @@
 //! Every command of `docs/real-ab.md` runs as written: the `sh` blocks are extracted and
 //! run in order by one bash, from a scratch directory laid out like the repository root
-//! (its `suites/` and `scripts/`), with the binary under test as `loopbench` on PATH.
+//! (its `suites/`, `scripts/` and `tests/`), with the binary under test as `loopbench` on PATH.
 
 mod common;
 
@@ -42,7 +42,7 @@ fn every_command_in_real_ab_runs_as_written() {
 
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    for dir in ["suites", "scripts"] {
+    for dir in ["suites", "scripts", "tests"] {
         std::os::unix::fs::symlink(repo_root().join(dir), root.join(dir)).unwrap();
     }
     let bin = root.join("bin");

@@ -3,7 +3,7 @@
 
 use crate::agent::trace::Trace;
 use crate::cli::{ImportArgs, ImportCommand};
-use crate::error::{Error, Result};
+use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
 use crate::import::{Imported, claude_code, stream_json};
 use crate::store::write_atomic;
@@ -27,6 +27,10 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
     eprintln!("{}", imported.summary());
     match &files.out {
         Some(path) => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)
+                    .io_context(|| format!("cannot create '{}'", dir.display()))?;
+            }
             write_atomic(path, trace.as_bytes())?;
             eprintln!("trace written to {}", path.display());
         }
