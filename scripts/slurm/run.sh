@@ -19,7 +19,8 @@
 # manifest.json records an end time are skipped, only the others are submitted (a shard
 # that had started is resumed, finished trials kept), then the merge runs.
 #
-# The binary the jobs run is $LOOPBENCH_BIN when set, else `loopbench` on PATH. sbatch
+# The binary the jobs run is $LOOPBENCH_BIN when set, else `loopbench` on PATH, else this
+# checkout's target/release/loopbench or target/debug/loopbench (the path is printed). sbatch
 # reads its usual environment (SBATCH_PARTITION, SBATCH_TIMELIMIT, SBATCH_ACCOUNT, ...).
 #
 # Exit codes: 0 merged; 1 a shard or the merge failed (named on stderr, with its log;
@@ -85,7 +86,19 @@ case "$seed" in
 esac
 [ -f "$suite/suite.toml" ] || bad "suite '$suite' not found: expected a directory holding suite.toml"
 
-bin="${LOOPBENCH_BIN:-loopbench}"
+# The binary: $LOOPBENCH_BIN, else `loopbench` on PATH, else this checkout's own build
+# (release before debug), so that the script works from a fresh `cargo build`.
+repo="$(cd "$here/../.." && pwd)"
+bin="${LOOPBENCH_BIN:-}"
+if [ -z "$bin" ]; then
+    for candidate in loopbench "$repo/target/release/loopbench" "$repo/target/debug/loopbench"; do
+        if command -v "$candidate" >/dev/null 2>&1; then
+            bin="$candidate"
+            break
+        fi
+    done
+    [ -n "$bin" ] || bad "no loopbench binary: set LOOPBENCH_BIN, put loopbench on PATH, or cargo build --release"
+fi
 bin_path="$(command -v "$bin" 2>/dev/null)" ||
     bad "loopbench binary '$bin' not found (set LOOPBENCH_BIN or put loopbench on PATH)"
 case "$bin_path" in
@@ -132,7 +145,7 @@ if [ -n "$active" ]; then
     exit 2
 fi
 
-say "suite $name (seed $seed, $replicates replicates) as $shards shards into $results"
+say "suite $name (seed $seed, $replicates replicates) as $shards shards into $results, with $bin_path"
 todo=()
 for i in $(seq 1 "$shards"); do
     dir="$results/shard-$i"
