@@ -250,3 +250,147 @@ fn a_transcript_without_sessions_is_bad_input() {
         .code(2)
         .stderr(predicate::str::contains("no session"));
 }
+
+/// A transcript line of session `sess-d` in the project /home/dev/latefees.
+fn line(uuid: u32, kind: &str, rest: serde_json::Value) -> String {
+    let mut obj = serde_json::json!({
+        "parentUuid": null, "isSidechain": false, "cwd": "/home/dev/latefees",
+        "sessionId": "sess-d", "version": "2.0.30", "type": kind,
+        "uuid": format!("d-{uuid}"),
+        "timestamp": format!("2025-06-04T08:00:{uuid:02}.000Z"),
+    });
+    for (k, v) in rest.as_object().unwrap() {
+        obj[k] = v.clone();
+    }
+    format!("{obj}\n")
+}
+
+#[test]
+fn a_task_file_changed_by_a_command_replay_cannot_repeat_is_reset_to_what_the_agent_saw() {
+    // On the agent's machine a formatter (absent from the task) rewrote
+    // ledger/invoice.py, a file of the task that the transcript never wrote; the next
+    // Edit's old text exists only in the formatted file. The importer cannot know
+    // what replay will find, so the edit carries originalFile; replay finds the old
+    // text missing, resets the file to what the agent saw, applies the edit, and
+    // counts the session divergent.
+    let pristine = std::fs::read_to_string(latefees().join("repo/ledger/invoice.py")).unwrap();
+    let formatted = pristine.replace("    paid: bool = False", "    paid: bool=False");
+    assert_ne!(formatted, pristine);
+    let tool_use = |id: &str, name: &str, input: serde_json::Value| {
+        serde_json::json!({"message": {"id": format!("m-{id}"), "role": "assistant",
+            "content": [{"type": "tool_use", "id": id, "name": name, "input": input}],
+            "usage": {"input_tokens": 10, "output_tokens": 5}}})
+    };
+    let result = |id: &str, extra: serde_json::Value| {
+        serde_json::json!({"message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": id, "content": "ok"}]},
+            "toolUseResult": extra})
+    };
+    let transcript = [
+        line(
+            1,
+            "user",
+            serde_json::json!({"message": {"role": "user", "content": "go"}}),
+        ),
+        line(
+            2,
+            "assistant",
+            tool_use(
+                "t1",
+                "Bash",
+                serde_json::json!({"command": "./tools/fmt ledger/invoice.py"}),
+            ),
+        ),
+        line(
+            3,
+            "user",
+            result(
+                "t1",
+                serde_json::json!({"stdout": "formatted", "stderr": ""}),
+            ),
+        ),
+        line(
+            4,
+            "assistant",
+            tool_use(
+                "t2",
+                "Edit",
+                serde_json::json!({
+            "file_path": "/home/dev/latefees/ledger/invoice.py",
+            "old_string": "paid: bool=False", "new_string": "paid: bool=False  # settled"}),
+            ),
+        ),
+        line(
+            5,
+            "user",
+            result(
+                "t2",
+                serde_json::json!({
+            "filePath": "/home/dev/latefees/ledger/invoice.py",
+            "oldString": "paid: bool=False", "newString": "paid: bool=False  # settled",
+            "originalFile": formatted}),
+            ),
+        ),
+    ]
+    .concat();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("sess-d.jsonl");
+    std::fs::write(&file, transcript).unwrap();
+
+    let (trace, _) = import("claude-code", &[&file]);
+    assert!(trace.contains(r#"{"op":"session","n":1}"#), "{trace}");
+    assert!(trace.contains(r#""original":"#), "{trace}");
+    let out = tmp.path().join("results");
+    let path = tmp.path().join("trace.jsonl");
+    std::fs::write(&path, &trace).unwrap();
+    let replayed = loopbench()
+        .arg("replay")
+        .arg(&path)
+        .arg("--task")
+        .arg(latefees())
+        .args(["--format", "json", "--keep-work", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let rows = read_csv(&out.join("sessions.csv"));
+    assert_eq!(rows[0]["divergent"], "true");
+    assert_eq!(rows[0]["actions_failed"], "0", "{:?}", rows[0]);
+    // The work directory holds the agent's formatted file with the edit applied.
+    let stderr = String::from_utf8_lossy(&replayed.get_output().stderr).into_owned();
+    let work = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("work directory kept at "))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let invoice = std::fs::read_to_string(Path::new(work).join("ledger/invoice.py")).unwrap();
+    assert_eq!(
+        invoice,
+        formatted.replace("paid: bool=False", "paid: bool=False  # settled")
+    );
+    std::fs::remove_dir_all(Path::new(work).parent().unwrap()).unwrap();
+
+    // The same edit without what the agent saw is a failed action, not a divergence.
+    let bare: String = trace
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if let Some(obj) = v.as_object_mut() {
+                obj.remove("original");
+            }
+            format!("{v}\n")
+        })
+        .collect();
+    let out = tmp.path().join("bare");
+    std::fs::write(&path, bare).unwrap();
+    loopbench()
+        .arg("replay")
+        .arg(&path)
+        .arg("--task")
+        .arg(latefees())
+        .args(["--format", "json", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let rows = read_csv(&out.join("sessions.csv"));
+    assert_eq!(rows[0]["divergent"], "false");
+    assert_eq!(rows[0]["actions_failed"], "1");
+}

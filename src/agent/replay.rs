@@ -51,8 +51,9 @@ impl Agent for ReplayAgent {
         let mut notes = Vec::new();
         for action in &session.actions {
             match apply(&action.op, ctx) {
-                Ok(None) => {}
-                Ok(Some(failure)) => {
+                Ok(Applied::Done) => {}
+                Ok(Applied::AfterReset) => run.divergent = true,
+                Ok(Applied::Failed(failure)) => {
                     run.actions_failed += 1;
                     notes.push(format!("line {}: {failure}", action.line));
                 }
@@ -72,8 +73,26 @@ impl Agent for ReplayAgent {
     }
 }
 
-/// Applies one action. `Ok(Some(reason))` is a failed action that the trial survives.
-fn apply(op: &Line, ctx: &SessionContext<'_>) -> Result<Option<String>> {
+/// How one action went.
+#[derive(Debug, PartialEq)]
+enum Applied {
+    /// As recorded.
+    Done,
+    /// An edit whose old text was missing, applied after resetting the file to what the
+    /// agent saw (the edit's `original`): the session diverged from the recording.
+    AfterReset,
+    /// A failed action that the trial survives.
+    Failed(String),
+}
+
+impl From<Option<String>> for Applied {
+    fn from(failure: Option<String>) -> Applied {
+        failure.map_or(Applied::Done, Applied::Failed)
+    }
+}
+
+/// Applies one action.
+fn apply(op: &Line, ctx: &SessionContext<'_>) -> Result<Applied> {
     let root = &ctx.workspace.work_dir;
     match op {
         Line::Write { path, content } => {
@@ -84,39 +103,59 @@ fn apply(op: &Line, ctx: &SessionContext<'_>) -> Result<Option<String>> {
             }
             Ok(std::fs::write(&target, content)
                 .err()
-                .map(|e| format!("write '{path}' failed: {e}")))
+                .map(|e| format!("write '{path}' failed: {e}"))
+                .into())
         }
         Line::Edit {
             path,
             old,
             new,
             all,
+            original,
         } => {
             let target = confine(root, path)?;
-            let text = match std::fs::read_to_string(&target) {
-                Ok(text) => text,
-                Err(e) => return Ok(Some(format!("edit '{path}': cannot read it: {e}"))),
+            let found = std::fs::read_to_string(&target)
+                .ok()
+                .filter(|text| !old.is_empty() && text.contains(old.as_str()));
+            let (text, applied) = match (found, original) {
+                (Some(text), _) => (text, Applied::Done),
+                (None, Some(original)) if !old.is_empty() && original.contains(old.as_str()) => {
+                    (original.clone(), Applied::AfterReset)
+                }
+                (None, _) => {
+                    let why = if target.is_file() {
+                        "old text not found"
+                    } else {
+                        "cannot read it"
+                    };
+                    return Ok(Applied::Failed(format!("edit '{path}': {why}")));
+                }
             };
-            if old.is_empty() || !text.contains(old.as_str()) {
-                return Ok(Some(format!("edit '{path}': old text not found")));
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent)
+                    .io_context(|| format!("cannot create '{}'", parent.display()))?;
             }
             let edited = if *all {
                 text.replace(old.as_str(), new)
             } else {
                 text.replacen(old.as_str(), new, 1)
             };
-            Ok(std::fs::write(&target, edited)
-                .err()
-                .map(|e| format!("edit '{path}' failed: {e}")))
+            Ok(match std::fs::write(&target, edited) {
+                Ok(()) => applied,
+                Err(e) => Applied::Failed(format!("edit '{path}' failed: {e}")),
+            })
         }
         Line::Delete { path } => {
             let target = confine(root, path)?;
             let result = match std::fs::symlink_metadata(&target) {
-                Err(_) => return Ok(Some(format!("delete '{path}': no such file"))),
+                Err(_) => return Ok(Applied::Failed(format!("delete '{path}': no such file"))),
                 Ok(m) if m.is_dir() => std::fs::remove_dir_all(&target),
                 Ok(_) => std::fs::remove_file(&target),
             };
-            Ok(result.err().map(|e| format!("delete '{path}' failed: {e}")))
+            Ok(result
+                .err()
+                .map(|e| format!("delete '{path}' failed: {e}"))
+                .into())
         }
         Line::Run { cmd } => {
             // A command that exits non-zero is what the agent saw too; only a command
@@ -130,11 +169,11 @@ fn apply(op: &Line, ctx: &SessionContext<'_>) -> Result<Option<String>> {
             }
             .run()
             .io_context(|| format!("cannot run '{cmd}'"))?;
-            Ok(None)
+            Ok(Applied::Done)
         }
         // A skip documents what an importer could not apply: nothing to do.
         Line::Session { .. } | Line::Skip { .. } | Line::Usage { .. } | Line::End { .. } => {
-            Ok(None)
+            Ok(Applied::Done)
         }
     }
 }

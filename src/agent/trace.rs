@@ -46,6 +46,13 @@ pub enum Line {
         /// Replace every occurrence.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         all: bool,
+        /// What the agent's file held just before this edit (Claude Code's
+        /// `originalFile`), when the importer could not tell what replay will find. If
+        /// `old` is missing at replay (a shell command changed the file on the agent's
+        /// machine in a way replay does not reproduce), the file is reset to this, the
+        /// edit applied, and the session counted `divergent`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        original: Option<String>,
     },
     /// Deletes a file or directory.
     Delete {

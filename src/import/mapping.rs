@@ -25,8 +25,10 @@
 //! file holds *different* content, the importer emits a `write` of `originalFile`
 //! before the edit — replay then edits the file the agent really saw — and marks the
 //! session `divergent`. A file the model knows nothing about (a task file never
-//! written, one created by a command) is trusted to be what replay has, and
-//! `originalFile` becomes the model. The model is carried from one session of an
+//! written, one created by a command) cannot be judged at import: `originalFile`
+//! becomes the model and rides on the edit as `original`, and replay decides — if the
+//! edit's old text is missing from the file it finds, it resets the file to `original`,
+//! applies the edit and counts the session `divergent` then. The model is carried from one session of an
 //! import to the next, as replay carries the work directory. Without `originalFile` (older CLI versions) the
 //! edit is emitted as is; if its old text is not in the model, the model forgets the
 //! file. So `divergent` means exactly: the trace resets at least one file, because the
@@ -278,6 +280,9 @@ impl Mapper<'_> {
 
     /// Applies the divergence rule, then the replacements in order.
     fn edit(&mut self, path: String, original: Option<&str>, edits: Vec<Replace>) {
+        // What replay should fall back to if the file it finds lacks the old text: the
+        // file the agent saw, when the importer cannot know what replay will find.
+        let mut fallback = None;
         if let Some(original) = original {
             match self.files.get(&path) {
                 Some(known) if known != original => {
@@ -288,6 +293,7 @@ impl Mapper<'_> {
                 Some(_) => {}
                 None => {
                     self.files.insert(path.clone(), original.to_string());
+                    fallback = Some(original.to_string());
                 }
             }
         }
@@ -311,6 +317,8 @@ impl Mapper<'_> {
                 old,
                 new,
                 all,
+                // Only the first replacement: the others edit what it produced.
+                original: fallback.take(),
             });
         }
     }

@@ -64,6 +64,7 @@ fn edit(path: &str, old: &str, new: &str, all: bool) -> Line {
         old: old.into(),
         new: new.into(),
         all,
+        original: None,
     }
 }
 
@@ -256,17 +257,67 @@ fn an_original_file_that_differs_from_the_model_is_written_first_and_marks_diver
 }
 
 #[test]
-fn an_original_file_of_an_unknown_file_is_trusted_not_reset() {
-    let (m, _, _) = map(&[(
-        call(
-            "1",
-            "Edit",
-            json!({"file_path": "/w/a", "old_string": "x", "new_string": "y"}),
+fn an_original_file_of_an_unknown_file_is_not_reset_but_kept_for_replay() {
+    // The importer cannot know what replay will find in a file the transcript never
+    // wrote: no reset now, but the edit carries what the agent saw, for replay to fall
+    // back to if the old text is missing there. Later edits of that call do not.
+    let (m, tally, _) = map(&[
+        (
+            call(
+                "1",
+                "Edit",
+                json!({"file_path": "/w/a", "old_string": "x", "new_string": "y"}),
+            ),
+            Some(ok(Some(json!({"originalFile": "x\n"})))),
         ),
-        Some(ok(Some(json!({"originalFile": "x\n"})))),
-    )]);
+        (
+            call(
+                "2",
+                "MultiEdit",
+                json!({"file_path": "/w/b", "edits": [
+                    {"old_string": "p", "new_string": "q"},
+                    {"old_string": "q", "new_string": "r"}
+                ]}),
+            ),
+            Some(ok(Some(json!({"originalFile": "p\n"})))),
+        ),
+        (
+            call(
+                "3",
+                "Edit",
+                json!({"file_path": "/w/a", "old_string": "y", "new_string": "z"}),
+            ),
+            Some(ok(Some(json!({"originalFile": "y\n"})))),
+        ),
+    ]);
     assert!(!m.divergent);
-    assert_eq!(m.lines, vec![edit("a", "x", "y", false)]);
+    assert_eq!(tally.resets, 0);
+    let with_original = |line: Line, original: &str| match line {
+        Line::Edit {
+            path,
+            old,
+            new,
+            all,
+            ..
+        } => Line::Edit {
+            path,
+            old,
+            new,
+            all,
+            original: Some(original.into()),
+        },
+        other => other,
+    };
+    assert_eq!(
+        m.lines,
+        vec![
+            with_original(edit("a", "x", "y", false), "x\n"),
+            with_original(edit("b", "p", "q", false), "p\n"),
+            edit("b", "q", "r", false),
+            // Known by now (the model followed the first edit): no fallback needed.
+            edit("a", "y", "z", false),
+        ]
+    );
 }
 
 #[test]
