@@ -20,6 +20,7 @@ pub mod seed;
 pub mod stats;
 pub mod store;
 pub mod suite;
+pub mod timestamp;
 pub mod workspace;
 
 pub use error::{Error, Result};

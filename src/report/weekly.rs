@@ -17,6 +17,7 @@ use super::table::{Align, Table};
 use crate::error::{Error, IoContext, Result};
 use crate::stats;
 use crate::store::{MANIFEST, write_atomic};
+use crate::timestamp::{days_from_civil, parse_rfc3339};
 
 /// `weekly.csv`.
 pub const WEEKLY_CSV: &str = "weekly.csv";
@@ -54,17 +55,6 @@ impl std::fmt::Display for IsoWeek {
     }
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(month);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 /// The year of a day count since 1970-01-01.
 fn year_of_days(days: i64) -> i64 {
     let z = days + 719_468;
@@ -87,56 +77,6 @@ pub fn iso_week_of_days(days: i64) -> IsoWeek {
         year: year as i32,
         week: week as u32,
     }
-}
-
-/// Seconds since the Unix epoch of an RFC 3339 time (`2026-11-03T09:00:00Z`,
-/// `2026-11-03T10:00:00.5+01:00`); None when it does not parse.
-pub fn parse_rfc3339(text: &str) -> Option<i64> {
-    let b = text.as_bytes();
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let s = text.get(r)?;
-        s.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| s.parse().ok())?
-    };
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
-        return None;
-    }
-    if b[13] != b':' || b[16] != b':' {
-        return None;
-    }
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
-        return None;
-    }
-    if second > 60 {
-        return None;
-    }
-    let mut rest = &text[19..];
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return None;
-        }
-        rest = &frac[digits..];
-    }
-    let offset = match rest {
-        "Z" | "z" => 0,
-        _ if rest.len() == 6 && rest.as_bytes()[3] == b':' => {
-            let sign = match rest.as_bytes()[0] {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            let h: i64 = rest[1..3].parse().ok()?;
-            let m: i64 = rest[4..6].parse().ok()?;
-            sign * (h * 3600 + m * 60)
-        }
-        _ => return None,
-    };
-    let days = days_from_civil(year, month as u32, day as u32);
-    Some(days * 86_400 + hour * 3600 + minute * 60 + second - offset)
 }
 
 /// A run found under the root.
