@@ -75,6 +75,55 @@ fn center(i: usize) -> SegmentValue<usize> {
 type Chart<'a, DB> =
     ChartContext<'a, DB, Cartesian2d<SegmentedCoord<RangedCoordusize>, RangedCoordf64>>;
 
+/// The frame both charts share: a title, one x slot per category, a y axis from 0 to
+/// `top`.
+struct Axes<'t> {
+    title: &'t str,
+    categories: &'t [String],
+    top: f64,
+    y_axis: YAxis,
+    x_desc: &'t str,
+    y_desc: &'t str,
+}
+
+impl Axes<'_> {
+    /// Builds the chart on `root` and draws its mesh and axis labels.
+    fn draw<'a, DB: DrawingBackend>(
+        &self,
+        root: &'a DrawingArea<DB, plotters::coord::Shift>,
+    ) -> Result<Chart<'a, DB>> {
+        let mut chart = ChartBuilder::on(root)
+            .caption(self.title, (FONT, 20))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(64)
+            // A usize range is inclusive here: 0..n-1 holds n categories.
+            .build_cartesian_2d(
+                (0..self.categories.len().saturating_sub(1)).into_segmented(),
+                0.0..self.top,
+            )
+            .map_err(draw_error)?;
+        let x_label = |v: &SegmentValue<usize>| match v {
+            SegmentValue::CenterOf(i) => self.categories.get(*i).cloned().unwrap_or_default(),
+            _ => String::new(),
+        };
+        let y_label = |y: &f64| self.y_axis.label(*y);
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(self.categories.len().max(1))
+            .x_label_formatter(&x_label)
+            .y_label_formatter(&y_label)
+            .x_desc(self.x_desc)
+            .y_desc(self.y_desc)
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 15))
+            .draw()
+            .map_err(draw_error)?;
+        Ok(chart)
+    }
+}
+
 /// Draws an error bar from `low` to `high` at category `i`, with 12-pixel caps.
 fn error_bar<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
@@ -116,34 +165,15 @@ pub fn rate_chart(
             .flatten()
             .map(|e| e.high)
             .fold(0.0, f64::max);
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, (FONT, 20))
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(64)
-            // A usize range is inclusive here: 0..n-1 holds n categories.
-            .build_cartesian_2d(
-                (0..categories.len().saturating_sub(1)).into_segmented(),
-                0.0..y_axis.top(highest),
-            )
-            .map_err(draw_error)?;
-        let x_label = |v: &SegmentValue<usize>| match v {
-            SegmentValue::CenterOf(i) => categories.get(*i).cloned().unwrap_or_default(),
-            _ => String::new(),
+        let axes = Axes {
+            title,
+            categories,
+            top: y_axis.top(highest),
+            y_axis,
+            x_desc: "arm",
+            y_desc,
         };
-        let y_label = |y: &f64| y_axis.label(*y);
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(categories.len().max(1))
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&y_label)
-            .x_desc("arm")
-            .y_desc(y_desc)
-            .label_style((FONT, 14))
-            .axis_desc_style((FONT, 15))
-            .draw()
-            .map_err(draw_error)?;
+        let mut chart = axes.draw(&root)?;
         for (i, e) in estimates.iter().enumerate() {
             let Some(e) = *e else { continue };
             let color = COLORS[i % COLORS.len()];
@@ -174,35 +204,16 @@ pub fn trend_chart(
             .flat_map(|(_, points)| points.iter().flatten())
             .map(|e| e.high)
             .fold(0.0, f64::max);
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, (FONT, 20))
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(64)
-            // A usize range is inclusive here: 0..n-1 holds n categories.
-            .build_cartesian_2d(
-                (0..weeks.len().saturating_sub(1)).into_segmented(),
-                // Headroom for the legend in the upper right corner.
-                0.0..y_axis.top(highest * 1.25),
-            )
-            .map_err(draw_error)?;
-        let x_label = |v: &SegmentValue<usize>| match v {
-            SegmentValue::CenterOf(i) => weeks.get(*i).cloned().unwrap_or_default(),
-            _ => String::new(),
+        let axes = Axes {
+            title,
+            categories: weeks,
+            // Headroom for the legend in the upper right corner.
+            top: y_axis.top(highest * 1.25),
+            y_axis,
+            x_desc: "ISO week",
+            y_desc,
         };
-        let y_label = |y: &f64| y_axis.label(*y);
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(weeks.len().max(1))
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&y_label)
-            .x_desc("ISO week")
-            .y_desc(y_desc)
-            .label_style((FONT, 14))
-            .axis_desc_style((FONT, 15))
-            .draw()
-            .map_err(draw_error)?;
+        let mut chart = axes.draw(&root)?;
         for (s, (name, points)) in series.iter().enumerate() {
             let color = COLORS[s % COLORS.len()];
             let line: Vec<(SegmentValue<usize>, f64)> = points
