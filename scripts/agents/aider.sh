@@ -14,21 +14,10 @@
 # commits its own edits (one commit per change). The usage file gets turns (one per
 # "Tokens:" line aider prints), tokens (aider rounds them: "2.3k") and the session cost.
 set -euo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-: "${LOOPBENCH_TURNS:?aider.sh runs under loopbench: LOOPBENCH_TURNS is not set}"
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/loopbench-aider.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
-{
-    cat
-    printf '\n\nYour budget for this session is %s turns; leave notes before it runs out.\n' \
-        "$LOOPBENCH_TURNS"
-} >"$scratch/message.md"
-status=0
-aider --message-file "$scratch/message.md" --yes-always --no-pretty --no-stream \
-    --no-check-update "$@" | tee "$scratch/capture" || status=$?
-if [ -n "${LOOPBENCH_USAGE_FILE:-}" ]; then
-    python3 "$here/usage.py" aider "$scratch/capture" >"$LOOPBENCH_USAGE_FILE" ||
-        echo "aider.sh: could not write the usage file (is python3 installed?)" >&2
-fi
-exit "$status"
+message=$(mktemp "${TMPDIR:-/tmp}/loopbench-aider-message.XXXXXX")
+trap 'rm -f "$message"' EXIT
+with_budget >"$message"
+run_reporting aider aider --message-file "$message" --yes-always --no-pretty --no-stream \
+    --no-check-update "$@"

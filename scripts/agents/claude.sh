@@ -16,18 +16,9 @@
 # Permissions: bypassPermissions by default (the work directory is a throw-away copy);
 # set LOOPBENCH_CLAUDE_PERMISSION_MODE in the agent's env to change it.
 set -euo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-: "${LOOPBENCH_TURNS:?claude.sh runs under loopbench: LOOPBENCH_TURNS is not set}"
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-capture=$(mktemp "${TMPDIR:-/tmp}/loopbench-claude.XXXXXX")
-trap 'rm -f "$capture"' EXIT
-status=0
-claude -p --output-format stream-json --verbose \
+run_reporting claude claude -p --output-format stream-json --verbose \
     --max-turns "$LOOPBENCH_TURNS" \
     --permission-mode "${LOOPBENCH_CLAUDE_PERMISSION_MODE:-bypassPermissions}" \
-    "$@" | tee "$capture" || status=$?
-if [ -n "${LOOPBENCH_USAGE_FILE:-}" ]; then
-    python3 "$here/usage.py" claude "$capture" >"$LOOPBENCH_USAGE_FILE" ||
-        echo "claude.sh: could not write the usage file (is python3 installed?)" >&2
-fi
-exit "$status"
+    "$@"

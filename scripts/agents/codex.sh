@@ -14,19 +14,6 @@
 # event stream (kept by loopbench per session); the usage file gets tokens summed over
 # its turn.completed events and turns = completed items. Codex prints no cost.
 set -euo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-: "${LOOPBENCH_TURNS:?codex.sh runs under loopbench: LOOPBENCH_TURNS is not set}"
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-capture=$(mktemp "${TMPDIR:-/tmp}/loopbench-codex.XXXXXX")
-trap 'rm -f "$capture"' EXIT
-status=0
-{
-    cat
-    printf '\n\nYour budget for this session is %s turns; leave notes before it runs out.\n' \
-        "$LOOPBENCH_TURNS"
-} | codex exec --json --skip-git-repo-check --full-auto "$@" - | tee "$capture" || status=$?
-if [ -n "${LOOPBENCH_USAGE_FILE:-}" ]; then
-    python3 "$here/usage.py" codex "$capture" >"$LOOPBENCH_USAGE_FILE" ||
-        echo "codex.sh: could not write the usage file (is python3 installed?)" >&2
-fi
-exit "$status"
+with_budget | run_reporting codex codex exec --json --skip-git-repo-check --full-auto "$@" -
