@@ -71,7 +71,7 @@ pub struct ReportArgs {
     #[arg(long, value_enum, default_value = "md")]
     pub format: ReportFormat,
     /// Confidence level of every interval.
-    #[arg(long, default_value_t = 0.95)]
+    #[arg(long, default_value_t = crate::report::DEFAULT_CONFIDENCE)]
     pub confidence: f64,
 }
 
@@ -112,7 +112,7 @@ pub struct WeeklyArgs {
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
     /// Confidence level of the weekly intervals.
-    #[arg(long, default_value_t = 0.95)]
+    #[arg(long, default_value_t = crate::report::DEFAULT_CONFIDENCE)]
     pub confidence: f64,
 }
 

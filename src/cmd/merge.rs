@@ -113,7 +113,7 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
         .unwrap_or_default();
     merged.finished = Some(now_rfc3339());
     merged.write(out)?;
-    crate::report::write_summary(out, None, 0.95)?;
+    crate::report::write_summary(out, None, crate::report::DEFAULT_CONFIDENCE)?;
     eprintln!(
         "merged {} runs ({} trials) into {}",
         manifests.len(),

@@ -14,7 +14,7 @@ use crate::exit_code;
 use crate::feature_list::ListFormat;
 use crate::observe::{Observer, VerifyCache};
 use crate::record::TrialKey;
-use crate::report::{Progress, SessionTable, write_summary};
+use crate::report::{DEFAULT_CONFIDENCE, Progress, SessionTable, write_summary};
 use crate::runner::{Event, EventKind, EventSink, Fanout, TrialSpec, run_trial};
 use crate::store::{Manifest, RunWriter, new_run_dir};
 use crate::suite::{Ledger, Prompts, Task, is_simple_name};
@@ -25,9 +25,6 @@ pub const TRACES_CSV: &str = "traces.csv";
 
 /// Arm name of trace files given without `--arm`.
 const DEFAULT_ARM: &str = "replay";
-
-/// Confidence of the intervals in the summary (as `run` writes it).
-const CONFIDENCE: f64 = 0.95;
 
 /// One arm of a replay: traces in replicate order.
 struct ReplayArm {
@@ -139,7 +136,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
     })?;
     drop(sink);
 
-    let summary = write_summary(&out, None, CONFIDENCE)?;
+    let summary = write_summary(&out, None, DEFAULT_CONFIDENCE)?;
     if !single {
         std::io::stdout()
             .lock()

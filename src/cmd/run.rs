@@ -11,7 +11,7 @@ use crate::agent::command;
 use crate::cli::RunArgs;
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
-use crate::report::{Progress, Summary, underpowered, write_summary};
+use crate::report::{DEFAULT_CONFIDENCE, Progress, Summary, underpowered, write_summary};
 use crate::runner::{
     Event, EventKind, EventSink, Fanout, PlannedTrial, RunOptions, default_jobs, execute, plan,
 };
@@ -168,9 +168,6 @@ pub(crate) fn drive(
     );
     Ok(exit_code::OK)
 }
-
-/// Confidence of the intervals `run` writes; `report --confidence` rewrites them.
-const DEFAULT_CONFIDENCE: f64 = 0.95;
 
 /// Warns on stderr, per arm, when its premature-done sessions are too few to detect
 /// the suite's `min_detectable_effect` (two-sided, alpha 0.05, power 0.8).

@@ -21,6 +21,6 @@ pub use power::underpowered;
 pub use progress::Progress;
 pub use run_info::RunInfo;
 pub use session_table::SessionTable;
-pub use summary::{Summary, SummaryRow, summarize, write_summary};
+pub use summary::{DEFAULT_CONFIDENCE, Summary, SummaryRow, summarize, write_summary};
 pub use summary_md::SIMULATED_NOTE;
 pub use table::{Align, Table};

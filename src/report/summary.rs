@@ -236,12 +236,15 @@ pub fn summarize(run_dir: &Path, baseline: Option<&str>, confidence: f64) -> Res
     Ok(compute(agg, info, arms, confidence))
 }
 
+/// Confidence of the intervals every command writes unless `--confidence` says otherwise.
+pub const DEFAULT_CONFIDENCE: f64 = 0.95;
+
 /// Computes the summary, writes `summary.csv`, `summary.json`, `summary.md` (each
 /// atomically) and `plots/<metric>.svg` into `run_dir`, and returns it; the rendered
 /// Markdown is [`Summary::to_markdown`]. Same input ⇒ byte-identical files.
 ///
 /// This is what `loopbench run` calls when a run finishes (see [`summarize`] for
-/// `baseline`); `confidence` is 0.95 unless the user asked otherwise.
+/// `baseline`); `confidence` is [`DEFAULT_CONFIDENCE`] unless the user asked otherwise.
 pub fn write_summary(run_dir: &Path, baseline: Option<&str>, confidence: f64) -> Result<Summary> {
     let summary = summarize(run_dir, baseline, confidence)?;
     write_atomic(&run_dir.join(SUMMARY_CSV), summary.to_csv()?.as_bytes())?;
