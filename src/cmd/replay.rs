@@ -2,7 +2,6 @@
 //! traces is one arm, so two directories give an A/B run that `report` and `compare`
 //! read like any other.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -138,10 +137,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
 
     let summary = write_summary(&out, None, DEFAULT_CONFIDENCE)?;
     if !single {
-        std::io::stdout()
-            .lock()
-            .write_all(summary.to_markdown().as_bytes())
-            .io_context(|| "cannot print the summary".to_string())?;
+        super::report::print(&summary.to_markdown())?;
     }
     eprintln!("results written to {}", out.display());
     for (path, reason) in &bad_traces {

@@ -2,14 +2,13 @@
 //! a results directory.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::agent::command;
 use crate::cli::RunArgs;
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::report::{DEFAULT_CONFIDENCE, Progress, Summary, underpowered, write_summary};
 use crate::runner::{
@@ -156,10 +155,7 @@ pub(crate) fn drive(
     if let Some(effect) = suite.min_detectable_effect {
         warn_underpowered(&summary, effect);
     }
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(summary.to_markdown().as_bytes())
-        .io_context(|| "cannot print the summary".to_string())?;
+    super::report::print(&summary.to_markdown())?;
     eprintln!(
         "{} trials in {:.1}s; results in {}",
         trials.len(),
