@@ -45,6 +45,20 @@ pub enum Command {
     /// Run one session of the simulated agent as an external process (a command agent
     /// for `run`: `program = "loopbench"`, `args = ["sim-agent", "--suite", DIR]`).
     SimAgent(SimAgentArgs),
+    /// Internal: runs one agent session so that nothing it started outlives it.
+    #[command(hide = true)]
+    Supervise(SuperviseArgs),
+}
+
+/// Arguments of the internal `loopbench supervise`.
+#[derive(Debug, clap::Args)]
+pub struct SuperviseArgs {
+    /// Where the agent's wait status is written.
+    #[arg(long)]
+    pub status: PathBuf,
+    /// The agent program and its arguments.
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<String>,
 }
 
 /// What `loopbench report` prints.
@@ -221,6 +235,12 @@ pub struct ReplayArgs {
     /// Keep the work directory of a single-trace replay and print where it is.
     #[arg(long)]
     pub keep_work: bool,
+    /// Run the traces' `run` actions and the verify commands on the host (without
+    /// network where the machine allows) when no bubblewrap sandbox can be made here;
+    /// recorded in the manifest. Without it, traces with `run` actions are refused
+    /// where bwrap does not work.
+    #[arg(long)]
+    pub unsandboxed: bool,
     /// No progress bars.
     #[arg(long, short)]
     pub quiet: bool,
@@ -293,5 +313,10 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Weekly(args) => cmd::weekly::run(&args),
         Command::Power(args) => cmd::power::run(&args),
         Command::SimAgent(args) => cmd::sim_agent::run(&args),
+        Command::Supervise(args) => Ok(crate::agent::command::supervise::supervise(
+            &args.command[0],
+            &args.command[1..],
+            &args.status,
+        )),
     }
 }

@@ -68,6 +68,11 @@ pub enum Error {
     /// An external tool the harness relies on (git) failed.
     #[error("{0}")]
     Tool(String),
+    /// What a session left cannot be observed (a tree past the task's size bound, a
+    /// work directory that is gone). The session is recorded `error` with this message
+    /// and the run goes on; it reaches the exit code only when nothing recorded it.
+    #[error("{0}")]
+    Unobservable(String),
 }
 
 /// Shorthand for results of the engine.
@@ -81,7 +86,7 @@ impl Error {
             | Error::BadLine { .. }
             | Error::PathEscape { .. }
             | Error::BadInput(_) => exit_code::BAD_INPUT,
-            Error::Io { .. } | Error::Tool(_) => exit_code::INTERNAL,
+            Error::Io { .. } | Error::Tool(_) | Error::Unobservable(_) => exit_code::INTERNAL,
             Error::Interrupted { .. } | Error::Cancelled => exit_code::INTERRUPTED,
         }
     }

@@ -177,6 +177,24 @@ impl TreeSnapshot {
     }
 }
 
+/// The bytes of the regular files under `root` (`.git` left out, symlinks not
+/// followed), counted until they pass `limit`: `Ok(None)` then, so that a huge tree is
+/// refused before anything reads or copies it.
+pub fn tree_bytes_within(root: &Path, limit: u64) -> Result<Option<u64>> {
+    let mut total: u64 = 0;
+    for entry in walk_without_git(root) {
+        let entry = entry.map_err(|e| walk_error(root, e))?;
+        if entry.file_type().is_file() {
+            let len = entry.metadata().map_err(|e| walk_error(root, e))?.len();
+            total = total.saturating_add(len);
+            if total > limit {
+                return Ok(None);
+            }
+        }
+    }
+    Ok(Some(total))
+}
+
 fn hash_field(hasher: &mut blake3::Hasher, bytes: &[u8]) {
     hasher.update(&(bytes.len() as u64).to_le_bytes());
     hasher.update(bytes);

@@ -30,6 +30,7 @@
 //! | `progress_updated` | PROGRESS.md changed in `s` (created, edited or deleted) |
 //! | `resumed` | the session before `s` ended `interrupted` |
 //! | `resume_success` | resumed, regressions=0, premature_claims 0 or null, dup_side_effects=0, newly_verified≥1; null when not resumed |
+//! | `verify_timeouts` | verify runs of the observation after `s` that reached their time limit (they count as failing) |
 //!
 //! The list-based fields (`newly_claimed`, `premature_claims`, `told_false`,
 //! `desc_edits`, `step_edits`, `entries_removed`, `entries_added`) are null when the
@@ -148,6 +149,10 @@ pub struct SessionMetrics {
     pub flaky: u32,
     /// Canonical features verified after `s`.
     pub features_verified: u32,
+    /// Verify runs after `s` that reached their time limit (each counted as failing, so
+    /// a slow check never passes silently). Absent in older records.
+    #[serde(default)]
+    pub verify_timeouts: u32,
 }
 
 fn count<I: IntoIterator>(items: I) -> u32 {
@@ -226,6 +231,7 @@ pub fn session_metrics(
         resume_success,
         flaky: count(after.verified.values().filter(|c| **c == Check::Flaky)),
         features_verified: count(after.verified.values().filter(|c| **c == Check::Pass)),
+        verify_timeouts: after.verify_timeouts,
     }
 }
 

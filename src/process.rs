@@ -1,5 +1,11 @@
-//! Runs shell commands in their own process group with a time limit, so that a timeout
-//! or a finished command never leaves grandchildren behind.
+//! Runs shell commands (verify commands, a replayed trace's `run` actions, the sim
+//! agent's git calls) with a time limit, so that nothing they started outlives them.
+//!
+//! Containment, strongest first: under bubblewrap (a [`Layout`]) the command has its
+//! own PID namespace, which dies with it; otherwise, where the machine allows it
+//! (`unshare` as root), it runs as the first process of a fresh PID namespace, so that
+//! even a process that left its process group (`setsid`) is killed when the command
+//! ends; failing that, its process group is killed.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -11,6 +17,8 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use wait_timeout::ChildExt;
+
+use crate::sandbox::{BWRAP, Layout};
 
 /// How long a process group gets between SIGTERM and SIGKILL.
 const KILL_GRACE: Duration = Duration::from_secs(2);
@@ -43,8 +51,22 @@ pub struct ShellCommand<'a> {
     pub env: &'a [(String, OsString)],
     /// Time limit; the whole process group is killed when it is reached.
     pub timeout: Duration,
-    /// Run without network access where the machine allows it (`unshare -n`).
-    pub no_network: bool,
+    /// How the command is kept in.
+    pub isolation: Isolation<'a>,
+}
+
+/// How a [`ShellCommand`] is kept in.
+#[derive(Debug, Clone, Copy)]
+pub enum Isolation<'a> {
+    /// Its own process group, killed when it ends: for the harness's own trusted
+    /// commands (the sim agent's git calls).
+    ProcessGroup,
+    /// On the host, in a fresh PID namespace (and without network) as far as
+    /// [`containment`] allows: for agent-written code when no sandbox is asked for.
+    Host,
+    /// Under bubblewrap in this layout (no network, own PID namespace); the command's
+    /// `cwd` should be the layout's work directory.
+    Sandbox(&'a Layout),
 }
 
 impl ShellCommand<'_> {
@@ -55,14 +77,29 @@ impl ShellCommand<'_> {
 
     /// Runs the command with the given stdout and stderr.
     pub fn run_with(&self, stdout: Stdio, stderr: Stdio) -> std::io::Result<CommandOutcome> {
-        let mut cmd = if self.no_network && network_isolation_available() {
-            let mut c = Command::new("unshare");
-            c.args(["--net", "--", "sh", "-c", self.script]);
-            c
-        } else {
-            let mut c = Command::new("sh");
-            c.args(["-c", self.script]);
-            c
+        let host = containment();
+        let mut cmd = match self.isolation {
+            Isolation::Sandbox(layout) => {
+                let mut c = Command::new(BWRAP);
+                c.args(layout.bwrap_args()).args(["sh", "-c", self.script]);
+                c
+            }
+            Isolation::Host if host.pid_namespace || host.network_namespace => {
+                let mut c = Command::new("unshare");
+                if host.network_namespace {
+                    c.arg("--net");
+                }
+                if host.pid_namespace {
+                    c.args(["--pid", "--fork", "--kill-child"]);
+                }
+                c.args(["--", "sh", "-c", self.script]);
+                c
+            }
+            Isolation::Host | Isolation::ProcessGroup => {
+                let mut c = Command::new("sh");
+                c.args(["-c", self.script]);
+                c
+            }
         };
         cmd.current_dir(self.cwd)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
@@ -103,18 +140,39 @@ impl ShellCommand<'_> {
     }
 }
 
+/// What this machine lets the harness do to contain a command run on the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Containment {
+    /// `unshare --net` works: no network.
+    pub network_namespace: bool,
+    /// `unshare --pid --fork --kill-child` works: nothing outlives the command.
+    pub pid_namespace: bool,
+}
+
+/// Probes, once, what `unshare` can do here (it needs root or user namespaces).
+pub fn containment() -> Containment {
+    static FOUND: OnceLock<Containment> = OnceLock::new();
+    *FOUND.get_or_init(|| {
+        let works = |args: &[&str]| {
+            Command::new("unshare")
+                .args(args)
+                .args(["--", "true"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        Containment {
+            network_namespace: works(&["--net"]),
+            pid_namespace: works(&["--pid", "--fork", "--kill-child"]),
+        }
+    })
+}
+
 /// Whether `unshare --net` works here (it needs root or user namespaces). Probed once.
 pub fn network_isolation_available() -> bool {
-    static AVAILABLE: OnceLock<bool> = OnceLock::new();
-    *AVAILABLE.get_or_init(|| {
-        Command::new("unshare")
-            .args(["--net", "--", "true"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    })
+    containment().network_namespace
 }
 
 #[cfg(test)]
@@ -128,7 +186,7 @@ mod tests {
             cwd: dir.path(),
             env: &[],
             timeout,
-            no_network: false,
+            isolation: Isolation::ProcessGroup,
         }
         .run()
         .unwrap()
@@ -158,7 +216,7 @@ mod tests {
             cwd: dir.path(),
             env: &[],
             timeout: Duration::from_secs(10),
-            no_network: false,
+            isolation: Isolation::ProcessGroup,
         }
         .run()
         .unwrap();
@@ -175,5 +233,44 @@ mod tests {
             .nth(1)
             .is_some_and(|rest| !rest.starts_with('Z'));
         assert!(!running, "grandchild {pid} still alive: {state}");
+    }
+
+    #[test]
+    fn a_process_that_left_the_group_does_not_outlive_its_command_where_namespaces_work() {
+        if !containment().pid_namespace {
+            eprintln!("skipped: unshare --pid does not work here");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        let script = format!(
+            "setsid sh -c 'read -r p _ < /proc/self/stat; echo $p > {}; exec sleep 300' & sleep 0.2; exit 0",
+            pidfile.display()
+        );
+        sh_in(&script, dir.path());
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let running = state
+            .split(") ")
+            .nth(1)
+            .is_some_and(|rest| !rest.starts_with('Z'));
+        assert!(!running, "setsid process {pid} still alive: {state}");
+    }
+
+    fn sh_in(script: &str, cwd: &Path) -> CommandOutcome {
+        ShellCommand {
+            script,
+            cwd,
+            env: &[],
+            timeout: Duration::from_secs(10),
+            isolation: Isolation::Host,
+        }
+        .run()
+        .unwrap()
     }
 }

@@ -116,6 +116,7 @@ pub const SESSION_COLUMNS: &[&str] = &[
     "error",
     // Appended last so that older readers' column positions hold; optional on reading.
     "divergent",
+    "verify_timeouts",
 ];
 
 /// Column names of `trials.csv`, in order.
@@ -179,6 +180,7 @@ impl SessionRecord {
             cell(self.usage.cost_usd),
             self.error.clone().unwrap_or_default(),
             self.divergent.to_string(),
+            m.verify_timeouts.to_string(),
         ]
     }
 }

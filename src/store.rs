@@ -64,6 +64,12 @@ pub struct Manifest {
     pub finished: Option<String>,
     /// Verify commands ran without network access.
     pub verify_network_isolated: bool,
+    /// Verify commands ran under bubblewrap (for every arm that runs them).
+    #[serde(default)]
+    pub verify_sandboxed: bool,
+    /// `replay --unsandboxed`: the traces' shell commands ran on the host.
+    #[serde(default)]
+    pub unsandboxed: bool,
 }
 
 impl Manifest {
@@ -89,6 +95,8 @@ impl Manifest {
             started: now_rfc3339(),
             finished: None,
             verify_network_isolated: crate::process::network_isolation_available(),
+            verify_sandboxed: false,
+            unsandboxed: false,
         }
     }
 

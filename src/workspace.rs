@@ -1,21 +1,17 @@
 //! Work directories: a fresh copy of a task's repo with the canonical feature list and
 //! one git commit, plus the files the harness keeps beside it (never inside it).
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{IoContext, Result};
 use crate::feature_list::{self, ListFormat};
 use crate::fsutil::{copy_tree, scratch_dir};
 use crate::suite::Task;
 
-/// Identity of every commit made in a work directory, by harness or agent.
-pub const GIT_NAME: &str = "loopbench";
-/// E-mail of [`GIT_NAME`].
-pub const GIT_EMAIL: &str = "loopbench@localhost";
-/// Commit date of the harness's own commits, fixed so that trees hash alike across runs.
-const HARNESS_COMMIT_DATE: &str = "2026-01-01T00:00:00+00:00";
+pub use crate::git::{GIT_EMAIL, GIT_NAME};
+
+/// The directory beside `work/` that holds the sessions' global git configuration.
+pub const GIT_CONFIG_DIR: &str = "git";
 
 /// A trial's private directory: `work/` (what the agent sees) and, beside it, the
 /// side-effect log and the prompt file.
@@ -29,6 +25,9 @@ pub struct Workspace {
     pub effects_log: PathBuf,
     /// `$LOOPBENCH_PROMPT_FILE`.
     pub prompt_file: PathBuf,
+    /// The sessions' `GIT_CONFIG_GLOBAL`: an empty file of this trial, in a directory
+    /// of its own that sessions may write.
+    pub git_config: PathBuf,
 }
 
 impl Workspace {
@@ -61,12 +60,19 @@ impl Workspace {
         let prompt_file = root.path().join("prompt.md");
         std::fs::write(&prompt_file, "")
             .io_context(|| format!("cannot write '{}'", prompt_file.display()))?;
+        let git_dir = root.path().join(GIT_CONFIG_DIR);
+        std::fs::create_dir_all(&git_dir)
+            .io_context(|| format!("cannot create '{}'", git_dir.display()))?;
+        let git_config = crate::git::session_config_path(&git_dir);
+        std::fs::write(&git_config, "")
+            .io_context(|| format!("cannot write '{}'", git_config.display()))?;
         Ok(Workspace {
             kept_root: root.path().to_path_buf(),
             root: Some(root),
             work_dir,
             effects_log,
             prompt_file,
+            git_config,
         })
     }
 
@@ -74,12 +80,14 @@ impl Workspace {
     /// process is handed its paths): never deleted by this value.
     pub fn existing(work_dir: PathBuf, effects_log: PathBuf, prompt_file: PathBuf) -> Workspace {
         let kept_root = work_dir.parent().unwrap_or(&work_dir).to_path_buf();
+        let git_config = crate::git::session_config_path(&kept_root.join(GIT_CONFIG_DIR));
         Workspace {
             root: None,
             kept_root,
             work_dir,
             effects_log,
             prompt_file,
+            git_config,
         }
     }
 
@@ -120,57 +128,4 @@ impl Workspace {
     }
 }
 
-/// Environment shared by every git call and every agent session: a fixed identity,
-/// no user or system git config, and no discovery of repositories above the work dir.
-pub fn git_env(work_dir: &Path) -> Vec<(String, OsString)> {
-    let ceiling = work_dir.parent().unwrap_or(work_dir).as_os_str().to_owned();
-    vec![
-        ("GIT_AUTHOR_NAME".into(), GIT_NAME.into()),
-        ("GIT_AUTHOR_EMAIL".into(), GIT_EMAIL.into()),
-        ("GIT_COMMITTER_NAME".into(), GIT_NAME.into()),
-        ("GIT_COMMITTER_EMAIL".into(), GIT_EMAIL.into()),
-        ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
-        ("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()),
-        ("GIT_CEILING_DIRECTORIES".into(), ceiling),
-        ("GIT_TERMINAL_PROMPT".into(), "0".into()),
-    ]
-}
-
-/// Runs git in `dir` with the harness identity and fixed dates; returns stdout.
-pub fn git(dir: &Path, args: &[&str]) -> Result<String> {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .envs(git_env(dir))
-        .env("GIT_AUTHOR_DATE", HARNESS_COMMIT_DATE)
-        .env("GIT_COMMITTER_DATE", HARNESS_COMMIT_DATE)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| Error::Tool(format!("cannot run git (is it installed?): {e}")))?;
-    if !out.status.success() {
-        return Err(Error::Tool(format!(
-            "git {} failed in '{}': {}",
-            args.join(" "),
-            dir.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// `git status --porcelain` without taking the index lock or refreshing the index, so
-/// that looking never changes the work directory. `None` when git cannot tell (no
-/// repository any more).
-pub fn git_status_porcelain(dir: &Path) -> Option<String> {
-    let out = Command::new("git")
-        .args(["--no-optional-locks", "status", "--porcelain"])
-        .current_dir(dir)
-        .envs(git_env(dir))
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-}
+pub use crate::git::{git, status_porcelain as git_status_porcelain};

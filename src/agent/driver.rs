@@ -104,6 +104,29 @@ pub struct SessionRun {
     pub divergent: bool,
 }
 
+impl SessionRun {
+    /// A session that could not run at all, for `reason`.
+    pub fn failed(reason: String) -> SessionRun {
+        SessionRun {
+            outcome: Outcome::Error,
+            usage: Usage::default(),
+            actions_failed: 0,
+            error: Some(reason),
+            bad_input: false,
+            truth: None,
+            divergent: false,
+        }
+    }
+
+    /// Appends `note` to the session's notes.
+    pub fn add_note(&mut self, note: String) {
+        self.error = Some(match self.error.take() {
+            Some(e) => format!("{e}; {note}"),
+            None => note,
+        });
+    }
+}
+
 /// Executes sessions of one trial.
 pub trait Agent {
     /// The number of the next session, or `None` when the agent has no more to give

@@ -1,30 +1,47 @@
 //! The replay driver: applies a recorded trace, session by session, to a work directory.
 //! Paths are confined to the work directory; a missing `edit` text is a failed action.
+//! A `run` action is a recorded agent's shell command: it runs under bubblewrap (the
+//! work directory writable, no network, the oracle and the run directory hidden), or,
+//! when the user said `--unsandboxed`, on the host without network.
 
 use std::time::Duration;
 
 use super::driver::{Agent, SessionContext, SessionRun};
 use super::trace::{Line, Trace, TraceSession};
 use crate::error::{Error, IoContext, Result};
+use crate::fsutil::GIT_DIR;
 use crate::fsutil::confine;
 use crate::metrics::Outcome;
-use crate::process::ShellCommand;
+use crate::process::{Isolation, ShellCommand};
+use crate::sandbox::Hidden;
 
 /// Time limit of one replayed `run` action.
 pub const RUN_ACTION_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Where a trace's `run` actions execute.
+#[derive(Debug, Clone)]
+pub enum RunActions {
+    /// Under bubblewrap, hiding these places.
+    Sandboxed(Hidden),
+    /// On the host (without network where the machine allows): the user's choice.
+    Unsandboxed,
+}
 
 /// Plays a [`Trace`] as an agent.
 pub struct ReplayAgent {
     sessions: std::vec::IntoIter<TraceSession>,
     current: Option<TraceSession>,
+    run_actions: RunActions,
 }
 
 impl ReplayAgent {
-    /// An agent that plays `trace` from its first session.
-    pub fn new(trace: Trace) -> ReplayAgent {
+    /// An agent that plays `trace` from its first session, running its `run` actions
+    /// as `run_actions` says.
+    pub fn new(trace: Trace, run_actions: RunActions) -> ReplayAgent {
         ReplayAgent {
             sessions: trace.sessions.into_iter(),
             current: None,
+            run_actions,
         }
     }
 }
@@ -50,7 +67,15 @@ impl Agent for ReplayAgent {
         };
         let mut notes = Vec::new();
         for action in &session.actions {
-            match apply(&action.op, ctx) {
+            let had_git = ctx.workspace.work_dir.join(GIT_DIR).is_dir();
+            let applied = apply(&action.op, ctx, &self.run_actions);
+            if had_git && !ctx.workspace.work_dir.join(GIT_DIR).is_dir() {
+                notes.push(format!(
+                    "line {}: this action removed {GIT_DIR}; commits and the tree's state can no longer be observed",
+                    action.line
+                ));
+            }
+            match applied {
                 Ok(Applied::Done) => {}
                 Ok(Applied::AfterReset) => run.divergent = true,
                 Ok(Applied::Failed(failure)) => {
@@ -92,7 +117,7 @@ impl From<Option<String>> for Applied {
 }
 
 /// Applies one action.
-fn apply(op: &Line, ctx: &SessionContext<'_>) -> Result<Applied> {
+fn apply(op: &Line, ctx: &SessionContext<'_>, run_actions: &RunActions) -> Result<Applied> {
     let root = &ctx.workspace.work_dir;
     match op {
         Line::Write { path, content } => {
@@ -160,12 +185,25 @@ fn apply(op: &Line, ctx: &SessionContext<'_>) -> Result<Applied> {
         Line::Run { cmd } => {
             // A command that exits non-zero is what the agent saw too; only a command
             // that cannot be started is a failure of the replay itself.
+            let ws = ctx.workspace;
+            if !ws.effects_log.exists() {
+                // bwrap can only bind a file that exists.
+                std::fs::write(&ws.effects_log, "")
+                    .io_context(|| format!("cannot write '{}'", ws.effects_log.display()))?;
+            }
+            let git_config_dir = ws.git_config.parent().unwrap_or(root);
+            let layout = match run_actions {
+                RunActions::Sandboxed(hidden) => {
+                    Some(hidden.layout(root, &[&ws.effects_log], &[git_config_dir]))
+                }
+                RunActions::Unsandboxed => None,
+            };
             ShellCommand {
                 script: cmd,
                 cwd: root,
                 env: ctx.env,
                 timeout: RUN_ACTION_TIMEOUT,
-                no_network: false,
+                isolation: layout.as_ref().map_or(Isolation::Host, Isolation::Sandbox),
             }
             .run()
             .io_context(|| format!("cannot run '{cmd}'"))?;

@@ -160,6 +160,16 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// The line of the first `run` action, if the trace has one (it executes a shell
+    /// command, which needs a sandbox).
+    pub fn first_run_action(&self) -> Option<usize> {
+        self.sessions
+            .iter()
+            .flat_map(|s| &s.actions)
+            .find(|a| matches!(a.op, Line::Run { .. }))
+            .map(|a| a.line)
+    }
+
     /// Reads and parses a trace file; errors name the file and line.
     pub fn load(path: &Path) -> Result<Trace> {
         let text = std::fs::read_to_string(path)

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::agent::replay::ReplayAgent;
+use crate::agent::replay::{ReplayAgent, RunActions};
 use crate::agent::trace::Trace;
 use crate::cli::ReplayArgs;
 use crate::error::{Error, IoContext, Result};
@@ -44,6 +44,21 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
         Some(dir) => dir.clone(),
         None => new_run_dir(&Path::new("results").join("replay")),
     };
+    let sandboxed = !args.unsandboxed && crate::sandbox::bwrap_works();
+    if !sandboxed && !args.unsandboxed {
+        let with_run = arms
+            .iter()
+            .flat_map(|a| &a.traces)
+            .find_map(|(path, trace)| trace.first_run_action().map(|line| (path, line)));
+        if let Some((path, line)) = with_run {
+            return Err(Error::BadInput(format!(
+                "{}:{line}: the trace runs shell commands, and no bubblewrap sandbox can be made \
+                 here to run them in (install bubblewrap), so nothing was replayed; pass \
+                 --unsandboxed to run them on this machine as the recorded agent did",
+                path.display()
+            )));
+        }
+    }
     let mut hasher = blake3::Hasher::new();
     hasher.update(task.dir.to_string_lossy().as_bytes());
     for arm in &arms {
@@ -65,6 +80,8 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
             .max()
             .unwrap_or(1),
         driver: "replay".into(),
+        verify_sandboxed: sandboxed,
+        unsandboxed: args.unsandboxed,
         ..Manifest::stamped()
     };
     let mut writer = RunWriter::create(&out, manifest)?;
@@ -92,8 +109,17 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
     let cache = VerifyCache::default();
     let prompts = Prompts::default();
     let mut bad_traces: Vec<(PathBuf, String)> = Vec::new();
+    let hidden = crate::sandbox::Hidden::for_run(&out, [task.dir.as_path()]);
+    let run_actions = if sandboxed {
+        RunActions::Sandboxed(hidden.clone())
+    } else {
+        RunActions::Unsandboxed
+    };
     for arm in arms {
-        let observer = Observer::new(&task, arm.format, Some(&cache), 1)?;
+        let mut observer = Observer::new(&task, arm.format, Some(&cache), 1)?;
+        if sandboxed {
+            observer = observer.sandboxed(hidden.clone());
+        }
         for (replicate, (path, trace)) in arm.traces.into_iter().enumerate() {
             let mut ws = Workspace::create(&task, arm.format)?;
             let spec = TrialSpec {
@@ -113,7 +139,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
             let result = run_trial(
                 &spec,
                 &ws,
-                &mut ReplayAgent::new(trace),
+                &mut ReplayAgent::new(trace, run_actions.clone()),
                 &observer,
                 &mut sink,
                 start,

@@ -69,6 +69,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         },
         simulated,
         shard: args.shard.map(|s| s.to_string()),
+        verify_sandboxed: arms.iter().all(|&i| suite.verify_sandboxed(&suite.arms[i])),
         ..Manifest::stamped()
     };
     let writer = RunWriter::create(&out, manifest)?;

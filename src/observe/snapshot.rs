@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 
 use super::verify::OracleTests;
 use super::verify::{Check, VerifyCache, VerifyRun};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::feature_list::{self, FeatureList, ListFormat};
-use crate::fsutil::TreeSnapshot;
+use crate::fsutil::{TreeSnapshot, tree_bytes_within};
+use crate::sandbox::Hidden;
 use crate::suite::Task;
 use crate::workspace::{Workspace, git_status_porcelain};
 
@@ -63,6 +64,9 @@ pub struct Observation {
     pub effects: Vec<String>,
     /// Content hash of the tree (without `.git`).
     pub tree_hash: String,
+    /// Verify runs of this observation that reached their time limit (each counted
+    /// as failing).
+    pub verify_timeouts: u32,
 }
 
 impl Observation {
@@ -72,6 +76,18 @@ impl Observation {
             .values()
             .filter(|c| **c == Check::Pass)
             .count()
+    }
+
+    /// What is known after a session whose directory could not be observed: nothing
+    /// changed that the harness can vouch for, and there is no list to compare (so the
+    /// list-based fields are null) and no clean tree.
+    pub fn unobserved(&self) -> Observation {
+        Observation {
+            list: ListState::Missing,
+            git_status: None,
+            verify_timeouts: 0,
+            ..self.clone()
+        }
     }
 
     /// Whether every canonical feature is verified.
@@ -101,6 +117,7 @@ pub struct Observer<'a> {
     oracle: Option<OracleTests>,
     cache: Option<&'a VerifyCache>,
     repeats: u32,
+    sandbox: Option<Hidden>,
 }
 
 impl<'a> Observer<'a> {
@@ -122,7 +139,20 @@ impl<'a> Observer<'a> {
             oracle,
             cache,
             repeats,
+            sandbox: None,
         })
+    }
+
+    /// Runs every verify command under bubblewrap, hiding `hidden` (the agent's code
+    /// must not reach the oracle, the run directory or other trials through its tests).
+    pub fn sandboxed(mut self, hidden: Hidden) -> Observer<'a> {
+        self.sandbox = Some(hidden);
+        self
+    }
+
+    /// Whether verify commands run sandboxed.
+    pub fn is_sandboxed(&self) -> bool {
+        self.sandbox.is_some()
     }
 
     fn verify_run<'r>(
@@ -140,11 +170,25 @@ impl<'a> Observer<'a> {
             timeout: self.task.verify_timeout,
             repeats: self.repeats,
             cache: self.cache,
+            sandbox: self.sandbox.as_ref(),
         }
     }
 
-    /// Observes the work directory of `ws` without changing it.
+    /// Observes the work directory of `ws` without changing it. A tree past the task's
+    /// `max_tree_bytes`, or one that is gone, is [`Error::Unobservable`].
     pub fn observe(&self, ws: &Workspace) -> Result<Observation> {
+        let limit = self.task.max_tree_bytes;
+        if !ws.work_dir.is_dir() {
+            return Err(Error::Unobservable(
+                "the work directory is gone (deleted or replaced during the session)".into(),
+            ));
+        }
+        if tree_bytes_within(&ws.work_dir, limit)?.is_none() {
+            return Err(Error::Unobservable(format!(
+                "the work directory holds more than max_tree_bytes = {limit} bytes of files \
+                 (without .git); it was not observed"
+            )));
+        }
         let tree = TreeSnapshot::read(&ws.work_dir)?;
 
         let list = match tree.get(self.format.file_name()) {
@@ -171,13 +215,19 @@ impl<'a> Observer<'a> {
         let overlaid_key = overlay.map(|o| key_of(&o.overlay(&tree)));
         let mut verified = BTreeMap::new();
         let mut self_verified = BTreeMap::new();
+        let mut verify_timeouts = 0;
         for feature in &self.task.features {
             let own = self.verify_run(ws, feature, None, own_key).check()?;
+            verify_timeouts += own.timeouts;
             let truth = match (overlay, overlaid_key) {
-                (Some(o), Some(key)) => self.verify_run(ws, feature, Some(o), key).check()?,
-                _ => own,
+                (Some(o), Some(key)) => {
+                    let truth = self.verify_run(ws, feature, Some(o), key).check()?;
+                    verify_timeouts += truth.timeouts;
+                    truth.check
+                }
+                _ => own.check,
             };
-            self_verified.insert(feature.id.clone(), own);
+            self_verified.insert(feature.id.clone(), own.check);
             verified.insert(feature.id.clone(), truth);
         }
 
@@ -196,6 +246,12 @@ impl<'a> Observer<'a> {
             .get(PROGRESS_FILE)
             .map(|f| blake3::hash(&f.content).to_hex().to_string());
 
+        let effects_len = std::fs::metadata(&ws.effects_log).map_or(0, |m| m.len());
+        if effects_len > limit {
+            return Err(Error::Unobservable(format!(
+                "the effects log holds {effects_len} bytes, more than max_tree_bytes = {limit}"
+            )));
+        }
         let effects = match std::fs::read(&ws.effects_log) {
             Ok(bytes) => String::from_utf8_lossy(&bytes)
                 .lines()
@@ -215,6 +271,7 @@ impl<'a> Observer<'a> {
             progress_hash,
             effects,
             tree_hash: tree.hash.to_hex().to_string(),
+            verify_timeouts,
         })
     }
 }

@@ -1,5 +1,8 @@
 //! Runs verify commands in scratch copies of the work directory, with and without the
-//! oracle tests laid over them, memoized by a content hash.
+//! oracle tests laid over them, memoized by a content hash. The tests a verify command
+//! runs are the agent's code, so it can run under the same bubblewrap sandbox as the
+//! agent: the scratch copy writable, nothing of `oracle/` but the laid-over tests
+//! visible, no network.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -12,7 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{IoContext, Result};
 use crate::fsutil::{TreeSnapshot, copy_tree, scratch_dir};
-use crate::process::ShellCommand;
+use crate::process::{Isolation, ShellCommand};
+use crate::sandbox::Hidden;
 
 /// The result of checking one feature on one tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,18 +41,28 @@ impl Check {
     }
 }
 
-/// Memo of verify results keyed by (hash of the tree the check sees, command). Shared by all
-/// trials of a run: identical trees give identical answers unless a check reads
-/// outside the tree, in which case the suite turns the cache off.
+/// One verify command's answer on one tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verdict {
+    /// How the check came out.
+    pub check: Check,
+    /// Runs of it that reached the time limit (and so failed).
+    pub timeouts: u32,
+}
+
+/// Memo of verify results keyed by (hash of the tree the check sees, command, whether
+/// it ran sandboxed). Shared by all trials of a run: identical trees give identical
+/// answers unless a check reads outside the tree, in which case the suite turns the
+/// cache off. A sandboxed and an unsandboxed answer never stand in for each other.
 #[derive(Debug, Default)]
 pub struct VerifyCache {
-    results: Mutex<HashMap<blake3::Hash, bool>>,
+    results: Mutex<HashMap<blake3::Hash, RunResult>>,
     hits: AtomicU64,
     runs: AtomicU64,
 }
 
 impl VerifyCache {
-    fn get(&self, key: &blake3::Hash) -> Option<bool> {
+    fn get(&self, key: &blake3::Hash) -> Option<RunResult> {
         let found = self.results.lock().ok()?.get(key).copied();
         if found.is_some() {
             self.hits.fetch_add(1, Ordering::Relaxed);
@@ -64,11 +78,19 @@ impl VerifyCache {
         )
     }
 
-    fn put(&self, key: blake3::Hash, passed: bool) {
+    fn put(&self, key: blake3::Hash, result: RunResult) {
         if let Ok(mut map) = self.results.lock() {
-            map.insert(key, passed);
+            map.insert(key, result);
         }
     }
+}
+
+/// How one run of a verify command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RunResult {
+    Passed,
+    Failed,
+    TimedOut,
 }
 
 /// The pristine tests of a task, read once.
@@ -125,24 +147,38 @@ pub struct VerifyRun<'a> {
     pub repeats: u32,
     /// Memo, when the suite allows it.
     pub cache: Option<&'a VerifyCache>,
+    /// Run under bubblewrap, hiding these places; `None`: on the host.
+    pub sandbox: Option<&'a Hidden>,
 }
 
 impl VerifyRun<'_> {
     /// Checks the feature: cached when allowed, otherwise in fresh scratch copies.
-    pub fn check(&self) -> Result<Check> {
+    pub fn check(&self) -> Result<Verdict> {
         let key = self.cache_key();
         let use_cache = self.repeats <= 1;
-        if use_cache && let Some(passed) = self.cache.and_then(|c| c.get(&key)) {
-            return Ok(if passed { Check::Pass } else { Check::Fail });
+        if use_cache && let Some(result) = self.cache.and_then(|c| c.get(&key)) {
+            return Ok(Verdict {
+                check: if result == RunResult::Passed {
+                    Check::Pass
+                } else {
+                    Check::Fail
+                },
+                timeouts: u32::from(result == RunResult::TimedOut),
+            });
         }
         let mut passes = 0;
+        let mut timeouts = 0;
+        let mut last = RunResult::Failed;
         let runs = self.repeats.max(1);
         for _ in 0..runs {
             if let Some(cache) = self.cache {
                 cache.runs.fetch_add(1, Ordering::Relaxed);
             }
-            if self.run_once()? {
-                passes += 1;
+            last = self.run_once()?;
+            match last {
+                RunResult::Passed => passes += 1,
+                RunResult::TimedOut => timeouts += 1,
+                RunResult::Failed => {}
             }
         }
         let check = match passes {
@@ -150,21 +186,26 @@ impl VerifyRun<'_> {
             p if p == runs => Check::Pass,
             _ => Check::Flaky,
         };
-        if use_cache && let (Some(cache), Some(passed)) = (self.cache, check.known()) {
-            cache.put(key, passed);
+        if use_cache && let Some(cache) = self.cache {
+            cache.put(key, last);
         }
-        Ok(check)
+        Ok(Verdict { check, timeouts })
     }
 
     fn cache_key(&self) -> blake3::Hash {
         let mut h = blake3::Hasher::new();
         h.update(self.tree_key.as_bytes());
         h.update(self.command.as_bytes());
+        h.update(if self.sandbox.is_some() {
+            b"bwrap"
+        } else {
+            b"host "
+        });
         h.finalize()
     }
 
     /// One run in a fresh copy, so that one check cannot leave anything for the next.
-    fn run_once(&self) -> Result<bool> {
+    fn run_once(&self) -> Result<RunResult> {
         let scratch = scratch_dir("loopbench-verify-")?;
         let copy = scratch.path().join("tree");
         copy_tree(self.work_dir, &copy, true)?;
@@ -172,22 +213,35 @@ impl VerifyRun<'_> {
             copy_tree(&oracle.dir, &copy.join(oracle.target), false)?;
         }
         // Side effects of a check land in a throwaway log, never in the trial's.
+        let effects = scratch.path().join("effects.log");
         let env: Vec<(String, OsString)> = vec![
             ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
-            (
-                "LOOPBENCH_EFFECTS".into(),
-                scratch.path().join("effects.log").into_os_string(),
-            ),
+            ("LOOPBENCH_EFFECTS".into(), effects.clone().into_os_string()),
         ];
+        let layout = match self.sandbox {
+            Some(hidden) => {
+                // bwrap can only bind a file that exists.
+                std::fs::write(&effects, "")
+                    .io_context(|| format!("cannot write '{}'", effects.display()))?;
+                Some(hidden.layout(&copy, &[&effects], &[]))
+            }
+            None => None,
+        };
         let outcome = ShellCommand {
             script: self.command,
             cwd: &copy,
             env: &env,
             timeout: self.timeout,
-            no_network: true,
+            isolation: layout.as_ref().map_or(Isolation::Host, Isolation::Sandbox),
         }
         .run()
         .io_context(|| format!("cannot run verify command '{}'", self.command))?;
-        Ok(outcome.success())
+        Ok(if outcome.timed_out {
+            RunResult::TimedOut
+        } else if outcome.success() {
+            RunResult::Passed
+        } else {
+            RunResult::Failed
+        })
     }
 }

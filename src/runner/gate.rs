@@ -1,6 +1,8 @@
 //! The harness-owned ledger: after each session the harness rewrites every entry's
 //! `passes` from `verified`, whatever the agent wrote, and blocks a feature after three
-//! failed attempts. Writes are atomic.
+//! failed attempts. Writes are atomic. Whatever the agent did to the list (flipped a
+//! flag without committing, deleted it, replaced it with a symlink or a directory) is
+//! an ordinary slip: the gate writes its list anyway and commits it when it can.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -25,7 +27,8 @@ impl Gate {
     /// Rewrites the list after a session. An attempt on a feature is a session that
     /// started with it as the first unverified, unblocked feature of the canonical
     /// order (the one the protocol says to work on) and ended with it still failing.
-    /// Returns the list as the next session will find it.
+    /// Returns the list as the next session will find it, and a note when the list
+    /// could not be written or committed (the session record carries it).
     pub fn apply(
         &mut self,
         ws: &Workspace,
@@ -33,7 +36,7 @@ impl Gate {
         format: ListFormat,
         before: &Observation,
         after: &Observation,
-    ) -> Result<ListState> {
+    ) -> (ListState, Option<String>) {
         let current = task.features.iter().find(|f| {
             before.verified.get(&f.id) != Some(&Check::Pass) && !self.blocked.contains(&f.id)
         });
@@ -54,29 +57,70 @@ impl Gate {
         for e in &mut entries {
             e.passes = after.verified.get(&e.id) == Some(&Check::Pass);
         }
-        let text = self.render(format, &entries)?;
+        let text = match self.render(format, &entries) {
+            Ok(text) => text,
+            Err(e) => return (after.list.clone(), Some(format!("gate: {e}"))),
+        };
+        let note = self
+            .write_and_commit(ws, format, &text)
+            .err()
+            .map(|e| format!("gate: {e}"));
+        let list = match feature_list::parse(format, &text) {
+            Ok(list) => ListState::Parsed(list),
+            Err(e) => ListState::Unparseable(format!("the gate's own list: {e}")),
+        };
+        (list, note)
+    }
+
+    /// Puts `text` at the list's path, replacing whatever stands there (never writing
+    /// through a symlink), and commits that file alone when it differs from the last
+    /// commit. The agent's own uncommitted work stays as it left it.
+    fn write_and_commit(&self, ws: &Workspace, format: ListFormat, text: &str) -> Result<()> {
         let path = ws.work_dir.join(format.file_name());
-        if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+        let is_file = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
+        if !is_file || std::fs::read_to_string(&path).ok().as_deref() != Some(text) {
+            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+                std::fs::remove_dir_all(&path).map_err(|e| {
+                    Error::io(
+                        format!("cannot remove the directory '{}'", path.display()),
+                        e,
+                    )
+                })?;
+            }
             write_atomic(&path, text.as_bytes())?;
-            // Only the list is committed: the agent's own uncommitted work stays as it
-            // left it.
-            git(&ws.work_dir, &["add", "--", format.file_name()])?;
-            git(
-                &ws.work_dir,
-                &[
-                    "commit",
-                    "-q",
-                    "--no-verify",
-                    "-m",
-                    "loopbench gate: passes from verify",
-                    "--",
-                    format.file_name(),
-                ],
-            )?;
         }
-        feature_list::parse(format, &text)
-            .map(ListState::Parsed)
-            .map_err(|e| Error::Tool(format!("gate wrote a list it cannot parse: {e}")))
+        let name = format.file_name();
+        git(&ws.work_dir, &["add", "--", name])
+            .map_err(|e| Error::Tool(format!("list written, not committed: {e}")))?;
+        let staged = git(
+            &ws.work_dir,
+            &[
+                "diff",
+                "--cached",
+                "--name-only",
+                "--no-ext-diff",
+                "--",
+                name,
+            ],
+        )
+        .map_err(|e| Error::Tool(format!("list written, not committed: {e}")))?;
+        if staged.trim().is_empty() {
+            return Ok(());
+        }
+        git(
+            &ws.work_dir,
+            &[
+                "commit",
+                "-q",
+                "--no-verify",
+                "-m",
+                "loopbench gate: passes from verify",
+                "--",
+                name,
+            ],
+        )
+        .map_err(|e| Error::Tool(format!("list written, not committed: {e}")))?;
+        Ok(())
     }
 
     /// Renders the list; blocked entries carry `"blocked": true` (JSON, YAML) or a

@@ -274,7 +274,11 @@ fn run_one(
     let trial_key = key.clone();
     let trial_seed = seed::trial_seed(suite_seed, &arm.name, &task.name, trial.replicate);
     let ws = Workspace::create_bare(task)?;
-    let observer = Observer::new(task, arm.list_format, cache, suite.verify_repeats)?;
+    let mut observer = Observer::new(task, arm.list_format, cache, suite.verify_repeats)?;
+    if suite.verify_sandboxed(arm) {
+        let tasks = suite.tasks.iter().map(|t| t.dir.as_path());
+        observer = observer.sandboxed(crate::sandbox::Hidden::for_run(run_dir, tasks));
+    }
     let spec = TrialSpec {
         key,
         task,

@@ -11,7 +11,7 @@ use rand::RngExt;
 use super::events::{Event, EventKind, EventSink};
 use super::gate::Gate;
 use super::prompt::{self, PromptVars};
-use crate::agent::{Agent, SessionContext, SessionKind, Usage};
+use crate::agent::{Agent, SessionContext, SessionKind, SessionRun, Usage};
 use crate::error::{Error, IoContext, Result};
 use crate::feature_list::ListFormat;
 use crate::metrics::{Outcome, SessionEnd, session_metrics, trial_metrics};
@@ -19,7 +19,7 @@ use crate::observe::Observer;
 use crate::record::{SessionRecord, TrialKey, TrialRecord};
 use crate::seed;
 use crate::suite::{Ledger, Prompts, Task};
-use crate::workspace::{Workspace, git_env};
+use crate::workspace::Workspace;
 
 /// What a trial runs.
 pub struct TrialSpec<'a> {
@@ -60,7 +60,7 @@ pub struct TrialResult {
 
 /// The environment contract of DESIGN §5 for one session.
 pub fn session_env(ws: &Workspace, key: &TrialKey, session: u32) -> Vec<(String, OsString)> {
-    let mut env = git_env(&ws.work_dir);
+    let mut env = crate::git::session_env(&ws.work_dir, &ws.git_config);
     env.extend([
         ("LOOPBENCH_SESSION".into(), session.to_string().into()),
         ("LOOPBENCH_ARM".into(), key.arm.clone().into()),
@@ -151,10 +151,38 @@ pub fn run_trial(
             turn_budget: spec.turn_budget,
             interrupt_at,
             notify: &notify,
-        })?;
+        });
+        // What a session did to its directory is data, never a reason to stop the run:
+        // a driver that failed, or a tree that cannot be observed, ends this trial in
+        // `error` with the reason, and the other trials go on.
+        let mut run = match run {
+            Ok(run) => run,
+            Err(e @ Error::Cancelled) => return Err(e),
+            Err(e) => SessionRun::failed(e.to_string()),
+        };
         let wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let mut after = observer.observe(ws)?;
+        let mut after = match observer.observe(ws) {
+            Ok(after) => after,
+            Err(e) => {
+                run.outcome = Outcome::Error;
+                run.add_note(format!("cannot observe what the session left: {e}"));
+                before.unobserved()
+            }
+        };
+        // The metrics describe what the agent left, before any gate rewrites the list.
         let metrics = session_metrics(&before, &after, previous);
+        if spec.ledger == Ledger::Gate
+            && kind == SessionKind::Coding
+            && run.outcome != Outcome::Error
+        {
+            // The next session finds the list as the gate left it; the checks do not
+            // read the list, so the rest of the observation still holds.
+            let (list, note) = gate.apply(ws, spec.task, spec.format, &before, &after);
+            if let Some(note) = note {
+                run.add_note(note);
+            }
+            after.list = list;
+        }
         if run.bad_input && bad_input.is_none() {
             bad_input = run.error.clone();
         }
@@ -188,11 +216,6 @@ pub fn run_trial(
         emit(EventKind::SessionFinished(Box::new(record)))?;
         previous = Some(run.outcome);
         let done = after.all_verified() || run.outcome == Outcome::DeclaredComplete;
-        if spec.ledger == Ledger::Gate && kind == SessionKind::Coding {
-            // The next session finds the list as the gate left it; the checks do not
-            // read the list, so the rest of the observation still holds.
-            after.list = gate.apply(ws, spec.task, spec.format, &before, &after)?;
-        }
         before = after;
         if run.outcome == Outcome::Error || (spec.stop_when_done && done) {
             break;

@@ -33,6 +33,9 @@ struct SuiteFile {
     /// Smallest difference in a rate the suite wants to detect (`run` warns when the
     /// sessions per arm are too few).
     min_detectable_effect: Option<Spanned<f64>>,
+    /// `"bwrap"`: run every arm's verify commands under bubblewrap, even for agents
+    /// that are not sandboxed themselves (a sandboxed agent's always are).
+    verify_sandbox: Option<Spanned<String>>,
 }
 
 fn default_true() -> bool {
@@ -247,6 +250,8 @@ pub struct Suite {
     pub verify_repeats: u32,
     /// Smallest rate difference the suite wants to detect.
     pub min_detectable_effect: Option<f64>,
+    /// `verify_sandbox = "bwrap"`: every arm's verify commands run under bubblewrap.
+    pub verify_sandbox: bool,
     /// Prompt templates (`prompts/initializer.md`, `prompts/coding.md`), if present.
     pub prompts: Prompts,
     /// blake3 over suite.toml, prompts and every task file.
@@ -427,6 +432,21 @@ impl Suite {
             other => other.as_ref().map(|m| *m.get_ref()),
         };
 
+        let verify_sandbox = match &raw.verify_sandbox {
+            None => false,
+            Some(v) if v.get_ref() == "bwrap" => true,
+            Some(v) if v.get_ref() == "none" => false,
+            Some(v) => {
+                return Err(err(
+                    v.span(),
+                    format!(
+                        "verify_sandbox must be \"bwrap\" or \"none\", got '{}'",
+                        v.get_ref()
+                    ),
+                ));
+            }
+        };
+
         let read_prompt = |name: &str| -> Result<Option<String>> {
             let p = dir.join("prompts").join(name);
             match std::fs::read_to_string(&p) {
@@ -456,6 +476,7 @@ impl Suite {
             verify_cache: raw.verify_cache,
             verify_repeats: *raw.verify_repeats.get_ref(),
             min_detectable_effect,
+            verify_sandbox,
             prompts,
             content_hash,
         })
@@ -465,6 +486,19 @@ impl Suite {
     pub fn agent_of(&self, arm: &Arm) -> &AgentDriver {
         // Validated at load time: every arm names a defined agent.
         &self.agents[&arm.agent]
+    }
+
+    /// Whether the verify commands of `arm` run under bubblewrap: the suite asks for
+    /// it, or the arm's agent is sandboxed (its tests are its code).
+    pub fn verify_sandboxed(&self, arm: &Arm) -> bool {
+        self.verify_sandbox
+            || matches!(
+                self.agent_of(arm),
+                AgentDriver::Command {
+                    sandbox: Some(_),
+                    ..
+                }
+            )
     }
 
     /// Whether every arm runs on the simulated agent.

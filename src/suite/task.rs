@@ -15,6 +15,8 @@ use crate::feature_list::Entry;
 
 /// Verify commands that run longer than this are killed and count as failing.
 const DEFAULT_VERIFY_TIMEOUT: Duration = Duration::from_secs(120);
+/// Largest work directory (bytes of its files, `.git` left out) the harness observes.
+pub const DEFAULT_MAX_TREE_BYTES: u64 = 256 * 1024 * 1024;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -26,6 +28,9 @@ struct TaskFile {
     features: Vec<FeatureFile>,
     /// How long one verify command may run, e.g. "90s" (humantime).
     verify_timeout: Option<Spanned<String>>,
+    /// Largest work directory in bytes, without `.git` (default 256 MiB): a session that
+    /// leaves a larger one is recorded `error`, since every observation copies the tree.
+    max_tree_bytes: Option<Spanned<u64>>,
     /// Tools in `repo/` that append to `$LOOPBENCH_EFFECTS` (documentation for agents
     /// and a check that they exist).
     #[serde(default)]
@@ -72,6 +77,8 @@ pub struct Task {
     pub features: Vec<Feature>,
     /// Time limit of one verify command.
     pub verify_timeout: Duration,
+    /// Largest work directory the harness observes, in bytes (`.git` left out).
+    pub max_tree_bytes: u64,
     /// Tools that write to the effects log, relative to the work directory.
     pub side_effect_tools: Vec<String>,
     /// Files the checks never read (left out of the verify cache key).
@@ -235,6 +242,14 @@ impl Task {
             })?,
         };
 
+        let max_tree_bytes = match &raw.max_tree_bytes {
+            None => DEFAULT_MAX_TREE_BYTES,
+            Some(m) if *m.get_ref() == 0 => {
+                return Err(err(m.span(), "max_tree_bytes must be at least 1".into()));
+            }
+            Some(m) => *m.get_ref(),
+        };
+
         let repo = dir.join("repo");
         if !repo.is_dir() {
             return Err(Error::BadInput(format!(
@@ -295,6 +310,7 @@ impl Task {
                 })
                 .collect(),
             verify_timeout,
+            max_tree_bytes,
             side_effect_tools: raw
                 .side_effect_tools
                 .into_iter()

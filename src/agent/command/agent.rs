@@ -10,19 +10,22 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::child::{self, Ended, KILL_GRACE, Limits};
-use super::sandbox::{self, Layout};
 use super::usage::{self, Reported};
 use crate::agent::{Agent, SessionContext, SessionRun, Usage};
 use crate::error::{Error, IoContext, Result};
 use crate::metrics::Outcome;
 use crate::record::TrialKey;
 use crate::runner::Notice;
+use crate::sandbox::{self, Hidden, Layout};
 use crate::suite::{AgentDriver, Arm, CrashMode, Sandbox, Suite};
 
 /// File name of the usage report, beside the work directory.
 pub const USAGE_FILE: &str = "usage.json";
 /// Directory an agent may keep state in across the sessions of a trial.
 pub const STATE_DIR: &str = "state";
+/// Where the session's supervisor writes the agent's wait status, beside the work
+/// directory (the agent is never told of it).
+const SUPERVISOR_STATUS_FILE: &str = "supervisor.status";
 
 /// How often a session is tried when the agent cannot be started at all.
 #[derive(Debug, Clone, Copy)]
@@ -53,7 +56,7 @@ pub struct CommandAgent {
     crash_window: Duration,
     sandbox: Option<Sandbox>,
     base_dir: PathBuf,
-    hidden: Vec<PathBuf>,
+    hidden: Hidden,
     key: TrialKey,
     trial_seed: u64,
     capture_dir: PathBuf,
@@ -88,8 +91,7 @@ impl CommandAgent {
                 arm.name
             )));
         };
-        let mut hidden = vec![crate::fsutil::scratch_root(), run_dir.to_path_buf()];
-        hidden.extend(suite.tasks.iter().map(|t| t.dir.join("oracle")));
+        let hidden = Hidden::for_run(run_dir, suite.tasks.iter().map(|t| t.dir.as_path()));
         Ok(CommandAgent {
             name: arm.agent.clone(),
             program: program.clone(),
@@ -169,16 +171,18 @@ impl CommandAgent {
     fn layout(&self, ctx: &SessionContext<'_>, program: &Path, files: &SessionFiles) -> Layout {
         let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-        let hidden: Vec<PathBuf> = self
-            .hidden
-            .iter()
-            .filter(|p| p.is_dir())
-            .map(|p| canon(p))
-            .collect();
+        let hidden = self.hidden.dirs().to_vec();
         let mut layout = Layout {
             work_dir: abs(&ctx.workspace.work_dir),
             writable_files: vec![abs(&ctx.workspace.effects_log), abs(&files.usage_file)],
-            writable_dirs: vec![abs(&files.state_dir)],
+            writable_dirs: vec![
+                abs(&files.state_dir),
+                abs(ctx
+                    .workspace
+                    .git_config
+                    .parent()
+                    .unwrap_or(&ctx.workspace.work_dir)),
+            ],
             readable_files: vec![abs(&ctx.workspace.prompt_file)],
             hidden,
             share_net: false,
@@ -221,15 +225,20 @@ impl CommandAgent {
         let stderr = create(&files.stderr)?;
         let stdin = File::open(&ctx.workspace.prompt_file)
             .io_context(|| format!("cannot read '{}'", ctx.workspace.prompt_file.display()))?;
-        let mut cmd = if self.sandbox.is_some() {
+        let supervisor = std::env::current_exe()
+            .io_context(|| "cannot find the loopbench binary to supervise the agent".into())?;
+        let mut cmd = Command::new(supervisor);
+        cmd.args([super::supervise::SUBCOMMAND, "--status"])
+            .arg(&files.status_file)
+            .arg("--");
+        if self.sandbox.is_some() {
             let layout = self.layout(ctx, &program, files);
-            let mut c = Command::new(sandbox::BWRAP);
-            c.args(layout.bwrap_args())
+            cmd.arg(sandbox::BWRAP)
+                .args(layout.bwrap_args())
                 .arg(std::path::absolute(&program).unwrap_or(program.clone()));
-            c
         } else {
-            Command::new(&program)
-        };
+            cmd.arg(&program);
+        }
         cmd.args(&self.args)
             .current_dir(&ctx.workspace.work_dir)
             .envs(env.iter().map(|(k, v)| (k, v)))
@@ -240,13 +249,20 @@ impl CommandAgent {
             timeout: self.timeout,
             grace: self.grace,
             crash_after: self.crash_after(ctx.interrupt_at),
+            supervised: Some(files.status_file.clone()),
         };
-        match child::run(cmd, limits) {
-            Err(e) => Ok(Err(format!(
+        let cannot_start = |e: &dyn std::fmt::Display| {
+            format!(
                 "cannot start agent '{}' ({}): {e}",
                 self.name,
                 program.display()
-            ))),
+            )
+        };
+        match child::run(cmd, limits) {
+            Err(e) => Ok(Err(cannot_start(&e))),
+            Ok(_) if let Some(e) = super::supervise::spawn_error(&files.status_file) => {
+                Ok(Err(cannot_start(&e)))
+            }
             Ok((Ended::Exited(status), _)) if self.sandbox.is_some() => {
                 match sandbox::setup_failure(status.code(), &files.stderr) {
                     Some(line) => Ok(Err(format!(
@@ -338,6 +354,7 @@ impl CommandAgent {
             .unwrap_or(&ctx.workspace.work_dir)
             .to_path_buf();
         let files = SessionFiles {
+            status_file: root.join(SUPERVISOR_STATUS_FILE),
             usage_file: root.join(USAGE_FILE),
             state_dir: root.join(STATE_DIR),
             stdout: self
@@ -386,6 +403,9 @@ fn resolve_program(
 /// be started here: its program exists, and bwrap works when it is sandboxed. The
 /// error (exit 2) names the agent.
 pub fn preflight(suite: &Suite, arms: &[usize]) -> Result<()> {
+    if suite.verify_sandbox {
+        sandbox::check_bwrap_for("the suite sets verify_sandbox = \"bwrap\"")?;
+    }
     let mut checked = std::collections::BTreeSet::new();
     for &i in arms {
         let Some(arm) = suite.arms.get(i) else {
@@ -436,6 +456,7 @@ pub fn runs_sim_agent(driver: &AgentDriver) -> bool {
 
 /// Where one session's files are.
 struct SessionFiles {
+    status_file: PathBuf,
     usage_file: PathBuf,
     state_dir: PathBuf,
     stdout: PathBuf,
@@ -523,7 +544,7 @@ mod tests {
             crash_window: Duration::from_secs(window),
             sandbox: None,
             base_dir: PathBuf::from("/"),
-            hidden: Vec::new(),
+            hidden: Hidden::default(),
             key: TrialKey::new("arm", "task", 0),
             trial_seed: 42,
             capture_dir: PathBuf::from("/nonexistent"),

@@ -1,5 +1,6 @@
 //! One agent process in its own process group, waited for with a time limit and an
-//! optional crash moment; whatever ends it, nothing of its group is left running.
+//! optional crash moment; whatever ends it, nothing of its group is left running. Run
+//! under `loopbench supervise` (see [`super::supervise`]), nothing it started at all is.
 
 use std::collections::BTreeSet;
 use std::os::unix::process::CommandExt;
@@ -16,7 +17,7 @@ use wait_timeout::ChildExt;
 pub const KILL_GRACE: Duration = Duration::from_secs(5);
 
 /// Limits of one run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Limits {
     /// SIGTERM to the group after this long, SIGKILL `grace` later.
     pub timeout: Duration,
@@ -24,7 +25,15 @@ pub struct Limits {
     pub grace: Duration,
     /// SIGKILL to the group after this long: an injected crash.
     pub crash_after: Option<Duration>,
+    /// The command is `loopbench supervise --status FILE -- ...` with this FILE: the
+    /// group is ended by SIGUSR1 to the supervisor (which then kills everything the
+    /// agent started, and reports the agent's status in FILE) instead of SIGKILL.
+    pub supervised: Option<std::path::PathBuf>,
 }
+
+/// Longest a supervisor may take to end everything after SIGUSR1 before its group is
+/// killed outright.
+const SUPERVISOR_GRACE: Duration = Duration::from_secs(15);
 
 /// How the process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,12 +49,14 @@ pub enum Ended {
 /// Process groups of agents now running, so that an interrupted run can stop them.
 static RUNNING: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 
-/// Sends SIGTERM (or, with `force`, SIGKILL) to the process group of every agent
-/// session in flight. For a run that is being interrupted: each session then ends as
-/// its agent died (`interrupted` after a kill, or however the agent reports it).
+/// Sends SIGTERM (or, with `force`, the signal that ends everything: SIGUSR1, which
+/// a supervisor turns into SIGKILL for every process of the session, and which kills
+/// an unsupervised agent too) to the process group of every agent session in flight.
+/// For a run that is being interrupted: each session then ends as its agent died
+/// (`interrupted` after a kill, or however the agent reports it).
 pub fn signal_running_agents(force: bool) {
     let signal = if force {
-        Signal::SIGKILL
+        Signal::SIGUSR1
     } else {
         Signal::SIGTERM
     };
@@ -61,6 +72,10 @@ pub fn signal_running_agents(force: bool) {
 /// Spawns `cmd` as the leader of a new process group and waits for it within `limits`.
 /// Returns the spawn error unchanged (the caller decides whether to retry).
 pub fn run(mut cmd: Command, limits: Limits) -> std::io::Result<(Ended, Duration)> {
+    if let Some(file) = &limits.supervised {
+        // A status left from an earlier try must not be read as this one's.
+        let _ = std::fs::remove_file(file);
+    }
     cmd.process_group(0);
     let start = Instant::now();
     let mut child = cmd.spawn()?;
@@ -69,21 +84,41 @@ pub fn run(mut cmd: Command, limits: Limits) -> std::io::Result<(Ended, Duration
     if let Ok(mut g) = RUNNING.lock() {
         g.insert(raw);
     }
-    let ended = wait(&mut child, pgid, start, limits);
+    let ended = wait(&mut child, pgid, start, &limits);
     // Whatever ended the leader, the rest of its group (background jobs, grandchildren)
     // must not outlive the session.
     let _ = killpg(pgid, Signal::SIGKILL);
     if let Ok(mut g) = RUNNING.lock() {
         g.remove(&raw);
     }
-    Ok((ended?, start.elapsed()))
+    let ended = match (ended?, &limits.supervised) {
+        (Ended::Exited(own), Some(file)) => {
+            Ended::Exited(super::supervise::read_status(file).unwrap_or(own))
+        }
+        (ended, _) => ended,
+    };
+    Ok((ended, start.elapsed()))
+}
+
+/// Ends the group at once: SIGUSR1 to a supervisor (which kills everything the agent
+/// started, wherever it went), SIGKILL to the group otherwise or when it does not end.
+fn end_group(child: &mut std::process::Child, pgid: Pid, limits: &Limits) -> std::io::Result<()> {
+    if limits.supervised.is_some() {
+        let _ = nix::sys::signal::kill(pgid, Signal::SIGUSR1);
+        if child.wait_timeout(SUPERVISOR_GRACE)?.is_some() {
+            return Ok(());
+        }
+    }
+    let _ = killpg(pgid, Signal::SIGKILL);
+    child.wait()?;
+    Ok(())
 }
 
 fn wait(
     child: &mut std::process::Child,
     pgid: Pid,
     start: Instant,
-    limits: Limits,
+    limits: &Limits,
 ) -> std::io::Result<Ended> {
     let deadline = start + limits.timeout;
     let crash_at = limits.crash_after.map(|d| start + d);
@@ -98,14 +133,12 @@ fn wait(
         }
     }
     if crash_at.is_some_and(|c| c <= deadline) {
-        let _ = killpg(pgid, Signal::SIGKILL);
-        child.wait()?;
+        end_group(child, pgid, limits)?;
         return Ok(Ended::Crashed);
     }
     let _ = killpg(pgid, Signal::SIGTERM);
     if child.wait_timeout(limits.grace)?.is_none() {
-        let _ = killpg(pgid, Signal::SIGKILL);
-        child.wait()?;
+        end_group(child, pgid, limits)?;
     }
     Ok(Ended::TimedOut)
 }
@@ -125,6 +158,7 @@ mod tests {
             timeout: Duration::from_millis(timeout_ms),
             grace: Duration::from_millis(300),
             crash_after: None,
+            supervised: None,
         }
     }
 

@@ -15,10 +15,10 @@
 
 mod agent;
 mod child;
-mod sandbox;
+pub mod supervise;
 mod usage;
 
+pub use crate::sandbox::{BWRAP, bwrap_works, check_bwrap, find_program};
 pub use agent::{CommandAgent, RetryPolicy, STATE_DIR, USAGE_FILE, preflight, runs_sim_agent};
 pub use child::{KILL_GRACE, signal_running_agents};
-pub use sandbox::{BWRAP, bwrap_works, check_bwrap, find_program};
 pub use usage::{Reported, read_reports, read_stream_json, read_usage_file, report_result_line};

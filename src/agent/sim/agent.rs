@@ -16,7 +16,7 @@ use crate::error::{IoContext, Result};
 use crate::feature_list::{self, Entry, ListFormat};
 use crate::metrics::Outcome;
 use crate::observe::PROGRESS_FILE;
-use crate::process::ShellCommand;
+use crate::process::{Isolation, ShellCommand};
 use crate::seed;
 use crate::suite::{Arm, Ledger, Strategy, Task};
 
@@ -775,7 +775,7 @@ impl Session<'_, '_> {
             cwd: self.work_dir(),
             env: self.ctx.env,
             timeout: SHELL_TIMEOUT,
-            no_network: false,
+            isolation: Isolation::ProcessGroup,
         }
         .run()
         .io_context(|| format!("cannot run '{script}'"))?;

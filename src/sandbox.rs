@@ -1,6 +1,8 @@
-//! `sandbox = "bwrap"`: the agent runs under bubblewrap with a read-only view of the
-//! system, its work directory as the only persistent writable place, no network, and
-//! the run directory, every task's `oracle/` and the other trials hidden.
+//! The bubblewrap sandbox for everything an agent wrote: the agent itself
+//! (`sandbox = "bwrap"`), the verify commands that run its tests, and a replayed
+//! trace's `run` actions. Each gets a read-only view of the system, one writable tree
+//! (the work directory, or a scratch copy of it), no network, and the run directory,
+//! every task's `oracle/` and the other trials hidden.
 //!
 //! The mount layout, in order (later mounts cover earlier ones):
 //!
@@ -32,7 +34,53 @@ use crate::error::{Error, Result};
 /// The program bubblewrap is run as.
 pub const BWRAP: &str = "bwrap";
 
-/// Paths of one sandboxed session.
+/// The places every sandbox of a run hides: the scratch root (every trial's work
+/// directory and every scratch copy), the run directory and every task's `oracle/`.
+/// Canonical paths, so that a symlink cannot lead around them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hidden {
+    dirs: Vec<PathBuf>,
+}
+
+impl Hidden {
+    /// The hidden places of a run writing to `run_dir` over tasks in `task_dirs`.
+    pub fn for_run<'a>(run_dir: &Path, task_dirs: impl IntoIterator<Item = &'a Path>) -> Hidden {
+        let mut dirs = vec![crate::fsutil::scratch_root(), run_dir.to_path_buf()];
+        dirs.extend(task_dirs.into_iter().map(|t| t.join("oracle")));
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let mut dirs: Vec<PathBuf> = dirs
+            .iter()
+            .filter(|p| p.is_dir())
+            .map(|p| canon(p))
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        Hidden { dirs }
+    }
+
+    /// The directories, canonical.
+    pub fn dirs(&self) -> &[PathBuf] {
+        &self.dirs
+    }
+
+    /// A layout with `tree` as its one writable tree and working directory, plus
+    /// `writable_files` and `writable_dirs` outside it (they must exist); everything
+    /// else read-only, hidden places empty, no network. A verify command's scratch copy
+    /// or a replayed `run` action.
+    pub fn layout(&self, tree: &Path, writable_files: &[&Path], writable_dirs: &[&Path]) -> Layout {
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        Layout {
+            work_dir: abs(tree),
+            writable_files: writable_files.iter().map(|f| abs(f)).collect(),
+            writable_dirs: writable_dirs.iter().map(|d| abs(d)).collect(),
+            readable_files: Vec::new(),
+            hidden: self.dirs.clone(),
+            share_net: false,
+        }
+    }
+}
+
+/// Paths of one sandboxed process.
 #[derive(Debug, Clone)]
 pub struct Layout {
     /// The work directory: writable, the agent's cwd.
@@ -97,9 +145,15 @@ impl Layout {
 /// Checks that bwrap is installed and can create its namespaces here, for the agent
 /// `agent`. The error (exit 2) names the agent and how to install bwrap.
 pub fn check_bwrap(agent: &str) -> Result<()> {
+    check_bwrap_for(&format!("agent '{agent}' uses sandbox = \"bwrap\""))
+}
+
+/// [`check_bwrap`] for whatever `needs` says wants the sandbox ("the suite sets
+/// verify_sandbox = \"bwrap\"").
+pub fn check_bwrap_for(needs: &str) -> Result<()> {
     let Some(bwrap) = find_program(BWRAP, std::env::var_os("PATH").as_deref()) else {
         return Err(Error::BadInput(format!(
-            "agent '{agent}' uses sandbox = \"bwrap\", but bwrap is not installed \
+            "{needs}, but bwrap is not installed \
              (on Debian or Ubuntu: apt-get install bubblewrap)"
         )));
     };
@@ -112,13 +166,13 @@ pub fn check_bwrap(agent: &str) -> Result<()> {
         .output()
         .map_err(|e| {
             Error::BadInput(format!(
-                "agent '{agent}' uses sandbox = \"bwrap\", but '{}' cannot be run: {e}",
+                "{needs}, but '{}' cannot be run: {e}",
                 bwrap.display()
             ))
         })?;
     if !out.status.success() {
         return Err(Error::BadInput(format!(
-            "agent '{agent}' uses sandbox = \"bwrap\", but bwrap cannot create its namespaces \
+            "{needs}, but bwrap cannot create its namespaces \
              on this machine: {} (user namespaces may be disabled, e.g. inside a container)",
             String::from_utf8_lossy(&out.stderr).trim()
         )));
@@ -126,9 +180,10 @@ pub fn check_bwrap(agent: &str) -> Result<()> {
     Ok(())
 }
 
-/// Whether bwrap is installed and works here (for tests that need it).
+/// Whether bwrap is installed and works here. Probed once.
 pub fn bwrap_works() -> bool {
-    check_bwrap("probe").is_ok()
+    static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WORKS.get_or_init(|| check_bwrap_for("probe").is_ok())
 }
 
 /// Resolves a program name as `execvp` would: a name with a `/` is taken as it is, a

@@ -1,0 +1,416 @@
+//! The harness's own git calls, hardened against the repository they look at.
+//!
+//! A work directory's `.git` belongs to the agent under test: it can set
+//! `core.fsmonitor`, hooks, clean/smudge filters or `core.worktree`, or replace parts of
+//! `.git` with symlinks, so that a harmless-looking `git status` or `git commit` of the
+//! harness runs its program on the host or writes outside the work directory. So every
+//! call here:
+//!
+//! - names the repository and work tree explicitly (`GIT_DIR`, `GIT_WORK_TREE`), so
+//!   `core.worktree` and a `.git` file pointing elsewhere are never followed;
+//! - starts from an empty environment and reads no system or global configuration;
+//! - overrides, with command-line scope (which wins over the repository's), every
+//!   setting that makes these commands execute something: fsmonitor, hooks, signing,
+//!   automatic gc and maintenance, pagers, credential helpers, remote protocols, and
+//!   every filter driver the repository's configuration names;
+//! - refuses to write (init, add, commit) into a `.git` that is not a plain directory
+//!   tree: a symlink anywhere in it could lead a write outside;
+//! - has a time limit, so that a configuration that includes a FIFO cannot hang it.
+//!
+//! Sessions themselves get [`session_env`]: the same fixed identity and a global
+//! configuration file of their own trial, never a device such as `/dev/null` (which
+//! `git config --global` would replace with a regular file).
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::fsutil::GIT_DIR;
+
+/// Identity of every commit made in a work directory, by harness or agent.
+pub const GIT_NAME: &str = "loopbench";
+/// E-mail of [`GIT_NAME`].
+pub const GIT_EMAIL: &str = "loopbench@localhost";
+/// Commit date of the harness's own commits, fixed so that trees hash alike across runs.
+const HARNESS_COMMIT_DATE: &str = "2026-01-01T00:00:00+00:00";
+/// Longest a harness git call may take.
+const GIT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Settings that make status, add, commit or init run a program, switched off.
+const NEUTRAL_CONFIG: &[(&str, &str)] = &[
+    ("core.fsmonitor", "false"),
+    ("core.useBuiltinFSMonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.askPass", ""),
+    ("core.sshCommand", "false"),
+    ("core.attributesFile", "/dev/null"),
+    ("core.bare", "false"),
+    ("core.logAllRefUpdates", "false"),
+    ("core.untrackedCache", "false"),
+    ("core.splitIndex", "false"),
+    ("core.sparseCheckout", "false"),
+    ("commit.gpgSign", "false"),
+    ("tag.gpgSign", "false"),
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
+    ("credential.helper", ""),
+    ("protocol.allow", "never"),
+    ("diff.external", ""),
+    ("diff.ignoreSubmodules", "all"),
+    ("status.submoduleSummary", "false"),
+    ("submodule.recurse", "false"),
+];
+
+/// Environment of an agent session's git: the fixed identity, no system config, the
+/// trial's own global config file, and no discovery of repositories above the work
+/// directory.
+pub fn session_env(work_dir: &Path, global_config: &Path) -> Vec<(String, OsString)> {
+    let mut env = identity();
+    env.extend([
+        ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
+        (
+            "GIT_CONFIG_GLOBAL".into(),
+            global_config.as_os_str().to_owned(),
+        ),
+        ("GIT_CEILING_DIRECTORIES".into(), ceiling(work_dir)),
+        ("GIT_TERMINAL_PROMPT".into(), "0".into()),
+    ]);
+    env
+}
+
+fn identity() -> Vec<(String, OsString)> {
+    vec![
+        ("GIT_AUTHOR_NAME".into(), GIT_NAME.into()),
+        ("GIT_AUTHOR_EMAIL".into(), GIT_EMAIL.into()),
+        ("GIT_COMMITTER_NAME".into(), GIT_NAME.into()),
+        ("GIT_COMMITTER_EMAIL".into(), GIT_EMAIL.into()),
+    ]
+}
+
+fn ceiling(work_dir: &Path) -> OsString {
+    work_dir.parent().unwrap_or(work_dir).as_os_str().to_owned()
+}
+
+/// A git command of the harness in `work_dir`, with the hardened environment.
+fn harness_command(work_dir: &Path, extra_config: &[(String, String)]) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.current_dir(work_dir)
+        .env_clear()
+        .envs(std::env::var_os("PATH").map(|p| ("PATH", p)))
+        .env("LC_ALL", "C")
+        .env("GIT_DIR", work_dir.join(GIT_DIR))
+        .env("GIT_WORK_TREE", work_dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_ATTR_NOSYSTEM", "1")
+        .env("GIT_CEILING_DIRECTORIES", ceiling(work_dir))
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PAGER", "cat")
+        .envs(identity())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let config: Vec<(&str, &str)> = NEUTRAL_CONFIG
+        .iter()
+        .copied()
+        .chain(extra_config.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .collect();
+    // GIT_CONFIG_COUNT/KEY/VALUE: command-line scope without `-c`'s parsing of `=`.
+    cmd.env("GIT_CONFIG_COUNT", config.len().to_string());
+    for (i, (key, value)) in config.iter().enumerate() {
+        cmd.env(format!("GIT_CONFIG_KEY_{i}"), key)
+            .env(format!("GIT_CONFIG_VALUE_{i}"), value);
+    }
+    cmd
+}
+
+/// Runs `cmd` to its end or until `timeout`, when its process group is killed.
+fn output_within(mut cmd: Command, timeout: Duration) -> std::io::Result<Option<Output>> {
+    let child = cmd.spawn()?;
+    let pgid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(timeout) {
+        Ok(out) => out.map(Some),
+        Err(_) => {
+            let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+            // The reader thread ends once the pipes close.
+            let _ = rx.recv_timeout(Duration::from_secs(5));
+            Ok(None)
+        }
+    }
+}
+
+/// Every filter driver the repository's configuration defines, each switched off (no
+/// clean, smudge or process command; not required).
+fn neutral_filters(work_dir: &Path) -> Result<Vec<(String, String)>> {
+    let mut cmd = harness_command(work_dir, &[]);
+    cmd.args([
+        "config",
+        "--null",
+        "--name-only",
+        "--get-regexp",
+        r"^filter\.",
+    ]);
+    let out = output_within(cmd, GIT_TIMEOUT)
+        .map_err(|e| Error::Tool(format!("cannot run git (is it installed?): {e}")))?
+        .ok_or_else(|| Error::Tool(format!("git config timed out in '{}'", work_dir.display())))?;
+    let mut names: Vec<String> = out
+        .stdout
+        .split(|b| *b == 0)
+        .filter_map(|key| {
+            let key = String::from_utf8_lossy(key);
+            let rest = key.strip_prefix("filter.")?;
+            let (name, _) = rest.rsplit_once('.')?;
+            Some(name.to_string())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    Ok(names
+        .into_iter()
+        .flat_map(|name| {
+            [
+                (format!("filter.{name}.clean"), String::new()),
+                (format!("filter.{name}.smudge"), String::new()),
+                (format!("filter.{name}.process"), String::new()),
+                (format!("filter.{name}.required"), "false".to_string()),
+            ]
+        })
+        .collect())
+}
+
+/// Why the harness must not write into `work_dir/.git`: it is not a directory, or a
+/// symlink inside it could lead a write outside. `None` when it is safe (or absent).
+pub fn unsafe_repository(work_dir: &Path) -> Option<String> {
+    let dot_git = work_dir.join(GIT_DIR);
+    match std::fs::symlink_metadata(&dot_git) {
+        Err(_) => return None,
+        Ok(m) if !m.is_dir() => {
+            return Some(format!(
+                "'{GIT_DIR}' is not a directory (a symlink or a file pointing elsewhere)"
+            ));
+        }
+        Ok(_) => {}
+    }
+    for entry in walkdir::WalkDir::new(&dot_git).follow_links(false) {
+        let Ok(entry) = entry else {
+            return Some(format!("'{GIT_DIR}' cannot be read through"));
+        };
+        let ft = entry.file_type();
+        if !(ft.is_dir() || ft.is_file()) {
+            let rel = crate::fsutil::relative_slash_path(work_dir, entry.path());
+            return Some(format!("'{rel}' is not a plain file or directory"));
+        }
+    }
+    None
+}
+
+/// Runs a writing git command (init, add, commit) of the harness in `dir`; returns
+/// stdout. Refuses a repository that [`unsafe_repository`] rejects.
+pub fn git(dir: &Path, args: &[&str]) -> Result<String> {
+    if let Some(why) = unsafe_repository(dir) {
+        return Err(Error::Tool(format!(
+            "git {} refused in '{}': {why}",
+            args.join(" "),
+            dir.display()
+        )));
+    }
+    let filters = if dir.join(GIT_DIR).is_dir() {
+        neutral_filters(dir)?
+    } else {
+        Vec::new()
+    };
+    let mut cmd = harness_command(dir, &filters);
+    cmd.args(args)
+        .env("GIT_AUTHOR_DATE", HARNESS_COMMIT_DATE)
+        .env("GIT_COMMITTER_DATE", HARNESS_COMMIT_DATE);
+    let failed = |why: String| {
+        Error::Tool(format!(
+            "git {} failed in '{}': {why}",
+            args.join(" "),
+            dir.display()
+        ))
+    };
+    let out = output_within(cmd, GIT_TIMEOUT)
+        .map_err(|e| Error::Tool(format!("cannot run git (is it installed?): {e}")))?
+        .ok_or_else(|| failed(format!("no answer within {}s", GIT_TIMEOUT.as_secs())))?;
+    if !out.status.success() {
+        return Err(failed(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// `git status --porcelain` without taking the index lock or refreshing the index, so
+/// that looking never changes the work directory. `None` when git cannot tell (no
+/// repository any more, or one git refuses to read).
+pub fn status_porcelain(dir: &Path) -> Option<String> {
+    if !std::fs::symlink_metadata(dir.join(GIT_DIR)).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let filters = neutral_filters(dir).ok()?;
+    let mut cmd = harness_command(dir, &filters);
+    cmd.args(["--no-optional-locks", "status", "--porcelain"])
+        .env("GIT_OPTIONAL_LOCKS", "0");
+    let out = output_within(cmd, GIT_TIMEOUT).ok()??;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The global git configuration file of a trial's sessions: inside `dir`, a directory
+/// of the trial that sessions may write (git replaces the file through a lock file
+/// beside it, so the directory must be writable, not only the file).
+pub fn session_config_path(dir: &Path) -> PathBuf {
+    dir.join("config")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+        git(dir.path(), &["init", "-q", "-b", "main"]).unwrap();
+        git(dir.path(), &["add", "-A"]).unwrap();
+        git(dir.path(), &["commit", "-q", "-m", "start"]).unwrap();
+        dir
+    }
+
+    fn append_config(dir: &Path, text: &str) {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.join(".git/config"))
+            .unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+    }
+
+    fn canary_script(dir: &Path, canary: &Path) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let script = dir.join("evil.sh");
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\necho ran >> {}\ncat\n", canary.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        script
+    }
+
+    #[test]
+    fn status_does_not_run_a_configured_fsmonitor_or_filter() {
+        let dir = repo();
+        let outside = tempfile::tempdir().unwrap();
+        let canary = outside.path().join("canary");
+        let script = canary_script(outside.path(), &canary);
+        append_config(
+            dir.path(),
+            &format!(
+                "[core]\n\tfsmonitor = {0}\n[filter \"x\"]\n\tclean = {0}\n\tsmudge = {0}\n\trequired = true\n",
+                script.display()
+            ),
+        );
+        std::fs::write(dir.path().join(".gitattributes"), "* filter=x\n").unwrap();
+        std::fs::write(dir.path().join("a.txt"), "changed\n").unwrap();
+        let status = status_porcelain(dir.path()).unwrap();
+        assert!(status.contains("a.txt"), "{status}");
+        git(dir.path(), &["add", "-A"]).unwrap();
+        git(dir.path(), &["commit", "-q", "-m", "x"]).unwrap();
+        assert!(!canary.exists(), "the repository's program ran");
+    }
+
+    #[test]
+    fn commit_runs_no_hook_of_the_repository() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = repo();
+        let outside = tempfile::tempdir().unwrap();
+        let canary = outside.path().join("canary");
+        for hook in [
+            "pre-commit",
+            "post-commit",
+            "commit-msg",
+            "prepare-commit-msg",
+        ] {
+            let path = dir.path().join(".git/hooks").join(hook);
+            std::fs::write(
+                &path,
+                format!("#!/bin/sh\necho {hook} >> {}\n", canary.display()),
+            )
+            .unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let hooks = outside.path().join("hooks");
+        std::fs::create_dir(&hooks).unwrap();
+        append_config(
+            dir.path(),
+            &format!(
+                "[core]\n\thooksPath = {}\n",
+                dir.path().join(".git/hooks").display()
+            ),
+        );
+        std::fs::write(dir.path().join("b.txt"), "b\n").unwrap();
+        git(dir.path(), &["add", "-A"]).unwrap();
+        git(dir.path(), &["commit", "-q", "-m", "b"]).unwrap();
+        assert!(!canary.exists(), "a hook ran");
+    }
+
+    #[test]
+    fn a_configured_work_tree_elsewhere_is_not_followed() {
+        let dir = repo();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::write(elsewhere.path().join("secret.txt"), "x\n").unwrap();
+        append_config(
+            dir.path(),
+            &format!("[core]\n\tworktree = {}\n", elsewhere.path().display()),
+        );
+        let status = status_porcelain(dir.path()).unwrap();
+        assert!(!status.contains("secret.txt"), "{status}");
+    }
+
+    #[test]
+    fn a_symlink_inside_git_refuses_writes_and_touches_nothing_outside() {
+        let dir = repo();
+        let outside = tempfile::tempdir().unwrap();
+        let objects = dir.path().join(".git/objects");
+        let moved = outside.path().join("objects");
+        std::fs::rename(&objects, &moved).unwrap();
+        std::os::unix::fs::symlink(&moved, &objects).unwrap();
+        let before = walkdir::WalkDir::new(&moved).into_iter().count();
+        std::fs::write(dir.path().join("c.txt"), "c\n").unwrap();
+        let err = git(dir.path(), &["add", "-A"]).unwrap_err();
+        assert!(err.to_string().contains(".git/objects"), "{err}");
+        assert_eq!(walkdir::WalkDir::new(&moved).into_iter().count(), before);
+    }
+
+    #[test]
+    fn a_git_file_pointing_elsewhere_is_not_a_repository() {
+        let dir = repo();
+        let other = repo();
+        std::fs::remove_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::write(
+            dir.path().join(".git"),
+            format!("gitdir: {}\n", other.path().join(".git").display()),
+        )
+        .unwrap();
+        assert_eq!(status_porcelain(dir.path()), None);
+        assert!(git(dir.path(), &["add", "-A"]).is_err());
+    }
+
+    #[test]
+    fn session_env_names_a_file_of_the_trial_as_global_config() {
+        let env = session_env(Path::new("/w/work"), Path::new("/w/git/config"));
+        let global = env.iter().find(|(k, _)| k == "GIT_CONFIG_GLOBAL").unwrap();
+        assert_eq!(global.1, OsString::from("/w/git/config"));
+    }
+}
