@@ -5,6 +5,10 @@
 #                                      per-session work; prints harness/bare ratios
 #   scripts/bench.sh report [ROWS]     time `loopbench report` on a generated sessions.csv
 #                                      of ROWS rows (default 1000000), release build
+#   scripts/bench.sh sandbox [SUITE]   the suite with verify commands under bubblewrap
+#                                      (verify_sandbox = "bwrap") against without, in one
+#                                      invocation; prints the ratio and checks that the
+#                                      tables are identical
 # Compare ratios within one run: these machines are shared and noisy.
 # Each section prints wall time and peak memory (GNU time's "Maximum resident set size").
 # Needs: cargo, awk, /usr/bin/time (Debian: apt-get install time).
@@ -137,11 +141,34 @@ bench_run() {
     }'
 }
 
+bench_sandbox() {
+    local suite="${1:-$root/suites/seed-replication}"
+    (cd "$root" && cargo build --release --quiet)
+    local bin="$root/target/release/loopbench" dir
+    dir="$(mktemp -d)"
+    trap 'rm -rf "$dir"' RETURN
+    # The same suite with verify_sandbox set: a copy whose tasks are the originals.
+    mkdir -p "$dir/boxed"
+    cp -r "$suite/." "$dir/boxed/"
+    sed -i '0,/^name = /s//verify_sandbox = "bwrap"\nname = /' "$dir/boxed/suite.toml"
+    "$bin" validate "$dir/boxed" >/dev/null
+    echo "== sandbox: $suite (release, --jobs 2), verify on the host vs under bwrap"
+    local host boxed
+    host=$(seconds "$bin" run "$suite" --quiet --jobs 2 --out "$dir/host")
+    boxed=$(seconds "$bin" run "$dir/boxed" --quiet --jobs 2 --out "$dir/bwrap")
+    cmp -s "$dir/host/sessions.csv" "$dir/bwrap/sessions.csv" && same=yes || same=NO
+    echo "verify on the host (unshare: no network, own PID namespace): ${host}s"
+    echo "verify under bwrap: ${boxed}s"
+    awk -v h="$host" -v b="$boxed" 'BEGIN { printf "bwrap/host: %.2f\n", b / h }'
+    echo "sessions.csv identical: $same"
+}
+
 case "${1:-}" in
 run) shift; bench_run "$@" ;;
 report) shift; bench_report "$@" ;;
+sandbox) shift; bench_sandbox "$@" ;;
 *)
-    echo "usage: $0 run [SUITE] | report [ROWS]" >&2
+    echo "usage: $0 run [SUITE] | report [ROWS] | sandbox [SUITE]" >&2
     exit 2
     ;;
 esac
