@@ -10,6 +10,7 @@ pub mod exit_code;
 pub mod feature_list;
 pub mod fsutil;
 pub mod import;
+pub mod lines;
 pub mod metrics;
 pub mod observe;
 pub mod process;
