@@ -5,8 +5,8 @@ mod task;
 mod toml_error;
 
 pub use suite_file::{
-    AgentDriver, Arm, CrashMode, DEFAULT_CRASH_WINDOW, Ledger, Prompts, Sandbox, Strategy, Suite,
-    is_simple_name,
+    AgentDriver, Arm, CrashMode, DEFAULT_CAPTURE_LIMIT, DEFAULT_CRASH_WINDOW, Ledger, Prompts,
+    Sandbox, Strategy, Suite, is_simple_name,
 };
 pub use task::{Feature, Task, TestDiscovery};
 pub use toml_error::{config_error, from_toml, line_column};

@@ -47,6 +47,11 @@ fn default_one() -> Spanned<u32> {
 /// crash lands inside sessions that are much shorter than their timeout.
 pub const DEFAULT_CRASH_WINDOW: Duration = Duration::from_secs(10 * 60);
 
+/// Default `capture_limit` of a command agent: what is kept of each of its stdout and
+/// stderr per session. Enough for any transcript worth reading, small enough that a
+/// runaway agent cannot fill the disk or the harness's memory.
+pub const DEFAULT_CAPTURE_LIMIT: u64 = 64 * 1024 * 1024;
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AgentFile {
@@ -63,6 +68,8 @@ struct AgentFile {
     env: BTreeMap<String, String>,
     crash: Option<Spanned<String>>,
     crash_window: Option<Spanned<String>>,
+    /// A size like "64MiB" or a number of bytes.
+    capture_limit: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -157,6 +164,8 @@ pub enum AgentDriver {
         /// The span of a session a killed crash falls in: the moment is
         /// `interrupt_at × min(timeout, crash_window)`.
         crash_window: Duration,
+        /// Bytes kept of each of stdout and stderr per session.
+        capture_limit: u64,
     },
 }
 
@@ -510,6 +519,9 @@ fn agent_driver(
             if a.crash_window.is_some() {
                 return Err(misplaced("crash_window", "sim"));
             }
+            if a.capture_limit.is_some() {
+                return Err(misplaced("capture_limit", "sim"));
+            }
             let profile = a
                 .profile
                 .as_ref()
@@ -620,6 +632,11 @@ fn agent_driver(
                     }
                 },
             };
+            let capture_limit = match &a.capture_limit {
+                None => DEFAULT_CAPTURE_LIMIT,
+                Some(v) => capture_limit(v.get_ref())
+                    .map_err(|e| err(v.span(), format!("agent '{name}': capture_limit: {e}")))?,
+            };
             Ok(AgentDriver::Command {
                 program,
                 args: a.args.clone(),
@@ -628,6 +645,7 @@ fn agent_driver(
                 env: a.env.clone(),
                 crash,
                 crash_window,
+                capture_limit,
             })
         }
         other => Err(err(
@@ -635,6 +653,44 @@ fn agent_driver(
             format!("agent '{name}': unknown driver '{other}', expected \"sim\" or \"command\""),
         )),
     }
+}
+
+/// A `capture_limit`: a positive number of bytes, or a string such as "64MiB", "500 KB"
+/// or "1GiB" (SI units are powers of 1000, IEC units powers of 1024; any case).
+fn capture_limit(value: &toml::Value) -> std::result::Result<u64, String> {
+    const EXPECTED: &str = "expected a size like \"64MiB\" or a number of bytes";
+    let bytes = match value {
+        toml::Value::Integer(n) => u64::try_from(*n).map_err(|_| format!("{EXPECTED}, got {n}"))?,
+        toml::Value::String(text) => {
+            parse_size(text).ok_or_else(|| format!("{EXPECTED}, got '{text}'"))?
+        }
+        other => return Err(format!("{EXPECTED}, got {other}")),
+    };
+    if bytes == 0 {
+        return Err("must be at least 1 byte".into());
+    }
+    Ok(bytes)
+}
+
+/// "64MiB" → 67108864; `None` when it is no size.
+fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let n: u64 = digits.parse().ok()?;
+    let factor: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" => 1000,
+        "kib" => 1 << 10,
+        "mb" => 1000 * 1000,
+        "mib" => 1 << 20,
+        "gb" => 1000 * 1000 * 1000,
+        "gib" => 1 << 30,
+        _ => return None,
+    };
+    n.checked_mul(factor)
 }
 
 /// blake3 over the suite file, its prompts and every file of every task, so that a
@@ -659,5 +715,34 @@ fn expand_home(path: &str) -> PathBuf {
         (Some(""), Some(h)) => h,
         (Some(rest), Some(h)) if rest.starts_with('/') => h.join(&rest[1..]),
         _ => PathBuf::from(path),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_si_and_iec_units_in_any_case() {
+        assert_eq!(parse_size("64MiB"), Some(64 << 20));
+        assert_eq!(parse_size(" 500 kb "), Some(500_000));
+        assert_eq!(parse_size("1GiB"), Some(1 << 30));
+        assert_eq!(parse_size("2GB"), Some(2_000_000_000));
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("10B"), Some(10));
+        for bad in ["", "MiB", "1.5MiB", "-1", "12 parsecs", "99999999999999GiB"] {
+            assert_eq!(parse_size(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_capture_limit_is_a_positive_count_or_a_size() {
+        assert_eq!(capture_limit(&toml::Value::Integer(1)), Ok(1));
+        assert_eq!(
+            capture_limit(&toml::Value::String("1MiB".into())),
+            Ok(1 << 20)
+        );
+        assert!(capture_limit(&toml::Value::Integer(0)).is_err());
+        assert!(capture_limit(&toml::Value::Boolean(true)).is_err());
     }
 }
