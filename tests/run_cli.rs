@@ -181,3 +181,58 @@ fn run_with_an_unknown_arm_exits_2_and_lists_the_arms() {
         .stderr(predicate::str::contains("jsno"))
         .stderr(predicate::str::contains("markdown"));
 }
+
+#[test]
+fn a_task_name_that_is_not_a_simple_name_is_refused_by_validate_run_and_replay_at_its_line() {
+    for name in ["../../x", "../../../../x", "..", ".", "a/b", ""] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("deep/er");
+        std::fs::create_dir_all(&root).unwrap();
+        common::command::script(&root, "agent.sh", "echo hello\n");
+        let agents = "[agents.a]\ndriver = \"command\"\nprogram = \"./agent.sh\"\n";
+        let suite =
+            common::command::sh_suite(&root, agents, &common::command::arm("a", "a", 1, ""));
+        let task_toml = root.join("shtask/task.toml");
+        let text = std::fs::read_to_string(&task_toml).unwrap();
+        std::fs::write(
+            &task_toml,
+            text.replacen("name = \"shtask\"", &format!("name = \"{name}\""), 1),
+        )
+        .unwrap();
+        let at = format!("task.toml:1:8: task name '{name}' must be");
+        loopbench()
+            .arg("validate")
+            .arg(&suite)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(&at));
+        let out = root.join("out");
+        loopbench()
+            .arg("run")
+            .arg(&suite)
+            .args(["--quiet", "--out"])
+            .arg(&out)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(&at));
+        assert!(!out.exists(), "{name}: a refused run writes nothing");
+        let trace = common::Trace::new().session(1).end("completed").save(&root);
+        loopbench()
+            .arg("replay")
+            .arg(&trace)
+            .arg("--task")
+            .arg(root.join("shtask"))
+            .args(["--format", "json", "--out"])
+            .arg(root.join("replayed"))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(&at));
+        let left: Vec<_> = walkdir::WalkDir::new(tmp.path())
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with("session-"))
+            .map(|e| e.path().display().to_string())
+            .collect();
+        assert!(left.is_empty(), "{name}: captures written at {left:?}");
+    }
+}

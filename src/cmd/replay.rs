@@ -199,7 +199,7 @@ fn load_arms(args: &ReplayArgs) -> Result<Vec<ReplayArm>> {
     for ((name, inputs), format) in groups.into_iter().zip(formats) {
         if !is_simple_name(&name) {
             return Err(Error::BadInput(format!(
-                "arm name '{name}' must be non-empty ASCII letters, digits, '_', '.' or '-' (name it with --arm)"
+                "arm name '{name}' must be non-empty ASCII letters, digits, '_', '.' or '-', and not '.' or '..' (name it with --arm)"
             )));
         }
         if arms.iter().any(|a| a.name == name) {

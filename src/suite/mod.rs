@@ -6,7 +6,7 @@ mod toml_error;
 
 pub use suite_file::{
     AgentDriver, Arm, CrashMode, DEFAULT_CAPTURE_LIMIT, DEFAULT_CRASH_WINDOW, Ledger, Prompts,
-    Sandbox, Strategy, Suite, is_simple_name,
+    Sandbox, Strategy, Suite,
 };
-pub use task::{Feature, Task, TestDiscovery};
+pub use task::{Feature, Task, TestDiscovery, is_simple_name};
 pub use toml_error::{config_error, from_toml, line_column};

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use super::task::Task;
+use super::task::{Task, is_simple_name};
 use super::toml_error::{config_error, from_toml};
 use crate::error::{Error, IoContext, Result};
 use crate::feature_list::ListFormat;
@@ -298,7 +298,9 @@ impl Suite {
         if !is_simple_name(&name) {
             return Err(err(
                 raw.name.span(),
-                format!("suite name '{name}' must be ASCII letters, digits, '_', '.' or '-'"),
+                format!(
+                    "suite name '{name}' must be ASCII letters, digits, '_', '.' or '-', and not '.' or '..'"
+                ),
             ));
         }
         if *raw.replicates.get_ref() == 0 {
@@ -358,7 +360,9 @@ impl Suite {
             if !is_simple_name(&arm_name) {
                 return Err(err(
                     a.name.span(),
-                    format!("arm name '{arm_name}' must be ASCII letters, digits, '_', '.' or '-'"),
+                    format!(
+                        "arm name '{arm_name}' must be ASCII letters, digits, '_', '.' or '-', and not '.' or '..'"
+                    ),
                 ));
             }
             if !seen.insert(arm_name.clone()) {
@@ -482,15 +486,6 @@ impl Suite {
             .iter()
             .all(|a| matches!(self.agent_of(a), AgentDriver::Sim { .. }))
     }
-}
-
-/// Whether `name` can stand in trial ids and file names: ASCII letters, digits,
-/// `_`, `.` and `-`.
-pub fn is_simple_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
 }
 
 fn agent_driver(

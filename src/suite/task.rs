@@ -19,7 +19,7 @@ const DEFAULT_VERIFY_TIMEOUT: Duration = Duration::from_secs(120);
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TaskFile {
-    name: String,
+    name: Spanned<String>,
     goal: String,
     tests: TestsFile,
     #[serde(rename = "feature", default)]
@@ -139,6 +139,17 @@ impl Task {
 
     fn validate(dir: PathBuf, file: &Path, text: &str, raw: TaskFile) -> Result<Task> {
         let err = |span, message: String| config_error(file, text, Some(span), message);
+
+        // The name becomes part of trial ids and of paths under the run directory.
+        let name = raw.name.get_ref();
+        if !is_simple_name(name) {
+            return Err(err(
+                raw.name.span(),
+                format!(
+                    "task name '{name}' must be ASCII letters, digits, '_', '.' or '-', and not '.' or '..'"
+                ),
+            ));
+        }
 
         let glob_text = raw.tests.glob.get_ref().clone();
         let glob = Glob::new(&glob_text)
@@ -275,7 +286,7 @@ impl Task {
         Ok(Task {
             dir,
             verify_ignores,
-            name: raw.name,
+            name: raw.name.into_inner(),
             goal: raw.goal,
             tests: TestDiscovery {
                 glob_text,
@@ -337,6 +348,17 @@ impl Task {
     pub fn feature(&self, id: &str) -> Option<&Feature> {
         self.features.iter().find(|f| f.id == id)
     }
+}
+
+/// Whether `name` can stand in trial ids and as a file name: ASCII letters, digits,
+/// `_`, `.` and `-`, and neither `.` nor `..`.
+pub fn is_simple_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
 }
 
 /// Index of a feature that lies on a `depends_on` cycle, if any (depth-first search).
@@ -441,6 +463,28 @@ verify = "true"
         let msg = Task::load(dir.path()).unwrap_err().to_string();
         assert!(msg.contains("task.toml:4:"), "{msg}");
         assert!(msg.contains("count_pattern"), "{msg}");
+    }
+
+    #[test]
+    fn simple_names_are_letters_digits_and_three_marks_but_never_dot_or_dot_dot() {
+        for good in ["shtask", "a-b_c.d", "v1.2", "...", ".hidden"] {
+            assert!(is_simple_name(good), "{good}");
+        }
+        for bad in ["", ".", "..", "../x", "a/b", "a b", "caf\u{e9}", "a:b"] {
+            assert!(!is_simple_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_task_name_that_is_a_path_is_an_error_at_the_name() {
+        let dir = write_task(&MINIMAL.replace("name = \"t\"", "name = \"../../x\""));
+        let err = Task::load(dir.path()).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("task.toml:2:8: task name '../../x' must be"),
+            "{msg}"
+        );
+        assert_eq!(err.exit_code(), crate::exit_code::BAD_INPUT);
     }
 
     #[test]
