@@ -36,6 +36,7 @@ struct ReplayArm {
 pub fn run(args: &ReplayArgs) -> Result<i32> {
     // Every trace is parsed before anything is written: bad input leaves no results.
     let task = Task::load(&args.task)?;
+    super::validate::print_warnings(task.warnings().iter().map(String::as_str));
     let arms = load_arms(args)?;
     let trials: usize = arms.iter().map(|a| a.traces.len()).sum();
     let single = trials == 1;

@@ -1,9 +1,11 @@
 //! Experiment definitions: suites of arms over tasks.
 
+mod named_tests;
 mod suite_file;
 mod task;
 mod toml_error;
 
+pub use named_tests::ORACLE_TESTS_AT;
 pub use suite_file::{
     AgentDriver, Arm, CrashMode, DEFAULT_CAPTURE_LIMIT, DEFAULT_CRASH_WINDOW, Ledger, Prompts,
     Sandbox, Strategy, Suite,

@@ -480,6 +480,14 @@ impl Suite {
         &self.agents[&arm.agent]
     }
 
+    /// What loading found questionable in the suite's tasks, one sentence each (see
+    /// [`Task::warnings`]).
+    pub fn warnings(&self) -> impl Iterator<Item = &str> {
+        self.tasks
+            .iter()
+            .flat_map(|t| t.warnings().iter().map(String::as_str))
+    }
+
     /// Whether every arm runs on the simulated agent.
     pub fn all_simulated(&self) -> bool {
         self.arms

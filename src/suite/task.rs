@@ -9,6 +9,7 @@ use regex::Regex;
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::named_tests::{ORACLE_TESTS_AT, named_tests};
 use super::toml_error::{config_error, from_toml};
 use crate::error::{Error, IoContext, Result};
 use crate::feature_list::Entry;
@@ -76,6 +77,8 @@ pub struct Task {
     pub side_effect_tools: Vec<String>,
     /// Files the checks never read (left out of the verify cache key).
     pub verify_ignores: globset::GlobSet,
+    /// What loading found questionable but not wrong, for the command to print.
+    warnings: Vec<String>,
 }
 
 /// How test files are found (a glob relative to the work directory) and how tests in
@@ -254,6 +257,43 @@ impl Task {
                 repo.display()
             )));
         }
+        let oracle_tests = dir.join("oracle").join("tests");
+        let has_oracle = oracle_tests.is_dir();
+        let mut warnings = Vec::new();
+        if !has_oracle {
+            warnings.push(format!(
+                "task '{name}' has no oracle/tests ('{}'): verified then equals self_verified, so tests the agent weakens cannot be detected",
+                oracle_tests.display()
+            ));
+        }
+        // A check whose test exists nowhere fails until the agent writes that test, and
+        // then checks the agent's own test: every claim before that counts premature.
+        let in_oracle = |path: &str| {
+            has_oracle
+                && path
+                    .strip_prefix(ORACLE_TESTS_AT)
+                    .and_then(|rest| rest.strip_prefix('/'))
+                    .is_some_and(|rest| oracle_tests.join(rest).exists())
+        };
+        for f in &raw.features {
+            for named in named_tests(f.verify.get_ref(), &glob) {
+                if !named
+                    .paths
+                    .iter()
+                    .any(|p| repo.join(p).exists() || in_oracle(p))
+                {
+                    return Err(err(
+                        f.verify.span(),
+                        format!(
+                            "feature '{}': verify names test '{}', which is in neither repo/ nor oracle/tests (looked for {})",
+                            f.id.get_ref(),
+                            named.word,
+                            named.paths.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
         for tool in &raw.side_effect_tools {
             if !repo.join(tool.get_ref()).is_file() {
                 return Err(err(
@@ -306,6 +346,7 @@ impl Task {
                 })
                 .collect(),
             verify_timeout,
+            warnings,
             side_effect_tools: raw
                 .side_effect_tools
                 .into_iter()
@@ -319,8 +360,15 @@ impl Task {
         self.dir.join("repo")
     }
 
+    /// What loading found questionable but not wrong (no `oracle/tests`), one sentence
+    /// each; the engine never prints them, the command does.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
     /// Pristine tests, laid over `tests/` of a scratch copy to compute `verified`.
-    /// `None` when the task ships none (then `verified` equals `self_verified`).
+    /// `None` when the task ships none (then `verified` equals `self_verified`, and
+    /// [`Task::warnings`] says so).
     pub fn oracle_tests_dir(&self) -> Option<PathBuf> {
         Some(self.dir.join("oracle").join("tests")).filter(|p| p.is_dir())
     }
@@ -485,6 +533,57 @@ verify = "true"
             "{msg}"
         );
         assert_eq!(err.exit_code(), crate::exit_code::BAD_INPUT);
+    }
+
+    #[test]
+    fn a_task_without_oracle_tests_loads_with_a_warning_that_weakened_tests_go_unseen() {
+        let dir = write_task(MINIMAL);
+        let task = Task::load(dir.path()).unwrap();
+        let [warning] = task.warnings() else {
+            panic!("{:?}", task.warnings());
+        };
+        assert!(
+            warning.starts_with("task 't' has no oracle/tests"),
+            "{warning}"
+        );
+        assert!(
+            warning.contains(
+                "verified then equals self_verified, so tests the agent weakens cannot be detected"
+            ),
+            "{warning}"
+        );
+        std::fs::create_dir_all(dir.path().join("oracle/tests")).unwrap();
+        assert!(Task::load(dir.path()).unwrap().warnings().is_empty());
+    }
+
+    #[test]
+    fn a_verify_naming_a_test_that_is_nowhere_is_an_error_at_the_verify() {
+        let dir = write_task(&MINIMAL.replace(
+            "verify = \"true\"",
+            "verify = \"python3 -m unittest tests.test_gone\"",
+        ));
+        let err = Task::load(dir.path()).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("task.toml:9:10: feature 'F1': verify names test 'tests.test_gone', which is in neither repo/ nor oracle/tests (looked for tests/test_gone.py, tests/test_gone)"),
+            "{msg}"
+        );
+        assert_eq!(err.exit_code(), crate::exit_code::BAD_INPUT);
+    }
+
+    #[test]
+    fn a_verify_naming_a_test_in_repo_or_only_in_the_oracle_loads() {
+        let dir = write_task(&MINIMAL.replace(
+            "verify = \"true\"",
+            "verify = \"python3 -m unittest tests.test_hidden && python3 -m pytest tests/test_open.py\"",
+        ));
+        std::fs::create_dir_all(dir.path().join("oracle/tests")).unwrap();
+        std::fs::create_dir_all(dir.path().join("repo/tests")).unwrap();
+        std::fs::write(dir.path().join("oracle/tests/test_hidden.py"), "").unwrap();
+        std::fs::write(dir.path().join("repo/tests/test_open.py"), "").unwrap();
+        Task::load(dir.path()).unwrap();
+        std::fs::remove_file(dir.path().join("oracle/tests/test_hidden.py")).unwrap();
+        assert!(Task::load(dir.path()).is_err());
     }
 
     #[test]
