@@ -11,6 +11,7 @@ pub mod feature_list;
 pub mod fsutil;
 pub mod git;
 pub mod import;
+pub mod lines;
 pub mod metrics;
 pub mod observe;
 pub mod process;

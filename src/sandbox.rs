@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::error::{Error, Result};
+use crate::lines::{BoundedLines, Line};
 
 /// The program bubblewrap is run as.
 pub const BWRAP: &str = "bwrap";
@@ -211,11 +212,13 @@ pub fn setup_failure(code: Option<i32>, stderr_file: &Path) -> Option<String> {
     if code != Some(1) {
         return None;
     }
-    let text = std::fs::read(stderr_file).ok()?;
-    let first = String::from_utf8_lossy(&text)
-        .lines()
-        .next()
-        .map(str::to_string)?;
+    // Only the first line matters, and the agent may have written gigabytes after it.
+    let file = std::fs::File::open(stderr_file).ok()?;
+    let mut lines = BoundedLines::new(std::io::BufReader::new(file), 4096);
+    let Ok(Some((_, Line::Text(first)))) = lines.next_line() else {
+        return None;
+    };
+    let first = String::from_utf8_lossy(first).into_owned();
     first.starts_with("bwrap: ").then_some(first)
 }
 

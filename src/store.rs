@@ -144,10 +144,17 @@ pub fn host_name() -> String {
 }
 
 /// Writes `bytes` to a temporary file beside `path`, syncs it, and renames it over
-/// `path`, so that readers see the old or the new content, never half of it.
+/// `path`, so that readers see the old or the new content, never half of it. The file
+/// gets the mode any new file gets (0666 less the umask: 0644 under umask 022), not a
+/// temporary file's private 0600: results are meant to be read by others.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+    // The kernel takes the umask (or the directory's default ACL) off the mode at
+    // creation, as for any `File::create`, so it need not be read here.
+    let mut tmp = tempfile::Builder::new()
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)
         .io_context(|| format!("cannot create a temporary file in '{}'", dir.display()))?;
     tmp.write_all(bytes)
         .and_then(|()| tmp.as_file().sync_all())
@@ -390,6 +397,19 @@ mod tests {
         std::fs::write(&path, "{\"n\":1}\ngarbage\n{\"n\":2}\n").unwrap();
         let err = read_jsonl::<R>(&path).unwrap_err();
         assert!(err.to_string().contains("x.jsonl:2"), "{err}");
+    }
+
+    #[test]
+    fn an_atomic_write_gets_the_mode_of_any_new_file_not_0600() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let plain = dir.path().join("plain");
+        File::create(&plain).unwrap();
+        let atomic = dir.path().join("atomic");
+        write_atomic(&atomic, b"x").unwrap();
+        assert_eq!(mode(&atomic), mode(&plain));
+        assert_eq!(std::fs::read(&atomic).unwrap(), b"x");
     }
 
     #[test]

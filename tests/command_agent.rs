@@ -6,7 +6,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::command::{
-    Ran, arm, live_processes_with_arg, run_ok, script, sh_suite, unique_sleep_seconds,
+    Ran, arm, live_processes_with_arg, run_ok, run_ok_measured, script, sh_suite,
+    unique_sleep_seconds,
 };
 use common::{loopbench, repo_root};
 use loopbench::agent::command::{bwrap_works, find_program};
@@ -567,4 +568,83 @@ fn validate_names_the_line_of_an_unknown_crash_mode() {
         .stderr(predicate::str::contains(
             "crash must be \"kill\" or \"agent\"",
         ));
+}
+
+#[test]
+fn an_agent_printing_200_mb_is_captured_up_to_its_cap_and_the_harness_stays_small() {
+    let tmp = tempfile::tempdir().unwrap();
+    script(
+        tmp.path(),
+        "loud.sh",
+        concat!(
+            "echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"loud\"}'\n",
+            "for i in 1 2 3 4 5; do echo \"line $i\"; done\n",
+            "head -c 200000000 /dev/zero | tr '\\0' 'x'\n",
+            "echo\n",
+            "echo '{\"type\":\"result\",\"subtype\":\"success\",\"num_turns\":3,\"total_cost_usd\":0.01,",
+            "\"usage\":{\"input_tokens\":1,\"output_tokens\":2}}'\n",
+            "echo 'stderr stays small' >&2\n",
+        ),
+    );
+    let agents = "[agents.loud]\ndriver = \"command\"\nprogram = \"./loud.sh\"\ntimeout = \"5m\"\ncapture_limit = \"1MiB\"\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("loud", "loud", 1, ""));
+    let (ran, peak_kib) = run_ok_measured(&suite, &tmp.path().join("out"));
+    let stdout = ran.out.join("agents/loud:shtask:0/session-1.stdout");
+    let size = std::fs::metadata(&stdout).unwrap().len();
+    assert!(size <= 1024 * 1024, "the capture holds {size} bytes");
+    let s = &ran.sessions[0];
+    assert_eq!(s["outcome"], "completed");
+    assert!(
+        s["error"].contains("stdout capture cap of 1 MiB reached"),
+        "{}",
+        s["error"]
+    );
+    assert_eq!(
+        s["turns"], "3",
+        "the last line, which reports the usage, is kept past the cap"
+    );
+    let head = ran.capture("loud:shtask:0", 1, "stdout");
+    assert!(head.starts_with("{\"type\":\"system\""), "the head is kept");
+    assert_eq!(
+        ran.capture("loud:shtask:0", 1, "stderr"),
+        "stderr stays small\n"
+    );
+    assert!(
+        peak_kib < 150 * 1024,
+        "the harness grew to {peak_kib} KiB while the agent wrote 200 MB"
+    );
+}
+
+#[test]
+fn validate_names_the_line_of_a_capture_limit_that_is_no_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (value, message) in [
+        (
+            "\"lots\"",
+            "capture_limit: expected a size like \"64MiB\" or a number of bytes, got 'lots'",
+        ),
+        ("0", "capture_limit: must be at least 1 byte"),
+        (
+            "-5",
+            "capture_limit: expected a size like \"64MiB\" or a number of bytes, got -5",
+        ),
+    ] {
+        let agents = format!(
+            "[agents.x]\ndriver = \"command\"\nprogram = \"/bin/sh\"\ncapture_limit = {value}\n"
+        );
+        let suite = sh_suite(tmp.path(), &agents, &arm("x", "x", 1, ""));
+        let line = std::fs::read_to_string(suite.join("suite.toml"))
+            .unwrap()
+            .lines()
+            .position(|l| l.starts_with("capture_limit"))
+            .unwrap()
+            + 1;
+        loopbench()
+            .arg("validate")
+            .arg(&suite)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!("suite.toml:{line}:17:")))
+            .stderr(predicate::str::contains(format!("agent 'x': {message}")));
+    }
 }

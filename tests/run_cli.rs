@@ -181,3 +181,120 @@ fn run_with_an_unknown_arm_exits_2_and_lists_the_arms() {
         .stderr(predicate::str::contains("jsno"))
         .stderr(predicate::str::contains("markdown"));
 }
+
+#[test]
+fn a_task_name_that_is_not_a_simple_name_is_refused_by_validate_run_and_replay_at_its_line() {
+    for name in ["../../x", "../../../../x", "..", ".", "a/b", ""] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("deep/er");
+        std::fs::create_dir_all(&root).unwrap();
+        common::command::script(&root, "agent.sh", "echo hello\n");
+        let agents = "[agents.a]\ndriver = \"command\"\nprogram = \"./agent.sh\"\n";
+        let suite =
+            common::command::sh_suite(&root, agents, &common::command::arm("a", "a", 1, ""));
+        let task_toml = root.join("shtask/task.toml");
+        let text = std::fs::read_to_string(&task_toml).unwrap();
+        std::fs::write(
+            &task_toml,
+            text.replacen("name = \"shtask\"", &format!("name = \"{name}\""), 1),
+        )
+        .unwrap();
+        let at = format!("task.toml:1:8: task name '{name}' must be");
+        loopbench()
+            .arg("validate")
+            .arg(&suite)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(&at));
+        let out = root.join("out");
+        loopbench()
+            .arg("run")
+            .arg(&suite)
+            .args(["--quiet", "--out"])
+            .arg(&out)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(&at));
+        assert!(!out.exists(), "{name}: a refused run writes nothing");
+        let trace = common::Trace::new().session(1).end("completed").save(&root);
+        loopbench()
+            .arg("replay")
+            .arg(&trace)
+            .arg("--task")
+            .arg(root.join("shtask"))
+            .args(["--format", "json", "--out"])
+            .arg(root.join("replayed"))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(&at));
+        let left: Vec<_> = walkdir::WalkDir::new(tmp.path())
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with("session-"))
+            .map(|e| e.path().display().to_string())
+            .collect();
+        assert!(left.is_empty(), "{name}: captures written at {left:?}");
+    }
+}
+
+#[test]
+fn a_task_without_oracle_tests_is_a_warning_on_stderr_and_a_test_found_nowhere_exits_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    common::command::script(tmp.path(), "agent.sh", "true\n");
+    let agents = "[agents.a]\ndriver = \"command\"\nprogram = \"./agent.sh\"\n";
+    let suite =
+        common::command::sh_suite(tmp.path(), agents, &common::command::arm("a", "a", 1, ""));
+    let task = tmp.path().join("shtask");
+    std::fs::remove_dir_all(task.join("oracle")).unwrap();
+    let warning = "warning: task 'shtask' has no oracle/tests";
+    let unseen =
+        "verified then equals self_verified, so tests the agent weakens cannot be detected";
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("warning").not())
+        .stderr(predicate::str::contains(warning))
+        .stderr(predicate::str::contains(unseen));
+    loopbench()
+        .arg("run")
+        .arg(&suite)
+        .args(["--quiet", "--out"])
+        .arg(tmp.path().join("out"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(warning).not())
+        .stderr(predicate::str::contains(warning));
+    let trace = common::Trace::new()
+        .session(1)
+        .end("completed")
+        .save(tmp.path());
+    loopbench()
+        .arg("replay")
+        .arg(&trace)
+        .arg("--task")
+        .arg(&task)
+        .args(["--format", "json", "--out"])
+        .arg(tmp.path().join("replayed"))
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(warning));
+
+    // The tests lived only in the oracle: every verify now names a test found nowhere.
+    std::fs::remove_dir_all(task.join("repo/tests")).unwrap();
+    let line = std::fs::read_to_string(task.join("task.toml"))
+        .unwrap()
+        .lines()
+        .position(|l| l.starts_with("verify = \"sh tests/check_F1.sh\""))
+        .unwrap()
+        + 1;
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "task.toml:{line}:10: feature 'F1': verify names test 'tests/check_F1.sh', which is in neither repo/ nor oracle/tests"
+        )));
+}

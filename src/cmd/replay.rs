@@ -36,6 +36,7 @@ struct ReplayArm {
 pub fn run(args: &ReplayArgs) -> Result<i32> {
     // Every trace is parsed before anything is written: bad input leaves no results.
     let task = Task::load(&args.task)?;
+    super::validate::print_warnings(task.warnings().iter().map(String::as_str));
     let arms = load_arms(args)?;
     let trials: usize = arms.iter().map(|a| a.traces.len()).sum();
     let single = trials == 1;
@@ -225,7 +226,7 @@ fn load_arms(args: &ReplayArgs) -> Result<Vec<ReplayArm>> {
     for ((name, inputs), format) in groups.into_iter().zip(formats) {
         if !is_simple_name(&name) {
             return Err(Error::BadInput(format!(
-                "arm name '{name}' must be non-empty ASCII letters, digits, '_', '.' or '-' (name it with --arm)"
+                "arm name '{name}' must be non-empty ASCII letters, digits, '_', '.' or '-', and not '.' or '..' (name it with --arm)"
             )));
         }
         if arms.iter().any(|a| a.name == name) {

@@ -35,6 +35,7 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
         )));
     };
     let mut suite = Suite::load(Path::new(&suite_path))?;
+    super::validate::print_warnings(suite.warnings());
     if suite.content_hash != manifest.suite_hash {
         return Err(Error::BadInput(format!(
             "the suite at '{suite_path}' changed since this run started (content hash {} is now {}); \

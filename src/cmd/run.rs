@@ -20,6 +20,7 @@ use crate::suite::{AgentDriver, Suite};
 /// Runs the command; returns the exit code.
 pub fn run(args: &RunArgs) -> Result<i32> {
     let mut suite = Suite::load(&args.suite)?;
+    super::validate::print_warnings(suite.warnings());
     if let Some(seed) = args.seed {
         suite.seed = seed;
     }

@@ -10,6 +10,7 @@ use crate::suite::Suite;
 /// Runs the command; returns the exit code (errors carry exit code 2).
 pub fn run(args: &ValidateArgs) -> Result<i32> {
     let suite = Suite::load(&args.suite)?;
+    print_warnings(suite.warnings());
     // A suite that cannot run on this machine (its agent program or bwrap missing) is
     // not valid here.
     let all: Vec<usize> = (0..suite.arms.len()).collect();
@@ -50,4 +51,11 @@ pub fn run(args: &ValidateArgs) -> Result<i32> {
     })
     .io_context(|| "cannot print".to_string())?;
     Ok(exit_code::OK)
+}
+
+/// Prints what loading a suite or task warned about on stderr, one `warning:` line each.
+pub(crate) fn print_warnings<'a>(warnings: impl IntoIterator<Item = &'a str>) {
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
 }

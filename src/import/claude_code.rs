@@ -49,7 +49,8 @@ pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
     let mut seen_uuids: HashSet<String> = HashSet::new();
     for (file_no, file) in files.iter().enumerate() {
         let mut last_ts = None;
-        for (line, parsed) in read_json_lines(file)? {
+        for item in read_json_lines(file)? {
+            let (line, parsed) = item?;
             let at = format!("{}:{line}", file.display());
             let value = match parsed {
                 Ok(v @ Value::Object(_)) => v,

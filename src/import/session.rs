@@ -1,6 +1,7 @@
 //! What an import produces (sessions of trace lines, notes, counts), how it is written
 //! as a trace, and how transcript files are read line by line.
 
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -9,6 +10,7 @@ use super::mapping::{Known, Tally};
 use crate::agent::Usage;
 use crate::agent::trace::{EndStatus, Line};
 use crate::error::{Error, Result};
+use crate::lines::{BoundedLines, Line as TextLine};
 
 /// One imported session.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,19 +94,60 @@ impl Imported {
 /// A line of a transcript file: its number and its JSON, or why it is not JSON.
 pub type JsonLine = (usize, std::result::Result<Value, String>);
 
-/// Reads a transcript file as JSON lines; blank lines are left out. A missing or
-/// unreadable file is bad input naming it; bytes that are not UTF-8 are replaced.
-pub fn read_json_lines(path: &Path) -> Result<Vec<JsonLine>> {
-    let bytes = std::fs::read(path).map_err(|e| {
+/// The longest transcript line parsed; a longer one is skipped with a note (the bound
+/// keeps a file of any size from having to fit in memory).
+pub const JSON_LINE_MAX: usize = 64 * 1024 * 1024;
+
+/// Reads a transcript file as JSON lines, one at a time; blank lines are left out. A
+/// missing or unreadable file is bad input naming it; bytes that are not UTF-8 are
+/// replaced; a line longer than [`JSON_LINE_MAX`] comes back as an `Err` (not JSON).
+pub fn read_json_lines(path: &Path) -> Result<JsonLines> {
+    let file = std::fs::File::open(path).map_err(|e| {
         Error::BadInput(format!("cannot read transcript '{}': {e}", path.display()))
     })?;
-    let text = String::from_utf8_lossy(&bytes);
-    Ok(text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| (i + 1, serde_json::from_str(l).map_err(|e| e.to_string())))
-        .collect())
+    Ok(JsonLines {
+        path: path.to_path_buf(),
+        lines: BoundedLines::new(BufReader::new(file), JSON_LINE_MAX),
+    })
+}
+
+/// The lines of one transcript file (see [`read_json_lines`]).
+pub struct JsonLines {
+    path: PathBuf,
+    lines: BoundedLines<BufReader<std::fs::File>>,
+}
+
+impl Iterator for JsonLines {
+    type Item = Result<JsonLine>;
+
+    fn next(&mut self) -> Option<Result<JsonLine>> {
+        loop {
+            let (number, line) = match self.lines.next_line() {
+                Ok(Some(found)) => found,
+                Ok(None) => return None,
+                Err(e) => {
+                    return Some(Err(Error::BadInput(format!(
+                        "cannot read transcript '{}': {e}",
+                        self.path.display()
+                    ))));
+                }
+            };
+            let parsed = match line {
+                TextLine::TooLong(len) => Err(format!(
+                    "line of {len} bytes is longer than {} MiB",
+                    JSON_LINE_MAX >> 20
+                )),
+                TextLine::Text(bytes) => {
+                    let text = String::from_utf8_lossy(bytes);
+                    if text.trim().is_empty() {
+                        continue;
+                    }
+                    serde_json::from_str(&text).map_err(|e| e.to_string())
+                }
+            };
+            return Some(Ok((number, parsed)));
+        }
+    }
 }
 
 /// `path`, or every file under the directory `path` whose name `keep` accepts, sorted.

@@ -93,7 +93,8 @@ fn import_file(
     let mut call_ids = HashSet::new();
     let mut results = HashMap::new();
     let mut seq = 0;
-    for (line, parsed) in read_json_lines(file)? {
+    for item in read_json_lines(file)? {
+        let (line, parsed) = item?;
         let at = format!("{}:{line}", file.display());
         let Ok(Value::Object(map)) = parsed else {
             imported

@@ -109,7 +109,7 @@ impl OracleTests {
     pub fn read(dir: &Path) -> Result<OracleTests> {
         Ok(OracleTests {
             dir: dir.to_path_buf(),
-            target: "tests",
+            target: crate::suite::ORACLE_TESTS_AT,
             snapshot: TreeSnapshot::read(dir)?,
         })
     }

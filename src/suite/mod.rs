@@ -1,12 +1,14 @@
 //! Experiment definitions: suites of arms over tasks.
 
+mod named_tests;
 mod suite_file;
 mod task;
 mod toml_error;
 
+pub use named_tests::ORACLE_TESTS_AT;
 pub use suite_file::{
-    AgentDriver, Arm, CrashMode, DEFAULT_CRASH_WINDOW, Ledger, Prompts, Sandbox, Strategy, Suite,
-    is_simple_name,
+    AgentDriver, Arm, CrashMode, DEFAULT_CAPTURE_LIMIT, DEFAULT_CRASH_WINDOW, Ledger, Prompts,
+    Sandbox, Strategy, Suite,
 };
-pub use task::{Feature, Task, TestDiscovery};
+pub use task::{Feature, Task, TestDiscovery, is_simple_name};
 pub use toml_error::{config_error, from_toml, line_column};

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use super::task::Task;
+use super::task::{Task, is_simple_name};
 use super::toml_error::{config_error, from_toml};
 use crate::error::{Error, IoContext, Result};
 use crate::feature_list::ListFormat;
@@ -50,6 +50,11 @@ fn default_one() -> Spanned<u32> {
 /// crash lands inside sessions that are much shorter than their timeout.
 pub const DEFAULT_CRASH_WINDOW: Duration = Duration::from_secs(10 * 60);
 
+/// Default `capture_limit` of a command agent: what is kept of each of its stdout and
+/// stderr per session. Enough for any transcript worth reading, small enough that a
+/// runaway agent cannot fill the disk or the harness's memory.
+pub const DEFAULT_CAPTURE_LIMIT: u64 = 64 * 1024 * 1024;
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AgentFile {
@@ -66,6 +71,8 @@ struct AgentFile {
     env: BTreeMap<String, String>,
     crash: Option<Spanned<String>>,
     crash_window: Option<Spanned<String>>,
+    /// A size like "64MiB" or a number of bytes.
+    capture_limit: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -160,6 +167,8 @@ pub enum AgentDriver {
         /// The span of a session a killed crash falls in: the moment is
         /// `interrupt_at × min(timeout, crash_window)`.
         crash_window: Duration,
+        /// Bytes kept of each of stdout and stderr per session.
+        capture_limit: u64,
     },
 }
 
@@ -294,7 +303,9 @@ impl Suite {
         if !is_simple_name(&name) {
             return Err(err(
                 raw.name.span(),
-                format!("suite name '{name}' must be ASCII letters, digits, '_', '.' or '-'"),
+                format!(
+                    "suite name '{name}' must be ASCII letters, digits, '_', '.' or '-', and not '.' or '..'"
+                ),
             ));
         }
         if *raw.replicates.get_ref() == 0 {
@@ -354,7 +365,9 @@ impl Suite {
             if !is_simple_name(&arm_name) {
                 return Err(err(
                     a.name.span(),
-                    format!("arm name '{arm_name}' must be ASCII letters, digits, '_', '.' or '-'"),
+                    format!(
+                        "arm name '{arm_name}' must be ASCII letters, digits, '_', '.' or '-', and not '.' or '..'"
+                    ),
                 ));
             }
             if !seen.insert(arm_name.clone()) {
@@ -501,21 +514,20 @@ impl Suite {
             )
     }
 
+    /// What loading found questionable in the suite's tasks, one sentence each (see
+    /// [`Task::warnings`]).
+    pub fn warnings(&self) -> impl Iterator<Item = &str> {
+        self.tasks
+            .iter()
+            .flat_map(|t| t.warnings().iter().map(String::as_str))
+    }
+
     /// Whether every arm runs on the simulated agent.
     pub fn all_simulated(&self) -> bool {
         self.arms
             .iter()
             .all(|a| matches!(self.agent_of(a), AgentDriver::Sim { .. }))
     }
-}
-
-/// Whether `name` can stand in trial ids and file names: ASCII letters, digits,
-/// `_`, `.` and `-`.
-pub fn is_simple_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
 }
 
 fn agent_driver(
@@ -543,6 +555,9 @@ fn agent_driver(
             }
             if a.crash_window.is_some() {
                 return Err(misplaced("crash_window", "sim"));
+            }
+            if a.capture_limit.is_some() {
+                return Err(misplaced("capture_limit", "sim"));
             }
             let profile = a
                 .profile
@@ -654,6 +669,11 @@ fn agent_driver(
                     }
                 },
             };
+            let capture_limit = match &a.capture_limit {
+                None => DEFAULT_CAPTURE_LIMIT,
+                Some(v) => capture_limit(v.get_ref())
+                    .map_err(|e| err(v.span(), format!("agent '{name}': capture_limit: {e}")))?,
+            };
             Ok(AgentDriver::Command {
                 program,
                 args: a.args.clone(),
@@ -662,6 +682,7 @@ fn agent_driver(
                 env: a.env.clone(),
                 crash,
                 crash_window,
+                capture_limit,
             })
         }
         other => Err(err(
@@ -669,6 +690,44 @@ fn agent_driver(
             format!("agent '{name}': unknown driver '{other}', expected \"sim\" or \"command\""),
         )),
     }
+}
+
+/// A `capture_limit`: a positive number of bytes, or a string such as "64MiB", "500 KB"
+/// or "1GiB" (SI units are powers of 1000, IEC units powers of 1024; any case).
+fn capture_limit(value: &toml::Value) -> std::result::Result<u64, String> {
+    const EXPECTED: &str = "expected a size like \"64MiB\" or a number of bytes";
+    let bytes = match value {
+        toml::Value::Integer(n) => u64::try_from(*n).map_err(|_| format!("{EXPECTED}, got {n}"))?,
+        toml::Value::String(text) => {
+            parse_size(text).ok_or_else(|| format!("{EXPECTED}, got '{text}'"))?
+        }
+        other => return Err(format!("{EXPECTED}, got {other}")),
+    };
+    if bytes == 0 {
+        return Err("must be at least 1 byte".into());
+    }
+    Ok(bytes)
+}
+
+/// "64MiB" → 67108864; `None` when it is no size.
+fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let n: u64 = digits.parse().ok()?;
+    let factor: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" => 1000,
+        "kib" => 1 << 10,
+        "mb" => 1000 * 1000,
+        "mib" => 1 << 20,
+        "gb" => 1000 * 1000 * 1000,
+        "gib" => 1 << 30,
+        _ => return None,
+    };
+    n.checked_mul(factor)
 }
 
 /// blake3 over the suite file, its prompts and every file of every task, so that a
@@ -693,5 +752,34 @@ fn expand_home(path: &str) -> PathBuf {
         (Some(""), Some(h)) => h,
         (Some(rest), Some(h)) if rest.starts_with('/') => h.join(&rest[1..]),
         _ => PathBuf::from(path),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_si_and_iec_units_in_any_case() {
+        assert_eq!(parse_size("64MiB"), Some(64 << 20));
+        assert_eq!(parse_size(" 500 kb "), Some(500_000));
+        assert_eq!(parse_size("1GiB"), Some(1 << 30));
+        assert_eq!(parse_size("2GB"), Some(2_000_000_000));
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("10B"), Some(10));
+        for bad in ["", "MiB", "1.5MiB", "-1", "12 parsecs", "99999999999999GiB"] {
+            assert_eq!(parse_size(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_capture_limit_is_a_positive_count_or_a_size() {
+        assert_eq!(capture_limit(&toml::Value::Integer(1)), Ok(1));
+        assert_eq!(
+            capture_limit(&toml::Value::String("1MiB".into())),
+            Ok(1 << 20)
+        );
+        assert!(capture_limit(&toml::Value::Integer(0)).is_err());
+        assert!(capture_limit(&toml::Value::Boolean(true)).is_err());
     }
 }

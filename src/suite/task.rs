@@ -9,6 +9,7 @@ use regex::Regex;
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::named_tests::{ORACLE_TESTS_AT, named_tests};
 use super::toml_error::{config_error, from_toml};
 use crate::error::{Error, IoContext, Result};
 use crate::feature_list::Entry;
@@ -21,7 +22,7 @@ pub const DEFAULT_MAX_TREE_BYTES: u64 = 256 * 1024 * 1024;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TaskFile {
-    name: String,
+    name: Spanned<String>,
     goal: String,
     tests: TestsFile,
     #[serde(rename = "feature", default)]
@@ -83,6 +84,8 @@ pub struct Task {
     pub side_effect_tools: Vec<String>,
     /// Files the checks never read (left out of the verify cache key).
     pub verify_ignores: globset::GlobSet,
+    /// What loading found questionable but not wrong, for the command to print.
+    warnings: Vec<String>,
 }
 
 /// How test files are found (a glob relative to the work directory) and how tests in
@@ -146,6 +149,17 @@ impl Task {
 
     fn validate(dir: PathBuf, file: &Path, text: &str, raw: TaskFile) -> Result<Task> {
         let err = |span, message: String| config_error(file, text, Some(span), message);
+
+        // The name becomes part of trial ids and of paths under the run directory.
+        let name = raw.name.get_ref();
+        if !is_simple_name(name) {
+            return Err(err(
+                raw.name.span(),
+                format!(
+                    "task name '{name}' must be ASCII letters, digits, '_', '.' or '-', and not '.' or '..'"
+                ),
+            ));
+        }
 
         let glob_text = raw.tests.glob.get_ref().clone();
         let glob = Glob::new(&glob_text)
@@ -258,6 +272,43 @@ impl Task {
                 repo.display()
             )));
         }
+        let oracle_tests = dir.join("oracle").join("tests");
+        let has_oracle = oracle_tests.is_dir();
+        let mut warnings = Vec::new();
+        if !has_oracle {
+            warnings.push(format!(
+                "task '{name}' has no oracle/tests ('{}'): verified then equals self_verified, so tests the agent weakens cannot be detected",
+                oracle_tests.display()
+            ));
+        }
+        // A check whose test exists nowhere fails until the agent writes that test, and
+        // then checks the agent's own test: every claim before that counts premature.
+        let in_oracle = |path: &str| {
+            has_oracle
+                && path
+                    .strip_prefix(ORACLE_TESTS_AT)
+                    .and_then(|rest| rest.strip_prefix('/'))
+                    .is_some_and(|rest| oracle_tests.join(rest).exists())
+        };
+        for f in &raw.features {
+            for named in named_tests(f.verify.get_ref(), &glob) {
+                if !named
+                    .paths
+                    .iter()
+                    .any(|p| repo.join(p).exists() || in_oracle(p))
+                {
+                    return Err(err(
+                        f.verify.span(),
+                        format!(
+                            "feature '{}': verify names test '{}', which is in neither repo/ nor oracle/tests (looked for {})",
+                            f.id.get_ref(),
+                            named.word,
+                            named.paths.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
         for tool in &raw.side_effect_tools {
             if !repo.join(tool.get_ref()).is_file() {
                 return Err(err(
@@ -290,7 +341,7 @@ impl Task {
         Ok(Task {
             dir,
             verify_ignores,
-            name: raw.name,
+            name: raw.name.into_inner(),
             goal: raw.goal,
             tests: TestDiscovery {
                 glob_text,
@@ -311,6 +362,7 @@ impl Task {
                 .collect(),
             verify_timeout,
             max_tree_bytes,
+            warnings,
             side_effect_tools: raw
                 .side_effect_tools
                 .into_iter()
@@ -324,8 +376,15 @@ impl Task {
         self.dir.join("repo")
     }
 
+    /// What loading found questionable but not wrong (no `oracle/tests`), one sentence
+    /// each; the engine never prints them, the command does.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
     /// Pristine tests, laid over `tests/` of a scratch copy to compute `verified`.
-    /// `None` when the task ships none (then `verified` equals `self_verified`).
+    /// `None` when the task ships none (then `verified` equals `self_verified`, and
+    /// [`Task::warnings`] says so).
     pub fn oracle_tests_dir(&self) -> Option<PathBuf> {
         Some(self.dir.join("oracle").join("tests")).filter(|p| p.is_dir())
     }
@@ -353,6 +412,17 @@ impl Task {
     pub fn feature(&self, id: &str) -> Option<&Feature> {
         self.features.iter().find(|f| f.id == id)
     }
+}
+
+/// Whether `name` can stand in trial ids and as a file name: ASCII letters, digits,
+/// `_`, `.` and `-`, and neither `.` nor `..`.
+pub fn is_simple_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
 }
 
 /// Index of a feature that lies on a `depends_on` cycle, if any (depth-first search).
@@ -457,6 +527,79 @@ verify = "true"
         let msg = Task::load(dir.path()).unwrap_err().to_string();
         assert!(msg.contains("task.toml:4:"), "{msg}");
         assert!(msg.contains("count_pattern"), "{msg}");
+    }
+
+    #[test]
+    fn simple_names_are_letters_digits_and_three_marks_but_never_dot_or_dot_dot() {
+        for good in ["shtask", "a-b_c.d", "v1.2", "...", ".hidden"] {
+            assert!(is_simple_name(good), "{good}");
+        }
+        for bad in ["", ".", "..", "../x", "a/b", "a b", "caf\u{e9}", "a:b"] {
+            assert!(!is_simple_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_task_name_that_is_a_path_is_an_error_at_the_name() {
+        let dir = write_task(&MINIMAL.replace("name = \"t\"", "name = \"../../x\""));
+        let err = Task::load(dir.path()).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("task.toml:2:8: task name '../../x' must be"),
+            "{msg}"
+        );
+        assert_eq!(err.exit_code(), crate::exit_code::BAD_INPUT);
+    }
+
+    #[test]
+    fn a_task_without_oracle_tests_loads_with_a_warning_that_weakened_tests_go_unseen() {
+        let dir = write_task(MINIMAL);
+        let task = Task::load(dir.path()).unwrap();
+        let [warning] = task.warnings() else {
+            panic!("{:?}", task.warnings());
+        };
+        assert!(
+            warning.starts_with("task 't' has no oracle/tests"),
+            "{warning}"
+        );
+        assert!(
+            warning.contains(
+                "verified then equals self_verified, so tests the agent weakens cannot be detected"
+            ),
+            "{warning}"
+        );
+        std::fs::create_dir_all(dir.path().join("oracle/tests")).unwrap();
+        assert!(Task::load(dir.path()).unwrap().warnings().is_empty());
+    }
+
+    #[test]
+    fn a_verify_naming_a_test_that_is_nowhere_is_an_error_at_the_verify() {
+        let dir = write_task(&MINIMAL.replace(
+            "verify = \"true\"",
+            "verify = \"python3 -m unittest tests.test_gone\"",
+        ));
+        let err = Task::load(dir.path()).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("task.toml:9:10: feature 'F1': verify names test 'tests.test_gone', which is in neither repo/ nor oracle/tests (looked for tests/test_gone.py, tests/test_gone)"),
+            "{msg}"
+        );
+        assert_eq!(err.exit_code(), crate::exit_code::BAD_INPUT);
+    }
+
+    #[test]
+    fn a_verify_naming_a_test_in_repo_or_only_in_the_oracle_loads() {
+        let dir = write_task(&MINIMAL.replace(
+            "verify = \"true\"",
+            "verify = \"python3 -m unittest tests.test_hidden && python3 -m pytest tests/test_open.py\"",
+        ));
+        std::fs::create_dir_all(dir.path().join("oracle/tests")).unwrap();
+        std::fs::create_dir_all(dir.path().join("repo/tests")).unwrap();
+        std::fs::write(dir.path().join("oracle/tests/test_hidden.py"), "").unwrap();
+        std::fs::write(dir.path().join("repo/tests/test_open.py"), "").unwrap();
+        Task::load(dir.path()).unwrap();
+        std::fs::remove_file(dir.path().join("oracle/tests/test_hidden.py")).unwrap();
+        assert!(Task::load(dir.path()).is_err());
     }
 
     #[test]

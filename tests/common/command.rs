@@ -82,6 +82,45 @@ pub fn run_ok(suite: &Path, out: &Path) -> Ran {
     }
 }
 
+/// Runs `suite` into `out` like [`run_ok`], watching the harness's peak resident memory
+/// (`VmHWM`) while it runs; returns what it wrote and that peak in KiB. The last moments
+/// before exit can be missed, so the peak may be an underestimate, never an overestimate.
+pub fn run_ok_measured(suite: &Path, out: &Path) -> (Ran, u64) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_loopbench"))
+        .arg("run")
+        .arg(suite)
+        .args(["--quiet", "--jobs", "1", "--out"])
+        .arg(out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak_kib = 0;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        let status = std::fs::read_to_string(&status_file).unwrap_or_default();
+        let hwm = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+        peak_kib = peak_kib.max(hwm.unwrap_or(0));
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "run failed: {stderr}");
+    let ran = Ran {
+        out: out.to_path_buf(),
+        sessions: read_csv(&out.join("sessions.csv")),
+        trials: read_csv(&out.join("trials.csv")),
+        stderr,
+    };
+    (ran, peak_kib)
+}
+
 /// Pids of live (not zombie) processes whose command line contains `marker` as one
 /// whole argument.
 pub fn live_processes_with_arg(marker: &str) -> Vec<i32> {

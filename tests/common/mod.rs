@@ -15,6 +15,15 @@ pub fn loopbench() -> Command {
     assert_cmd::cargo::cargo_bin_cmd!("loopbench")
 }
 
+/// The `loopbench` binary under test run by `sh` with its umask set to `umask` (octal),
+/// so that the modes of what it writes do not depend on the machine's umask.
+pub fn loopbench_with_umask(umask: &str) -> Command {
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", "umask \"$1\" && shift && exec \"$@\"", "sh", umask])
+        .arg(env!("CARGO_BIN_EXE_loopbench"));
+    cmd
+}
+
 /// The repository root (for shipped suites).
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use super::child::{self, Ended, KILL_GRACE, Limits};
+use super::capture::Captured;
+use super::child::{self, Capture, Ended, KILL_GRACE, Limits};
 use super::usage::{self, Reported};
 use crate::agent::{Agent, SessionContext, SessionRun, Usage};
 use crate::error::{Error, IoContext, Result};
@@ -54,6 +55,7 @@ pub struct CommandAgent {
     timeout: Duration,
     crash: CrashMode,
     crash_window: Duration,
+    capture_limit: u64,
     sandbox: Option<Sandbox>,
     base_dir: PathBuf,
     hidden: Hidden,
@@ -84,6 +86,7 @@ impl CommandAgent {
             env,
             crash,
             crash_window,
+            capture_limit,
         } = suite.agent_of(arm)
         else {
             return Err(Error::BadInput(format!(
@@ -100,6 +103,7 @@ impl CommandAgent {
             timeout: *timeout,
             crash: *crash,
             crash_window: *crash_window,
+            capture_limit: *capture_limit,
             sandbox: sandbox.clone(),
             base_dir: suite.dir.clone(),
             hidden,
@@ -200,13 +204,14 @@ impl CommandAgent {
         layout
     }
 
-    /// One try at running the agent. `Err` is a failure to start it (retried).
+    /// One try at running the agent: how it ended and what became of its output.
+    /// `Err` is a failure to start it (retried).
     fn try_once(
         &self,
         ctx: &SessionContext<'_>,
         files: &SessionFiles,
         env: &[(String, OsString)],
-    ) -> Result<std::result::Result<Ended, String>> {
+    ) -> Result<std::result::Result<(Ended, Vec<Captured>), String>> {
         let Some(program) = self.resolve_program() else {
             return Ok(Err(format!(
                 "cannot start agent '{}': program '{}' not found{}",
@@ -221,8 +226,11 @@ impl CommandAgent {
         };
         let create =
             |p: &Path| File::create(p).io_context(|| format!("cannot create '{}'", p.display()));
-        let stdout = create(&files.stdout)?;
-        let stderr = create(&files.stderr)?;
+        let capture = Capture {
+            stdout: create(&files.stdout)?,
+            stderr: create(&files.stderr)?,
+            limit: self.capture_limit,
+        };
         let stdin = File::open(&ctx.workspace.prompt_file)
             .io_context(|| format!("cannot read '{}'", ctx.workspace.prompt_file.display()))?;
         let supervisor = std::env::current_exe()
@@ -242,9 +250,7 @@ impl CommandAgent {
         cmd.args(&self.args)
             .current_dir(&ctx.workspace.work_dir)
             .envs(env.iter().map(|(k, v)| (k, v)))
-            .stdin(stdin)
-            .stdout(stdout)
-            .stderr(stderr);
+            .stdin(stdin);
         let limits = Limits {
             timeout: self.timeout,
             grace: self.grace,
@@ -258,28 +264,31 @@ impl CommandAgent {
                 program.display()
             )
         };
-        match child::run(cmd, limits) {
+        match child::run(cmd, limits, Some(capture)) {
             Err(e) => Ok(Err(cannot_start(&e))),
             Ok(_) if let Some(e) = super::supervise::spawn_error(&files.status_file) => {
                 Ok(Err(cannot_start(&e)))
             }
-            Ok((Ended::Exited(status), _)) if self.sandbox.is_some() => {
-                match sandbox::setup_failure(status.code(), &files.stderr) {
-                    Some(line) => Ok(Err(format!(
+            Ok(ran) => {
+                if let (Ended::Exited(status), true) = (ran.ended, self.sandbox.is_some())
+                    && let Some(line) = sandbox::setup_failure(status.code(), &files.stderr)
+                {
+                    return Ok(Err(format!(
                         "cannot start agent '{}' in the sandbox: {line}",
                         self.name
-                    ))),
-                    None => Ok(Ok(Ended::Exited(status))),
+                    )));
                 }
+                Ok(Ok((ran.ended, ran.captured)))
             }
-            Ok((ended, _)) => Ok(Ok(ended)),
         }
     }
 
-    /// What the harness knows once the agent is gone: outcome, usage and notes.
+    /// What the harness knows once the agent is gone: outcome, usage and notes (a
+    /// capture cap that was reached among them).
     fn judge(
         &self,
         ended: Ended,
+        captured: &[Captured],
         crash_after: Option<Duration>,
         files: &SessionFiles,
     ) -> SessionRun {
@@ -288,6 +297,7 @@ impl CommandAgent {
             status: declared,
             mut notes,
         } = usage::read_reports(&files.usage_file, &files.stdout);
+        notes.extend(captured.iter().filter_map(Captured::note));
         let declared = declared.map_or(Outcome::Completed, Outcome::from);
         let outcome = match ended {
             Ended::TimedOut => {
@@ -478,8 +488,9 @@ impl Agent for CommandAgent {
         let mut delay = self.retry.first_delay;
         for attempt in 1..=tries {
             match self.try_once(ctx, &files, &env)? {
-                Ok(ended) => {
-                    let mut run = self.judge(ended, self.crash_after(ctx.interrupt_at), &files);
+                Ok((ended, captured)) => {
+                    let mut run =
+                        self.judge(ended, &captured, self.crash_after(ctx.interrupt_at), &files);
                     if !failures.is_empty() {
                         let retried = failures.join("; ");
                         run.error = Some(match run.error {
@@ -542,6 +553,7 @@ mod tests {
             timeout: Duration::from_secs(timeout),
             crash,
             crash_window: Duration::from_secs(window),
+            capture_limit: crate::suite::DEFAULT_CAPTURE_LIMIT,
             sandbox: None,
             base_dir: PathBuf::from("/"),
             hidden: Hidden::default(),
@@ -623,6 +635,7 @@ mod tests {
             env: BTreeMap::new(),
             crash: CrashMode::Agent,
             crash_window: Duration::from_secs(1),
+            capture_limit: 1024,
         };
         assert!(runs_sim_agent(&command(&["sim-agent", "--suite", "s"])));
         assert!(!runs_sim_agent(&command(&["-p"])));

@@ -1,8 +1,10 @@
 //! One agent process in its own process group, waited for with a time limit and an
-//! optional crash moment; whatever ends it, nothing of its group is left running. Run
-//! under `loopbench supervise` (see [`super::supervise`]), nothing it started at all is.
+//! optional crash moment; whatever ends it, nothing of its group is left running. Its
+//! stdout and stderr can be captured into files, each up to a cap. Run under
+//! `loopbench supervise` (see [`super::supervise`]), nothing it started at all is left.
 
 use std::collections::BTreeSet;
+use std::fs::File;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitStatus};
 use std::sync::Mutex;
@@ -11,6 +13,8 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use wait_timeout::ChildExt;
+
+use super::capture::{Captured, Copier};
 
 /// How long an agent's process group gets between SIGTERM and SIGKILL at its timeout:
 /// long enough for an agent CLI to flush its transcript.
@@ -46,6 +50,30 @@ pub enum Ended {
     Crashed,
 }
 
+/// How long the captured streams may stay open once the process group is gone: its
+/// members close them as they die; a process that left the group may hold them longer.
+const DRAIN: Duration = Duration::from_secs(2);
+
+/// Where a run's stdout and stderr go: each into its file, at most `limit` bytes.
+#[derive(Debug)]
+pub struct Capture {
+    /// The stdout capture file.
+    pub stdout: File,
+    /// The stderr capture file.
+    pub stderr: File,
+    /// Cap of each stream.
+    pub limit: u64,
+}
+
+/// A finished run.
+#[derive(Debug)]
+pub struct Ran {
+    /// How it ended.
+    pub ended: Ended,
+    /// stdout and stderr, when they were captured.
+    pub captured: Vec<Captured>,
+}
+
 /// Process groups of agents now running, so that an interrupted run can stop them.
 static RUNNING: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 
@@ -70,15 +98,41 @@ pub fn signal_running_agents(force: bool) {
 }
 
 /// Spawns `cmd` as the leader of a new process group and waits for it within `limits`.
+/// With `capture`, its stdout and stderr are pipes read by one thread each into the
+/// capture files (so that the agent never blocks on a full pipe, however much it
+/// prints); they are read to their end, or for [`DRAIN`] after the group is killed.
 /// Returns the spawn error unchanged (the caller decides whether to retry).
-pub fn run(mut cmd: Command, limits: Limits) -> std::io::Result<(Ended, Duration)> {
+pub fn run(mut cmd: Command, limits: Limits, capture: Option<Capture>) -> std::io::Result<Ran> {
     if let Some(file) = &limits.supervised {
         // A status left from an earlier try must not be read as this one's.
         let _ = std::fs::remove_file(file);
     }
+    let mut copiers = Vec::new();
+    if let Some(capture) = capture {
+        // The copiers start before the agent, so that a failure to start one leaves no
+        // agent behind; the write ends go to the child and are closed here with `cmd`.
+        let (out_r, out_w) = std::io::pipe()?;
+        let (err_r, err_w) = std::io::pipe()?;
+        copiers.push(Copier::start(
+            "stdout",
+            out_r,
+            capture.stdout,
+            capture.limit,
+        )?);
+        copiers.push(Copier::start(
+            "stderr",
+            err_r,
+            capture.stderr,
+            capture.limit,
+        )?);
+        cmd.stdout(out_w).stderr(err_w);
+    }
     cmd.process_group(0);
     let start = Instant::now();
-    let mut child = cmd.spawn()?;
+    let spawned = cmd.spawn();
+    // Our copies of the pipes' write ends, or the copiers never see the end.
+    drop(cmd);
+    let mut child = spawned?;
     let raw = i32::try_from(child.id()).unwrap_or(i32::MAX);
     let pgid = Pid::from_raw(raw);
     if let Ok(mut g) = RUNNING.lock() {
@@ -91,13 +145,18 @@ pub fn run(mut cmd: Command, limits: Limits) -> std::io::Result<(Ended, Duration
     if let Ok(mut g) = RUNNING.lock() {
         g.remove(&raw);
     }
+    let drain_until = Instant::now() + DRAIN;
+    let captured = copiers
+        .into_iter()
+        .map(|c| c.finish(drain_until.saturating_duration_since(Instant::now())))
+        .collect();
     let ended = match (ended?, &limits.supervised) {
         (Ended::Exited(own), Some(file)) => {
             Ended::Exited(super::supervise::read_status(file).unwrap_or(own))
         }
         (ended, _) => ended,
     };
-    Ok((ended, start.elapsed()))
+    Ok(Ran { ended, captured })
 }
 
 /// Ends the group at once: SIGUSR1 to a supervisor (which kills everything the agent
@@ -150,7 +209,9 @@ mod tests {
     fn sh(script: &str, limits: Limits) -> (Ended, Duration) {
         let mut cmd = Command::new("sh");
         cmd.args(["-c", script]);
-        run(cmd, limits).unwrap()
+        let start = Instant::now();
+        let ran = run(cmd, limits, None).unwrap();
+        (ran.ended, start.elapsed())
     }
 
     fn limits(timeout_ms: u64) -> Limits {
@@ -201,9 +262,74 @@ mod tests {
         assert!(matches!(sh("true", l).0, Ended::Exited(s) if s.success()));
     }
 
+    fn captured_sh(
+        script: &str,
+        limit: u64,
+        dir: &std::path::Path,
+    ) -> (Ran, Duration, Vec<u8>, Vec<u8>) {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", script]);
+        let capture = Capture {
+            stdout: File::create(dir.join("out")).unwrap(),
+            stderr: File::create(dir.join("err")).unwrap(),
+            limit,
+        };
+        let start = Instant::now();
+        let ran = run(cmd, limits(30_000), Some(capture)).unwrap();
+        let elapsed = start.elapsed();
+        let read = |name: &str| std::fs::read(dir.join(name)).unwrap();
+        (ran, elapsed, read("out"), read("err"))
+    }
+
+    #[test]
+    fn a_loud_agent_never_blocks_on_its_pipe_and_its_capture_stops_at_the_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let (ran, _, out, err) = captured_sh(
+            "head -c 20000000 /dev/zero; echo done >&2",
+            1000,
+            dir.path(),
+        );
+        assert!(
+            matches!(ran.ended, Ended::Exited(s) if s.success()),
+            "{ran:?}"
+        );
+        assert!(out.len() <= 1000, "{}", out.len());
+        assert_eq!(err, b"done\n");
+        let [stdout, stderr] = &ran.captured[..] else {
+            panic!("{ran:?}");
+        };
+        assert_eq!(stdout.total, 20_000_000);
+        assert!(stdout.note().is_some());
+        assert_eq!(stderr.note(), None);
+    }
+
+    #[test]
+    fn a_process_that_left_the_group_cannot_hold_the_session_open_through_its_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("escaped.pid");
+        let script = format!(
+            "setsid sh -c 'echo $$ > {p}; exec sleep 30' &\nwhile [ ! -s {p} ]; do sleep 0.05; done\necho hi",
+            p = pidfile.display()
+        );
+        let (ran, elapsed, out, _) = captured_sh(&script, 1000, dir.path());
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+        assert!(
+            matches!(ran.ended, Ended::Exited(s) if s.success()),
+            "{ran:?}"
+        );
+        assert!(elapsed < DRAIN + Duration::from_secs(5), "{elapsed:?}");
+        assert_eq!(out, b"hi\n");
+        assert!(ran.captured.iter().all(|c| c.held_open), "{ran:?}");
+    }
+
     #[test]
     fn a_spawn_error_is_returned() {
         let cmd = Command::new("/nonexistent/agent");
-        assert!(run(cmd, limits(1000)).is_err());
+        assert!(run(cmd, limits(1000), None).is_err());
     }
 }

@@ -1,6 +1,6 @@
 //! The `command` agent driver: any agent CLI as a session, in its own process group,
-//! with a time limit, crash injection, retries of failed starts, usage reports and an
-//! optional bubblewrap sandbox.
+//! with a time limit, crash injection, retries of failed starts, usage reports, output
+//! captured up to a cap per stream, and an optional bubblewrap sandbox.
 //!
 //! The environment of a session is DESIGN §5's contract plus:
 //!
@@ -14,6 +14,7 @@
 //! | `LOOPBENCH_INTERRUPT_AT` | with `crash = "agent"` only: the fraction of its work after which the agent must stop and report `interrupted` |
 
 mod agent;
+mod capture;
 mod child;
 pub mod supervise;
 mod usage;

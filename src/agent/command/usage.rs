@@ -6,13 +6,22 @@
 //! skipped with a note, and junk lines in the stream never stop the parse. What an
 //! agent wrote can never fail the harness.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufReader, Read};
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
 use crate::agent::Usage;
 use crate::agent::trace::EndStatus;
+use crate::lines::{BoundedLines, Line};
+
+/// The largest usage file read: the object has five fields, anything near this size is
+/// not a usage report.
+pub const USAGE_FILE_MAX: u64 = 1024 * 1024;
+
+/// The longest stdout line looked at for a `result` line; longer lines are skipped
+/// unread (a result line holds the final message and a few numbers).
+pub const RESULT_LINE_MAX: usize = 8 * 1024 * 1024;
 
 /// What the agent told the harness about its session.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -69,11 +78,21 @@ pub fn read_reports(usage_file: &Path, stdout: &Path) -> Reported {
 /// Every field is optional; `status` is one of `completed`, `declared_complete`,
 /// `out_of_budget`, `interrupted` (the statuses of a trace's `end` line).
 pub fn read_usage_file(path: &Path) -> Option<Reported> {
-    let bytes = std::fs::read(path).ok()?;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(USAGE_FILE_MAX + 1).read_to_end(&mut bytes))
+        .ok()?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
     let mut reported = Reported::default();
+    if bytes.len() as u64 > USAGE_FILE_MAX {
+        reported.notes.push(format!(
+            "usage file: larger than {} KiB, not read",
+            USAGE_FILE_MAX / 1024
+        ));
+        return Some(reported);
+    }
     match serde_json::from_slice::<Value>(&bytes) {
         Ok(Value::Object(map)) => {
             reported.usage = Usage {
@@ -109,22 +128,20 @@ pub fn read_usage_file(path: &Path) -> Option<Reported> {
 /// not (`usage.input_tokens + cache_creation_input_tokens + cache_read_input_tokens`),
 /// since Claude's own `input_tokens` leaves cache reads out. A result whose subtype is
 /// `error_max_turns` gives status `out_of_budget`. `None` when there is no result line.
+/// The file is read line by line; a line longer than [`RESULT_LINE_MAX`] is skipped.
 pub fn read_stream_json(path: &Path) -> Option<Reported> {
     let file = std::fs::File::open(path).ok()?;
-    let mut reader = BufReader::new(file);
-    let mut line = Vec::new();
+    let mut lines = BoundedLines::new(BufReader::new(file), RESULT_LINE_MAX);
     let mut last: Option<Map<String, Value>> = None;
-    loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
+    while let Ok(Some((_, line))) = lines.next_line() {
+        let Line::Text(line) = line else {
+            continue;
+        };
         // Cheap filter first: most lines of a transcript are messages and tool calls.
-        if !contains(&line, b"\"result\"") {
+        if !contains(line, b"\"result\"") {
             continue;
         }
-        if let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(&line)
+        if let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(line)
             && map.get("type").and_then(Value::as_str) == Some("result")
         {
             last = Some(map);
@@ -314,6 +331,24 @@ mod tests {
         assert_eq!(r.status, Some(EndStatus::DeclaredComplete));
         std::fs::write(&usage, "").unwrap();
         assert_eq!(read_reports(&usage, &stdout).usage.turns, Some(9));
+    }
+
+    #[test]
+    fn a_usage_file_larger_than_its_bound_is_a_note_and_is_not_parsed() {
+        let padding = " ".repeat(USAGE_FILE_MAX as usize);
+        let (_d, p) = file(&format!("{{\"turns\": 3{padding}}}"));
+        let r = read_usage_file(&p).unwrap();
+        assert_eq!(r.usage.turns, None);
+        assert_eq!(r.notes, vec!["usage file: larger than 1024 KiB, not read"]);
+    }
+
+    #[test]
+    fn a_stdout_line_longer_than_the_bound_is_skipped_and_the_result_after_it_found() {
+        let huge = "x".repeat(RESULT_LINE_MAX + 1);
+        let (_d, p) = file(&format!(
+            "{huge}\"result\"\n{{\"type\":\"result\",\"num_turns\":4}}\n"
+        ));
+        assert_eq!(read_stream_json(&p).unwrap().usage.turns, Some(4));
     }
 
     #[test]
