@@ -80,130 +80,182 @@ pub struct TrialRecord {
     pub error: Option<String>,
 }
 
-/// Column names of `sessions.csv`, in order.
-pub const SESSION_COLUMNS: &[&str] = &[
-    "trial_id",
-    "arm",
-    "task",
-    "replicate",
-    "session",
-    "kind",
-    "outcome",
-    "list_parse_ok",
-    "newly_claimed",
-    "premature_claims",
-    "newly_verified",
-    "regressions",
-    "told_false",
-    "desc_edits",
-    "step_edits",
-    "entries_removed",
-    "entries_added",
-    "tests_removed",
-    "tests_weakened",
-    "dup_side_effects",
-    "clean_tree",
-    "progress_updated",
-    "resumed",
-    "resume_success",
-    "flaky",
-    "features_verified",
-    "actions_failed",
-    "turns",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-    "error",
-    // Appended last so that older readers' column positions hold; optional on reading.
-    "divergent",
-    "verify_timeouts",
-];
+/// Fields of the JSONL records that the CSV tables leave out: wall times differ
+/// between identical runs, and the tables must not.
+const JSONL_ONLY: &[&str] = &["wall_ms"];
 
-/// Column names of `trials.csv`, in order.
-pub const TRIAL_COLUMNS: &[&str] = &[
-    "trial_id",
-    "arm",
-    "task",
-    "replicate",
-    "features_verified",
-    "features_total",
-    "sessions",
-    "ended_by",
-    "premature_victory",
-    "turns",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-    "error",
-];
-
-/// A CSV cell: booleans as `true`/`false`, nulls as empty.
-fn cell<T: ToString>(v: Option<T>) -> String {
-    v.map(|v| v.to_string()).unwrap_or_default()
+/// The columns of a record type, derived from its fields in declaration order (what
+/// serde writes to the JSONL file), without the JSONL-only ones. A field added to a
+/// record, or to the metrics it holds, is a column of its table at once.
+fn columns_of<T: Serialize>(sample: &T) -> Vec<&'static str> {
+    match serde_json::to_value(sample) {
+        Ok(serde_json::Value::Object(map)) => map
+            .keys()
+            .filter(|k| !JSONL_ONLY.contains(&k.as_str()))
+            .map(|k| &*Box::leak(k.clone().into_boxed_str()))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
+
+/// The CSV row of `record` for `columns`: booleans as `true`/`false`, nulls empty,
+/// numbers as Rust prints them.
+fn row_of<T: Serialize>(record: &T, columns: &[&str]) -> Vec<String> {
+    let map = match serde_json::to_value(record) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    columns
+        .iter()
+        .map(|c| match map.get(*c) {
+            None | Some(serde_json::Value::Null) => String::new(),
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(serde_json::Value::Bool(b)) => b.to_string(),
+            Some(serde_json::Value::Number(n)) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                (Some(u), _, _) => u.to_string(),
+                (None, Some(i), _) => i.to_string(),
+                (None, None, Some(f)) => f.to_string(),
+                _ => n.to_string(),
+            },
+            Some(other) => other.to_string(),
+        })
+        .collect()
+}
+
+/// Column names of `sessions.csv`, in order: the fields of [`SessionRecord`].
+pub static SESSION_COLUMNS: std::sync::LazyLock<Vec<&'static str>> =
+    std::sync::LazyLock::new(|| columns_of(&SessionRecord::sample()));
+
+/// Column names of `trials.csv`, in order: the fields of [`TrialRecord`].
+pub static TRIAL_COLUMNS: std::sync::LazyLock<Vec<&'static str>> =
+    std::sync::LazyLock::new(|| columns_of(&TrialRecord::sample()));
 
 impl SessionRecord {
     /// The row of `sessions.csv`, matching [`SESSION_COLUMNS`].
     pub fn csv_row(&self) -> Vec<String> {
-        let m = &self.metrics;
-        vec![
-            self.key.trial_id.clone(),
-            self.key.arm.clone(),
-            self.key.task.clone(),
-            self.key.replicate.to_string(),
-            self.session.to_string(),
-            self.kind.as_str().to_string(),
-            self.outcome.as_str().to_string(),
-            cell(m.list_parse_ok),
-            cell(m.newly_claimed),
-            cell(m.premature_claims),
-            m.newly_verified.to_string(),
-            m.regressions.to_string(),
-            cell(m.told_false),
-            cell(m.desc_edits),
-            cell(m.step_edits),
-            cell(m.entries_removed),
-            cell(m.entries_added),
-            m.tests_removed.to_string(),
-            m.tests_weakened.to_string(),
-            m.dup_side_effects.to_string(),
-            m.clean_tree.to_string(),
-            m.progress_updated.to_string(),
-            m.resumed.to_string(),
-            cell(m.resume_success),
-            m.flaky.to_string(),
-            m.features_verified.to_string(),
-            self.actions_failed.to_string(),
-            cell(self.usage.turns),
-            cell(self.usage.input_tokens),
-            cell(self.usage.output_tokens),
-            cell(self.usage.cost_usd),
-            self.error.clone().unwrap_or_default(),
-            self.divergent.to_string(),
-            m.verify_timeouts.to_string(),
-        ]
+        row_of(self, &SESSION_COLUMNS)
+    }
+
+    /// A record with every optional field present, to read the columns from.
+    fn sample() -> SessionRecord {
+        SessionRecord {
+            key: TrialKey::new("a", "t", 0),
+            session: 0,
+            kind: SessionKind::Coding,
+            outcome: Outcome::Completed,
+            metrics: SessionMetrics::default(),
+            actions_failed: 0,
+            usage: Usage::default(),
+            wall_ms: 0,
+            error: None,
+            divergent: false,
+        }
     }
 }
 
 impl TrialRecord {
     /// The row of `trials.csv`, matching [`TRIAL_COLUMNS`].
     pub fn csv_row(&self) -> Vec<String> {
-        let m = &self.metrics;
-        vec![
-            self.key.trial_id.clone(),
-            self.key.arm.clone(),
-            self.key.task.clone(),
-            self.key.replicate.to_string(),
-            m.features_verified.to_string(),
-            m.features_total.to_string(),
-            m.sessions.to_string(),
-            m.ended_by.as_str().to_string(),
-            m.premature_victory.to_string(),
-            cell(self.usage.turns),
-            cell(self.usage.input_tokens),
-            cell(self.usage.output_tokens),
-            cell(self.usage.cost_usd),
-            self.error.clone().unwrap_or_default(),
-        ]
+        row_of(self, &TRIAL_COLUMNS)
+    }
+
+    fn sample() -> TrialRecord {
+        TrialRecord {
+            key: TrialKey::new("a", "t", 0),
+            metrics: TrialMetrics {
+                features_verified: 0,
+                features_total: 0,
+                sessions: 0,
+                ended_by: crate::metrics::EndedBy::MaxSessions,
+                premature_victory: false,
+            },
+            usage: Usage::default(),
+            wall_ms: 0,
+            error: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_session_table_has_its_stable_column_order() {
+        assert_eq!(
+            SESSION_COLUMNS.as_slice(),
+            [
+                "trial_id",
+                "arm",
+                "task",
+                "replicate",
+                "session",
+                "kind",
+                "outcome",
+                "list_parse_ok",
+                "newly_claimed",
+                "premature_claims",
+                "newly_verified",
+                "regressions",
+                "told_false",
+                "desc_edits",
+                "step_edits",
+                "entries_removed",
+                "entries_added",
+                "tests_removed",
+                "tests_weakened",
+                "dup_side_effects",
+                "clean_tree",
+                "progress_updated",
+                "resumed",
+                "resume_success",
+                "flaky",
+                "features_verified",
+                "verify_timeouts",
+                "actions_failed",
+                "turns",
+                "input_tokens",
+                "output_tokens",
+                "cost_usd",
+                "error",
+                "divergent",
+            ]
+        );
+        assert_eq!(
+            TRIAL_COLUMNS.as_slice(),
+            [
+                "trial_id",
+                "arm",
+                "task",
+                "replicate",
+                "features_verified",
+                "features_total",
+                "sessions",
+                "ended_by",
+                "premature_victory",
+                "turns",
+                "input_tokens",
+                "output_tokens",
+                "cost_usd",
+                "error",
+            ]
+        );
+    }
+
+    #[test]
+    fn cells_are_booleans_numbers_and_empty_nulls() {
+        let mut r = SessionRecord::sample();
+        r.usage.cost_usd = Some(0.1 + 0.2);
+        r.usage.turns = Some(7);
+        r.metrics.resume_success = None;
+        r.metrics.clean_tree = true;
+        let row = r.csv_row();
+        let cell = |c: &str| row[SESSION_COLUMNS.iter().position(|x| *x == c).unwrap()].clone();
+        assert_eq!(cell("cost_usd"), (0.1f64 + 0.2).to_string());
+        assert_eq!(cell("turns"), "7");
+        assert_eq!(cell("resume_success"), "");
+        assert_eq!(cell("clean_tree"), "true");
+        assert_eq!(cell("kind"), "coding");
+        assert_eq!(cell("error"), "");
     }
 }

@@ -349,12 +349,12 @@ pub fn write_tables(dir: &Path, arm_order: &[String]) -> Result<()> {
     });
     write_csv(
         &dir.join(SESSIONS_CSV),
-        SESSION_COLUMNS,
+        &SESSION_COLUMNS,
         sessions.iter().map(SessionRecord::csv_row),
     )?;
     write_csv(
         &dir.join(TRIALS_CSV),
-        TRIAL_COLUMNS,
+        &TRIAL_COLUMNS,
         trials.iter().map(TrialRecord::csv_row),
     )
 }

@@ -4,8 +4,8 @@ use std::ffi::OsString;
 
 use serde::{Deserialize, Serialize};
 
+use crate::agent::Outcome;
 use crate::error::Result;
-use crate::metrics::Outcome;
 use crate::runner::Notice;
 use crate::workspace::Workspace;
 

@@ -4,8 +4,10 @@
 
 pub mod command;
 mod driver;
+mod outcome;
 pub mod replay;
 pub mod sim;
 pub mod trace;
 
 pub use driver::{Agent, SessionContext, SessionKind, SessionRun, Usage};
+pub use outcome::Outcome;

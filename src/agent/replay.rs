@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use super::driver::{Agent, SessionContext, SessionRun};
 use super::trace::{Line, Trace, TraceSession};
+use crate::agent::Outcome;
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil::GIT_DIR;
 use crate::fsutil::confine;
-use crate::metrics::Outcome;
 use crate::process::{Isolation, ShellCommand};
 use crate::sandbox::Hidden;
 

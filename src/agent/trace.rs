@@ -13,8 +13,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::driver::Usage;
+use crate::agent::Outcome;
 use crate::error::{Error, IoContext, Result};
-use crate::metrics::Outcome;
 
 /// One line of a trace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

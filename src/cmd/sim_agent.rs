@@ -19,12 +19,12 @@ use std::str::FromStr;
 
 use serde_json::json;
 
+use crate::agent::Outcome;
 use crate::agent::sim::{Profile, SimAgent, SimMemory};
 use crate::agent::{Agent, SessionContext, SessionKind};
 use crate::cli::SimAgentArgs;
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
-use crate::metrics::Outcome;
 use crate::store::write_atomic;
 use crate::suite::Suite;
 use crate::workspace::Workspace;

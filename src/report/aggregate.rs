@@ -1,5 +1,6 @@
-//! Counts of every DESIGN §8 metric per arm and per (arm, task), computed with polars
-//! from `sessions.csv` and `trials.csv` alone (DESIGN §11).
+//! Counts of every rate metric per arm and per (arm, task), computed with polars from
+//! `sessions.csv` and `trials.csv` alone. Which columns are read and how each rate's k
+//! and n are counted come from the rate table ([`crate::metrics::Tally`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -9,6 +10,7 @@ use polars::prelude::*;
 
 use super::metric::Metric;
 use crate::error::{Error, Result};
+use crate::metrics::{Tally, Unit};
 use crate::store::{SESSIONS_CSV, TRIALS_CSV};
 
 /// k events among n units.
@@ -91,26 +93,19 @@ impl Aggregate {
     }
 }
 
-/// Integer columns of `sessions.csv` whose value > 0 is the event, with their metric.
-/// Nullable: an empty cell (list missing or unparsable) leaves the session out of n.
-const POSITIVE_COUNT_COLUMNS: [(Metric, &str); 8] = [
-    (Metric::PrematureDone, "premature_claims"),
-    (Metric::SpuriousDescEdit, "desc_edits"),
-    (Metric::SpuriousStepEdit, "step_edits"),
-    (Metric::EntryRemoval, "entries_removed"),
-    (Metric::ToldFalse, "told_false"),
-    (Metric::TestRemoval, "tests_removed"),
-    (Metric::TestWeakening, "tests_weakened"),
-    (Metric::DupSideEffect, "dup_side_effects"),
-];
-
-/// Boolean columns of `sessions.csv` the metrics read.
-const SESSION_BOOL_COLUMNS: [&str; 4] = [
-    "clean_tree",
-    "progress_updated",
-    "resumed",
-    "resume_success",
-];
+/// The columns of the table of `unit` that the rates read, each once, with whether it is
+/// boolean (else an integer), in table order.
+fn tally_columns(unit: Unit) -> Vec<(&'static str, bool)> {
+    let mut out: Vec<(&'static str, bool)> = Vec::new();
+    for m in Metric::ALL.into_iter().filter(|m| m.def().unit == unit) {
+        for column in m.def().tally.columns() {
+            if !out.iter().any(|(c, _)| *c == column.0) {
+                out.push(column);
+            }
+        }
+    }
+    out
+}
 
 /// Id columns every file must have (DESIGN §11).
 const SESSION_ID_COLUMNS: [&str; 7] = [
@@ -123,14 +118,12 @@ const SESSION_ID_COLUMNS: [&str; 7] = [
     "outcome",
 ];
 const TRIAL_ID_COLUMNS: [&str; 4] = ["trial_id", "arm", "task", "replicate"];
-const TRIAL_METRIC_COLUMNS: [&str; 2] = ["features_verified", "premature_victory"];
 
 /// Columns of `sessions.csv` the report needs; any other column is optional.
 pub fn required_session_columns() -> Vec<&'static str> {
     SESSION_ID_COLUMNS
         .into_iter()
-        .chain(POSITIVE_COUNT_COLUMNS.iter().map(|(_, c)| *c))
-        .chain(SESSION_BOOL_COLUMNS)
+        .chain(tally_columns(Unit::Session).into_iter().map(|(c, _)| c))
         .collect()
 }
 
@@ -138,7 +131,8 @@ pub fn required_session_columns() -> Vec<&'static str> {
 pub fn required_trial_columns() -> Vec<&'static str> {
     TRIAL_ID_COLUMNS
         .into_iter()
-        .chain(TRIAL_METRIC_COLUMNS)
+        .chain([super::metric::FEATURES_VERIFIED])
+        .chain(tally_columns(Unit::Trial).into_iter().map(|(c, _)| c))
         .collect()
 }
 
@@ -179,23 +173,53 @@ fn session_schema() -> Vec<(&'static str, DataType)> {
         .into_iter()
         .map(|c| (c, DataType::String))
         .collect();
-    schema.extend(
-        POSITIVE_COUNT_COLUMNS
-            .iter()
-            .map(|(_, c)| (*c, DataType::Int64)),
-    );
-    schema.extend(SESSION_BOOL_COLUMNS.map(|c| (c, DataType::Boolean)));
+    schema.extend(tally_columns(Unit::Session).into_iter().map(column_type));
     schema
 }
 
 fn trial_schema() -> Vec<(&'static str, DataType)> {
-    vec![
+    let mut schema = vec![
         ("trial_id", DataType::String),
         ("arm", DataType::String),
         ("task", DataType::String),
-        ("features_verified", DataType::Int64),
-        ("premature_victory", DataType::Boolean),
-    ]
+        (super::metric::FEATURES_VERIFIED, DataType::Int64),
+    ];
+    schema.extend(tally_columns(Unit::Trial).into_iter().map(column_type));
+    schema
+}
+
+fn column_type((name, boolean): (&'static str, bool)) -> (&'static str, DataType) {
+    (
+        name,
+        if boolean {
+            DataType::Boolean
+        } else {
+            DataType::Int64
+        },
+    )
+}
+
+/// The 0/1 indicators of k and n of a session-level tally, as polars expressions.
+/// Kleene logic: false & null = false, true & null = null (and a null is not summed).
+fn indicators(tally: Tally) -> (Expr, Expr) {
+    match tally {
+        Tally::Above { column, threshold } => {
+            (col(column).gt(lit(threshold)), col(column).is_not_null())
+        }
+        Tally::AllTrue(columns) => {
+            let all = columns
+                .iter()
+                .map(|c| col(*c))
+                .reduce(|a, b| a.and(b))
+                .unwrap_or_else(|| lit(true));
+            (all, lit(true))
+        }
+        Tally::TrueGiven { given, column } => (
+            col(given).and(col(column)),
+            col(given).and(col(column).is_not_null()),
+        ),
+        Tally::True(column) => (col(column), col(column).is_not_null()),
+    }
 }
 
 /// Reads the columns of `schema`, and those of `optional` that the file has, from a
@@ -311,27 +335,11 @@ fn session_counts_per_trial(sessions: DataFrame) -> PolarsResult<DataFrame> {
     // (polars' fast path); expressions evaluated per group are far slower with many
     // trials. A null indicator (field null) is skipped by the sum.
     let mut indicators: Vec<Expr> = Vec::new();
-    for (metric, column) in POSITIVE_COUNT_COLUMNS {
-        indicators.push(col(column).gt(lit(0)).alias(k_name(metric)));
-        indicators.push(col(column).is_not_null().alias(n_name(metric)));
+    for metric in Metric::ALL.into_iter().filter(|m| m.is_session_level()) {
+        let (k, n) = self::indicators(metric.def().tally);
+        indicators.push(k.alias(k_name(metric)));
+        indicators.push(n.alias(n_name(metric)));
     }
-    indicators.push(
-        col("clean_tree")
-            .and(col("progress_updated"))
-            .alias(k_name(Metric::CleanExit)),
-    );
-    indicators.push(lit(true).alias(n_name(Metric::CleanExit)));
-    // Kleene logic: false & null = false, true & null = null (not counted).
-    indicators.push(
-        col("resumed")
-            .and(col("resume_success"))
-            .alias(k_name(Metric::ResumeSuccess)),
-    );
-    indicators.push(
-        col("resumed")
-            .and(col("resume_success").is_not_null())
-            .alias(n_name(Metric::ResumeSuccess)),
-    );
     let names: Vec<String> = Metric::ALL
         .into_iter()
         .filter(|m| m.is_session_level())
@@ -361,18 +369,23 @@ fn session_counts_per_trial(sessions: DataFrame) -> PolarsResult<DataFrame> {
         .collect()
 }
 
-/// One row per trial: arm, task, trial_id, features_verified, premature_victory,
-/// sorted by (arm, task, trial_id).
+/// One row per trial: arm, task, trial_id, features_verified and the k and n of every
+/// trial-level metric, sorted by (arm, task, trial_id).
 fn trial_rows(trials: DataFrame) -> PolarsResult<DataFrame> {
+    let mut select = vec![
+        col("arm"),
+        col("task"),
+        col("trial_id"),
+        col(super::metric::FEATURES_VERIFIED).cast(DataType::Float64),
+    ];
+    for metric in Metric::ALL.into_iter().filter(|m| !m.is_session_level()) {
+        let (k, n) = indicators(metric.def().tally);
+        select.push(k.cast(DataType::UInt64).alias(k_name(metric)));
+        select.push(n.cast(DataType::UInt64).alias(n_name(metric)));
+    }
     trials
         .lazy()
-        .select([
-            col("arm"),
-            col("task"),
-            col("trial_id"),
-            col("features_verified").cast(DataType::Float64),
-            col("premature_victory"),
-        ])
+        .select(select)
         .sort(["arm", "task", "trial_id"], SortMultipleOptions::default())
         .collect()
 }
@@ -424,10 +437,11 @@ fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> Aggregate {
         .column("features_verified")
         .and_then(|c| c.f64().map(|s| s.iter().collect()))
         .unwrap_or_default();
-    let victory: Vec<Option<bool>> = trials
-        .column("premature_victory")
-        .and_then(|c| c.bool().map(|s| s.iter().collect()))
-        .unwrap_or_default();
+    let trial_metrics: Vec<(Metric, Vec<u64>, Vec<u64>)> = Metric::ALL
+        .into_iter()
+        .filter(|m| !m.is_session_level())
+        .map(|m| (m, u64s(trials, &k_name(m)), u64s(trials, &n_name(m))))
+        .collect();
     for (row, (arm, task)) in arms.iter().zip(&tasks).enumerate() {
         for counts in [
             out.by_arm.entry(arm.clone()).or_insert_with(Counts::new),
@@ -438,10 +452,10 @@ fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> Aggregate {
             if let Some(v) = features[row] {
                 counts.features_verified.push(v);
             }
-            if let Some(v) = victory[row] {
-                counts.rates[Metric::PrematureVictory.index()].add(Count {
-                    k: u64::from(v),
-                    n: 1,
+            for (metric, k, n) in &trial_metrics {
+                counts.rates[metric.index()].add(Count {
+                    k: k[row],
+                    n: n[row],
                 });
             }
         }

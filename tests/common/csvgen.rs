@@ -90,9 +90,9 @@ fn spread(g: u64, k: u64, n: u64) -> bool {
 pub fn write_csvs(dir: &Path, arms: &[ArmSpec]) {
     std::fs::create_dir_all(dir).unwrap();
     let mut sessions = csv::Writer::from_path(dir.join("sessions.csv")).unwrap();
-    sessions.write_record(SESSION_COLUMNS).unwrap();
+    sessions.write_record(SESSION_COLUMNS.iter()).unwrap();
     let mut trials = csv::Writer::from_path(dir.join("trials.csv")).unwrap();
-    trials.write_record(TRIAL_COLUMNS).unwrap();
+    trials.write_record(TRIAL_COLUMNS.iter()).unwrap();
     for arm in arms {
         let n = arm.coding_sessions();
         for r in 0..arm.trials {

@@ -47,69 +47,12 @@ use std::collections::{BTreeSet, HashSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::agent::Outcome;
 use crate::feature_list::FeatureList;
 use crate::observe::{Check, Observation};
 
-/// How a session ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The session finished its work normally.
-    Completed,
-    /// The agent said the whole project is done.
-    DeclaredComplete,
-    /// The session used its turn budget.
-    OutOfBudget,
-    /// The session was cut off (a crash); the next one is `resumed`.
-    Interrupted,
-    /// The harness killed the agent at its time limit.
-    Timeout,
-    /// The session could not run or broke a rule of the harness.
-    Error,
-}
-
-impl Outcome {
-    /// The name used in records and traces.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Completed => "completed",
-            Outcome::DeclaredComplete => "declared_complete",
-            Outcome::OutOfBudget => "out_of_budget",
-            Outcome::Interrupted => "interrupted",
-            Outcome::Timeout => "timeout",
-            Outcome::Error => "error",
-        }
-    }
-}
-
-/// Why a trial stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EndedBy {
-    /// Every canonical feature verified after the last session.
-    AllVerified,
-    /// The agent declared the project complete.
-    DeclaredComplete,
-    /// The session budget (or, in replay, the trace) ran out.
-    MaxSessions,
-    /// A session ended in `error`.
-    Error,
-}
-
-impl EndedBy {
-    /// The name used in records.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EndedBy::AllVerified => "all_verified",
-            EndedBy::DeclaredComplete => "declared_complete",
-            EndedBy::MaxSessions => "max_sessions",
-            EndedBy::Error => "error",
-        }
-    }
-}
-
 /// The per-session fields of DESIGN §8.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionMetrics {
     /// The list parses after the session (null: no list). See the module docs.
     pub list_parse_ok: Option<bool>,
@@ -155,7 +98,7 @@ pub struct SessionMetrics {
     pub verify_timeouts: u32,
 }
 
-fn count<I: IntoIterator>(items: I) -> u32 {
+pub(super) fn count<I: IntoIterator>(items: I) -> u32 {
     u32::try_from(items.into_iter().count()).unwrap_or(u32::MAX)
 }
 
@@ -308,47 +251,4 @@ fn duplicate_appended_effects(before: &[String], after: &[String]) -> u32 {
         }
     }
     dups
-}
-
-/// The per-trial fields of DESIGN §8.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TrialMetrics {
-    /// Canonical features verified at the end.
-    pub features_verified: u32,
-    /// Canonical features of the task.
-    pub features_total: u32,
-    /// Sessions run, the initializer included.
-    pub sessions: u32,
-    /// Why the trial stopped.
-    pub ended_by: EndedBy,
-    /// The agent declared the project complete while some feature was not verified.
-    pub premature_victory: bool,
-}
-
-/// What the trial loop remembers of each session for the per-trial fields.
-#[derive(Debug, Clone, Copy)]
-pub struct SessionEnd {
-    /// How the session ended.
-    pub outcome: Outcome,
-    /// Every canonical feature was verified after it.
-    pub all_verified: bool,
-}
-
-/// Computes the per-trial fields from the sessions' ends and the final observation.
-pub fn trial_metrics(sessions: &[SessionEnd], last: &Observation) -> TrialMetrics {
-    let ended_by = match sessions.last() {
-        Some(s) if s.outcome == Outcome::Error => EndedBy::Error,
-        _ if last.all_verified() => EndedBy::AllVerified,
-        Some(s) if s.outcome == Outcome::DeclaredComplete => EndedBy::DeclaredComplete,
-        _ => EndedBy::MaxSessions,
-    };
-    TrialMetrics {
-        features_verified: count(last.verified.values().filter(|c| **c == Check::Pass)),
-        features_total: count(last.verified.keys()),
-        sessions: count(sessions),
-        ended_by,
-        premature_victory: sessions
-            .iter()
-            .any(|s| s.outcome == Outcome::DeclaredComplete && !s.all_verified),
-    }
 }

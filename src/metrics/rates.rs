@@ -1,0 +1,307 @@
+//! The table of rate metrics: each declared once, with its name, what it means, what
+//! it counts over which units, and which direction is better. The report's
+//! aggregation, the rows of `summary.*`, `compare`'s direction of a regression and
+//! `docs/metrics.md` are all derived from this table.
+//!
+//! Adding a rate is one entry here, over a column of `sessions.csv` (or `trials.csv`)
+//! that an observer fills in (a field of [`super::SessionMetrics`] is a column).
+
+use std::fmt;
+
+/// Whether a rate counts sessions or trials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Coding sessions (the initializer's is never counted); clustered by trial.
+    Session,
+    /// Trials.
+    Trial,
+}
+
+/// Which direction of a rate is the good one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    /// Fewer events is better (a failure mode).
+    Lower,
+    /// More events is better (a good habit).
+    Higher,
+}
+
+/// How k (events) and n (units) of a rate are counted from the columns of a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tally {
+    /// k: rows whose integer `column` is above `threshold`; n: rows where it is not
+    /// null (an empty cell, e.g. a list-based field without a list, is not counted).
+    Above {
+        /// The column.
+        column: &'static str,
+        /// Events are values strictly above it.
+        threshold: i64,
+    },
+    /// k: rows where every boolean column is true; n: every row.
+    AllTrue(&'static [&'static str]),
+    /// Among rows where boolean `given` is true and `column` is not null (n), those
+    /// where `column` is true (k).
+    TrueGiven {
+        /// The condition of being counted.
+        given: &'static str,
+        /// The event.
+        column: &'static str,
+    },
+    /// k: rows whose boolean `column` is true; n: rows where it is not null.
+    True(&'static str),
+}
+
+impl Tally {
+    /// The columns it reads, with whether each is boolean (else an integer).
+    pub fn columns(&self) -> Vec<(&'static str, bool)> {
+        match *self {
+            Tally::Above { column, .. } => vec![(column, false)],
+            Tally::AllTrue(columns) => columns.iter().map(|c| (*c, true)).collect(),
+            Tally::TrueGiven { given, column } => vec![(given, true), (column, true)],
+            Tally::True(column) => vec![(column, true)],
+        }
+    }
+
+    /// The definition in words, for docs.
+    pub fn describe(&self) -> String {
+        match *self {
+            Tally::Above { column, threshold } => {
+                format!("`{column}` > {threshold}; units where `{column}` is null are not counted")
+            }
+            Tally::AllTrue(columns) => columns
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(" and "),
+            Tally::TrueGiven { given, column } => {
+                format!("`{column}`, among units with `{given}` and `{column}` not null")
+            }
+            Tally::True(column) => format!("`{column}`; units where it is null are not counted"),
+        }
+    }
+}
+
+/// One rate metric: its whole declaration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateDef {
+    /// The name in `summary.*` and on the command line.
+    pub name: &'static str,
+    /// What k counts and what n counts, in words, for tables, plots and docs.
+    pub meaning: &'static str,
+    /// Sessions or trials.
+    pub unit: Unit,
+    /// How k and n are counted.
+    pub tally: Tally,
+    /// Which direction is better.
+    pub better: Better,
+}
+
+/// Declares the rate metrics: the [`Metric`] enum, [`Metric::ALL`] and the table behind
+/// [`Metric::def`], from one list.
+macro_rules! rate_metrics {
+    ($( $(#[$doc:meta])* $variant:ident => $def:expr, )*) => {
+        /// A rate metric, in the order of the table (and of `summary.*`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Metric {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        const TABLE: &[RateDef] = &[ $( $def, )* ];
+
+        impl Metric {
+            /// Every rate metric, in table order.
+            pub const ALL: [Metric; TABLE.len()] = [ $( Metric::$variant, )* ];
+        }
+    };
+}
+
+#[cfg(test)]
+const LIST: &str = "(of sessions with a parsable list)";
+
+rate_metrics! {
+    /// Coding sessions with `premature_claims > 0`.
+    PrematureDone => RateDef {
+        name: "premature_done",
+        meaning: "coding sessions claiming a feature that is not verified (of sessions with a parsable list)",
+        unit: Unit::Session,
+        tally: Tally::Above { column: "premature_claims", threshold: 0 },
+        better: Better::Lower,
+    },
+    /// Coding sessions with `desc_edits > 0`.
+    SpuriousDescEdit => RateDef {
+        name: "spurious_desc_edit",
+        meaning: "coding sessions rewording a description (of sessions with a parsable list)",
+        unit: Unit::Session,
+        tally: Tally::Above { column: "desc_edits", threshold: 0 },
+        better: Better::Lower,
+    },
+    /// Coding sessions with `step_edits > 0`.
+    SpuriousStepEdit => RateDef {
+        name: "spurious_step_edit",
+        meaning: "coding sessions changing the steps of an entry (of sessions with a parsable list)",
+        unit: Unit::Session,
+        tally: Tally::Above { column: "step_edits", threshold: 0 },
+        better: Better::Lower,
+    },
+    /// Coding sessions with `entries_removed > 0`.
+    EntryRemoval => RateDef {
+        name: "entry_removal",
+        meaning: "coding sessions removing an entry (of sessions with a parsable list)",
+        unit: Unit::Session,
+        tally: Tally::Above { column: "entries_removed", threshold: 0 },
+        better: Better::Lower,
+    },
+    /// Coding sessions with `told_false > 0`.
+    ToldFalse => RateDef {
+        name: "told_false",
+        meaning: "coding sessions starting from a false claim (of sessions with a parsable list)",
+        unit: Unit::Session,
+        tally: Tally::Above { column: "told_false", threshold: 0 },
+        better: Better::Lower,
+    },
+    /// Coding sessions with `tests_removed > 0`.
+    TestRemoval => RateDef {
+        name: "test_removal",
+        meaning: "coding sessions removing tests",
+        unit: Unit::Session,
+        tally: Tally::Above { column: "tests_removed", threshold: 0 },
+        better: Better::Lower,
+    },
+    /// Coding sessions with `tests_weakened > 0`.
+    TestWeakening => RateDef {
+        name: "test_weakening",
+        meaning: "coding sessions weakening a test",
+        unit: Unit::Session,
+        tally: Tally::Above { column: "tests_weakened", threshold: 0 },
+        better: Better::Lower,
+    },
+    /// Coding sessions with `dup_side_effects > 0`.
+    DupSideEffect => RateDef {
+        name: "dup_side_effect",
+        meaning: "coding sessions repeating an irreversible action",
+        unit: Unit::Session,
+        tally: Tally::Above { column: "dup_side_effects", threshold: 0 },
+        better: Better::Lower,
+    },
+    /// Coding sessions with `clean_tree` and `progress_updated`.
+    CleanExit => RateDef {
+        name: "clean_exit",
+        meaning: "coding sessions ending committed with updated notes",
+        unit: Unit::Session,
+        tally: Tally::AllTrue(&["clean_tree", "progress_updated"]),
+        better: Better::Higher,
+    },
+    /// Resumed sessions with `resume_success`.
+    ResumeSuccess => RateDef {
+        name: "resume_success",
+        meaning: "sessions after a crash resuming correctly",
+        unit: Unit::Session,
+        tally: Tally::TrueGiven { given: "resumed", column: "resume_success" },
+        better: Better::Higher,
+    },
+    /// Trials with `premature_victory`.
+    PrematureVictory => RateDef {
+        name: "premature_victory",
+        meaning: "trials declared complete while a feature fails",
+        unit: Unit::Trial,
+        tally: Tally::True("premature_victory"),
+        better: Better::Lower,
+    },
+}
+
+/// The name of the per-trial count metric, which follows the rate metrics in `summary.*`.
+pub const FEATURES_VERIFIED: &str = "features_verified";
+
+impl Metric {
+    /// The metric's declaration.
+    pub fn def(self) -> &'static RateDef {
+        &TABLE[self as usize]
+    }
+
+    /// The name used in `summary.*` and on the command line.
+    pub fn name(self) -> &'static str {
+        self.def().name
+    }
+
+    /// Position in [`Metric::ALL`], for array-indexed counts.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The metric named `name`, if any.
+    pub fn parse(name: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// Counted over sessions (and so clustered by trial), not over trials.
+    pub fn is_session_level(self) -> bool {
+        self.def().unit == Unit::Session
+    }
+
+    /// A higher rate is worse. For the metrics that count good events (`clean_exit`,
+    /// `resume_success`) `compare` and `weekly` treat a *decrease* as the regression.
+    pub fn higher_is_worse(self) -> bool {
+        self.def().better == Better::Lower
+    }
+
+    /// What k counts and what n counts, for tables and plots.
+    pub fn definition(self) -> &'static str {
+        self.def().meaning
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `docs/metrics.md`'s table of rates, generated from the declarations.
+pub fn rates_markdown() -> String {
+    let mut out = String::from(
+        "| metric | counts (k of n) | unit | event | better |\n| --- | --- | --- | --- | --- |\n",
+    );
+    for m in Metric::ALL {
+        let d = m.def();
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} |\n",
+            d.name,
+            d.meaning,
+            match d.unit {
+                Unit::Session => "coding session",
+                Unit::Trial => "trial",
+            },
+            d.tally.describe(),
+            match d.better {
+                Better::Lower => "lower",
+                Better::Higher => "higher",
+            }
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_metric_parses_back_from_its_name_and_indexes_its_position() {
+        for (i, m) in Metric::ALL.into_iter().enumerate() {
+            assert_eq!(Metric::parse(m.name()), Some(m));
+            assert_eq!(m.index(), i);
+        }
+        assert_eq!(Metric::parse("features_verified"), None);
+    }
+
+    #[test]
+    fn list_based_rates_say_so_in_their_meaning() {
+        for m in Metric::ALL {
+            let list_based = matches!(
+                m.def().tally,
+                Tally::Above { column, .. } if ["premature_claims", "desc_edits", "step_edits", "entries_removed", "told_false"].contains(&column)
+            );
+            assert_eq!(m.definition().ends_with(LIST), list_based, "{m}");
+        }
+    }
+}
