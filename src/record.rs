@@ -5,31 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::{SessionKind, Usage};
 use crate::metrics::{Outcome, SessionMetrics, TrialMetrics};
-
-/// Identifies a trial: (arm, task, replicate).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct TrialKey {
-    /// `arm:task:replicate`.
-    pub trial_id: String,
-    /// Arm name.
-    pub arm: String,
-    /// Task name.
-    pub task: String,
-    /// Replicate number, from 0.
-    pub replicate: u32,
-}
-
-impl TrialKey {
-    /// The key of replicate `replicate` of `task` under `arm`.
-    pub fn new(arm: &str, task: &str, replicate: u32) -> TrialKey {
-        TrialKey {
-            trial_id: format!("{arm}:{task}:{replicate}"),
-            arm: arm.to_string(),
-            task: task.to_string(),
-            replicate,
-        }
-    }
-}
+pub use crate::suite::TrialKey;
 
 /// One finished session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -10,6 +10,9 @@ use crate::suite::Task;
 
 pub use crate::git::{GIT_EMAIL, GIT_NAME};
 
+/// The free-text shift notes that sessions keep.
+pub const PROGRESS_FILE: &str = "PROGRESS.md";
+
 /// The directory beside `work/` that holds the sessions' global git configuration.
 pub const GIT_CONFIG_DIR: &str = "git";
 

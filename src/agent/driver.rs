@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::Outcome;
 use crate::error::Result;
-use crate::runner::Notice;
+use crate::notice::Notice;
 use crate::workspace::Workspace;
 
 /// Whether a session scaffolds the project or builds features.

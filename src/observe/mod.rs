@@ -4,5 +4,6 @@
 mod snapshot;
 mod verify;
 
-pub use snapshot::{ListState, Observation, Observer, PROGRESS_FILE};
+pub use crate::workspace::PROGRESS_FILE;
+pub use snapshot::{ListState, Observation, Observer};
 pub use verify::{Check, VerifyCache};

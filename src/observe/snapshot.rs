@@ -10,10 +10,7 @@ use crate::feature_list::{self, FeatureList, ListFormat};
 use crate::fsutil::{TreeSnapshot, tree_bytes_within};
 use crate::sandbox::Hidden;
 use crate::suite::Task;
-use crate::workspace::{Workspace, git_status_porcelain};
-
-/// The free-text shift notes that sessions keep.
-pub const PROGRESS_FILE: &str = "PROGRESS.md";
+use crate::workspace::{PROGRESS_FILE, Workspace, git_status_porcelain};
 
 /// The state of the feature list file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,11 +9,11 @@ use std::time::Instant;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
-use super::events::{Event, EventKind, EventSink, Notice};
 use super::trial::{TrialResult, TrialSpec, run_trial};
 use crate::agent::command::CommandAgent;
 use crate::agent::sim::{Profile, SimAgent};
 use crate::error::{Error, Result};
+use crate::events::{Event, EventKind, EventSink, Notice};
 use crate::observe::{Observer, VerifyCache};
 use crate::record::TrialKey;
 use crate::seed;

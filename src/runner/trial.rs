@@ -8,11 +8,11 @@ use std::time::Instant;
 
 use rand::RngExt;
 
-use super::events::{Event, EventKind, EventSink};
 use super::gate::Gate;
 use super::prompt::{self, PromptVars};
 use crate::agent::{Agent, SessionContext, SessionKind, SessionRun, Usage};
 use crate::error::{Error, IoContext, Result};
+use crate::events::{Event, EventKind, EventSink};
 use crate::feature_list::ListFormat;
 use crate::metrics::{Outcome, SessionEnd, session_metrics, trial_metrics};
 use crate::observe::Observer;

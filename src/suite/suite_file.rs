@@ -563,13 +563,13 @@ fn agent_driver(
                 .profile
                 .as_ref()
                 .map_or_else(|| "calibrated".to_string(), |p| p.get_ref().clone());
-            if !crate::agent::sim::Profile::exists(&profile) {
+            if !super::sim_profile::Profile::exists(&profile) {
                 let span = a.profile.as_ref().map_or(spec.span(), Spanned::span);
                 return Err(err(
                     span,
                     format!(
                         "agent '{name}': unknown sim profile '{profile}' (known: {})",
-                        crate::agent::sim::Profile::names().join(", ")
+                        super::sim_profile::Profile::names().join(", ")
                     ),
                 ));
             }

@@ -15,9 +15,9 @@ use super::usage::{self, Reported};
 use crate::agent::Outcome;
 use crate::agent::{Agent, SessionContext, SessionRun, Usage};
 use crate::error::{Error, IoContext, Result};
-use crate::record::TrialKey;
-use crate::runner::Notice;
+use crate::notice::Notice;
 use crate::sandbox::{self, Hidden, Layout};
+use crate::suite::TrialKey;
 use crate::suite::{AgentDriver, Arm, CrashMode, Sandbox, Suite};
 
 /// File name of the usage report, beside the work directory.

@@ -9,16 +9,16 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
 use super::acts::{self, GoldFiles};
-use super::profile::Profile;
 use super::truth::Truth;
 use crate::agent::Outcome;
 use crate::agent::{Agent, SessionContext, SessionKind, SessionRun, Usage};
 use crate::error::{IoContext, Result};
 use crate::feature_list::{self, Entry, ListFormat};
-use crate::observe::PROGRESS_FILE;
 use crate::process::{Isolation, ShellCommand};
 use crate::seed;
+use crate::suite::sim_profile::Profile;
 use crate::suite::{Arm, Ledger, Strategy, Task};
+use crate::workspace::PROGRESS_FILE;
 
 /// One simulated agent, for one trial. It remembers what it did on purpose across the
 /// trial's sessions (its ground truth), never what a real agent could not know.

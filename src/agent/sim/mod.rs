@@ -3,9 +3,8 @@
 
 mod acts;
 mod agent;
-mod profile;
 mod truth;
 
+pub use crate::suite::sim_profile::{FormatParams, Profile};
 pub use agent::{SimAgent, SimMemory};
-pub use profile::{FormatParams, Profile};
 pub use truth::Truth;

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::Result;
+pub use crate::notice::Notice;
 use crate::record::{SessionRecord, TrialKey, TrialRecord};
 
 /// Something that happened in a run, with the time since the run started.
@@ -48,57 +49,6 @@ pub enum EventKind {
     RunFinished,
     /// Something a person watching should see now; never part of the results.
     Notice(Notice),
-}
-
-/// What reporters tell the person running loopbench while it happens.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Notice {
-    /// An agent could not be started and is tried again (or given up on).
-    AgentRetry {
-        /// Which trial.
-        key: TrialKey,
-        /// Which session.
-        session: u32,
-        /// What failed and what happens next.
-        message: String,
-    },
-    /// Ctrl-C: no new trials; agents in flight get `grace` before they are signalled.
-    Stopping {
-        /// How long agents in flight may go on.
-        grace: Duration,
-    },
-    /// How much work the verify cache saved (a debugging aid).
-    VerifyCache {
-        /// Checks answered from the cache.
-        hits: u64,
-        /// Verify commands run.
-        runs: u64,
-    },
-}
-
-impl std::fmt::Display for Notice {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Notice::AgentRetry {
-                key,
-                session,
-                message,
-            } => write!(
-                f,
-                "loopbench: {} session {session}: {message}",
-                key.trial_id
-            ),
-            Notice::Stopping { grace } => write!(
-                f,
-                "stopping: no new trials; agents in flight get {}s to finish (Ctrl-C again to abort now)",
-                grace.as_secs()
-            ),
-            Notice::VerifyCache { hits, runs } => write!(
-                f,
-                "verify: {runs} commands run, {hits} checks answered from the cache"
-            ),
-        }
-    }
 }
 
 /// Consumes events: a results writer, a progress display, a summary printer.

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use crate::feature_list::ListFormat;
 
-const BUILT_IN: &str = include_str!("profiles.toml");
+const BUILT_IN: &str = include_str!("sim_profiles.toml");
 
 /// One named behaviour profile.
 #[derive(Debug, Clone, Deserialize)]
