@@ -162,7 +162,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Trials at once [default: min(4, cores)].
-    #[arg(long)]
+    #[arg(long, value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Results directory [default: results/<suite>/<run-id>].
     #[arg(long)]
@@ -185,7 +185,7 @@ pub struct ResumeArgs {
     /// The results directory of the interrupted run.
     pub run_dir: PathBuf,
     /// Trials at once [default: min(4, cores)].
-    #[arg(long)]
+    #[arg(long, value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// No progress display.
     #[arg(long)]
@@ -241,6 +241,9 @@ pub struct ReplayArgs {
     /// where bwrap does not work.
     #[arg(long)]
     pub unsandboxed: bool,
+    /// Trials at once [default: min(4, cores)].
+    #[arg(long, value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
     /// No progress bars.
     #[arg(long, short)]
     pub quiet: bool,
@@ -317,6 +320,17 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             &args.command[0],
             &args.command[1..],
             &args.status,
+        )),
+    }
+}
+
+/// `--jobs N`: a whole number of at least 1 (0 jobs would run nothing).
+fn parse_jobs(text: &str) -> std::result::Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!(
+            "expected a whole number of at least 1, got '{text}'"
         )),
     }
 }

@@ -70,6 +70,22 @@ pub struct Manifest {
     /// `replay --unsandboxed`: the traces' shell commands ran on the host.
     #[serde(default)]
     pub unsandboxed: bool,
+    /// What a replay needs to be resumed: its task and each arm's list format (the
+    /// traces themselves are named in `traces.csv`). `None` for suite runs.
+    #[serde(default)]
+    pub replay: Option<ReplayInputs>,
+}
+
+/// The inputs of a replay run besides its traces.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayInputs {
+    /// The task directory, absolute.
+    pub task: String,
+    /// The list format of each arm, in the order of `arms`.
+    pub formats: Vec<crate::feature_list::ListFormat>,
+    /// Keep every trial's work directory.
+    #[serde(default)]
+    pub keep_work: bool,
 }
 
 impl Manifest {
@@ -97,6 +113,7 @@ impl Manifest {
             verify_network_isolated: crate::process::network_isolation_available(),
             verify_sandboxed: false,
             unsandboxed: false,
+            replay: None,
         }
     }
 

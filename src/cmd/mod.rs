@@ -1,6 +1,7 @@
 //! One module per subcommand: each turns arguments into engine calls and reporters.
 
 pub mod compare;
+mod drive;
 pub mod import;
 pub mod merge;
 pub mod power;

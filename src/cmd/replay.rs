@@ -2,22 +2,19 @@
 //! traces is one arm, so two directories give an A/B run that `report` and `compare`
 //! read like any other.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
-use crate::agent::replay::{ReplayAgent, RunActions};
+use super::drive::{DriveOptions, drive};
 use crate::agent::trace::Trace;
 use crate::cli::ReplayArgs;
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
 use crate::feature_list::ListFormat;
-use crate::observe::{Observer, VerifyCache};
 use crate::record::TrialKey;
-use crate::report::{DEFAULT_CONFIDENCE, Progress, SessionTable, write_summary};
-use crate::runner::{Event, EventKind, EventSink, Fanout, TrialSpec, run_trial};
-use crate::store::{Manifest, RunWriter, new_run_dir};
-use crate::suite::{Ledger, Prompts, Task, is_simple_name};
-use crate::workspace::Workspace;
+use crate::runner::{Plan, ReplayArm, ReplaySet, Source, TraceFile};
+use crate::store::{Manifest, ReplayInputs, RunWriter, new_run_dir};
+use crate::suite::{Task, is_simple_name};
 
 /// The file that says which trace each trial replayed.
 pub const TRACES_CSV: &str = "traces.csv";
@@ -25,53 +22,20 @@ pub const TRACES_CSV: &str = "traces.csv";
 /// Arm name of trace files given without `--arm`.
 const DEFAULT_ARM: &str = "replay";
 
-/// One arm of a replay: traces in replicate order.
-struct ReplayArm {
-    name: String,
-    format: ListFormat,
-    traces: Vec<(PathBuf, Trace)>,
-}
-
 /// Runs the command; returns the exit code.
 pub fn run(args: &ReplayArgs) -> Result<i32> {
     // Every trace is parsed before anything is written: bad input leaves no results.
     let task = Task::load(&args.task)?;
     super::validate::print_warnings(task.warnings().iter().map(String::as_str));
     let arms = load_arms(args)?;
-    let trials: usize = arms.iter().map(|a| a.traces.len()).sum();
-    let single = trials == 1;
-
     let out = match &args.out {
         Some(dir) => dir.clone(),
         None => new_run_dir(&Path::new("results").join("replay")),
     };
-    let sandboxed = !args.unsandboxed && crate::sandbox::bwrap_works();
-    if !sandboxed && !args.unsandboxed {
-        let with_run = arms
-            .iter()
-            .flat_map(|a| &a.traces)
-            .find_map(|(path, trace)| trace.first_run_action().map(|line| (path, line)));
-        if let Some((path, line)) = with_run {
-            return Err(Error::BadInput(format!(
-                "{}:{line}: the trace runs shell commands, and no bubblewrap sandbox can be made \
-                 here to run them in (install bubblewrap), so nothing was replayed; pass \
-                 --unsandboxed to run them on this machine as the recorded agent did",
-                path.display()
-            )));
-        }
-    }
-    let mut hasher = blake3::Hasher::new();
-    hasher.update(task.dir.to_string_lossy().as_bytes());
-    for arm in &arms {
-        hasher.update(arm.name.as_bytes());
-        hasher.update(arm.format.as_str().as_bytes());
-        for (_, trace) in &arm.traces {
-            hasher.update(&trace.content_hash);
-        }
-    }
+    let sandboxed = sandbox_for(&arms, args.unsandboxed)?;
     let manifest = Manifest {
         suite: "replay".into(),
-        suite_hash: hasher.finalize().to_hex().to_string(),
+        suite_hash: inputs_hash(&task, &arms)?,
         arms: arms.iter().map(|a| a.name.clone()).collect(),
         baseline: Some(arms[0].name.clone()),
         tasks: vec![task.name.clone()],
@@ -83,98 +47,190 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
         driver: "replay".into(),
         verify_sandboxed: sandboxed,
         unsandboxed: args.unsandboxed,
+        replay: Some(ReplayInputs {
+            task: std::path::absolute(&task.dir)
+                .unwrap_or_else(|_| task.dir.clone())
+                .display()
+                .to_string(),
+            formats: arms.iter().map(|a| a.format).collect(),
+            keep_work: args.keep_work,
+        }),
         ..Manifest::stamped()
     };
-    let mut writer = RunWriter::create(&out, manifest)?;
+    let writer = RunWriter::create(&out, manifest)?;
     write_traces_csv(&out, &task.name, &arms)?;
+    let plan = Plan::replay(ReplaySet {
+        task,
+        arms,
+        sandboxed,
+        keep_work: args.keep_work,
+    });
+    finish(&plan, &BTreeMap::new(), writer, args.jobs, args.quiet)
+}
 
-    let bars: Vec<(String, u64, u64)> = arms
-        .iter()
-        .map(|a| (a.name.clone(), a.traces.len() as u64, 0))
-        .collect();
-    let mut progress = Progress::new(&bars, args.quiet || single);
-    let mut table = SessionTable::new(std::io::stdout());
-    let mut sink = Fanout::new().with(&mut writer).with(&mut progress);
-    if single {
-        sink = sink.with(&mut table);
+/// Whether the replay runs sandboxed: where bubblewrap works, unless the user said
+/// `--unsandboxed`. Where it does not work, traces that run shell commands are refused
+/// without `--unsandboxed`, naming the first such line.
+fn sandbox_for(arms: &[ReplayArm], unsandboxed: bool) -> Result<bool> {
+    let sandboxed = !unsandboxed && crate::sandbox::bwrap_works();
+    if !sandboxed && !unsandboxed {
+        let with_run = arms
+            .iter()
+            .flat_map(|a| &a.traces)
+            .find_map(|t| t.trace.first_run_action().map(|line| (&t.path, line)));
+        if let Some((path, line)) = with_run {
+            return Err(Error::BadInput(format!(
+                "{}:{line}: the trace runs shell commands, and no bubblewrap sandbox can be made \
+                 here to run them in (install bubblewrap), so nothing was replayed; pass \
+                 --unsandboxed to run them on this machine as the recorded agent did",
+                path.display()
+            )));
+        }
     }
+    Ok(sandboxed)
+}
 
-    let start = Instant::now();
-    sink.handle(&Event {
-        elapsed: start.elapsed(),
-        kind: EventKind::RunStarted {
-            run_dir: out.clone(),
-            trials,
-        },
-    })?;
-    let cache = VerifyCache::default();
-    let prompts = Prompts::default();
-    let mut bad_traces: Vec<(PathBuf, String)> = Vec::new();
-    let hidden = crate::sandbox::Hidden::for_run(&out, [task.dir.as_path()]);
-    let run_actions = if sandboxed {
-        RunActions::Sandboxed(hidden.clone())
-    } else {
-        RunActions::Unsandboxed
-    };
+/// blake3 over the task's files, the arms, their formats and every trace.
+fn inputs_hash(task: &Task, arms: &[ReplayArm]) -> Result<String> {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(
+        crate::fsutil::TreeSnapshot::read(&task.dir)?
+            .hash
+            .as_bytes(),
+    );
     for arm in arms {
-        let mut observer = Observer::new(&task, arm.format, Some(&cache), 1)?;
-        if sandboxed {
-            observer = observer.sandboxed(hidden.clone());
-        }
-        for (replicate, (path, trace)) in arm.traces.into_iter().enumerate() {
-            let mut ws = Workspace::create(&task, arm.format)?;
-            let spec = TrialSpec {
-                key: TrialKey::new(&arm.name, &task.name, replicate as u32),
-                task: &task,
-                format: arm.format,
-                initializer: false,
-                max_coding_sessions: None,
-                stop_when_done: false,
-                turn_budget: u32::MAX,
-                crash_rate: 0.0,
-                ledger: Ledger::Memo,
-                seed: 0,
-                prompts: &prompts,
-                cancel: None,
-            };
-            let result = run_trial(
-                &spec,
-                &ws,
-                &mut ReplayAgent::new(trace, run_actions.clone()),
-                &observer,
-                &mut sink,
-                start,
-            )?;
-            if let Some(reason) = result.bad_input {
-                bad_traces.push((path, reason));
-            }
-            if single && args.keep_work {
-                eprintln!(
-                    "work directory kept at {}",
-                    ws.keep().join("work").display()
-                );
-            }
+        hasher.update(arm.name.as_bytes());
+        hasher.update(arm.format.as_str().as_bytes());
+        for t in &arm.traces {
+            hasher.update(&t.trace.content_hash);
         }
     }
-    sink.handle(&Event {
-        elapsed: start.elapsed(),
-        kind: EventKind::RunFinished,
-    })?;
-    drop(sink);
+    Ok(hasher.finalize().to_hex().to_string())
+}
 
-    let summary = write_summary(&out, None, DEFAULT_CONFIDENCE)?;
+/// Drives a replay plan and prints what `replay` prints: one row per session for a
+/// single trace, the summary for several, where the results are, kept work
+/// directories, and the traces that broke a rule (exit 2).
+pub(crate) fn finish(
+    plan: &Plan,
+    finished_of_arm: &BTreeMap<String, u64>,
+    writer: RunWriter,
+    jobs: Option<usize>,
+    quiet: bool,
+) -> Result<i32> {
+    let Source::Replay(set) = plan.source.as_ref() else {
+        return Err(Error::Tool("replay::finish needs a replay plan".into()));
+    };
+    let total = set.arms.iter().map(|a| a.traces.len()).sum::<usize>();
+    let single = total == 1;
+    let out = writer.dir().to_path_buf();
+    let options = DriveOptions {
+        jobs,
+        quiet,
+        session_table: single && finished_of_arm.is_empty(),
+    };
+    let driven = drive(plan, finished_of_arm, writer, options)?;
     if !single {
-        super::report::print(&summary.to_markdown())?;
+        super::report::print(&driven.summary.to_markdown())?;
     }
     eprintln!("results written to {}", out.display());
-    for (path, reason) in &bad_traces {
-        eprintln!("error: {}: {reason}", path.display());
+    let mut bad_traces = 0;
+    for (trial, result) in plan.trials.iter().zip(&driven.results) {
+        if let Some(kept) = &result.kept_work {
+            if single {
+                eprintln!("work directory kept at {}", kept.display());
+            } else {
+                let id = &result.record.key.trial_id;
+                eprintln!("work directory of {id} kept at {}", kept.display());
+            }
+        }
+        if let Some(reason) = &result.bad_input {
+            let path = &set.arms[trial.arm].traces[trial.replicate as usize].path;
+            eprintln!("error: {}: {reason}", path.display());
+            bad_traces += 1;
+        }
     }
-    Ok(if bad_traces.is_empty() {
+    Ok(if bad_traces == 0 {
         exit_code::OK
     } else {
         exit_code::BAD_INPUT
     })
+}
+
+/// The whole plan of a replay run, rebuilt from its manifest and `traces.csv` (for
+/// `resume`): every trace must still hold what it held when the run started.
+pub(crate) fn plan_from_manifest(dir: &Path, manifest: &Manifest) -> Result<Plan> {
+    let Some(inputs) = &manifest.replay else {
+        return Err(Error::BadInput(format!(
+            "'{}' is not a replay run",
+            dir.display()
+        )));
+    };
+    let task = Task::load(Path::new(&inputs.task))?;
+    let path = dir.join(TRACES_CSV);
+    let mut reader = csv::Reader::from_path(&path)
+        .map_err(|e| Error::BadInput(format!("cannot read '{}': {e}", path.display())))?;
+    let mut rows: Vec<(String, u32, PathBuf, String)> = Vec::new();
+    for (i, row) in reader.records().enumerate() {
+        let row = row.map_err(|e| Error::BadInput(format!("'{}': {e}", path.display())))?;
+        let bad = || Error::BadLine {
+            file: path.clone(),
+            line: i + 2,
+            message: "expected trial_id,arm,replicate,trace,blake3".into(),
+        };
+        let replicate: u32 = row.get(2).and_then(|r| r.parse().ok()).ok_or_else(bad)?;
+        rows.push((
+            row.get(1).ok_or_else(bad)?.to_string(),
+            replicate,
+            PathBuf::from(row.get(3).ok_or_else(bad)?),
+            row.get(4).ok_or_else(bad)?.to_string(),
+        ));
+    }
+    let mut arms = Vec::new();
+    for (name, format) in manifest.arms.iter().zip(&inputs.formats) {
+        let mut mine: Vec<&(String, u32, PathBuf, String)> =
+            rows.iter().filter(|r| &r.0 == name).collect();
+        mine.sort_by_key(|r| r.1);
+        let mut traces = Vec::new();
+        for (_, _, trace_path, hash) in mine {
+            let trace = Trace::load(trace_path)?;
+            if blake3::Hash::from(trace.content_hash).to_hex().as_str() != hash {
+                return Err(Error::BadInput(format!(
+                    "trace '{}' changed since this run started; resuming would mix two \
+                     experiments. Start a new replay instead.",
+                    trace_path.display()
+                )));
+            }
+            traces.push(TraceFile {
+                path: trace_path.clone(),
+                trace,
+            });
+        }
+        arms.push(ReplayArm {
+            name: name.clone(),
+            format: *format,
+            traces,
+        });
+    }
+    if inputs_hash(&task, &arms)? != manifest.suite_hash {
+        return Err(Error::BadInput(format!(
+            "the task at '{}' changed since this run started; resuming would mix two \
+             experiments. Start a new replay instead.",
+            inputs.task
+        )));
+    }
+    if manifest.verify_sandboxed && !crate::sandbox::bwrap_works() {
+        return Err(Error::BadInput(format!(
+            "'{}' was replayed under bubblewrap, which does not work here; resume it where it does",
+            dir.display()
+        )));
+    }
+    Ok(Plan::replay(ReplaySet {
+        task,
+        arms,
+        sandboxed: manifest.verify_sandboxed,
+        keep_work: inputs.keep_work,
+    }))
 }
 
 /// Groups the inputs into arms, names them and parses every trace.
@@ -238,7 +294,7 @@ fn load_arms(args: &ReplayArgs) -> Result<Vec<ReplayArm>> {
         for input in inputs {
             for path in trace_files(input)? {
                 let trace = Trace::load(&path)?;
-                traces.push((path, trace));
+                traces.push(TraceFile { path, trace });
             }
         }
         arms.push(ReplayArm {
@@ -302,14 +358,18 @@ fn write_traces_csv(out: &Path, task: &str, arms: &[ReplayArm]) -> Result<()> {
     };
     write(["trial_id", "arm", "replicate", "trace", "blake3"])?;
     for arm in arms {
-        for (replicate, (path, trace)) in arm.traces.iter().enumerate() {
+        for (replicate, TraceFile { path, trace }) in arm.traces.iter().enumerate() {
             let key = TrialKey::new(&arm.name, task, replicate as u32);
             let hash = blake3::Hash::from(trace.content_hash).to_hex();
             write([
                 &key.trial_id,
                 &arm.name,
                 &replicate.to_string(),
-                &path.display().to_string(),
+                // Absolute, so that `resume` finds it from any directory.
+                &std::path::absolute(path)
+                    .unwrap_or_else(|_| path.clone())
+                    .display()
+                    .to_string(),
                 hash.as_str(),
             ])?;
         }

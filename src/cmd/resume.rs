@@ -8,11 +8,11 @@ use std::path::Path;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::run::{drive, select_arms};
+use super::run::select_arms;
 use crate::cli::ResumeArgs;
 use crate::error::{Error, Result};
 use crate::record::{SessionRecord, TrialRecord};
-use crate::runner::{Shard, plan};
+use crate::runner::{Plan, Shard};
 use crate::store::{
     Manifest, RunWriter, SESSIONS_JSONL, SIM_TRUTH_JSONL, TRIALS_JSONL, read_jsonl, write_atomic,
 };
@@ -28,33 +28,16 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
         )));
     }
     let manifest = Manifest::read(dir)?;
-    let Some(suite_path) = manifest.suite_path.clone() else {
-        return Err(Error::BadInput(format!(
-            "'{}' was not written by `loopbench run` (no suite path in its manifest); only runs can be resumed",
-            dir.display()
-        )));
+    let mut plan = if manifest.replay.is_some() {
+        super::replay::plan_from_manifest(dir, &manifest)?
+    } else {
+        suite_plan(dir, &manifest)?
     };
-    let mut suite = Suite::load(Path::new(&suite_path))?;
-    super::validate::print_warnings(suite.warnings());
-    if suite.content_hash != manifest.suite_hash {
-        return Err(Error::BadInput(format!(
-            "the suite at '{suite_path}' changed since this run started (content hash {} is now {}); \
-             resuming would mix two experiments. Start a new run instead.",
-            short(&manifest.suite_hash),
-            short(&suite.content_hash)
-        )));
-    }
-    if let Some(seed) = manifest.seed {
-        suite.seed = seed;
-    }
-    suite.replicates = manifest.replicates;
-    let arms = select_arms(&suite, Some(&manifest.arms.join(",")))?;
-    let mut trials = plan(&suite, &arms, suite.replicates);
     if let Some(shard) = &manifest.shard {
         let shard: Shard = shard
             .parse()
             .map_err(|e| Error::BadInput(format!("manifest shard: {e}")))?;
-        trials = shard.slice(trials);
+        plan = plan.sharded(shard);
     }
 
     // Keep only what belongs to finished trials; rewriting also drops a torn last line.
@@ -73,36 +56,51 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
         })?;
     }
 
-    let remaining: Vec<_> = trials
-        .into_iter()
-        .filter(|t| {
-            let id = crate::record::TrialKey::new(
-                &suite.arms[t.arm].name,
-                &suite.tasks[t.task].name,
-                t.replicate,
-            );
-            !done.contains(&id.trial_id)
-        })
-        .collect();
+    let plan = plan.without(&done);
     eprintln!(
         "resuming {}: {} trials finished, {} to run",
         dir.display(),
         done.len(),
-        remaining.len()
+        plan.trials.len()
     );
+    let replayed = manifest.replay.is_some();
     let writer = RunWriter::reopen(dir, manifest)?;
     let mut finished_of_arm = std::collections::BTreeMap::new();
     for t in &finished {
         *finished_of_arm.entry(t.key.arm.clone()).or_insert(0u64) += 1;
     }
-    drive(
-        suite,
-        remaining,
-        &finished_of_arm,
-        writer,
-        args.jobs,
-        args.quiet,
-    )
+    if replayed {
+        super::replay::finish(&plan, &finished_of_arm, writer, args.jobs, args.quiet)
+    } else {
+        super::run::finish(&plan, &finished_of_arm, writer, args.jobs, args.quiet)
+    }
+}
+
+/// The whole plan of a suite run, from its manifest: the suite must be unchanged.
+fn suite_plan(dir: &Path, manifest: &Manifest) -> Result<Plan> {
+    let Some(suite_path) = manifest.suite_path.clone() else {
+        return Err(Error::BadInput(format!(
+            "'{}' was written neither by `loopbench run` nor by `loopbench replay` (no suite or traces in its manifest); it cannot be resumed",
+            dir.display()
+        )));
+    };
+    let mut suite = Suite::load(Path::new(&suite_path))?;
+    super::validate::print_warnings(suite.warnings());
+    if suite.content_hash != manifest.suite_hash {
+        return Err(Error::BadInput(format!(
+            "the suite at '{suite_path}' changed since this run started (content hash {} is now {}); \
+             resuming would mix two experiments. Start a new run instead.",
+            short(&manifest.suite_hash),
+            short(&suite.content_hash)
+        )));
+    }
+    if let Some(seed) = manifest.seed {
+        suite.seed = seed;
+    }
+    suite.replicates = manifest.replicates;
+    let arms = select_arms(&suite, Some(&manifest.arms.join(",")))?;
+    let replicates = suite.replicates;
+    Ok(Plan::suite(suite, &arms, replicates))
 }
 
 fn short(hash: &str) -> &str {

@@ -3,17 +3,14 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
-use std::time::Instant;
 
+use super::drive::{DriveOptions, drive};
 use crate::agent::command;
 use crate::cli::RunArgs;
 use crate::error::{Error, Result};
 use crate::exit_code;
-use crate::report::{DEFAULT_CONFIDENCE, Progress, Summary, underpowered, write_summary};
-use crate::runner::{
-    Event, EventKind, EventSink, Fanout, PlannedTrial, RunOptions, default_jobs, execute, plan,
-};
+use crate::report::{Summary, underpowered};
+use crate::runner::Plan;
 use crate::store::{Manifest, RunWriter, new_run_dir};
 use crate::suite::{AgentDriver, Suite};
 
@@ -74,94 +71,38 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         ..Manifest::stamped()
     };
     let writer = RunWriter::create(&out, manifest)?;
-    let mut trials = plan(&suite, &arms, suite.replicates);
+    let replicates = suite.replicates;
+    let mut plan = Plan::suite(suite, &arms, replicates);
     if let Some(shard) = args.shard {
-        trials = shard.slice(trials);
+        plan = plan.sharded(shard);
     }
-    drive(
-        suite,
-        trials,
-        &BTreeMap::new(),
-        writer,
-        args.jobs,
-        args.quiet,
-    )
+    finish(&plan, &BTreeMap::new(), writer, args.jobs, args.quiet)
 }
 
-/// Runs `trials` into `writer`'s directory, then writes the tables and prints the
-/// summary. `already` trials were finished by an earlier process (resume).
-pub(crate) fn drive(
-    suite: Suite,
-    trials: Vec<PlannedTrial>,
+/// Drives a suite's plan and prints what `run` and `resume` print: the summary and
+/// where the results are.
+pub(crate) fn finish(
+    plan: &Plan,
     finished_of_arm: &BTreeMap<String, u64>,
-    mut writer: RunWriter,
+    writer: RunWriter,
     jobs: Option<usize>,
     quiet: bool,
 ) -> Result<i32> {
+    let options = DriveOptions {
+        jobs,
+        quiet,
+        session_table: false,
+    };
     let out = writer.dir().to_path_buf();
-    let already: u64 = finished_of_arm.values().sum();
-    let planned = already as usize + trials.len();
-    let arm_bars: Vec<(String, u64, u64)> = writer
-        .manifest()
-        .arms
-        .iter()
-        .map(|name| {
-            let index = suite.arms.iter().position(|a| &a.name == name);
-            let left = trials.iter().filter(|t| Some(t.arm) == index).count() as u64;
-            let done = finished_of_arm.get(name).copied().unwrap_or(0);
-            (name.clone(), left + done, done)
-        })
-        .collect();
-    let mut progress = Progress::new(&arm_bars, quiet);
-    let start = Instant::now();
-    let options = RunOptions {
-        jobs: jobs.unwrap_or_else(default_jobs),
-        seed: suite.seed,
-        run_dir: out.clone(),
-    };
-    let suite = Arc::new(suite);
-    let outcome = {
-        let mut sink = Fanout::new().with(&mut writer).with(&mut progress);
-        sink.handle(&Event {
-            elapsed: start.elapsed(),
-            kind: EventKind::RunStarted {
-                run_dir: out.clone(),
-                trials: planned,
-            },
-        })?;
-        let outcome = execute(suite.clone(), &trials, &options, &mut sink, start);
-        if outcome.is_ok() {
-            sink.handle(&Event {
-                elapsed: start.elapsed(),
-                kind: EventKind::RunFinished,
-            })?;
-        }
-        outcome
-    };
-    match outcome {
-        Ok(_) => {}
-        Err(Error::Cancelled) => {
-            let finished = crate::store::read_jsonl::<crate::record::TrialRecord>(
-                &out.join(crate::store::TRIALS_JSONL),
-            )?
-            .len();
-            return Err(Error::Interrupted {
-                run_dir: out,
-                finished,
-                planned,
-            });
-        }
-        Err(e) => return Err(e),
+    let driven = drive(plan, finished_of_arm, writer, options)?;
+    if let Some(effect) = plan.suite_source().and_then(|s| s.min_detectable_effect) {
+        warn_underpowered(&driven.summary, effect);
     }
-    let summary = write_summary(&out, None, DEFAULT_CONFIDENCE)?;
-    if let Some(effect) = suite.min_detectable_effect {
-        warn_underpowered(&summary, effect);
-    }
-    super::report::print(&summary.to_markdown())?;
+    super::report::print(&driven.summary.to_markdown())?;
     eprintln!(
         "{} trials in {:.1}s; results in {}",
-        trials.len(),
-        start.elapsed().as_secs_f64(),
+        plan.trials.len(),
+        driven.elapsed.as_secs_f64(),
         out.display()
     );
     Ok(exit_code::OK)

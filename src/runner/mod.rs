@@ -2,10 +2,12 @@
 //! results store consume the events.
 
 mod gate;
+mod plan;
 mod prompt;
 mod run;
 mod trial;
 
 pub use crate::events::{Event, EventKind, EventSink, Fanout, Notice};
-pub use run::{PlannedTrial, RunOptions, Shard, default_jobs, execute, plan};
+pub use plan::{Plan, PlannedTrial, ReplayArm, ReplaySet, Source, TraceFile};
+pub use run::{RunOptions, Shard, default_jobs, execute};
 pub use trial::{TrialResult, TrialSpec, run_trial, session_env};

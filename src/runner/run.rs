@@ -1,5 +1,6 @@
-//! Runs a suite's trial plan: trials concurrently on a bounded pool, events funnelled
-//! to the caller's sinks on one thread, so reporters never need to be thread-safe.
+//! Runs a plan: trials concurrently on a bounded pool, events funnelled to the caller's
+//! sinks on one thread, so reporters never need to be thread-safe. Every way in (a
+//! suite, recorded traces, a resumed run) is a [`Plan`] for the same [`execute`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,47 +10,22 @@ use std::time::Instant;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
+use super::plan::{Plan, PlannedTrial, ReplaySet, Source};
 use super::trial::{TrialResult, TrialSpec, run_trial};
 use crate::agent::command::CommandAgent;
+use crate::agent::replay::{ReplayAgent, RunActions};
 use crate::agent::sim::{Profile, SimAgent};
 use crate::error::{Error, Result};
 use crate::events::{Event, EventKind, EventSink, Notice};
 use crate::observe::{Observer, VerifyCache};
 use crate::record::TrialKey;
+use crate::sandbox::Hidden;
 use crate::seed;
-use crate::suite::{AgentDriver, Suite};
+use crate::suite::{AgentDriver, Ledger, Prompts, Suite};
 use crate::workspace::Workspace;
 
 /// How long agents in flight may go on after Ctrl-C before they are signalled.
 const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// One (arm, task, replicate) of the plan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlannedTrial {
-    /// Index into `suite.arms`.
-    pub arm: usize,
-    /// Index into `suite.tasks`.
-    pub task: usize,
-    /// Replicate number, from 0.
-    pub replicate: u32,
-}
-
-/// The trial plan in canonical order: arms as in the suite, then tasks, then replicates.
-pub fn plan(suite: &Suite, arms: &[usize], replicates: u32) -> Vec<PlannedTrial> {
-    let mut out = Vec::new();
-    for &arm in arms {
-        for task in 0..suite.tasks.len() {
-            for replicate in 0..replicates {
-                out.push(PlannedTrial {
-                    arm,
-                    task,
-                    replicate,
-                });
-            }
-        }
-    }
-    out
-}
 
 /// How to run a plan.
 pub struct RunOptions {
@@ -122,11 +98,10 @@ impl EventSink for ChannelSink {
     }
 }
 
-/// Runs `trials` of `suite`, sending every event to `sink`. Returns the finished trials
-/// in plan order.
+/// Runs the trials of `plan`, sending every event to `sink`. Returns the finished
+/// trials in plan order.
 pub fn execute(
-    suite: Arc<Suite>,
-    trials: &[PlannedTrial],
+    plan: &Plan,
     options: &RunOptions,
     sink: &mut dyn EventSink,
     run_start: Instant,
@@ -142,8 +117,10 @@ pub fn execute(
         let (tx, mut rx) = mpsc::unbounded_channel();
         let permits = Arc::new(Semaphore::new(options.jobs.max(1)));
         let mut set = JoinSet::new();
+        let trials = &plan.trials;
         for (index, trial) in trials.iter().copied().enumerate() {
-            let (suite, cache, permits, tx) = (suite.clone(), cache.clone(), permits.clone(), tx.clone());
+            let (source, cache, permits, tx) =
+                (plan.source.clone(), cache.clone(), permits.clone(), tx.clone());
             let cancel = cancel.clone();
             let seed = options.seed;
             let run_dir = options.run_dir.clone();
@@ -153,12 +130,15 @@ pub fn execute(
                     return (index, Ok(Err(Error::Cancelled)));
                 }
                 let result = tokio::task::spawn_blocking(move || {
-                    let cache = suite.verify_cache.then_some(cache.as_ref());
+                    let use_cache = match source.as_ref() {
+                        Source::Suite(suite) => suite.verify_cache,
+                        Source::Replay(_) => true,
+                    };
                     let ctx = RunContext {
-                        suite: &suite,
+                        source: &source,
+                        cache: use_cache.then_some(cache.as_ref()),
                         suite_seed: seed,
                         run_dir: &run_dir,
-                        cache,
                         cancel: &cancel,
                         run_start,
                     };
@@ -247,7 +227,7 @@ pub fn execute(
 
 /// What every trial of a run shares.
 struct RunContext<'a> {
-    suite: &'a Suite,
+    source: &'a Source,
     suite_seed: u64,
     run_dir: &'a Path,
     cache: Option<&'a VerifyCache>,
@@ -260,13 +240,25 @@ fn run_one(
     trial: PlannedTrial,
     sink: &mut dyn EventSink,
 ) -> Result<TrialResult> {
+    match ctx.source {
+        Source::Suite(suite) => run_suite_trial(ctx, suite, trial, sink),
+        Source::Replay(set) => replay_trial(ctx, set, trial, sink),
+    }
+}
+
+fn run_suite_trial(
+    ctx: &RunContext<'_>,
+    suite: &Suite,
+    trial: PlannedTrial,
+    sink: &mut dyn EventSink,
+) -> Result<TrialResult> {
     let RunContext {
-        suite,
         suite_seed,
         run_dir,
         cache,
         cancel,
         run_start,
+        ..
     } = *ctx;
     let arm = &suite.arms[trial.arm];
     let task = &suite.tasks[trial.task];
@@ -277,7 +269,7 @@ fn run_one(
     let mut observer = Observer::new(task, arm.list_format, cache, suite.verify_repeats)?;
     if suite.verify_sandboxed(arm) {
         let tasks = suite.tasks.iter().map(|t| t.dir.as_path());
-        observer = observer.sandboxed(crate::sandbox::Hidden::for_run(run_dir, tasks));
+        observer = observer.sandboxed(Hidden::for_run(run_dir, tasks));
     }
     let spec = TrialSpec {
         key,
@@ -305,4 +297,47 @@ fn run_one(
             run_trial(&spec, &ws, &mut agent, &observer, sink, run_start)
         }
     }
+}
+
+/// One trace replayed as a trial: the task materialized with the canonical list, the
+/// trace's sessions applied in order, every recorded session played.
+fn replay_trial(
+    ctx: &RunContext<'_>,
+    set: &ReplaySet,
+    trial: PlannedTrial,
+    sink: &mut dyn EventSink,
+) -> Result<TrialResult> {
+    let arm = &set.arms[trial.arm];
+    let trace = &arm.traces[trial.replicate as usize];
+    let task = &set.task;
+    let hidden = Hidden::for_run(ctx.run_dir, [task.dir.as_path()]);
+    let mut observer = Observer::new(task, arm.format, ctx.cache, 1)?;
+    let run_actions = if set.sandboxed {
+        observer = observer.sandboxed(hidden.clone());
+        RunActions::Sandboxed(hidden)
+    } else {
+        RunActions::Unsandboxed
+    };
+    let mut ws = Workspace::create(task, arm.format)?;
+    let prompts = Prompts::default();
+    let spec = TrialSpec {
+        key: TrialKey::new(&arm.name, &task.name, trial.replicate),
+        task,
+        format: arm.format,
+        initializer: false,
+        max_coding_sessions: None,
+        stop_when_done: false,
+        turn_budget: u32::MAX,
+        crash_rate: 0.0,
+        ledger: Ledger::Memo,
+        seed: 0,
+        prompts: &prompts,
+        cancel: Some(ctx.cancel),
+    };
+    let mut agent = ReplayAgent::new(trace.trace.clone(), run_actions);
+    let mut result = run_trial(&spec, &ws, &mut agent, &observer, sink, ctx.run_start)?;
+    if set.keep_work {
+        result.kept_work = Some(ws.keep().join("work"));
+    }
+    Ok(result)
 }

@@ -56,6 +56,8 @@ pub struct TrialResult {
     pub record: TrialRecord,
     /// Set when a session broke a rule that makes the input bad (exit 2).
     pub bad_input: Option<String>,
+    /// Where the trial's work directory was kept, when it was asked for.
+    pub kept_work: Option<std::path::PathBuf>,
 }
 
 /// The environment contract of DESIGN §5 for one session.
@@ -230,7 +232,11 @@ pub fn run_trial(
         error: trial_error,
     };
     emit(EventKind::TrialFinished(Box::new(record.clone())))?;
-    Ok(TrialResult { record, bad_input })
+    Ok(TrialResult {
+        record,
+        bad_input,
+        kept_work: None,
+    })
 }
 
 fn render_prompt(spec: &TrialSpec<'_>, kind: SessionKind, session: u32) -> String {

@@ -1,0 +1,167 @@
+//! A plan: the trials of a run in canonical order, and what drives them (a suite's
+//! agents, or recorded traces). `run`, `replay` and `resume` build plans from plain
+//! values; one [`super::execute`] runs every plan.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::agent::trace::Trace;
+use crate::feature_list::ListFormat;
+use crate::suite::{Suite, Task, TrialKey};
+
+/// One (arm, task, replicate) of a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlannedTrial {
+    /// Index into the source's arms.
+    pub arm: usize,
+    /// Index into the source's tasks.
+    pub task: usize,
+    /// Replicate number, from 0.
+    pub replicate: u32,
+}
+
+/// One recorded trace of a replay arm.
+#[derive(Debug, Clone)]
+pub struct TraceFile {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// The parsed trace.
+    pub trace: Trace,
+}
+
+/// One arm of a replay: its traces, one per trial, in replicate order.
+#[derive(Debug, Clone)]
+pub struct ReplayArm {
+    /// Arm name.
+    pub name: String,
+    /// The list format the trials start with.
+    pub format: ListFormat,
+    /// The traces.
+    pub traces: Vec<TraceFile>,
+}
+
+/// Recorded traces replayed against one task.
+#[derive(Debug, Clone)]
+pub struct ReplaySet {
+    /// The task the traces ran against.
+    pub task: Task,
+    /// The arms, in canonical order.
+    pub arms: Vec<ReplayArm>,
+    /// Verify commands and `run` actions execute under bubblewrap (else on the host,
+    /// as the user asked with `--unsandboxed` or where bwrap does not work and no trace
+    /// runs commands).
+    pub sandboxed: bool,
+    /// Keep each trial's work directory after it ends.
+    pub keep_work: bool,
+}
+
+/// What drives a plan's trials.
+#[derive(Debug)]
+pub enum Source {
+    /// A suite: each trial runs its arm's agent from the task's repository.
+    Suite(Suite),
+    /// Recorded traces: each trial replays one trace.
+    Replay(ReplaySet),
+}
+
+/// The trials of a run and what drives them.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// What drives the trials.
+    pub source: Arc<Source>,
+    /// The trials, in canonical order: arms, then tasks, then replicates.
+    pub trials: Vec<PlannedTrial>,
+}
+
+impl Plan {
+    /// Every trial of `arms` (indices into the suite's arms) of `suite`, `replicates`
+    /// per (arm, task).
+    pub fn suite(suite: Suite, arms: &[usize], replicates: u32) -> Plan {
+        let mut trials = Vec::new();
+        for &arm in arms {
+            for task in 0..suite.tasks.len() {
+                for replicate in 0..replicates {
+                    trials.push(PlannedTrial {
+                        arm,
+                        task,
+                        replicate,
+                    });
+                }
+            }
+        }
+        Plan {
+            source: Arc::new(Source::Suite(suite)),
+            trials,
+        }
+    }
+
+    /// One trial per trace, arm by arm.
+    pub fn replay(set: ReplaySet) -> Plan {
+        let trials = set
+            .arms
+            .iter()
+            .enumerate()
+            .flat_map(|(arm, a)| {
+                (0..a.traces.len()).map(move |r| PlannedTrial {
+                    arm,
+                    task: 0,
+                    replicate: r as u32,
+                })
+            })
+            .collect();
+        Plan {
+            source: Arc::new(Source::Replay(set)),
+            trials,
+        }
+    }
+
+    /// The arm names of the source, in canonical order.
+    pub fn arm_names(&self) -> Vec<String> {
+        match self.source.as_ref() {
+            Source::Suite(s) => s.arms.iter().map(|a| a.name.clone()).collect(),
+            Source::Replay(r) => r.arms.iter().map(|a| a.name.clone()).collect(),
+        }
+    }
+
+    /// The key of `trial`.
+    pub fn key(&self, trial: &PlannedTrial) -> TrialKey {
+        match self.source.as_ref() {
+            Source::Suite(s) => TrialKey::new(
+                &s.arms[trial.arm].name,
+                &s.tasks[trial.task].name,
+                trial.replicate,
+            ),
+            Source::Replay(r) => {
+                TrialKey::new(&r.arms[trial.arm].name, &r.task.name, trial.replicate)
+            }
+        }
+    }
+
+    /// The same plan without the trials whose ids are in `done` (finished by an earlier
+    /// process).
+    pub fn without(mut self, done: &BTreeSet<String>) -> Plan {
+        let keep: Vec<PlannedTrial> = self
+            .trials
+            .iter()
+            .copied()
+            .filter(|t| !done.contains(&self.key(t).trial_id))
+            .collect();
+        self.trials = keep;
+        self
+    }
+
+    /// The trials of one shard (see [`super::Shard::slice`]).
+    pub fn sharded(mut self, shard: super::Shard) -> Plan {
+        self.trials = shard.slice(self.trials);
+        self
+    }
+
+    /// The suite, when the plan runs one.
+    pub fn suite_source(&self) -> Option<&Suite> {
+        match self.source.as_ref() {
+            Source::Suite(s) => Some(s),
+            Source::Replay(_) => None,
+        }
+    }
+}
