@@ -6,8 +6,9 @@ Writes, relative to the crate root:
                                      for K = 2..10 equally spaced looks at alpha = 0.05
   tests/data/sequential_vectors.json pooled z statistics, spending values, boundaries at
                                      unequal looks and other alphas, crossing
-                                     probabilities under a drift, repeated p-values and
-                                     sequential sample sizes
+                                     probabilities under a drift, repeated p-values,
+                                     sequential sample sizes, and exact binomial
+                                     operating characteristics of the pooled-z test
 
 Where the numbers come from
 ---------------------------
@@ -193,6 +194,42 @@ def repeated_p(t, look, z):
     return math.exp(optimize.brentq(excess, lo, hi, xtol=1e-12, rtol=1e-13))
 
 
+def exact_binomial_case(sessions, p1, p2, alpha=0.05):
+    """Exact rejection probability and expected stopping sessions per arm of the pooled-z
+    sequential test when both arms have `sessions[k]` sessions at look k, by carrying the
+    probability of every pair of cumulative counts that has not stopped."""
+    t = [n / sessions[-1] for n in sessions]
+    b = boundaries_gs(alpha, t)
+    size = sessions[-1] + 1
+    alive = np.zeros((size, size))
+    alive[0, 0] = 1.0
+    prev = 0
+    reject = expected = 0.0
+    for k, n in enumerate(sessions):
+        m = n - prev
+        step = np.outer(stats.binom.pmf(np.arange(m + 1), m, p1),
+                        stats.binom.pmf(np.arange(m + 1), m, p2))
+        nxt = np.zeros((size, size))
+        for a in range(prev + 1):
+            for c in range(prev + 1):
+                if alive[a, c] > 0.0:
+                    nxt[a:a + m + 1, c:c + m + 1] += alive[a, c] * step
+        for a in range(n + 1):
+            for c in range(n + 1):
+                pooled = (a + c) / (2 * n)
+                if 0.0 < pooled < 1.0:
+                    z = (c / n - a / n) / math.sqrt(pooled * (1 - pooled) * 2 / n)
+                    if abs(z) >= b[k]:
+                        reject += nxt[a, c]
+                        expected += nxt[a, c] * n
+                        nxt[a, c] = 0.0
+        alive = nxt
+        prev = n
+    expected += alive.sum() * sessions[-1]
+    return {"sessions": sessions, "p1": p1, "p2": p2, "alpha": alpha,
+            "reject": f(reject), "expected_sessions": f(expected)}
+
+
 def sample_size_case(p1, p2, alpha, power, looks):
     h = proportion_effectsize(p1, p2)
     n_fix = NormalIndPower().solve_power(effect_size=h, alpha=alpha, power=power, ratio=1,
@@ -306,6 +343,10 @@ def main():
         (0.36, 0.08, 0.05, 0.8, 5), (0.08, 0.36, 0.05, 0.8, 5), (0.36, 0.08, 0.05, 0.9, 5),
         (0.183, 0.092, 0.05, 0.8, 5), (0.183, 0.092, 0.05, 0.8, 3),
         (0.5, 0.4, 0.01, 0.8, 10)]]
+
+    v["exact_binomial"] = [exact_binomial_case(*c) for c in [
+        ([6, 12, 18, 24, 30], 0.2, 0.2), ([6, 12, 18, 24, 30], 0.08, 0.08),
+        ([6, 13, 19, 26, 32], 0.08, 0.36), ([9, 17, 26, 34, 43], 0.08, 0.36)]]
 
     JSON_OUT.write_text(json.dumps(v, indent=1, allow_nan=False) + "\n")
     counts = {k: len(x) for k, x in v.items() if isinstance(x, list)}
