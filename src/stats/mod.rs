@@ -29,6 +29,6 @@ pub use power::{power_at, proportion_effectsize, required_n_per_arm, sessions_pe
 pub use proportion::{Interval, clopper_pearson, newcombe_diff, wilson};
 pub use sequential::{
     Crossing, LookCounts, LookDecision, MAX_LOOKS, MIN_REPEATED_P, SequentialDesign,
-    SequentialSampleSize, ldof_spending, pooled_z, sequential_sessions_per_arm,
+    SequentialSampleSize, ldof_spending, look_fractions, pooled_z, sequential_sessions_per_arm,
 };
 pub use welch::{Welch, welch};

@@ -79,6 +79,31 @@ fn spend(z_quarter: f64, t: f64) -> f64 {
     erfc(z_quarter / (2.0 * t).sqrt())
 }
 
+/// Information fractions of a run that looks after every `look_every` replicates and
+/// stops at `max_replicates`: `look_every · j / max_replicates` for each multiple below
+/// the maximum, then exactly 1 (so a maximum that is not a multiple gets a shorter last
+/// step). Feed them to [`SequentialDesign::new`].
+///
+/// Errors: `look_every` or `max_replicates` of 0, or more than [`MAX_LOOKS`] looks.
+pub fn look_fractions(look_every: u64, max_replicates: u64) -> Result<Vec<f64>> {
+    if look_every == 0 || max_replicates == 0 {
+        return invalid(format!(
+            "look_every and max_replicates must be positive, got {look_every} and \
+             {max_replicates}"
+        ));
+    }
+    let looks = max_replicates.div_ceil(look_every);
+    if looks > MAX_LOOKS as u64 {
+        return invalid(format!(
+            "{looks} looks (every {look_every} of {max_replicates} replicates); at most \
+             {MAX_LOOKS}"
+        ));
+    }
+    Ok((1..=looks)
+        .map(|j| (j * look_every).min(max_replicates) as f64 / max_replicates as f64)
+        .collect())
+}
+
 /// The pooled two-proportion z statistic of arm 2 (`k2` of `n2`) against arm 1 (`k1` of
 /// `n1`): `z = (p̂2 − p̂1) / √(p̂(1 − p̂)(1/n1 + 1/n2))` with the pooled rate
 /// `p̂ = (k1 + k2) / (n1 + n2)`. Positive when arm 2's rate is higher. A pooled rate of 0
@@ -849,6 +874,20 @@ mod tests {
         assert!(many.power(0.0).is_finite());
         let lax = SequentialDesign::equally_spaced(0.5, 5).unwrap();
         assert!(lax.repeated_p_value_of_z(5, 40.0).unwrap() >= MIN_REPEATED_P);
+    }
+
+    #[test]
+    fn look_fractions_end_at_one_even_when_the_maximum_is_not_a_multiple() {
+        assert_eq!(look_fractions(6, 30).unwrap(), [0.2, 0.4, 0.6, 0.8, 1.0]);
+        assert_eq!(
+            look_fractions(7, 32).unwrap(),
+            [7.0 / 32.0, 0.4375, 21.0 / 32.0, 0.875, 1.0]
+        );
+        assert_eq!(look_fractions(40, 30).unwrap(), [1.0]);
+        assert!(SequentialDesign::new(0.05, &look_fractions(7, 32).unwrap()).is_ok());
+        assert!(look_fractions(0, 30).is_err() && look_fractions(3, 0).is_err());
+        assert!(look_fractions(1, MAX_LOOKS as u64).is_ok());
+        assert!(look_fractions(1, MAX_LOOKS as u64 + 1).is_err());
     }
 
     #[test]
