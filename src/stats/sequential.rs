@@ -13,8 +13,9 @@
 //!
 //! # Conventions
 //!
-//! - Information fraction `t_k` = sessions per arm at look k / sessions per arm at the
-//!   last look (`max_replicates`), strictly increasing, last = 1.
+//! - Information fraction `t_k`: the share of the planned maximum reached at look k
+//!   (replicates so far / `max_replicates`, see [`look_fractions`]; or sessions per arm
+//!   so far / the maximum), strictly increasing, the last exactly 1.
 //! - Spending: α is split equally between the two sides; each side spends
 //!   `α₁(t) = 2 − 2Φ(z_{1−α/4} / √t)` (Lan & DeMets 1983), i.e. gsDesign
 //!   `sfLDOF(alpha / 2, t)`, so that `α₁(1) = α/2`.
@@ -24,11 +25,13 @@
 //!   √(t_j / t_k)`). The joint density is carried from look to look by the recursion of
 //!   Armitage, McPherson & Rowe (1969) on the grid of Jennison & Turnbull (2000, ch. 19)
 //!   with Simpson weights, exactly as gsDesign's C code does (`gridpts`/`h1`/`hupdate`,
-//!   r = 18), and each boundary is a root of that probability. The result agrees with R
-//!   `gsDesign(k, test.type = 2, alpha = alpha / 2, sfu = sfLDOF, timing = t)$upper$bound`
-//!   (and ldbounds `bounds(t, iuse = 1, alpha = c(alpha / 2, alpha / 2))`); for five
-//!   equally spaced looks at α = 0.05 the boundaries are 4.877, 3.357, 2.680, 2.290,
-//!   2.031. The r = 18 grid is itself accurate to about 1e-6 for up to ten looks.
+//!   r = 18), and each boundary is a root of that probability. These are the boundaries
+//!   of R `gsDesign(k, test.type = 2, alpha = alpha / 2, sfu = sfLDOF, timing = t)`
+//!   `$upper$bound` and ldbounds `bounds(t, iuse = 1, alpha = c(alpha / 2, alpha / 2))`;
+//!   for five equally spaced looks at α = 0.05 they are 4.877, 3.357, 2.680, 2.290,
+//!   2.031. `tests/sequential_vectors.rs` checks them against a reference table (how it
+//!   was made and cross-checked is in `scripts/gen_sequential_vectors.py`). The r = 18
+//!   grid is itself accurate to about 2e-6 for up to ten looks.
 //! - Statistic: the pooled two-proportion z of arm 2 against arm 1 ([`pooled_z`]);
 //!   positive when arm 2's rate is higher.
 //! - Drift: when the true standardized effect is such that `E[Z_K] = θ` at the last look,
@@ -117,11 +120,11 @@ pub fn look_fractions(look_every: u64, max_replicates: u64) -> Result<Vec<f64>> 
 pub fn pooled_z(k1: u64, n1: u64, k2: u64, n2: u64) -> Result<f64> {
     check_count(k1, n1)?;
     check_count(k2, n2)?;
-    let (n1f, n2f) = (n1 as f64, n2 as f64);
-    let pooled = (k1 + k2) as f64 / (n1f + n2f);
-    if k1 + k2 == 0 || k1 + k2 == n1 + n2 {
+    if (k1 == 0 && k2 == 0) || (k1 == n1 && k2 == n2) {
         return Ok(0.0);
     }
+    let (n1f, n2f) = (n1 as f64, n2 as f64);
+    let pooled = (k1 as f64 + k2 as f64) / (n1f + n2f);
     let se = (pooled * (1.0 - pooled) * (1.0 / n1f + 1.0 / n2f)).sqrt();
     Ok((k2 as f64 / n2f - k1 as f64 / n1f) / se)
 }
@@ -151,8 +154,9 @@ pub struct LookDecision {
     pub z: f64,
     /// The boundary `c_k` of this look (may be infinite: this look cannot stop).
     pub boundary: f64,
-    /// `|z| ≥ c_k`: the difference is significant at the design's α and the comparison
-    /// may stop here.
+    /// `|z| ≥ c_k` and `z ≠ 0`: the difference is significant at the design's α and the
+    /// comparison may stop here. (`z = 0`, e.g. a pooled rate of 0 or 1, never stops,
+    /// even at a degenerate boundary of 0.)
     pub crossed: bool,
 }
 
@@ -248,16 +252,16 @@ impl SequentialDesign {
             fraction: self.fractions[i],
             z,
             boundary,
-            crossed: z.abs() >= boundary,
+            crossed: z != 0.0 && z.abs() >= boundary,
         })
     }
 
     /// The repeated confidence interval (Jennison & Turnbull 2000, ch. 9) for the
     /// difference of rates `p2 − p1` at look `look`:
     /// `(p̂2 − p̂1) ± c_k · √(p̂1(1 − p̂1)/n1 + p̂2(1 − p̂2)/n2)`, the Wald interval with the
-    /// look's boundary in place of 1.96, clipped to [−1, 1]. The intervals of all looks
-    /// hold the true difference simultaneously with probability at least `1 − alpha`, so
-    /// the interval at whichever look a run stops at keeps its coverage.
+    /// look's boundary in place of 1.96, clipped to [−1, 1]. In normal theory the
+    /// intervals of all looks hold the true difference simultaneously with probability
+    /// `1 − alpha`, so the interval at whichever look a run stops at keeps its coverage.
     ///
     /// It uses the unpooled standard error while the decision uses the pooled one, so
     /// near the boundary the interval can exclude 0 without a crossing or the reverse,
@@ -307,8 +311,8 @@ impl SequentialDesign {
     /// design's own α; with one look (`t = 1`) it is the fixed-sample two-sided p-value
     /// `2Φ̄(|z|)`; and the chance that any look's repeated p-value falls to α′ or below is
     /// at most α′ under the null, so it can be read at whichever look a run stopped.
-    /// It is larger than the fixed-sample p-value of the same z at every look (the price
-    /// of looking). Found by root finding on `ln α′` (to 1e-10); the grid integration
+    /// It is never smaller than the fixed-sample p-value of the same z (the price of
+    /// looking; at the last look the two meet as |z| grows). Found by root finding on `ln α′` (to 1e-10); the grid integration
     /// limits it to about 1e-4 relative for p-values above 1e-12 and a few percent by
     /// 1e-23, where the last look's tail rests on the grid's sparse outer points. `z = 0`
     /// gives 1 and a statistic beyond every boundary computable in `f64` gives
@@ -448,11 +452,13 @@ pub struct SequentialSampleSize {
 /// The fixed design is [`required_n_per_arm`] (statsmodels `NormalIndPower` on Cohen's
 /// h), whose statistic has drift `θ_fix = h √(n/2)`. The sequential design needs the
 /// drift `θ_seq` at which its power (both boundaries, by numerical integration) is
-/// `power`, so its maximum is `n_fix · (θ_seq / θ_fix)²` (the inflation factor, as
-/// gsDesign's `gsDesign(k, test.type = 2, alpha = alpha / 2, beta = 1 − power,
-/// sfu = sfLDOF)$n.I[k]` reports it for `n.fix = 1`: 1.0247 for five looks at α = 0.05,
-/// power 0.8). The expected sessions per arm use the rounded-up maximum and the same
-/// integration, under drift `h √(max / 2)` and under 0; they are not simulated.
+/// `power`, so its maximum is `n_fix · (θ_seq / θ_fix)²`. That ratio is the inflation
+/// factor of the boundaries (gsDesign's `gsDesign(k, test.type = 2, alpha = alpha / 2,
+/// beta = 1 − power, sfu = sfLDOF)$n.I[k]` for `n.fix = 1`): 1.0247 for five looks at
+/// α = 0.05 and power 0.8. Power counts crossings of both boundaries, as statsmodels'
+/// fixed-design power counts both tails; the lower boundary adds under 2e-6 here. The
+/// expected sessions per arm use the rounded-up maximum and the same integration, under
+/// drift `h √(max / 2)` and under 0; they are not simulated.
 ///
 /// Errors: as [`required_n_per_arm`], and `looks` of 0 or above [`MAX_LOOKS`].
 pub fn sequential_sessions_per_arm(
