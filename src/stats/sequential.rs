@@ -928,4 +928,32 @@ mod tests {
         assert!(sequential_sessions_per_arm(0.2, 0.2, 0.05, 0.8, 5).is_err());
         assert!(sequential_sessions_per_arm(0.3, 0.2, 0.05, 0.8, 0).is_err());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn every_look_is_consistent_for_any_counts(
+            n1 in 1u64..400, n2 in 1u64..400, a in 0.0f64..=1.0, b in 0.0f64..=1.0,
+            look in 1usize..=5,
+        ) {
+            let d = five_looks();
+            let (k1, k2) = ((a * n1 as f64) as u64, (b * n2 as f64) as u64);
+            let c = counts(k1, n1, k2, n2);
+            let decision = d.look(look, c).unwrap();
+            let mirrored = d.look(look, counts(k2, n2, k1, n1)).unwrap();
+            proptest::prop_assert_eq!(mirrored.z, -decision.z);
+            proptest::prop_assert_eq!(mirrored.crossed, decision.crossed);
+            proptest::prop_assert_eq!(
+                decision.crossed,
+                decision.z != 0.0 && decision.z.abs() >= decision.boundary
+            );
+            let ci = d.repeated_ci(look, c).unwrap();
+            let diff = k2 as f64 / n2 as f64 - k1 as f64 / n1 as f64;
+            proptest::prop_assert!(ci.contains(diff) && ci.low >= -1.0 && ci.high <= 1.0);
+        }
+    }
+
+    fn five_looks() -> &'static SequentialDesign {
+        static D: std::sync::OnceLock<SequentialDesign> = std::sync::OnceLock::new();
+        D.get_or_init(|| SequentialDesign::equally_spaced(0.05, 5).unwrap())
+    }
 }
