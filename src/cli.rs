@@ -40,7 +40,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Trend of every metric per arm by ISO week over all runs under a results root.
     Weekly(WeeklyArgs),
-    /// Sessions per arm needed to detect rate p1 vs p2 (two-sided, Cohen's h).
+    /// Sessions per arm needed to detect rate p1 vs p2 (two-sided, Cohen's h); with
+    /// --sequential also the maximum and expected sessions of a design that looks early.
     Power(PowerArgs),
     /// Run one session of the simulated agent as an external process (a command agent
     /// for `run`: `program = "loopbench"`, `args = ["sim-agent", "--suite", DIR]`).
@@ -145,6 +146,22 @@ pub struct PowerArgs {
     /// Power wanted.
     #[arg(long, default_value_t = 0.8)]
     pub power: f64,
+    /// Also size a group-sequential design, which may stop at an early look.
+    ///
+    /// The arms are compared at --looks equally spaced looks against Lan-DeMets
+    /// O'Brien-Fleming-type boundaries (same alpha and power), and the comparison stops at
+    /// the first look whose |z| reaches its boundary. Printed after the fixed design's
+    /// sessions per arm: the sequential design's maximum sessions per arm (reached only if
+    /// no look stops it), the sessions per arm and boundary of each look, and the expected
+    /// sessions per arm at stopping when the rates are p1 vs p2 and when the arms do not
+    /// differ, computed by numerical integration over the boundaries (normal theory, not
+    /// simulation).
+    #[arg(long)]
+    pub sequential: bool,
+    /// Number of looks of the sequential design, the last at the maximum (1 to 50)
+    /// [default: 5].
+    #[arg(long, requires = "sequential")]
+    pub looks: Option<usize>,
 }
 
 /// Arguments of `loopbench run`.

@@ -1,4 +1,5 @@
-//! `loopbench power` prints the statsmodels sample size.
+//! `loopbench power` prints the statsmodels sample size and, with `--sequential`, the
+//! group-sequential design's maximum and expected sessions.
 
 mod common;
 
@@ -26,4 +27,77 @@ fn equal_rates_or_a_rate_outside_zero_one_are_bad_input() {
         .args(["power", "--p1", "1.2", "--p2", "0.2"])
         .assert()
         .code(2);
+}
+
+#[test]
+fn sequential_power_prints_the_maximum_and_expected_sessions_next_to_the_fixed_design() {
+    // tests/data/sequential_vectors.json, group "sample_size": 36% vs 8%, five looks:
+    // fixed 30.84 -> 31, inflation 1.0247, maximum 32, expected 25.64 (alternative) and
+    // 31.79 (null) sessions per arm.
+    loopbench()
+        .args(["power", "--p1", "0.36", "--p2", "0.08", "--sequential"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("31 sessions per arm\n"))
+        .stdout(predicate::str::contains("5 equally spaced looks"))
+        .stdout(predicate::str::contains(
+            "32 sessions per arm at most, if no look stops the comparison",
+        ))
+        .stdout(predicate::str::contains("inflation factor 1.0247"))
+        .stdout(predicate::str::contains(
+            "4.877   3.357   2.680   2.290   2.031",
+        ))
+        .stdout(predicate::str::contains(
+            "25.6 sessions per arm expected if the rates are 0.36 vs 0.08",
+        ))
+        .stdout(predicate::str::contains(
+            "31.8 sessions per arm expected if the arms do not differ",
+        ))
+        .stdout(predicate::str::contains("numerical integration"));
+}
+
+#[test]
+fn sequential_power_takes_the_number_of_looks() {
+    // Group "sample_size": 18.3% vs 9.2%, three looks: maximum 222, expected 189.69 and
+    // 221.09; boundaries of tests/data/ldof_boundaries.csv for K = 3.
+    loopbench()
+        .args(["power", "--p1", "0.183", "--p2", "0.092", "--sequential"])
+        .args(["--looks", "3"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("219 sessions per arm\n"))
+        .stdout(predicate::str::contains("222 sessions per arm at most"))
+        .stdout(predicate::str::contains("3.710   2.511   1.993"))
+        .stdout(predicate::str::contains("74     148     222"))
+        .stdout(predicate::str::contains("189.7 sessions per arm expected"))
+        .stdout(predicate::str::contains("221.1 sessions per arm expected"));
+}
+
+#[test]
+fn looks_without_sequential_or_outside_one_to_fifty_are_bad_input() {
+    loopbench()
+        .args(["power", "--p1", "0.36", "--p2", "0.08", "--looks", "5"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--sequential"));
+    for looks in ["0", "51"] {
+        loopbench()
+            .args(["power", "--p1", "0.36", "--p2", "0.08", "--sequential"])
+            .args(["--looks", looks])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("looks must be 1 to 50"));
+    }
+}
+
+#[test]
+fn power_help_says_what_the_sequential_numbers_mean() {
+    loopbench()
+        .args(["power", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--sequential"))
+        .stdout(predicate::str::contains("maximum sessions per arm"))
+        .stdout(predicate::str::contains("expected"))
+        .stdout(predicate::str::contains("numerical integration"));
 }

@@ -1,5 +1,6 @@
 //! Statistics for comparing loopbench arms: rates, exact and asymptotic tests,
-//! multiple comparisons, bootstrap, descriptive summaries and power.
+//! multiple comparisons, bootstrap, descriptive summaries, power and group-sequential
+//! designs.
 //!
 //! Every function is pure and names the scipy / statsmodels / numpy call whose
 //! convention it follows; `tests/stats_vectors.rs` checks them against values
@@ -14,6 +15,7 @@ mod mannwhitney;
 mod multiple;
 mod power;
 mod proportion;
+mod sequential;
 mod welch;
 
 pub use bootstrap::{DEFAULT_RESAMPLES, cluster_bootstrap_rate, cluster_bootstrap_rates};
@@ -25,4 +27,8 @@ pub use mannwhitney::{MannWhitney, mann_whitney};
 pub use multiple::holm;
 pub use power::{power_at, proportion_effectsize, required_n_per_arm, sessions_per_arm};
 pub use proportion::{Interval, clopper_pearson, newcombe_diff, wilson};
+pub use sequential::{
+    Crossing, LookCounts, LookDecision, MAX_LOOKS, MIN_REPEATED_P, SequentialDesign,
+    SequentialSampleSize, ldof_spending, look_fractions, pooled_z, sequential_sessions_per_arm,
+};
 pub use welch::{Welch, welch};
