@@ -50,7 +50,13 @@ fn replay_tables_are_byte_identical_at_jobs_1_and_2() {
     let two = tmp.path().join("two");
     replay(&traces, &task, &one, "1").assert().success();
     replay(&traces, &task, &two, "2").assert().success();
-    for file in ["sessions.csv", "trials.csv", "summary.csv", "summary.json", "summary.md"] {
+    for file in [
+        "sessions.csv",
+        "trials.csv",
+        "summary.csv",
+        "summary.json",
+        "summary.md",
+    ] {
         let a = std::fs::read(one.join(file)).unwrap();
         let b = std::fs::read(two.join(file)).unwrap();
         assert!(a == b, "{file} differs between --jobs 1 and --jobs 2");
@@ -89,8 +95,7 @@ fn an_interrupted_replay_resumes_to_the_tables_of_an_uninterrupted_one() {
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while std::fs::read_to_string(out.join("trials.jsonl"))
-        .map_or(true, |t| t.lines().count() < 1)
+    while std::fs::read_to_string(out.join("trials.jsonl")).map_or(true, |t| t.lines().count() < 1)
     {
         assert!(Instant::now() < deadline, "no trial finished");
         std::thread::sleep(Duration::from_millis(20));
@@ -103,7 +108,10 @@ fn an_interrupted_replay_resumes_to_the_tables_of_an_uninterrupted_one() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(3), "an interrupted replay exits 3");
     let finished = std::fs::read_to_string(out.join("trials.jsonl")).unwrap();
-    assert!(finished.lines().count() < 8, "the interrupt came too late to test anything");
+    assert!(
+        finished.lines().count() < 8,
+        "the interrupt came too late to test anything"
+    );
 
     loopbench()
         .arg("resume")

@@ -3,6 +3,7 @@
 
 pub mod aggregate;
 pub mod compare;
+pub mod export;
 pub mod format;
 pub mod metric;
 pub mod plot;

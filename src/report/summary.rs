@@ -7,7 +7,7 @@ use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::aggregate::{Aggregate, Counts, aggregate};
-use super::format::exact_opt;
+use super::export::{self, Cell, Document, export_text};
 use super::metric::{FEATURES_VERIFIED, Metric};
 use super::run_info::RunInfo;
 use super::{plot, summary_md};
@@ -104,23 +104,23 @@ impl SummaryRow {
         }
     }
 
-    /// The cells of `summary.csv`, matching [`SUMMARY_COLUMNS`].
-    pub fn csv_cells(&self) -> Vec<String> {
+    /// The typed cells of the row, matching [`SUMMARY_COLUMNS`].
+    pub fn cells(&self) -> Vec<Cell> {
         vec![
-            self.arm.clone(),
-            self.metric.clone(),
-            self.k.map(|k| k.to_string()).unwrap_or_default(),
-            self.n.to_string(),
-            exact_opt(self.rate),
-            exact_opt(self.ci_low),
-            exact_opt(self.ci_high),
-            exact_opt(self.diff),
-            exact_opt(self.diff_ci_low),
-            exact_opt(self.diff_ci_high),
-            exact_opt(self.p),
-            exact_opt(self.p_holm),
-            exact_opt(self.boot_ci_low),
-            exact_opt(self.boot_ci_high),
+            Cell::Text(self.arm.clone()),
+            Cell::Text(self.metric.clone()),
+            Cell::count(self.k),
+            Cell::Count(self.n),
+            Cell::number(self.rate),
+            Cell::number(self.ci_low),
+            Cell::number(self.ci_high),
+            Cell::number(self.diff),
+            Cell::number(self.diff_ci_low),
+            Cell::number(self.diff_ci_high),
+            Cell::number(self.p),
+            Cell::number(self.p_holm),
+            Cell::number(self.boot_ci_low),
+            Cell::number(self.boot_ci_high),
         ]
     }
 }
@@ -162,26 +162,24 @@ impl Summary {
         self.rows.iter().filter(move |r| r.metric == metric)
     }
 
+    /// The table model of `summary.*`: one row per (arm, metric), and the Markdown.
+    pub fn document(&self) -> Document {
+        Document {
+            name: "summary",
+            columns: SUMMARY_COLUMNS.to_vec(),
+            rows: self.rows.iter().map(SummaryRow::cells).collect(),
+            markdown: summary_md::render(self),
+        }
+    }
+
     /// `summary.csv`.
     pub fn to_csv(&self) -> Result<String> {
-        let encode = |e: csv::Error| Error::Tool(format!("cannot encode summary.csv: {e}"));
-        let mut writer = csv::Writer::from_writer(Vec::new());
-        writer.write_record(SUMMARY_COLUMNS).map_err(encode)?;
-        for row in &self.rows {
-            writer.write_record(row.csv_cells()).map_err(encode)?;
-        }
-        let bytes = writer
-            .into_inner()
-            .map_err(|e| Error::Tool(format!("cannot encode summary.csv: {e}")))?;
-        String::from_utf8(bytes).map_err(|e| Error::Tool(format!("summary.csv: {e}")))
+        export_text(&self.document(), "csv")
     }
 
     /// `summary.json`: an array of row objects, nulls for empty cells.
     pub fn to_json(&self) -> Result<String> {
-        let mut text = serde_json::to_string_pretty(&self.rows)
-            .map_err(|e| Error::Tool(format!("cannot encode summary.json: {e}")))?;
-        text.push('\n');
-        Ok(text)
+        export_text(&self.document(), "json")
     }
 
     /// `summary.md`.
@@ -247,9 +245,11 @@ pub const DEFAULT_CONFIDENCE: f64 = 0.95;
 /// `baseline`); `confidence` is [`DEFAULT_CONFIDENCE`] unless the user asked otherwise.
 pub fn write_summary(run_dir: &Path, baseline: Option<&str>, confidence: f64) -> Result<Summary> {
     let summary = summarize(run_dir, baseline, confidence)?;
-    write_atomic(&run_dir.join(SUMMARY_CSV), summary.to_csv()?.as_bytes())?;
-    write_atomic(&run_dir.join(SUMMARY_JSON), summary.to_json()?.as_bytes())?;
-    write_atomic(&run_dir.join(SUMMARY_MD), summary.to_markdown().as_bytes())?;
+    let doc = summary.document();
+    for exporter in export::ALL {
+        let file = run_dir.join(format!("{}.{}", doc.name, exporter.extension()));
+        write_atomic(&file, &exporter.export(&doc)?)?;
+    }
     let plots = run_dir.join(PLOTS_DIR);
     std::fs::create_dir_all(&plots)
         .io_context(|| format!("cannot create '{}'", plots.display()))?;

@@ -8,7 +8,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::aggregate::{Count, aggregate};
 use super::compare::{Judgement, Rule, judge};
-use super::format::{exact_opt, level, pct, pp, pvalue};
+use super::export::{Cell, Document, export_text};
+use super::format::{level, pct, pp, pvalue};
 use super::metric::Metric;
 use super::plot::{Estimate, YAxis, trend_chart};
 use super::run_info::RunInfo;
@@ -246,33 +247,40 @@ pub fn build(
 }
 
 impl Weekly {
+    /// The table model of the weekly files: one row per (week, metric, arm).
+    pub fn document(&self) -> Document {
+        let rows = self
+            .rows
+            .iter()
+            .map(|r| {
+                let j = r.vs_previous;
+                vec![
+                    Cell::Text(r.week.to_string()),
+                    Cell::Text(r.metric.name().to_string()),
+                    Cell::Text(r.arm.clone()),
+                    Cell::Count(r.runs as u64),
+                    Cell::Count(r.count.k),
+                    Cell::Count(r.count.n),
+                    Cell::number(r.count.rate()),
+                    Cell::number(r.ci.map(|c| c.0)),
+                    Cell::number(r.ci.map(|c| c.1)),
+                    Cell::number(j.and_then(|j| j.change)),
+                    Cell::number(j.and_then(|j| j.p)),
+                    j.map_or(Cell::Empty, |j| Cell::Bool(j.regression)),
+                ]
+            })
+            .collect();
+        Document {
+            name: "weekly",
+            columns: WEEKLY_COLUMNS.to_vec(),
+            rows,
+            markdown: self.to_markdown(),
+        }
+    }
+
     /// `weekly.csv`.
     pub fn to_csv(&self) -> Result<String> {
-        let encode = |e: csv::Error| Error::Tool(format!("cannot encode weekly.csv: {e}"));
-        let mut w = csv::Writer::from_writer(Vec::new());
-        w.write_record(WEEKLY_COLUMNS).map_err(encode)?;
-        for r in &self.rows {
-            let j = r.vs_previous;
-            w.write_record([
-                r.week.to_string(),
-                r.metric.name().to_string(),
-                r.arm.clone(),
-                r.runs.to_string(),
-                r.count.k.to_string(),
-                r.count.n.to_string(),
-                exact_opt(r.count.rate()),
-                exact_opt(r.ci.map(|c| c.0)),
-                exact_opt(r.ci.map(|c| c.1)),
-                exact_opt(j.and_then(|j| j.change)),
-                exact_opt(j.and_then(|j| j.p)),
-                j.map(|j| j.regression.to_string()).unwrap_or_default(),
-            ])
-            .map_err(encode)?;
-        }
-        let bytes = w
-            .into_inner()
-            .map_err(|e| Error::Tool(format!("cannot encode weekly.csv: {e}")))?;
-        String::from_utf8(bytes).map_err(|e| Error::Tool(format!("weekly.csv: {e}")))
+        export_text(&self.document(), "csv")
     }
 
     /// Regressions flagged, over all weeks.
@@ -398,8 +406,11 @@ impl Weekly {
         let plots = out.join("plots");
         std::fs::create_dir_all(&plots)
             .io_context(|| format!("cannot create '{}'", plots.display()))?;
-        write_atomic(&out.join(WEEKLY_CSV), self.to_csv()?.as_bytes())?;
-        write_atomic(&out.join(WEEKLY_MD), self.to_markdown().as_bytes())?;
+        let doc = self.document();
+        for exporter in super::export::ALL {
+            let file = out.join(format!("{}.{}", doc.name, exporter.extension()));
+            write_atomic(&file, &exporter.export(&doc)?)?;
+        }
         for metric in Metric::ALL {
             let svg = self.chart(metric)?;
             write_atomic(&plots.join(format!("{metric}.svg")), svg.as_bytes())?;
