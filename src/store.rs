@@ -1,5 +1,6 @@
 //! The results directory (DESIGN §11): the manifest, append-only JSONL records flushed
-//! and fsync'd one at a time, and the CSV tables rebuilt from them in canonical order.
+//! and fsync'd one at a time, and the CSV tables rebuilt from them in canonical order;
+//! the lock that keeps a second writer out, and the checks on every output path.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -11,6 +12,12 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, IoContext, Result};
 use crate::record::{SESSION_COLUMNS, SessionRecord, TRIAL_COLUMNS, TrialRecord};
 use crate::runner::{Event, EventKind, EventSink};
+
+mod lock;
+mod output;
+
+pub use lock::{LOCK_FILE, RunLock};
+pub use output::{check_output_dir, check_output_file, claim_new_run_dir};
 
 /// `manifest.json`.
 pub const MANIFEST: &str = "manifest.json";
@@ -207,9 +214,10 @@ pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
         .collect()
 }
 
-/// Writes the results of a run as events arrive.
+/// Writes the results of a run as events arrive, holding the directory's lock.
 pub struct RunWriter {
     dir: PathBuf,
+    _lock: RunLock,
     manifest: Manifest,
     sessions: JsonlAppender,
     trials: JsonlAppender,
@@ -217,33 +225,31 @@ pub struct RunWriter {
 }
 
 impl RunWriter {
-    /// Creates `dir` (which must not hold results already) and writes the manifest.
+    /// Creates and locks `dir`, which must be new or empty (see [`claim_new_run_dir`]),
+    /// and writes the manifest.
     pub fn create(dir: &Path, manifest: Manifest) -> Result<RunWriter> {
-        if dir.join(SESSIONS_JSONL).exists() || dir.join(MANIFEST).exists() {
-            return Err(Error::BadInput(format!(
-                "'{}' already holds results; choose another --out (or use `loopbench resume`)",
-                dir.display()
-            )));
-        }
-        std::fs::create_dir_all(dir)
-            .io_context(|| format!("cannot create results directory '{}'", dir.display()))?;
+        let lock = claim_new_run_dir(dir)?;
         manifest.write(dir)?;
         Ok(RunWriter {
             sessions: JsonlAppender::open(&dir.join(SESSIONS_JSONL))?,
             trials: JsonlAppender::open(&dir.join(TRIALS_JSONL))?,
             truth: None,
             dir: dir.to_path_buf(),
+            _lock: lock,
             manifest,
         })
     }
 
-    /// Reopens a run directory to append to it (`resume`): the manifest is kept.
-    pub fn reopen(dir: &Path, manifest: Manifest) -> Result<RunWriter> {
+    /// Reopens a run directory to append to it (`resume`): the manifest is kept. `lock`
+    /// is the directory's, taken before anything in it was read or rewritten.
+    pub fn reopen(lock: RunLock, manifest: Manifest) -> Result<RunWriter> {
+        let dir = lock.dir().to_path_buf();
         Ok(RunWriter {
             sessions: JsonlAppender::open(&dir.join(SESSIONS_JSONL))?,
             trials: JsonlAppender::open(&dir.join(TRIALS_JSONL))?,
             truth: None,
-            dir: dir.to_path_buf(),
+            dir,
+            _lock: lock,
             manifest,
         })
     }

@@ -6,9 +6,12 @@ use crate::cli::{ReportArgs, ReportFormat};
 use crate::error::{IoContext, Result};
 use crate::exit_code;
 use crate::report::write_summary;
+use crate::store::RunLock;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &ReportArgs) -> Result<i32> {
+    // The summary files are rewritten: not while another process writes the run.
+    let _lock = RunLock::acquire(&args.run_dir)?;
     let summary = write_summary(&args.run_dir, args.baseline.as_deref(), args.confidence)?;
     let text = match args.format {
         ReportFormat::Md => summary.to_markdown(),

@@ -14,7 +14,8 @@ use crate::error::{Error, Result};
 use crate::record::{SessionRecord, TrialRecord};
 use crate::runner::{Shard, plan};
 use crate::store::{
-    Manifest, RunWriter, SESSIONS_JSONL, SIM_TRUTH_JSONL, TRIALS_JSONL, read_jsonl, write_atomic,
+    Manifest, RunLock, RunWriter, SESSIONS_JSONL, SIM_TRUTH_JSONL, TRIALS_JSONL, read_jsonl,
+    write_atomic,
 };
 use crate::suite::Suite;
 
@@ -27,6 +28,9 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
             dir.display()
         )));
     }
+    // Before anything is read: a live run appending to these files must not have them
+    // replaced under it.
+    let lock = RunLock::acquire(dir)?;
     let manifest = Manifest::read(dir)?;
     let Some(suite_path) = manifest.suite_path.clone() else {
         return Err(Error::BadInput(format!(
@@ -89,7 +93,7 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
         done.len(),
         remaining.len()
     );
-    let writer = RunWriter::reopen(dir, manifest)?;
+    let writer = RunWriter::reopen(lock, manifest)?;
     let mut finished_of_arm = std::collections::BTreeMap::new();
     for t in &finished {
         *finished_of_arm.entry(t.key.arm.clone()).or_insert(0u64) += 1;
