@@ -143,8 +143,11 @@ pub fn host_name() -> String {
 }
 
 /// Writes `bytes` to a temporary file beside `path`, syncs it, and renames it over
-/// `path`, so that readers see the old or the new content, never half of it.
+/// `path`, so that readers see the old or the new content, never half of it. An
+/// existing `path` that is not a regular file (a device such as /dev/null, a FIFO, a
+/// directory) is refused: the rename would replace it.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    check_output_file(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir)
         .io_context(|| format!("cannot create a temporary file in '{}'", dir.display()))?;
@@ -163,8 +166,9 @@ pub struct JsonlAppender {
 }
 
 impl JsonlAppender {
-    /// Opens (creating) `path` for appending.
+    /// Opens (creating) `path` for appending; an existing `path` must be a regular file.
     pub fn open(path: &Path) -> Result<JsonlAppender> {
+        check_output_file(path)?;
         let file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -388,6 +392,23 @@ mod tests {
         std::fs::write(&path, "{\"n\":1}\ngarbage\n{\"n\":2}\n").unwrap();
         let err = read_jsonl::<R>(&path).unwrap_err();
         assert!(err.to_string().contains("x.jsonl:2"), "{err}");
+    }
+
+    #[test]
+    fn write_atomic_refuses_to_replace_a_fifo_and_leaves_it_in_place() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("summary.md");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let err = write_atomic(&path, b"x").unwrap_err();
+        assert_eq!(err.exit_code(), crate::exit_code::BAD_INPUT);
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        let kind = std::fs::symlink_metadata(&path).unwrap().file_type();
+        assert!(kind.is_fifo());
     }
 
     #[test]

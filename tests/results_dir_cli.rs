@@ -1,9 +1,10 @@
-//! Who may write a results directory: one writer at a time (the lock), and a new run
-//! only into a new or empty directory.
+//! Who may write a results directory, and where output may go: one writer at a time
+//! (the lock), a new run only into a new or empty directory, and no output path that
+//! replaces a device, a FIFO or anything else that is not a regular file or directory.
 
 mod common;
 
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
@@ -255,4 +256,99 @@ fn merge_reads_shards_that_carry_lock_files_and_keeps_them_out_of_its_tables() {
             "{table}"
         );
     }
+}
+
+fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn is_fifo(path: &Path) -> bool {
+    std::fs::symlink_metadata(path)
+        .unwrap()
+        .file_type()
+        .is_fifo()
+}
+
+// Devices are tested through FIFOs: a regression must never get the chance to replace
+// /dev/null on the machine running the tests (they may run as root). The unit tests of
+// the output checks refuse /dev/null itself without writing.
+#[test]
+fn import_refuses_an_out_path_that_is_a_fifo_and_leaves_it_in_place() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("trace.jsonl");
+    mkfifo(&fifo);
+    loopbench()
+        .args(["import", "claude-code"])
+        .arg(common::repo_root().join("tests/data/claude-code/latefees/sess-a.jsonl"))
+        .arg("--out")
+        .arg(&fifo)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(fifo.display().to_string()))
+        .stderr(predicate::str::contains("not a regular file"));
+    assert!(is_fifo(&fifo));
+}
+
+#[test]
+fn report_refuses_to_replace_a_summary_file_that_is_a_fifo() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("replayed");
+    replay(tmp.path(), &run).success();
+    let summary = run.join("summary.md");
+    std::fs::remove_file(&summary).unwrap();
+    mkfifo(&summary);
+    loopbench()
+        .arg("report")
+        .arg(&run)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(summary.display().to_string()))
+        .stderr(predicate::str::contains("not a regular file"));
+    assert!(is_fifo(&summary));
+}
+
+#[test]
+fn out_directories_that_are_devices_fifos_or_files_are_refused_with_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("fifo");
+    mkfifo(&fifo);
+    let file = tmp.path().join("file.txt");
+    std::fs::write(&file, "mine\n").unwrap();
+    let shard = tmp.path().join("replayed");
+    replay(tmp.path(), &shard).success();
+    for out in [Path::new("/dev/null"), &fifo, &file] {
+        let names_it = || {
+            predicate::str::contains(format!("'{}'", out.display()))
+                .and(predicate::str::contains("is not a directory"))
+        };
+        replay(tmp.path(), out).code(2).stderr(names_it());
+        loopbench()
+            .arg("merge")
+            .arg(&shard)
+            .arg("--out")
+            .arg(out)
+            .assert()
+            .code(2)
+            .stderr(names_it());
+        loopbench()
+            .arg("weekly")
+            .arg(tmp.path())
+            .arg("--out")
+            .arg(out)
+            .assert()
+            .code(2)
+            .stderr(names_it());
+    }
+    assert!(is_fifo(&fifo));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine\n");
+    assert!(
+        std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
 }
