@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::run::{drive, select_arms};
+use crate::agent::command;
 use crate::cli::ResumeArgs;
 use crate::error::{Error, Result};
 use crate::record::{SessionRecord, TrialRecord};
@@ -60,9 +61,26 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
         trials = shard.slice(trials);
     }
 
-    // Keep only what belongs to finished trials; rewriting also drops a torn last line.
     let finished: Vec<TrialRecord> = read_jsonl(&dir.join(TRIALS_JSONL))?;
     let done: BTreeSet<String> = finished.iter().map(|t| t.key.trial_id.clone()).collect();
+    let remaining: Vec<_> = trials
+        .into_iter()
+        .filter(|t| {
+            let id = crate::record::TrialKey::new(
+                &suite.arms[t.arm].name,
+                &suite.tasks[t.task].name,
+                t.replicate,
+            );
+            !done.contains(&id.trial_id)
+        })
+        .collect();
+    // Like `run`: an agent that cannot be started here is refused before anything runs
+    // or is rewritten (the program may have moved since the run started).
+    let mut pending: Vec<usize> = remaining.iter().map(|t| t.arm).collect();
+    pending.dedup();
+    command::preflight(&suite, &pending)?;
+
+    // Keep only what belongs to finished trials; rewriting also drops a torn last line.
     rewrite_jsonl::<TrialRecord>(&dir.join(TRIALS_JSONL), |t| done.contains(&t.key.trial_id))?;
     rewrite_jsonl::<SessionRecord>(&dir.join(SESSIONS_JSONL), |s| {
         done.contains(&s.key.trial_id)
@@ -76,17 +94,6 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
         })?;
     }
 
-    let remaining: Vec<_> = trials
-        .into_iter()
-        .filter(|t| {
-            let id = crate::record::TrialKey::new(
-                &suite.arms[t.arm].name,
-                &suite.tasks[t.task].name,
-                t.replicate,
-            );
-            !done.contains(&id.trial_id)
-        })
-        .collect();
     eprintln!(
         "resuming {}: {} trials finished, {} to run",
         dir.display(),
