@@ -655,3 +655,43 @@ fn resume_refuses_an_agent_program_that_vanished_before_anything_runs_or_is_rewr
         .stderr(predicate::str::contains("'./agent.sh' not found"));
     assert_eq!(std::fs::read(&trials).unwrap(), before);
 }
+
+#[test]
+fn an_arm_whose_agent_never_starts_is_named_in_a_warning_and_in_the_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    script(tmp.path(), "ok.sh", "exit 0\n");
+    // Found and executable, so the preflight passes, but exec fails: no interpreter.
+    let broken = tmp.path().join("broken.sh");
+    std::fs::write(&broken, "#!/nonexistent/loopbench-interpreter\n").unwrap();
+    std::fs::set_permissions(&broken, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let agents = "[agents.ok]\ndriver = \"command\"\nprogram = \"./ok.sh\"\n\n\
+                  [agents.broken]\ndriver = \"command\"\nprogram = \"./broken.sh\"\n";
+    let arms = arm("good", "ok", 1, "") + &arm("bad", "broken", 1, "");
+    let suite = sh_suite(tmp.path(), agents, &arms);
+    let out = tmp.path().join("out");
+    let output = loopbench()
+        .arg("run")
+        .arg(&suite)
+        .args(["--quiet", "--replicates", "2", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr
+            .contains("warning: arm with no usable sessions: bad (all 2 sessions ended in error)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("sessions: good"), "{stderr}");
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("## Arms with no usable sessions"), "{md}");
+    assert!(md.contains("bad (all 2 sessions ended in error)"), "{md}");
+    assert!(!md.contains("good (all"), "{md}");
+    // The tables keep their columns.
+    let header = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert_eq!(
+        header.lines().next().unwrap(),
+        "arm,metric,k,n,rate,ci_low,ci_high,diff,diff_ci_low,diff_ci_high,p,p_holm,boot_ci_low,boot_ci_high"
+    );
+}

@@ -107,7 +107,8 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
         .unwrap_or_default();
     merged.finished = Some(now_rfc3339());
     merged.write(out)?;
-    crate::report::write_summary(out, None, crate::report::DEFAULT_CONFIDENCE)?;
+    let summary = crate::report::write_summary(out, None, crate::report::DEFAULT_CONFIDENCE)?;
+    super::report::warn_unusable_arms(&summary);
     eprintln!(
         "merged {} runs ({} trials) into {}",
         manifests.len(),

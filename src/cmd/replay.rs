@@ -139,6 +139,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
     if !single {
         super::report::print(&summary.to_markdown())?;
     }
+    super::report::warn_unusable_arms(&summary);
     eprintln!("results written to {}", out.display());
     for (path, reason) in &bad_traces {
         eprintln!("error: {}: {reason}", path.display());

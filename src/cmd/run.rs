@@ -156,6 +156,7 @@ pub(crate) fn drive(
         warn_underpowered(&summary, effect);
     }
     super::report::print(&summary.to_markdown())?;
+    super::report::warn_unusable_arms(&summary);
     eprintln!(
         "{} trials in {:.1}s; results in {}",
         trials.len(),
