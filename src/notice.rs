@@ -18,8 +18,11 @@ pub enum Notice {
         /// What failed and what happens next.
         message: String,
     },
-    /// Ctrl-C: no new trials; agents in flight get `grace` before they are signalled.
+    /// Ctrl-C, SIGTERM or SIGHUP: no new trials; agents in flight get `grace` before
+    /// they are signalled.
     Stopping {
+        /// What stopped the run: `Ctrl-C`, `SIGTERM` or `SIGHUP`.
+        signal: &'static str,
         /// How long agents in flight may go on.
         grace: Duration,
     },
@@ -44,9 +47,10 @@ impl std::fmt::Display for Notice {
                 "loopbench: {} session {session}: {message}",
                 key.trial_id
             ),
-            Notice::Stopping { grace } => write!(
+            Notice::Stopping { signal, grace } => write!(
                 f,
-                "stopping: no new trials; agents in flight get {}s to finish (Ctrl-C again to abort now)",
+                "{signal}: stopping: no new trials; agents in flight get {}s to finish \
+                 (Ctrl-C, SIGTERM or SIGHUP again to abort now)",
                 grace.as_secs()
             ),
             Notice::VerifyCache { hits, runs } => write!(

@@ -1,5 +1,6 @@
 //! The results directory (DESIGN §11): the manifest, append-only JSONL records flushed
-//! and fsync'd one at a time, and the CSV tables rebuilt from them in canonical order.
+//! and fsync'd one at a time, and the CSV tables rebuilt from them in canonical order;
+//! the lock that keeps a second writer out, and the checks on every output path.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -11,6 +12,12 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, IoContext, Result};
 use crate::record::{SESSION_COLUMNS, SessionRecord, TRIAL_COLUMNS, TrialRecord};
 use crate::runner::{Event, EventKind, EventSink};
+
+mod lock;
+mod output;
+
+pub use lock::{LOCK_FILE, RunLock};
+pub use output::{check_output_dir, check_output_file, claim_new_run_dir};
 
 /// `manifest.json`.
 pub const MANIFEST: &str = "manifest.json";
@@ -163,9 +170,12 @@ pub fn host_name() -> String {
 /// Writes `bytes` to a temporary file beside `path`, syncs it, and renames it over
 /// `path`, so that readers see the old or the new content, never half of it. The file
 /// gets the mode any new file gets (0666 less the umask: 0644 under umask 022), not a
-/// temporary file's private 0600: results are meant to be read by others.
+/// temporary file's private 0600: results are meant to be read by others. An existing
+/// `path` that is not a regular file (a device such as /dev/null, a FIFO, a directory)
+/// is refused: the rename would replace it.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
+    check_output_file(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     // The kernel takes the umask (or the directory's default ACL) off the mode at
     // creation, as for any `File::create`, so it need not be read here.
@@ -188,8 +198,9 @@ pub struct JsonlAppender {
 }
 
 impl JsonlAppender {
-    /// Opens (creating) `path` for appending.
+    /// Opens (creating) `path` for appending; an existing `path` must be a regular file.
     pub fn open(path: &Path) -> Result<JsonlAppender> {
+        check_output_file(path)?;
         let file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -239,9 +250,10 @@ pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
         .collect()
 }
 
-/// Writes the results of a run as events arrive.
+/// Writes the results of a run as events arrive, holding the directory's lock.
 pub struct RunWriter {
     dir: PathBuf,
+    _lock: RunLock,
     manifest: Manifest,
     sessions: JsonlAppender,
     trials: JsonlAppender,
@@ -249,33 +261,31 @@ pub struct RunWriter {
 }
 
 impl RunWriter {
-    /// Creates `dir` (which must not hold results already) and writes the manifest.
+    /// Creates and locks `dir`, which must be new or empty (see [`claim_new_run_dir`]),
+    /// and writes the manifest.
     pub fn create(dir: &Path, manifest: Manifest) -> Result<RunWriter> {
-        if dir.join(SESSIONS_JSONL).exists() || dir.join(MANIFEST).exists() {
-            return Err(Error::BadInput(format!(
-                "'{}' already holds results; choose another --out (or use `loopbench resume`)",
-                dir.display()
-            )));
-        }
-        std::fs::create_dir_all(dir)
-            .io_context(|| format!("cannot create results directory '{}'", dir.display()))?;
+        let lock = claim_new_run_dir(dir)?;
         manifest.write(dir)?;
         Ok(RunWriter {
             sessions: JsonlAppender::open(&dir.join(SESSIONS_JSONL))?,
             trials: JsonlAppender::open(&dir.join(TRIALS_JSONL))?,
             truth: None,
             dir: dir.to_path_buf(),
+            _lock: lock,
             manifest,
         })
     }
 
-    /// Reopens a run directory to append to it (`resume`): the manifest is kept.
-    pub fn reopen(dir: &Path, manifest: Manifest) -> Result<RunWriter> {
+    /// Reopens a run directory to append to it (`resume`): the manifest is kept. `lock`
+    /// is the directory's, taken before anything in it was read or rewritten.
+    pub fn reopen(lock: RunLock, manifest: Manifest) -> Result<RunWriter> {
+        let dir = lock.dir().to_path_buf();
         Ok(RunWriter {
             sessions: JsonlAppender::open(&dir.join(SESSIONS_JSONL))?,
             trials: JsonlAppender::open(&dir.join(TRIALS_JSONL))?,
             truth: None,
-            dir: dir.to_path_buf(),
+            dir,
+            _lock: lock,
             manifest,
         })
     }
@@ -427,6 +437,23 @@ mod tests {
         write_atomic(&atomic, b"x").unwrap();
         assert_eq!(mode(&atomic), mode(&plain));
         assert_eq!(std::fs::read(&atomic).unwrap(), b"x");
+    }
+
+    #[test]
+    fn write_atomic_refuses_to_replace_a_fifo_and_leaves_it_in_place() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("summary.md");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let err = write_atomic(&path, b"x").unwrap_err();
+        assert_eq!(err.exit_code(), crate::exit_code::BAD_INPUT);
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        let kind = std::fs::symlink_metadata(&path).unwrap().file_type();
+        assert!(kind.is_fifo());
     }
 
     #[test]

@@ -648,3 +648,130 @@ fn validate_names_the_line_of_a_capture_limit_that_is_no_size() {
             .stderr(predicate::str::contains(format!("agent 'x': {message}")));
     }
 }
+
+#[test]
+fn validate_refuses_a_command_agent_whose_program_cannot_be_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agents = "[agents.ghost]\ndriver = \"command\"\nprogram = \"./no-such-agent.sh\"\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("ghost", "ghost", 1, ""));
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("agent 'ghost'"))
+        .stderr(predicate::str::contains("'./no-such-agent.sh' not found"));
+}
+
+#[test]
+fn a_relative_agent_program_is_found_beside_the_suite_when_run_from_another_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = tmp.path().join("suite");
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&suite).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    script(&suite, "agent.sh", "echo ran > ran.txt\n");
+    let agents = "[agents.local]\ndriver = \"command\"\nprogram = \"./agent.sh\"\n";
+    sh_suite(&suite, agents, &arm("local", "local", 1, ""));
+    // The suite is named relative to the working directory, which is neither the
+    // suite's nor the agent's (the agent starts in its work directory).
+    loopbench()
+        .current_dir(&elsewhere)
+        .args(["validate", "../suite"])
+        .assert()
+        .success();
+    let out = tmp.path().join("out");
+    let output = loopbench()
+        .current_dir(&elsewhere)
+        .args(["run", "../suite", "--quiet", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let sessions = common::read_csv(&out.join("sessions.csv"));
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(
+        sessions[0]["outcome"], "completed",
+        "{}",
+        sessions[0]["error"]
+    );
+}
+
+#[test]
+fn resume_refuses_an_agent_program_that_vanished_before_anything_runs_or_is_rewritten() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = script(tmp.path(), "agent.sh", "exit 0\n");
+    let agents = "[agents.local]\ndriver = \"command\"\nprogram = \"./agent.sh\"\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("local", "local", 1, ""));
+    let out = tmp.path().join("out");
+    loopbench()
+        .arg("run")
+        .arg(&suite)
+        .args(["--quiet", "--replicates", "2", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    // As if the run had been interrupted during its second trial, with a torn line.
+    let trials = out.join("trials.jsonl");
+    let first = std::fs::read_to_string(&trials)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    std::fs::write(&trials, format!("{first}\n{{\"torn")).unwrap();
+    let before = std::fs::read(&trials).unwrap();
+    std::fs::remove_file(&agent).unwrap();
+    loopbench()
+        .args(["resume", "--quiet"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("agent 'local'"))
+        .stderr(predicate::str::contains("'./agent.sh' not found"));
+    assert_eq!(std::fs::read(&trials).unwrap(), before);
+}
+
+#[test]
+fn an_arm_whose_agent_never_starts_is_named_in_a_warning_and_in_the_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    script(tmp.path(), "ok.sh", "exit 0\n");
+    // Found and executable, so the preflight passes, but exec fails: no interpreter.
+    let broken = tmp.path().join("broken.sh");
+    std::fs::write(&broken, "#!/nonexistent/loopbench-interpreter\n").unwrap();
+    std::fs::set_permissions(&broken, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let agents = "[agents.ok]\ndriver = \"command\"\nprogram = \"./ok.sh\"\n\n\
+                  [agents.broken]\ndriver = \"command\"\nprogram = \"./broken.sh\"\n";
+    let arms = arm("good", "ok", 1, "") + &arm("bad", "broken", 1, "");
+    let suite = sh_suite(tmp.path(), agents, &arms);
+    let out = tmp.path().join("out");
+    let output = loopbench()
+        .arg("run")
+        .arg(&suite)
+        .args(["--quiet", "--replicates", "2", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr
+            .contains("warning: arm with no usable sessions: bad (all 2 sessions ended in error)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("sessions: good"), "{stderr}");
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("## Arms with no usable sessions"), "{md}");
+    assert!(md.contains("bad (all 2 sessions ended in error)"), "{md}");
+    assert!(!md.contains("good (all"), "{md}");
+    // The tables keep their columns.
+    let header = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert_eq!(
+        header.lines().next().unwrap(),
+        "arm,metric,k,n,rate,ci_low,ci_high,diff,diff_ci_low,diff_ci_high,p,p_holm,boot_ci_low,boot_ci_high"
+    );
+}

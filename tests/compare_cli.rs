@@ -136,3 +136,46 @@ fn a_missing_run_an_unknown_metric_and_a_bad_alpha_exit_2() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn a_judged_arm_without_data_for_the_metric_exits_2_naming_arm_metric_and_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = run(tmp.path(), "base", 22);
+    let new = run(tmp.path(), "new", 22);
+    // No session of either run was resumed: resume_success has n = 0 on both sides.
+    loopbench()
+        .arg("compare")
+        .arg(&base)
+        .arg(&new)
+        .args(["--metric", "resume_success"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "arm 'json' has no data for resume_success in either run",
+        ))
+        .stderr(predicate::str::contains(base.display().to_string()))
+        .stderr(predicate::str::contains("not a pass"));
+
+    // The new run's markdown arm has no coding session at all.
+    let empty = tmp.path().join("empty");
+    write_csvs(
+        &empty,
+        &[
+            ArmSpec::new("json", 20, 12).with("premature_claims", 22),
+            ArmSpec::new("markdown", 20, 0),
+        ],
+    );
+    loopbench()
+        .arg("compare")
+        .arg(&base)
+        .arg(&empty)
+        .args(["--metric", "premature_done"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "arm 'markdown' has no data for premature_done in the new run '{}'",
+            empty.display()
+        )))
+        .stderr(predicate::str::contains("arm 'json'").not());
+}

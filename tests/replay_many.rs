@@ -245,3 +245,43 @@ fn mismatched_arm_or_format_counts_and_empty_directories_exit_2() {
         .stderr(predicate::str::contains("holds no traces"));
     assert!(!tmp.path().join("never").exists());
 }
+
+#[test]
+fn a_replayed_arm_all_of_whose_sessions_failed_is_named_in_a_warning_and_in_the_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = trace_dir(tmp.path(), "good", 2, 0);
+    let broken = tmp.path().join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    for i in 0..2 {
+        let escape = json!({"op": "write", "path": "../../escaped.txt", "content": "x"});
+        let trace = format!("{}\n{escape}\n", json!({"op": "session", "n": 1}));
+        std::fs::write(broken.join(format!("t{i}.jsonl")), trace).unwrap();
+    }
+    let out = tmp.path().join("run");
+    let output = loopbench()
+        .args(["replay", "--quiet"])
+        .arg(&good)
+        .arg(&broken)
+        .arg("--task")
+        .arg(latefees())
+        .args(["--format", "json", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    // The bad traces make it exit 2; the arm is named whatever the exit code.
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "warning: arm with no usable sessions: broken (all 2 sessions ended in error)"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("sessions: good"), "{stderr}");
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("## Arms with no usable sessions"), "{md}");
+    assert!(
+        md.contains("broken (all 2 sessions ended in error)"),
+        "{md}"
+    );
+}

@@ -6,7 +6,7 @@ use crate::cli::{ImportArgs, ImportCommand};
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
 use crate::import::{Imported, claude_code, stream_json};
-use crate::store::write_atomic;
+use crate::store::{check_output_dir, write_atomic};
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &ImportArgs) -> Result<i32> {
@@ -28,9 +28,11 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
     match &files.out {
         Some(path) => {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                check_output_dir(dir)?;
                 std::fs::create_dir_all(dir)
                     .io_context(|| format!("cannot create '{}'", dir.display()))?;
             }
+            // Refuses a device or FIFO at `path` (see `write_atomic`).
             write_atomic(path, trace.as_bytes())?;
             eprintln!("trace written to {}", path.display());
         }

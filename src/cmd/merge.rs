@@ -9,8 +9,8 @@ use crate::exit_code;
 use crate::record::{SessionRecord, TrialRecord};
 use crate::runner::Shard;
 use crate::store::{
-    JsonlAppender, Manifest, SESSIONS_JSONL, SIM_TRUTH_JSONL, TRIALS_JSONL, now_rfc3339,
-    read_jsonl, write_tables,
+    JsonlAppender, Manifest, SESSIONS_JSONL, SIM_TRUTH_JSONL, TRIALS_JSONL, claim_new_run_dir,
+    now_rfc3339, read_jsonl, write_tables,
 };
 
 /// Runs the command; returns the exit code.
@@ -59,14 +59,8 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
     check_shard_cover(&args.run_dirs, &manifests)?;
 
     let out = &args.out;
-    if out.join(crate::store::MANIFEST).exists() || out.join(SESSIONS_JSONL).exists() {
-        return Err(Error::BadInput(format!(
-            "'{}' already holds results; choose another --out",
-            out.display()
-        )));
-    }
-    std::fs::create_dir_all(out)
-        .map_err(|e| Error::io(format!("cannot create '{}'", out.display()), e))?;
+    // Held until the merged run is complete: no other process writes into it meanwhile.
+    let _lock = claim_new_run_dir(out)?;
 
     let mut seen = BTreeSet::new();
     let mut sessions = JsonlAppender::open(&out.join(SESSIONS_JSONL))?;
@@ -113,7 +107,8 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
         .unwrap_or_default();
     merged.finished = Some(now_rfc3339());
     merged.write(out)?;
-    crate::report::write_summary(out, None, crate::report::DEFAULT_CONFIDENCE)?;
+    let summary = crate::report::write_summary(out, None, crate::report::DEFAULT_CONFIDENCE)?;
+    super::report::warn_unusable_arms(&summary);
     eprintln!(
         "merged {} runs ({} trials) into {}",
         manifests.len(),

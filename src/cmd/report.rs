@@ -6,9 +6,12 @@ use crate::cli::{ReportArgs, ReportFormat};
 use crate::error::{IoContext, Result};
 use crate::exit_code;
 use crate::report::write_summary;
+use crate::store::RunLock;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &ReportArgs) -> Result<i32> {
+    // The summary files are rewritten: not while another process writes the run.
+    let _lock = RunLock::acquire(&args.run_dir)?;
     let summary = write_summary(&args.run_dir, args.baseline.as_deref(), args.confidence)?;
     let text = match args.format {
         ReportFormat::Md => summary.to_markdown(),
@@ -16,7 +19,16 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
         ReportFormat::Json => summary.to_json()?,
     };
     print(&text)?;
+    warn_unusable_arms(&summary);
     Ok(exit_code::OK)
+}
+
+/// Warns on stderr about every arm none of whose sessions is usable (all ended in
+/// `error`), so that a run whose agent never started cannot pass for a result.
+pub(crate) fn warn_unusable_arms(summary: &crate::report::Summary) {
+    for arm in summary.unusable_arms() {
+        eprintln!("warning: arm with no usable sessions: {arm}");
+    }
 }
 
 /// Writes `text` to stdout. A closed pipe comes back as an I/O error of kind

@@ -9,12 +9,14 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::run::select_arms;
+use crate::agent::command;
 use crate::cli::ResumeArgs;
 use crate::error::{Error, Result};
 use crate::record::{SessionRecord, TrialRecord};
 use crate::runner::{Plan, Shard};
 use crate::store::{
-    Manifest, RunWriter, SESSIONS_JSONL, SIM_TRUTH_JSONL, TRIALS_JSONL, read_jsonl, write_atomic,
+    Manifest, RunLock, RunWriter, SESSIONS_JSONL, SIM_TRUTH_JSONL, TRIALS_JSONL, read_jsonl,
+    write_atomic,
 };
 use crate::suite::Suite;
 
@@ -27,6 +29,9 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
             dir.display()
         )));
     }
+    // Before anything is read: a live run appending to these files must not have them
+    // replaced under it.
+    let lock = RunLock::acquire(dir)?;
     let manifest = Manifest::read(dir)?;
     let mut plan = if manifest.replay.is_some() {
         super::replay::plan_from_manifest(dir, &manifest)?
@@ -40,9 +45,18 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
         plan = plan.sharded(shard);
     }
 
-    // Keep only what belongs to finished trials; rewriting also drops a torn last line.
     let finished: Vec<TrialRecord> = read_jsonl(&dir.join(TRIALS_JSONL))?;
     let done: BTreeSet<String> = finished.iter().map(|t| t.key.trial_id.clone()).collect();
+    let plan = plan.without(&done);
+    // Like `run`: an agent that cannot be started here is refused before anything runs
+    // or is rewritten (the program may have moved since the run started).
+    if let Some(suite) = plan.suite_source() {
+        let mut pending: Vec<usize> = plan.trials.iter().map(|t| t.arm).collect();
+        pending.dedup();
+        command::preflight(suite, &pending)?;
+    }
+
+    // Keep only what belongs to finished trials; rewriting also drops a torn last line.
     rewrite_jsonl::<TrialRecord>(&dir.join(TRIALS_JSONL), |t| done.contains(&t.key.trial_id))?;
     rewrite_jsonl::<SessionRecord>(&dir.join(SESSIONS_JSONL), |s| {
         done.contains(&s.key.trial_id)
@@ -56,7 +70,6 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
         })?;
     }
 
-    let plan = plan.without(&done);
     eprintln!(
         "resuming {}: {} trials finished, {} to run",
         dir.display(),
@@ -64,7 +77,7 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
         plan.trials.len()
     );
     let replayed = manifest.replay.is_some();
-    let writer = RunWriter::reopen(dir, manifest)?;
+    let writer = RunWriter::reopen(lock, manifest)?;
     let mut finished_of_arm = std::collections::BTreeMap::new();
     for t in &finished {
         *finished_of_arm.entry(t.key.arm.clone()).or_insert(0u64) += 1;

@@ -38,6 +38,7 @@ pub fn run(args: &WeeklyArgs) -> Result<i32> {
         .out
         .clone()
         .unwrap_or_else(|| args.results_root.join("weekly"));
+    crate::store::check_output_dir(&out)?;
     weekly.write(&out)?;
     print(&weekly.to_markdown())?;
     eprintln!("weekly report written to {}", out.display());

@@ -76,12 +76,25 @@ pub struct Aggregate {
     /// Per arm: sessions marked `divergent` (k) among all its sessions (n). Empty when
     /// `sessions.csv` has no `divergent` column (runs written before it existed).
     pub divergent: BTreeMap<String, Count>,
+    /// Per arm: sessions whose outcome is `error` (k) among all its sessions (n),
+    /// initializers included.
+    pub errored: BTreeMap<String, Count>,
 }
 
 impl Aggregate {
     /// The arms that have a session or a trial, sorted by name.
     pub fn arms(&self) -> Vec<String> {
         self.by_arm.keys().cloned().collect()
+    }
+
+    /// The arms none of whose sessions is usable: every one ended in `error` (the agent
+    /// could not be started, say), with their session counts, sorted by name.
+    pub fn arms_without_usable_sessions(&self) -> Vec<(String, u64)> {
+        self.errored
+            .iter()
+            .filter(|(_, c)| c.n > 0 && c.k == c.n)
+            .map(|(arm, c)| (arm.clone(), c.n))
+            .collect()
     }
 
     /// The tasks that have a session or a trial, sorted by name.
@@ -160,16 +173,19 @@ pub fn aggregate(dir: &Path) -> Result<Aggregate> {
         move |e: PolarsError| Error::BadInput(format!("cannot summarize '{path}': {e}"))
     };
     let divergent = divergent_per_arm(&sessions).map_err(bad(&sessions_path))?;
+    let errored =
+        count_per_arm(&sessions, col("outcome").eq(lit("error"))).map_err(bad(&sessions_path))?;
     let per_trial = session_counts_per_trial(sessions).map_err(bad(&sessions_path))?;
     let trial_rows = trial_rows(trials).map_err(bad(&trials_path))?;
     Ok(Aggregate {
         divergent,
+        errored,
         ..assemble(&per_trial, &trial_rows)
     })
 }
 
 fn session_schema() -> Vec<(&'static str, DataType)> {
-    let mut schema: Vec<(&str, DataType)> = ["trial_id", "arm", "task", "kind"]
+    let mut schema: Vec<(&str, DataType)> = ["trial_id", "arm", "task", "kind", "outcome"]
         .into_iter()
         .map(|c| (c, DataType::String))
         .collect();
@@ -298,12 +314,17 @@ fn divergent_per_arm(sessions: &DataFrame) -> PolarsResult<BTreeMap<String, Coun
     if sessions.column("divergent").is_err() {
         return Ok(BTreeMap::new());
     }
+    count_per_arm(sessions, col("divergent"))
+}
+
+/// Per arm, sessions for which `event` (a boolean expression) holds among all sessions.
+fn count_per_arm(sessions: &DataFrame, event: Expr) -> PolarsResult<BTreeMap<String, Count>> {
     let per_arm = sessions
         .clone()
         .lazy()
         .group_by([col("arm")])
         .agg([
-            col("divergent")
+            event
                 .cast(DataType::UInt32)
                 .sum()
                 .cast(DataType::UInt64)
@@ -509,6 +530,35 @@ mod tests {
         assert_eq!(a.features_verified, vec![3.0]);
         assert_eq!(a.clusters[Metric::PrematureDone.index()], vec![(1, 2)]);
         assert_eq!(agg.by_arm_task[&("a".into(), "t".into())].rates, a.rates);
+    }
+
+    #[test]
+    fn only_an_arm_every_session_of_which_ended_in_error_has_no_usable_sessions() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            SESSIONS_CSV,
+            &format!(
+                "{SESSION_HEADER}\
+                 a:t:0,a,t,0,1,coding,error,,,,,,,,,false,false,false,\n\
+                 a:t:1,a,t,1,1,coding,error,,,,,,,,,false,false,false,\n\
+                 b:t:0,b,t,0,1,coding,error,,,,,,,,,false,false,false,\n\
+                 b:t:0,b,t,0,2,coding,completed,0,0,0,0,0,0,0,0,true,true,false,\n"
+            ),
+        );
+        write(
+            dir.path(),
+            TRIALS_CSV,
+            &format!(
+                "{TRIAL_HEADER}a:t:0,a,t,0,0,false\na:t:1,a,t,1,0,false\nb:t:0,b,t,0,0,false\n"
+            ),
+        );
+        let agg = aggregate(dir.path()).unwrap();
+        assert_eq!(agg.errored["b"], Count { k: 1, n: 2 });
+        assert_eq!(
+            agg.arms_without_usable_sessions(),
+            vec![("a".to_string(), 2)]
+        );
     }
 
     #[test]

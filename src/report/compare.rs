@@ -118,7 +118,39 @@ pub struct Comparison {
     pub rule: Rule,
 }
 
+/// A judged arm that has no data (n = 0) for a metric in one run or in both.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoData {
+    /// Arm name.
+    pub arm: String,
+    /// The metric without data.
+    pub metric: Metric,
+    /// The base run has n = 0.
+    pub in_base: bool,
+    /// The new run has n = 0.
+    pub in_new: bool,
+}
+
 impl Comparison {
+    /// The verdicts that could not be reached for lack of data, in table order. A gate
+    /// must not read them as "no regression".
+    pub fn without_data(&self) -> Vec<NoData> {
+        self.metrics
+            .iter()
+            .flat_map(|(metric, verdicts)| {
+                verdicts
+                    .iter()
+                    .filter(|v| v.base.n == 0 || v.new.n == 0)
+                    .map(|v| NoData {
+                        arm: v.arm.clone(),
+                        metric: *metric,
+                        in_base: v.base.n == 0,
+                        in_new: v.new.n == 0,
+                    })
+            })
+            .collect()
+    }
+
     /// Number of regressions found.
     pub fn regressions(&self) -> usize {
         self.metrics
@@ -141,14 +173,33 @@ pub fn compare_runs(base: &Path, new: &Path, metrics: &[Metric], rule: Rule) -> 
     let new_info = RunInfo::read(new)?;
     let base_agg = aggregate(base)?;
     let new_agg = aggregate(new)?;
-    Ok(compare_aggregates(
+    let comparison = compare_aggregates(
         &base_agg,
         &new_agg,
         &base_info.order_arms(&base_agg.arms(), base_info.baseline.as_deref()),
         metrics,
         rule,
         base_info.simulated || new_info.simulated,
-    ))
+    );
+    // Fail closed: a metric the gate cannot judge is bad input, never a pass.
+    let gaps = comparison.without_data();
+    if !gaps.is_empty() {
+        let runs = |g: &NoData| match (g.in_base, g.in_new) {
+            (true, true) => format!("in either run ('{}', '{}')", base.display(), new.display()),
+            (true, false) => format!("in the base run '{}'", base.display()),
+            _ => format!("in the new run '{}'", new.display()),
+        };
+        let each: Vec<String> = gaps
+            .iter()
+            .map(|g| format!("arm '{}' has no data for {} {}", g.arm, g.metric, runs(g)))
+            .collect();
+        return Err(Error::BadInput(format!(
+            "{} (n = 0): it cannot be judged, so this is not a pass; compare runs that \
+             measured it, or leave out that --metric",
+            each.join("; ")
+        )));
+    }
+    Ok(comparison)
 }
 
 /// [`compare_runs`] on counts already read; `arm_order` orders the verdicts.
@@ -324,6 +375,43 @@ mod tests {
         assert!(drop.regression, "{drop:?}");
         let rise = judge(Metric::CleanExit, c(150, 240), c(200, 240), Rule::default());
         assert!(!rise.regression, "{rise:?}");
+    }
+
+    #[test]
+    fn an_arm_without_data_in_either_run_is_listed_as_without_data() {
+        let counts = |resume: Count| {
+            let mut counts = super::super::aggregate::Counts::default();
+            counts.rates[Metric::PrematureDone.index()] = c(1, 10);
+            counts.rates[Metric::ResumeSuccess.index()] = resume;
+            counts
+        };
+        let run = |a: Count, b: Count| Aggregate {
+            by_arm: [("a".to_string(), counts(a)), ("b".to_string(), counts(b))].into(),
+            ..Aggregate::default()
+        };
+        let base = run(c(2, 3), c(0, 0));
+        let new = run(c(0, 0), c(0, 0));
+        let arms = ["a".to_string(), "b".to_string()];
+        let metrics = [Metric::PrematureDone, Metric::ResumeSuccess];
+        let cmp = compare_aggregates(&base, &new, &arms, &metrics, Rule::default(), false);
+        let gaps = cmp.without_data();
+        assert_eq!(
+            gaps,
+            vec![
+                NoData {
+                    arm: "a".into(),
+                    metric: Metric::ResumeSuccess,
+                    in_base: false,
+                    in_new: true
+                },
+                NoData {
+                    arm: "b".into(),
+                    metric: Metric::ResumeSuccess,
+                    in_base: true,
+                    in_new: true
+                },
+            ]
+        );
     }
 
     #[test]

@@ -182,6 +182,21 @@ impl Summary {
         export_text(&self.document(), "json")
     }
 
+    /// The arms none of whose sessions is usable, each as "x (all 12 sessions ended in
+    /// error)", in arm order: `summary.md` names them, and the commands that finish a
+    /// run warn about them.
+    pub fn unusable_arms(&self) -> Vec<String> {
+        let unusable = self.aggregate.arms_without_usable_sessions();
+        self.arms
+            .iter()
+            .filter_map(|arm| unusable.iter().find(|(a, _)| a == arm))
+            .map(|(arm, n)| match n {
+                1 => format!("{arm} (its only session ended in error)"),
+                n => format!("{arm} (all {n} sessions ended in error)"),
+            })
+            .collect()
+    }
+
     /// `summary.md`.
     pub fn to_markdown(&self) -> String {
         summary_md::render(self)

@@ -46,6 +46,7 @@ pub fn render(s: &Summary) -> String {
         // 1 − 0.95 is 0.050000000000000044: round away the representation error.
         (alpha * 1e9).round() / 1e9,
     );
+    out += &unusable_section(s);
     for metric in Metric::ALL {
         out += &format!(
             "\n## {}\n\n{}.\n\n",
@@ -110,6 +111,21 @@ pub fn render(s: &Summary) -> String {
     out += &by_task_section(s);
     out += &divergent_section(s);
     out
+}
+
+/// The arms every session of which ended in `error`, only when there is one: their
+/// rows count nothing an agent did and must not pass for a result.
+fn unusable_section(s: &Summary) -> String {
+    let unusable = s.unusable_arms();
+    if unusable.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n## Arms with no usable sessions\n\n{}.\n\nEvery session of these arms ended in \
+         `error` (for example, the agent could not be started; the `error` column of \
+         sessions.csv says why), so their rows below measure nothing the agent did.\n",
+        unusable.join("; ")
+    )
 }
 
 /// Divergent sessions per arm, only when some session is divergent: runs without

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
@@ -26,6 +27,41 @@ use crate::workspace::Workspace;
 
 /// How long agents in flight may go on after Ctrl-C before they are signalled.
 const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The signals that stop a run: Ctrl-C (SIGINT), and SIGTERM and SIGHUP, which `kill`,
+/// `timeout`, Slurm, Kubernetes and a closed terminal send. All three are handled
+/// alike, so that a batch engine's stop leaves a resumable run and no agent behind.
+struct StopSignals {
+    interrupt: Signal,
+    terminate: Signal,
+    hangup: Signal,
+}
+
+impl StopSignals {
+    /// Installs the handlers; from here on none of the three kills the process.
+    fn install() -> Result<StopSignals> {
+        let install = |kind: SignalKind, name: &str| {
+            signal(kind).map_err(|e| Error::io(format!("cannot handle {name}"), e))
+        };
+        Ok(StopSignals {
+            interrupt: install(SignalKind::interrupt(), "SIGINT")?,
+            terminate: install(SignalKind::terminate(), "SIGTERM")?,
+            hangup: install(SignalKind::hangup(), "SIGHUP")?,
+        })
+    }
+
+    /// Waits for the next of the three and names it. Cancel-safe: a signal that
+    /// arrives while the caller is busy elsewhere is kept for the next call.
+    async fn recv(&mut self) -> &'static str {
+        tokio::select! {
+            Some(()) = self.interrupt.recv() => "Ctrl-C",
+            Some(()) = self.terminate.recv() => "SIGTERM",
+            Some(()) = self.hangup.recv() => "SIGHUP",
+            // Only when the runtime shuts down; never report a signal that did not come.
+            else => std::future::pending().await,
+        }
+    }
+}
 
 /// How to run a plan.
 pub struct RunOptions {
@@ -114,6 +150,8 @@ pub fn execute(
     let cache = Arc::new(VerifyCache::default());
     let cancel = Arc::new(AtomicBool::new(false));
     runtime.block_on(async {
+        // Before any agent starts, so that a stop never finds one unaccounted for.
+        let mut signals = StopSignals::install()?;
         let (tx, mut rx) = mpsc::unbounded_channel();
         let permits = Arc::new(Semaphore::new(options.jobs.max(1)));
         let mut set = JoinSet::new();
@@ -152,20 +190,27 @@ pub fn execute(
         let mut results: Vec<Option<TrialResult>> = trials.iter().map(|_| None).collect();
         let mut failure: Option<Error> = None;
         let mut cancelled = false;
-        let ctrl_c = tokio::signal::ctrl_c();
-        tokio::pin!(ctrl_c);
         let mut events_open = true;
         loop {
             if !events_open && set.is_empty() {
                 break;
             }
             tokio::select! {
-                _ = &mut ctrl_c, if !cancelled => {
+                signal = signals.recv() => {
+                    if cancelled {
+                        // A second stop: now. Every finished record is already on disk
+                        // and `resume` reruns a partial trial; no agent may outlive us.
+                        crate::agent::command::signal_running_agents(true);
+                        std::process::exit(crate::exit_code::INTERRUPTED);
+                    }
                     cancelled = true;
                     cancel.store(true, Ordering::Relaxed);
                     let stopping = Event {
                         elapsed: run_start.elapsed(),
-                        kind: EventKind::Notice(Notice::Stopping { grace: INTERRUPT_GRACE }),
+                        kind: EventKind::Notice(Notice::Stopping {
+                            signal,
+                            grace: INTERRUPT_GRACE,
+                        }),
                     };
                     if failure.is_none() && let Err(e) = sink.handle(&stopping) {
                         failure = Some(e);
@@ -177,13 +222,6 @@ pub fn execute(
                         crate::agent::command::signal_running_agents(false);
                         tokio::time::sleep(INTERRUPT_GRACE).await;
                         crate::agent::command::signal_running_agents(true);
-                    });
-                    tokio::spawn(async {
-                        if tokio::signal::ctrl_c().await.is_ok() {
-                            // Every finished record is already on disk; a partial trial
-                            // is rerun by `resume`.
-                            std::process::exit(crate::exit_code::INTERRUPTED);
-                        }
                     });
                 }
                 event = rx.recv(), if events_open => match event {

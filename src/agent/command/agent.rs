@@ -406,7 +406,9 @@ fn resolve_program(
         .get("PATH")
         .map(OsString::from)
         .or_else(|| std::env::var_os("PATH"));
-    sandbox::find_program(&program, path.as_deref())
+    // Absolute, because the agent starts in the work directory: a relative path (a
+    // suite given as a relative path, a relative PATH entry) would be looked up there.
+    sandbox::find_program(&program, path.as_deref()).map(|p| std::path::absolute(&p).unwrap_or(p))
 }
 
 /// Checks, before a run starts, that every command agent the selected `arms` use can

@@ -1,0 +1,168 @@
+//! Where a command may write: a path the user names as an output must be a regular
+//! file (or a directory, for `--out DIR`) or not exist yet, so that no command replaces
+//! a device, a FIFO or a socket; and a new run goes only into a new or empty directory.
+
+use std::fs::FileType;
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
+
+use super::lock::{LOCK_FILE, RunLock, busy};
+use super::{MANIFEST, SESSIONS_JSONL, TRIALS_JSONL};
+use crate::error::{Error, IoContext, Result};
+
+/// Refuses `path` as a file to (re)write when it exists and is not a regular file (a
+/// symlink is judged by what it points to). Exit 2, naming the path.
+pub fn check_output_file(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => Ok(()),
+        Ok(meta) => Err(Error::BadInput(format!(
+            "'{}' is not a regular file (it is {}); refusing to replace it",
+            path.display(),
+            kind(meta.file_type())
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(format!("cannot read '{}'", path.display()), e)),
+    }
+}
+
+/// Refuses `dir` as an output directory when it exists and is not a directory. Exit 2,
+/// naming the path.
+pub fn check_output_dir(dir: &Path) -> Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(meta) => Err(Error::BadInput(format!(
+            "'{}' is not a directory (it is {}); give --out a new or empty directory",
+            dir.display(),
+            kind(meta.file_type())
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(format!("cannot read '{}'", dir.display()), e)),
+    }
+}
+
+/// Makes `dir` the results directory of a new run (`run`, `replay`, `merge --out`) and
+/// locks it. `dir` must not exist or be empty: results already there are refused
+/// (`resume` continues them), and so is anything else (a user's notes, a stray
+/// summary), which is never overwritten. The check is repeated under the lock, so two
+/// processes given the same directory cannot both start.
+pub fn claim_new_run_dir(dir: &Path) -> Result<RunLock> {
+    check_output_dir(dir)?;
+    if dir.exists() {
+        refuse_unless_empty(dir)?;
+    }
+    std::fs::create_dir_all(dir)
+        .io_context(|| format!("cannot create results directory '{}'", dir.display()))?;
+    let lock = RunLock::acquire(dir)?;
+    refuse_unless_empty(dir)?;
+    Ok(lock)
+}
+
+/// Refuses a directory that holds anything but the lock file.
+fn refuse_unless_empty(dir: &Path) -> Result<()> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .io_context(|| format!("cannot list '{}'", dir.display()))?
+        .map(|entry| entry.map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect::<std::io::Result<_>>()
+        .io_context(|| format!("cannot list '{}'", dir.display()))?;
+    names.retain(|n| n != LOCK_FILE);
+    if names.is_empty() {
+        return Ok(());
+    }
+    if [MANIFEST, SESSIONS_JSONL, TRIALS_JSONL]
+        .iter()
+        .any(|r| names.iter().any(|n| n == r))
+    {
+        if RunLock::is_held(dir) {
+            return Err(busy(dir));
+        }
+        return Err(Error::BadInput(format!(
+            "'{}' already holds results; choose another --out (or use `loopbench resume` to \
+             continue an interrupted run)",
+            dir.display()
+        )));
+    }
+    names.sort();
+    let shown = names
+        .iter()
+        .take(2)
+        .map(|n| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let more = match names.len() {
+        0..=2 => String::new(),
+        n => format!(" and {} more", n - 2),
+    };
+    Err(Error::BadInput(format!(
+        "'{}' is not empty (it holds {shown}{more}) and is not a loopbench run; refusing to \
+         write results into it: choose a new or empty directory for --out",
+        dir.display()
+    )))
+}
+
+/// What a file type is, for a refusal message.
+fn kind(t: FileType) -> &'static str {
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_file() {
+        "a regular file"
+    } else {
+        "not a file"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_device_is_not_an_output_file_or_directory() {
+        let err = check_output_file(Path::new("/dev/null")).unwrap_err();
+        assert_eq!(err.exit_code(), crate::exit_code::BAD_INPUT);
+        assert!(
+            err.to_string()
+                .contains("'/dev/null' is not a regular file"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("character device"), "{err}");
+        let err = check_output_dir(Path::new("/dev/null")).unwrap_err();
+        assert!(
+            err.to_string().contains("'/dev/null' is not a directory"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_missing_path_or_a_regular_file_may_be_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("trace.jsonl");
+        check_output_file(&file).unwrap();
+        std::fs::write(&file, "").unwrap();
+        check_output_file(&file).unwrap();
+        check_output_dir(&dir.path().join("new")).unwrap();
+        check_output_dir(dir.path()).unwrap();
+    }
+
+    #[test]
+    fn an_empty_directory_is_claimed_and_an_unrelated_one_refused_naming_two_files() {
+        let root = tempfile::tempdir().unwrap();
+        let empty = root.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        drop(claim_new_run_dir(&empty).unwrap());
+        let mine = root.path().join("mine");
+        std::fs::create_dir(&mine).unwrap();
+        for name in ["notes.md", "summary.md", "todo.txt"] {
+            std::fs::write(mine.join(name), "mine\n").unwrap();
+        }
+        let err = claim_new_run_dir(&mine).unwrap_err().to_string();
+        assert!(err.contains("'notes.md', 'summary.md' and 1 more"), "{err}");
+        assert!(!mine.join(LOCK_FILE).exists(), "nothing is written into it");
+    }
+}
