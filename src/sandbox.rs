@@ -71,6 +71,7 @@ impl Hidden {
         let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
         Layout {
             work_dir: abs(tree),
+            start_dir: None,
             writable_files: writable_files.iter().map(|f| abs(f)).collect(),
             writable_dirs: writable_dirs.iter().map(|d| abs(d)).collect(),
             readable_files: Vec::new(),
@@ -85,6 +86,9 @@ impl Hidden {
 pub struct Layout {
     /// The work directory: writable, the agent's cwd.
     pub work_dir: PathBuf,
+    /// Where the process starts instead, inside `work_dir` (a replayed `run` action
+    /// whose shell had `cd`'d into a subdirectory); `None`: `work_dir`.
+    pub start_dir: Option<PathBuf>,
     /// Files outside the work directory the agent may write (they must exist).
     pub writable_files: Vec<PathBuf>,
     /// Directories outside the work directory the agent may write.
@@ -129,7 +133,10 @@ impl Layout {
         if self.share_net {
             push("--share-net", &[]);
         }
-        push("--chdir", &[&self.work_dir]);
+        push(
+            "--chdir",
+            &[self.start_dir.as_ref().unwrap_or(&self.work_dir)],
+        );
         push("--", &[]);
         a
     }
@@ -226,6 +233,7 @@ mod tests {
     fn layout() -> Layout {
         Layout {
             work_dir: "/dev/shm/t1/work".into(),
+            start_dir: None,
             writable_files: vec!["/dev/shm/t1/effects.log".into()],
             writable_dirs: vec!["/dev/shm/t1/state".into()],
             readable_files: vec!["/dev/shm/t1/prompt.md".into()],
@@ -267,6 +275,13 @@ mod tests {
         assert_eq!(args.last().unwrap(), "--");
         let chdir = at("--chdir");
         assert_eq!(args[chdir + 1], "/dev/shm/t1/work");
+        let inside = Layout {
+            start_dir: Some("/dev/shm/t1/work/tests".into()),
+            ..layout()
+        };
+        let args = inside.bwrap_args();
+        let chdir = args.iter().position(|a| a == "--chdir").unwrap();
+        assert_eq!(args[chdir + 1], "/dev/shm/t1/work/tests");
     }
 
     #[test]

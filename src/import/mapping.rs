@@ -160,6 +160,7 @@ impl Mapper<'_> {
             "Bash" => match string(input, "command") {
                 Some(cmd) => self.emit(Line::Run {
                     cmd: rewrite_command(cmd, self.root),
+                    cwd: None,
                 }),
                 None => self.skip(call, None, "Bash call without a command"),
             },

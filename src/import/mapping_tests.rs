@@ -114,7 +114,8 @@ fn write_edit_multiedit_and_bash_become_actions() {
             write("b.py", "y = 1\n"),
             edit("b.py", "y", "z", false),
             Line::Run {
-                cmd: "rm ./t.py".into()
+                cmd: "rm ./t.py".into(),
+                cwd: None,
             },
         ]
     );
@@ -153,7 +154,8 @@ fn failed_calls_are_not_applied_but_a_failing_command_ran() {
     assert_eq!(
         m.lines,
         vec![Line::Run {
-            cmd: "false".into()
+            cmd: "false".into(),
+            cwd: None,
         }]
     );
     assert_eq!(tally.failed, 3);

@@ -174,6 +174,7 @@ impl CommandAgent {
         let hidden = self.hidden.dirs().to_vec();
         let mut layout = Layout {
             work_dir: abs(&ctx.workspace.work_dir),
+            start_dir: None,
             writable_files: vec![abs(&ctx.workspace.effects_log), abs(&files.usage_file)],
             writable_dirs: vec![
                 abs(&files.state_dir),
