@@ -86,8 +86,8 @@ fn a_claude_code_project_folder_replays_to_the_metrics_its_transcripts_imply() {
 
     // Session 1 (sess-a, with its subagent): writes the F1 gold fee code, the subagent
     // writes the F2 gold reminders, claims F1 only, commits. The failed Edit (RATE 20 →
-    // 5) is not applied, so F1 holds. Turns: 9 parent + 2 subagent message ids, the
-    // first of them split over two lines.
+    // 5) is not applied, so F1 holds. Turns: the 9 parent message ids (the first of
+    // them split over two lines); the subagent's 2 calls add tokens, not turns.
     assert_eq!(cell(1, "outcome"), "completed");
     assert_eq!(cell(1, "newly_claimed"), "1");
     assert_eq!(cell(1, "premature_claims"), "0");
@@ -95,7 +95,7 @@ fn a_claude_code_project_folder_replays_to_the_metrics_its_transcripts_imply() {
     assert_eq!(cell(1, "clean_tree"), "true");
     assert_eq!(cell(1, "progress_updated"), "false");
     assert_eq!(cell(1, "actions_failed"), "0");
-    assert_eq!(cell(1, "turns"), "11");
+    assert_eq!(cell(1, "turns"), "9");
     assert_eq!(cell(1, "input_tokens"), "23928");
     assert_eq!(cell(1, "output_tokens"), "550");
     assert_eq!(cell(1, "cost_usd"), "");
@@ -393,4 +393,35 @@ fn a_task_file_changed_by_a_command_replay_cannot_repeat_is_reset_to_what_the_ag
     let rows = read_csv(&out.join("sessions.csv"));
     assert_eq!(rows[0]["divergent"], "false");
     assert_eq!(rows[0]["actions_failed"], "1");
+}
+
+#[test]
+fn a_stream_json_capture_cut_off_before_its_result_counts_only_main_calls_as_turns() {
+    // `claude -p --output-format stream-json --verbose` (2.0.x shapes): a Task call's
+    // subagent streams its messages with the Task call's id as parent_tool_use_id.
+    // Without a result line, turns are the main conversation's model calls, as
+    // num_turns would have said; tokens include the subagent's.
+    let lines = [
+        r#"{"type":"system","subtype":"init","cwd":"/w","session_id":"s9","tools":["Task","Write"],"model":"claude-sonnet-4-5"}"#,
+        r#"{"type":"assistant","message":{"id":"m1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"t1","name":"Task","input":{"description":"notes","prompt":"write notes","subagent_type":"general-purpose"}}],"usage":{"input_tokens":10,"output_tokens":5}},"parent_tool_use_id":null,"session_id":"s9"}"#,
+        r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"write notes"}]},"parent_tool_use_id":"t1","session_id":"s9"}"#,
+        r#"{"type":"assistant","message":{"id":"m2","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"t2","name":"Write","input":{"file_path":"/w/NOTES.md","content":"n\n"}}],"usage":{"input_tokens":20,"output_tokens":7}},"parent_tool_use_id":"t1","session_id":"s9"}"#,
+        r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t2","type":"tool_result","content":"File created successfully at: /w/NOTES.md"}]},"parent_tool_use_id":"t1","session_id":"s9"}"#,
+        r#"{"type":"assistant","message":{"id":"m3","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"done"}],"usage":{"input_tokens":30,"output_tokens":9}},"parent_tool_use_id":"t1","session_id":"s9"}"#,
+        r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":[{"type":"text","text":"done"}]}]},"parent_tool_use_id":null,"session_id":"s9"}"#,
+        r#"{"type":"assistant","message":{"id":"m4","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Notes writ"}],"usage":{"input_tokens":40,"output_tokens":2}},"parent_tool_use_id":null,"session_id":"s9"}"#,
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("session-1.stdout");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let (trace, _) = import("stream-json", &[&file]);
+    assert!(
+        trace.contains(r#"{"op":"write","path":"NOTES.md","content":"n\n"}"#),
+        "{trace}"
+    );
+    assert!(
+        trace.contains(r#"{"op":"usage","turns":2,"input_tokens":100,"output_tokens":23}"#),
+        "{trace}"
+    );
+    assert!(trace.contains(r#""status":"interrupted""#), "{trace}");
 }

@@ -19,10 +19,12 @@
 //! **Root.** Paths are made relative to `--root`, else to the `cwd` of the session's
 //! first main-chain line ([`super::paths`]).
 //!
-//! **Usage** per session: over distinct assistant `message.id`s (subagents' included,
-//! `<synthetic>` ones left out), turns = their number, input_tokens = input +
-//! cache_creation_input_tokens + cache_read_input_tokens, output_tokens, cost_usd only
-//! when lines carry `costUSD` ([`super::blocks::UsageTally`]).
+//! **Usage** per session: over distinct assistant `message.id`s (`<synthetic>` ones left
+//! out), turns = their number on the main chain (one per model call of the main
+//! conversation, as `--max-turns` counts; subagents' calls are no turns), and over all
+//! of them, subagents' included, input_tokens = input + cache_creation_input_tokens +
+//! cache_read_input_tokens, output_tokens, and cost_usd only when lines carry
+//! `costUSD` ([`super::blocks::UsageTally`]).
 //!
 //! **Status.** `interrupted` when a tool call never got a result, when the last
 //! main-chain line is the user's "[Request interrupted by user" or an API error
@@ -148,7 +150,7 @@ fn import_session(
             }
         } else {
             let cost = e.value.get("costUSD").and_then(Value::as_f64);
-            usage.add(message, cost, &e.at);
+            usage.add(message, cost, &e.at, !e.sidechain);
             for call in tool_calls(message, &e.at, &mut seq) {
                 if call_ids.insert(call.id.clone()) {
                     calls.push(call);

@@ -17,7 +17,8 @@
 //! **Usage**: from the `result` line when there is one (read by the same function the
 //! `command` driver uses: turns = num_turns, cost = total_cost_usd, tokens from its
 //! usage with cache tokens counted as input), each field it lacks summed over distinct
-//! assistant messages.
+//! assistant messages (turns: those of the main conversation, without a
+//! `parent_tool_use_id`).
 //!
 //! **Status**: result `success` → `completed`; `error_max_turns` → `out_of_budget`;
 //! any other result subtype (`error_during_execution`...) or no result line at all →
@@ -113,7 +114,9 @@ fn import_file(
                 cwd = map.get("cwd").and_then(Value::as_str).map(str::to_string);
             }
             Some("assistant") => {
-                usage.add(message, None, &at);
+                // A subagent's messages name the Task call they serve.
+                let main = map.get("parent_tool_use_id").is_none_or(Value::is_null);
+                usage.add(message, None, &at, main);
                 for call in tool_calls(message, &at, &mut seq) {
                     if call_ids.insert(call.id.clone()) {
                         calls.push(call);
