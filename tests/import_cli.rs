@@ -425,3 +425,57 @@ fn a_stream_json_capture_cut_off_before_its_result_counts_only_main_calls_as_tur
     );
     assert!(trace.contains(r#""status":"interrupted""#), "{trace}");
 }
+
+#[test]
+fn a_resumed_session_gets_only_its_own_work_whatever_the_file_names() {
+    // tests/data/claude-code/resumed (CLI 1.0.65): e7a1… did F1 and F2, with a
+    // subagent; `claude --continue` then wrote 3b2f…, which starts with summary lines
+    // and a copy of e7a1…'s main chain (same uuids, its own sessionId, copy-time
+    // timestamps) before it does F3. 3b2f… sorts first by name; the original
+    // occurrence of each uuid, the earliest, must still win.
+    let dir = data("claude-code/resumed");
+    let resumed = dir.join("3b2f9d10-8c4e-4a7b-b1d2-6e0f5a9c4d21.jsonl");
+    let original = dir.join("e7a14c2e-5b1f-4d0e-9a65-2f3c8d71b0aa.jsonl");
+    let (from_dir, _) = import("claude-code", &[&dir]);
+    let (from_files, _) = import("claude-code", &[&resumed, &original]);
+    assert_eq!(from_dir, from_files);
+    let ends: Vec<&str> = from_dir
+        .lines()
+        .filter(|l| l.contains(r#""op":"end""#))
+        .collect();
+    assert_eq!(ends.len(), 2, "{from_dir}");
+    assert!(
+        ends[0].contains("e7a14c2e") && ends[1].contains("3b2f9d10"),
+        "{ends:?}"
+    );
+    // Usage moves with the lines: 6 main-chain calls (and the subagent's tokens) in
+    // the first session, the 4 new calls in the second.
+    let usage: Vec<&str> = from_dir
+        .lines()
+        .filter(|l| l.contains(r#""op":"usage""#))
+        .collect();
+    assert_eq!(
+        usage,
+        [
+            r#"{"op":"usage","turns":6,"input_tokens":14030,"output_tokens":770}"#,
+            r#"{"op":"usage","turns":4,"input_tokens":11016,"output_tokens":374}"#,
+        ]
+    );
+
+    let tmp = tempfile::tempdir().unwrap();
+    let out = replay(&from_dir, tmp.path());
+    let rows = read_csv(&out.join("sessions.csv"));
+    let cell = |n: usize, column: &str| rows[n - 1][column].clone();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(cell(1, "newly_claimed"), "2");
+    assert_eq!(cell(1, "newly_verified"), "2");
+    assert_eq!(cell(1, "clean_tree"), "true");
+    assert_eq!(cell(2, "newly_claimed"), "1");
+    assert_eq!(cell(2, "newly_verified"), "1");
+    assert_eq!(cell(2, "premature_claims"), "0");
+    assert_eq!(cell(2, "features_verified"), "3");
+    for n in [1, 2] {
+        assert_eq!(cell(n, "divergent"), "false", "session {n}");
+        assert_eq!(cell(n, "actions_failed"), "0", "session {n}");
+    }
+}

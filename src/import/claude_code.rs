@@ -4,8 +4,14 @@
 //! **Lines.** Only `user` and `assistant` lines are read; every other type (`system`,
 //! `summary`, `file-history-snapshot`, `queue-operation`, whatever a later CLI adds)
 //! and every unknown field is ignored. A line that is not JSON is skipped with a note
-//! naming file:line; a file that cannot be read is bad input (exit 2). A line whose
-//! `uuid` was already read (a resumed session repeats its history) is read once.
+//! naming file:line; a file that cannot be read is bad input (exit 2).
+//!
+//! **Resumed sessions.** `claude --continue` / `--resume` (1.0.x) writes a new session
+//! file that starts with `summary` lines and a copy of the earlier conversation: the
+//! same `uuid`s under the new `sessionId`, with the time of the copy (sidechains are
+//! not copied). A uuid is read once, where it occurred first in time (the earliest
+//! `timestamp`; a tie goes to the file read first), so the earlier session keeps its
+//! work, turns and tokens whatever the file names.
 //!
 //! **Sessions.** Lines are grouped by `sessionId`; sessions are ordered by their first
 //! `timestamp` (RFC 3339) and numbered 1..k. Subagent lines (`isSidechain: true`, inline
@@ -46,9 +52,9 @@ use crate::error::Result;
 pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
     let mut imported = Imported::default();
     let files = session_files(inputs)?;
-    let mut sessions: Vec<(String, Vec<Entry>)> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
-    let mut seen_uuids: HashSet<String> = HashSet::new();
+    // Every line once, as (sessionId, line); a uuid's later copies are dropped below.
+    let mut lines: Vec<(String, Entry)> = Vec::new();
+    let mut by_uuid: HashMap<String, usize> = HashMap::new();
     for (file_no, file) in files.iter().enumerate() {
         let mut last_ts = None;
         for (line, parsed) in read_json_lines(file)? {
@@ -79,27 +85,44 @@ pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
                 Some("assistant") => false,
                 _ => continue,
             };
-            let Some(session) = value.get("sessionId").and_then(Value::as_str) else {
+            let Some(session) = value
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+            else {
                 imported.notes.push(format!("{at}: no sessionId, skipped"));
                 continue;
             };
-            if let Some(uuid) = value.get("uuid").and_then(Value::as_str)
-                && !seen_uuids.insert(uuid.to_string())
-            {
-                continue;
-            }
-            let slot = *index.entry(session.to_string()).or_insert_with(|| {
-                sessions.push((session.to_string(), Vec::new()));
-                sessions.len() - 1
-            });
-            sessions[slot].1.push(Entry {
+            let entry = Entry {
                 key: (ts, file_no, line),
                 at,
                 user,
                 sidechain: value.get("isSidechain").and_then(Value::as_bool) == Some(true),
                 value,
-            });
+            };
+            let uuid = entry.value.get("uuid").and_then(Value::as_str);
+            if let Some(&kept) = uuid.and_then(|u| by_uuid.get(u)) {
+                // A copy (a resumed session repeats its history): the occurrence that
+                // came first in time is the original, whichever file was read first.
+                if entry.original_before(&lines[kept].1) {
+                    lines[kept] = (session, entry);
+                }
+                continue;
+            }
+            if let Some(uuid) = uuid {
+                by_uuid.insert(uuid.to_string(), lines.len());
+            }
+            lines.push((session, entry));
         }
+    }
+    let mut sessions: Vec<(String, Vec<Entry>)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for (session, entry) in lines {
+        let slot = *index.entry(session.clone()).or_insert_with(|| {
+            sessions.push((session, Vec::new()));
+            sessions.len() - 1
+        });
+        sessions[slot].1.push(entry);
     }
     for (_, entries) in &mut sessions {
         entries.sort_by_key(|e| e.key);
@@ -122,6 +145,21 @@ struct Entry {
     user: bool,
     sidechain: bool,
     value: Value,
+}
+
+impl Entry {
+    /// Whether this occurrence of a uuid is earlier than `other`: the earlier
+    /// timestamp, a line with a timestamp before one without, else the line read first.
+    fn original_before(&self, other: &Entry) -> bool {
+        let (ts, file, line) = self.key;
+        let (other_ts, other_file, other_line) = other.key;
+        match (ts, other_ts) {
+            (Some(a), Some(b)) if a != b => a < b,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            _ => (file, line) < (other_file, other_line),
+        }
+    }
 }
 
 fn import_session(
