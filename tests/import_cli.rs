@@ -479,3 +479,29 @@ fn a_resumed_session_gets_only_its_own_work_whatever_the_file_names() {
         assert_eq!(cell(n, "actions_failed"), "0", "session {n}");
     }
 }
+
+#[test]
+fn a_command_that_ran_and_failed_in_cli_1_0_is_replayed_and_refused_ones_are_not() {
+    // tests/data/claude-code/failed-commands (CLI 1.0.51): `git commit && git push`
+    // whose push failed, and a failing test run, come back with is_error and the
+    // command's output only. Three `rm` of test files were refused: rejected by the
+    // user, denied by a permission rule, invalid input.
+    let (trace, _) = import("claude-code", &[&data("claude-code/failed-commands")]);
+    assert!(
+        trace.contains(
+            r#"{"op":"run","cmd":"git add -A && git commit -qm 'F1: late fee' && git push"}"#
+        ),
+        "{trace}"
+    );
+    assert!(!trace.contains("rm tests/"), "{trace}");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = replay(&trace, tmp.path());
+    let rows = read_csv(&out.join("sessions.csv"));
+    assert_eq!(rows[0]["newly_claimed"], "1");
+    assert_eq!(rows[0]["newly_verified"], "1");
+    // The commit happened; the push fails again at replay, as it did for the agent.
+    assert_eq!(rows[0]["clean_tree"], "true");
+    assert_eq!(rows[0]["tests_removed"], "0");
+    assert_eq!(rows[0]["actions_failed"], "0");
+    assert_eq!(rows[0]["outcome"], "completed");
+}

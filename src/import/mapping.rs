@@ -11,9 +11,12 @@
 //! | anything else (Read, Grep, Glob, TodoWrite, Task, WebFetch, MCP tools...) | nothing; counted as ignored |
 //!
 //! **Which calls apply.** A call applies when its `tool_result` is present and not
-//! `is_error`. A `Bash` result with `is_error` still applies when the command ran and
-//! exited non-zero (its text says `Exit code`, or the structured result has
-//! stdout/stderr): the command's effects happened. A call without any result (the
+//! `is_error`. A `Bash` result with `is_error` still applies, because a command that
+//! ran and exited non-zero comes back as an error (in CLI 1.0.x with nothing but its
+//! output, later with an `Exit code N` line) and its effects happened; unless the
+//! result is a refusal (the user rejected the call or stopped the turn, a permission
+//! rule denied it, a `PreToolUse` hook blocked it) or the CLI rejected its input
+//! (`<tool_use_error>`), in which case it never ran. A call without any result (the
 //! transcript was cut off, or the CLI was killed) does not apply, and its session ends
 //! `interrupted`.
 //!
@@ -86,6 +89,8 @@ pub struct Tally {
     pub actions: u64,
     /// Calls whose result was an error: not applied.
     pub failed: u64,
+    /// Of those, calls refused by the user, a permission rule or a hook.
+    pub refused: u64,
     /// Calls without a result: not applied.
     pub unanswered: u64,
     /// Calls recorded as `skip`.
@@ -153,6 +158,9 @@ impl Mapper<'_> {
         let applies = !outcome.is_error || (call.name == "Bash" && bash_ran(outcome));
         if !applies {
             self.tally.failed += 1;
+            if refused(outcome) {
+                self.tally.refused += 1;
+            }
             return;
         }
         let input = &call.input;
@@ -325,15 +333,57 @@ impl Mapper<'_> {
     }
 }
 
-/// A Bash call whose result is an error ran anyway when the command exited non-zero;
-/// a rejected, blocked or malformed call did not.
+/// How Claude Code words a call that never ran because someone said no: the user
+/// rejected it (or stopped the turn), a permission rule denied it, a hook blocked it.
+/// Each phrase starts the result's text.
+const REFUSALS: &[&str] = &[
+    "The user doesn't want to proceed with this tool use",
+    "The user doesn't want to take this action right now",
+    "[Request interrupted by user",
+    "Permission to use ",
+    "PreToolUse:",
+];
+
+/// The texts of an error result to judge it by: its `tool_result` text and the
+/// structured result when that is a string (`"Error: ..."`, as 1.0.x writes it).
+fn error_texts(outcome: &ToolOutcome) -> impl Iterator<Item = &str> {
+    let structured = outcome
+        .result
+        .as_ref()
+        .and_then(Value::as_str)
+        .map(|r| r.strip_prefix("Error: ").unwrap_or(r));
+    std::iter::once(outcome.text.as_str())
+        .chain(structured)
+        .map(str::trim_start)
+}
+
+/// An error result that says the call was refused (see [`REFUSALS`]).
+fn refused(outcome: &ToolOutcome) -> bool {
+    error_texts(outcome).any(|t| {
+        REFUSALS.iter().any(|p| t.starts_with(p))
+            && (!t.starts_with("Permission to use ") || t.contains("has been denied"))
+            && (!t.starts_with("PreToolUse:") || t.contains("hook"))
+    })
+}
+
+/// Whether a Bash call whose result is an error ran anyway. It did, unless the result
+/// is a refusal or the CLI rejected the call's input (`<tool_use_error>`: invalid
+/// input, no such tool) before running it: a command that exits non-zero comes back
+/// as an error, in CLI 1.0.x with nothing but its output, and its effects (the commit
+/// of `git commit && git push` whose push failed) happened. A structured result with
+/// stdout or stderr always ran.
 fn bash_ran(outcome: &ToolOutcome) -> bool {
     let structured_ran = outcome
         .result
         .as_ref()
         .and_then(Value::as_object)
         .is_some_and(|r| r.contains_key("stdout") || r.contains_key("stderr"));
-    structured_ran || outcome.text.contains("Exit code") || outcome.text.contains("timed out")
+    let invalid = error_texts(outcome).any(|t| {
+        t.starts_with("<tool_use_error>")
+            || t.starts_with("InputValidationError")
+            || t.starts_with("No such tool available")
+    });
+    structured_ran || !(refused(outcome) || invalid)
 }
 
 #[cfg(test)]

@@ -336,3 +336,78 @@ fn a_user_modified_edit_applies_what_the_result_says() {
     )]);
     assert_eq!(m.lines, vec![edit("a", "x", "z", false)]);
 }
+
+#[test]
+fn an_errored_command_ran_unless_its_result_is_a_refusal() {
+    let bash = |id: &str, cmd: &str| call(id, "Bash", json!({ "command": cmd }));
+    let with_result = |text: &str, result: Value| ToolOutcome {
+        is_error: true,
+        text: text.into(),
+        result: Some(result),
+    };
+    let (m, tally, _) = map(&[
+        // CLI 1.0.x: the command's output only, no "Exit code N".
+        (
+            bash("1", "git commit -qm x && git push"),
+            Some(with_result(
+                "fatal: No configured push destination.",
+                json!("Error: fatal: No configured push destination."),
+            )),
+        ),
+        (bash("2", "false"), Some(err(""))),
+        (
+            bash("3", "rm a"),
+            Some(err(
+                "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.",
+            )),
+        ),
+        (
+            bash("4", "rm b"),
+            Some(err(
+                "The user doesn't want to take this action right now. STOP what you are doing and wait for the user to tell you how to proceed.",
+            )),
+        ),
+        (
+            bash("5", "rm c"),
+            Some(err(
+                "Permission to use Bash with command rm c has been denied.",
+            )),
+        ),
+        (
+            bash("6", "rm d"),
+            Some(err(
+                "<tool_use_error>InputValidationError: Bash failed due to the following issue:\nThe required parameter `command` is missing</tool_use_error>",
+            )),
+        ),
+        (
+            bash("7", "rm e"),
+            Some(err(
+                "PreToolUse:Bash hook error: [~/.claude/hooks/guard.sh]: rm is not allowed here",
+            )),
+        ),
+        (
+            bash("8", "rm f"),
+            Some(err("[Request interrupted by user for tool use]")),
+        ),
+        // The text says nothing, the structured result says who refused.
+        (
+            bash("9", "rm g"),
+            Some(with_result(
+                "",
+                json!("Error: Permission to use Bash has been denied."),
+            )),
+        ),
+    ]);
+    let ran: Vec<&str> = m
+        .lines
+        .iter()
+        .filter_map(|l| match l {
+            Line::Run { cmd, .. } => Some(cmd.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ran, ["git commit -qm x && git push", "false"]);
+    // Not applied: seven; refused by the user, a rule or a hook: all but the invalid one.
+    assert_eq!(tally.failed, 7);
+    assert_eq!(tally.refused, 6);
+}
