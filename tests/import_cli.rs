@@ -505,3 +505,29 @@ fn a_command_that_ran_and_failed_in_cli_1_0_is_replayed_and_refused_ones_are_not
     assert_eq!(rows[0]["actions_failed"], "0");
     assert_eq!(rows[0]["outcome"], "completed");
 }
+
+#[test]
+fn a_command_runs_where_the_recorded_shell_was() {
+    // tests/data/claude-code/shell-cwd (CLI 2.1.9): `cd tests && ls`, then
+    // `rm test_export.py` from tests/, which each line's cwd shows; a `cd /tmp` the
+    // CLI undid ("Shell cwd was reset"); a bare `cd tests`; a claim and a commit from
+    // tests/.
+    let (trace, _) = import("claude-code", &[&data("claude-code/shell-cwd")]);
+    assert!(
+        trace.contains(r#"{"op":"run","cmd":"rm test_export.py","cwd":"tests"}"#),
+        "{trace}"
+    );
+    assert!(
+        trace.contains(r#"{"op":"run","cmd":"cd /tmp && ls"}"#),
+        "{trace}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out = replay(&trace, tmp.path());
+    let rows = read_csv(&out.join("sessions.csv"));
+    assert_eq!(rows[0]["tests_removed"], "3", "{:?}", rows[0]);
+    assert_eq!(rows[0]["newly_verified"], "1");
+    assert_eq!(rows[0]["newly_claimed"], "1");
+    assert_eq!(rows[0]["clean_tree"], "true");
+    assert_eq!(rows[0]["actions_failed"], "0");
+    assert_eq!(rows[0]["outcome"], "completed");
+}

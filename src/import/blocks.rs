@@ -11,8 +11,14 @@ use serde_json::Value;
 use super::mapping::{ToolCall, ToolOutcome};
 use crate::agent::Usage;
 
-/// The `tool_use` blocks of an assistant `message`, in order.
-pub fn tool_calls(message: &Value, origin: &str, seq: &mut u64) -> Vec<ToolCall> {
+/// The `tool_use` blocks of an assistant `message`, in order; `cwd` is where the
+/// agent's shell was when the message was written (the line's `cwd`), if known.
+pub fn tool_calls(
+    message: &Value,
+    origin: &str,
+    cwd: Option<&str>,
+    seq: &mut u64,
+) -> Vec<ToolCall> {
     blocks(message)
         .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
         .filter_map(|b| {
@@ -24,6 +30,7 @@ pub fn tool_calls(message: &Value, origin: &str, seq: &mut u64) -> Vec<ToolCall>
                 name,
                 input: b.get("input").cloned().unwrap_or(Value::Null),
                 origin: origin.to_string(),
+                cwd: cwd.map(str::to_string),
                 seq: *seq,
             })
         })

@@ -25,6 +25,12 @@
 //! **Root.** Paths are made relative to `--root`, else to the `cwd` of the session's
 //! first main-chain line ([`super::paths`]).
 //!
+//! **The shell's directory.** Claude Code's Bash keeps a `cd` from one call to the
+//! next, and every line's `cwd` says where the shell is. A `Bash` call runs where the
+//! `cwd` of its assistant line says: a directory under the root becomes the `run`
+//! line's `cwd`, and relative file paths of the other tools are taken from there too
+//! ([`super::mapping`]).
+//!
 //! **Usage** per session: over distinct assistant `message.id`s (`<synthetic>` ones left
 //! out), turns = their number on the main chain (one per model call of the main
 //! conversation, as `--max-turns` counts; subagents' calls are no turns), and over all
@@ -189,7 +195,8 @@ fn import_session(
         } else {
             let cost = e.value.get("costUSD").and_then(Value::as_f64);
             usage.add(message, cost, &e.at, !e.sidechain);
-            for call in tool_calls(message, &e.at, &mut seq) {
+            let cwd = e.value.get("cwd").and_then(Value::as_str);
+            for call in tool_calls(message, &e.at, cwd, &mut seq) {
                 if call_ids.insert(call.id.clone()) {
                     calls.push(call);
                 }

@@ -6,7 +6,7 @@
 //! | `Write` (file_path, content) | `write` |
 //! | `Edit` (file_path, old_string, new_string, replace_all) | `edit` (`all` with replace_all); an empty old_string creates the file: `write` |
 //! | `MultiEdit` (file_path, edits) | one `edit` per entry, in order |
-//! | `Bash` (command) | `run`, the cwd prefix rewritten to `.` ([`super::paths::rewrite_command`]) |
+//! | `Bash` (command) | `run` in the directory the shell was in (the line's `cwd` under the root becomes the run's `cwd`), the root's absolute path rewritten relative to it ([`super::paths::rewrite_command`]); a shell outside the root: `skip` |
 //! | `NotebookEdit` | `skip`: the notebook's JSON is not in the transcript, so a cell edit has no well-defined whole-file effect |
 //! | anything else (Read, Grep, Glob, TodoWrite, Task, WebFetch, MCP tools...) | nothing; counted as ignored |
 //!
@@ -42,7 +42,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
-use super::paths::{relative, rewrite_command};
+use super::paths::{leading_cd, relative, rewrite_command, within};
 use crate::agent::trace::Line;
 
 /// One `tool_use` block.
@@ -56,6 +56,9 @@ pub struct ToolCall {
     pub input: Value,
     /// `file:line` it came from, for messages.
     pub origin: String,
+    /// Where the agent's shell was when it made the call (the line's `cwd`, absolute
+    /// as recorded); `None` when the transcript does not say.
+    pub cwd: Option<String>,
     /// Position among the calls of the input, for a stable order.
     pub seq: u64,
 }
@@ -166,10 +169,7 @@ impl Mapper<'_> {
         let input = &call.input;
         match call.name.as_str() {
             "Bash" => match string(input, "command") {
-                Some(cmd) => self.emit(Line::Run {
-                    cmd: rewrite_command(cmd, self.root),
-                    cwd: None,
-                }),
+                Some(cmd) => self.run(call, cmd),
                 None => self.skip(call, None, "Bash call without a command"),
             },
             "Write" => {
@@ -249,13 +249,59 @@ impl Mapper<'_> {
         }
     }
 
-    /// The relative path in `input[key]`, or `None` after recording a skip.
+    /// Where the call's shell was, relative to the root (`""`: the root itself), or
+    /// why that is outside the work directory. Unknown (no cwd, no root) is the root.
+    fn shell_dir(&self, call: &ToolCall) -> Result<String, String> {
+        let (Some(cwd), Some(root)) = (call.cwd.as_deref(), self.root) else {
+            return Ok(String::new());
+        };
+        if !cwd.starts_with('/') {
+            return Ok(String::new());
+        }
+        within(cwd, root).ok_or_else(|| format!("its shell was in {cwd}, outside the root {root}"))
+    }
+
+    /// A `Bash` call: a `run` in the directory its shell was in, the root's absolute
+    /// path rewritten relative to it. A command that starts with `cd` to an absolute
+    /// directory does not depend on where the shell was: it runs at the root, and what
+    /// follows the `cd` is rewritten relative to that directory.
+    fn run(&mut self, call: &ToolCall, cmd: &str) {
+        let depth = |dir: &str| dir.split('/').filter(|p| !p.is_empty()).count();
+        if let Some((end, target)) = leading_cd(cmd) {
+            let after = self.root.and_then(|r| within(&target, r));
+            let tail = rewrite_command(&cmd[end..], self.root, after.as_deref().map_or(0, depth));
+            return self.emit(Line::Run {
+                cmd: rewrite_command(&cmd[..end], self.root, 0) + &tail,
+                cwd: None,
+            });
+        }
+        match self.shell_dir(call) {
+            Ok(dir) => self.emit(Line::Run {
+                cmd: rewrite_command(cmd, self.root, depth(&dir)),
+                cwd: (!dir.is_empty()).then_some(dir),
+            }),
+            Err(reason) => {
+                self.notes
+                    .push(format!("{}: Bash call skipped: {reason}", call.origin));
+                self.skip(call, None, &reason);
+            }
+        }
+    }
+
+    /// The relative path in `input[key]`, or `None` after recording a skip. A relative
+    /// path is taken from the directory the call's shell was in.
     fn path(&mut self, call: &ToolCall, key: &str) -> Option<String> {
         let Some(given) = string(&call.input, key) else {
             self.skip(call, None, &format!("{} call without {key}", call.name));
             return None;
         };
-        match relative(given, self.root) {
+        let from_shell = match self.shell_dir(call) {
+            Ok(dir) if !dir.is_empty() && !given.starts_with('/') => Ok(format!("{dir}/{given}")),
+            Ok(_) => Ok(given.to_string()),
+            Err(reason) if !given.starts_with('/') => Err(reason),
+            Err(_) => Ok(given.to_string()),
+        };
+        match from_shell.and_then(|p| relative(&p, self.root)) {
             Ok(rel) => Some(rel),
             Err(reason) => {
                 self.notes.push(format!(

@@ -12,7 +12,16 @@ fn call(id: &str, name: &str, input: Value) -> ToolCall {
         name: name.into(),
         input,
         origin: format!("t.jsonl:{id}"),
+        cwd: None,
         seq: 0,
+    }
+}
+
+/// `call` made while the agent's shell was in `cwd`.
+fn call_in(cwd: &str, id: &str, name: &str, input: Value) -> ToolCall {
+    ToolCall {
+        cwd: Some(cwd.into()),
+        ..call(id, name, input)
     }
 }
 
@@ -410,4 +419,103 @@ fn an_errored_command_ran_unless_its_result_is_a_refusal() {
     // Not applied: seven; refused by the user, a rule or a hook: all but the invalid one.
     assert_eq!(tally.failed, 7);
     assert_eq!(tally.refused, 6);
+}
+
+#[test]
+fn a_command_runs_where_its_shell_was_and_relative_paths_start_there() {
+    let run = |cmd: &str, cwd: Option<&str>| Line::Run {
+        cmd: cmd.into(),
+        cwd: cwd.map(str::to_string),
+    };
+    let (m, tally, notes) = map(&[
+        (
+            call_in("/w", "1", "Bash", json!({"command": "cd tests && ls"})),
+            Some(ok(None)),
+        ),
+        (
+            call_in(
+                "/w/tests",
+                "2",
+                "Bash",
+                json!({"command": "rm test_x.py /w/tests/y.py"}),
+            ),
+            Some(ok(None)),
+        ),
+        (
+            call_in(
+                "/w/tests/unit",
+                "3",
+                "Write",
+                json!({"file_path": "a.py", "content": "a"}),
+            ),
+            Some(ok(None)),
+        ),
+        (
+            call_in(
+                "/w/tests",
+                "4",
+                "Write",
+                json!({"file_path": "/w/b.py", "content": "b"}),
+            ),
+            Some(ok(None)),
+        ),
+        // A leading cd to an absolute directory makes the start irrelevant.
+        (
+            call_in(
+                "/w/tests",
+                "5",
+                "Bash",
+                json!({"command": "cd /w/src && rm /w/src/old.py"}),
+            ),
+            Some(ok(None)),
+        ),
+        (
+            call_in(
+                "/w/tests",
+                "6",
+                "Bash",
+                json!({"command": "cd /w && git add -A"}),
+            ),
+            Some(ok(None)),
+        ),
+        // Outside the root, the shell's commands do not touch the work directory.
+        (
+            call_in(
+                "/tmp/scratch",
+                "7",
+                "Bash",
+                json!({"command": "rm -rf build"}),
+            ),
+            Some(ok(None)),
+        ),
+        (
+            call_in(
+                "/w/tests",
+                "8",
+                "Write",
+                json!({"file_path": "../../x", "content": "x"}),
+            ),
+            Some(ok(None)),
+        ),
+    ]);
+    assert_eq!(
+        m.lines[..6],
+        [
+            run("cd tests && ls", None),
+            run("rm test_x.py ../tests/y.py", Some("tests")),
+            write("tests/unit/a.py", "a"),
+            write("b.py", "b"),
+            run("cd ./src && rm ../src/old.py", None),
+            run("cd . && git add -A", None),
+        ]
+    );
+    assert!(
+        matches!(&m.lines[6], Line::Skip { tool: Some(t), reason: Some(r), .. }
+            if t == "Bash" && r.contains("/tmp/scratch")),
+        "{:?}",
+        m.lines[6]
+    );
+    assert!(matches!(&m.lines[7], Line::Skip { tool: Some(t), .. } if t == "Write"));
+    assert_eq!(tally.skipped, 2);
+    assert_eq!(notes.len(), 2, "{notes:?}");
 }

@@ -117,7 +117,8 @@ fn import_file(
                 // A subagent's messages name the Task call they serve.
                 let main = map.get("parent_tool_use_id").is_none_or(Value::is_null);
                 usage.add(message, None, &at, main);
-                for call in tool_calls(message, &at, &mut seq) {
+                // stream-json gives no cwd per message: the shell's directory is unknown.
+                for call in tool_calls(message, &at, None, &mut seq) {
                     if call_ids.insert(call.id.clone()) {
                         calls.push(call);
                     }
