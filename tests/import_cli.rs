@@ -531,3 +531,57 @@ fn a_command_runs_where_the_recorded_shell_was() {
     assert_eq!(rows[0]["actions_failed"], "0");
     assert_eq!(rows[0]["outcome"], "completed");
 }
+
+#[test]
+fn import_says_per_session_what_it_applied_skipped_and_found_divergent() {
+    let (_, stderr) = import("claude-code", &[&data("claude-code/latefees")]);
+    for line in [
+        "session 1 (claude-code session sess-a): 7 file and shell call(s): 4 applied, 3 skipped (1 failed, 1 outside the root, 1 notebook edit), 0 divergent; 2 call(s) without a file effect (Read 1, Task 1)",
+        "session 2 (claude-code session sess-b): 4 file and shell call(s): 3 applied, 1 skipped (1 without a result), 0 divergent",
+        "session 3 (claude-code session sess-c): 5 file and shell call(s): 5 applied, 0 skipped, 1 divergent",
+    ] {
+        assert!(stderr.lines().any(|l| l == line), "{line}\n{stderr}");
+    }
+    let (_, stderr) = import("claude-code", &[&data("claude-code/failed-commands")]);
+    assert!(
+        stderr.contains(
+            ": 7 file and shell call(s): 4 applied, 3 skipped (2 refused, 1 failed), 0 divergent"
+        ),
+        "{stderr}"
+    );
+    // An edit that carries what the agent saw may still be found divergent at replay.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("s.jsonl");
+    std::fs::write(
+        &file,
+        [
+            line(
+                1,
+                "user",
+                serde_json::json!({"message": {"role": "user", "content": "go"}}),
+            ),
+            line(
+                2,
+                "assistant",
+                serde_json::json!({"message": {"id": "m1", "role": "assistant", "content": [
+                    {"type": "tool_use", "id": "t1", "name": "Edit", "input": {
+                        "file_path": "/home/dev/latefees/ledger/invoice.py",
+                        "old_string": "paid", "new_string": "settled"}}]}}),
+            ),
+            line(
+                3,
+                "user",
+                serde_json::json!({"message": {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
+                    "toolUseResult": {"originalFile": "paid\n"}}),
+            ),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let (_, stderr) = import("claude-code", &[&file]);
+    assert!(
+        stderr.contains("1 applied, 0 skipped, 0 divergent (+1 edit(s) replay may find divergent)"),
+        "{stderr}"
+    );
+}

@@ -51,6 +51,7 @@ use serde_json::Value;
 use super::blocks::{UsageTally, tool_calls, tool_results, user_text};
 use super::mapping::map_calls;
 use super::session::{Imported, ImportedSession, expand, read_json_lines, require_sessions};
+use super::tally::Tally;
 use crate::agent::trace::EndStatus;
 use crate::error::Result;
 
@@ -136,7 +137,7 @@ pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
     sessions.sort_by_key(|(_, entries)| entries.first().map(|e| e.key));
     for (id, entries) in &sessions {
         let session = import_session(id, entries, root, &mut imported);
-        imported.sessions.push(session);
+        imported.push(session);
     }
     require_sessions(&imported, inputs)?;
     Ok(imported)
@@ -203,12 +204,13 @@ fn import_session(
             }
         }
     }
+    let mut tally = Tally::default();
     let mapped = map_calls(
         &calls,
         &results,
         root,
         &mut imported.known,
-        &mut imported.tally,
+        &mut tally,
         &mut imported.notes,
     );
     let last = entries.iter().rev().find(|e| !e.sidechain);
@@ -230,6 +232,7 @@ fn import_session(
             EndStatus::Completed
         },
         source: format!("claude-code session {id}"),
+        tally,
     }
 }
 

@@ -38,11 +38,12 @@
 //! transcript's own file actions did not account for its content (a command, a hook,
 //! the user's editor, or an edit the importer did not apply had changed it).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use serde_json::Value;
 
 use super::paths::{leading_cd, relative, rewrite_command, within};
+use super::tally::{SkipReason, Tally};
 use crate::agent::trace::Line;
 
 /// One `tool_use` block.
@@ -83,25 +84,6 @@ pub struct Mapped {
     pub divergent: bool,
     /// Some call never got a result.
     pub unanswered: bool,
-}
-
-/// Counts over an import, for the summary on stderr.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct Tally {
-    /// Actions emitted (write, edit, run), resets included.
-    pub actions: u64,
-    /// Calls whose result was an error: not applied.
-    pub failed: u64,
-    /// Of those, calls refused by the user, a permission rule or a hook.
-    pub refused: u64,
-    /// Calls without a result: not applied.
-    pub unanswered: u64,
-    /// Calls recorded as `skip`.
-    pub skipped: u64,
-    /// Writes of `originalFile` emitted by the divergence rule.
-    pub resets: u64,
-    /// Calls of tools without a file effect, by name.
-    pub ignored: BTreeMap<String, u64>,
 }
 
 /// What the importer knows each file (relative path) to hold. It is carried from one
@@ -167,10 +149,24 @@ impl Mapper<'_> {
             return;
         }
         let input = &call.input;
+        let (actions, skipped) = (self.tally.actions, self.tally.skipped);
+        self.apply(call, input, outcome);
+        if self.tally.skipped == skipped && self.tally.actions > actions {
+            self.tally.applied += 1;
+        }
+    }
+
+    /// Turns an answered call into actions, a skip, or nothing (no file effect).
+    fn apply(&mut self, call: &ToolCall, input: &Value, outcome: &ToolOutcome) {
         match call.name.as_str() {
             "Bash" => match string(input, "command") {
                 Some(cmd) => self.run(call, cmd),
-                None => self.skip(call, None, "Bash call without a command"),
+                None => self.skip(
+                    call,
+                    None,
+                    SkipReason::Malformed,
+                    "Bash call without a command",
+                ),
             },
             "Write" => {
                 let Some(path) = self.path(call, "file_path") else {
@@ -178,7 +174,12 @@ impl Mapper<'_> {
                 };
                 match string(input, "content") {
                     Some(content) => self.write(path, content.to_string()),
-                    None => self.skip(call, Some(&path), "Write call without content"),
+                    None => self.skip(
+                        call,
+                        Some(&path),
+                        SkipReason::Malformed,
+                        "Write call without content",
+                    ),
                 }
             }
             "Edit" => {
@@ -206,7 +207,12 @@ impl Mapper<'_> {
                         };
                         self.edit(path, original, vec![replace]);
                     }
-                    _ => self.skip(call, Some(&path), "Edit call without old_string/new_string"),
+                    _ => self.skip(
+                        call,
+                        Some(&path),
+                        SkipReason::Malformed,
+                        "Edit call without old_string/new_string",
+                    ),
                 }
             }
             "MultiEdit" => {
@@ -234,7 +240,12 @@ impl Mapper<'_> {
                 });
                 match edits {
                     Some(edits) => self.edit(path, original, edits),
-                    None => self.skip(call, Some(&path), "MultiEdit call with malformed edits"),
+                    None => self.skip(
+                        call,
+                        Some(&path),
+                        SkipReason::Malformed,
+                        "MultiEdit call with malformed edits",
+                    ),
                 }
             }
             "NotebookEdit" => {
@@ -242,6 +253,7 @@ impl Mapper<'_> {
                 self.skip(
                     call,
                     path.as_deref(),
+                    SkipReason::Notebook,
                     "a notebook cell edit has no well-defined file content: the notebook's JSON is not in the transcript",
                 );
             }
@@ -283,7 +295,7 @@ impl Mapper<'_> {
             Err(reason) => {
                 self.notes
                     .push(format!("{}: Bash call skipped: {reason}", call.origin));
-                self.skip(call, None, &reason);
+                self.skip(call, None, SkipReason::OutsideRoot, &reason);
             }
         }
     }
@@ -292,7 +304,12 @@ impl Mapper<'_> {
     /// path is taken from the directory the call's shell was in.
     fn path(&mut self, call: &ToolCall, key: &str) -> Option<String> {
         let Some(given) = string(&call.input, key) else {
-            self.skip(call, None, &format!("{} call without {key}", call.name));
+            self.skip(
+                call,
+                None,
+                SkipReason::Malformed,
+                &format!("{} call without {key}", call.name),
+            );
             return None;
         };
         let from_shell = match self.shell_dir(call) {
@@ -308,14 +325,15 @@ impl Mapper<'_> {
                     "{}: {} of '{given}' skipped: {reason}",
                     call.origin, call.name
                 ));
-                self.skip(call, Some(given), &reason);
+                self.skip(call, Some(given), SkipReason::OutsideRoot, &reason);
                 None
             }
         }
     }
 
-    fn skip(&mut self, call: &ToolCall, path: Option<&str>, reason: &str) {
+    fn skip(&mut self, call: &ToolCall, path: Option<&str>, why: SkipReason, reason: &str) {
         self.tally.skipped += 1;
+        *self.tally.skips.entry(why).or_default() += 1;
         self.out.lines.push(Line::Skip {
             tool: Some(call.name.clone()),
             path: path.map(str::to_string),
@@ -367,13 +385,15 @@ impl Mapper<'_> {
                 };
                 self.files.insert(path.clone(), edited);
             }
+            // Only the first replacement: the others edit what it produced.
+            let original = fallback.take();
+            self.tally.fallbacks += u64::from(original.is_some());
             self.emit(Line::Edit {
                 path: path.clone(),
                 old,
                 new,
                 all,
-                // Only the first replacement: the others edit what it produced.
-                original: fallback.take(),
+                original,
             });
         }
     }

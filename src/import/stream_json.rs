@@ -33,6 +33,7 @@ use serde_json::Value;
 use super::blocks::{UsageTally, tool_calls, tool_results};
 use super::mapping::map_calls;
 use super::session::{Imported, ImportedSession, expand, read_json_lines, require_sessions};
+use super::tally::Tally;
 use crate::agent::command::{Reported, report_result_line};
 use crate::agent::trace::EndStatus;
 use crate::error::{Error, Result};
@@ -55,7 +56,7 @@ pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
         };
         for file in files {
             let session = import_file(&file, root, &mut imported)?;
-            imported.sessions.push(session);
+            imported.push(session);
         }
     }
     require_sessions(&imported, inputs)?;
@@ -137,12 +138,13 @@ fn import_file(
         }
     }
     let root = root.or(cwd.as_deref());
+    let mut tally = Tally::default();
     let mapped = map_calls(
         &calls,
         &results,
         root,
         &mut imported.known,
-        &mut imported.tally,
+        &mut tally,
         &mut imported.notes,
     );
     let from_messages = Reported {
@@ -177,5 +179,6 @@ fn import_file(
             Some(id) => format!("stream-json session {id} ({})", file.display()),
             None => format!("stream-json capture {}", file.display()),
         },
+        tally,
     })
 }
