@@ -585,3 +585,34 @@ fn import_says_per_session_what_it_applied_skipped_and_found_divergent() {
         "{stderr}"
     );
 }
+
+#[test]
+fn summaries_compaction_api_errors_user_changes_and_creating_edits_break_nothing() {
+    // tests/data/claude-code/odd-lines (CLI 2.1.14): a title summary and a
+    // file-history snapshot first; fees.py written, removed by a command and created
+    // again by an Edit with an empty old_string; an Edit whose rate the user changed
+    // before accepting it (userModified); an API error line; a manual /compact at the
+    // end, whose summary quotes "[Request interrupted by user]".
+    let (trace, stderr) = import("claude-code", &[&data("claude-code/odd-lines")]);
+    assert!(
+        stderr.contains(": 6 file and shell call(s): 6 applied, 0 skipped, 0 divergent"),
+        "{stderr}"
+    );
+    // The API error is no model call of the agent's: 7 turns, not 8.
+    assert!(trace.contains(r#"{"op":"usage","turns":7,"#), "{trace}");
+    assert!(
+        trace.contains(r#""new":"RATE_PERCENT = 2  # agreed with finance""#),
+        "{trace}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out = replay(&trace, tmp.path());
+    let rows = read_csv(&out.join("sessions.csv"));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["outcome"], "completed");
+    assert_eq!(rows[0]["divergent"], "false");
+    assert_eq!(rows[0]["actions_failed"], "0");
+    assert_eq!(rows[0]["newly_claimed"], "1");
+    assert_eq!(rows[0]["newly_verified"], "1");
+    assert_eq!(rows[0]["premature_claims"], "0");
+    assert_eq!(rows[0]["clean_tree"], "true");
+}

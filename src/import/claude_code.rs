@@ -38,10 +38,12 @@
 //! cache_read_input_tokens, output_tokens, and cost_usd only when lines carry
 //! `costUSD` ([`super::blocks::UsageTally`]).
 //!
-//! **Status.** `interrupted` when a tool call never got a result, when the last
-//! main-chain line is the user's "[Request interrupted by user" or an API error
-//! message; otherwise `completed`. Never `declared_complete`: what the agent claims in
-//! prose is not evidence, and the metrics read the files anyway.
+//! **Status.** `interrupted` when a tool call never got a result, or when the last
+//! line of the conversation is the user's "[Request interrupted by user..." or an API
+//! error message (`isApiErrorMessage`); otherwise `completed`. Lines the CLI writes
+//! about the conversation (a compaction's `isCompactSummary`, `isMeta` lines, a slash
+//! command's echo) are not its last line. Never `declared_complete`: what the agent
+//! claims in prose is not evidence, and the metrics read the files anyway.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -213,13 +215,26 @@ fn import_session(
         &mut tally,
         &mut imported.notes,
     );
-    let last = entries.iter().rev().find(|e| !e.sidechain);
+    // The conversation's own last line: not a subagent's, not one the CLI writes about
+    // the conversation (a compaction summary, a command's echo, meta lines).
+    let flag = |e: &Entry, key: &str| e.value.get(key).and_then(Value::as_bool) == Some(true);
+    let outside_the_conversation = |e: &Entry| {
+        e.sidechain
+            || ["isCompactSummary", "isMeta", "isVisibleInTranscriptOnly"]
+                .iter()
+                .any(|key| flag(e, key))
+            || (e.user
+                && is_command_echo(&user_text(e.value.get("message").unwrap_or(&Value::Null))))
+    };
+    let last = entries.iter().rev().find(|e| !outside_the_conversation(e));
     let cut_off = last.is_some_and(|e| {
         let message = e.value.get("message").unwrap_or(&Value::Null);
         if e.user {
-            user_text(message).contains("[Request interrupted by user")
+            user_text(message)
+                .trim_start()
+                .starts_with("[Request interrupted by user")
         } else {
-            e.value.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true)
+            flag(e, "isApiErrorMessage")
         }
     });
     ImportedSession {
@@ -234,6 +249,20 @@ fn import_session(
         source: format!("claude-code session {id}"),
         tally,
     }
+}
+
+/// A user line the CLI writes for a slash command (`/compact`, `/clear`...) and its
+/// output, not a prompt.
+fn is_command_echo(text: &str) -> bool {
+    let text = text.trim_start();
+    [
+        "<command-name>",
+        "<command-message>",
+        "<local-command-stdout>",
+        "<local-command-stderr>",
+    ]
+    .iter()
+    .any(|tag| text.starts_with(tag))
 }
 
 fn is_jsonl(path: &Path) -> bool {

@@ -3,8 +3,8 @@
 //!
 //! | tool | action |
 //! | --- | --- |
-//! | `Write` (file_path, content) | `write` |
-//! | `Edit` (file_path, old_string, new_string, replace_all) | `edit` (`all` with replace_all); an empty old_string creates the file: `write` |
+//! | `Write` (file_path, content) | `write` of the result's `content` when it has one (what was written), else the call's |
+//! | `Edit` (file_path, old_string, new_string, replace_all) | `edit` (`all` with replace_all) of the result's oldString/newString when it has them (a `userModified` edit applied the user's version), else the call's; an empty old_string creates the file: `write`, never a reset |
 //! | `MultiEdit` (file_path, edits) | one `edit` per entry, in order |
 //! | `Bash` (command) | `run` in the directory the shell was in (the line's `cwd` under the root becomes the run's `cwd`), the root's absolute path rewritten relative to it ([`super::paths::rewrite_command`]); a shell outside the root: `skip` |
 //! | `NotebookEdit` | `skip`: the notebook's JSON is not in the transcript, so a cell edit has no well-defined whole-file effect |
@@ -172,7 +172,14 @@ impl Mapper<'_> {
                 let Some(path) = self.path(call, "file_path") else {
                     return;
                 };
-                match string(input, "content") {
+                // What was written: the result's content (the user may have changed
+                // the proposal before accepting it), else the call's.
+                let written = outcome
+                    .result
+                    .as_ref()
+                    .and_then(|r| string(r, "content"))
+                    .or_else(|| string(input, "content"));
+                match written {
                     Some(content) => self.write(path, content.to_string()),
                     None => self.skip(
                         call,
@@ -356,7 +363,10 @@ impl Mapper<'_> {
         // What replay should fall back to if the file it finds lacks the old text: the
         // file the agent saw, when the importer cannot know what replay will find.
         let mut fallback = None;
-        if let Some(original) = original {
+        // An edit that creates the file (empty old text) does not depend on what was
+        // there: nothing to reset, nothing diverged.
+        let creates = edits.first().is_some_and(|e| e.old.is_empty());
+        if let Some(original) = original.filter(|_| !creates) {
             match self.files.get(&path) {
                 Some(known) if known != original => {
                     self.tally.resets += 1;

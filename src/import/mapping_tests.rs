@@ -519,3 +519,51 @@ fn a_command_runs_where_its_shell_was_and_relative_paths_start_there() {
     assert_eq!(tally.skipped, 2);
     assert_eq!(notes.len(), 2, "{notes:?}");
 }
+
+#[test]
+fn an_edit_that_creates_the_file_never_resets_it() {
+    // A command removed a.py (invisible here); an Edit with an empty old_string
+    // creates it again, its originalFile empty: no reset, no divergence.
+    let (m, tally, _) = map(&[
+        (
+            call(
+                "1",
+                "Write",
+                json!({"file_path": "/w/a.py", "content": "v1\n"}),
+            ),
+            Some(ok(None)),
+        ),
+        (
+            call("2", "Bash", json!({"command": "rm a.py"})),
+            Some(ok(None)),
+        ),
+        (
+            call(
+                "3",
+                "Edit",
+                json!({"file_path": "/w/a.py", "old_string": "", "new_string": "v2\n"}),
+            ),
+            Some(ok(Some(
+                json!({"oldString": "", "newString": "v2\n", "originalFile": ""}),
+            ))),
+        ),
+    ]);
+    assert!(!m.divergent);
+    assert_eq!(tally.resets, 0);
+    assert_eq!(m.lines[2], write("a.py", "v2\n"));
+}
+
+#[test]
+fn a_write_applies_what_its_result_says_was_written() {
+    let (m, _, _) = map(&[(
+        call(
+            "1",
+            "Write",
+            json!({"file_path": "/w/a", "content": "proposed"}),
+        ),
+        Some(ok(Some(
+            json!({"type": "create", "filePath": "/w/a", "content": "accepted"}),
+        ))),
+    )]);
+    assert_eq!(m.lines, vec![write("a", "accepted")]);
+}
