@@ -16,7 +16,7 @@
 //! | `--bind` work directory | the one persistent writable tree |
 //! | `--bind` effects log, usage file, state dir | harness files the agent writes, outside the work directory |
 //! | `--ro-bind` prompt file | read-only |
-//! | `--ro-bind` the program | only when it lies in a hidden place (a script under /tmp) |
+//! | `--ro-bind` the program, the loopbench binary | only when they lie in a hidden place (a checkout under /tmp) |
 //!
 //! plus `--unshare-all` (no network unless `sandbox_network = true` adds `--share-net`;
 //! own PID namespace), `--die-with-parent` (the
