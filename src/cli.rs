@@ -43,6 +43,9 @@ pub enum Command {
     /// Sessions per arm needed to detect rate p1 vs p2 (two-sided, Cohen's h); with
     /// --sequential also the maximum and expected sessions of a design that looks early.
     Power(PowerArgs),
+    /// Print the usage report an agent CLI's captured output gives, as the JSON object
+    /// of $LOOPBENCH_USAGE_FILE (for the agent wrappers in scripts/agents/).
+    Usage(UsageArgs),
     /// Run one session of the simulated agent as an external process (a command agent
     /// for `run`: `program = "loopbench"`, `args = ["sim-agent", "--suite", DIR]`).
     SimAgent(SimAgentArgs),
@@ -301,6 +304,16 @@ pub struct ImportFiles {
     pub out: Option<PathBuf>,
 }
 
+/// Arguments of `loopbench usage`.
+#[derive(Debug, clap::Args)]
+pub struct UsageArgs {
+    /// The CLI whose output it is.
+    #[arg(value_enum)]
+    pub format: crate::agent::command::cli_usage::CliFormat,
+    /// The captured stdout (aider: stdout and stderr).
+    pub capture: PathBuf,
+}
+
 /// Arguments of `loopbench sim-agent`.
 #[derive(Debug, clap::Args)]
 pub struct SimAgentArgs {
@@ -332,6 +345,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Compare(args) => cmd::compare::run(&args),
         Command::Weekly(args) => cmd::weekly::run(&args),
         Command::Power(args) => cmd::power::run(&args),
+        Command::Usage(args) => cmd::usage::run(&args),
         Command::SimAgent(args) => cmd::sim_agent::run(&args),
         Command::Supervise(args) => Ok(crate::agent::command::supervise::supervise(
             &args.command[0],

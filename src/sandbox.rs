@@ -16,7 +16,7 @@
 //! | `--bind` work directory | the one persistent writable tree |
 //! | `--bind` effects log, usage file, state dir | harness files the agent writes, outside the work directory |
 //! | `--ro-bind` prompt file | read-only |
-//! | `--ro-bind` the program | only when it lies in a hidden place (a script under /tmp) |
+//! | `--ro-bind` the program, the loopbench binary | only when they lie in a hidden place (a checkout under /tmp) |
 //!
 //! plus `--unshare-all` (no network unless `sandbox_network = true` adds `--share-net`;
 //! own PID namespace), `--die-with-parent` (the
@@ -72,6 +72,7 @@ impl Hidden {
         let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
         Layout {
             work_dir: abs(tree),
+            start_dir: None,
             writable_files: writable_files.iter().map(|f| abs(f)).collect(),
             writable_dirs: writable_dirs.iter().map(|d| abs(d)).collect(),
             readable_files: Vec::new(),
@@ -86,6 +87,9 @@ impl Hidden {
 pub struct Layout {
     /// The work directory: writable, the agent's cwd.
     pub work_dir: PathBuf,
+    /// Where the process starts instead, inside `work_dir` (a replayed `run` action
+    /// whose shell had `cd`'d into a subdirectory); `None`: `work_dir`.
+    pub start_dir: Option<PathBuf>,
     /// Files outside the work directory the agent may write (they must exist).
     pub writable_files: Vec<PathBuf>,
     /// Directories outside the work directory the agent may write.
@@ -130,7 +134,10 @@ impl Layout {
         if self.share_net {
             push("--share-net", &[]);
         }
-        push("--chdir", &[&self.work_dir]);
+        push(
+            "--chdir",
+            &[self.start_dir.as_ref().unwrap_or(&self.work_dir)],
+        );
         push("--", &[]);
         a
     }
@@ -229,6 +236,7 @@ mod tests {
     fn layout() -> Layout {
         Layout {
             work_dir: "/dev/shm/t1/work".into(),
+            start_dir: None,
             writable_files: vec!["/dev/shm/t1/effects.log".into()],
             writable_dirs: vec!["/dev/shm/t1/state".into()],
             readable_files: vec!["/dev/shm/t1/prompt.md".into()],
@@ -270,6 +278,13 @@ mod tests {
         assert_eq!(args.last().unwrap(), "--");
         let chdir = at("--chdir");
         assert_eq!(args[chdir + 1], "/dev/shm/t1/work");
+        let inside = Layout {
+            start_dir: Some("/dev/shm/t1/work/tests".into()),
+            ..layout()
+        };
+        let args = inside.bwrap_args();
+        let chdir = args.iter().position(|a| a == "--chdir").unwrap();
+        assert_eq!(args[chdir + 1], "/dev/shm/t1/work/tests");
     }
 
     #[test]

@@ -266,6 +266,7 @@ fn a_wrapper_outside_loopbench_says_what_is_missing() {
 
 #[test]
 fn usage_parser_survives_output_it_does_not_know() {
+    // Ported from the test of scripts/agents/usage.py, which `loopbench usage` replaces.
     let tmp = tempfile::tempdir().unwrap();
     let capture = tmp.path().join("capture");
     std::fs::write(
@@ -273,34 +274,100 @@ fn usage_parser_survives_output_it_does_not_know() {
         "garbage\n{\"type\":\"result\",\"num_turns\":\"x\"}\n[1,2]\n\u{0}\n",
     )
     .unwrap();
-    for (format, expected) in [
-        ("claude", "{}"),
-        ("codex", "{\"turns\": 0}"),
-        ("aider", "{}"),
-    ] {
-        let output = std::process::Command::new("python3")
-            .arg(repo_root().join("scripts/agents/usage.py"))
-            .arg(format)
+    let usage = |format: &str| {
+        let output = loopbench()
+            .args(["usage", format])
             .arg(&capture)
             .output()
             .unwrap();
         assert!(output.status.success(), "{format}");
-        assert_eq!(
-            String::from_utf8_lossy(&output.stdout).trim(),
-            expected,
-            "{format}"
-        );
+        String::from_utf8_lossy(&output.stdout).trim().to_string()
+    };
+    for (format, expected) in [
+        ("claude", "{}"),
+        ("codex", "{\"turns\":0}"),
+        ("aider", "{}"),
+    ] {
+        assert_eq!(usage(format), expected, "{format}");
     }
     // A claude capture without a result line: the session was cut off.
     std::fs::write(&capture, "{\"type\":\"assistant\"}\n").unwrap();
-    let output = std::process::Command::new("python3")
-        .arg(repo_root().join("scripts/agents/usage.py"))
-        .args(["claude"])
-        .arg(&capture)
+    assert_eq!(usage("claude"), "{\"status\":\"interrupted\"}");
+    // A capture that is not there is bad input.
+    loopbench()
+        .args(["usage", "claude", "/nonexistent/capture"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("/nonexistent/capture"));
+}
+
+#[test]
+fn wrappers_work_in_the_sandbox_from_a_checkout_the_sandbox_hides() {
+    if !loopbench::agent::command::bwrap_works() {
+        eprintln!("skipped: bwrap does not work here");
+        return;
+    }
+    // The wrappers lie under /tmp, which the sandbox replaces with an empty tmpfs:
+    // only the program file itself is bound. The stub CLIs and their log lie where
+    // the sandbox sees them (the log is bound writable).
+    let checkout = tempfile::tempdir().unwrap();
+    let wrappers = checkout.path().join("scripts/agents");
+    std::fs::create_dir_all(&wrappers).unwrap();
+    for entry in std::fs::read_dir(repo_root().join("scripts/agents")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), wrappers.join(entry.file_name())).unwrap();
+    }
+    let visible = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let bin = visible.path().join("bin");
+    let log = visible.path().join("log");
+    std::fs::create_dir_all(&log).unwrap();
+    stubs(&bin);
+    let agent = |name: &str| {
+        format!(
+            "[agents.{name}]\ndriver = \"command\"\nprogram = \"{}\"\ntimeout = \"60s\"\nsandbox = \"bwrap\"\nsandbox_writable = [\"{}\"]\nenv = {{ STUB_LOG = \"{}\" }}\n",
+            wrappers.join(format!("{name}.sh")).display(),
+            log.display(),
+            log.display(),
+        )
+    };
+    let suite = sh_suite(
+        &checkout.path().join("suite"),
+        &[agent("claude"), agent("codex"), agent("aider")].concat(),
+        &[
+            arm("claude", "claude", 1, ""),
+            arm("codex", "codex", 1, ""),
+            arm("aider", "aider", 1, ""),
+        ]
+        .concat(),
+    );
+    let out = checkout.path().join("run");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let output = loopbench()
+        .arg("run")
+        .arg(&suite)
+        .args(["--quiet", "--jobs", "1", "--out"])
+        .arg(&out)
+        .env("PATH", path)
         .output()
         .unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&output.stdout).trim(),
-        "{\"status\": \"interrupted\"}"
+    assert!(
+        output.status.success(),
+        "run failed: {}",
+        String::from_utf8_lossy(&output.stderr)
     );
+    let sessions = read_csv(&out.join("sessions.csv"));
+    let usage = |arm: &str| {
+        let row = sessions.iter().find(|r| r["arm"] == arm).unwrap();
+        assert_eq!(row["error"], "", "{arm}: {row:?}");
+        assert_eq!(row["features_verified"], "1", "{arm}: {row:?}");
+        [
+            row["turns"].clone(),
+            row["input_tokens"].clone(),
+            row["output_tokens"].clone(),
+            row["cost_usd"].clone(),
+        ]
+    };
+    assert_eq!(usage("claude"), ["3", "111", "7", "0.15"]);
+    assert_eq!(usage("codex"), ["2", "1000", "33", ""]);
+    assert_eq!(usage("aider"), ["2", "7900", "146", "0.03"]);
 }

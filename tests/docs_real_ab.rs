@@ -1,6 +1,9 @@
 //! Every command of `docs/real-ab.md` runs as written: the `sh` blocks are extracted and
-//! run in order by one bash, from a scratch directory laid out like the repository root
-//! (its `suites/`, `scripts/` and `tests/`), with the binary under test as `loopbench` on PATH.
+//! run in order by one bash, from a scratch directory under `/tmp` laid out like the
+//! repository root (copies of its `suites/`, `scripts/` and `tests/`), with the binary
+//! under test as `loopbench` on PATH. `/tmp` is what the sandbox hides from an agent,
+//! so the guide's sandboxed smoke run shows that the agent wrappers work from a
+//! checkout there; a stand-in `claude` plays the agent.
 
 mod common;
 
@@ -40,14 +43,19 @@ fn every_command_in_real_ab_runs_as_written() {
     let blocks = sh_blocks(&std::fs::read_to_string(&doc).unwrap());
     assert!(blocks.len() >= 8, "docs/real-ab.md lost its commands");
 
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir_in("/tmp").unwrap();
     let root = tmp.path();
     for dir in ["suites", "scripts", "tests"] {
-        std::os::unix::fs::symlink(repo_root().join(dir), root.join(dir)).unwrap();
+        copy_dir(&repo_root().join(dir), &root.join(dir));
     }
     let bin = root.join("bin");
     std::fs::create_dir(&bin).unwrap();
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_loopbench"), bin.join("loopbench")).unwrap();
+    // The stand-in `claude` must be visible in the sandbox: not under /tmp.
+    let visible = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let stub = visible.path().join("claude");
+    std::fs::write(&stub, STAND_IN_CLAUDE).unwrap();
+    std::fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let home = root.join("home");
     std::fs::create_dir(&home).unwrap();
 
@@ -61,7 +69,12 @@ fn every_command_in_real_ab_runs_as_written() {
         .current_dir(root)
         .env(
             "PATH",
-            format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+            format!(
+                "{}:{}:{}",
+                bin.display(),
+                visible.path().display(),
+                std::env::var("PATH").unwrap()
+            ),
         )
         .env("HOME", &home)
         .output()
@@ -100,5 +113,43 @@ fn every_command_in_real_ab_runs_as_written() {
     let trials = std::fs::read_to_string(root.join("ab/study/trials.csv")).unwrap();
     assert_eq!(trials.lines().count(), 1 + 2 * 2 * 12);
     assert!(root.join("ab/rescored/summary.csv").exists());
+    // The sandboxed smoke run: an initializer and one coding session per task, each
+    // with its usage from the wrapper.
+    let smoke = std::fs::read_to_string(root.join("ab/smoke/sessions.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(smoke.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    let cell = |row: &csv::StringRecord, column: &str| {
+        row[header.iter().position(|h| h == column).unwrap()].to_string()
+    };
+    assert_eq!(rows.len(), 4, "{smoke}");
+    for row in &rows {
+        assert_eq!(cell(row, "error"), "", "{smoke}");
+        assert_eq!(cell(row, "turns"), "3", "{smoke}");
+        assert_eq!(cell(row, "input_tokens"), "1230", "{smoke}");
+        assert_eq!(cell(row, "cost_usd"), "0.05", "{smoke}");
+    }
     assert!(Path::new(&root.join("ab/real-suite/suite.toml")).exists());
+}
+
+/// Plays `claude -p --output-format stream-json` for the smoke run: takes the prompt,
+/// checks the budget it was handed, prints an init and a result line.
+const STAND_IN_CLAUDE: &str = r#"#!/bin/sh
+cat > /dev/null
+case " $* " in *" --max-turns 60 "*) ;; *) echo "no --max-turns 60 in: $*" >&2; exit 9 ;; esac
+echo '{"type":"system","subtype":"init","cwd":"'"$PWD"'","session_id":"smoke"}'
+echo '{"type":"result","subtype":"success","is_error":false,"num_turns":3,"total_cost_usd":0.05,"usage":{"input_tokens":30,"cache_creation_input_tokens":200,"cache_read_input_tokens":1000,"output_tokens":40}}'
+"#;
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
 }

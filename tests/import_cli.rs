@@ -86,8 +86,8 @@ fn a_claude_code_project_folder_replays_to_the_metrics_its_transcripts_imply() {
 
     // Session 1 (sess-a, with its subagent): writes the F1 gold fee code, the subagent
     // writes the F2 gold reminders, claims F1 only, commits. The failed Edit (RATE 20 →
-    // 5) is not applied, so F1 holds. Turns: 9 parent + 2 subagent message ids, the
-    // first of them split over two lines.
+    // 5) is not applied, so F1 holds. Turns: the 9 parent message ids (the first of
+    // them split over two lines); the subagent's 2 calls add tokens, not turns.
     assert_eq!(cell(1, "outcome"), "completed");
     assert_eq!(cell(1, "newly_claimed"), "1");
     assert_eq!(cell(1, "premature_claims"), "0");
@@ -95,7 +95,7 @@ fn a_claude_code_project_folder_replays_to_the_metrics_its_transcripts_imply() {
     assert_eq!(cell(1, "clean_tree"), "true");
     assert_eq!(cell(1, "progress_updated"), "false");
     assert_eq!(cell(1, "actions_failed"), "0");
-    assert_eq!(cell(1, "turns"), "11");
+    assert_eq!(cell(1, "turns"), "9");
     assert_eq!(cell(1, "input_tokens"), "23928");
     assert_eq!(cell(1, "output_tokens"), "550");
     assert_eq!(cell(1, "cost_usd"), "");
@@ -393,4 +393,226 @@ fn a_task_file_changed_by_a_command_replay_cannot_repeat_is_reset_to_what_the_ag
     let rows = read_csv(&out.join("sessions.csv"));
     assert_eq!(rows[0]["divergent"], "false");
     assert_eq!(rows[0]["actions_failed"], "1");
+}
+
+#[test]
+fn a_stream_json_capture_cut_off_before_its_result_counts_only_main_calls_as_turns() {
+    // `claude -p --output-format stream-json --verbose` (2.0.x shapes): a Task call's
+    // subagent streams its messages with the Task call's id as parent_tool_use_id.
+    // Without a result line, turns are the main conversation's model calls, as
+    // num_turns would have said; tokens include the subagent's.
+    let lines = [
+        r#"{"type":"system","subtype":"init","cwd":"/w","session_id":"s9","tools":["Task","Write"],"model":"claude-sonnet-4-5"}"#,
+        r#"{"type":"assistant","message":{"id":"m1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"t1","name":"Task","input":{"description":"notes","prompt":"write notes","subagent_type":"general-purpose"}}],"usage":{"input_tokens":10,"output_tokens":5}},"parent_tool_use_id":null,"session_id":"s9"}"#,
+        r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"write notes"}]},"parent_tool_use_id":"t1","session_id":"s9"}"#,
+        r#"{"type":"assistant","message":{"id":"m2","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"t2","name":"Write","input":{"file_path":"/w/NOTES.md","content":"n\n"}}],"usage":{"input_tokens":20,"output_tokens":7}},"parent_tool_use_id":"t1","session_id":"s9"}"#,
+        r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t2","type":"tool_result","content":"File created successfully at: /w/NOTES.md"}]},"parent_tool_use_id":"t1","session_id":"s9"}"#,
+        r#"{"type":"assistant","message":{"id":"m3","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"done"}],"usage":{"input_tokens":30,"output_tokens":9}},"parent_tool_use_id":"t1","session_id":"s9"}"#,
+        r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":[{"type":"text","text":"done"}]}]},"parent_tool_use_id":null,"session_id":"s9"}"#,
+        r#"{"type":"assistant","message":{"id":"m4","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Notes writ"}],"usage":{"input_tokens":40,"output_tokens":2}},"parent_tool_use_id":null,"session_id":"s9"}"#,
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("session-1.stdout");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let (trace, _) = import("stream-json", &[&file]);
+    assert!(
+        trace.contains(r#"{"op":"write","path":"NOTES.md","content":"n\n"}"#),
+        "{trace}"
+    );
+    assert!(
+        trace.contains(r#"{"op":"usage","turns":2,"input_tokens":100,"output_tokens":23}"#),
+        "{trace}"
+    );
+    assert!(trace.contains(r#""status":"interrupted""#), "{trace}");
+}
+
+#[test]
+fn a_resumed_session_gets_only_its_own_work_whatever_the_file_names() {
+    // tests/data/claude-code/resumed (CLI 1.0.65): e7a1… did F1 and F2, with a
+    // subagent; `claude --continue` then wrote 3b2f…, which starts with summary lines
+    // and a copy of e7a1…'s main chain (same uuids, its own sessionId, copy-time
+    // timestamps) before it does F3. 3b2f… sorts first by name; the original
+    // occurrence of each uuid, the earliest, must still win.
+    let dir = data("claude-code/resumed");
+    let resumed = dir.join("3b2f9d10-8c4e-4a7b-b1d2-6e0f5a9c4d21.jsonl");
+    let original = dir.join("e7a14c2e-5b1f-4d0e-9a65-2f3c8d71b0aa.jsonl");
+    let (from_dir, _) = import("claude-code", &[&dir]);
+    let (from_files, _) = import("claude-code", &[&resumed, &original]);
+    assert_eq!(from_dir, from_files);
+    let ends: Vec<&str> = from_dir
+        .lines()
+        .filter(|l| l.contains(r#""op":"end""#))
+        .collect();
+    assert_eq!(ends.len(), 2, "{from_dir}");
+    assert!(
+        ends[0].contains("e7a14c2e") && ends[1].contains("3b2f9d10"),
+        "{ends:?}"
+    );
+    // Usage moves with the lines: 6 main-chain calls (and the subagent's tokens) in
+    // the first session, the 4 new calls in the second.
+    let usage: Vec<&str> = from_dir
+        .lines()
+        .filter(|l| l.contains(r#""op":"usage""#))
+        .collect();
+    assert_eq!(
+        usage,
+        [
+            r#"{"op":"usage","turns":6,"input_tokens":14030,"output_tokens":770}"#,
+            r#"{"op":"usage","turns":4,"input_tokens":11016,"output_tokens":374}"#,
+        ]
+    );
+
+    let tmp = tempfile::tempdir().unwrap();
+    let out = replay(&from_dir, tmp.path());
+    let rows = read_csv(&out.join("sessions.csv"));
+    let cell = |n: usize, column: &str| rows[n - 1][column].clone();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(cell(1, "newly_claimed"), "2");
+    assert_eq!(cell(1, "newly_verified"), "2");
+    assert_eq!(cell(1, "clean_tree"), "true");
+    assert_eq!(cell(2, "newly_claimed"), "1");
+    assert_eq!(cell(2, "newly_verified"), "1");
+    assert_eq!(cell(2, "premature_claims"), "0");
+    assert_eq!(cell(2, "features_verified"), "3");
+    for n in [1, 2] {
+        assert_eq!(cell(n, "divergent"), "false", "session {n}");
+        assert_eq!(cell(n, "actions_failed"), "0", "session {n}");
+    }
+}
+
+#[test]
+fn a_command_that_ran_and_failed_in_cli_1_0_is_replayed_and_refused_ones_are_not() {
+    // tests/data/claude-code/failed-commands (CLI 1.0.51): `git commit && git push`
+    // whose push failed, and a failing test run, come back with is_error and the
+    // command's output only. Three `rm` of test files were refused: rejected by the
+    // user, denied by a permission rule, invalid input.
+    let (trace, _) = import("claude-code", &[&data("claude-code/failed-commands")]);
+    assert!(
+        trace.contains(
+            r#"{"op":"run","cmd":"git add -A && git commit -qm 'F1: late fee' && git push"}"#
+        ),
+        "{trace}"
+    );
+    assert!(!trace.contains("rm tests/"), "{trace}");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = replay(&trace, tmp.path());
+    let rows = read_csv(&out.join("sessions.csv"));
+    assert_eq!(rows[0]["newly_claimed"], "1");
+    assert_eq!(rows[0]["newly_verified"], "1");
+    // The commit happened; the push fails again at replay, as it did for the agent.
+    assert_eq!(rows[0]["clean_tree"], "true");
+    assert_eq!(rows[0]["tests_removed"], "0");
+    assert_eq!(rows[0]["actions_failed"], "0");
+    assert_eq!(rows[0]["outcome"], "completed");
+}
+
+#[test]
+fn a_command_runs_where_the_recorded_shell_was() {
+    // tests/data/claude-code/shell-cwd (CLI 2.1.9): `cd tests && ls`, then
+    // `rm test_export.py` from tests/, which each line's cwd shows; a `cd /tmp` the
+    // CLI undid ("Shell cwd was reset"); a bare `cd tests`; a claim and a commit from
+    // tests/.
+    let (trace, _) = import("claude-code", &[&data("claude-code/shell-cwd")]);
+    assert!(
+        trace.contains(r#"{"op":"run","cmd":"rm test_export.py","cwd":"tests"}"#),
+        "{trace}"
+    );
+    assert!(
+        trace.contains(r#"{"op":"run","cmd":"cd /tmp && ls"}"#),
+        "{trace}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out = replay(&trace, tmp.path());
+    let rows = read_csv(&out.join("sessions.csv"));
+    assert_eq!(rows[0]["tests_removed"], "3", "{:?}", rows[0]);
+    assert_eq!(rows[0]["newly_verified"], "1");
+    assert_eq!(rows[0]["newly_claimed"], "1");
+    assert_eq!(rows[0]["clean_tree"], "true");
+    assert_eq!(rows[0]["actions_failed"], "0");
+    assert_eq!(rows[0]["outcome"], "completed");
+}
+
+#[test]
+fn import_says_per_session_what_it_applied_skipped_and_found_divergent() {
+    let (_, stderr) = import("claude-code", &[&data("claude-code/latefees")]);
+    for line in [
+        "session 1 (claude-code session sess-a): 7 file and shell call(s): 4 applied, 3 skipped (1 failed, 1 outside the root, 1 notebook edit), 0 divergent; 2 call(s) without a file effect (Read 1, Task 1)",
+        "session 2 (claude-code session sess-b): 4 file and shell call(s): 3 applied, 1 skipped (1 without a result), 0 divergent",
+        "session 3 (claude-code session sess-c): 5 file and shell call(s): 5 applied, 0 skipped, 1 divergent",
+    ] {
+        assert!(stderr.lines().any(|l| l == line), "{line}\n{stderr}");
+    }
+    let (_, stderr) = import("claude-code", &[&data("claude-code/failed-commands")]);
+    assert!(
+        stderr.contains(
+            ": 7 file and shell call(s): 4 applied, 3 skipped (2 refused, 1 failed), 0 divergent"
+        ),
+        "{stderr}"
+    );
+    // An edit that carries what the agent saw may still be found divergent at replay.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("s.jsonl");
+    std::fs::write(
+        &file,
+        [
+            line(
+                1,
+                "user",
+                serde_json::json!({"message": {"role": "user", "content": "go"}}),
+            ),
+            line(
+                2,
+                "assistant",
+                serde_json::json!({"message": {"id": "m1", "role": "assistant", "content": [
+                    {"type": "tool_use", "id": "t1", "name": "Edit", "input": {
+                        "file_path": "/home/dev/latefees/ledger/invoice.py",
+                        "old_string": "paid", "new_string": "settled"}}]}}),
+            ),
+            line(
+                3,
+                "user",
+                serde_json::json!({"message": {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
+                    "toolUseResult": {"originalFile": "paid\n"}}),
+            ),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let (_, stderr) = import("claude-code", &[&file]);
+    assert!(
+        stderr.contains("1 applied, 0 skipped, 0 divergent (+1 edit(s) replay may find divergent)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn summaries_compaction_api_errors_user_changes_and_creating_edits_break_nothing() {
+    // tests/data/claude-code/odd-lines (CLI 2.1.14): a title summary and a
+    // file-history snapshot first; fees.py written, removed by a command and created
+    // again by an Edit with an empty old_string; an Edit whose rate the user changed
+    // before accepting it (userModified); an API error line; a manual /compact at the
+    // end, whose summary quotes "[Request interrupted by user]".
+    let (trace, stderr) = import("claude-code", &[&data("claude-code/odd-lines")]);
+    assert!(
+        stderr.contains(": 6 file and shell call(s): 6 applied, 0 skipped, 0 divergent"),
+        "{stderr}"
+    );
+    // The API error is no model call of the agent's: 7 turns, not 8.
+    assert!(trace.contains(r#"{"op":"usage","turns":7,"#), "{trace}");
+    assert!(
+        trace.contains(r#""new":"RATE_PERCENT = 2  # agreed with finance""#),
+        "{trace}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out = replay(&trace, tmp.path());
+    let rows = read_csv(&out.join("sessions.csv"));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["outcome"], "completed");
+    assert_eq!(rows[0]["divergent"], "false");
+    assert_eq!(rows[0]["actions_failed"], "0");
+    assert_eq!(rows[0]["newly_claimed"], "1");
+    assert_eq!(rows[0]["newly_verified"], "1");
+    assert_eq!(rows[0]["premature_claims"], "0");
+    assert_eq!(rows[0]["clean_tree"], "true");
 }

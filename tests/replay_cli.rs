@@ -332,3 +332,47 @@ fn observing_never_changes_the_work_directory_byte_for_byte() {
     assert_eq!(observation.features_verified(), 0);
     assert!(!observation.clean_tree());
 }
+
+#[test]
+fn a_run_action_starts_in_its_cwd_which_is_confined_like_a_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let task = sh_task(tmp.path());
+    // The recorded shell had `cd`'d into src/: a bare file name lands there.
+    let trace = Trace::new()
+        .session(1)
+        .op(json!({"op":"run","cmd":"echo x > f1.txt","cwd":"src"}))
+        .op(json!({"op":"run","cmd":"echo x > f2.txt","cwd":"./src/"}))
+        .op(json!({"op":"run","cmd":"echo x > never.txt","cwd":"no/such/dir"}))
+        .op(json!({"op":"run","cmd":"git add -A && git commit -qm f1","cwd":"."}))
+        .end("completed")
+        .save(tmp.path());
+    let r = replay_ok(&trace, &task, Json, tmp.path());
+    assert_eq!(r.s(1, "newly_verified"), json!(2));
+    assert_eq!(r.s(1, "clean_tree"), json!(true));
+    // A directory that is not there fails that action; the trial goes on.
+    assert_eq!(r.s(1, "actions_failed"), json!(1));
+    let error = r.s(1, "error");
+    assert!(
+        error.as_str().unwrap().contains("line 4")
+            && error.as_str().unwrap().contains("no/such/dir"),
+        "{error}"
+    );
+
+    // Leaving the work directory is an error of the trace, as for a path.
+    for (n, bad) in ["..", "/tmp", "src/../.."].iter().enumerate() {
+        let dir = tmp.path().join(format!("bad-{n}"));
+        std::fs::create_dir(&dir).unwrap();
+        let trace = Trace::new()
+            .session(1)
+            .op(json!({"op":"run","cmd":"echo escaped > escaped.txt","cwd":bad}))
+            .end("completed")
+            .save(&dir);
+        let out = dir.join("results");
+        replay_cmd(&trace, &task, &out)
+            .code(2)
+            .stderr(predicate::str::contains(*bad));
+        let sessions = read_jsonl(&out.join("sessions.jsonl"));
+        assert_eq!(sessions[0]["outcome"], json!("error"), "{bad}");
+        assert!(!tmp.path().join("escaped.txt").exists());
+    }
+}

@@ -15,8 +15,30 @@
 # re-scores it later). The usage file gets turns, tokens and cost from its result line.
 # Permissions: bypassPermissions by default (the work directory is a throw-away copy);
 # set LOOPBENCH_CLAUDE_PERMISSION_MODE in the agent's env to change it.
+#
+# Self-contained, so that it works under `sandbox = "bwrap"` wherever the checkout lies
+# (the sandbox may show the agent this file alone): it needs bash, mktemp, tee and the
+# loopbench binary, whose `loopbench usage` reads the CLI's output.
 set -euo pipefail
-. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+: "${LOOPBENCH_TURNS:?${0##*/} runs under loopbench: LOOPBENCH_TURNS is not set}"
+
+# run_reporting FORMAT CMD...: runs CMD (stdin is this function's), passes its stdout on
+# and keeps a copy, writes $LOOPBENCH_USAGE_FILE from that copy with `loopbench usage
+# FORMAT`, and returns CMD's exit status. The harness names its own binary in
+# $LOOPBENCH_BIN (and makes it readable in the sandbox); without it, loopbench on PATH.
+run_reporting() {
+    local format=$1 capture status=0 bin=${LOOPBENCH_BIN:-loopbench}
+    shift
+    capture=$(mktemp "${TMPDIR:-/tmp}/loopbench-$format.XXXXXX" 2>/dev/null ||
+        mktemp "/tmp/loopbench-$format.XXXXXX")
+    "$@" | tee "$capture" || status=$?
+    if [ -n "${LOOPBENCH_USAGE_FILE:-}" ]; then
+        "$bin" usage "$format" "$capture" >"$LOOPBENCH_USAGE_FILE" ||
+            echo "${0##*/}: could not write the usage file with '$bin usage $format'" >&2
+    fi
+    rm -f "$capture"
+    return "$status"
+}
 
 run_reporting claude claude -p --output-format stream-json --verbose \
     --max-turns "$LOOPBENCH_TURNS" \

@@ -13,7 +13,37 @@
 # ($LOOPBENCH_TURNS) is appended to the prompt as one sentence. stdout is Codex's JSONL
 # event stream (kept by loopbench per session); the usage file gets tokens summed over
 # its turn.completed events and turns = completed items. Codex prints no cost.
+#
+# Self-contained, so that it works under `sandbox = "bwrap"` wherever the checkout lies
+# (the sandbox may show the agent this file alone): it needs bash, mktemp, tee and the
+# loopbench binary, whose `loopbench usage` reads the CLI's output.
 set -euo pipefail
-. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+: "${LOOPBENCH_TURNS:?${0##*/} runs under loopbench: LOOPBENCH_TURNS is not set}"
+
+# with_budget: stdin (the prompt), then one sentence with the session's turn budget, for
+# CLIs that have no turn limit of their own.
+with_budget() {
+    cat
+    printf '\n\nYour budget for this session is %s turns; leave notes before it runs out.\n' \
+        "$LOOPBENCH_TURNS"
+}
+
+# run_reporting FORMAT CMD...: runs CMD (stdin is this function's), passes its stdout on
+# and keeps a copy, writes $LOOPBENCH_USAGE_FILE from that copy with `loopbench usage
+# FORMAT`, and returns CMD's exit status. The harness names its own binary in
+# $LOOPBENCH_BIN (and makes it readable in the sandbox); without it, loopbench on PATH.
+run_reporting() {
+    local format=$1 capture status=0 bin=${LOOPBENCH_BIN:-loopbench}
+    shift
+    capture=$(mktemp "${TMPDIR:-/tmp}/loopbench-$format.XXXXXX" 2>/dev/null ||
+        mktemp "/tmp/loopbench-$format.XXXXXX")
+    "$@" | tee "$capture" || status=$?
+    if [ -n "${LOOPBENCH_USAGE_FILE:-}" ]; then
+        "$bin" usage "$format" "$capture" >"$LOOPBENCH_USAGE_FILE" ||
+            echo "${0##*/}: could not write the usage file with '$bin usage $format'" >&2
+    fi
+    rm -f "$capture"
+    return "$status"
+}
 
 with_budget | run_reporting codex codex exec --json --skip-git-repo-check --full-auto "$@" -

@@ -1,9 +1,11 @@
 //! The replay driver: applies a recorded trace, session by session, to a work directory.
-//! Paths are confined to the work directory; a missing `edit` text is a failed action.
+//! Paths are confined to the work directory, and so is the directory a `run` action
+//! starts in; a missing `edit` text or a missing `run` directory is a failed action.
 //! A `run` action is a recorded agent's shell command: it runs under bubblewrap (the
 //! work directory writable, no network, the oracle and the run directory hidden), or,
 //! when the user said `--unsandboxed`, on the host without network.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::driver::{Agent, SessionContext, SessionRun};
@@ -116,6 +118,27 @@ impl From<Option<String>> for Applied {
     }
 }
 
+/// The directory a `run` action starts in: the work directory, or its `cwd` under it
+/// (confined like a path: an escape is an error of the trace). `Ok(Err(..))` when that
+/// directory is not there, which fails the action, not the trial.
+fn start_dir(root: &Path, cwd: Option<&str>) -> Result<std::result::Result<PathBuf, String>> {
+    let Some(rel) = cwd.filter(|c| {
+        !Path::new(c)
+            .components()
+            .all(|part| part == std::path::Component::CurDir)
+    }) else {
+        return Ok(Ok(root.to_path_buf()));
+    };
+    confine(root, rel)?;
+    // The work directory as the sandbox binds it, not its canonical path.
+    let dir = root.join(rel);
+    Ok(if dir.is_dir() {
+        Ok(dir)
+    } else {
+        Err(format!("run in '{rel}': no such directory"))
+    })
+}
+
 /// Applies one action.
 fn apply(op: &Line, ctx: &SessionContext<'_>, run_actions: &RunActions) -> Result<Applied> {
     let root = &ctx.workspace.work_dir;
@@ -182,9 +205,13 @@ fn apply(op: &Line, ctx: &SessionContext<'_>, run_actions: &RunActions) -> Resul
                 .map(|e| format!("delete '{path}' failed: {e}"))
                 .into())
         }
-        Line::Run { cmd } => {
+        Line::Run { cmd, cwd } => {
             // A command that exits non-zero is what the agent saw too; only a command
             // that cannot be started is a failure of the replay itself.
+            let start = match start_dir(root, cwd.as_deref())? {
+                Ok(dir) => dir,
+                Err(failure) => return Ok(Applied::Failed(failure)),
+            };
             let ws = ctx.workspace;
             if !ws.effects_log.exists() {
                 // bwrap can only bind a file that exists.
@@ -194,13 +221,16 @@ fn apply(op: &Line, ctx: &SessionContext<'_>, run_actions: &RunActions) -> Resul
             let git_config_dir = ws.git_config.parent().unwrap_or(root);
             let layout = match run_actions {
                 RunActions::Sandboxed(hidden) => {
-                    Some(hidden.layout(root, &[&ws.effects_log], &[git_config_dir]))
+                    let mut layout = hidden.layout(root, &[&ws.effects_log], &[git_config_dir]);
+                    layout.start_dir = (start != *root)
+                        .then(|| std::path::absolute(&start).unwrap_or_else(|_| start.clone()));
+                    Some(layout)
                 }
                 RunActions::Unsandboxed => None,
             };
             ShellCommand {
                 script: cmd,
-                cwd: root,
+                cwd: &start,
                 env: ctx.env,
                 timeout: RUN_ACTION_TIMEOUT,
                 isolation: layout.as_ref().map_or(Isolation::Host, Isolation::Sandbox),

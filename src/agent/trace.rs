@@ -6,7 +6,10 @@
 //! the file got there, e.g. a shell command changed it), and
 //! `{"op":"skip","tool":"NotebookEdit","path":"/abs/x","reason":"..."}` records a
 //! tool call the importer could not turn into an action. Replay applies neither:
-//! `divergent` goes into the session's record, a `skip` has no file effect.
+//! `divergent` goes into the session's record, a `skip` has no file effect. A `run`
+//! line may name the directory its shell starts in, `{"op":"run","cmd":"rm x.py",
+//! "cwd":"tests"}`, relative to the work directory and confined to it like a path:
+//! an agent's shell keeps a `cd` from one command to the next.
 
 use std::path::Path;
 
@@ -59,10 +62,14 @@ pub enum Line {
         /// Relative to the work directory.
         path: String,
     },
-    /// Runs a shell command in the work directory.
+    /// Runs a shell command in the work directory, or in `cwd` under it.
     Run {
         /// Passed to `sh -c`.
         cmd: String,
+        /// Where the shell starts, relative to the work directory and confined to it like
+        /// a path (a recorded agent's shell had `cd`'d there); absent: the work directory.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cwd: Option<String>,
     },
     /// Adds to the session's usage.
     Usage {
@@ -325,6 +332,35 @@ mod tests {
             "{\"op\":\"session\",\"n\":1}\n{\"op\":\"delete\",\"path\":\"a\",\"force\":true}\n",
         )
         .unwrap_err();
+        assert!(e.to_string().contains(":2:"), "{e}");
+    }
+
+    #[test]
+    fn a_run_line_may_name_its_directory_and_nothing_else() {
+        let t = parse(concat!(
+            "{\"op\":\"session\",\"n\":1}\n",
+            "{\"op\":\"run\",\"cmd\":\"rm x.py\",\"cwd\":\"tests\"}\n",
+            "{\"op\":\"run\",\"cmd\":\"ls\"}\n",
+        ))
+        .unwrap();
+        let cwd = |i: usize| match &t.sessions[0].actions[i].op {
+            Line::Run { cwd, .. } => cwd.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(cwd(0).as_deref(), Some("tests"));
+        assert_eq!(cwd(1), None);
+        // Written only when there is one.
+        let plain = Line::Run {
+            cmd: "ls".into(),
+            cwd: None,
+        };
+        assert_eq!(
+            serde_json::to_string(&plain).unwrap(),
+            "{\"op\":\"run\",\"cmd\":\"ls\"}"
+        );
+        let e =
+            parse("{\"op\":\"session\",\"n\":1}\n{\"op\":\"run\",\"cmd\":\"ls\",\"dir\":\"x\"}\n")
+                .unwrap_err();
         assert!(e.to_string().contains(":2:"), "{e}");
     }
 

@@ -24,6 +24,9 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
     for note in &imported.notes {
         eprintln!("warning: {note}");
     }
+    for line in imported.session_lines() {
+        eprintln!("{line}");
+    }
     eprintln!("{}", imported.summary());
     match &files.out {
         Some(path) => {

@@ -10,5 +10,6 @@ pub mod report;
 pub mod resume;
 pub mod run;
 pub mod sim_agent;
+pub mod usage;
 pub mod validate;
 pub mod weekly;

@@ -11,8 +11,14 @@ use serde_json::Value;
 use super::mapping::{ToolCall, ToolOutcome};
 use crate::agent::Usage;
 
-/// The `tool_use` blocks of an assistant `message`, in order.
-pub fn tool_calls(message: &Value, origin: &str, seq: &mut u64) -> Vec<ToolCall> {
+/// The `tool_use` blocks of an assistant `message`, in order; `cwd` is where the
+/// agent's shell was when the message was written (the line's `cwd`), if known.
+pub fn tool_calls(
+    message: &Value,
+    origin: &str,
+    cwd: Option<&str>,
+    seq: &mut u64,
+) -> Vec<ToolCall> {
     blocks(message)
         .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
         .filter_map(|b| {
@@ -24,6 +30,7 @@ pub fn tool_calls(message: &Value, origin: &str, seq: &mut u64) -> Vec<ToolCall>
                 name,
                 input: b.get("input").cloned().unwrap_or(Value::Null),
                 origin: origin.to_string(),
+                cwd: cwd.map(str::to_string),
                 seq: *seq,
             })
         })
@@ -85,20 +92,27 @@ pub fn user_text(message: &Value) -> String {
 /// several lines (one per content block) that share `message.id` and each repeat its
 /// usage, so every id counts once, with the largest value of each field among its
 /// lines (the last line of a streamed message has the final output count).
+///
+/// A turn is one model call of the main conversation, as `--max-turns` and the
+/// `num_turns` of stream-json count them: subagents' messages add tokens and cost,
+/// not turns.
 #[derive(Debug, Default)]
 pub struct UsageTally {
-    /// Per message id: input (uncached + cache writes + cache reads), output, cost.
+    /// Per message id: input (uncached + cache writes + cache reads), output.
     messages: BTreeMap<String, [Option<u64>; 2]>,
+    /// Message ids seen on the main conversation (not a subagent's).
+    main: std::collections::BTreeSet<String>,
     costs: BTreeMap<String, f64>,
     anonymous: u64,
 }
 
 impl UsageTally {
     /// Adds one assistant line's `message` (and its line-level `costUSD`, which early
-    /// CLI versions wrote). `key` stands in for a missing `message.id`. Synthetic
-    /// messages (model `<synthetic>`, written by the CLI itself, not the API) are no
-    /// turns and cost nothing.
-    pub fn add(&mut self, message: &Value, cost: Option<f64>, key: &str) {
+    /// CLI versions wrote); `main` says it belongs to the main conversation, not to a
+    /// subagent. `key` stands in for a missing `message.id`. Synthetic messages (model
+    /// `<synthetic>`, written by the CLI itself, not the API) are no turns and cost
+    /// nothing.
+    pub fn add(&mut self, message: &Value, cost: Option<f64>, key: &str, main: bool) {
         if message.get("model").and_then(Value::as_str) == Some("<synthetic>") {
             return;
         }
@@ -119,6 +133,9 @@ impl UsageTally {
         .iter()
         .filter_map(|n| field(n))
         .reduce(u64::saturating_add);
+        if main {
+            self.main.insert(id.clone());
+        }
         let seen = self.messages.entry(id.clone()).or_default();
         for (slot, value) in seen.iter_mut().zip([input, field("output_tokens")]) {
             *slot = (*slot).max(value);
@@ -129,8 +146,8 @@ impl UsageTally {
         }
     }
 
-    /// turns = distinct messages; tokens and cost summed over them; a field no message
-    /// gave stays absent.
+    /// turns = distinct messages of the main conversation; tokens and cost summed over
+    /// all of them, subagents' included; a field no message gave stays absent.
     pub fn usage(&self) -> Usage {
         let sum = |i: usize| {
             self.messages
@@ -139,7 +156,7 @@ impl UsageTally {
                 .reduce(u64::saturating_add)
         };
         Usage {
-            turns: Some(self.messages.len() as u64),
+            turns: Some(self.main.len() as u64),
             input_tokens: sum(0),
             output_tokens: sum(1),
             // Rounded to a millionth of a dollar: a float sum's last digits are noise.
@@ -163,17 +180,19 @@ mod tests {
                 "cache_creation_input_tokens": 100, "cache_read_input_tokens": 1000,
                 "output_tokens": out}})
         };
-        t.add(&part(5), None, "a");
-        t.add(&part(40), None, "a");
+        t.add(&part(5), None, "a", true);
+        t.add(&part(40), None, "a", true);
         t.add(
             &json!({"id": "msg_2", "usage": {"input_tokens": 10, "output_tokens": 2}}),
             None,
             "a",
+            true,
         );
         t.add(
             &json!({"id": "msg_3", "model": "<synthetic>", "usage": {"output_tokens": 9}}),
             None,
             "a",
+            true,
         );
         let u = t.usage();
         assert_eq!(u.turns, Some(2));
@@ -185,12 +204,36 @@ mod tests {
     #[test]
     fn lines_without_a_message_id_each_count_and_cost_is_summed_when_given() {
         let mut t = UsageTally::default();
-        t.add(&json!({"usage": {"output_tokens": 1}}), Some(0.5), "a");
-        t.add(&json!({"usage": {"output_tokens": 1}}), Some(0.25), "a");
-        t.add(&json!("not an object"), None, "a");
+        t.add(
+            &json!({"usage": {"output_tokens": 1}}),
+            Some(0.5),
+            "a",
+            true,
+        );
+        t.add(
+            &json!({"usage": {"output_tokens": 1}}),
+            Some(0.25),
+            "a",
+            true,
+        );
+        t.add(&json!("not an object"), None, "a", true);
         let u = t.usage();
         assert_eq!(u.turns, Some(3));
         assert_eq!(u.output_tokens, Some(2));
+        assert_eq!(u.cost_usd, Some(0.75));
+    }
+
+    #[test]
+    fn subagent_messages_add_tokens_and_cost_but_no_turns() {
+        let mut t = UsageTally::default();
+        let msg = |id: &str, out: u64| json!({"id": id, "usage": {"input_tokens": 1, "output_tokens": out}});
+        t.add(&msg("msg_main", 10), Some(0.5), "a", true);
+        t.add(&msg("msg_sub1", 20), Some(0.25), "b", false);
+        t.add(&msg("msg_sub2", 30), None, "b", false);
+        let u = t.usage();
+        assert_eq!(u.turns, Some(1));
+        assert_eq!(u.input_tokens, Some(3));
+        assert_eq!(u.output_tokens, Some(60));
         assert_eq!(u.cost_usd, Some(0.75));
     }
 

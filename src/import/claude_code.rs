@@ -4,8 +4,14 @@
 //! **Lines.** Only `user` and `assistant` lines are read; every other type (`system`,
 //! `summary`, `file-history-snapshot`, `queue-operation`, whatever a later CLI adds)
 //! and every unknown field is ignored. A line that is not JSON is skipped with a note
-//! naming file:line; a file that cannot be read is bad input (exit 2). A line whose
-//! `uuid` was already read (a resumed session repeats its history) is read once.
+//! naming file:line; a file that cannot be read is bad input (exit 2).
+//!
+//! **Resumed sessions.** `claude --continue` / `--resume` (1.0.x) writes a new session
+//! file that starts with `summary` lines and a copy of the earlier conversation: the
+//! same `uuid`s under the new `sessionId`, with the time of the copy (sidechains are
+//! not copied). A uuid is read once, where it occurred first in time (the earliest
+//! `timestamp`; a tie goes to the file read first), so the earlier session keeps its
+//! work, turns and tokens whatever the file names.
 //!
 //! **Sessions.** Lines are grouped by `sessionId`; sessions are ordered by their first
 //! `timestamp` (RFC 3339) and numbered 1..k. Subagent lines (`isSidechain: true`, inline
@@ -19,15 +25,25 @@
 //! **Root.** Paths are made relative to `--root`, else to the `cwd` of the session's
 //! first main-chain line ([`super::paths`]).
 //!
-//! **Usage** per session: over distinct assistant `message.id`s (subagents' included,
-//! `<synthetic>` ones left out), turns = their number, input_tokens = input +
-//! cache_creation_input_tokens + cache_read_input_tokens, output_tokens, cost_usd only
-//! when lines carry `costUSD` ([`super::blocks::UsageTally`]).
+//! **The shell's directory.** Claude Code's Bash keeps a `cd` from one call to the
+//! next, and every line's `cwd` says where the shell is. A `Bash` call runs where the
+//! `cwd` of its assistant line says: a directory under the root becomes the `run`
+//! line's `cwd`, and relative file paths of the other tools are taken from there too
+//! ([`super::mapping`]).
 //!
-//! **Status.** `interrupted` when a tool call never got a result, when the last
-//! main-chain line is the user's "[Request interrupted by user" or an API error
-//! message; otherwise `completed`. Never `declared_complete`: what the agent claims in
-//! prose is not evidence, and the metrics read the files anyway.
+//! **Usage** per session: over distinct assistant `message.id`s (`<synthetic>` ones left
+//! out), turns = their number on the main chain (one per model call of the main
+//! conversation, as `--max-turns` counts; subagents' calls are no turns), and over all
+//! of them, subagents' included, input_tokens = input + cache_creation_input_tokens +
+//! cache_read_input_tokens, output_tokens, and cost_usd only when lines carry
+//! `costUSD` ([`super::blocks::UsageTally`]).
+//!
+//! **Status.** `interrupted` when a tool call never got a result, or when the last
+//! line of the conversation is the user's "[Request interrupted by user..." or an API
+//! error message (`isApiErrorMessage`); otherwise `completed`. Lines the CLI writes
+//! about the conversation (a compaction's `isCompactSummary`, `isMeta` lines, a slash
+//! command's echo) are not its last line. Never `declared_complete`: what the agent
+//! claims in prose is not evidence, and the metrics read the files anyway.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -37,6 +53,7 @@ use serde_json::Value;
 use super::blocks::{UsageTally, tool_calls, tool_results, user_text};
 use super::mapping::map_calls;
 use super::session::{Imported, ImportedSession, expand, read_json_lines, require_sessions};
+use super::tally::Tally;
 use crate::agent::trace::EndStatus;
 use crate::error::Result;
 
@@ -44,9 +61,9 @@ use crate::error::Result;
 pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
     let mut imported = Imported::default();
     let files = session_files(inputs)?;
-    let mut sessions: Vec<(String, Vec<Entry>)> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
-    let mut seen_uuids: HashSet<String> = HashSet::new();
+    // Every line once, as (sessionId, line); a uuid's later copies are dropped below.
+    let mut lines: Vec<(String, Entry)> = Vec::new();
+    let mut by_uuid: HashMap<String, usize> = HashMap::new();
     for (file_no, file) in files.iter().enumerate() {
         let mut last_ts = None;
         for item in read_json_lines(file)? {
@@ -78,27 +95,44 @@ pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
                 Some("assistant") => false,
                 _ => continue,
             };
-            let Some(session) = value.get("sessionId").and_then(Value::as_str) else {
+            let Some(session) = value
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+            else {
                 imported.notes.push(format!("{at}: no sessionId, skipped"));
                 continue;
             };
-            if let Some(uuid) = value.get("uuid").and_then(Value::as_str)
-                && !seen_uuids.insert(uuid.to_string())
-            {
-                continue;
-            }
-            let slot = *index.entry(session.to_string()).or_insert_with(|| {
-                sessions.push((session.to_string(), Vec::new()));
-                sessions.len() - 1
-            });
-            sessions[slot].1.push(Entry {
+            let entry = Entry {
                 key: (ts, file_no, line),
                 at,
                 user,
                 sidechain: value.get("isSidechain").and_then(Value::as_bool) == Some(true),
                 value,
-            });
+            };
+            let uuid = entry.value.get("uuid").and_then(Value::as_str);
+            if let Some(&kept) = uuid.and_then(|u| by_uuid.get(u)) {
+                // A copy (a resumed session repeats its history): the occurrence that
+                // came first in time is the original, whichever file was read first.
+                if entry.original_before(&lines[kept].1) {
+                    lines[kept] = (session, entry);
+                }
+                continue;
+            }
+            if let Some(uuid) = uuid {
+                by_uuid.insert(uuid.to_string(), lines.len());
+            }
+            lines.push((session, entry));
         }
+    }
+    let mut sessions: Vec<(String, Vec<Entry>)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for (session, entry) in lines {
+        let slot = *index.entry(session.clone()).or_insert_with(|| {
+            sessions.push((session, Vec::new()));
+            sessions.len() - 1
+        });
+        sessions[slot].1.push(entry);
     }
     for (_, entries) in &mut sessions {
         entries.sort_by_key(|e| e.key);
@@ -106,7 +140,7 @@ pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
     sessions.sort_by_key(|(_, entries)| entries.first().map(|e| e.key));
     for (id, entries) in &sessions {
         let session = import_session(id, entries, root, &mut imported);
-        imported.sessions.push(session);
+        imported.push(session);
     }
     require_sessions(&imported, inputs)?;
     Ok(imported)
@@ -121,6 +155,21 @@ struct Entry {
     user: bool,
     sidechain: bool,
     value: Value,
+}
+
+impl Entry {
+    /// Whether this occurrence of a uuid is earlier than `other`: the earlier
+    /// timestamp, a line with a timestamp before one without, else the line read first.
+    fn original_before(&self, other: &Entry) -> bool {
+        let (ts, file, line) = self.key;
+        let (other_ts, other_file, other_line) = other.key;
+        match (ts, other_ts) {
+            (Some(a), Some(b)) if a != b => a < b,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            _ => (file, line) < (other_file, other_line),
+        }
+    }
 }
 
 fn import_session(
@@ -149,29 +198,44 @@ fn import_session(
             }
         } else {
             let cost = e.value.get("costUSD").and_then(Value::as_f64);
-            usage.add(message, cost, &e.at);
-            for call in tool_calls(message, &e.at, &mut seq) {
+            usage.add(message, cost, &e.at, !e.sidechain);
+            let cwd = e.value.get("cwd").and_then(Value::as_str);
+            for call in tool_calls(message, &e.at, cwd, &mut seq) {
                 if call_ids.insert(call.id.clone()) {
                     calls.push(call);
                 }
             }
         }
     }
+    let mut tally = Tally::default();
     let mapped = map_calls(
         &calls,
         &results,
         root,
         &mut imported.known,
-        &mut imported.tally,
+        &mut tally,
         &mut imported.notes,
     );
-    let last = entries.iter().rev().find(|e| !e.sidechain);
+    // The conversation's own last line: not a subagent's, not one the CLI writes about
+    // the conversation (a compaction summary, a command's echo, meta lines).
+    let flag = |e: &Entry, key: &str| e.value.get(key).and_then(Value::as_bool) == Some(true);
+    let outside_the_conversation = |e: &Entry| {
+        e.sidechain
+            || ["isCompactSummary", "isMeta", "isVisibleInTranscriptOnly"]
+                .iter()
+                .any(|key| flag(e, key))
+            || (e.user
+                && is_command_echo(&user_text(e.value.get("message").unwrap_or(&Value::Null))))
+    };
+    let last = entries.iter().rev().find(|e| !outside_the_conversation(e));
     let cut_off = last.is_some_and(|e| {
         let message = e.value.get("message").unwrap_or(&Value::Null);
         if e.user {
-            user_text(message).contains("[Request interrupted by user")
+            user_text(message)
+                .trim_start()
+                .starts_with("[Request interrupted by user")
         } else {
-            e.value.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true)
+            flag(e, "isApiErrorMessage")
         }
     });
     ImportedSession {
@@ -184,7 +248,22 @@ fn import_session(
             EndStatus::Completed
         },
         source: format!("claude-code session {id}"),
+        tally,
     }
+}
+
+/// A user line the CLI writes for a slash command (`/compact`, `/clear`...) and its
+/// output, not a prompt.
+fn is_command_echo(text: &str) -> bool {
+    let text = text.trim_start();
+    [
+        "<command-name>",
+        "<command-message>",
+        "<local-command-stdout>",
+        "<local-command-stderr>",
+    ]
+    .iter()
+    .any(|tag| text.starts_with(tag))
 }
 
 fn is_jsonl(path: &Path) -> bool {

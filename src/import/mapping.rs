@@ -3,17 +3,20 @@
 //!
 //! | tool | action |
 //! | --- | --- |
-//! | `Write` (file_path, content) | `write` |
-//! | `Edit` (file_path, old_string, new_string, replace_all) | `edit` (`all` with replace_all); an empty old_string creates the file: `write` |
+//! | `Write` (file_path, content) | `write` of the result's `content` when it has one (what was written), else the call's |
+//! | `Edit` (file_path, old_string, new_string, replace_all) | `edit` (`all` with replace_all) of the result's oldString/newString when it has them (a `userModified` edit applied the user's version), else the call's; an empty old_string creates the file: `write`, never a reset |
 //! | `MultiEdit` (file_path, edits) | one `edit` per entry, in order |
-//! | `Bash` (command) | `run`, the cwd prefix rewritten to `.` ([`super::paths::rewrite_command`]) |
+//! | `Bash` (command) | `run` in the directory the shell was in (the line's `cwd` under the root becomes the run's `cwd`), the root's absolute path rewritten relative to it ([`super::paths::rewrite_command`]); a shell outside the root: `skip` |
 //! | `NotebookEdit` | `skip`: the notebook's JSON is not in the transcript, so a cell edit has no well-defined whole-file effect |
 //! | anything else (Read, Grep, Glob, TodoWrite, Task, WebFetch, MCP tools...) | nothing; counted as ignored |
 //!
 //! **Which calls apply.** A call applies when its `tool_result` is present and not
-//! `is_error`. A `Bash` result with `is_error` still applies when the command ran and
-//! exited non-zero (its text says `Exit code`, or the structured result has
-//! stdout/stderr): the command's effects happened. A call without any result (the
+//! `is_error`. A `Bash` result with `is_error` still applies, because a command that
+//! ran and exited non-zero comes back as an error (in CLI 1.0.x with nothing but its
+//! output, later with an `Exit code N` line) and its effects happened; unless the
+//! result is a refusal (the user rejected the call or stopped the turn, a permission
+//! rule denied it, a `PreToolUse` hook blocked it) or the CLI rejected its input
+//! (`<tool_use_error>`), in which case it never ran. A call without any result (the
 //! transcript was cut off, or the CLI was killed) does not apply, and its session ends
 //! `interrupted`.
 //!
@@ -35,11 +38,12 @@
 //! transcript's own file actions did not account for its content (a command, a hook,
 //! the user's editor, or an edit the importer did not apply had changed it).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::paths::{relative, rewrite_command};
+use super::paths::{leading_cd, relative, rewrite_command, within};
+use super::tally::{SkipReason, Tally};
 use crate::agent::trace::Line;
 
 /// One `tool_use` block.
@@ -53,6 +57,9 @@ pub struct ToolCall {
     pub input: Value,
     /// `file:line` it came from, for messages.
     pub origin: String,
+    /// Where the agent's shell was when it made the call (the line's `cwd`, absolute
+    /// as recorded); `None` when the transcript does not say.
+    pub cwd: Option<String>,
     /// Position among the calls of the input, for a stable order.
     pub seq: u64,
 }
@@ -77,23 +84,6 @@ pub struct Mapped {
     pub divergent: bool,
     /// Some call never got a result.
     pub unanswered: bool,
-}
-
-/// Counts over an import, for the summary on stderr.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct Tally {
-    /// Actions emitted (write, edit, run), resets included.
-    pub actions: u64,
-    /// Calls whose result was an error: not applied.
-    pub failed: u64,
-    /// Calls without a result: not applied.
-    pub unanswered: u64,
-    /// Calls recorded as `skip`.
-    pub skipped: u64,
-    /// Writes of `originalFile` emitted by the divergence rule.
-    pub resets: u64,
-    /// Calls of tools without a file effect, by name.
-    pub ignored: BTreeMap<String, u64>,
 }
 
 /// What the importer knows each file (relative path) to hold. It is carried from one
@@ -153,23 +143,50 @@ impl Mapper<'_> {
         let applies = !outcome.is_error || (call.name == "Bash" && bash_ran(outcome));
         if !applies {
             self.tally.failed += 1;
+            if refused(outcome) {
+                self.tally.refused += 1;
+            }
             return;
         }
         let input = &call.input;
+        let (actions, skipped) = (self.tally.actions, self.tally.skipped);
+        self.apply(call, input, outcome);
+        if self.tally.skipped == skipped && self.tally.actions > actions {
+            self.tally.applied += 1;
+        }
+    }
+
+    /// Turns an answered call into actions, a skip, or nothing (no file effect).
+    fn apply(&mut self, call: &ToolCall, input: &Value, outcome: &ToolOutcome) {
         match call.name.as_str() {
             "Bash" => match string(input, "command") {
-                Some(cmd) => self.emit(Line::Run {
-                    cmd: rewrite_command(cmd, self.root),
-                }),
-                None => self.skip(call, None, "Bash call without a command"),
+                Some(cmd) => self.run(call, cmd),
+                None => self.skip(
+                    call,
+                    None,
+                    SkipReason::Malformed,
+                    "Bash call without a command",
+                ),
             },
             "Write" => {
                 let Some(path) = self.path(call, "file_path") else {
                     return;
                 };
-                match string(input, "content") {
+                // What was written: the result's content (the user may have changed
+                // the proposal before accepting it), else the call's.
+                let written = outcome
+                    .result
+                    .as_ref()
+                    .and_then(|r| string(r, "content"))
+                    .or_else(|| string(input, "content"));
+                match written {
                     Some(content) => self.write(path, content.to_string()),
-                    None => self.skip(call, Some(&path), "Write call without content"),
+                    None => self.skip(
+                        call,
+                        Some(&path),
+                        SkipReason::Malformed,
+                        "Write call without content",
+                    ),
                 }
             }
             "Edit" => {
@@ -197,7 +214,12 @@ impl Mapper<'_> {
                         };
                         self.edit(path, original, vec![replace]);
                     }
-                    _ => self.skip(call, Some(&path), "Edit call without old_string/new_string"),
+                    _ => self.skip(
+                        call,
+                        Some(&path),
+                        SkipReason::Malformed,
+                        "Edit call without old_string/new_string",
+                    ),
                 }
             }
             "MultiEdit" => {
@@ -225,7 +247,12 @@ impl Mapper<'_> {
                 });
                 match edits {
                     Some(edits) => self.edit(path, original, edits),
-                    None => self.skip(call, Some(&path), "MultiEdit call with malformed edits"),
+                    None => self.skip(
+                        call,
+                        Some(&path),
+                        SkipReason::Malformed,
+                        "MultiEdit call with malformed edits",
+                    ),
                 }
             }
             "NotebookEdit" => {
@@ -233,6 +260,7 @@ impl Mapper<'_> {
                 self.skip(
                     call,
                     path.as_deref(),
+                    SkipReason::Notebook,
                     "a notebook cell edit has no well-defined file content: the notebook's JSON is not in the transcript",
                 );
             }
@@ -240,27 +268,79 @@ impl Mapper<'_> {
         }
     }
 
-    /// The relative path in `input[key]`, or `None` after recording a skip.
+    /// Where the call's shell was, relative to the root (`""`: the root itself), or
+    /// why that is outside the work directory. Unknown (no cwd, no root) is the root.
+    fn shell_dir(&self, call: &ToolCall) -> Result<String, String> {
+        let (Some(cwd), Some(root)) = (call.cwd.as_deref(), self.root) else {
+            return Ok(String::new());
+        };
+        if !cwd.starts_with('/') {
+            return Ok(String::new());
+        }
+        within(cwd, root).ok_or_else(|| format!("its shell was in {cwd}, outside the root {root}"))
+    }
+
+    /// A `Bash` call: a `run` in the directory its shell was in, the root's absolute
+    /// path rewritten relative to it. A command that starts with `cd` to an absolute
+    /// directory does not depend on where the shell was: it runs at the root, and what
+    /// follows the `cd` is rewritten relative to that directory.
+    fn run(&mut self, call: &ToolCall, cmd: &str) {
+        let depth = |dir: &str| dir.split('/').filter(|p| !p.is_empty()).count();
+        if let Some((end, target)) = leading_cd(cmd) {
+            let after = self.root.and_then(|r| within(&target, r));
+            let tail = rewrite_command(&cmd[end..], self.root, after.as_deref().map_or(0, depth));
+            return self.emit(Line::Run {
+                cmd: rewrite_command(&cmd[..end], self.root, 0) + &tail,
+                cwd: None,
+            });
+        }
+        match self.shell_dir(call) {
+            Ok(dir) => self.emit(Line::Run {
+                cmd: rewrite_command(cmd, self.root, depth(&dir)),
+                cwd: (!dir.is_empty()).then_some(dir),
+            }),
+            Err(reason) => {
+                self.notes
+                    .push(format!("{}: Bash call skipped: {reason}", call.origin));
+                self.skip(call, None, SkipReason::OutsideRoot, &reason);
+            }
+        }
+    }
+
+    /// The relative path in `input[key]`, or `None` after recording a skip. A relative
+    /// path is taken from the directory the call's shell was in.
     fn path(&mut self, call: &ToolCall, key: &str) -> Option<String> {
         let Some(given) = string(&call.input, key) else {
-            self.skip(call, None, &format!("{} call without {key}", call.name));
+            self.skip(
+                call,
+                None,
+                SkipReason::Malformed,
+                &format!("{} call without {key}", call.name),
+            );
             return None;
         };
-        match relative(given, self.root) {
+        let from_shell = match self.shell_dir(call) {
+            Ok(dir) if !dir.is_empty() && !given.starts_with('/') => Ok(format!("{dir}/{given}")),
+            Ok(_) => Ok(given.to_string()),
+            Err(reason) if !given.starts_with('/') => Err(reason),
+            Err(_) => Ok(given.to_string()),
+        };
+        match from_shell.and_then(|p| relative(&p, self.root)) {
             Ok(rel) => Some(rel),
             Err(reason) => {
                 self.notes.push(format!(
                     "{}: {} of '{given}' skipped: {reason}",
                     call.origin, call.name
                 ));
-                self.skip(call, Some(given), &reason);
+                self.skip(call, Some(given), SkipReason::OutsideRoot, &reason);
                 None
             }
         }
     }
 
-    fn skip(&mut self, call: &ToolCall, path: Option<&str>, reason: &str) {
+    fn skip(&mut self, call: &ToolCall, path: Option<&str>, why: SkipReason, reason: &str) {
         self.tally.skipped += 1;
+        *self.tally.skips.entry(why).or_default() += 1;
         self.out.lines.push(Line::Skip {
             tool: Some(call.name.clone()),
             path: path.map(str::to_string),
@@ -283,7 +363,10 @@ impl Mapper<'_> {
         // What replay should fall back to if the file it finds lacks the old text: the
         // file the agent saw, when the importer cannot know what replay will find.
         let mut fallback = None;
-        if let Some(original) = original {
+        // An edit that creates the file (empty old text) does not depend on what was
+        // there: nothing to reset, nothing diverged.
+        let creates = edits.first().is_some_and(|e| e.old.is_empty());
+        if let Some(original) = original.filter(|_| !creates) {
             match self.files.get(&path) {
                 Some(known) if known != original => {
                     self.tally.resets += 1;
@@ -312,27 +395,71 @@ impl Mapper<'_> {
                 };
                 self.files.insert(path.clone(), edited);
             }
+            // Only the first replacement: the others edit what it produced.
+            let original = fallback.take();
+            self.tally.fallbacks += u64::from(original.is_some());
             self.emit(Line::Edit {
                 path: path.clone(),
                 old,
                 new,
                 all,
-                // Only the first replacement: the others edit what it produced.
-                original: fallback.take(),
+                original,
             });
         }
     }
 }
 
-/// A Bash call whose result is an error ran anyway when the command exited non-zero;
-/// a rejected, blocked or malformed call did not.
+/// How Claude Code words a call that never ran because someone said no: the user
+/// rejected it (or stopped the turn), a permission rule denied it, a hook blocked it.
+/// Each phrase starts the result's text.
+const REFUSALS: &[&str] = &[
+    "The user doesn't want to proceed with this tool use",
+    "The user doesn't want to take this action right now",
+    "[Request interrupted by user",
+    "Permission to use ",
+    "PreToolUse:",
+];
+
+/// The texts of an error result to judge it by: its `tool_result` text and the
+/// structured result when that is a string (`"Error: ..."`, as 1.0.x writes it).
+fn error_texts(outcome: &ToolOutcome) -> impl Iterator<Item = &str> {
+    let structured = outcome
+        .result
+        .as_ref()
+        .and_then(Value::as_str)
+        .map(|r| r.strip_prefix("Error: ").unwrap_or(r));
+    std::iter::once(outcome.text.as_str())
+        .chain(structured)
+        .map(str::trim_start)
+}
+
+/// An error result that says the call was refused (see [`REFUSALS`]).
+fn refused(outcome: &ToolOutcome) -> bool {
+    error_texts(outcome).any(|t| {
+        REFUSALS.iter().any(|p| t.starts_with(p))
+            && (!t.starts_with("Permission to use ") || t.contains("has been denied"))
+            && (!t.starts_with("PreToolUse:") || t.contains("hook"))
+    })
+}
+
+/// Whether a Bash call whose result is an error ran anyway. It did, unless the result
+/// is a refusal or the CLI rejected the call's input (`<tool_use_error>`: invalid
+/// input, no such tool) before running it: a command that exits non-zero comes back
+/// as an error, in CLI 1.0.x with nothing but its output, and its effects (the commit
+/// of `git commit && git push` whose push failed) happened. A structured result with
+/// stdout or stderr always ran.
 fn bash_ran(outcome: &ToolOutcome) -> bool {
     let structured_ran = outcome
         .result
         .as_ref()
         .and_then(Value::as_object)
         .is_some_and(|r| r.contains_key("stdout") || r.contains_key("stderr"));
-    structured_ran || outcome.text.contains("Exit code") || outcome.text.contains("timed out")
+    let invalid = error_texts(outcome).any(|t| {
+        t.starts_with("<tool_use_error>")
+            || t.starts_with("InputValidationError")
+            || t.starts_with("No such tool available")
+    });
+    structured_ran || !(refused(outcome) || invalid)
 }
 
 #[cfg(test)]

@@ -12,7 +12,16 @@ fn call(id: &str, name: &str, input: Value) -> ToolCall {
         name: name.into(),
         input,
         origin: format!("t.jsonl:{id}"),
+        cwd: None,
         seq: 0,
+    }
+}
+
+/// `call` made while the agent's shell was in `cwd`.
+fn call_in(cwd: &str, id: &str, name: &str, input: Value) -> ToolCall {
+    ToolCall {
+        cwd: Some(cwd.into()),
+        ..call(id, name, input)
     }
 }
 
@@ -114,7 +123,8 @@ fn write_edit_multiedit_and_bash_become_actions() {
             write("b.py", "y = 1\n"),
             edit("b.py", "y", "z", false),
             Line::Run {
-                cmd: "rm ./t.py".into()
+                cmd: "rm ./t.py".into(),
+                cwd: None,
             },
         ]
     );
@@ -153,7 +163,8 @@ fn failed_calls_are_not_applied_but_a_failing_command_ran() {
     assert_eq!(
         m.lines,
         vec![Line::Run {
-            cmd: "false".into()
+            cmd: "false".into(),
+            cwd: None,
         }]
     );
     assert_eq!(tally.failed, 3);
@@ -333,4 +344,226 @@ fn a_user_modified_edit_applies_what_the_result_says() {
         ))),
     )]);
     assert_eq!(m.lines, vec![edit("a", "x", "z", false)]);
+}
+
+#[test]
+fn an_errored_command_ran_unless_its_result_is_a_refusal() {
+    let bash = |id: &str, cmd: &str| call(id, "Bash", json!({ "command": cmd }));
+    let with_result = |text: &str, result: Value| ToolOutcome {
+        is_error: true,
+        text: text.into(),
+        result: Some(result),
+    };
+    let (m, tally, _) = map(&[
+        // CLI 1.0.x: the command's output only, no "Exit code N".
+        (
+            bash("1", "git commit -qm x && git push"),
+            Some(with_result(
+                "fatal: No configured push destination.",
+                json!("Error: fatal: No configured push destination."),
+            )),
+        ),
+        (bash("2", "false"), Some(err(""))),
+        (
+            bash("3", "rm a"),
+            Some(err(
+                "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.",
+            )),
+        ),
+        (
+            bash("4", "rm b"),
+            Some(err(
+                "The user doesn't want to take this action right now. STOP what you are doing and wait for the user to tell you how to proceed.",
+            )),
+        ),
+        (
+            bash("5", "rm c"),
+            Some(err(
+                "Permission to use Bash with command rm c has been denied.",
+            )),
+        ),
+        (
+            bash("6", "rm d"),
+            Some(err(
+                "<tool_use_error>InputValidationError: Bash failed due to the following issue:\nThe required parameter `command` is missing</tool_use_error>",
+            )),
+        ),
+        (
+            bash("7", "rm e"),
+            Some(err(
+                "PreToolUse:Bash hook error: [~/.claude/hooks/guard.sh]: rm is not allowed here",
+            )),
+        ),
+        (
+            bash("8", "rm f"),
+            Some(err("[Request interrupted by user for tool use]")),
+        ),
+        // The text says nothing, the structured result says who refused.
+        (
+            bash("9", "rm g"),
+            Some(with_result(
+                "",
+                json!("Error: Permission to use Bash has been denied."),
+            )),
+        ),
+    ]);
+    let ran: Vec<&str> = m
+        .lines
+        .iter()
+        .filter_map(|l| match l {
+            Line::Run { cmd, .. } => Some(cmd.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ran, ["git commit -qm x && git push", "false"]);
+    // Not applied: seven; refused by the user, a rule or a hook: all but the invalid one.
+    assert_eq!(tally.failed, 7);
+    assert_eq!(tally.refused, 6);
+}
+
+#[test]
+fn a_command_runs_where_its_shell_was_and_relative_paths_start_there() {
+    let run = |cmd: &str, cwd: Option<&str>| Line::Run {
+        cmd: cmd.into(),
+        cwd: cwd.map(str::to_string),
+    };
+    let (m, tally, notes) = map(&[
+        (
+            call_in("/w", "1", "Bash", json!({"command": "cd tests && ls"})),
+            Some(ok(None)),
+        ),
+        (
+            call_in(
+                "/w/tests",
+                "2",
+                "Bash",
+                json!({"command": "rm test_x.py /w/tests/y.py"}),
+            ),
+            Some(ok(None)),
+        ),
+        (
+            call_in(
+                "/w/tests/unit",
+                "3",
+                "Write",
+                json!({"file_path": "a.py", "content": "a"}),
+            ),
+            Some(ok(None)),
+        ),
+        (
+            call_in(
+                "/w/tests",
+                "4",
+                "Write",
+                json!({"file_path": "/w/b.py", "content": "b"}),
+            ),
+            Some(ok(None)),
+        ),
+        // A leading cd to an absolute directory makes the start irrelevant.
+        (
+            call_in(
+                "/w/tests",
+                "5",
+                "Bash",
+                json!({"command": "cd /w/src && rm /w/src/old.py"}),
+            ),
+            Some(ok(None)),
+        ),
+        (
+            call_in(
+                "/w/tests",
+                "6",
+                "Bash",
+                json!({"command": "cd /w && git add -A"}),
+            ),
+            Some(ok(None)),
+        ),
+        // Outside the root, the shell's commands do not touch the work directory.
+        (
+            call_in(
+                "/tmp/scratch",
+                "7",
+                "Bash",
+                json!({"command": "rm -rf build"}),
+            ),
+            Some(ok(None)),
+        ),
+        (
+            call_in(
+                "/w/tests",
+                "8",
+                "Write",
+                json!({"file_path": "../../x", "content": "x"}),
+            ),
+            Some(ok(None)),
+        ),
+    ]);
+    assert_eq!(
+        m.lines[..6],
+        [
+            run("cd tests && ls", None),
+            run("rm test_x.py ../tests/y.py", Some("tests")),
+            write("tests/unit/a.py", "a"),
+            write("b.py", "b"),
+            run("cd ./src && rm ../src/old.py", None),
+            run("cd . && git add -A", None),
+        ]
+    );
+    assert!(
+        matches!(&m.lines[6], Line::Skip { tool: Some(t), reason: Some(r), .. }
+            if t == "Bash" && r.contains("/tmp/scratch")),
+        "{:?}",
+        m.lines[6]
+    );
+    assert!(matches!(&m.lines[7], Line::Skip { tool: Some(t), .. } if t == "Write"));
+    assert_eq!(tally.skipped, 2);
+    assert_eq!(notes.len(), 2, "{notes:?}");
+}
+
+#[test]
+fn an_edit_that_creates_the_file_never_resets_it() {
+    // A command removed a.py (invisible here); an Edit with an empty old_string
+    // creates it again, its originalFile empty: no reset, no divergence.
+    let (m, tally, _) = map(&[
+        (
+            call(
+                "1",
+                "Write",
+                json!({"file_path": "/w/a.py", "content": "v1\n"}),
+            ),
+            Some(ok(None)),
+        ),
+        (
+            call("2", "Bash", json!({"command": "rm a.py"})),
+            Some(ok(None)),
+        ),
+        (
+            call(
+                "3",
+                "Edit",
+                json!({"file_path": "/w/a.py", "old_string": "", "new_string": "v2\n"}),
+            ),
+            Some(ok(Some(
+                json!({"oldString": "", "newString": "v2\n", "originalFile": ""}),
+            ))),
+        ),
+    ]);
+    assert!(!m.divergent);
+    assert_eq!(tally.resets, 0);
+    assert_eq!(m.lines[2], write("a.py", "v2\n"));
+}
+
+#[test]
+fn a_write_applies_what_its_result_says_was_written() {
+    let (m, _, _) = map(&[(
+        call(
+            "1",
+            "Write",
+            json!({"file_path": "/w/a", "content": "proposed"}),
+        ),
+        Some(ok(Some(
+            json!({"type": "create", "filePath": "/w/a", "content": "accepted"}),
+        ))),
+    )]);
+    assert_eq!(m.lines, vec![write("a", "accepted")]);
 }

@@ -13,6 +13,7 @@ pub mod mapping;
 pub mod paths;
 mod session;
 pub mod stream_json;
+pub mod tally;
 
-pub use mapping::Tally;
 pub use session::{Imported, ImportedSession};
+pub use tally::{SkipReason, Tally};

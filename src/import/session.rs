@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::mapping::{Known, Tally};
+use super::mapping::Known;
+use super::tally::Tally;
 use crate::agent::Usage;
 use crate::agent::trace::{EndStatus, Line};
 use crate::error::{Error, Result};
@@ -25,6 +26,8 @@ pub struct ImportedSession {
     pub status: EndStatus,
     /// Where it came from (the foreign session id or file), for people.
     pub source: String,
+    /// What became of its tool calls.
+    pub tally: Tally,
 }
 
 /// The result of an import.
@@ -34,7 +37,7 @@ pub struct Imported {
     pub sessions: Vec<ImportedSession>,
     /// Things worth telling the user (skipped lines and paths), each naming file:line.
     pub notes: Vec<String>,
-    /// Counts over all sessions.
+    /// Counts over all sessions (the sum of theirs).
     pub tally: Tally,
     /// File contents the importer knows, carried across sessions ([`super::mapping`]).
     pub known: Known,
@@ -70,15 +73,33 @@ impl Imported {
         out
     }
 
+    /// One line per session for stderr: how many of its file and shell calls were
+    /// applied, skipped (and why) and found divergent, so that a user sees at once
+    /// whether a transcript was understood.
+    pub fn session_lines(&self) -> Vec<String> {
+        self.sessions
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("session {} ({}): {}", i + 1, s.source, s.tally.describe()))
+            .collect()
+    }
+
+    /// Adds one session, with its counts to the import's.
+    pub fn push(&mut self, session: ImportedSession) {
+        self.tally.add(&session.tally);
+        self.sessions.push(session);
+    }
+
     /// One paragraph for stderr: what was imported and what was left out.
     pub fn summary(&self) -> String {
         let t = &self.tally;
         let divergent = self.sessions.iter().filter(|s| s.divergent).count();
         let mut text = format!(
-            "imported {} session(s): {} action(s); not applied: {} failed call(s), {} call(s) without a result; {} skip(s); {} file reset(s) in {divergent} divergent session(s)",
+            "imported {} session(s): {} action(s); not applied: {} failed call(s) ({} refused), {} call(s) without a result; {} skip(s); {} file reset(s) in {divergent} divergent session(s)",
             self.sessions.len(),
             t.actions,
             t.failed,
+            t.refused,
             t.unanswered,
             t.skipped,
             t.resets,

@@ -17,7 +17,8 @@
 //! **Usage**: from the `result` line when there is one (read by the same function the
 //! `command` driver uses: turns = num_turns, cost = total_cost_usd, tokens from its
 //! usage with cache tokens counted as input), each field it lacks summed over distinct
-//! assistant messages.
+//! assistant messages (turns: those of the main conversation, without a
+//! `parent_tool_use_id`).
 //!
 //! **Status**: result `success` → `completed`; `error_max_turns` → `out_of_budget`;
 //! any other result subtype (`error_during_execution`...) or no result line at all →
@@ -32,6 +33,7 @@ use serde_json::Value;
 use super::blocks::{UsageTally, tool_calls, tool_results};
 use super::mapping::map_calls;
 use super::session::{Imported, ImportedSession, expand, read_json_lines, require_sessions};
+use super::tally::Tally;
 use crate::agent::command::{Reported, report_result_line};
 use crate::agent::trace::EndStatus;
 use crate::error::{Error, Result};
@@ -54,7 +56,7 @@ pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
         };
         for file in files {
             let session = import_file(&file, root, &mut imported)?;
-            imported.sessions.push(session);
+            imported.push(session);
         }
     }
     require_sessions(&imported, inputs)?;
@@ -114,8 +116,11 @@ fn import_file(
                 cwd = map.get("cwd").and_then(Value::as_str).map(str::to_string);
             }
             Some("assistant") => {
-                usage.add(message, None, &at);
-                for call in tool_calls(message, &at, &mut seq) {
+                // A subagent's messages name the Task call they serve.
+                let main = map.get("parent_tool_use_id").is_none_or(Value::is_null);
+                usage.add(message, None, &at, main);
+                // stream-json gives no cwd per message: the shell's directory is unknown.
+                for call in tool_calls(message, &at, None, &mut seq) {
                     if call_ids.insert(call.id.clone()) {
                         calls.push(call);
                     }
@@ -134,12 +139,13 @@ fn import_file(
         }
     }
     let root = root.or(cwd.as_deref());
+    let mut tally = Tally::default();
     let mapped = map_calls(
         &calls,
         &results,
         root,
         &mut imported.known,
-        &mut imported.tally,
+        &mut tally,
         &mut imported.notes,
     );
     let from_messages = Reported {
@@ -174,5 +180,6 @@ fn import_file(
             Some(id) => format!("stream-json session {id} ({})", file.display()),
             None => format!("stream-json capture {}", file.display()),
         },
+        tally,
     })
 }

@@ -160,6 +160,9 @@ impl CommandAgent {
                 self.trial_seed.to_string().into(),
             ),
         ]);
+        if let Some(bin) = harness_binary() {
+            env.push(("LOOPBENCH_BIN".into(), bin.into_os_string()));
+        }
         if self.crash == CrashMode::Agent
             && let Some(f) = ctx.interrupt_at
         {
@@ -178,6 +181,7 @@ impl CommandAgent {
         let hidden = self.hidden.dirs().to_vec();
         let mut layout = Layout {
             work_dir: abs(&ctx.workspace.work_dir),
+            start_dir: None,
             writable_files: vec![abs(&ctx.workspace.effects_log), abs(&files.usage_file)],
             writable_dirs: vec![
                 abs(&files.state_dir),
@@ -197,9 +201,16 @@ impl CommandAgent {
                 .writable_dirs
                 .extend(sandbox.writable.iter().map(|d| abs(d)));
         }
-        let program = abs(program);
-        if layout.hides(&program) || layout.hides(&canon(&program)) {
+        // The program and the harness's binary (the wrappers' `loopbench usage`) must be
+        // readable even where the sandbox hides their directory (a checkout under /tmp).
+        let program = sandboxed_program(program);
+        if layout.hides(&program) {
             layout.readable_files.push(program);
+        }
+        if let Some(bin) = harness_binary().map(|b| canon(&b))
+            && layout.hides(&bin)
+        {
+            layout.readable_files.push(bin);
         }
         layout
     }
@@ -243,7 +254,7 @@ impl CommandAgent {
             let layout = self.layout(ctx, &program, files);
             cmd.arg(sandbox::BWRAP)
                 .args(layout.bwrap_args())
-                .arg(std::path::absolute(&program).unwrap_or(program.clone()));
+                .arg(sandboxed_program(&program));
         } else {
             cmd.arg(&program);
         }
@@ -387,6 +398,20 @@ impl CommandAgent {
         }
         Ok(files)
     }
+}
+
+/// The loopbench binary running this harness (canonical), for `$LOOPBENCH_BIN`.
+fn harness_binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    Some(std::fs::canonicalize(&exe).unwrap_or(exe))
+}
+
+/// The file a sandboxed agent program is executed as: its canonical path, so that a
+/// symlink (or a `..` on the way) cannot make bwrap bind or run something else than
+/// the file the harness checked.
+fn sandboxed_program(program: &Path) -> PathBuf {
+    std::fs::canonicalize(program)
+        .unwrap_or_else(|_| std::path::absolute(program).unwrap_or_else(|_| program.to_path_buf()))
 }
 
 /// The program of a command agent as it will be executed: a relative path with a `/`
@@ -620,6 +645,11 @@ mod tests {
             Some("/w/usage.json")
         );
         assert_eq!(last(&env, "LOOPBENCH_INTERRUPT_AT"), None);
+        let bin = last(&env, "LOOPBENCH_BIN").unwrap();
+        assert!(
+            Path::new(&bin).is_absolute() && Path::new(&bin).is_file(),
+            "{bin}"
+        );
         let env = agent(CrashMode::Agent, 60, 60).session_env(&ctx, usage, state);
         assert_eq!(
             last(&env, "LOOPBENCH_INTERRUPT_AT").as_deref(),

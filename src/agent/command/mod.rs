@@ -12,10 +12,12 @@
 //! | `LOOPBENCH_STATE_DIR` | a directory kept across the sessions of a trial, outside the work directory |
 //! | `LOOPBENCH_TRIAL_SEED` | the trial's seed, for agents that draw random numbers |
 //! | `LOOPBENCH_INTERRUPT_AT` | with `crash = "agent"` only: the fraction of its work after which the agent must stop and report `interrupted` |
+//! | `LOOPBENCH_BIN` | the loopbench binary running the harness (readable in the sandbox even where it lies in a hidden place), for wrappers that call `loopbench usage` |
 
 mod agent;
 mod capture;
 mod child;
+pub mod cli_usage;
 pub mod supervise;
 mod usage;
 

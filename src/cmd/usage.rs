@@ -1,0 +1,24 @@
+//! `loopbench usage claude|codex|aider CAPTURE`: the usage report of an agent CLI's
+//! captured output, as the JSON object an agent wrapper writes to
+//! `$LOOPBENCH_USAGE_FILE` ([`crate::agent::command::cli_usage`]).
+
+use crate::agent::command::cli_usage;
+use crate::cli::UsageArgs;
+use crate::error::{Error, Result};
+use crate::exit_code;
+
+use super::report::print;
+
+/// Runs the command: one line of JSON on stdout. A capture that cannot be read is bad
+/// input (exit 2); bytes that are not UTF-8 are replaced.
+pub fn run(args: &UsageArgs) -> Result<i32> {
+    let bytes = std::fs::read(&args.capture).map_err(|e| {
+        Error::BadInput(format!(
+            "cannot read capture '{}': {e}",
+            args.capture.display()
+        ))
+    })?;
+    let report = cli_usage::parse(args.format, &String::from_utf8_lossy(&bytes));
+    print(&format!("{}\n", report.to_json()))?;
+    Ok(exit_code::OK)
+}
