@@ -1,11 +1,14 @@
-//! Format dispatch: the crate-facing `parse` and `render` over all three formats.
+//! Format dispatch: the crate-facing `parse`/`render` (passes schema) and
+//! `parse_with`/`render_with` (either schema) over all three formats.
 
-use super::json::{parse_json, render_json};
-use super::markdown::{parse_markdown, render_markdown};
-use super::yaml::{parse_yaml, render_yaml};
-use super::{Entry, FeatureList, ListFormat, ParseError};
+use std::collections::BTreeSet;
 
-/// Parses a feature list file's text in the given format.
+use super::json::{parse_json, parse_json_with, render_json, render_json_with};
+use super::markdown::{parse_markdown, parse_markdown_with, render_markdown, render_markdown_with};
+use super::yaml::{parse_yaml, parse_yaml_with, render_yaml, render_yaml_with};
+use super::{Contract, Entry, FeatureList, ListFormat, ListSchema, ParseError};
+
+/// Parses a feature list file's text in the given format, under the passes schema.
 ///
 /// Markdown never fails; JSON and YAML fail on invalid syntax or a top level that is
 /// neither an array of entries nor an object with a `features` array.
@@ -17,12 +20,80 @@ pub fn parse(format: ListFormat, text: &str) -> Result<FeatureList, ParseError> 
     }
 }
 
-/// Renders entries in the given format: deterministic, ending with a newline.
+/// Parses a feature list file's text in the given format and schema.
+///
+/// Under [`ListSchema::Passes`] this is [`parse`]. Under [`ListSchema::Status`] every
+/// format can also fail on a state word that is not one of the six, and Markdown on `[x]`
+/// with a state word other than `completed`; every parsed entry then has a `status`, with
+/// `passes` true exactly when it is `completed`.
+pub fn parse_with(
+    format: ListFormat,
+    schema: ListSchema,
+    text: &str,
+) -> Result<FeatureList, ParseError> {
+    match format {
+        ListFormat::Json => parse_json_with(schema, text),
+        ListFormat::Markdown => parse_markdown_with(schema, text),
+        ListFormat::Yaml => parse_yaml_with(schema, text),
+    }
+}
+
+/// Renders entries in the given format under the passes schema: deterministic, ending
+/// with a newline.
 pub fn render(format: ListFormat, entries: &[Entry]) -> String {
     match format {
         ListFormat::Json => render_json(entries),
         ListFormat::Markdown => render_markdown(entries),
         ListFormat::Yaml => render_yaml(entries),
+    }
+}
+
+/// Renders a list in the given format and schema: deterministic, ending with a newline,
+/// and read back unchanged by [`parse_with`] (within each format's documented limits).
+///
+/// Under [`ListSchema::Passes`] the contract is not written (the schema has no place for
+/// it) and, with default options, the text is exactly [`render`]'s. Under
+/// [`ListSchema::Status`] each entry is written with [`Entry::state`].
+pub fn render_with(
+    format: ListFormat,
+    schema: ListSchema,
+    contract: &Contract,
+    entries: &[Entry],
+    options: &RenderOptions<'_>,
+) -> String {
+    match format {
+        ListFormat::Json => render_json_with(schema, contract, entries, options),
+        ListFormat::Markdown => render_markdown_with(schema, contract, entries, options),
+        ListFormat::Yaml => render_yaml_with(schema, contract, entries, options),
+    }
+}
+
+/// No blocked entries, for [`RenderOptions::default`].
+static NOTHING_BLOCKED: BTreeSet<String> = BTreeSet::new();
+
+/// How [`render_with`] writes what the entries themselves do not say.
+#[derive(Debug, Clone, Copy)]
+pub struct RenderOptions<'a> {
+    /// Ids of the entries the harness has blocked, marked under the passes schema only:
+    /// `"blocked": true` after `passes` (JSON), `blocked: true` after `passes:` (YAML),
+    /// ` (blocked)` at the end of the description unless it already ends so (Markdown).
+    /// The status schema ignores it, since there the entry's own state says `blocked`.
+    /// Parsing does not read the mark back: it is extra text every parser tolerates.
+    pub blocked: &'a BTreeSet<String>,
+}
+
+impl Default for RenderOptions<'_> {
+    fn default() -> Self {
+        RenderOptions {
+            blocked: &NOTHING_BLOCKED,
+        }
+    }
+}
+
+impl RenderOptions<'_> {
+    /// Whether `entry` is marked blocked (by id, so duplicates of a blocked id are too).
+    pub fn is_blocked(&self, entry: &Entry) -> bool {
+        self.blocked.contains(&entry.id)
     }
 }
 
@@ -40,6 +111,8 @@ mod tests {
                 description: "Run `init` # once, then \"start\"".into(),
                 steps: vec!["- open".into(), "click **Go**".into()],
                 passes: false,
+                status: None,
+                notes: String::new(),
             },
             Entry {
                 id: "F-2.b_3".into(),
@@ -47,6 +120,8 @@ mod tests {
                 description: "Ünïcødé 🎉 works".into(),
                 steps: vec![],
                 passes: true,
+                status: None,
+                notes: String::new(),
             },
             Entry {
                 id: "9".into(),
@@ -54,6 +129,8 @@ mod tests {
                 description: "x".into(),
                 steps: vec!["".into(), "yes".into(), "007".into()],
                 passes: false,
+                status: None,
+                notes: String::new(),
             },
         ]
     }
@@ -113,6 +190,8 @@ mod tests {
                 description,
                 steps,
                 passes,
+                status: None,
+                notes: String::new(),
             })
             // A step spelled like an entry line is read back as an entry (documented).
             .prop_filter("step looks like an entry", |e| {

@@ -40,6 +40,8 @@ pub(crate) fn any_entry() -> impl Strategy<Value = Entry> {
             description,
             steps,
             passes,
+            status: None,
+            notes: String::new(),
         })
 }
 
@@ -106,6 +108,8 @@ fn pooled_entry() -> impl Strategy<Value = Entry> {
             description,
             steps,
             passes,
+            status: None,
+            notes: String::new(),
         })
 }
 

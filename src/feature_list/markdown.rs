@@ -16,8 +16,37 @@
 //!   contains `**` cannot be represented.
 //! - A category that becomes empty after a non-empty one is rendered as a bare `##`
 //!   heading, so that the change survives a round trip.
+//!
+//! # The status schema
+//!
+//! A status-schema file is made of sections, found by their headings in any order (ASCII
+//! case and outer whitespace of the heading text are ignored):
+//! - `# Goal`: the goal is its first non-blank line before the next heading, trimmed;
+//!   empty when there is none.
+//! - `## Acceptance` and `## Forbidden`: the text of every bullet in the section, trimmed.
+//!   A missing section is an empty list.
+//! - `## Features`: the entries, read as above, except that `### ` headings give the
+//!   category (the `## ` level now names sections) and the checkbox and a state word give
+//!   the state: `[x]` is completed; otherwise `(word)` right after the id is the state
+//!   (`- [ ] **K2** (in_progress) delete a key`), and no word is pending. The word is not
+//!   part of the description. A state word is one parenthesised run of ASCII letters, `_`
+//!   and `-` (case and the spaces inside the parentheses are ignored); parentheses holding
+//!   anything else, like `(see notes)`, are description. Lines such as `  > text`,
+//!   indented deeper than the entry like its steps, are its notes, one line each.
+//!
+//! An unknown state word, or `[x]` with a word other than `completed`, makes the file
+//! unparseable ([`ParseError`] with the line). Entries outside `## Features` and other
+//! sections are skipped like prose.
+//!
+//! Rendering writes the sections in the order above, with `(word)` for every state but
+//! pending and completed; those two get an explicit word only when the description itself
+//! starts with something that reads as one, so that it stays description. A goal that
+//! begins with `#` followed by a space, or with a code fence, reads back as a heading or a
+//! fence and cannot be represented.
 
-use super::{Entry, FeatureList};
+use std::borrow::Cow;
+
+use super::{Contract, Entry, FeatureList, ListSchema, ParseError, RenderOptions, Status};
 
 /// The first line of a rendered Markdown list.
 pub(crate) const TITLE: &str = "# Feature list";
@@ -56,6 +85,8 @@ pub(crate) fn parse_markdown(text: &str) -> FeatureList {
                 description: item.description.to_string(),
                 steps: Vec::new(),
                 passes: item.passes,
+                status: None,
+                notes: String::new(),
             });
             continue;
         }
@@ -73,11 +104,48 @@ pub(crate) fn parse_markdown(text: &str) -> FeatureList {
         }
         open = None;
     }
-    FeatureList { entries }
+    FeatureList {
+        entries,
+        contract: Contract::default(),
+    }
+}
+
+/// Parses a Markdown feature list under `schema`; only the status schema can fail.
+pub(crate) fn parse_markdown_with(
+    schema: ListSchema,
+    text: &str,
+) -> Result<FeatureList, ParseError> {
+    match schema {
+        ListSchema::Passes => Ok(parse_markdown(text)),
+        ListSchema::Status => parse_status_markdown(text),
+    }
 }
 
 /// Renders entries as a Markdown task list grouped under `## category` headings.
 pub(crate) fn render_markdown(entries: &[Entry]) -> String {
+    render_markdown_with(
+        ListSchema::Passes,
+        &Contract::default(),
+        entries,
+        &RenderOptions::default(),
+    )
+}
+
+/// Renders a list under `schema` (see the module documentation).
+pub(crate) fn render_markdown_with(
+    schema: ListSchema,
+    contract: &Contract,
+    entries: &[Entry],
+    options: &RenderOptions<'_>,
+) -> String {
+    match schema {
+        ListSchema::Passes => render_passes(entries, options),
+        ListSchema::Status => render_status(contract, entries),
+    }
+}
+
+/// The passes-schema rendering, with ` (blocked)` after the description of blocked entries.
+fn render_passes(entries: &[Entry], options: &RenderOptions<'_>) -> String {
     let mut out = format!("{TITLE}\n");
     let mut previous: Option<String> = None;
     for entry in entries {
@@ -96,15 +164,285 @@ pub(crate) fn render_markdown(entries: &[Entry]) -> String {
         out.push_str(if entry.passes { "- [x] **" } else { "- [ ] **" });
         out.push_str(&one_line(&entry.id));
         out.push_str("**");
-        push_text(&mut out, &one_line(&entry.description));
+        let description = if options.is_blocked(entry) && !entry.description.ends_with(BLOCKED) {
+            Cow::Owned(format!("{} {BLOCKED}", entry.description.trim_end()))
+        } else {
+            Cow::Borrowed(entry.description.as_str())
+        };
+        push_text(&mut out, &one_line(&description));
         out.push('\n');
-        for step in &entry.steps {
-            out.push_str("  -");
-            push_text(&mut out, &one_line(step));
+        push_steps(&mut out, &entry.steps);
+    }
+    out
+}
+
+/// The passes-schema mark of an entry the harness has blocked.
+const BLOCKED: &str = "(blocked)";
+
+/// Appends the step lines of an entry.
+fn push_steps(out: &mut String, steps: &[String]) {
+    for step in steps {
+        out.push_str("  -");
+        push_text(out, &one_line(step));
+        out.push('\n');
+    }
+}
+
+/// The first line of a rendered status-schema list.
+const GOAL_HEADING: &str = "# Goal";
+
+/// The status-schema rendering: goal, acceptance, forbidden, then the features.
+fn render_status(contract: &Contract, entries: &[Entry]) -> String {
+    let mut out = format!("{GOAL_HEADING}\n");
+    let goal = one_line(&contract.goal);
+    if !goal.is_empty() {
+        out.push_str(&goal);
+        out.push('\n');
+    }
+    for (heading, items) in [
+        ("Acceptance", &contract.acceptance),
+        ("Forbidden", &contract.forbidden),
+    ] {
+        out.push_str("\n## ");
+        out.push_str(heading);
+        out.push('\n');
+        for item in items {
+            out.push('-');
+            push_text(&mut out, &one_line(item));
             out.push('\n');
         }
     }
+    out.push_str("\n## Features\n");
+    let mut previous: Option<String> = None;
+    for entry in entries {
+        let category = one_line(&entry.category);
+        if previous.as_deref() != Some(category.as_str()) {
+            if !category.is_empty() {
+                out.push_str("\n### ");
+                out.push_str(&category);
+                out.push('\n');
+            } else if previous.is_some() {
+                out.push_str("\n###\n");
+            }
+            previous = Some(category);
+        }
+        let state = entry.state();
+        out.push_str(if state.is_done() {
+            "- [x] **"
+        } else {
+            "- [ ] **"
+        });
+        out.push_str(&one_line(&entry.id));
+        out.push_str("**");
+        let description = one_line(&entry.description);
+        let implied = matches!(state, Status::Pending | Status::Completed);
+        if !implied || state_word(&description).is_some() {
+            out.push_str(" (");
+            out.push_str(state.as_str());
+            out.push(')');
+        }
+        push_text(&mut out, &description);
+        out.push('\n');
+        push_steps(&mut out, &entry.steps);
+        if !entry.notes.is_empty() {
+            for line in entry.notes.replace("\r\n", "\n").split(['\n', '\r']) {
+                out.push_str("  >");
+                push_text(&mut out, line.trim());
+                out.push('\n');
+            }
+        }
+    }
     out
+}
+
+/// The section of a status-schema file a line is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Section {
+    /// Before any heading, or under a heading the schema does not name.
+    Other,
+    Goal,
+    Acceptance,
+    Forbidden,
+    Features,
+}
+
+/// Parses a status-schema Markdown list (see the module documentation).
+fn parse_status_markdown(text: &str) -> Result<FeatureList, ParseError> {
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut goal: Option<String> = None;
+    let mut acceptance = Vec::new();
+    let mut forbidden = Vec::new();
+    let mut section = Section::Other;
+    let mut category = String::new();
+    let mut fence: Option<Fence> = None;
+    // Indentation of the entry whose steps and notes are being collected, if any.
+    let mut open: Option<usize> = None;
+    // Whether the last entry has a note line yet.
+    let mut noted = false;
+    for (index, line) in text.lines().enumerate() {
+        let line = line.trim_end();
+        if let Some(current) = fence {
+            if current.is_closed_by(line) {
+                fence = None;
+            }
+            continue;
+        }
+        if let Some(opened) = Fence::opened_by(line) {
+            fence = Some(opened);
+            open = None;
+            continue;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        if let Some((level, title)) = any_heading(line) {
+            open = None;
+            match level {
+                1 => section = section_named(title, &[("goal", Section::Goal)]),
+                2 => {
+                    section = section_named(
+                        title,
+                        &[
+                            ("acceptance", Section::Acceptance),
+                            ("forbidden", Section::Forbidden),
+                            ("features", Section::Features),
+                        ],
+                    );
+                    category.clear();
+                }
+                3 if section == Section::Features => category = title.to_string(),
+                _ => {}
+            }
+            continue;
+        }
+        match section {
+            Section::Other => {}
+            Section::Goal => {
+                if goal.is_none() {
+                    goal = Some(line.trim().to_string());
+                }
+            }
+            Section::Acceptance | Section::Forbidden => {
+                if let Some(item) = bullet_text(line.trim_start()) {
+                    let list = if section == Section::Acceptance {
+                        &mut acceptance
+                    } else {
+                        &mut forbidden
+                    };
+                    list.push(item.trim().to_string());
+                }
+            }
+            Section::Features => {
+                if let Some(item) = EntryLine::parse(line) {
+                    let (state, description) = item_state(&item).map_err(|message| ParseError {
+                        line: Some(index + 1),
+                        message,
+                    })?;
+                    open = Some(item.indent);
+                    noted = false;
+                    let mut entry = Entry {
+                        id: item.id.to_string(),
+                        category: category.clone(),
+                        description: description.to_string(),
+                        steps: Vec::new(),
+                        passes: false,
+                        status: None,
+                        notes: String::new(),
+                    };
+                    entry.set_state(state);
+                    entries.push(entry);
+                    continue;
+                }
+                if let (Some(indent), Some(entry)) = (open, entries.last_mut())
+                    && indent_width(line) > indent
+                {
+                    let body = line.trim_start();
+                    if let Some(step) = bullet_text(body) {
+                        entry.steps.push(step.trim().to_string());
+                        continue;
+                    }
+                    if let Some(note) = body.strip_prefix('>') {
+                        // A blank first line is kept, so the line count is tracked apart.
+                        if noted {
+                            entry.notes.push('\n');
+                        }
+                        entry.notes.push_str(note.trim());
+                        noted = true;
+                        continue;
+                    }
+                }
+                open = None;
+            }
+        }
+    }
+    Ok(FeatureList {
+        entries,
+        contract: Contract {
+            goal: goal.unwrap_or_default(),
+            acceptance,
+            forbidden,
+        },
+    })
+}
+
+/// The section a heading names, matched without regard to ASCII case.
+fn section_named(title: &str, names: &[(&str, Section)]) -> Section {
+    names
+        .iter()
+        .find(|(name, _)| title.eq_ignore_ascii_case(name))
+        .map_or(Section::Other, |&(_, section)| section)
+}
+
+/// The state of an entry line and its description without the state word, or why the
+/// line's state cannot be read.
+fn item_state<'a>(item: &EntryLine<'a>) -> Result<(Status, &'a str), String> {
+    let Some((word, rest)) = state_word(item.description) else {
+        let state = if item.passes {
+            Status::Completed
+        } else {
+            Status::Pending
+        };
+        return Ok((state, item.description));
+    };
+    let state = word
+        .parse::<Status>()
+        .map_err(|e| format!("feature {:?}: {e}", item.id))?;
+    if item.passes && !state.is_done() {
+        return Err(format!(
+            "feature {:?}: [x] marks it completed, but its state word says {state}",
+            item.id
+        ));
+    }
+    Ok((state, rest))
+}
+
+/// Splits a leading state word off `text`: `(word) rest` gives `word` and `rest`, when
+/// the parentheses hold one run of ASCII letters, `_` and `-` (spaces around it aside).
+fn state_word(text: &str) -> Option<(&str, &str)> {
+    let inner = text.strip_prefix('(')?;
+    let (word, rest) = inner.split_once(')')?;
+    let word = word.trim();
+    let is_word = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphabetic() || c == '_' || c == '-');
+    is_word.then(|| (word, rest.trim()))
+}
+
+/// The level and text of an ATX heading (`#` to `######` followed by whitespace or the
+/// line end), with the text trimmed.
+fn any_heading(line: &str) -> Option<(usize, &str)> {
+    let body = line.trim_start();
+    let level = body.chars().take_while(|&c| c == '#').count();
+    if !(1..=6).contains(&level) {
+        return None;
+    }
+    let rest = body.get(level..)?;
+    if rest.is_empty() || rest.starts_with([' ', '\t']) {
+        Some((level, rest.trim()))
+    } else {
+        None
+    }
 }
 
 /// Appends a space and `text`, or nothing for empty text, so no line ends in whitespace.
@@ -253,6 +591,8 @@ mod tests {
             description: format!("about {id}"),
             steps: steps.iter().map(|s| s.to_string()).collect(),
             passes,
+            status: None,
+            notes: String::new(),
         }
     }
 
@@ -407,6 +747,8 @@ mod tests {
                 description: one_line(&e.description),
                 steps: e.steps.iter().map(|s| one_line(s)).collect(),
                 passes: e.passes,
+                status: None,
+                notes: String::new(),
             }).collect();
             // A step spelled like an entry line is read back as an entry (documented).
             prop_assume!(!expected.iter().flat_map(|e| &e.steps).any(|s| s.starts_with('[')));
