@@ -706,6 +706,321 @@ mod tests {
         );
     }
 
+    /// The example ledger of the status schema, exactly as the harness writes it.
+    const LEDGER: &str = "# Goal\nA tiny key-value store with delete, expiry and CSV export.\n\n## Acceptance\n- every feature's check passes\n\n## Forbidden\n- editing files under tests/\n\n## Features\n- [x] **K1** set and get a value by key\n  - set a to 1\n- [ ] **K2** (in_progress) delete a key so that get returns None\n- [ ] **K3** keys set with a ttl expire after it\n";
+
+    fn status(text: &str) -> Result<FeatureList, ParseError> {
+        parse_markdown_with(ListSchema::Status, text)
+    }
+
+    /// `state|id|category|description|steps|notes` per entry, or the error with its line.
+    fn status_summary(text: &str) -> Result<Vec<String>, String> {
+        let list = status(text).map_err(|e| e.to_string())?;
+        Ok(list
+            .entries
+            .iter()
+            .map(|e| {
+                format!(
+                    "{}|{}|{}|{}|{}|{}",
+                    e.state(),
+                    e.id,
+                    e.category,
+                    e.description,
+                    e.steps.join(";"),
+                    e.notes.replace('\n', "/")
+                )
+            })
+            .collect())
+    }
+
+    fn contract(text: &str) -> Contract {
+        status(text).map(|l| l.contract).unwrap_or_default()
+    }
+
+    #[test]
+    fn the_example_ledger_parses_and_renders_back_byte_for_byte() {
+        let list = status(LEDGER).unwrap_or_default();
+        assert_eq!(
+            list.contract,
+            Contract {
+                goal: "A tiny key-value store with delete, expiry and CSV export.".into(),
+                acceptance: vec!["every feature's check passes".into()],
+                forbidden: vec!["editing files under tests/".into()],
+            }
+        );
+        assert_eq!(
+            status_summary(LEDGER),
+            Ok(vec![
+                "completed|K1||set and get a value by key|set a to 1|".to_string(),
+                "in_progress|K2||delete a key so that get returns None||".to_string(),
+                "pending|K3||keys set with a ttl expire after it||".to_string(),
+            ])
+        );
+        let passes: Vec<bool> = list.entries.iter().map(|e| e.passes).collect();
+        assert_eq!(passes, [true, false, false]);
+        let text = render_markdown_with(
+            ListSchema::Status,
+            &list.contract,
+            &list.entries,
+            &RenderOptions::default(),
+        );
+        assert_eq!(text, LEDGER);
+    }
+
+    #[test]
+    fn the_goal_is_the_first_non_blank_line_under_the_goal_heading() {
+        let text = "# Goal\n\n\n   Build it.   \nA second line.\n## Features\n";
+        assert_eq!(contract(text).goal, "Build it.");
+    }
+
+    #[test]
+    fn a_goal_heading_with_no_line_before_the_next_heading_gives_an_empty_goal() {
+        assert_eq!(contract("# Goal\n\n## Acceptance\n- a\n").goal, "");
+        assert_eq!(contract("# Goal\n").goal, "");
+        // A line under another heading is not the goal.
+        assert_eq!(contract("# Title\nNot the goal.\n").goal, "");
+    }
+
+    #[test]
+    fn missing_sections_give_an_empty_goal_and_empty_lists() {
+        let list = status("## Features\n- [ ] **A** a\n").unwrap_or_default();
+        assert!(list.contract.is_empty(), "{:?}", list.contract);
+        assert_eq!(list.entries.len(), 1);
+        assert_eq!(status(""), Ok(FeatureList::default()));
+    }
+
+    #[test]
+    fn sections_are_found_in_any_order_and_their_bullets_are_the_lists() {
+        let text = "## Features\n- [x] **A** a\n## Forbidden\n* never this  \n+ nor that\nprose is skipped\n# Goal\nLast but read.\n## Acceptance\n-   it works\n-\n";
+        let list = status(text).unwrap_or_default();
+        assert_eq!(
+            list.contract,
+            Contract {
+                goal: "Last but read.".into(),
+                acceptance: vec!["it works".into(), String::new()],
+                forbidden: vec!["never this".into(), "nor that".into()],
+            }
+        );
+        assert_eq!(list.ids().collect::<Vec<_>>(), ["A"]);
+    }
+
+    #[test]
+    fn section_headings_ignore_case_and_outer_whitespace() {
+        let text =
+            "#   GOAL  \ng\n##  acceptance \n- a\n## FORBIDDEN\n- f\n## features\n- [ ] **A** a\n";
+        let list = status(text).unwrap_or_default();
+        assert_eq!(list.contract.goal, "g");
+        assert_eq!(list.contract.acceptance, ["a"]);
+        assert_eq!(list.contract.forbidden, ["f"]);
+        assert_eq!(list.entries.len(), 1);
+    }
+
+    #[test]
+    fn entries_outside_the_features_section_are_skipped() {
+        let text = "- [ ] **A** before any section\n# Goal\n- [ ] **B** the goal line\n## Acceptance\n- [x] **C** an acceptance item\n## Notes\n- [ ] **D** another section\n## Features\n- [ ] **E** read\n# Appendix\n- [ ] **F** after the features\n";
+        let list = status(text).unwrap_or_default();
+        assert_eq!(list.ids().collect::<Vec<_>>(), ["E"]);
+        assert_eq!(list.contract.goal, "- [ ] **B** the goal line");
+        assert_eq!(list.contract.acceptance, ["[x] **C** an acceptance item"]);
+    }
+
+    #[test]
+    fn a_checked_box_means_completed_and_no_state_word_means_pending() {
+        let text = "## Features\n- [x] **A** a\n- [X] **B** b\n- [ ] **C** c\n";
+        assert_eq!(
+            status_summary(text),
+            Ok(vec![
+                "completed|A||a||".to_string(),
+                "completed|B||b||".to_string(),
+                "pending|C||c||".to_string(),
+            ])
+        );
+    }
+
+    #[test]
+    fn every_state_word_gives_its_state_and_is_not_part_of_the_description() {
+        for state in Status::ALL {
+            let text = format!("## Features\n- [ ] **A** ({state}) the feature\n");
+            let list = status(&text).unwrap_or_default();
+            let entry = list.entries.first();
+            assert_eq!(entry.map(Entry::state), Some(state), "{text}");
+            assert_eq!(entry.map(|e| e.passes), Some(state.is_done()), "{text}");
+            assert_eq!(
+                entry.map(|e| e.description.as_str()),
+                Some("the feature"),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn state_words_ignore_case_and_spaces_inside_the_parentheses() {
+        let text = "## Features\n- [ ] **A** ( Needs_Review )desc\n- [x] **B** (COMPLETED)\n";
+        assert_eq!(
+            status_summary(text),
+            Ok(vec![
+                "needs_review|A||desc||".to_string(),
+                "completed|B||||".to_string(),
+            ])
+        );
+    }
+
+    #[test]
+    fn a_checked_box_with_a_state_word_other_than_completed_is_refused() {
+        for state in Status::ALL.into_iter().filter(|s| !s.is_done()) {
+            let text = format!("## Features\n- [ ] **A** a\n- [x] **B** ({state}) b\n");
+            let err = status(&text).err();
+            assert_eq!(err.as_ref().and_then(|e| e.line), Some(3), "{text}");
+            let message = err.map(|e| e.message).unwrap_or_default();
+            assert!(
+                message.contains("\"B\"") && message.contains(state.as_str()),
+                "{message}"
+            );
+        }
+        assert!(status("## Features\n- [x] **B** (completed) b\n").is_ok());
+    }
+
+    #[test]
+    fn an_unknown_state_word_is_refused_with_its_line() {
+        for word in ["done", "in-progress", "optional", "WIP", "pass_ed"] {
+            let text = format!("# Goal\ng\n\n## Features\n- [ ] **K9** ({word}) x\n");
+            let err = status(&text).err();
+            assert_eq!(err.as_ref().and_then(|e| e.line), Some(5), "{word}");
+            let shown = err.map(|e| e.to_string()).unwrap_or_default();
+            assert!(
+                shown.starts_with("line 5: ") && shown.contains(word) && shown.contains("K9"),
+                "{shown}"
+            );
+        }
+    }
+
+    #[test]
+    fn parentheses_that_hold_more_than_one_word_are_description() {
+        let text = "## Features\n- [ ] **A** (see notes) a\n- [ ] **B** (v2) b\n- [ ] **C** () c\n- [ ] **D** (blocked c\n- [ ] **E** desc (blocked)\n";
+        assert_eq!(
+            status_summary(text),
+            Ok(vec![
+                "pending|A||(see notes) a||".to_string(),
+                "pending|B||(v2) b||".to_string(),
+                "pending|C||() c||".to_string(),
+                "pending|D||(blocked c||".to_string(),
+                "pending|E||desc (blocked)||".to_string(),
+            ])
+        );
+    }
+
+    #[test]
+    fn a_description_that_starts_like_a_state_word_is_rendered_after_an_explicit_word() {
+        let mut pending = entry("A", "", &[], false);
+        pending.description = "(optional) extra".into();
+        pending.set_state(Status::Pending);
+        let mut done = pending.clone();
+        done.id = "B".into();
+        done.set_state(Status::Completed);
+        let entries = [pending, done];
+        let text = render_markdown_with(
+            ListSchema::Status,
+            &Contract::default(),
+            &entries,
+            &RenderOptions::default(),
+        );
+        assert!(
+            text.contains("- [ ] **A** (pending) (optional) extra\n")
+                && text.contains("- [x] **B** (completed) (optional) extra\n"),
+            "{text}"
+        );
+        assert_eq!(status(&text).map(|l| l.entries), Ok(entries.to_vec()));
+    }
+
+    #[test]
+    fn trailing_whitespace_is_trimmed_as_under_the_passes_schema() {
+        let text = "# Goal  \n  Goal text \t\n## Acceptance \n- a  \n## Features\t\n- [ ]   **A**   (blocked)   the text  \n  - step  \n  >   a note  \n";
+        let list = status(text).unwrap_or_default();
+        assert_eq!(list.contract.goal, "Goal text");
+        assert_eq!(list.contract.acceptance, ["a"]);
+        assert_eq!(
+            status_summary(text),
+            Ok(vec!["blocked|A||the text|step|a note".to_string()])
+        );
+        // The same entry line reads the same way under the passes schema, word aside.
+        let passes = parse_markdown(text);
+        assert_eq!(
+            passes.entries.first().map(|e| e.description.as_str()),
+            Some("(blocked)   the text")
+        );
+    }
+
+    #[test]
+    fn level_three_headings_under_features_give_the_category() {
+        let text = "## Features\n- [ ] **A** a\n### Core \n- [ ] **B** b\n#### Deeper\n- [ ] **C** c\n###\n- [ ] **D** d\n## Features\n- [ ] **E** e\n";
+        assert_eq!(
+            status_summary(text),
+            Ok(vec![
+                "pending|A||a||".to_string(),
+                "pending|B|Core|b||".to_string(),
+                "pending|C|Core|c||".to_string(),
+                "pending|D||d||".to_string(),
+                "pending|E||e||".to_string(),
+            ])
+        );
+    }
+
+    #[test]
+    fn quoted_lines_under_an_entry_are_its_notes_one_line_each() {
+        let text = "## Features\n- [ ] **A** (failed) a\n  - s1\n  > attempt 1: failed\n\n  >\n  > attempt 2: failed\n  - s2\n> not indented: ends the entry\n  > ignored\n- [ ] **B** b\n    >first\n";
+        assert_eq!(
+            status_summary(text),
+            Ok(vec![
+                "failed|A||a|s1;s2|attempt 1: failed//attempt 2: failed".to_string(),
+                "pending|B||b||first".to_string(),
+            ])
+        );
+    }
+
+    #[test]
+    fn the_status_rendering_puts_categories_under_the_features_section() {
+        let mut a = entry("A", "core", &["s"], false);
+        a.set_state(Status::InProgress);
+        a.notes = "one\r\ntwo\n".into();
+        let b = entry("B", "", &[], true);
+        let text = render_markdown_with(
+            ListSchema::Status,
+            &Contract::default(),
+            &[a, b],
+            &RenderOptions::default(),
+        );
+        let want = "# Goal\n\n## Acceptance\n\n## Forbidden\n\n## Features\n\n### core\n- [ ] **A** (in_progress) about A\n  - s\n  > one\n  > two\n  >\n\n###\n- [x] **B** about B\n";
+        assert_eq!(text, want);
+        assert_eq!(
+            status_summary(&text),
+            Ok(vec![
+                "in_progress|A|core|about A|s|one/two/".to_string(),
+                "completed|B||about B||".to_string(),
+            ])
+        );
+    }
+
+    #[test]
+    fn the_passes_schema_reads_state_words_and_notes_as_before() {
+        let passes = parse_markdown(LEDGER);
+        let summary: Vec<String> = passes
+            .entries
+            .iter()
+            .map(|e| format!("{}|{}|{}", e.passes, e.category, e.description))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                "true|Features|set and get a value by key",
+                "false|Features|(in_progress) delete a key so that get returns None",
+                "false|Features|keys set with a ttl expire after it",
+            ]
+        );
+        assert!(passes.entries.iter().all(|e| e.status.is_none()));
+        assert!(passes.contract.is_empty());
+        assert_eq!(parse_markdown_with(ListSchema::Passes, LEDGER), Ok(passes));
+    }
+
     fn bullet_ladder() -> impl Strategy<Value = String> {
         (
             1..150usize,
