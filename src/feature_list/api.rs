@@ -100,6 +100,7 @@ impl RenderOptions<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::feature_list::Status;
     use crate::feature_list::fuzz_support as fz;
     use proptest::prelude::*;
 
@@ -168,6 +169,223 @@ mod tests {
             parse(ListFormat::Markdown, "not a list"),
             Ok(FeatureList::default())
         );
+    }
+
+    fn ledger() -> (Contract, Vec<Entry>) {
+        let contract = Contract {
+            goal: "A tiny key-value store with delete, expiry and CSV export.".into(),
+            acceptance: vec!["every feature's check passes".into(), "no warnings".into()],
+            forbidden: vec!["editing files under tests/".into()],
+        };
+        let mut entries = sample();
+        entries.extend(sample().into_iter().map(|mut e| {
+            e.id = format!("{}-again", e.id);
+            e.category = "Second".into();
+            e
+        }));
+        for (e, state) in entries.iter_mut().zip(Status::ALL) {
+            e.set_state(state);
+        }
+        if let Some(e) = entries.get_mut(2) {
+            e.notes = "attempt 1: failed\nattempt 2: failed".into();
+        }
+        (contract, entries)
+    }
+
+    #[test]
+    fn parse_with_the_passes_schema_is_parse() {
+        for format in ListFormat::ALL {
+            let text = render(format, &sample());
+            assert_eq!(
+                parse_with(format, ListSchema::Passes, &text),
+                parse(format, &text)
+            );
+        }
+    }
+
+    #[test]
+    fn render_with_the_passes_schema_and_default_options_is_render() {
+        let (contract, _) = ledger();
+        for format in ListFormat::ALL {
+            for entries in [sample(), vec![]] {
+                let with = render_with(
+                    format,
+                    ListSchema::Passes,
+                    &contract,
+                    &entries,
+                    &RenderOptions::default(),
+                );
+                assert_eq!(with, render(format, &entries), "{format}");
+            }
+        }
+    }
+
+    #[test]
+    fn status_lists_round_trip_in_every_format() {
+        let (contract, entries) = ledger();
+        for format in ListFormat::ALL {
+            let text = render_with(
+                format,
+                ListSchema::Status,
+                &contract,
+                &entries,
+                &RenderOptions::default(),
+            );
+            assert!(text.ends_with('\n'), "{format}");
+            let want = FeatureList {
+                entries: entries.clone(),
+                contract: contract.clone(),
+            };
+            assert_eq!(
+                parse_with(format, ListSchema::Status, &text),
+                Ok(want),
+                "{format}:\n{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn passes_schema_entries_are_written_as_pending_or_completed_under_the_status_schema() {
+        for format in ListFormat::ALL {
+            let entries = sample();
+            let text = render_with(
+                format,
+                ListSchema::Status,
+                &Contract::default(),
+                &entries,
+                &RenderOptions::default(),
+            );
+            let states: Vec<Status> = parse_with(format, ListSchema::Status, &text)
+                .map(|l| l.entries.iter().map(Entry::state).collect())
+                .unwrap_or_default();
+            assert_eq!(
+                states,
+                [Status::Pending, Status::Completed, Status::Pending],
+                "{format}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_unknown_state_makes_the_list_unparseable_in_every_format() {
+        let (contract, entries) = ledger();
+        for format in ListFormat::ALL {
+            let text = render_with(
+                format,
+                ListSchema::Status,
+                &contract,
+                &entries,
+                &RenderOptions::default(),
+            );
+            let broken = text.replacen("needs_review", "nearly_done", 1);
+            assert_ne!(broken, text, "{format}");
+            let err = parse_with(format, ListSchema::Status, &broken).err();
+            assert!(
+                err.is_some_and(|e| e.message.contains("nearly_done")),
+                "{format}:\n{broken}"
+            );
+            // The passes schema does not read states, so the same text parses there.
+            assert!(
+                parse_with(format, ListSchema::Passes, &broken).is_ok(),
+                "{format}"
+            );
+        }
+    }
+
+    fn two_with_one_blocked() -> (Vec<Entry>, BTreeSet<String>) {
+        let entries = vec![
+            Entry {
+                id: "F1".into(),
+                category: "c".into(),
+                description: "done".into(),
+                steps: vec!["s".into()],
+                passes: true,
+                status: None,
+                notes: String::new(),
+            },
+            Entry {
+                id: "F2".into(),
+                category: "c".into(),
+                description: "stuck ".into(),
+                steps: vec![],
+                passes: false,
+                status: None,
+                notes: String::new(),
+            },
+        ];
+        (entries, BTreeSet::from(["F2".to_string()]))
+    }
+
+    #[test]
+    fn render_with_marks_blocked_entries_in_each_format_under_the_passes_schema() {
+        let (entries, blocked) = two_with_one_blocked();
+        let options = RenderOptions { blocked: &blocked };
+        let render_blocked = |format| {
+            render_with(
+                format,
+                ListSchema::Passes,
+                &Contract::default(),
+                &entries,
+                &options,
+            )
+        };
+        assert_eq!(
+            render_blocked(ListFormat::Json),
+            "[\n  {\n    \"id\": \"F1\",\n    \"category\": \"c\",\n    \"description\": \"done\",\n    \"steps\": [\n      \"s\"\n    ],\n    \"passes\": true\n  },\n  {\n    \"id\": \"F2\",\n    \"category\": \"c\",\n    \"description\": \"stuck \",\n    \"steps\": [],\n    \"passes\": false,\n    \"blocked\": true\n  }\n]\n"
+        );
+        assert_eq!(
+            render_blocked(ListFormat::Yaml),
+            "- id: \"F1\"\n  category: \"c\"\n  description: \"done\"\n  steps:\n    - \"s\"\n  passes: true\n- id: \"F2\"\n  category: \"c\"\n  description: \"stuck \"\n  steps: []\n  passes: false\n  blocked: true\n"
+        );
+        assert_eq!(
+            render_blocked(ListFormat::Markdown),
+            "# Feature list\n\n## c\n\n- [x] **F1** done\n  - s\n- [ ] **F2** stuck (blocked)\n"
+        );
+        // The mark is extra text every parser tolerates; the passes flags read back as written.
+        for format in ListFormat::ALL {
+            let passes: Vec<bool> = parse(format, &render_blocked(format))
+                .map(|l| l.entries.iter().map(|e| e.passes).collect())
+                .unwrap_or_default();
+            assert_eq!(passes, [true, false], "{format}");
+        }
+    }
+
+    #[test]
+    fn a_description_already_ending_in_the_blocked_mark_is_not_marked_twice() {
+        let (mut entries, blocked) = two_with_one_blocked();
+        if let Some(e) = entries.get_mut(1) {
+            e.description = "stuck (blocked)".into();
+        }
+        let text = render_with(
+            ListFormat::Markdown,
+            ListSchema::Passes,
+            &Contract::default(),
+            &entries,
+            &RenderOptions { blocked: &blocked },
+        );
+        assert!(text.ends_with("- [ ] **F2** stuck (blocked)\n"), "{text}");
+    }
+
+    #[test]
+    fn the_status_schema_ignores_the_blocked_option() {
+        let (entries, blocked) = two_with_one_blocked();
+        for format in ListFormat::ALL {
+            let plain = render_with(
+                format,
+                ListSchema::Status,
+                &Contract::default(),
+                &entries,
+                &RenderOptions::default(),
+            );
+            let with_blocked = render_with(
+                format,
+                ListSchema::Status,
+                &Contract::default(),
+                &entries,
+                &RenderOptions { blocked: &blocked },
+            );
+            assert_eq!(plain, with_blocked, "{format}");
+        }
     }
 
     /// Text without line breaks or outer whitespace, which every format must preserve.

@@ -286,6 +286,122 @@ mod tests {
         assert_eq!(parse_json(&ok).map(|l| l.entries.len()), Ok(1));
     }
 
+    fn status_json(text: &str) -> Result<FeatureList, ParseError> {
+        parse_json_with(ListSchema::Status, text)
+    }
+
+    #[test]
+    fn a_status_list_renders_as_one_object_with_the_documented_key_order() {
+        let mut entry = Entry {
+            id: "F1".into(),
+            category: "functional".into(),
+            description: "d".into(),
+            steps: vec!["s".into()],
+            passes: false,
+            status: None,
+            notes: String::new(),
+        };
+        entry.set_state(Status::NeedsReview);
+        let contract = Contract {
+            goal: "g".into(),
+            acceptance: vec!["a".into()],
+            forbidden: vec![],
+        };
+        let text = render_json_with(
+            ListSchema::Status,
+            &contract,
+            std::slice::from_ref(&entry),
+            &RenderOptions::default(),
+        );
+        let want = "{\n  \"goal\": \"g\",\n  \"acceptance\": [\n    \"a\"\n  ],\n  \"forbidden\": [],\n  \"features\": [\n    {\n      \"id\": \"F1\",\n      \"category\": \"functional\",\n      \"description\": \"d\",\n      \"steps\": [\n        \"s\"\n      ],\n      \"status\": \"needs_review\",\n      \"notes\": \"\"\n    }\n  ]\n}\n";
+        assert_eq!(text, want);
+        let parsed = status_json(&text);
+        assert_eq!(parsed.as_ref().map(|l| &l.contract), Ok(&contract));
+        assert_eq!(parsed.map(|l| l.entries), Ok(vec![entry]));
+    }
+
+    #[test]
+    fn the_status_schema_reads_the_contract_states_and_notes() {
+        let text = r#"{"goal": "A store", "acceptance": ["checks pass"], "forbidden": ["edit tests"],
+            "features": [
+              {"id": "K1", "status": "completed", "notes": "done in s2"},
+              {"id": "K2", "status": "in_progress"},
+              {"id": "K3"},
+              {"id": "K4", "status": null}
+            ]}"#;
+        let list = status_json(text).unwrap_or_default();
+        assert_eq!(list.contract.goal, "A store");
+        assert_eq!(list.contract.acceptance, ["checks pass"]);
+        assert_eq!(list.contract.forbidden, ["edit tests"]);
+        let states: Vec<Option<Status>> = list.entries.iter().map(|e| e.status).collect();
+        assert_eq!(
+            states,
+            [
+                Some(Status::Completed),
+                Some(Status::InProgress),
+                Some(Status::Pending),
+                Some(Status::Pending)
+            ]
+        );
+        let passes: Vec<bool> = list.entries.iter().map(|e| e.passes).collect();
+        assert_eq!(passes, [true, false, false, false]);
+        assert_eq!(list.get("K1").map(|e| e.notes.as_str()), Some("done in s2"));
+    }
+
+    #[test]
+    fn an_unknown_status_makes_a_json_list_unparseable() {
+        for status in [
+            r#""done""#,
+            r#""in-progress""#,
+            r#""""#,
+            "true",
+            "1",
+            "[]",
+            "{}",
+        ] {
+            let text =
+                format!(r#"{{"features": [{{"id": "K1"}}, {{"id": "K2", "status": {status}}}]}}"#);
+            let message = status_json(&text)
+                .err()
+                .map(|e| e.message)
+                .unwrap_or_default();
+            assert!(
+                message.contains("\"K2\"") && message.contains("status"),
+                "{status}: {message}"
+            );
+        }
+    }
+
+    #[test]
+    fn json_status_words_ignore_case_and_outer_whitespace_like_passes_strings() {
+        let text = r#"[{"id": "a", "status": " Completed "}, {"id": "b", "status": "FAILED"}]"#;
+        let states: Vec<Option<Status>> = status_json(text)
+            .map(|l| l.entries.iter().map(|e| e.status).collect())
+            .unwrap_or_default();
+        assert_eq!(states, [Some(Status::Completed), Some(Status::Failed)]);
+    }
+
+    #[test]
+    fn a_passes_key_is_not_a_claim_under_the_status_schema() {
+        let list = status_json(r#"[{"id": "a", "passes": true}]"#).unwrap_or_default();
+        assert_eq!(
+            list.get("a").map(|e| (e.passes, e.status)),
+            Some((false, Some(Status::Pending)))
+        );
+    }
+
+    #[test]
+    fn the_passes_schema_ignores_status_and_notes_keys() {
+        let text = r#"[{"id": "a", "passes": true, "status": "nonsense", "notes": "n"}]"#;
+        let list = parse_json(text).unwrap_or_default();
+        assert_eq!(
+            list.get("a")
+                .map(|e| (e.passes, e.status, e.notes.as_str())),
+            Some((true, None, ""))
+        );
+        assert_eq!(parse_json_with(ListSchema::Passes, text), Ok(list));
+    }
+
     fn json_input() -> impl Strategy<Value = String> {
         prop_oneof![
             3 => ".*",

@@ -259,6 +259,36 @@ mod tests {
     }
 
     #[test]
+    fn state_falls_back_to_passes_when_there_is_no_status() {
+        let mut e = entry("A");
+        assert_eq!(e.state(), Status::Pending);
+        e.passes = true;
+        assert_eq!(e.state(), Status::Completed);
+        e.status = Some(Status::Failed);
+        assert_eq!(e.state(), Status::Failed);
+    }
+
+    #[test]
+    fn set_state_keeps_passes_equal_to_completed() {
+        let mut e = entry("A");
+        for state in Status::ALL {
+            e.set_state(state);
+            assert_eq!((e.status, e.passes), (Some(state), state.is_done()));
+        }
+    }
+
+    #[test]
+    fn entry_serde_is_unchanged_for_passes_schema_entries() {
+        let json = serde_json::to_string(&entry("A")).unwrap_or_default();
+        assert_eq!(
+            json,
+            r#"{"id":"A","category":"","description":"","steps":[],"passes":false}"#
+        );
+        let back: Option<Entry> = serde_json::from_str(&json).ok();
+        assert_eq!(back, Some(entry("A")));
+    }
+
+    #[test]
     fn parse_error_display_includes_the_line_when_known() {
         let with_line = ParseError {
             line: Some(3),

@@ -342,6 +342,87 @@ mod tests {
         assert_eq!(passes(Node::Int("1".into())), Some(false));
     }
 
+    fn status_entry(pairs: &[(&str, Node)]) -> Result<Option<Entry>, String> {
+        to_status_entry(&map(pairs))
+    }
+
+    #[test]
+    fn a_missing_or_null_status_is_pending() {
+        for item in [
+            status_entry(&[("id", s("A"))]),
+            status_entry(&[("id", s("A")), ("status", Node::Null)]),
+        ] {
+            assert_eq!(
+                item.map(|e| e.map(|e| e.status)),
+                Ok(Some(Some(Status::Pending)))
+            );
+        }
+    }
+
+    #[test]
+    fn a_status_that_is_not_a_state_word_is_refused_whatever_its_type() {
+        for status in [
+            s("done"),
+            s(""),
+            Node::Bool(true),
+            Node::Int("1".into()),
+            Node::Float(1.0),
+            Node::Bytes,
+            Node::Seq(vec![s("completed")]),
+            map(&[("completed", Node::Bool(true))]),
+        ] {
+            let err = status_entry(&[("id", s("A")), ("status", status.clone())]).err();
+            assert!(err.is_some_and(|e| e.contains("\"A\"")), "{status:?}");
+        }
+    }
+
+    #[test]
+    fn an_unusable_item_is_skipped_before_its_status_is_read() {
+        assert_eq!(status_entry(&[("status", s("done"))]), Ok(None));
+        let root = Node::Seq(vec![s("x"), map(&[("id", s(" ")), ("status", s("?"))])]);
+        assert_eq!(to_status_list(&root), Ok(FeatureList::default()));
+    }
+
+    #[test]
+    fn notes_are_scalar_text_and_anything_else_is_empty() {
+        let notes =
+            |v: Node| status_entry(&[("id", s("A")), ("notes", v)]).map(|e| e.map(|e| e.notes));
+        assert_eq!(notes(s("n")), Ok(Some("n".to_string())));
+        assert_eq!(notes(Node::Int("3".into())), Ok(Some("3".to_string())));
+        assert_eq!(notes(Node::Seq(vec![s("n")])), Ok(Some(String::new())));
+    }
+
+    #[test]
+    fn the_contract_comes_only_from_a_top_level_mapping() {
+        let root = map(&[
+            ("goal", s("g")),
+            (
+                "acceptance",
+                Node::Seq(vec![s("a"), Node::Null, Node::Int("2".into())]),
+            ),
+            ("forbidden", s("not a list")),
+            ("features", Node::Seq(vec![])),
+        ]);
+        let contract = to_status_list(&root).map(|l| l.contract);
+        assert_eq!(
+            contract,
+            Ok(Contract {
+                goal: "g".into(),
+                acceptance: vec!["a".into(), "2".into()],
+                forbidden: vec![],
+            })
+        );
+        assert_eq!(
+            to_status_list(&Node::Seq(vec![])),
+            Ok(FeatureList::default())
+        );
+        // The passes schema never reads a contract.
+        assert_eq!(
+            to_feature_list(&root).map(|l| l.contract),
+            Ok(Contract::default())
+        );
+    }
+
     #[test]
     fn features_key_that_is_not_an_array_is_a_shape_error() {
         let root = map(&[("features", map(&[]))]);

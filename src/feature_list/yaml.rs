@@ -234,8 +234,8 @@ fn push_quoted(out: &mut String, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::feature_list::ListFormat;
     use crate::feature_list::fuzz_support::{self as fz, fuzz_config};
+    use crate::feature_list::{ListFormat, Status};
     use proptest::prelude::*;
     use std::time::{Duration, Instant};
 
@@ -436,6 +436,107 @@ mod tests {
             "{}",
             err.message
         );
+    }
+
+    fn status_yaml(text: &str) -> Result<FeatureList, ParseError> {
+        parse_yaml_with(ListSchema::Status, text)
+    }
+
+    #[test]
+    fn a_status_list_renders_as_one_mapping_with_bare_state_words() {
+        let mut first = entry("F1", "a: b", &["x"], false);
+        first.set_state(Status::Blocked);
+        first.notes = "tried\ntwice".into();
+        let mut second = entry("F2", "", &[], false);
+        second.set_state(Status::Completed);
+        let contract = Contract {
+            goal: "g # not a comment".into(),
+            acceptance: vec![],
+            forbidden: vec!["x".into(), "y".into()],
+        };
+        let entries = vec![first, second];
+        let text = render_yaml_with(
+            ListSchema::Status,
+            &contract,
+            &entries,
+            &RenderOptions::default(),
+        );
+        let want = "goal: \"g # not a comment\"\nacceptance: []\nforbidden:\n  - \"x\"\n  - \"y\"\nfeatures:\n  - id: \"F1\"\n    category: \"core\"\n    description: \"a: b\"\n    steps:\n      - \"x\"\n    status: blocked\n    notes: \"tried\\ntwice\"\n  - id: \"F2\"\n    category: \"core\"\n    description: \"\"\n    steps: []\n    status: completed\n    notes: \"\"\n";
+        assert_eq!(text, want);
+        let parsed = status_yaml(&text);
+        assert_eq!(parsed.as_ref().map(|l| &l.contract), Ok(&contract));
+        assert_eq!(parsed.map(|l| l.entries), Ok(entries));
+    }
+
+    #[test]
+    fn an_empty_status_list_still_writes_the_contract_keys() {
+        let text = render_yaml_with(
+            ListSchema::Status,
+            &Contract::default(),
+            &[],
+            &RenderOptions::default(),
+        );
+        assert_eq!(
+            text,
+            "goal: \"\"\nacceptance: []\nforbidden: []\nfeatures: []\n"
+        );
+        assert_eq!(status_yaml(&text), Ok(FeatureList::default()));
+    }
+
+    #[test]
+    fn the_status_schema_reads_the_contract_states_and_notes_from_yaml() {
+        let text = "goal: A store\nacceptance:\n- checks pass\nforbidden: [edit tests]\nfeatures:\n- {id: K1, status: completed, notes: done}\n- id: K2\n  status: In_Progress\n- id: K3\n  status:\n- id: K4\n";
+        let list = status_yaml(text).unwrap_or_default();
+        assert_eq!(list.contract.goal, "A store");
+        assert_eq!(list.contract.acceptance, ["checks pass"]);
+        assert_eq!(list.contract.forbidden, ["edit tests"]);
+        let states: Vec<Status> = list.entries.iter().map(Entry::state).collect();
+        assert_eq!(
+            states,
+            [
+                Status::Completed,
+                Status::InProgress,
+                Status::Pending,
+                Status::Pending
+            ]
+        );
+        assert_eq!(
+            list.get("K1").map(|e| (e.passes, e.notes.as_str())),
+            Some((true, "done"))
+        );
+    }
+
+    #[test]
+    fn an_unknown_status_makes_a_yaml_list_unparseable() {
+        for status in [
+            "done",
+            "yes",
+            "true",
+            "'in progress'",
+            "3",
+            "[completed]",
+            "{a: b}",
+        ] {
+            let text = format!("features:\n  - id: K1\n  - id: K2\n    status: {status}\n");
+            let message = status_yaml(&text)
+                .err()
+                .map(|e| e.message)
+                .unwrap_or_default();
+            assert!(
+                message.contains("\"K2\"") && message.contains("status"),
+                "{status}: {message}"
+            );
+        }
+    }
+
+    #[test]
+    fn contract_keys_of_the_wrong_type_are_empty_not_errors() {
+        let text = "goal: [a, b]\nacceptance: one line\nforbidden: {k: v}\nfeatures: []\n";
+        assert_eq!(status_yaml(text), Ok(FeatureList::default()));
+        let text = "goal: 42\nacceptance: [1, true, null, [x]]\nfeatures: []\n";
+        let contract = status_yaml(text).map(|l| l.contract).unwrap_or_default();
+        assert_eq!(contract.goal, "42");
+        assert_eq!(contract.acceptance, ["1", "true"]);
     }
 
     fn block_nesting() -> impl Strategy<Value = String> {
