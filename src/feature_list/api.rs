@@ -417,6 +417,36 @@ mod tests {
             })
     }
 
+    fn clean_contract() -> impl Strategy<Value = Contract> {
+        (
+            clean_text(),
+            prop::collection::vec(clean_text(), 0..3),
+            prop::collection::vec(clean_text(), 0..3),
+        )
+            .prop_map(|(goal, acceptance, forbidden)| Contract {
+                goal,
+                acceptance,
+                forbidden,
+            })
+            // A goal spelled like a heading or a fence reads back as one in Markdown (documented).
+            .prop_filter("goal looks like a heading or a fence", |c| {
+                !c.goal.starts_with(['#', '`', '~'])
+            })
+    }
+
+    fn clean_status_entry() -> impl Strategy<Value = Entry> {
+        (
+            clean_entry(),
+            fz::any_status(),
+            prop::collection::vec(clean_text(), 0..3),
+        )
+            .prop_map(|(mut entry, state, notes)| {
+                entry.set_state(state);
+                entry.notes = notes.join("\n");
+                entry
+            })
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2_000, ..ProptestConfig::default() })]
 
@@ -427,6 +457,32 @@ mod tests {
             for format in ListFormat::ALL {
                 let text = render(format, &entries);
                 prop_assert_eq!(parse(format, &text).map(|l| l.entries), Ok(entries.clone()));
+            }
+        }
+
+        #[test]
+        fn clean_status_lists_round_trip_in_every_format(
+            contract in clean_contract(),
+            entries in prop::collection::vec(clean_status_entry(), 0..6),
+        ) {
+            let want = FeatureList { entries: entries.clone(), contract: contract.clone() };
+            for format in ListFormat::ALL {
+                let text = render_with(format, ListSchema::Status, &contract, &entries, &RenderOptions::default());
+                prop_assert_eq!(parse_with(format, ListSchema::Status, &text), Ok(want.clone()), "{}", text);
+            }
+        }
+
+        #[test]
+        fn json_and_yaml_round_trip_any_strings_under_the_status_schema(
+            contract in fz::any_contract(),
+            entries in prop::collection::vec(fz::any_status_entry(), 0..4),
+        ) {
+            // Blank ids are not usable and are skipped on parse; everything else survives.
+            let kept: Vec<Entry> = entries.iter().filter(|e| !e.id.trim().is_empty()).cloned().collect();
+            let want = FeatureList { entries: kept, contract: contract.clone() };
+            for format in [ListFormat::Json, ListFormat::Yaml] {
+                let text = render_with(format, ListSchema::Status, &contract, &entries, &RenderOptions::default());
+                prop_assert_eq!(parse_with(format, ListSchema::Status, &text), Ok(want.clone()));
             }
         }
 

@@ -422,4 +422,25 @@ mod tests {
             let _ = parse_json(&text);
         }
     }
+
+    fn json_status_input() -> impl Strategy<Value = String> {
+        prop_oneof![
+            2 => ".*",
+            4 => mutated(rendered_status(crate::feature_list::ListFormat::Json)),
+            3 => status_document_value().prop_map(|v| v.to_string()),
+            2 => mutated(status_document_value().prop_map(|v| v.to_string())),
+            1 => status_fragment_soup(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(fuzz_config())]
+
+        #[test]
+        fn the_json_status_parser_never_panics(text in json_status_input()) {
+            if let Ok(list) = status_json(&text) {
+                prop_assert!(status_invariants_hold(&list), "{list:?}");
+            }
+        }
+    }
 }

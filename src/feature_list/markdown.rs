@@ -1071,12 +1071,79 @@ mod tests {
         }
     }
 
+    /// Notes as Markdown reads them back: one trimmed line per line of the text.
+    fn note_lines(notes: &str) -> String {
+        let notes = notes.replace("\r\n", "\n");
+        let lines: Vec<&str> = notes.split(['\n', '\r']).map(str::trim).collect();
+        lines.join("\n")
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_reads_back_as_trimmed_lines_under_the_status_schema(
+            contract in fz::any_contract(),
+            entries in prop::collection::vec(fz::any_status_entry(), 0..5),
+            ids in prop::collection::vec(fz::plain_id(), 5),
+        ) {
+            let mut entries = entries;
+            for (e, id) in entries.iter_mut().zip(ids) {
+                e.id = id;
+            }
+            let goal = one_line(&contract.goal);
+            // A goal spelled like a heading or a fence reads back as one (documented).
+            prop_assume!(any_heading(&goal).is_none() && Fence::opened_by(&goal).is_none());
+            let expected_entries: Vec<Entry> = entries.iter().map(|e| Entry {
+                id: e.id.clone(),
+                category: one_line(&e.category),
+                description: one_line(&e.description),
+                steps: e.steps.iter().map(|s| one_line(s)).collect(),
+                passes: e.passes,
+                status: e.status,
+                notes: if e.notes.is_empty() { String::new() } else { note_lines(&e.notes) },
+            }).collect();
+            // A step spelled like an entry line is read back as an entry (documented).
+            prop_assume!(!expected_entries.iter().flat_map(|e| &e.steps).any(|s| s.starts_with('[')));
+            let expected = FeatureList {
+                entries: expected_entries,
+                contract: Contract {
+                    goal,
+                    acceptance: contract.acceptance.iter().map(|s| one_line(s)).collect(),
+                    forbidden: contract.forbidden.iter().map(|s| one_line(s)).collect(),
+                },
+            };
+            let text = render_markdown_with(ListSchema::Status, &contract, &entries, &RenderOptions::default());
+            prop_assert_eq!(status(&text), Ok(expected), "{}", text);
+        }
+    }
+
     proptest! {
         #![proptest_config(fz::fuzz_config())]
 
         #[test]
         fn the_markdown_parser_never_panics(text in markdown_input()) {
             let _ = parse_markdown(&text);
+        }
+    }
+
+    fn markdown_status_input() -> impl Strategy<Value = String> {
+        prop_oneof![
+            2 => ".*",
+            4 => fz::status_markdown_document(),
+            3 => fz::mutated(fz::status_markdown_document()),
+            3 => fz::mutated(fz::rendered_status(ListFormat::Markdown)),
+            1 => fz::status_fragment_soup(),
+            1 => bullet_ladder(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(fz::fuzz_config())]
+
+        #[test]
+        fn the_markdown_status_parser_never_panics(text in markdown_status_input()) {
+            if let Ok(list) = status(&text) {
+                prop_assert!(fz::status_invariants_hold(&list), "{list:?}");
+            }
         }
     }
 }

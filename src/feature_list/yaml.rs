@@ -591,4 +591,26 @@ mod tests {
             let _ = parse_yaml(&text);
         }
     }
+
+    fn yaml_status_input() -> impl Strategy<Value = String> {
+        prop_oneof![
+            2 => ".*",
+            4 => fz::mutated(fz::rendered_status(ListFormat::Yaml)),
+            3 => fz::status_document_value().prop_map(|v| fz::yaml_block(&v)),
+            1 => fz::status_document_value().prop_map(|v| v.to_string()),
+            2 => fz::mutated(fz::status_document_value().prop_map(|v| fz::yaml_block(&v))),
+            1 => fz::status_fragment_soup(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(fuzz_config())]
+
+        #[test]
+        fn the_yaml_status_parser_never_panics(text in yaml_status_input()) {
+            if let Ok(list) = status_yaml(&text) {
+                prop_assert!(fz::status_invariants_hold(&list), "{list:?}");
+            }
+        }
+    }
 }
