@@ -8,8 +8,9 @@
 //! other prose is skipped.
 //!
 //! Choices where Markdown differs from the other formats:
-//! - Parsing never fails: any text is a valid list, possibly with zero entries, because
-//!   prose-tolerant parsing has no reliable way to tell a broken entry from prose.
+//! - Parsing never fails under the passes schema: any text is a valid list, possibly with
+//!   zero entries, because prose-tolerant parsing has no reliable way to tell a broken
+//!   entry from prose. (The status schema refuses what it can tell: bad state words.)
 //! - Rendering is line-based, so newlines inside ids, categories, descriptions and steps
 //!   are replaced by spaces and surrounding whitespace is trimmed; a step whose text itself
 //!   looks like an entry line (`[ ] **X** ...`) reads back as an entry, and an id that
@@ -32,17 +33,19 @@
 //!   part of the description. A state word is one parenthesised run of ASCII letters, `_`
 //!   and `-` (case and the spaces inside the parentheses are ignored); parentheses holding
 //!   anything else, like `(see notes)`, are description. Lines such as `  > text`,
-//!   indented deeper than the entry like its steps, are its notes, one line each.
+//!   indented deeper than the entry like its steps, are its notes: unlike the other
+//!   fields, notes keep their line breaks, one `>` line per line (each trimmed).
 //!
 //! An unknown state word, or `[x]` with a word other than `completed`, makes the file
 //! unparseable ([`ParseError`] with the line). Entries outside `## Features` and other
 //! sections are skipped like prose.
 //!
-//! Rendering writes the sections in the order above, with `(word)` for every state but
-//! pending and completed; those two get an explicit word only when the description itself
-//! starts with something that reads as one, so that it stays description. A goal that
-//! begins with `#` followed by a space, or with a code fence, reads back as a heading or a
-//! fence and cannot be represented.
+//! Rendering writes the sections in the order above (every heading, even of an empty
+//! list), with `(word)` for every state but pending and completed; those two get an
+//! explicit word only when the description itself starts with something that reads as
+//! one, so that it stays description. Categories are `### ` headings, with a bare `###`
+//! for an emptied one as above. A goal that reads as a heading (`# x`, `## x`, ...) or
+//! opens a code fence cannot be represented: it reads back as that heading or fence.
 
 use std::borrow::Cow;
 

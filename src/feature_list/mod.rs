@@ -122,7 +122,9 @@ pub struct Entry {
     /// Whether the agent has marked the feature as passing; under the status schema,
     /// whether its state is `completed`.
     pub passes: bool,
-    /// The entry's state under the status schema; `None` under the passes schema.
+    /// The entry's state under the status schema; `None` under the passes schema. When it
+    /// is set it wins over `passes` in status-schema rendering, so change the two together
+    /// with [`Entry::set_state`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<Status>,
     /// Free-text notes under the status schema (with the gate ledger, one attempt's
