@@ -160,6 +160,8 @@ fn removing_and_adding_entries_are_counted_by_id() {
         description: "an idea of the agent".into(),
         steps: vec![],
         passes: true,
+        status: None,
+        notes: String::new(),
     });
     let r = replay_sh(
         &Trace::new()

@@ -1,11 +1,14 @@
-//! Format dispatch: the crate-facing `parse` and `render` over all three formats.
+//! Format dispatch: the crate-facing `parse`/`render` (passes schema) and
+//! `parse_with`/`render_with` (either schema) over all three formats.
 
-use super::json::{parse_json, render_json};
-use super::markdown::{parse_markdown, render_markdown};
-use super::yaml::{parse_yaml, render_yaml};
-use super::{Entry, FeatureList, ListFormat, ParseError};
+use std::collections::BTreeSet;
 
-/// Parses a feature list file's text in the given format.
+use super::json::{parse_json, parse_json_with, render_json, render_json_with};
+use super::markdown::{parse_markdown, parse_markdown_with, render_markdown, render_markdown_with};
+use super::yaml::{parse_yaml, parse_yaml_with, render_yaml, render_yaml_with};
+use super::{Contract, Entry, FeatureList, ListFormat, ListSchema, ParseError};
+
+/// Parses a feature list file's text in the given format, under the passes schema.
 ///
 /// Markdown never fails; JSON and YAML fail on invalid syntax or a top level that is
 /// neither an array of entries nor an object with a `features` array.
@@ -17,7 +20,26 @@ pub fn parse(format: ListFormat, text: &str) -> Result<FeatureList, ParseError> 
     }
 }
 
-/// Renders entries in the given format: deterministic, ending with a newline.
+/// Parses a feature list file's text in the given format and schema.
+///
+/// Under [`ListSchema::Passes`] this is [`parse`]. Under [`ListSchema::Status`] every
+/// format can also fail on a state word that is not one of the six, and Markdown on `[x]`
+/// with a state word other than `completed`; every parsed entry then has a `status`, with
+/// `passes` true exactly when it is `completed`.
+pub fn parse_with(
+    format: ListFormat,
+    schema: ListSchema,
+    text: &str,
+) -> Result<FeatureList, ParseError> {
+    match format {
+        ListFormat::Json => parse_json_with(schema, text),
+        ListFormat::Markdown => parse_markdown_with(schema, text),
+        ListFormat::Yaml => parse_yaml_with(schema, text),
+    }
+}
+
+/// Renders entries in the given format under the passes schema: deterministic, ending
+/// with a newline.
 pub fn render(format: ListFormat, entries: &[Entry]) -> String {
     match format {
         ListFormat::Json => render_json(entries),
@@ -26,9 +48,59 @@ pub fn render(format: ListFormat, entries: &[Entry]) -> String {
     }
 }
 
+/// Renders a list in the given format and schema: deterministic, ending with a newline,
+/// and read back unchanged by [`parse_with`] (within each format's documented limits).
+///
+/// Under [`ListSchema::Passes`] the contract is not written (the schema has no place for
+/// it) and, with default options, the text is exactly [`render`]'s. Under
+/// [`ListSchema::Status`] each entry is written with [`Entry::state`].
+pub fn render_with(
+    format: ListFormat,
+    schema: ListSchema,
+    contract: &Contract,
+    entries: &[Entry],
+    options: &RenderOptions<'_>,
+) -> String {
+    match format {
+        ListFormat::Json => render_json_with(schema, contract, entries, options),
+        ListFormat::Markdown => render_markdown_with(schema, contract, entries, options),
+        ListFormat::Yaml => render_yaml_with(schema, contract, entries, options),
+    }
+}
+
+/// No blocked entries, for [`RenderOptions::default`].
+static NOTHING_BLOCKED: BTreeSet<String> = BTreeSet::new();
+
+/// How [`render_with`] writes what the entries themselves do not say.
+#[derive(Debug, Clone, Copy)]
+pub struct RenderOptions<'a> {
+    /// Ids of the entries the harness has blocked, marked under the passes schema only:
+    /// `"blocked": true` after `passes` (JSON), `blocked: true` after `passes:` (YAML),
+    /// ` (blocked)` at the end of the description unless it already ends so (Markdown).
+    /// The status schema ignores it, since there the entry's own state says `blocked`.
+    /// Parsing does not read the mark back: it is extra text every parser tolerates.
+    pub blocked: &'a BTreeSet<String>,
+}
+
+impl Default for RenderOptions<'_> {
+    fn default() -> Self {
+        RenderOptions {
+            blocked: &NOTHING_BLOCKED,
+        }
+    }
+}
+
+impl RenderOptions<'_> {
+    /// Whether `entry` is marked blocked (by id, so duplicates of a blocked id are too).
+    pub fn is_blocked(&self, entry: &Entry) -> bool {
+        self.blocked.contains(&entry.id)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::feature_list::Status;
     use crate::feature_list::fuzz_support as fz;
     use proptest::prelude::*;
 
@@ -40,6 +112,8 @@ mod tests {
                 description: "Run `init` # once, then \"start\"".into(),
                 steps: vec!["- open".into(), "click **Go**".into()],
                 passes: false,
+                status: None,
+                notes: String::new(),
             },
             Entry {
                 id: "F-2.b_3".into(),
@@ -47,6 +121,8 @@ mod tests {
                 description: "Ünïcødé 🎉 works".into(),
                 steps: vec![],
                 passes: true,
+                status: None,
+                notes: String::new(),
             },
             Entry {
                 id: "9".into(),
@@ -54,6 +130,8 @@ mod tests {
                 description: "x".into(),
                 steps: vec!["".into(), "yes".into(), "007".into()],
                 passes: false,
+                status: None,
+                notes: String::new(),
             },
         ]
     }
@@ -93,6 +171,223 @@ mod tests {
         );
     }
 
+    fn ledger() -> (Contract, Vec<Entry>) {
+        let contract = Contract {
+            goal: "A tiny key-value store with delete, expiry and CSV export.".into(),
+            acceptance: vec!["every feature's check passes".into(), "no warnings".into()],
+            forbidden: vec!["editing files under tests/".into()],
+        };
+        let mut entries = sample();
+        entries.extend(sample().into_iter().map(|mut e| {
+            e.id = format!("{}-again", e.id);
+            e.category = "Second".into();
+            e
+        }));
+        for (e, state) in entries.iter_mut().zip(Status::ALL) {
+            e.set_state(state);
+        }
+        if let Some(e) = entries.get_mut(2) {
+            e.notes = "attempt 1: failed\nattempt 2: failed".into();
+        }
+        (contract, entries)
+    }
+
+    #[test]
+    fn parse_with_the_passes_schema_is_parse() {
+        for format in ListFormat::ALL {
+            let text = render(format, &sample());
+            assert_eq!(
+                parse_with(format, ListSchema::Passes, &text),
+                parse(format, &text)
+            );
+        }
+    }
+
+    #[test]
+    fn render_with_the_passes_schema_and_default_options_is_render() {
+        let (contract, _) = ledger();
+        for format in ListFormat::ALL {
+            for entries in [sample(), vec![]] {
+                let with = render_with(
+                    format,
+                    ListSchema::Passes,
+                    &contract,
+                    &entries,
+                    &RenderOptions::default(),
+                );
+                assert_eq!(with, render(format, &entries), "{format}");
+            }
+        }
+    }
+
+    #[test]
+    fn status_lists_round_trip_in_every_format() {
+        let (contract, entries) = ledger();
+        for format in ListFormat::ALL {
+            let text = render_with(
+                format,
+                ListSchema::Status,
+                &contract,
+                &entries,
+                &RenderOptions::default(),
+            );
+            assert!(text.ends_with('\n'), "{format}");
+            let want = FeatureList {
+                entries: entries.clone(),
+                contract: contract.clone(),
+            };
+            assert_eq!(
+                parse_with(format, ListSchema::Status, &text),
+                Ok(want),
+                "{format}:\n{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn passes_schema_entries_are_written_as_pending_or_completed_under_the_status_schema() {
+        for format in ListFormat::ALL {
+            let entries = sample();
+            let text = render_with(
+                format,
+                ListSchema::Status,
+                &Contract::default(),
+                &entries,
+                &RenderOptions::default(),
+            );
+            let states: Vec<Status> = parse_with(format, ListSchema::Status, &text)
+                .map(|l| l.entries.iter().map(Entry::state).collect())
+                .unwrap_or_default();
+            assert_eq!(
+                states,
+                [Status::Pending, Status::Completed, Status::Pending],
+                "{format}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_unknown_state_makes_the_list_unparseable_in_every_format() {
+        let (contract, entries) = ledger();
+        for format in ListFormat::ALL {
+            let text = render_with(
+                format,
+                ListSchema::Status,
+                &contract,
+                &entries,
+                &RenderOptions::default(),
+            );
+            let broken = text.replacen("needs_review", "nearly_done", 1);
+            assert_ne!(broken, text, "{format}");
+            let err = parse_with(format, ListSchema::Status, &broken).err();
+            assert!(
+                err.is_some_and(|e| e.message.contains("nearly_done")),
+                "{format}:\n{broken}"
+            );
+            // The passes schema does not read states, so the same text parses there.
+            assert!(
+                parse_with(format, ListSchema::Passes, &broken).is_ok(),
+                "{format}"
+            );
+        }
+    }
+
+    fn two_with_one_blocked() -> (Vec<Entry>, BTreeSet<String>) {
+        let entries = vec![
+            Entry {
+                id: "F1".into(),
+                category: "c".into(),
+                description: "done".into(),
+                steps: vec!["s".into()],
+                passes: true,
+                status: None,
+                notes: String::new(),
+            },
+            Entry {
+                id: "F2".into(),
+                category: "c".into(),
+                description: "stuck ".into(),
+                steps: vec![],
+                passes: false,
+                status: None,
+                notes: String::new(),
+            },
+        ];
+        (entries, BTreeSet::from(["F2".to_string()]))
+    }
+
+    #[test]
+    fn render_with_marks_blocked_entries_in_each_format_under_the_passes_schema() {
+        let (entries, blocked) = two_with_one_blocked();
+        let options = RenderOptions { blocked: &blocked };
+        let render_blocked = |format| {
+            render_with(
+                format,
+                ListSchema::Passes,
+                &Contract::default(),
+                &entries,
+                &options,
+            )
+        };
+        assert_eq!(
+            render_blocked(ListFormat::Json),
+            "[\n  {\n    \"id\": \"F1\",\n    \"category\": \"c\",\n    \"description\": \"done\",\n    \"steps\": [\n      \"s\"\n    ],\n    \"passes\": true\n  },\n  {\n    \"id\": \"F2\",\n    \"category\": \"c\",\n    \"description\": \"stuck \",\n    \"steps\": [],\n    \"passes\": false,\n    \"blocked\": true\n  }\n]\n"
+        );
+        assert_eq!(
+            render_blocked(ListFormat::Yaml),
+            "- id: \"F1\"\n  category: \"c\"\n  description: \"done\"\n  steps:\n    - \"s\"\n  passes: true\n- id: \"F2\"\n  category: \"c\"\n  description: \"stuck \"\n  steps: []\n  passes: false\n  blocked: true\n"
+        );
+        assert_eq!(
+            render_blocked(ListFormat::Markdown),
+            "# Feature list\n\n## c\n\n- [x] **F1** done\n  - s\n- [ ] **F2** stuck (blocked)\n"
+        );
+        // The mark is extra text every parser tolerates; the passes flags read back as written.
+        for format in ListFormat::ALL {
+            let passes: Vec<bool> = parse(format, &render_blocked(format))
+                .map(|l| l.entries.iter().map(|e| e.passes).collect())
+                .unwrap_or_default();
+            assert_eq!(passes, [true, false], "{format}");
+        }
+    }
+
+    #[test]
+    fn a_description_already_ending_in_the_blocked_mark_is_not_marked_twice() {
+        let (mut entries, blocked) = two_with_one_blocked();
+        if let Some(e) = entries.get_mut(1) {
+            e.description = "stuck (blocked)".into();
+        }
+        let text = render_with(
+            ListFormat::Markdown,
+            ListSchema::Passes,
+            &Contract::default(),
+            &entries,
+            &RenderOptions { blocked: &blocked },
+        );
+        assert!(text.ends_with("- [ ] **F2** stuck (blocked)\n"), "{text}");
+    }
+
+    #[test]
+    fn the_status_schema_ignores_the_blocked_option() {
+        let (entries, blocked) = two_with_one_blocked();
+        for format in ListFormat::ALL {
+            let plain = render_with(
+                format,
+                ListSchema::Status,
+                &Contract::default(),
+                &entries,
+                &RenderOptions::default(),
+            );
+            let with_blocked = render_with(
+                format,
+                ListSchema::Status,
+                &Contract::default(),
+                &entries,
+                &RenderOptions { blocked: &blocked },
+            );
+            assert_eq!(plain, with_blocked, "{format}");
+        }
+    }
+
     /// Text without line breaks or outer whitespace, which every format must preserve.
     fn clean_text() -> impl Strategy<Value = String> {
         prop_oneof![".{0,30}", "[ -~]{0,30}"]
@@ -113,10 +408,42 @@ mod tests {
                 description,
                 steps,
                 passes,
+                status: None,
+                notes: String::new(),
             })
             // A step spelled like an entry line is read back as an entry (documented).
             .prop_filter("step looks like an entry", |e| {
                 !e.steps.iter().any(|s| s.starts_with('['))
+            })
+    }
+
+    fn clean_contract() -> impl Strategy<Value = Contract> {
+        (
+            clean_text(),
+            prop::collection::vec(clean_text(), 0..3),
+            prop::collection::vec(clean_text(), 0..3),
+        )
+            .prop_map(|(goal, acceptance, forbidden)| Contract {
+                goal,
+                acceptance,
+                forbidden,
+            })
+            // A goal spelled like a heading or a fence reads back as one in Markdown (documented).
+            .prop_filter("goal looks like a heading or a fence", |c| {
+                !c.goal.starts_with(['#', '`', '~'])
+            })
+    }
+
+    fn clean_status_entry() -> impl Strategy<Value = Entry> {
+        (
+            clean_entry(),
+            fz::any_status(),
+            prop::collection::vec(clean_text(), 0..3),
+        )
+            .prop_map(|(mut entry, state, notes)| {
+                entry.set_state(state);
+                entry.notes = notes.join("\n");
+                entry
             })
     }
 
@@ -130,6 +457,32 @@ mod tests {
             for format in ListFormat::ALL {
                 let text = render(format, &entries);
                 prop_assert_eq!(parse(format, &text).map(|l| l.entries), Ok(entries.clone()));
+            }
+        }
+
+        #[test]
+        fn clean_status_lists_round_trip_in_every_format(
+            contract in clean_contract(),
+            entries in prop::collection::vec(clean_status_entry(), 0..6),
+        ) {
+            let want = FeatureList { entries: entries.clone(), contract: contract.clone() };
+            for format in ListFormat::ALL {
+                let text = render_with(format, ListSchema::Status, &contract, &entries, &RenderOptions::default());
+                prop_assert_eq!(parse_with(format, ListSchema::Status, &text), Ok(want.clone()), "{}", text);
+            }
+        }
+
+        #[test]
+        fn json_and_yaml_round_trip_any_strings_under_the_status_schema(
+            contract in fz::any_contract(),
+            entries in prop::collection::vec(fz::any_status_entry(), 0..4),
+        ) {
+            // Blank ids are not usable and are skipped on parse; everything else survives.
+            let kept: Vec<Entry> = entries.iter().filter(|e| !e.id.trim().is_empty()).cloned().collect();
+            let want = FeatureList { entries: kept, contract: contract.clone() };
+            for format in [ListFormat::Json, ListFormat::Yaml] {
+                let text = render_with(format, ListSchema::Status, &contract, &entries, &RenderOptions::default());
+                prop_assert_eq!(parse_with(format, ListSchema::Status, &text), Ok(want.clone()));
             }
         }
 

@@ -3,16 +3,33 @@
 //! Nesting depth is bounded by serde_json's built-in recursion limit (128 levels), which
 //! turns hostile inputs like ten thousand `[` into a [`ParseError`] instead of a stack
 //! overflow; real feature lists nest four levels deep at most.
+//!
+//! Under the passes schema the file is an array of entry objects with the keys `id`,
+//! `category`, `description`, `steps`, `passes` (plus `"blocked": true` after `passes` on
+//! the entries the harness has blocked). Under the status schema it is one object,
+//! `goal`, `acceptance`, `forbidden`, `features`, whose entries end in `status` (a state
+//! word) and `notes` instead of `passes`. Keys are written in exactly these orders.
+
+use serde::Serialize;
 
 use super::tree::{self, Node};
-use super::{Entry, FeatureList, ParseError};
+use super::{Contract, Entry, FeatureList, ListSchema, ParseError, RenderOptions, Status};
 
 /// Parses a JSON feature list (an array of entries, or an object with a `features` array).
 pub(crate) fn parse_json(text: &str) -> Result<FeatureList, ParseError> {
+    parse_json_with(ListSchema::Passes, text)
+}
+
+/// Parses a JSON feature list under `schema` (see the module documentation).
+pub(crate) fn parse_json_with(schema: ListSchema, text: &str) -> Result<FeatureList, ParseError> {
     // Editors on Windows sometimes save a byte-order mark, which serde_json rejects.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let root: Node = serde_json::from_str(text).map_err(|e| error_from(&e))?;
-    tree::to_feature_list(&root).map_err(|message| ParseError {
+    let list = match schema {
+        ListSchema::Passes => tree::to_feature_list(&root),
+        ListSchema::Status => tree::to_status_list(&root),
+    };
+    list.map_err(|message| ParseError {
         line: None,
         message,
     })
@@ -20,10 +37,93 @@ pub(crate) fn parse_json(text: &str) -> Result<FeatureList, ParseError> {
 
 /// Renders entries as a pretty-printed JSON array with keys in declaration order.
 pub(crate) fn render_json(entries: &[Entry]) -> String {
+    render_json_with(
+        ListSchema::Passes,
+        &Contract::default(),
+        entries,
+        &RenderOptions::default(),
+    )
+}
+
+/// Renders a list under `schema`, pretty-printed, with keys in the documented order.
+pub(crate) fn render_json_with(
+    schema: ListSchema,
+    contract: &Contract,
+    entries: &[Entry],
+    options: &RenderOptions<'_>,
+) -> String {
+    let rendered = match schema {
+        ListSchema::Passes => {
+            let items: Vec<PassesItem<'_>> = entries
+                .iter()
+                .map(|e| PassesItem {
+                    id: &e.id,
+                    category: &e.category,
+                    description: &e.description,
+                    steps: &e.steps,
+                    passes: e.passes,
+                    blocked: options.is_blocked(e),
+                })
+                .collect();
+            serde_json::to_string_pretty(&items)
+        }
+        ListSchema::Status => serde_json::to_string_pretty(&StatusDocument {
+            goal: &contract.goal,
+            acceptance: &contract.acceptance,
+            forbidden: &contract.forbidden,
+            features: entries
+                .iter()
+                .map(|e| StatusItem {
+                    id: &e.id,
+                    category: &e.category,
+                    description: &e.description,
+                    steps: &e.steps,
+                    status: e.state(),
+                    notes: &e.notes,
+                })
+                .collect(),
+        }),
+    };
     // Serializing strings and booleans cannot fail; the fallback only keeps this panic-free.
-    let mut out = serde_json::to_string_pretty(entries).unwrap_or_else(|_| "[]".to_string());
+    let mut out = rendered.unwrap_or_else(|_| "[]".to_string());
     out.push('\n');
     out
+}
+
+/// A passes-schema entry as written: the field order here is the key order in the file.
+#[derive(Serialize)]
+struct PassesItem<'a> {
+    id: &'a str,
+    category: &'a str,
+    description: &'a str,
+    steps: &'a [String],
+    passes: bool,
+    #[serde(skip_serializing_if = "is_false")]
+    blocked: bool,
+}
+
+/// A status-schema entry as written.
+#[derive(Serialize)]
+struct StatusItem<'a> {
+    id: &'a str,
+    category: &'a str,
+    description: &'a str,
+    steps: &'a [String],
+    status: Status,
+    notes: &'a str,
+}
+
+/// A status-schema list as written: the contract, then the entries.
+#[derive(Serialize)]
+struct StatusDocument<'a> {
+    goal: &'a str,
+    acceptance: &'a [String],
+    forbidden: &'a [String],
+    features: Vec<StatusItem<'a>>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// Moves serde_json's " at line L column C" suffix into the structured `line` field.
@@ -64,6 +164,8 @@ mod tests {
             description: "say \"hi\"\nand: more # not a comment".into(),
             steps: vec!["open".into(), "".into(), "🎉".into()],
             passes: true,
+            status: None,
+            notes: String::new(),
         }];
         let text = render_json(&entries);
         assert_eq!(parse_json(&text).map(|l| l.entries), Ok(entries));
@@ -77,6 +179,8 @@ mod tests {
             description: "d".into(),
             steps: vec!["s".into()],
             passes: false,
+            status: None,
+            notes: String::new(),
         };
         let text = render_json(&[entry]);
         let want = "[\n  {\n    \"id\": \"F1\",\n    \"category\": \"c\",\n    \"description\": \"d\",\n    \"steps\": [\n      \"s\"\n    ],\n    \"passes\": false\n  }\n]\n";
@@ -182,6 +286,122 @@ mod tests {
         assert_eq!(parse_json(&ok).map(|l| l.entries.len()), Ok(1));
     }
 
+    fn status_json(text: &str) -> Result<FeatureList, ParseError> {
+        parse_json_with(ListSchema::Status, text)
+    }
+
+    #[test]
+    fn a_status_list_renders_as_one_object_with_the_documented_key_order() {
+        let mut entry = Entry {
+            id: "F1".into(),
+            category: "functional".into(),
+            description: "d".into(),
+            steps: vec!["s".into()],
+            passes: false,
+            status: None,
+            notes: String::new(),
+        };
+        entry.set_state(Status::NeedsReview);
+        let contract = Contract {
+            goal: "g".into(),
+            acceptance: vec!["a".into()],
+            forbidden: vec![],
+        };
+        let text = render_json_with(
+            ListSchema::Status,
+            &contract,
+            std::slice::from_ref(&entry),
+            &RenderOptions::default(),
+        );
+        let want = "{\n  \"goal\": \"g\",\n  \"acceptance\": [\n    \"a\"\n  ],\n  \"forbidden\": [],\n  \"features\": [\n    {\n      \"id\": \"F1\",\n      \"category\": \"functional\",\n      \"description\": \"d\",\n      \"steps\": [\n        \"s\"\n      ],\n      \"status\": \"needs_review\",\n      \"notes\": \"\"\n    }\n  ]\n}\n";
+        assert_eq!(text, want);
+        let parsed = status_json(&text);
+        assert_eq!(parsed.as_ref().map(|l| &l.contract), Ok(&contract));
+        assert_eq!(parsed.map(|l| l.entries), Ok(vec![entry]));
+    }
+
+    #[test]
+    fn the_status_schema_reads_the_contract_states_and_notes() {
+        let text = r#"{"goal": "A store", "acceptance": ["checks pass"], "forbidden": ["edit tests"],
+            "features": [
+              {"id": "K1", "status": "completed", "notes": "done in s2"},
+              {"id": "K2", "status": "in_progress"},
+              {"id": "K3"},
+              {"id": "K4", "status": null}
+            ]}"#;
+        let list = status_json(text).unwrap_or_default();
+        assert_eq!(list.contract.goal, "A store");
+        assert_eq!(list.contract.acceptance, ["checks pass"]);
+        assert_eq!(list.contract.forbidden, ["edit tests"]);
+        let states: Vec<Option<Status>> = list.entries.iter().map(|e| e.status).collect();
+        assert_eq!(
+            states,
+            [
+                Some(Status::Completed),
+                Some(Status::InProgress),
+                Some(Status::Pending),
+                Some(Status::Pending)
+            ]
+        );
+        let passes: Vec<bool> = list.entries.iter().map(|e| e.passes).collect();
+        assert_eq!(passes, [true, false, false, false]);
+        assert_eq!(list.get("K1").map(|e| e.notes.as_str()), Some("done in s2"));
+    }
+
+    #[test]
+    fn an_unknown_status_makes_a_json_list_unparseable() {
+        for status in [
+            r#""done""#,
+            r#""in-progress""#,
+            r#""""#,
+            "true",
+            "1",
+            "[]",
+            "{}",
+        ] {
+            let text =
+                format!(r#"{{"features": [{{"id": "K1"}}, {{"id": "K2", "status": {status}}}]}}"#);
+            let message = status_json(&text)
+                .err()
+                .map(|e| e.message)
+                .unwrap_or_default();
+            assert!(
+                message.contains("\"K2\"") && message.contains("status"),
+                "{status}: {message}"
+            );
+        }
+    }
+
+    #[test]
+    fn json_status_words_ignore_case_and_outer_whitespace_like_passes_strings() {
+        let text = r#"[{"id": "a", "status": " Completed "}, {"id": "b", "status": "FAILED"}]"#;
+        let states: Vec<Option<Status>> = status_json(text)
+            .map(|l| l.entries.iter().map(|e| e.status).collect())
+            .unwrap_or_default();
+        assert_eq!(states, [Some(Status::Completed), Some(Status::Failed)]);
+    }
+
+    #[test]
+    fn a_passes_key_is_not_a_claim_under_the_status_schema() {
+        let list = status_json(r#"[{"id": "a", "passes": true}]"#).unwrap_or_default();
+        assert_eq!(
+            list.get("a").map(|e| (e.passes, e.status)),
+            Some((false, Some(Status::Pending)))
+        );
+    }
+
+    #[test]
+    fn the_passes_schema_ignores_status_and_notes_keys() {
+        let text = r#"[{"id": "a", "passes": true, "status": "nonsense", "notes": "n"}]"#;
+        let list = parse_json(text).unwrap_or_default();
+        assert_eq!(
+            list.get("a")
+                .map(|e| (e.passes, e.status, e.notes.as_str())),
+            Some((true, None, ""))
+        );
+        assert_eq!(parse_json_with(ListSchema::Passes, text), Ok(list));
+    }
+
     fn json_input() -> impl Strategy<Value = String> {
         prop_oneof![
             3 => ".*",
@@ -200,6 +420,27 @@ mod tests {
         #[test]
         fn the_json_parser_never_panics(text in json_input()) {
             let _ = parse_json(&text);
+        }
+    }
+
+    fn json_status_input() -> impl Strategy<Value = String> {
+        prop_oneof![
+            2 => ".*",
+            4 => mutated(rendered_status(crate::feature_list::ListFormat::Json)),
+            3 => status_document_value().prop_map(|v| v.to_string()),
+            2 => mutated(status_document_value().prop_map(|v| v.to_string())),
+            1 => status_fragment_soup(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(fuzz_config())]
+
+        #[test]
+        fn the_json_status_parser_never_panics(text in json_status_input()) {
+            if let Ok(list) = status_json(&text) {
+                prop_assert!(status_invariants_hold(&list), "{list:?}");
+            }
         }
     }
 }

@@ -8,16 +8,48 @@
 //! other prose is skipped.
 //!
 //! Choices where Markdown differs from the other formats:
-//! - Parsing never fails: any text is a valid list, possibly with zero entries, because
-//!   prose-tolerant parsing has no reliable way to tell a broken entry from prose.
+//! - Parsing never fails under the passes schema: any text is a valid list, possibly with
+//!   zero entries, because prose-tolerant parsing has no reliable way to tell a broken
+//!   entry from prose. (The status schema refuses what it can tell: bad state words.)
 //! - Rendering is line-based, so newlines inside ids, categories, descriptions and steps
 //!   are replaced by spaces and surrounding whitespace is trimmed; a step whose text itself
 //!   looks like an entry line (`[ ] **X** ...`) reads back as an entry, and an id that
 //!   contains `**` cannot be represented.
 //! - A category that becomes empty after a non-empty one is rendered as a bare `##`
 //!   heading, so that the change survives a round trip.
+//!
+//! # The status schema
+//!
+//! A status-schema file is made of sections, found by their headings in any order (ASCII
+//! case and outer whitespace of the heading text are ignored):
+//! - `# Goal`: the goal is its first non-blank line before the next heading, trimmed;
+//!   empty when there is none.
+//! - `## Acceptance` and `## Forbidden`: the text of every bullet in the section, trimmed.
+//!   A missing section is an empty list.
+//! - `## Features`: the entries, read as above, except that `### ` headings give the
+//!   category (the `## ` level now names sections) and the checkbox and a state word give
+//!   the state: `[x]` is completed; otherwise `(word)` right after the id is the state
+//!   (`- [ ] **K2** (in_progress) delete a key`), and no word is pending. The word is not
+//!   part of the description. A state word is one parenthesised run of ASCII letters, `_`
+//!   and `-` (case and the spaces inside the parentheses are ignored); parentheses holding
+//!   anything else, like `(see notes)`, are description. Lines such as `  > text`,
+//!   indented deeper than the entry like its steps, are its notes: unlike the other
+//!   fields, notes keep their line breaks, one `>` line per line (each trimmed).
+//!
+//! An unknown state word, or `[x]` with a word other than `completed`, makes the file
+//! unparseable ([`ParseError`] with the line). Entries outside `## Features` and other
+//! sections are skipped like prose.
+//!
+//! Rendering writes the sections in the order above (every heading, even of an empty
+//! list), with `(word)` for every state but pending and completed; those two get an
+//! explicit word only when the description itself starts with something that reads as
+//! one, so that it stays description. Categories are `### ` headings, with a bare `###`
+//! for an emptied one as above. A goal that reads as a heading (`# x`, `## x`, ...) or
+//! opens a code fence cannot be represented: it reads back as that heading or fence.
 
-use super::{Entry, FeatureList};
+use std::borrow::Cow;
+
+use super::{Contract, Entry, FeatureList, ListSchema, ParseError, RenderOptions, Status};
 
 /// The first line of a rendered Markdown list.
 pub(crate) const TITLE: &str = "# Feature list";
@@ -56,6 +88,8 @@ pub(crate) fn parse_markdown(text: &str) -> FeatureList {
                 description: item.description.to_string(),
                 steps: Vec::new(),
                 passes: item.passes,
+                status: None,
+                notes: String::new(),
             });
             continue;
         }
@@ -73,11 +107,48 @@ pub(crate) fn parse_markdown(text: &str) -> FeatureList {
         }
         open = None;
     }
-    FeatureList { entries }
+    FeatureList {
+        entries,
+        contract: Contract::default(),
+    }
+}
+
+/// Parses a Markdown feature list under `schema`; only the status schema can fail.
+pub(crate) fn parse_markdown_with(
+    schema: ListSchema,
+    text: &str,
+) -> Result<FeatureList, ParseError> {
+    match schema {
+        ListSchema::Passes => Ok(parse_markdown(text)),
+        ListSchema::Status => parse_status_markdown(text),
+    }
 }
 
 /// Renders entries as a Markdown task list grouped under `## category` headings.
 pub(crate) fn render_markdown(entries: &[Entry]) -> String {
+    render_markdown_with(
+        ListSchema::Passes,
+        &Contract::default(),
+        entries,
+        &RenderOptions::default(),
+    )
+}
+
+/// Renders a list under `schema` (see the module documentation).
+pub(crate) fn render_markdown_with(
+    schema: ListSchema,
+    contract: &Contract,
+    entries: &[Entry],
+    options: &RenderOptions<'_>,
+) -> String {
+    match schema {
+        ListSchema::Passes => render_passes(entries, options),
+        ListSchema::Status => render_status(contract, entries),
+    }
+}
+
+/// The passes-schema rendering, with ` (blocked)` after the description of blocked entries.
+fn render_passes(entries: &[Entry], options: &RenderOptions<'_>) -> String {
     let mut out = format!("{TITLE}\n");
     let mut previous: Option<String> = None;
     for entry in entries {
@@ -96,15 +167,285 @@ pub(crate) fn render_markdown(entries: &[Entry]) -> String {
         out.push_str(if entry.passes { "- [x] **" } else { "- [ ] **" });
         out.push_str(&one_line(&entry.id));
         out.push_str("**");
-        push_text(&mut out, &one_line(&entry.description));
+        let description = if options.is_blocked(entry) && !entry.description.ends_with(BLOCKED) {
+            Cow::Owned(format!("{} {BLOCKED}", entry.description.trim_end()))
+        } else {
+            Cow::Borrowed(entry.description.as_str())
+        };
+        push_text(&mut out, &one_line(&description));
         out.push('\n');
-        for step in &entry.steps {
-            out.push_str("  -");
-            push_text(&mut out, &one_line(step));
+        push_steps(&mut out, &entry.steps);
+    }
+    out
+}
+
+/// The passes-schema mark of an entry the harness has blocked.
+const BLOCKED: &str = "(blocked)";
+
+/// Appends the step lines of an entry.
+fn push_steps(out: &mut String, steps: &[String]) {
+    for step in steps {
+        out.push_str("  -");
+        push_text(out, &one_line(step));
+        out.push('\n');
+    }
+}
+
+/// The first line of a rendered status-schema list.
+const GOAL_HEADING: &str = "# Goal";
+
+/// The status-schema rendering: goal, acceptance, forbidden, then the features.
+fn render_status(contract: &Contract, entries: &[Entry]) -> String {
+    let mut out = format!("{GOAL_HEADING}\n");
+    let goal = one_line(&contract.goal);
+    if !goal.is_empty() {
+        out.push_str(&goal);
+        out.push('\n');
+    }
+    for (heading, items) in [
+        ("Acceptance", &contract.acceptance),
+        ("Forbidden", &contract.forbidden),
+    ] {
+        out.push_str("\n## ");
+        out.push_str(heading);
+        out.push('\n');
+        for item in items {
+            out.push('-');
+            push_text(&mut out, &one_line(item));
             out.push('\n');
         }
     }
+    out.push_str("\n## Features\n");
+    let mut previous: Option<String> = None;
+    for entry in entries {
+        let category = one_line(&entry.category);
+        if previous.as_deref() != Some(category.as_str()) {
+            if !category.is_empty() {
+                out.push_str("\n### ");
+                out.push_str(&category);
+                out.push('\n');
+            } else if previous.is_some() {
+                out.push_str("\n###\n");
+            }
+            previous = Some(category);
+        }
+        let state = entry.state();
+        out.push_str(if state.is_done() {
+            "- [x] **"
+        } else {
+            "- [ ] **"
+        });
+        out.push_str(&one_line(&entry.id));
+        out.push_str("**");
+        let description = one_line(&entry.description);
+        let implied = matches!(state, Status::Pending | Status::Completed);
+        if !implied || state_word(&description).is_some() {
+            out.push_str(" (");
+            out.push_str(state.as_str());
+            out.push(')');
+        }
+        push_text(&mut out, &description);
+        out.push('\n');
+        push_steps(&mut out, &entry.steps);
+        if !entry.notes.is_empty() {
+            for line in entry.notes.replace("\r\n", "\n").split(['\n', '\r']) {
+                out.push_str("  >");
+                push_text(&mut out, line.trim());
+                out.push('\n');
+            }
+        }
+    }
     out
+}
+
+/// The section of a status-schema file a line is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Section {
+    /// Before any heading, or under a heading the schema does not name.
+    Other,
+    Goal,
+    Acceptance,
+    Forbidden,
+    Features,
+}
+
+/// Parses a status-schema Markdown list (see the module documentation).
+fn parse_status_markdown(text: &str) -> Result<FeatureList, ParseError> {
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut goal: Option<String> = None;
+    let mut acceptance = Vec::new();
+    let mut forbidden = Vec::new();
+    let mut section = Section::Other;
+    let mut category = String::new();
+    let mut fence: Option<Fence> = None;
+    // Indentation of the entry whose steps and notes are being collected, if any.
+    let mut open: Option<usize> = None;
+    // Whether the last entry has a note line yet.
+    let mut noted = false;
+    for (index, line) in text.lines().enumerate() {
+        let line = line.trim_end();
+        if let Some(current) = fence {
+            if current.is_closed_by(line) {
+                fence = None;
+            }
+            continue;
+        }
+        if let Some(opened) = Fence::opened_by(line) {
+            fence = Some(opened);
+            open = None;
+            continue;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        if let Some((level, title)) = any_heading(line) {
+            open = None;
+            match level {
+                1 => section = section_named(title, &[("goal", Section::Goal)]),
+                2 => {
+                    section = section_named(
+                        title,
+                        &[
+                            ("acceptance", Section::Acceptance),
+                            ("forbidden", Section::Forbidden),
+                            ("features", Section::Features),
+                        ],
+                    );
+                    category.clear();
+                }
+                3 if section == Section::Features => category = title.to_string(),
+                _ => {}
+            }
+            continue;
+        }
+        match section {
+            Section::Other => {}
+            Section::Goal => {
+                if goal.is_none() {
+                    goal = Some(line.trim().to_string());
+                }
+            }
+            Section::Acceptance | Section::Forbidden => {
+                if let Some(item) = bullet_text(line.trim_start()) {
+                    let list = if section == Section::Acceptance {
+                        &mut acceptance
+                    } else {
+                        &mut forbidden
+                    };
+                    list.push(item.trim().to_string());
+                }
+            }
+            Section::Features => {
+                if let Some(item) = EntryLine::parse(line) {
+                    let (state, description) = item_state(&item).map_err(|message| ParseError {
+                        line: Some(index + 1),
+                        message,
+                    })?;
+                    open = Some(item.indent);
+                    noted = false;
+                    let mut entry = Entry {
+                        id: item.id.to_string(),
+                        category: category.clone(),
+                        description: description.to_string(),
+                        steps: Vec::new(),
+                        passes: false,
+                        status: None,
+                        notes: String::new(),
+                    };
+                    entry.set_state(state);
+                    entries.push(entry);
+                    continue;
+                }
+                if let (Some(indent), Some(entry)) = (open, entries.last_mut())
+                    && indent_width(line) > indent
+                {
+                    let body = line.trim_start();
+                    if let Some(step) = bullet_text(body) {
+                        entry.steps.push(step.trim().to_string());
+                        continue;
+                    }
+                    if let Some(note) = body.strip_prefix('>') {
+                        // A blank first line is kept, so the line count is tracked apart.
+                        if noted {
+                            entry.notes.push('\n');
+                        }
+                        entry.notes.push_str(note.trim());
+                        noted = true;
+                        continue;
+                    }
+                }
+                open = None;
+            }
+        }
+    }
+    Ok(FeatureList {
+        entries,
+        contract: Contract {
+            goal: goal.unwrap_or_default(),
+            acceptance,
+            forbidden,
+        },
+    })
+}
+
+/// The section a heading names, matched without regard to ASCII case.
+fn section_named(title: &str, names: &[(&str, Section)]) -> Section {
+    names
+        .iter()
+        .find(|(name, _)| title.eq_ignore_ascii_case(name))
+        .map_or(Section::Other, |&(_, section)| section)
+}
+
+/// The state of an entry line and its description without the state word, or why the
+/// line's state cannot be read.
+fn item_state<'a>(item: &EntryLine<'a>) -> Result<(Status, &'a str), String> {
+    let Some((word, rest)) = state_word(item.description) else {
+        let state = if item.passes {
+            Status::Completed
+        } else {
+            Status::Pending
+        };
+        return Ok((state, item.description));
+    };
+    let state = word
+        .parse::<Status>()
+        .map_err(|e| format!("feature {:?}: {e}", item.id))?;
+    if item.passes && !state.is_done() {
+        return Err(format!(
+            "feature {:?}: [x] marks it completed, but its state word says {state}",
+            item.id
+        ));
+    }
+    Ok((state, rest))
+}
+
+/// Splits a leading state word off `text`: `(word) rest` gives `word` and `rest`, when
+/// the parentheses hold one run of ASCII letters, `_` and `-` (spaces around it aside).
+fn state_word(text: &str) -> Option<(&str, &str)> {
+    let inner = text.strip_prefix('(')?;
+    let (word, rest) = inner.split_once(')')?;
+    let word = word.trim();
+    let is_word = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphabetic() || c == '_' || c == '-');
+    is_word.then(|| (word, rest.trim()))
+}
+
+/// The level and text of an ATX heading (`#` to `######` followed by whitespace or the
+/// line end), with the text trimmed.
+fn any_heading(line: &str) -> Option<(usize, &str)> {
+    let body = line.trim_start();
+    let level = body.chars().take_while(|&c| c == '#').count();
+    if !(1..=6).contains(&level) {
+        return None;
+    }
+    let rest = body.get(level..)?;
+    if rest.is_empty() || rest.starts_with([' ', '\t']) {
+        Some((level, rest.trim()))
+    } else {
+        None
+    }
 }
 
 /// Appends a space and `text`, or nothing for empty text, so no line ends in whitespace.
@@ -253,6 +594,8 @@ mod tests {
             description: format!("about {id}"),
             steps: steps.iter().map(|s| s.to_string()).collect(),
             passes,
+            status: None,
+            notes: String::new(),
         }
     }
 
@@ -366,6 +709,321 @@ mod tests {
         );
     }
 
+    /// The example ledger of the status schema, exactly as the harness writes it.
+    const LEDGER: &str = "# Goal\nA tiny key-value store with delete, expiry and CSV export.\n\n## Acceptance\n- every feature's check passes\n\n## Forbidden\n- editing files under tests/\n\n## Features\n- [x] **K1** set and get a value by key\n  - set a to 1\n- [ ] **K2** (in_progress) delete a key so that get returns None\n- [ ] **K3** keys set with a ttl expire after it\n";
+
+    fn status(text: &str) -> Result<FeatureList, ParseError> {
+        parse_markdown_with(ListSchema::Status, text)
+    }
+
+    /// `state|id|category|description|steps|notes` per entry, or the error with its line.
+    fn status_summary(text: &str) -> Result<Vec<String>, String> {
+        let list = status(text).map_err(|e| e.to_string())?;
+        Ok(list
+            .entries
+            .iter()
+            .map(|e| {
+                format!(
+                    "{}|{}|{}|{}|{}|{}",
+                    e.state(),
+                    e.id,
+                    e.category,
+                    e.description,
+                    e.steps.join(";"),
+                    e.notes.replace('\n', "/")
+                )
+            })
+            .collect())
+    }
+
+    fn contract(text: &str) -> Contract {
+        status(text).map(|l| l.contract).unwrap_or_default()
+    }
+
+    #[test]
+    fn the_example_ledger_parses_and_renders_back_byte_for_byte() {
+        let list = status(LEDGER).unwrap_or_default();
+        assert_eq!(
+            list.contract,
+            Contract {
+                goal: "A tiny key-value store with delete, expiry and CSV export.".into(),
+                acceptance: vec!["every feature's check passes".into()],
+                forbidden: vec!["editing files under tests/".into()],
+            }
+        );
+        assert_eq!(
+            status_summary(LEDGER),
+            Ok(vec![
+                "completed|K1||set and get a value by key|set a to 1|".to_string(),
+                "in_progress|K2||delete a key so that get returns None||".to_string(),
+                "pending|K3||keys set with a ttl expire after it||".to_string(),
+            ])
+        );
+        let passes: Vec<bool> = list.entries.iter().map(|e| e.passes).collect();
+        assert_eq!(passes, [true, false, false]);
+        let text = render_markdown_with(
+            ListSchema::Status,
+            &list.contract,
+            &list.entries,
+            &RenderOptions::default(),
+        );
+        assert_eq!(text, LEDGER);
+    }
+
+    #[test]
+    fn the_goal_is_the_first_non_blank_line_under_the_goal_heading() {
+        let text = "# Goal\n\n\n   Build it.   \nA second line.\n## Features\n";
+        assert_eq!(contract(text).goal, "Build it.");
+    }
+
+    #[test]
+    fn a_goal_heading_with_no_line_before_the_next_heading_gives_an_empty_goal() {
+        assert_eq!(contract("# Goal\n\n## Acceptance\n- a\n").goal, "");
+        assert_eq!(contract("# Goal\n").goal, "");
+        // A line under another heading is not the goal.
+        assert_eq!(contract("# Title\nNot the goal.\n").goal, "");
+    }
+
+    #[test]
+    fn missing_sections_give_an_empty_goal_and_empty_lists() {
+        let list = status("## Features\n- [ ] **A** a\n").unwrap_or_default();
+        assert!(list.contract.is_empty(), "{:?}", list.contract);
+        assert_eq!(list.entries.len(), 1);
+        assert_eq!(status(""), Ok(FeatureList::default()));
+    }
+
+    #[test]
+    fn sections_are_found_in_any_order_and_their_bullets_are_the_lists() {
+        let text = "## Features\n- [x] **A** a\n## Forbidden\n* never this  \n+ nor that\nprose is skipped\n# Goal\nLast but read.\n## Acceptance\n-   it works\n-\n";
+        let list = status(text).unwrap_or_default();
+        assert_eq!(
+            list.contract,
+            Contract {
+                goal: "Last but read.".into(),
+                acceptance: vec!["it works".into(), String::new()],
+                forbidden: vec!["never this".into(), "nor that".into()],
+            }
+        );
+        assert_eq!(list.ids().collect::<Vec<_>>(), ["A"]);
+    }
+
+    #[test]
+    fn section_headings_ignore_case_and_outer_whitespace() {
+        let text =
+            "#   GOAL  \ng\n##  acceptance \n- a\n## FORBIDDEN\n- f\n## features\n- [ ] **A** a\n";
+        let list = status(text).unwrap_or_default();
+        assert_eq!(list.contract.goal, "g");
+        assert_eq!(list.contract.acceptance, ["a"]);
+        assert_eq!(list.contract.forbidden, ["f"]);
+        assert_eq!(list.entries.len(), 1);
+    }
+
+    #[test]
+    fn entries_outside_the_features_section_are_skipped() {
+        let text = "- [ ] **A** before any section\n# Goal\n- [ ] **B** the goal line\n## Acceptance\n- [x] **C** an acceptance item\n## Notes\n- [ ] **D** another section\n## Features\n- [ ] **E** read\n# Appendix\n- [ ] **F** after the features\n";
+        let list = status(text).unwrap_or_default();
+        assert_eq!(list.ids().collect::<Vec<_>>(), ["E"]);
+        assert_eq!(list.contract.goal, "- [ ] **B** the goal line");
+        assert_eq!(list.contract.acceptance, ["[x] **C** an acceptance item"]);
+    }
+
+    #[test]
+    fn a_checked_box_means_completed_and_no_state_word_means_pending() {
+        let text = "## Features\n- [x] **A** a\n- [X] **B** b\n- [ ] **C** c\n";
+        assert_eq!(
+            status_summary(text),
+            Ok(vec![
+                "completed|A||a||".to_string(),
+                "completed|B||b||".to_string(),
+                "pending|C||c||".to_string(),
+            ])
+        );
+    }
+
+    #[test]
+    fn every_state_word_gives_its_state_and_is_not_part_of_the_description() {
+        for state in Status::ALL {
+            let text = format!("## Features\n- [ ] **A** ({state}) the feature\n");
+            let list = status(&text).unwrap_or_default();
+            let entry = list.entries.first();
+            assert_eq!(entry.map(Entry::state), Some(state), "{text}");
+            assert_eq!(entry.map(|e| e.passes), Some(state.is_done()), "{text}");
+            assert_eq!(
+                entry.map(|e| e.description.as_str()),
+                Some("the feature"),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn state_words_ignore_case_and_spaces_inside_the_parentheses() {
+        let text = "## Features\n- [ ] **A** ( Needs_Review )desc\n- [x] **B** (COMPLETED)\n";
+        assert_eq!(
+            status_summary(text),
+            Ok(vec![
+                "needs_review|A||desc||".to_string(),
+                "completed|B||||".to_string(),
+            ])
+        );
+    }
+
+    #[test]
+    fn a_checked_box_with_a_state_word_other_than_completed_is_refused() {
+        for state in Status::ALL.into_iter().filter(|s| !s.is_done()) {
+            let text = format!("## Features\n- [ ] **A** a\n- [x] **B** ({state}) b\n");
+            let err = status(&text).err();
+            assert_eq!(err.as_ref().and_then(|e| e.line), Some(3), "{text}");
+            let message = err.map(|e| e.message).unwrap_or_default();
+            assert!(
+                message.contains("\"B\"") && message.contains(state.as_str()),
+                "{message}"
+            );
+        }
+        assert!(status("## Features\n- [x] **B** (completed) b\n").is_ok());
+    }
+
+    #[test]
+    fn an_unknown_state_word_is_refused_with_its_line() {
+        for word in ["done", "in-progress", "optional", "WIP", "pass_ed"] {
+            let text = format!("# Goal\ng\n\n## Features\n- [ ] **K9** ({word}) x\n");
+            let err = status(&text).err();
+            assert_eq!(err.as_ref().and_then(|e| e.line), Some(5), "{word}");
+            let shown = err.map(|e| e.to_string()).unwrap_or_default();
+            assert!(
+                shown.starts_with("line 5: ") && shown.contains(word) && shown.contains("K9"),
+                "{shown}"
+            );
+        }
+    }
+
+    #[test]
+    fn parentheses_that_hold_more_than_one_word_are_description() {
+        let text = "## Features\n- [ ] **A** (see notes) a\n- [ ] **B** (v2) b\n- [ ] **C** () c\n- [ ] **D** (blocked c\n- [ ] **E** desc (blocked)\n";
+        assert_eq!(
+            status_summary(text),
+            Ok(vec![
+                "pending|A||(see notes) a||".to_string(),
+                "pending|B||(v2) b||".to_string(),
+                "pending|C||() c||".to_string(),
+                "pending|D||(blocked c||".to_string(),
+                "pending|E||desc (blocked)||".to_string(),
+            ])
+        );
+    }
+
+    #[test]
+    fn a_description_that_starts_like_a_state_word_is_rendered_after_an_explicit_word() {
+        let mut pending = entry("A", "", &[], false);
+        pending.description = "(optional) extra".into();
+        pending.set_state(Status::Pending);
+        let mut done = pending.clone();
+        done.id = "B".into();
+        done.set_state(Status::Completed);
+        let entries = [pending, done];
+        let text = render_markdown_with(
+            ListSchema::Status,
+            &Contract::default(),
+            &entries,
+            &RenderOptions::default(),
+        );
+        assert!(
+            text.contains("- [ ] **A** (pending) (optional) extra\n")
+                && text.contains("- [x] **B** (completed) (optional) extra\n"),
+            "{text}"
+        );
+        assert_eq!(status(&text).map(|l| l.entries), Ok(entries.to_vec()));
+    }
+
+    #[test]
+    fn trailing_whitespace_is_trimmed_as_under_the_passes_schema() {
+        let text = "# Goal  \n  Goal text \t\n## Acceptance \n- a  \n## Features\t\n- [ ]   **A**   (blocked)   the text  \n  - step  \n  >   a note  \n";
+        let list = status(text).unwrap_or_default();
+        assert_eq!(list.contract.goal, "Goal text");
+        assert_eq!(list.contract.acceptance, ["a"]);
+        assert_eq!(
+            status_summary(text),
+            Ok(vec!["blocked|A||the text|step|a note".to_string()])
+        );
+        // The same entry line reads the same way under the passes schema, word aside.
+        let passes = parse_markdown(text);
+        assert_eq!(
+            passes.entries.first().map(|e| e.description.as_str()),
+            Some("(blocked)   the text")
+        );
+    }
+
+    #[test]
+    fn level_three_headings_under_features_give_the_category() {
+        let text = "## Features\n- [ ] **A** a\n### Core \n- [ ] **B** b\n#### Deeper\n- [ ] **C** c\n###\n- [ ] **D** d\n## Features\n- [ ] **E** e\n";
+        assert_eq!(
+            status_summary(text),
+            Ok(vec![
+                "pending|A||a||".to_string(),
+                "pending|B|Core|b||".to_string(),
+                "pending|C|Core|c||".to_string(),
+                "pending|D||d||".to_string(),
+                "pending|E||e||".to_string(),
+            ])
+        );
+    }
+
+    #[test]
+    fn quoted_lines_under_an_entry_are_its_notes_one_line_each() {
+        let text = "## Features\n- [ ] **A** (failed) a\n  - s1\n  > attempt 1: failed\n\n  >\n  > attempt 2: failed\n  - s2\n> not indented: ends the entry\n  > ignored\n- [ ] **B** b\n    >first\n";
+        assert_eq!(
+            status_summary(text),
+            Ok(vec![
+                "failed|A||a|s1;s2|attempt 1: failed//attempt 2: failed".to_string(),
+                "pending|B||b||first".to_string(),
+            ])
+        );
+    }
+
+    #[test]
+    fn the_status_rendering_puts_categories_under_the_features_section() {
+        let mut a = entry("A", "core", &["s"], false);
+        a.set_state(Status::InProgress);
+        a.notes = "one\r\ntwo\n".into();
+        let b = entry("B", "", &[], true);
+        let text = render_markdown_with(
+            ListSchema::Status,
+            &Contract::default(),
+            &[a, b],
+            &RenderOptions::default(),
+        );
+        let want = "# Goal\n\n## Acceptance\n\n## Forbidden\n\n## Features\n\n### core\n- [ ] **A** (in_progress) about A\n  - s\n  > one\n  > two\n  >\n\n###\n- [x] **B** about B\n";
+        assert_eq!(text, want);
+        assert_eq!(
+            status_summary(&text),
+            Ok(vec![
+                "in_progress|A|core|about A|s|one/two/".to_string(),
+                "completed|B||about B||".to_string(),
+            ])
+        );
+    }
+
+    #[test]
+    fn the_passes_schema_reads_state_words_and_notes_as_before() {
+        let passes = parse_markdown(LEDGER);
+        let summary: Vec<String> = passes
+            .entries
+            .iter()
+            .map(|e| format!("{}|{}|{}", e.passes, e.category, e.description))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                "true|Features|set and get a value by key",
+                "false|Features|(in_progress) delete a key so that get returns None",
+                "false|Features|keys set with a ttl expire after it",
+            ]
+        );
+        assert!(passes.entries.iter().all(|e| e.status.is_none()));
+        assert!(passes.contract.is_empty());
+        assert_eq!(parse_markdown_with(ListSchema::Passes, LEDGER), Ok(passes));
+    }
+
     fn bullet_ladder() -> impl Strategy<Value = String> {
         (
             1..150usize,
@@ -407,10 +1065,57 @@ mod tests {
                 description: one_line(&e.description),
                 steps: e.steps.iter().map(|s| one_line(s)).collect(),
                 passes: e.passes,
+                status: None,
+                notes: String::new(),
             }).collect();
             // A step spelled like an entry line is read back as an entry (documented).
             prop_assume!(!expected.iter().flat_map(|e| &e.steps).any(|s| s.starts_with('[')));
             prop_assert_eq!(parse_markdown(&render_markdown(&entries)).entries, expected);
+        }
+    }
+
+    /// Notes as Markdown reads them back: one trimmed line per line of the text.
+    fn note_lines(notes: &str) -> String {
+        let notes = notes.replace("\r\n", "\n");
+        let lines: Vec<&str> = notes.split(['\n', '\r']).map(str::trim).collect();
+        lines.join("\n")
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_reads_back_as_trimmed_lines_under_the_status_schema(
+            contract in fz::any_contract(),
+            entries in prop::collection::vec(fz::any_status_entry(), 0..5),
+            ids in prop::collection::vec(fz::plain_id(), 5),
+        ) {
+            let mut entries = entries;
+            for (e, id) in entries.iter_mut().zip(ids) {
+                e.id = id;
+            }
+            let goal = one_line(&contract.goal);
+            // A goal spelled like a heading or a fence reads back as one (documented).
+            prop_assume!(any_heading(&goal).is_none() && Fence::opened_by(&goal).is_none());
+            let expected_entries: Vec<Entry> = entries.iter().map(|e| Entry {
+                id: e.id.clone(),
+                category: one_line(&e.category),
+                description: one_line(&e.description),
+                steps: e.steps.iter().map(|s| one_line(s)).collect(),
+                passes: e.passes,
+                status: e.status,
+                notes: if e.notes.is_empty() { String::new() } else { note_lines(&e.notes) },
+            }).collect();
+            // A step spelled like an entry line is read back as an entry (documented).
+            prop_assume!(!expected_entries.iter().flat_map(|e| &e.steps).any(|s| s.starts_with('[')));
+            let expected = FeatureList {
+                entries: expected_entries,
+                contract: Contract {
+                    goal,
+                    acceptance: contract.acceptance.iter().map(|s| one_line(s)).collect(),
+                    forbidden: contract.forbidden.iter().map(|s| one_line(s)).collect(),
+                },
+            };
+            let text = render_markdown_with(ListSchema::Status, &contract, &entries, &RenderOptions::default());
+            prop_assert_eq!(status(&text), Ok(expected), "{}", text);
         }
     }
 
@@ -420,6 +1125,28 @@ mod tests {
         #[test]
         fn the_markdown_parser_never_panics(text in markdown_input()) {
             let _ = parse_markdown(&text);
+        }
+    }
+
+    fn markdown_status_input() -> impl Strategy<Value = String> {
+        prop_oneof![
+            2 => ".*",
+            4 => fz::status_markdown_document(),
+            3 => fz::mutated(fz::status_markdown_document()),
+            3 => fz::mutated(fz::rendered_status(ListFormat::Markdown)),
+            1 => fz::status_fragment_soup(),
+            1 => bullet_ladder(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(fz::fuzz_config())]
+
+        #[test]
+        fn the_markdown_status_parser_never_panics(text in markdown_status_input()) {
+            if let Ok(list) = status(&text) {
+                prop_assert!(fz::status_invariants_hold(&list), "{list:?}");
+            }
         }
     }
 }

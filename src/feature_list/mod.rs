@@ -6,17 +6,48 @@
 //! Format details (and the choices made where the formats differ) are documented in the
 //! private submodules `json`, `yaml` and `markdown`; `tree` holds the lenient rules that
 //! JSON and YAML share.
+//!
+//! # Two schemas
+//!
+//! A list follows one of two [`ListSchema`]s, chosen per arm:
+//!
+//! - **passes** (the original one, read by [`parse`] and written by [`render`]): each entry
+//!   has `id`, `category`, `description`, `steps` and a `passes` boolean. JSON and YAML
+//!   hold a top-level array of entries (or an object whose `features` key holds it), and
+//!   Markdown holds `- [ ] **F1** description` task items with `[x]` for passes.
+//! - **status** (the progress ledger): the file starts with a goal contract ([`Contract`]:
+//!   a one-line `goal`, `acceptance` and `forbidden` lists) and each entry has a
+//!   [`Status`] instead of `passes` (`pending`, `in_progress`, `blocked`, `needs_review`,
+//!   `completed`, `failed`) plus free-text `notes`. JSON and YAML hold one object with
+//!   `goal`, `acceptance`, `forbidden` and `features` keys. Markdown has a `# Goal` heading
+//!   whose first non-blank line is the goal, `## Acceptance` and `## Forbidden` sections of
+//!   bullets, and a `## Features` section of task items in which `[x]` means completed and
+//!   otherwise a state word in parentheses right after the id, `- [ ] **K2** (in_progress)
+//!   ...`, gives the state (no word: pending).
+//!
+//! Both are read by [`parse_with`] and written by [`render_with`]. A missing contract key
+//! or section is an empty value and a missing state is `pending`, but a state word that is
+//! not one of the six, or `[x]` with a word other than `completed`, makes the whole list
+//! unparseable: guessing what an agent meant by `done` or `(in progress)` would turn a
+//! slip into a claim, or hide one.
+//!
+//! Under the status schema a claim is an entry becoming `completed`, so [`Entry::passes`]
+//! stays the one "claimed done" flag everything downstream reads: a parsed status-schema
+//! entry has `passes == (status == Some(Completed))`, and [`Entry::set_state`] keeps the
+//! two in step.
 
 mod api;
 mod json;
 mod markdown;
+mod schema;
 mod tree;
 mod yaml;
 
 #[cfg(test)]
 mod fuzz_support;
 
-pub use api::{parse, render};
+pub use api::{RenderOptions, parse, parse_with, render, render_with};
+pub use schema::{Contract, ListSchema, Status};
 
 use std::fmt;
 use std::str::FromStr;
@@ -88,15 +119,45 @@ pub struct Entry {
     pub description: String,
     /// How to verify the feature, in order.
     pub steps: Vec<String>,
-    /// Whether the agent has marked the feature as passing.
+    /// Whether the agent has marked the feature as passing; under the status schema,
+    /// whether its state is `completed`.
     pub passes: bool,
+    /// The entry's state under the status schema; `None` under the passes schema. When it
+    /// is set it wins over `passes` in status-schema rendering, so change the two together
+    /// with [`Entry::set_state`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
+    /// Free-text notes under the status schema (with the gate ledger, one attempt's
+    /// outcome per line); empty under the passes schema.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub notes: String,
 }
 
-/// A parsed list: entries in file order.
+impl Entry {
+    /// The entry's state: its `status` when it has one, otherwise `completed` or
+    /// `pending` from `passes` (how a passes-schema entry is written as a status entry).
+    pub fn state(&self) -> Status {
+        match self.status {
+            Some(state) => state,
+            None if self.passes => Status::Completed,
+            None => Status::Pending,
+        }
+    }
+
+    /// Sets the state, keeping `passes` equal to `state.is_done()`.
+    pub fn set_state(&mut self, state: Status) {
+        self.status = Some(state);
+        self.passes = state.is_done();
+    }
+}
+
+/// A parsed list: the goal contract and the entries in file order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FeatureList {
     /// The entries, in the order they appear in the file (duplicate ids are kept).
     pub entries: Vec<Entry>,
+    /// The goal contract at the top of a status-schema list; empty under the passes schema.
+    pub contract: Contract,
 }
 
 impl FeatureList {
@@ -142,6 +203,8 @@ mod tests {
             description: String::new(),
             steps: Vec::new(),
             passes: false,
+            status: None,
+            notes: String::new(),
         }
     }
 
@@ -190,10 +253,41 @@ mod tests {
         second.passes = true;
         let list = FeatureList {
             entries: vec![entry("A"), second, entry("B")],
+            ..FeatureList::default()
         };
         assert_eq!(list.get("A").map(|e| e.passes), Some(false));
         assert!(list.get("C").is_none());
         assert_eq!(list.ids().collect::<Vec<_>>(), ["A", "A", "B"]);
+    }
+
+    #[test]
+    fn state_falls_back_to_passes_when_there_is_no_status() {
+        let mut e = entry("A");
+        assert_eq!(e.state(), Status::Pending);
+        e.passes = true;
+        assert_eq!(e.state(), Status::Completed);
+        e.status = Some(Status::Failed);
+        assert_eq!(e.state(), Status::Failed);
+    }
+
+    #[test]
+    fn set_state_keeps_passes_equal_to_completed() {
+        let mut e = entry("A");
+        for state in Status::ALL {
+            e.set_state(state);
+            assert_eq!((e.status, e.passes), (Some(state), state.is_done()));
+        }
+    }
+
+    #[test]
+    fn entry_serde_is_unchanged_for_passes_schema_entries() {
+        let json = serde_json::to_string(&entry("A")).unwrap_or_default();
+        assert_eq!(
+            json,
+            r#"{"id":"A","category":"","description":"","steps":[],"passes":false}"#
+        );
+        let back: Option<Entry> = serde_json::from_str(&json).ok();
+        assert_eq!(back, Some(entry("A")));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::{Entry, FeatureList};
+use super::{Contract, Entry, FeatureList, Status};
 
 /// Any value a JSON or YAML document can hold, with map keys kept as values in file order.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +38,19 @@ impl Node {
                 .find(|(k, _)| matches!(k, Node::Str(s) if s == key))
                 .map(|(_, v)| v),
             _ => None,
+        }
+    }
+
+    /// What kind of value this is, for error messages.
+    fn kind(&self) -> &'static str {
+        match self {
+            Node::Null => "null",
+            Node::Bool(_) => "a boolean",
+            Node::Int(_) | Node::Float(_) => "a number",
+            Node::Str(_) => "a string",
+            Node::Bytes => "binary data",
+            Node::Seq(_) => "a list",
+            Node::Map(_) => "a mapping",
         }
     }
 
@@ -146,30 +159,67 @@ impl<'de> Deserialize<'de> for Node {
 pub(crate) const SHAPE_EXPECTED: &str =
     "expected a top-level array of entries, or an object with an array under \"features\"";
 
-/// Applies the tolerance rules: finds the entry array and keeps every item with a usable id.
+/// Applies the passes-schema tolerance rules: finds the entry array and keeps every item
+/// with a usable id.
 ///
 /// Returns `Err` with a message only when the top level has the wrong shape.
 pub(crate) fn to_feature_list(root: &Node) -> Result<FeatureList, String> {
-    let items = match root {
-        Node::Seq(items) => items,
-        Node::Map(_) => match root.field("features") {
-            Some(Node::Seq(items)) => items,
-            Some(_) => return Err(format!("{SHAPE_EXPECTED}; \"features\" is not an array")),
-            None => {
-                return Err(format!(
-                    "{SHAPE_EXPECTED}; the object has no \"features\" key"
-                ));
-            }
-        },
-        _ => return Err(SHAPE_EXPECTED.to_string()),
-    };
     Ok(FeatureList {
-        entries: items.iter().filter_map(to_entry).collect(),
+        entries: entry_items(root)?.iter().filter_map(to_entry).collect(),
+        contract: Contract::default(),
     })
 }
 
-/// One item as an entry, or `None` when it is not a map or has no usable id.
-fn to_entry(item: &Node) -> Option<Entry> {
+/// Applies the status-schema rules: the same entry array and tolerance as the passes
+/// schema, a state per entry instead of `passes`, and the contract from the top-level
+/// object (empty when the top level is an array).
+///
+/// Returns `Err` when the top level has the wrong shape, or when an entry with a usable
+/// id has a `status` that is not one of the six state words (null or absent is pending).
+pub(crate) fn to_status_list(root: &Node) -> Result<FeatureList, String> {
+    let mut entries = Vec::new();
+    for item in entry_items(root)? {
+        if let Some(entry) = to_status_entry(item)? {
+            entries.push(entry);
+        }
+    }
+    let contract = Contract {
+        goal: root
+            .field("goal")
+            .and_then(Node::scalar_text)
+            .unwrap_or_default(),
+        acceptance: text_list(root.field("acceptance")),
+        forbidden: text_list(root.field("forbidden")),
+    };
+    Ok(FeatureList { entries, contract })
+}
+
+/// The items of the entry array: the top level itself, or the object's `features`.
+fn entry_items(root: &Node) -> Result<&[Node], String> {
+    match root {
+        Node::Seq(items) => Ok(items),
+        Node::Map(_) => match root.field("features") {
+            Some(Node::Seq(items)) => Ok(items),
+            Some(_) => Err(format!("{SHAPE_EXPECTED}; \"features\" is not an array")),
+            None => Err(format!(
+                "{SHAPE_EXPECTED}; the object has no \"features\" key"
+            )),
+        },
+        _ => Err(SHAPE_EXPECTED.to_string()),
+    }
+}
+
+/// The scalars of a sequence as text, skipping the rest; anything but a sequence is empty.
+fn text_list(node: Option<&Node>) -> Vec<String> {
+    match node {
+        Some(Node::Seq(items)) => items.iter().filter_map(Node::scalar_text).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The fields both schemas share, with `passes` false; `None` when the item is not a map
+/// or has no usable id.
+fn common_fields(item: &Node) -> Option<Entry> {
     if !matches!(item, Node::Map(_)) {
         return None;
     }
@@ -186,22 +236,53 @@ fn to_entry(item: &Node) -> Option<Entry> {
             .and_then(Node::scalar_text)
             .unwrap_or_default()
     };
-    let steps = match item.field("steps") {
-        Some(Node::Seq(steps)) => steps.iter().filter_map(Node::scalar_text).collect(),
-        _ => Vec::new(),
-    };
-    let passes = match item.field("passes") {
-        Some(Node::Bool(b)) => *b,
-        Some(Node::Str(s)) => s.trim().eq_ignore_ascii_case("true"),
-        _ => false,
-    };
     Some(Entry {
         id,
         category: text("category"),
         description: text("description"),
-        steps,
-        passes,
+        steps: text_list(item.field("steps")),
+        passes: false,
+        status: None,
+        notes: String::new(),
     })
+}
+
+/// One item as a passes-schema entry, or `None` when it is not a map or has no usable id.
+fn to_entry(item: &Node) -> Option<Entry> {
+    let mut entry = common_fields(item)?;
+    entry.passes = match item.field("passes") {
+        Some(Node::Bool(b)) => *b,
+        Some(Node::Str(s)) => s.trim().eq_ignore_ascii_case("true"),
+        _ => false,
+    };
+    Some(entry)
+}
+
+/// One item as a status-schema entry (`Ok(None)` when it is skipped as unusable), or the
+/// reason its state cannot be read. A `passes` key is ignored: the state is the claim.
+fn to_status_entry(item: &Node) -> Result<Option<Entry>, String> {
+    let Some(mut entry) = common_fields(item) else {
+        return Ok(None);
+    };
+    let state = match item.field("status") {
+        None | Some(Node::Null) => Status::Pending,
+        Some(Node::Str(word)) => word
+            .parse::<Status>()
+            .map_err(|e| format!("feature {:?}: {e}", entry.id))?,
+        Some(other) => {
+            return Err(format!(
+                "feature {:?}: status must be a state word, not {}",
+                entry.id,
+                other.kind()
+            ));
+        }
+    };
+    entry.set_state(state);
+    entry.notes = item
+        .field("notes")
+        .and_then(Node::scalar_text)
+        .unwrap_or_default();
+    Ok(Some(entry))
 }
 
 #[cfg(test)]
@@ -259,6 +340,87 @@ mod tests {
         assert_eq!(passes(s(" TRUE ")), Some(true));
         assert_eq!(passes(s("yes")), Some(false));
         assert_eq!(passes(Node::Int("1".into())), Some(false));
+    }
+
+    fn status_entry(pairs: &[(&str, Node)]) -> Result<Option<Entry>, String> {
+        to_status_entry(&map(pairs))
+    }
+
+    #[test]
+    fn a_missing_or_null_status_is_pending() {
+        for item in [
+            status_entry(&[("id", s("A"))]),
+            status_entry(&[("id", s("A")), ("status", Node::Null)]),
+        ] {
+            assert_eq!(
+                item.map(|e| e.map(|e| e.status)),
+                Ok(Some(Some(Status::Pending)))
+            );
+        }
+    }
+
+    #[test]
+    fn a_status_that_is_not_a_state_word_is_refused_whatever_its_type() {
+        for status in [
+            s("done"),
+            s(""),
+            Node::Bool(true),
+            Node::Int("1".into()),
+            Node::Float(1.0),
+            Node::Bytes,
+            Node::Seq(vec![s("completed")]),
+            map(&[("completed", Node::Bool(true))]),
+        ] {
+            let err = status_entry(&[("id", s("A")), ("status", status.clone())]).err();
+            assert!(err.is_some_and(|e| e.contains("\"A\"")), "{status:?}");
+        }
+    }
+
+    #[test]
+    fn an_unusable_item_is_skipped_before_its_status_is_read() {
+        assert_eq!(status_entry(&[("status", s("done"))]), Ok(None));
+        let root = Node::Seq(vec![s("x"), map(&[("id", s(" ")), ("status", s("?"))])]);
+        assert_eq!(to_status_list(&root), Ok(FeatureList::default()));
+    }
+
+    #[test]
+    fn notes_are_scalar_text_and_anything_else_is_empty() {
+        let notes =
+            |v: Node| status_entry(&[("id", s("A")), ("notes", v)]).map(|e| e.map(|e| e.notes));
+        assert_eq!(notes(s("n")), Ok(Some("n".to_string())));
+        assert_eq!(notes(Node::Int("3".into())), Ok(Some("3".to_string())));
+        assert_eq!(notes(Node::Seq(vec![s("n")])), Ok(Some(String::new())));
+    }
+
+    #[test]
+    fn the_contract_comes_only_from_a_top_level_mapping() {
+        let root = map(&[
+            ("goal", s("g")),
+            (
+                "acceptance",
+                Node::Seq(vec![s("a"), Node::Null, Node::Int("2".into())]),
+            ),
+            ("forbidden", s("not a list")),
+            ("features", Node::Seq(vec![])),
+        ]);
+        let contract = to_status_list(&root).map(|l| l.contract);
+        assert_eq!(
+            contract,
+            Ok(Contract {
+                goal: "g".into(),
+                acceptance: vec!["a".into(), "2".into()],
+                forbidden: vec![],
+            })
+        );
+        assert_eq!(
+            to_status_list(&Node::Seq(vec![])),
+            Ok(FeatureList::default())
+        );
+        // The passes schema never reads a contract.
+        assert_eq!(
+            to_feature_list(&root).map(|l| l.contract),
+            Ok(Contract::default())
+        );
     }
 
     #[test]

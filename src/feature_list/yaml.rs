@@ -9,6 +9,12 @@
 //! Rendering is hand-written rather than serde-saphyr's serializer so that the bytes do not
 //! depend on a dependency's quoting heuristics: every string is double-quoted with escapes,
 //! which round-trips any text (colons, `#`, leading `-`, quotes, newlines, control chars).
+//!
+//! Under the passes schema the document is a sequence of entry mappings, each ending in a
+//! bare `passes: true|false` (followed by `blocked: true` on the entries the harness has
+//! blocked). Under the status schema it is one mapping, `goal`, `acceptance`, `forbidden`,
+//! `features`, whose entries end in a bare `status: <state word>` and a quoted `notes`;
+//! the state word is bare, like `passes`, so that it can be edited literally.
 
 use std::fmt::Write as _;
 
@@ -16,7 +22,7 @@ use serde_saphyr::options::{AliasLimits, DuplicateKeyPolicy, NonFiniteFloatPolic
 use serde_saphyr::{Budget, Options};
 
 use super::tree::{self, Node};
-use super::{Entry, FeatureList, ParseError};
+use super::{Contract, Entry, FeatureList, ListSchema, ParseError, RenderOptions};
 
 /// Deepest collection nesting accepted; a feature list needs four levels.
 pub(crate) const MAX_DEPTH: usize = 64;
@@ -55,9 +61,18 @@ fn options() -> Options {
 
 /// Parses a YAML feature list (a sequence of entries, or a mapping with a `features` sequence).
 pub(crate) fn parse_yaml(text: &str) -> Result<FeatureList, ParseError> {
+    parse_yaml_with(ListSchema::Passes, text)
+}
+
+/// Parses a YAML feature list under `schema` (see the module documentation).
+pub(crate) fn parse_yaml_with(schema: ListSchema, text: &str) -> Result<FeatureList, ParseError> {
     let root: Node =
         serde_saphyr::from_str_with_options(text, options()).map_err(|e| error_from(&e))?;
-    tree::to_feature_list(&root).map_err(|message| ParseError {
+    let list = match schema {
+        ListSchema::Passes => tree::to_feature_list(&root),
+        ListSchema::Status => tree::to_status_list(&root),
+    };
+    list.map_err(|message| ParseError {
         line: None,
         message,
     })
@@ -83,33 +98,106 @@ fn error_from(e: &serde_saphyr::Error) -> ParseError {
 
 /// Renders entries as a YAML sequence of mappings with every string double-quoted.
 pub(crate) fn render_yaml(entries: &[Entry]) -> String {
-    if entries.is_empty() {
-        return "[]\n".to_string();
-    }
-    let mut out = String::new();
-    for entry in entries {
-        out.push_str("- id: ");
-        push_quoted(&mut out, &entry.id);
-        out.push_str("\n  category: ");
-        push_quoted(&mut out, &entry.category);
-        out.push_str("\n  description: ");
-        push_quoted(&mut out, &entry.description);
-        if entry.steps.is_empty() {
-            out.push_str("\n  steps: []");
-        } else {
-            out.push_str("\n  steps:");
-            for step in &entry.steps {
-                out.push_str("\n    - ");
-                push_quoted(&mut out, step);
+    render_yaml_with(
+        ListSchema::Passes,
+        &Contract::default(),
+        entries,
+        &RenderOptions::default(),
+    )
+}
+
+/// Renders a list under `schema` with every string double-quoted (see the module docs).
+pub(crate) fn render_yaml_with(
+    schema: ListSchema,
+    contract: &Contract,
+    entries: &[Entry],
+    options: &RenderOptions<'_>,
+) -> String {
+    match schema {
+        ListSchema::Passes => {
+            if entries.is_empty() {
+                return "[]\n".to_string();
             }
+            let mut out = String::new();
+            for entry in entries {
+                push_common_fields(&mut out, "", entry);
+                out.push_str(if entry.passes {
+                    "\n  passes: true\n"
+                } else {
+                    "\n  passes: false\n"
+                });
+                if options.is_blocked(entry) {
+                    out.push_str("  blocked: true\n");
+                }
+            }
+            out
         }
-        out.push_str(if entry.passes {
-            "\n  passes: true\n"
-        } else {
-            "\n  passes: false\n"
-        });
+        ListSchema::Status => {
+            let mut out = "goal: ".to_string();
+            push_quoted(&mut out, &contract.goal);
+            out.push('\n');
+            push_text_list(&mut out, "acceptance", &contract.acceptance);
+            push_text_list(&mut out, "forbidden", &contract.forbidden);
+            if entries.is_empty() {
+                out.push_str("features: []\n");
+                return out;
+            }
+            out.push_str("features:\n");
+            for entry in entries {
+                push_common_fields(&mut out, "  ", entry);
+                out.push_str("\n    status: ");
+                out.push_str(entry.state().as_str());
+                out.push_str("\n    notes: ");
+                push_quoted(&mut out, &entry.notes);
+                out.push('\n');
+            }
+            out
+        }
     }
-    out
+}
+
+/// Appends `- id:` through `steps` of one entry at `indent`, without a final newline.
+fn push_common_fields(out: &mut String, indent: &str, entry: &Entry) {
+    out.push_str(indent);
+    out.push_str("- id: ");
+    push_quoted(out, &entry.id);
+    let field = |out: &mut String, key: &str| {
+        out.push('\n');
+        out.push_str(indent);
+        out.push_str("  ");
+        out.push_str(key);
+        out.push(':');
+    };
+    field(out, "category");
+    out.push(' ');
+    push_quoted(out, &entry.category);
+    field(out, "description");
+    out.push(' ');
+    push_quoted(out, &entry.description);
+    field(out, "steps");
+    if entry.steps.is_empty() {
+        out.push_str(" []");
+    }
+    for step in &entry.steps {
+        out.push('\n');
+        out.push_str(indent);
+        out.push_str("    - ");
+        push_quoted(out, step);
+    }
+}
+
+/// Appends a top-level `key:` with its items, or `key: []` when there are none.
+fn push_text_list(out: &mut String, key: &str, items: &[String]) {
+    out.push_str(key);
+    out.push(':');
+    if items.is_empty() {
+        out.push_str(" []");
+    }
+    for item in items {
+        out.push_str("\n  - ");
+        push_quoted(out, item);
+    }
+    out.push('\n');
 }
 
 /// Appends `s` as a YAML double-quoted scalar that parses back to exactly `s`.
@@ -146,8 +234,8 @@ fn push_quoted(out: &mut String, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::feature_list::ListFormat;
     use crate::feature_list::fuzz_support::{self as fz, fuzz_config};
+    use crate::feature_list::{ListFormat, Status};
     use proptest::prelude::*;
     use std::time::{Duration, Instant};
 
@@ -162,6 +250,8 @@ mod tests {
             description: description.into(),
             steps: steps.iter().map(|s| s.to_string()).collect(),
             passes,
+            status: None,
+            notes: String::new(),
         }
     }
 
@@ -348,6 +438,107 @@ mod tests {
         );
     }
 
+    fn status_yaml(text: &str) -> Result<FeatureList, ParseError> {
+        parse_yaml_with(ListSchema::Status, text)
+    }
+
+    #[test]
+    fn a_status_list_renders_as_one_mapping_with_bare_state_words() {
+        let mut first = entry("F1", "a: b", &["x"], false);
+        first.set_state(Status::Blocked);
+        first.notes = "tried\ntwice".into();
+        let mut second = entry("F2", "", &[], false);
+        second.set_state(Status::Completed);
+        let contract = Contract {
+            goal: "g # not a comment".into(),
+            acceptance: vec![],
+            forbidden: vec!["x".into(), "y".into()],
+        };
+        let entries = vec![first, second];
+        let text = render_yaml_with(
+            ListSchema::Status,
+            &contract,
+            &entries,
+            &RenderOptions::default(),
+        );
+        let want = "goal: \"g # not a comment\"\nacceptance: []\nforbidden:\n  - \"x\"\n  - \"y\"\nfeatures:\n  - id: \"F1\"\n    category: \"core\"\n    description: \"a: b\"\n    steps:\n      - \"x\"\n    status: blocked\n    notes: \"tried\\ntwice\"\n  - id: \"F2\"\n    category: \"core\"\n    description: \"\"\n    steps: []\n    status: completed\n    notes: \"\"\n";
+        assert_eq!(text, want);
+        let parsed = status_yaml(&text);
+        assert_eq!(parsed.as_ref().map(|l| &l.contract), Ok(&contract));
+        assert_eq!(parsed.map(|l| l.entries), Ok(entries));
+    }
+
+    #[test]
+    fn an_empty_status_list_still_writes_the_contract_keys() {
+        let text = render_yaml_with(
+            ListSchema::Status,
+            &Contract::default(),
+            &[],
+            &RenderOptions::default(),
+        );
+        assert_eq!(
+            text,
+            "goal: \"\"\nacceptance: []\nforbidden: []\nfeatures: []\n"
+        );
+        assert_eq!(status_yaml(&text), Ok(FeatureList::default()));
+    }
+
+    #[test]
+    fn the_status_schema_reads_the_contract_states_and_notes_from_yaml() {
+        let text = "goal: A store\nacceptance:\n- checks pass\nforbidden: [edit tests]\nfeatures:\n- {id: K1, status: completed, notes: done}\n- id: K2\n  status: In_Progress\n- id: K3\n  status:\n- id: K4\n";
+        let list = status_yaml(text).unwrap_or_default();
+        assert_eq!(list.contract.goal, "A store");
+        assert_eq!(list.contract.acceptance, ["checks pass"]);
+        assert_eq!(list.contract.forbidden, ["edit tests"]);
+        let states: Vec<Status> = list.entries.iter().map(Entry::state).collect();
+        assert_eq!(
+            states,
+            [
+                Status::Completed,
+                Status::InProgress,
+                Status::Pending,
+                Status::Pending
+            ]
+        );
+        assert_eq!(
+            list.get("K1").map(|e| (e.passes, e.notes.as_str())),
+            Some((true, "done"))
+        );
+    }
+
+    #[test]
+    fn an_unknown_status_makes_a_yaml_list_unparseable() {
+        for status in [
+            "done",
+            "yes",
+            "true",
+            "'in progress'",
+            "3",
+            "[completed]",
+            "{a: b}",
+        ] {
+            let text = format!("features:\n  - id: K1\n  - id: K2\n    status: {status}\n");
+            let message = status_yaml(&text)
+                .err()
+                .map(|e| e.message)
+                .unwrap_or_default();
+            assert!(
+                message.contains("\"K2\"") && message.contains("status"),
+                "{status}: {message}"
+            );
+        }
+    }
+
+    #[test]
+    fn contract_keys_of_the_wrong_type_are_empty_not_errors() {
+        let text = "goal: [a, b]\nacceptance: one line\nforbidden: {k: v}\nfeatures: []\n";
+        assert_eq!(status_yaml(text), Ok(FeatureList::default()));
+        let text = "goal: 42\nacceptance: [1, true, null, [x]]\nfeatures: []\n";
+        let contract = status_yaml(text).map(|l| l.contract).unwrap_or_default();
+        assert_eq!(contract.goal, "42");
+        assert_eq!(contract.acceptance, ["1", "true"]);
+    }
+
     fn block_nesting() -> impl Strategy<Value = String> {
         // Past MAX_DEPTH the budget stops the parse, so deeper ladders add only generation cost.
         (1..80usize, fz::fragment()).prop_map(|(n, tail)| {
@@ -398,6 +589,28 @@ mod tests {
         #[test]
         fn the_yaml_parser_never_panics(text in yaml_input()) {
             let _ = parse_yaml(&text);
+        }
+    }
+
+    fn yaml_status_input() -> impl Strategy<Value = String> {
+        prop_oneof![
+            2 => ".*",
+            4 => fz::mutated(fz::rendered_status(ListFormat::Yaml)),
+            3 => fz::status_document_value().prop_map(|v| fz::yaml_block(&v)),
+            1 => fz::status_document_value().prop_map(|v| v.to_string()),
+            2 => fz::mutated(fz::status_document_value().prop_map(|v| fz::yaml_block(&v))),
+            1 => fz::status_fragment_soup(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(fuzz_config())]
+
+        #[test]
+        fn the_yaml_status_parser_never_panics(text in yaml_status_input()) {
+            if let Ok(list) = status_yaml(&text) {
+                prop_assert!(fz::status_invariants_hold(&list), "{list:?}");
+            }
         }
     }
 }

@@ -404,6 +404,8 @@ impl Task {
                 description: f.description.clone(),
                 steps: f.steps.clone(),
                 passes: false,
+                status: None,
+                notes: String::new(),
             })
             .collect()
     }

@@ -63,6 +63,8 @@ pub fn sh_entries() -> Vec<Entry> {
             description: format!("file {n} exists"),
             steps: vec![format!("create src/f{n}.txt"), "look at it".into()],
             passes: false,
+            status: None,
+            notes: String::new(),
         })
         .collect()
 }
