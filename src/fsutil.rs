@@ -332,6 +332,64 @@ pub fn confine(root: &Path, rel: &str) -> Result<PathBuf> {
     Ok(root_real.join(clean))
 }
 
+/// Refuses `path` as a file to (re)write when it exists and is not a regular file (a
+/// symlink is judged by what it points to). Exit 2, naming the path.
+pub fn check_output_file(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => Ok(()),
+        Ok(meta) => Err(Error::BadInput(format!(
+            "'{}' is not a regular file (it is {}); refusing to replace it",
+            path.display(),
+            file_kind(meta.file_type())
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(format!("cannot read '{}'", path.display()), e)),
+    }
+}
+
+/// What a file type is, in words, for messages.
+pub fn file_kind(t: std::fs::FileType) -> &'static str {
+    if t.is_dir() {
+        "a directory"
+    } else if std::os::unix::fs::FileTypeExt::is_char_device(&t) {
+        "a character device"
+    } else if std::os::unix::fs::FileTypeExt::is_block_device(&t) {
+        "a block device"
+    } else if std::os::unix::fs::FileTypeExt::is_fifo(&t) {
+        "a FIFO"
+    } else if std::os::unix::fs::FileTypeExt::is_socket(&t) {
+        "a socket"
+    } else if t.is_file() {
+        "a regular file"
+    } else {
+        "not a file"
+    }
+}
+
+/// Writes `bytes` to a temporary file beside `path`, syncs it, and renames it over
+/// `path`, so that readers see the old or the new content, never half of it. The file
+/// gets the mode any new file gets (0666 less the umask: 0644 under umask 022), not a
+/// temporary file's private 0600: results are meant to be read by others. An existing
+/// `path` that is not a regular file (a device such as /dev/null, a FIFO, a directory)
+/// is refused: the rename would replace it.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    check_output_file(path)?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    // The kernel takes the umask (or the directory's default ACL) off the mode at
+    // creation, as for any `File::create`, so it need not be read here.
+    let mut tmp = tempfile::Builder::new()
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+        .io_context(|| format!("cannot create a temporary file in '{}'", dir.display()))?;
+    std::io::Write::write_all(&mut tmp, bytes)
+        .and_then(|()| tmp.as_file().sync_all())
+        .io_context(|| format!("cannot write '{}'", path.display()))?;
+    tmp.persist(path)
+        .map_err(|e| Error::io(format!("cannot replace '{}'", path.display()), e.error))?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,6 +16,7 @@ use crate::runner::{Event, EventKind, EventSink};
 mod lock;
 mod output;
 
+pub use crate::fsutil::write_atomic;
 pub use lock::{LOCK_FILE, RunLock};
 pub use output::{check_output_dir, check_output_file, claim_new_run_dir};
 
@@ -165,30 +166,6 @@ pub fn host_name() -> String {
         .ok()
         .and_then(|h| h.into_string().ok())
         .unwrap_or_else(|| "unknown".into())
-}
-
-/// Writes `bytes` to a temporary file beside `path`, syncs it, and renames it over
-/// `path`, so that readers see the old or the new content, never half of it. The file
-/// gets the mode any new file gets (0666 less the umask: 0644 under umask 022), not a
-/// temporary file's private 0600: results are meant to be read by others. An existing
-/// `path` that is not a regular file (a device such as /dev/null, a FIFO, a directory)
-/// is refused: the rename would replace it.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    check_output_file(path)?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    // The kernel takes the umask (or the directory's default ACL) off the mode at
-    // creation, as for any `File::create`, so it need not be read here.
-    let mut tmp = tempfile::Builder::new()
-        .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)
-        .io_context(|| format!("cannot create a temporary file in '{}'", dir.display()))?;
-    tmp.write_all(bytes)
-        .and_then(|()| tmp.as_file().sync_all())
-        .io_context(|| format!("cannot write '{}'", path.display()))?;
-    tmp.persist(path)
-        .map_err(|e| Error::io(format!("cannot replace '{}'", path.display()), e.error))?;
-    Ok(())
 }
 
 /// Appends one JSON record per line, flushed and fsync'd before `append` returns.

@@ -1,6 +1,6 @@
 //! `loopbench compare BASE_RUN NEW_RUN --metric M`: the regression gate for CI.
 
-use crate::cli::CompareArgs;
+use super::args::CompareArgs;
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::report::Metric;

@@ -1,8 +1,8 @@
 //! `loopbench import claude-code|stream-json INPUT... [--root DIR] [--out FILE]`: converts
 //! Claude Code transcripts into a trace, on stdout or into a file.
 
+use super::args::{ImportArgs, ImportCommand};
 use crate::agent::trace::Trace;
-use crate::cli::{ImportArgs, ImportCommand};
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
 use crate::import::{Imported, claude_code, stream_json};
@@ -44,7 +44,7 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
     Ok(exit_code::OK)
 }
 
-fn root(files: &crate::cli::ImportFiles) -> Option<String> {
+fn root(files: &super::args::ImportFiles) -> Option<String> {
     files
         .root
         .as_ref()

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::cli::MergeArgs;
+use super::args::MergeArgs;
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::record::{SessionRecord, TrialRecord};

@@ -1,5 +1,6 @@
 //! One module per subcommand: each turns arguments into engine calls and reporters.
 
+pub mod args;
 pub mod compare;
 mod drive;
 pub mod import;

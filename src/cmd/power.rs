@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::cli::PowerArgs;
+use super::args::PowerArgs;
 use crate::error::Result;
 use crate::exit_code;
 use crate::report::summary::stats_error;

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::args::ReplayArgs;
 use super::drive::{DriveOptions, drive};
 use crate::agent::trace::Trace;
-use crate::cli::ReplayArgs;
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
 use crate::feature_list::ListFormat;

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::cli::{ReportArgs, ReportFormat};
+use super::args::{ReportArgs, ReportFormat};
 use crate::error::{IoContext, Result};
 use crate::exit_code;
 use crate::report::write_summary;

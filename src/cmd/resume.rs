@@ -8,9 +8,9 @@ use std::path::Path;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::args::ResumeArgs;
 use super::run::select_arms;
 use crate::agent::command;
-use crate::cli::ResumeArgs;
 use crate::error::{Error, Result};
 use crate::record::{SessionRecord, TrialRecord};
 use crate::runner::{Plan, Shard};

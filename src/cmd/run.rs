@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::args::RunArgs;
 use super::drive::{DriveOptions, drive};
 use crate::agent::command;
-use crate::cli::RunArgs;
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::report::{Summary, underpowered};

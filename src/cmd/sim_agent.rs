@@ -19,10 +19,10 @@ use std::str::FromStr;
 
 use serde_json::json;
 
+use super::args::SimAgentArgs;
 use crate::agent::Outcome;
 use crate::agent::sim::{Profile, SimAgent, SimMemory};
 use crate::agent::{Agent, SessionContext, SessionKind};
-use crate::cli::SimAgentArgs;
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
 use crate::store::write_atomic;

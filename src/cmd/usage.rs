@@ -2,8 +2,8 @@
 //! captured output, as the JSON object an agent wrapper writes to
 //! `$LOOPBENCH_USAGE_FILE` ([`crate::agent::command::cli_usage`]).
 
+use super::args::UsageArgs;
 use crate::agent::command::cli_usage;
-use crate::cli::UsageArgs;
 use crate::error::{Error, Result};
 use crate::exit_code;
 

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::cli::ValidateArgs;
+use super::args::ValidateArgs;
 use crate::error::{IoContext, Result};
 use crate::exit_code;
 use crate::suite::Suite;

@@ -2,7 +2,7 @@
 
 use std::time::SystemTime;
 
-use crate::cli::WeeklyArgs;
+use super::args::WeeklyArgs;
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::report::compare::Rule;

@@ -7,9 +7,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::{Error, Result};
-use crate::feature_list::{self, Entry, ListFormat};
+use crate::feature_list::{self, Contract, Entry, ListFormat, ListSchema, RenderOptions};
+use crate::fsutil::write_atomic;
 use crate::observe::{Check, ListState, Observation};
-use crate::store::write_atomic;
 use crate::suite::Task;
 use crate::workspace::{Workspace, git};
 
@@ -57,10 +57,7 @@ impl Gate {
         for e in &mut entries {
             e.passes = after.verified.get(&e.id) == Some(&Check::Pass);
         }
-        let text = match self.render(format, &entries) {
-            Ok(text) => text,
-            Err(e) => return (after.list.clone(), Some(format!("gate: {e}"))),
-        };
+        let text = self.render(format, &entries);
         let note = self
             .write_and_commit(ws, format, &text)
             .err()
@@ -125,61 +122,15 @@ impl Gate {
 
     /// Renders the list; blocked entries carry `"blocked": true` (JSON, YAML) or a
     /// trailing `(blocked)` (Markdown), extra fields that every parser tolerates.
-    fn render(&self, format: ListFormat, entries: &[Entry]) -> Result<String> {
-        let text = feature_list::render(format, entries);
-        if self.blocked.is_empty() {
-            return Ok(text);
-        }
-        Ok(match format {
-            ListFormat::Markdown => {
-                let marked: Vec<Entry> = entries
-                    .iter()
-                    .map(|e| {
-                        let mut e = e.clone();
-                        if self.blocked.contains(&e.id) && !e.description.ends_with("(blocked)") {
-                            e.description = format!("{} (blocked)", e.description.trim_end());
-                        }
-                        e
-                    })
-                    .collect();
-                feature_list::render(format, &marked)
-            }
-            ListFormat::Yaml => yaml_with_blocked(&text, entries, &self.blocked),
-            ListFormat::Json => {
-                let mut value: serde_json::Value = serde_json::from_str(&text)
-                    .map_err(|e| Error::Tool(format!("cannot re-read the rendered list: {e}")))?;
-                for item in value.as_array_mut().into_iter().flatten() {
-                    let is_blocked = item
-                        .get("id")
-                        .and_then(|v| v.as_str())
-                        .is_some_and(|id| self.blocked.contains(id));
-                    if is_blocked && let Some(obj) = item.as_object_mut() {
-                        obj.insert("blocked".into(), serde_json::Value::Bool(true));
-                    }
-                }
-                let mut s = serde_json::to_string_pretty(&value)
-                    .map_err(|e| Error::Tool(format!("cannot render the list: {e}")))?;
-                s.push('\n');
-                s
-            }
-        })
+    fn render(&self, format: ListFormat, entries: &[Entry]) -> String {
+        feature_list::render_with(
+            format,
+            ListSchema::Passes,
+            &Contract::default(),
+            entries,
+            &RenderOptions {
+                blocked: &self.blocked,
+            },
+        )
     }
-}
-
-/// The YAML rendering with `blocked: true` after the `passes:` line of blocked entries.
-fn yaml_with_blocked(text: &str, entries: &[Entry], blocked: &BTreeSet<String>) -> String {
-    let mut out = String::new();
-    let mut index = 0usize;
-    for line in text.lines() {
-        out.push_str(line);
-        out.push('\n');
-        if line.trim_start().starts_with("passes:") {
-            if entries.get(index).is_some_and(|e| blocked.contains(&e.id)) {
-                let indent = &line[..line.len() - line.trim_start().len()];
-                out.push_str(&format!("{indent}blocked: true\n"));
-            }
-            index += 1;
-        }
-    }
-    out
 }

@@ -2,28 +2,13 @@
 //! file (or a directory, for `--out DIR`) or not exist yet, so that no command replaces
 //! a device, a FIFO or a socket; and a new run goes only into a new or empty directory.
 
-use std::fs::FileType;
-use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 use super::lock::{LOCK_FILE, RunLock, busy};
 use super::{MANIFEST, SESSIONS_JSONL, TRIALS_JSONL};
 use crate::error::{Error, IoContext, Result};
 
-/// Refuses `path` as a file to (re)write when it exists and is not a regular file (a
-/// symlink is judged by what it points to). Exit 2, naming the path.
-pub fn check_output_file(path: &Path) -> Result<()> {
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() => Ok(()),
-        Ok(meta) => Err(Error::BadInput(format!(
-            "'{}' is not a regular file (it is {}); refusing to replace it",
-            path.display(),
-            kind(meta.file_type())
-        ))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io(format!("cannot read '{}'", path.display()), e)),
-    }
-}
+pub use crate::fsutil::check_output_file;
 
 /// Refuses `dir` as an output directory when it exists and is not a directory. Exit 2,
 /// naming the path.
@@ -33,7 +18,7 @@ pub fn check_output_dir(dir: &Path) -> Result<()> {
         Ok(meta) => Err(Error::BadInput(format!(
             "'{}' is not a directory (it is {}); give --out a new or empty directory",
             dir.display(),
-            kind(meta.file_type())
+            crate::fsutil::file_kind(meta.file_type())
         ))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(Error::io(format!("cannot read '{}'", dir.display()), e)),
@@ -97,25 +82,6 @@ fn refuse_unless_empty(dir: &Path) -> Result<()> {
          write results into it: choose a new or empty directory for --out",
         dir.display()
     )))
-}
-
-/// What a file type is, for a refusal message.
-fn kind(t: FileType) -> &'static str {
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_file() {
-        "a regular file"
-    } else {
-        "not a file"
-    }
 }
 
 #[cfg(test)]

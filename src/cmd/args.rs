@@ -1,0 +1,298 @@
+//! The arguments of every subcommand, as clap parses them: the commands read them, the
+//! command line (`cli`) only lists the subcommands.
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+
+use crate::feature_list::ListFormat;
+use crate::runner::Shard;
+
+/// Arguments of the internal `loopbench supervise`.
+#[derive(Debug, clap::Args)]
+pub struct SuperviseArgs {
+    /// Where the agent's wait status is written.
+    #[arg(long)]
+    pub status: PathBuf,
+    /// The agent program and its arguments.
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<String>,
+}
+
+/// What `loopbench report` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// summary.md
+    Md,
+    /// summary.csv
+    Csv,
+    /// summary.json
+    Json,
+}
+
+/// Arguments of `loopbench report`.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The results directory (needs sessions.csv and trials.csv; manifest.json optional).
+    pub run_dir: PathBuf,
+    /// Arm the others are compared with [default: the manifest's baseline, else the
+    /// first arm].
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// Which summary file to print.
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: ReportFormat,
+    /// Confidence level of every interval.
+    #[arg(long, default_value_t = crate::report::DEFAULT_CONFIDENCE)]
+    pub confidence: f64,
+}
+
+/// Arguments of `loopbench compare`.
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// The reference run's results directory.
+    pub base_run: PathBuf,
+    /// The run under judgement.
+    pub new_run: PathBuf,
+    /// Metric to judge (repeatable), e.g. premature_done.
+    #[arg(long = "metric", required = true)]
+    pub metrics: Vec<String>,
+    /// Largest change in the worse direction that is tolerated, as a rate (0.02 = two
+    /// points).
+    #[arg(long, default_value_t = 0.0)]
+    pub max_increase: f64,
+    /// Significance level of the one-sided Fisher exact test.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+}
+
+/// Arguments of `loopbench weekly`.
+#[derive(Debug, clap::Args)]
+pub struct WeeklyArgs {
+    /// Directory searched recursively for runs (directories holding manifest.json).
+    pub results_root: PathBuf,
+    /// Only runs started within this span before now, e.g. 7d, 12weeks.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub since: Option<std::time::Duration>,
+    /// Where weekly.csv, weekly.md and plots/ go [default: RESULTS_ROOT/weekly].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Week-over-week change in the worse direction that is tolerated.
+    #[arg(long, default_value_t = 0.0)]
+    pub max_increase: f64,
+    /// Significance level of the week-over-week one-sided Fisher test.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Confidence level of the weekly intervals.
+    #[arg(long, default_value_t = crate::report::DEFAULT_CONFIDENCE)]
+    pub confidence: f64,
+}
+
+/// Arguments of `loopbench power`.
+#[derive(Debug, clap::Args)]
+pub struct PowerArgs {
+    /// One rate, e.g. the baseline's.
+    #[arg(long)]
+    pub p1: f64,
+    /// The other rate.
+    #[arg(long)]
+    pub p2: f64,
+    /// Two-sided significance level.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Power wanted.
+    #[arg(long, default_value_t = 0.8)]
+    pub power: f64,
+    /// Also size a group-sequential design, which may stop at an early look.
+    ///
+    /// The arms are compared at --looks equally spaced looks against Lan-DeMets
+    /// O'Brien-Fleming-type boundaries (same alpha and power), and the comparison stops at
+    /// the first look whose |z| reaches its boundary. Printed after the fixed design's
+    /// sessions per arm: the sequential design's maximum sessions per arm (reached only if
+    /// no look stops it), the sessions per arm and boundary of each look, and the expected
+    /// sessions per arm at stopping when the rates are p1 vs p2 and when the arms do not
+    /// differ, computed by numerical integration over the boundaries (normal theory, not
+    /// simulation).
+    #[arg(long)]
+    pub sequential: bool,
+    /// Number of looks of the sequential design, the last at the maximum (1 to 50)
+    /// [default: 5].
+    #[arg(long, requires = "sequential")]
+    pub looks: Option<usize>,
+}
+
+/// Arguments of `loopbench run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The suite directory (holding suite.toml).
+    pub suite: PathBuf,
+    /// Only these arms, comma-separated.
+    #[arg(long)]
+    pub arms: Option<String>,
+    /// Trials per (arm, task), overriding the suite.
+    #[arg(long)]
+    pub replicates: Option<u32>,
+    /// Suite seed, overriding the suite.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Trials at once [default: min(4, cores)].
+    #[arg(long, value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
+    /// Results directory [default: results/<suite>/<run-id>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// No progress display.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Run only slice I of N of the trial plan (1-based), for batch engines.
+    #[arg(long, value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+}
+
+fn parse_shard(s: &str) -> std::result::Result<Shard, String> {
+    s.parse()
+}
+
+/// Arguments of `loopbench resume`.
+#[derive(Debug, clap::Args)]
+pub struct ResumeArgs {
+    /// The results directory of the interrupted run.
+    pub run_dir: PathBuf,
+    /// Trials at once [default: min(4, cores)].
+    #[arg(long, value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
+    /// No progress display.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Arguments of `loopbench merge`.
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// Results directories of the shards.
+    #[arg(required = true)]
+    pub run_dirs: Vec<PathBuf>,
+    /// Where the merged run goes (must not hold results).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Arguments of `loopbench validate`.
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// The suite directory (holding suite.toml).
+    pub suite: PathBuf,
+}
+
+/// Arguments of `loopbench replay`.
+///
+/// Each directory is one arm (its `*.jsonl` traces, one trial each, in file-name order);
+/// trace files given directly form one more arm together.
+#[derive(Debug, clap::Args)]
+pub struct ReplayArgs {
+    /// Traces (JSONL, one action per line) or directories of traces.
+    #[arg(required = true, value_name = "TRACE|DIR")]
+    pub inputs: Vec<PathBuf>,
+    /// The task directory the traces ran against (holding task.toml).
+    #[arg(long)]
+    pub task: PathBuf,
+    /// Feature-list format the trials start with: once for every arm, or once per arm.
+    #[arg(long, value_parser = parse_format, required = true)]
+    pub format: Vec<ListFormat>,
+    /// Arm names: once (every input is one arm) or once per input, in order
+    /// [default: a directory's name; `replay` for trace files].
+    #[arg(long)]
+    pub arm: Vec<String>,
+    /// Results directory [default: results/replay/<run-id>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Keep the work directory of a single-trace replay and print where it is.
+    #[arg(long)]
+    pub keep_work: bool,
+    /// Run the traces' `run` actions and the verify commands on the host (without
+    /// network where the machine allows) when no bubblewrap sandbox can be made here;
+    /// recorded in the manifest. Without it, traces with `run` actions are refused
+    /// where bwrap does not work.
+    #[arg(long)]
+    pub unsandboxed: bool,
+    /// Trials at once [default: min(4, cores)].
+    #[arg(long, value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
+    /// No progress bars.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Arguments of `loopbench import`.
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// The transcript form.
+    #[command(subcommand)]
+    pub command: ImportCommand,
+}
+
+/// The transcript forms `loopbench import` reads.
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// Claude Code session files (~/.claude/projects/<project>/<sessionId>.jsonl); a
+    /// directory means every *.jsonl under it. Sessions are ordered by time.
+    ClaudeCode(ImportFiles),
+    /// Captured stdout of `claude -p --output-format stream-json --verbose`, one file per
+    /// session in the order given; a directory means its session-<n>.stdout files (a
+    /// trial's capture directory, RUN_DIR/agents/<trial_id>).
+    StreamJson(ImportFiles),
+}
+
+/// Inputs and output of an import.
+#[derive(Debug, clap::Args)]
+pub struct ImportFiles {
+    /// Transcript files or directories.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// The recording machine's project directory that absolute paths are made relative
+    /// to [default: the transcript's cwd].
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+    /// Write the trace here instead of stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// Arguments of `loopbench usage`.
+#[derive(Debug, clap::Args)]
+pub struct UsageArgs {
+    /// The CLI whose output it is.
+    #[arg(value_enum)]
+    pub format: crate::agent::command::cli_usage::CliFormat,
+    /// The captured stdout (aider: stdout and stderr).
+    pub capture: PathBuf,
+}
+
+/// Arguments of `loopbench sim-agent`.
+#[derive(Debug, clap::Args)]
+pub struct SimAgentArgs {
+    /// The suite whose arm and task the session belongs to (settings and gold files).
+    #[arg(long)]
+    pub suite: PathBuf,
+    /// The arm whose settings to follow [default: $LOOPBENCH_ARM].
+    #[arg(long)]
+    pub arm: Option<String>,
+    /// The sim behaviour profile.
+    #[arg(long, default_value = "calibrated")]
+    pub profile: String,
+}
+
+fn parse_format(s: &str) -> std::result::Result<ListFormat, String> {
+    s.parse()
+}
+
+/// `--jobs N`: a whole number of at least 1 (0 jobs would run nothing).
+fn parse_jobs(text: &str) -> std::result::Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!(
+            "expected a whole number of at least 1, got '{text}'"
+        )),
+    }
+}
