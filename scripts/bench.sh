@@ -5,6 +5,9 @@
 #                                      per-session work; prints harness/bare ratios
 #   scripts/bench.sh report [ROWS]     time `loopbench report` on a generated sessions.csv
 #                                      of ROWS rows (default 1000000), release build
+#   scripts/bench.sh replay [TRACES]   replay a directory of TRACES generated traces
+#                                      (default 500) at --jobs 1 and --jobs 2; prints the
+#                                      speed-up and checks that the tables are identical
 #   scripts/bench.sh sandbox [SUITE]   the suite with verify commands under bubblewrap
 #                                      (verify_sandbox = "bwrap") against without, in one
 #                                      invocation; prints the ratio and checks that the
@@ -163,12 +166,64 @@ bench_sandbox() {
     echo "sessions.csv identical: $same"
 }
 
+# A task of three features checked by POSIX sh, in DIR/task.
+make_sh_task() {
+    local dir="$1/task"
+    mkdir -p "$dir/repo/src" "$dir/repo/tests" "$dir/oracle/tests"
+    echo "source goes here" >"$dir/repo/src/README"
+    {
+        echo 'name = "shtask"'
+        echo 'goal = "three files"'
+        echo "tests = { glob = \"tests/**/*.sh\", count_pattern = '^# test' }"
+    } >"$dir/task.toml"
+    for n in 1 2 3; do
+        printf '# test: f%s exists\ntest -f src/f%s.txt\n' "$n" "$n" >"$dir/repo/tests/check_F$n.sh"
+        cp "$dir/repo/tests/check_F$n.sh" "$dir/oracle/tests/"
+        printf '\n[[feature]]\nid = "F%s"\ndescription = "file %s exists"\nverify = "sh tests/check_F%s.sh"\n' \
+            "$n" "$n" "$n" >>"$dir/task.toml"
+    done
+}
+
+bench_replay() {
+    local count="${1:-500}"
+    (cd "$root" && cargo build --release --quiet)
+    local bin="$root/target/release/loopbench" dir
+    dir="$(mktemp -d)"
+    trap 'rm -rf "$dir"' RETURN
+    make_sh_task "$dir"
+    mkdir -p "$dir/traces"
+    local i
+    for i in $(seq 0 $((count - 1))); do
+        printf '%s\n' \
+            '{"op":"session","n":1}' \
+            "{\"op\":\"write\",\"path\":\"src/f$((i % 3 + 1)).txt\",\"content\":\"x\"}" \
+            '{"op":"run","cmd":"git add -A && git commit -qm s1"}' \
+            '{"op":"end","status":"completed"}' \
+            '{"op":"session","n":2}' \
+            "{\"op\":\"write\",\"path\":\"PROGRESS.md\",\"content\":\"trace $i\"}" \
+            '{"op":"end","status":"completed"}' >"$dir/traces/t$(printf '%04d' "$i").jsonl"
+    done
+    echo "== replay: $count traces of two sessions each (release)"
+    local t1 t2
+    t1=$(seconds "$bin" replay "$dir/traces" --task "$dir/task" --format json --quiet --jobs 1 --out "$dir/jobs1")
+    t2=$(seconds "$bin" replay "$dir/traces" --task "$dir/task" --format json --quiet --jobs 2 --out "$dir/jobs2")
+    local same=yes f
+    for f in sessions.csv trials.csv summary.csv summary.json summary.md; do
+        cmp -s "$dir/jobs1/$f" "$dir/jobs2/$f" || same=NO
+    done
+    echo "replay --jobs 1: ${t1}s"
+    echo "replay --jobs 2: ${t2}s"
+    awk -v a="$t1" -v b="$t2" 'BEGIN { printf "speed-up jobs 2 / jobs 1: %.2fx\n", a / b }'
+    echo "tables identical at jobs 1 and 2: $same"
+}
+
 case "${1:-}" in
 run) shift; bench_run "$@" ;;
 report) shift; bench_report "$@" ;;
 sandbox) shift; bench_sandbox "$@" ;;
+replay) shift; bench_replay "$@" ;;
 *)
-    echo "usage: $0 run [SUITE] | report [ROWS] | sandbox [SUITE]" >&2
+    echo "usage: $0 run [SUITE] | report [ROWS] | replay [TRACES] | sandbox [SUITE]" >&2
     exit 2
     ;;
 esac

@@ -521,13 +521,6 @@ impl Suite {
             .iter()
             .flat_map(|t| t.warnings().iter().map(String::as_str))
     }
-
-    /// Whether every arm runs on the simulated agent.
-    pub fn all_simulated(&self) -> bool {
-        self.arms
-            .iter()
-            .all(|a| matches!(self.agent_of(a), AgentDriver::Sim { .. }))
-    }
 }
 
 fn agent_driver(
