@@ -1,6 +1,6 @@
 //! loopbench: a batch A/B harness for long-running coding-agent loops. It runs or
 //! replays multi-session trials, observes what every session did to the repository and
-//! writes reproducible tables. See `DESIGN.md` for the contract.
+//! writes reproducible tables. See docs/architecture.md for how the parts fit.
 
 pub mod agent;
 pub mod cli;

@@ -19,7 +19,7 @@ pub struct SessionRecord {
     pub kind: SessionKind,
     /// How it ended.
     pub outcome: Outcome,
-    /// The DESIGN §8 fields.
+    /// The per-session fields of docs/metrics.md.
     #[serde(flatten)]
     pub metrics: SessionMetrics,
     /// Driver actions that could not be carried out.
@@ -44,7 +44,7 @@ pub struct TrialRecord {
     /// Which trial.
     #[serde(flatten)]
     pub key: TrialKey,
-    /// The DESIGN §8 per-trial fields.
+    /// The per-trial fields of docs/metrics.md.
     #[serde(flatten)]
     pub metrics: TrialMetrics,
     /// Sum over sessions.

@@ -1,4 +1,4 @@
-//! The results directory (DESIGN §11): the manifest, append-only JSONL records flushed
+//! The results directory: the manifest, append-only JSONL records flushed
 //! and fsync'd one at a time, and the CSV tables rebuilt from them in canonical order;
 //! the lock that keeps a second writer out, and the checks on every output path.
 

@@ -69,7 +69,7 @@ crash_rate = 0.3
 
 #[test]
 fn a_command_arm_running_sim_agent_gives_byte_identical_tables_to_the_in_process_sim() {
-    // The trial seed derives from the arm name (DESIGN §11), so the comparison is the
+    // The trial seed derives from the arm name, so the comparison is the
     // same arms run once on each driver rather than two differently named arms.
     let tmp = tempfile::tempdir().unwrap();
     let run = |agent: &str| {

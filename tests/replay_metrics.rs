@@ -1,4 +1,4 @@
-//! Every per-session and per-trial field of DESIGN §8, each triggered by a trace and
+//! Every per-session and per-trial field of docs/metrics.md, each triggered by a trace and
 //! each shown to stay 0 (or null, as defined) when nothing happened.
 
 mod common;

@@ -1,4 +1,4 @@
-//! `loopbench report` end to end on generated CSVs: the published table of DESIGN §10
+//! `loopbench report` end to end on generated CSVs: the published table of docs/metrics.md ("Published figures")
 //! against the scipy/statsmodels vectors, the files it writes, and bad input.
 
 mod common;
@@ -165,7 +165,7 @@ fn summary_json_has_one_object_per_arm_and_metric_with_every_column() {
     got.sort();
     want.sort();
     assert_eq!(got, want);
-    // Metrics in DESIGN §8 order, then features_verified; baseline first in each.
+    // Metrics in the order of the rate table, then features_verified; baseline first in each.
     let order: Vec<(String, String)> = rows
         .iter()
         .map(|r| {

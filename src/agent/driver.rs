@@ -37,7 +37,7 @@ pub struct SessionContext<'a> {
     pub session: u32,
     /// Initializer or coding.
     pub kind: SessionKind,
-    /// The environment contract of DESIGN §5, git identity included.
+    /// The session environment contract, git identity included.
     pub env: &'a [(String, OsString)],
     /// The rendered prompt (also in `LOOPBENCH_PROMPT_FILE`).
     pub prompt: &'a str,

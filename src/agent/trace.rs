@@ -1,6 +1,6 @@
-//! The trace format (DESIGN §6): JSONL, one action per line, grouped into sessions.
+//! The trace format: JSONL, one action per line, grouped into sessions.
 //!
-//! Two lines beyond DESIGN §6 serve importers of foreign transcripts (`loopbench
+//! Two lines beyond the basic trace format serve importers of foreign transcripts (`loopbench
 //! import`): `{"op":"session","n":2,"divergent":true}` marks a session whose importer
 //! had to reset a file to what the agent really saw (the transcript did not show how
 //! the file got there, e.g. a shell command changed it), and

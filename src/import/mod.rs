@@ -1,4 +1,4 @@
-//! Importers: foreign agent transcripts → loopbench traces (DESIGN §6), so that real
+//! Importers: foreign agent transcripts → loopbench traces, so that real
 //! agent runs are scored by replaying what they did to the files.
 //!
 //! Two Claude Code forms are read: its session files ([`claude_code`]) and the stdout

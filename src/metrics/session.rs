@@ -1,4 +1,4 @@
-//! Metric definitions: every per-session and per-trial figure of DESIGN §8, computed
+//! Metric definitions: every per-session and per-trial figure of docs/metrics.md, computed
 //! only from what the harness observed before and after a session — never from what the
 //! agent said about its work.
 //!
@@ -51,7 +51,7 @@ use crate::agent::Outcome;
 use crate::feature_list::FeatureList;
 use crate::observe::{Check, Observation};
 
-/// The per-session fields of DESIGN §8.
+/// The per-session fields of docs/metrics.md.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionMetrics {
     /// The list parses after the session (null: no list). See the module docs.

@@ -33,7 +33,7 @@ impl EndedBy {
     }
 }
 
-/// The per-trial fields of DESIGN §8.
+/// The per-trial fields of docs/metrics.md.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrialMetrics {
     /// Canonical features verified at the end.

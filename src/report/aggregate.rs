@@ -120,7 +120,7 @@ fn tally_columns(unit: Unit) -> Vec<(&'static str, bool)> {
     out
 }
 
-/// Id columns every file must have (DESIGN §11).
+/// Id columns every file must have.
 const SESSION_ID_COLUMNS: [&str; 7] = [
     "trial_id",
     "arm",

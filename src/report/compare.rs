@@ -1,4 +1,4 @@
-//! The regression rule of DESIGN §9 (`compare`, and week over week in `weekly`), and the
+//! The regression rule of the statistics conventions (README, Reports) (`compare`, and week over week in `weekly`), and the
 //! Markdown verdict tables of `loopbench compare`.
 
 use std::path::Path;

@@ -17,7 +17,7 @@ pub struct PowerWarning {
 /// Returns a warning when `n_per_arm` sessions per arm are fewer than
 /// [`stats::sessions_per_arm`] needs to detect a change of `min_detectable_effect`
 /// (an absolute rate difference, e.g. 0.05 for five points) from `baseline_rate`,
-/// two-sided at `alpha` with `power` (Cohen's h, DESIGN §9). The other rate is
+/// two-sided at `alpha` with `power` (Cohen's h). The other rate is
 /// `baseline_rate + min_detectable_effect`, or `baseline_rate − min_detectable_effect`
 /// when that would pass 1.
 ///

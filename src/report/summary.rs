@@ -1,5 +1,5 @@
 //! `summary.csv`, `summary.json` and `summary.md`: one row per (arm, metric) with the
-//! statistics of DESIGN §9, computed from the counts of [`super::aggregate`].
+//! statistics of the statistics conventions (README, Reports), computed from the counts of [`super::aggregate`].
 
 use std::path::Path;
 
@@ -56,7 +56,7 @@ pub const BOOTSTRAP_WIDTH_NOTE: f64 = 1.5;
 pub struct SummaryRow {
     /// Arm name.
     pub arm: String,
-    /// Metric name (DESIGN §8), or `features_verified`.
+    /// Metric name (docs/metrics.md), or `features_verified`.
     pub metric: String,
     /// Units with the event; empty for `features_verified`.
     pub k: Option<u64>,
@@ -137,7 +137,7 @@ pub struct MetricTest {
 /// Everything `summary.*` holds, plus what `summary.md` adds.
 #[derive(Debug, Clone)]
 pub struct Summary {
-    /// The rows, in canonical order: metrics in DESIGN §8 order then
+    /// The rows, in canonical order: metrics in the order of the rate table then
     /// `features_verified`; within a metric, arms in canonical order, baseline first.
     pub rows: Vec<SummaryRow>,
     /// Arms in canonical order, baseline first.

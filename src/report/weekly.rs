@@ -160,7 +160,7 @@ pub struct WeeklyRow {
 pub struct Weekly {
     /// The weeks that have runs, ascending.
     pub weeks: Vec<IsoWeek>,
-    /// Rows ordered by metric (DESIGN §8), arm name, week.
+    /// Rows ordered by metric (rate-table order), arm name, week.
     pub rows: Vec<WeeklyRow>,
     /// Runs used.
     pub runs: Vec<FoundRun>,

@@ -60,7 +60,7 @@ pub struct TrialResult {
     pub kept_work: Option<std::path::PathBuf>,
 }
 
-/// The environment contract of DESIGN §5 for one session.
+/// The session environment contract for one session.
 pub fn session_env(ws: &Workspace, key: &TrialKey, session: u32) -> Vec<(String, OsString)> {
     let mut env = crate::git::session_env(&ws.work_dir, &ws.git_config);
     env.extend([

@@ -1,5 +1,5 @@
 //! The `command` driver: each session runs an external agent CLI in the work directory,
-//! with the prompt on stdin, the environment contract of DESIGN §5, and its output
+//! with the prompt on stdin, the session environment contract, and its output
 //! captured in the run directory.
 
 use std::collections::BTreeMap;

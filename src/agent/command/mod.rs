@@ -2,7 +2,7 @@
 //! with a time limit, crash injection, retries of failed starts, usage reports, output
 //! captured up to a cap per stream, and an optional bubblewrap sandbox.
 //!
-//! The environment of a session is DESIGN §5's contract plus:
+//! The environment of a session is the session environment contract plus:
 //!
 //! | variable | meaning |
 //! | --- | --- |

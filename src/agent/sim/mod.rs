@@ -1,4 +1,4 @@
-//! The simulated agent (DESIGN §7): a seeded, in-process model of a coding agent that
+//! The simulated agent: a seeded, in-process model of a coding agent that
 //! acts only through real file edits, and writes down what it did on purpose.
 
 mod acts;
