@@ -179,3 +179,86 @@ fn a_judged_arm_without_data_for_the_metric_exits_2_naming_arm_metric_and_run() 
         )))
         .stderr(predicate::str::contains("arm 'json'").not());
 }
+
+#[test]
+fn compare_prints_json_and_junit_and_appends_a_github_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = run(tmp.path(), "base", 22);
+    let new = run(tmp.path(), "new", 44);
+    let compare = |format: &str| {
+        loopbench()
+            .arg("compare")
+            .arg(&base)
+            .arg(&new)
+            .args(["--metric", "premature_done", "--format", format])
+            .assert()
+            .code(1)
+            .get_output()
+            .stdout
+            .clone()
+    };
+    let json: serde_json::Value = serde_json::from_slice(&compare("json")).unwrap();
+    let rows = json.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    let json_row = rows.iter().find(|r| r["arm"] == "json").unwrap();
+    assert_eq!(json_row["metric"], "premature_done");
+    assert_eq!(json_row["base_k"], 22);
+    assert_eq!(json_row["new_k"], 44);
+    assert_eq!(json_row["regression"], true);
+    let markdown_row = rows.iter().find(|r| r["arm"] == "markdown").unwrap();
+    assert_eq!(markdown_row["regression"], false);
+
+    let xml = String::from_utf8(compare("junit")).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let cases: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    assert_eq!(cases.len(), 2, "one test case per arm and metric");
+    let failed: Vec<&str> = cases
+        .iter()
+        .filter(|c| c.children().any(|k| k.has_tag_name("failure")))
+        .filter_map(|c| c.attribute("name"))
+        .collect();
+    assert_eq!(failed, ["json"]);
+    assert_eq!(doc.root_element().attribute("failures"), Some("1"));
+
+    let summary = tmp.path().join("step-summary.md");
+    std::fs::write(&summary, "earlier step\n").unwrap();
+    loopbench()
+        .arg("compare")
+        .arg(&base)
+        .arg(&new)
+        .args(["--metric", "premature_done", "--github-summary"])
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .assert()
+        .code(1);
+    let text = std::fs::read_to_string(&summary).unwrap();
+    assert!(text.starts_with("earlier step\n"), "{text}");
+    assert!(text.contains("**REGRESSION**"), "{text}");
+    loopbench()
+        .arg("compare")
+        .arg(&base)
+        .arg(&new)
+        .args(["--metric", "premature_done", "--github-summary"])
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("GITHUB_STEP_SUMMARY"));
+}
+
+#[test]
+fn a_negative_max_increase_parses_and_is_refused_in_the_projects_words() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = run(tmp.path(), "base", 22);
+    loopbench()
+        .arg("compare")
+        .arg(&base)
+        .arg(&base)
+        .args(["--metric", "premature_done", "--max-increase", "-1"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--max-increase must be a rate change",
+        ));
+}

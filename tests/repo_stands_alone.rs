@@ -31,5 +31,9 @@ fn no_tracked_file_refers_to_anything_outside_the_repository() {
             }
         }
     }
-    assert!(found.is_empty(), "references outside the repository:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "references outside the repository:\n{}",
+        found.join("\n")
+    );
 }

@@ -59,11 +59,31 @@ pub struct CompareArgs {
     pub metrics: Vec<String>,
     /// Largest change in the worse direction that is tolerated, as a rate (0.02 = two
     /// points).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub max_increase: f64,
     /// Significance level of the one-sided Fisher exact test.
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
+    /// What to print: the Markdown verdict tables, a JSON array of verdicts, or a JUnit
+    /// XML report (one test case per arm and metric, failed on a regression) for CI
+    /// systems that show test reports.
+    #[arg(long, value_enum, default_value_t = CompareFormat::Md)]
+    pub format: CompareFormat,
+    /// Also append the Markdown verdict to the file `$GITHUB_STEP_SUMMARY` names (a
+    /// GitHub Actions job summary); an error when the variable is not set.
+    #[arg(long)]
+    pub github_summary: bool,
+}
+
+/// What `loopbench compare` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompareFormat {
+    /// Markdown verdict tables.
+    Md,
+    /// A JSON array of verdicts.
+    Json,
+    /// JUnit XML: one test case per arm and metric.
+    Junit,
 }
 
 /// Arguments of `loopbench weekly`.
@@ -78,7 +98,7 @@ pub struct WeeklyArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Week-over-week change in the worse direction that is tolerated.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub max_increase: f64,
     /// Significance level of the week-over-week one-sided Fisher test.
     #[arg(long, default_value_t = 0.05)]

@@ -1,10 +1,11 @@
 //! `loopbench compare BASE_RUN NEW_RUN --metric M`: the regression gate for CI.
 
-use super::args::CompareArgs;
+use super::args::{CompareArgs, CompareFormat};
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::report::Metric;
 use crate::report::compare::{Rule, compare_runs, render};
+use crate::report::export::export_text;
 
 use super::report::print;
 
@@ -34,10 +35,37 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
             args.new_run.display()
         )));
     }
-    print(&render(&comparison))?;
+    let text = match args.format {
+        CompareFormat::Md => render(&comparison),
+        CompareFormat::Json => export_text(&comparison.document(), "json")?,
+        CompareFormat::Junit => comparison.to_junit(),
+    };
+    if args.github_summary {
+        append_github_summary(&render(&comparison))?;
+    }
+    print(&text)?;
     Ok(if comparison.regressions() > 0 {
         exit_code::JUDGED_FAILURE
     } else {
         exit_code::OK
     })
+}
+
+/// Appends `markdown` to the file `$GITHUB_STEP_SUMMARY` names (a job summary).
+fn append_github_summary(markdown: &str) -> Result<()> {
+    use std::io::Write;
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
+        return Err(Error::BadInput(
+            "--github-summary: GITHUB_STEP_SUMMARY is not set (it is in a GitHub Actions job)"
+                .into(),
+        ));
+    };
+    let path = std::path::PathBuf::from(path);
+    crate::store::check_output_file(&path)?;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(format!("{markdown}\n").as_bytes()))
+        .map_err(|e| Error::io(format!("cannot append to '{}'", path.display()), e))
 }

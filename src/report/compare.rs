@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::aggregate::{Aggregate, Count, aggregate};
+use super::export::{Cell, Document};
 use super::format::{pct, pp, pvalue};
 use super::metric::Metric;
 use super::run_info::RunInfo;
@@ -251,6 +252,103 @@ pub fn compare_aggregates(
         only_new,
         simulated,
         rule,
+    }
+}
+
+impl Comparison {
+    /// The table model of a comparison: one row per (metric, arm).
+    pub fn document(&self) -> Document {
+        let mut rows = Vec::new();
+        for (metric, verdicts) in &self.metrics {
+            for v in verdicts {
+                rows.push(vec![
+                    Cell::Text(metric.name().to_string()),
+                    Cell::Text(v.arm.clone()),
+                    Cell::Count(v.base.k),
+                    Cell::Count(v.base.n),
+                    Cell::number(v.base.rate()),
+                    Cell::Count(v.new.k),
+                    Cell::Count(v.new.n),
+                    Cell::number(v.new.rate()),
+                    Cell::number(v.judgement.change),
+                    Cell::number(v.judgement.p),
+                    Cell::Bool(v.judgement.regression),
+                ]);
+            }
+        }
+        Document {
+            name: "compare",
+            columns: vec![
+                "metric",
+                "arm",
+                "base_k",
+                "base_n",
+                "base_rate",
+                "new_k",
+                "new_n",
+                "new_rate",
+                "change",
+                "p",
+                "regression",
+            ],
+            rows,
+            markdown: render(self),
+        }
+    }
+
+    /// A JUnit XML report: one test suite per metric, one test case per arm, failed
+    /// when the arm regressed.
+    pub fn to_junit(&self) -> String {
+        let esc = |s: &str| {
+            s.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+                .replace('"', "&quot;")
+        };
+        let tests: usize = self.metrics.iter().map(|(_, v)| v.len()).sum();
+        let mut out = format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"loopbench compare\" tests=\"{tests}\" failures=\"{}\">\n",
+            self.regressions()
+        );
+        for (metric, verdicts) in &self.metrics {
+            let failures = verdicts.iter().filter(|v| v.judgement.regression).count();
+            out += &format!(
+                "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\">\n",
+                esc(metric.name()),
+                verdicts.len()
+            );
+            for v in verdicts {
+                let detail = format!(
+                    "{}: base {}/{}, new {}/{}, change {}, one-sided Fisher p {}",
+                    metric.name(),
+                    v.base.k,
+                    v.base.n,
+                    v.new.k,
+                    v.new.n,
+                    v.judgement.change.map(pp).unwrap_or_else(|| "none".into()),
+                    v.judgement.p.map(pvalue).unwrap_or_else(|| "none".into()),
+                );
+                out += &format!(
+                    "    <testcase classname=\"{}\" name=\"{}\"",
+                    esc(metric.name()),
+                    esc(&v.arm)
+                );
+                if v.judgement.regression {
+                    out += &format!(
+                        ">\n      <failure message=\"regression\">{}</failure>\n    </testcase>\n",
+                        esc(&detail)
+                    );
+                } else {
+                    out += &format!(
+                        ">\n      <system-out>{}</system-out>\n    </testcase>\n",
+                        esc(&detail)
+                    );
+                }
+            }
+            out += "  </testsuite>\n";
+        }
+        out += "</testsuites>\n";
+        out
     }
 }
 
