@@ -1,4 +1,4 @@
-//! The calibrated sim against the published figures of docs/metrics.md ("Published figures"), for the shipped seed
+//! The calibrated sim against the published figures (docs/metrics.md), for the shipped seed
 //! and for others: each published rate lies inside the measured 99.9% Wilson interval
 //! with n ≥ 240 sessions per arm, and the strategy, initializer, gate and crash arms
 //! show the published direction and rough size.

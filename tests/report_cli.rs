@@ -1,4 +1,4 @@
-//! `loopbench report` end to end on generated CSVs: the published table of docs/metrics.md ("Published figures")
+//! `loopbench report` end to end on generated CSVs: the published table (docs/metrics.md)
 //! against the scipy/statsmodels vectors, the files it writes, and bad input.
 
 mod common;

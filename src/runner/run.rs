@@ -149,7 +149,7 @@ pub fn execute(
         .map_err(|e| Error::io("cannot start the runtime", e))?;
     let cache = Arc::new(VerifyCache::default());
     let cancel = Arc::new(AtomicBool::new(false));
-    runtime.block_on(async {
+    let outcome = runtime.block_on(async {
         // Before any agent starts, so that a stop never finds one unaccounted for.
         let mut signals = StopSignals::install()?;
         let (tx, mut rx) = mpsc::unbounded_channel();
@@ -190,6 +190,7 @@ pub fn execute(
         let mut results: Vec<Option<TrialResult>> = trials.iter().map(|_| None).collect();
         let mut failure: Option<Error> = None;
         let mut cancelled = false;
+        let mut aborted = false;
         let mut events_open = true;
         loop {
             if !events_open && set.is_empty() {
@@ -199,9 +200,11 @@ pub fn execute(
                 signal = signals.recv() => {
                     if cancelled {
                         // A second stop: now. Every finished record is already on disk
-                        // and `resume` reruns a partial trial; no agent may outlive us.
+                        // and `resume` reruns a partial trial; no agent may outlive us,
+                        // and trials still running are abandoned with the runtime.
                         crate::agent::command::signal_running_agents(true);
-                        std::process::exit(crate::exit_code::INTERRUPTED);
+                        aborted = true;
+                        break;
                     }
                     cancelled = true;
                     cancel.store(true, Ordering::Relaxed);
@@ -244,6 +247,9 @@ pub fn execute(
                 }
             }
         }
+        if aborted {
+            return Err(Error::Cancelled);
+        }
         let (hits, runs) = cache.stats();
         if failure.is_none() {
             let stats = Event {
@@ -260,7 +266,11 @@ pub fn execute(
             return Err(Error::Cancelled);
         }
         Ok(finished)
-    })
+    });
+    // Trials abandoned by a second signal must not hold the command: their blocking
+    // threads end with the process.
+    runtime.shutdown_background();
+    outcome
 }
 
 /// What every trial of a run shares.

@@ -63,7 +63,7 @@ impl ArmSpec {
     }
 }
 
-/// The arms of docs/metrics.md ("Published figures"): 240 coding sessions each (20 trials × 12), with the
+/// The arms of the published figures (docs/metrics.md): 240 coding sessions each (20 trials × 12), with the
 /// published counts of description edits, test removals and premature claims.
 pub fn published_arms() -> Vec<ArmSpec> {
     [
