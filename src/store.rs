@@ -309,6 +309,43 @@ impl EventSink for RunWriter {
     }
 }
 
+/// Drops every record of a trial that is not in `finished` (its trial record missing:
+/// it was cut off) from the JSONL files of `dir`, so that `resume` reruns it from
+/// scratch and nothing is counted twice; rewriting also drops a torn last line.
+pub fn prune_unfinished(dir: &Path, finished: &std::collections::BTreeSet<String>) -> Result<()> {
+    rewrite_jsonl::<TrialRecord>(&dir.join(TRIALS_JSONL), |t| {
+        finished.contains(&t.key.trial_id)
+    })?;
+    rewrite_jsonl::<SessionRecord>(&dir.join(SESSIONS_JSONL), |s| {
+        finished.contains(&s.key.trial_id)
+    })?;
+    let truth = dir.join(SIM_TRUTH_JSONL);
+    if truth.exists() {
+        rewrite_jsonl::<serde_json::Value>(&truth, |t| {
+            t.get("trial_id")
+                .and_then(|v| v.as_str())
+                .is_some_and(|id| finished.contains(id))
+        })?;
+    }
+    Ok(())
+}
+
+/// Rewrites a JSONL file keeping the records that pass `keep`, atomically.
+fn rewrite_jsonl<T: DeserializeOwned + Serialize>(
+    path: &Path,
+    keep: impl Fn(&T) -> bool,
+) -> Result<()> {
+    let records: Vec<T> = read_jsonl(path)?;
+    let mut bytes = Vec::new();
+    for r in records.iter().filter(|r| keep(r)) {
+        let line = serde_json::to_vec(r)
+            .map_err(|e| Error::Tool(format!("cannot encode a record: {e}")))?;
+        bytes.extend_from_slice(&line);
+        bytes.push(b'\n');
+    }
+    write_atomic(path, &bytes)
+}
+
 /// Rebuilds `sessions.csv` and `trials.csv` from the JSONL records, rows sorted by
 /// (arm in `arm_order`, task, replicate, session) so that the tables do not depend on
 /// the order in which trials finished.

@@ -5,19 +5,13 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-
 use super::args::ResumeArgs;
 use super::run::select_arms;
 use crate::agent::command;
 use crate::error::{Error, Result};
-use crate::record::{SessionRecord, TrialRecord};
+use crate::record::TrialRecord;
 use crate::runner::{Plan, Shard};
-use crate::store::{
-    Manifest, RunLock, RunWriter, SESSIONS_JSONL, SIM_TRUTH_JSONL, TRIALS_JSONL, read_jsonl,
-    write_atomic,
-};
+use crate::store::{Manifest, RunLock, RunWriter, TRIALS_JSONL, read_jsonl};
 use crate::suite::Suite;
 
 /// Runs the command; returns the exit code.
@@ -56,19 +50,7 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
         command::preflight(suite, &pending)?;
     }
 
-    // Keep only what belongs to finished trials; rewriting also drops a torn last line.
-    rewrite_jsonl::<TrialRecord>(&dir.join(TRIALS_JSONL), |t| done.contains(&t.key.trial_id))?;
-    rewrite_jsonl::<SessionRecord>(&dir.join(SESSIONS_JSONL), |s| {
-        done.contains(&s.key.trial_id)
-    })?;
-    let truth = dir.join(SIM_TRUTH_JSONL);
-    if truth.exists() {
-        rewrite_jsonl::<serde_json::Value>(&truth, |t| {
-            t.get("trial_id")
-                .and_then(|v| v.as_str())
-                .is_some_and(|id| done.contains(id))
-        })?;
-    }
+    crate::store::prune_unfinished(dir, &done)?;
 
     eprintln!(
         "resuming {}: {} trials finished, {} to run",
@@ -118,20 +100,4 @@ fn suite_plan(dir: &Path, manifest: &Manifest) -> Result<Plan> {
 
 fn short(hash: &str) -> &str {
     hash.get(..12).unwrap_or(hash)
-}
-
-/// Rewrites a JSONL file keeping the records that pass `keep`, atomically.
-fn rewrite_jsonl<T: DeserializeOwned + Serialize>(
-    path: &Path,
-    keep: impl Fn(&T) -> bool,
-) -> Result<()> {
-    let records: Vec<T> = read_jsonl(path)?;
-    let mut bytes = Vec::new();
-    for r in records.iter().filter(|r| keep(r)) {
-        let line = serde_json::to_vec(r)
-            .map_err(|e| Error::Tool(format!("cannot encode a record: {e}")))?;
-        bytes.extend_from_slice(&line);
-        bytes.push(b'\n');
-    }
-    write_atomic(path, &bytes)
 }
