@@ -14,10 +14,12 @@ use crate::record::{SESSION_COLUMNS, SessionRecord, TRIAL_COLUMNS, TrialRecord};
 use crate::runner::{Event, EventKind, EventSink};
 
 mod lock;
+mod merge;
 mod output;
 
 pub use crate::fsutil::write_atomic;
 pub use lock::{LOCK_FILE, RunLock};
+pub use merge::merge_shards;
 pub use output::{check_output_dir, check_output_file, claim_new_run_dir};
 
 /// `manifest.json`.

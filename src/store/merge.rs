@@ -1,0 +1,158 @@
+//! Merging the shards of one run into one results directory, whose tables equal those
+//! of a single-process run.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use super::{
+    JsonlAppender, MANIFEST, Manifest, RunLock, SESSIONS_JSONL, SIM_TRUTH_JSONL, TRIALS_JSONL,
+    claim_new_run_dir, now_rfc3339, read_jsonl, write_tables,
+};
+use crate::error::{Error, Result};
+use crate::record::{SessionRecord, TrialRecord};
+use crate::runner::Shard;
+
+/// Joins the shards `dirs` of one run into the new results directory `out`: checks
+/// that they are finished shards of one run covering every index once, copies their
+/// records (refusing a trial found twice), rebuilds the tables and writes the merged
+/// manifest. Returns the lock on `out` (hold it while writing the summary) and the
+/// number of trials.
+pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
+    let mut manifests = Vec::new();
+    for dir in dirs {
+        if !dir.join(MANIFEST).is_file() {
+            return Err(Error::BadInput(format!(
+                "'{}' is not a results directory (no manifest.json)",
+                dir.display()
+            )));
+        }
+        manifests.push(Manifest::read(dir)?);
+    }
+    let first = &manifests[0];
+    for (dir, m) in dirs.iter().zip(&manifests).skip(1) {
+        let differs = |what: &str| {
+            Error::BadInput(format!(
+                "'{}' is from a different run than '{}' ({what} differs); only shards of one run can be merged",
+                dir.display(),
+                dirs[0].display()
+            ))
+        };
+        if m.suite != first.suite || m.suite_hash != first.suite_hash {
+            return Err(differs("suite"));
+        }
+        if m.seed != first.seed {
+            return Err(differs("seed"));
+        }
+        if m.replicates != first.replicates {
+            return Err(differs("replicates"));
+        }
+        if m.arms != first.arms {
+            return Err(differs("arms"));
+        }
+    }
+    for (dir, m) in dirs.iter().zip(&manifests) {
+        if m.finished.is_none() {
+            return Err(Error::BadInput(format!(
+                "'{}' did not finish; run `loopbench resume {}` first",
+                dir.display(),
+                dir.display()
+            )));
+        }
+    }
+    check_shard_cover(dirs, &manifests)?;
+
+    // Held until the merged run is complete: no other process writes into it meanwhile.
+    let lock = claim_new_run_dir(out)?;
+
+    let mut seen = BTreeSet::new();
+    let mut sessions = JsonlAppender::open(&out.join(SESSIONS_JSONL))?;
+    let mut trials = JsonlAppender::open(&out.join(TRIALS_JSONL))?;
+    let mut truth: Option<JsonlAppender> = None;
+    for dir in dirs {
+        for t in read_jsonl::<TrialRecord>(&dir.join(TRIALS_JSONL))? {
+            if !seen.insert(t.key.trial_id.clone()) {
+                return Err(Error::BadInput(format!(
+                    "trial '{}' is in more than one of the runs; shards must not overlap",
+                    t.key.trial_id
+                )));
+            }
+            trials.append(&t)?;
+        }
+        for s in read_jsonl::<SessionRecord>(&dir.join(SESSIONS_JSONL))? {
+            sessions.append(&s)?;
+        }
+        let truth_file = dir.join(SIM_TRUTH_JSONL);
+        if truth_file.exists() {
+            let out_truth = match truth.as_mut() {
+                Some(t) => t,
+                None => truth.insert(JsonlAppender::open(&out.join(SIM_TRUTH_JSONL))?),
+            };
+            for line in read_jsonl::<serde_json::Value>(&truth_file)? {
+                out_truth.append(&line)?;
+            }
+        }
+    }
+    write_tables(out, &first.arms)?;
+    let mut merged = first.clone();
+    merged.shard = None;
+    merged.host = manifests
+        .iter()
+        .map(|m| m.host.as_str())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect::<Vec<_>>()
+        .join(",");
+    merged.started = manifests
+        .iter()
+        .map(|m| m.started.clone())
+        .min()
+        .unwrap_or_default();
+    merged.finished = Some(now_rfc3339());
+    merged.write(out)?;
+    Ok((lock, seen.len()))
+}
+
+/// Shards must be of one count and each index present exactly once.
+fn check_shard_cover(dirs: &[std::path::PathBuf], manifests: &[Manifest]) -> Result<()> {
+    let shards: Vec<Option<Shard>> = manifests
+        .iter()
+        .map(|m| m.shard.as_deref().map(str::parse).transpose())
+        .collect::<std::result::Result<_, String>>()
+        .map_err(|e| Error::BadInput(format!("manifest shard: {e}")))?;
+    if shards.iter().all(Option::is_none) {
+        return Ok(());
+    }
+    let Some(count) = shards.iter().flatten().map(|s| s.count).next() else {
+        return Ok(());
+    };
+    let mut have = BTreeSet::new();
+    for (dir, shard) in dirs.iter().zip(&shards) {
+        match shard {
+            Some(s) if s.count == count => {
+                if !have.insert(s.index) {
+                    return Err(Error::BadInput(format!(
+                        "shard {s} is given twice ('{}')",
+                        dir.display()
+                    )));
+                }
+            }
+            _ => {
+                return Err(Error::BadInput(format!(
+                    "'{}' is not one of {count} shards; merge shards of one split only",
+                    dir.display()
+                )));
+            }
+        }
+    }
+    let missing: Vec<String> = (1..=count)
+        .filter(|i| !have.contains(i))
+        .map(|i| format!("{i}/{count}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::BadInput(format!(
+            "shards {} are missing",
+            missing.join(", ")
+        )));
+    }
+    Ok(())
+}
