@@ -279,19 +279,7 @@ pub struct Prompts {
 impl Suite {
     /// Loads `dir/suite.toml` (or the file itself) with its tasks, and validates it.
     pub fn load(path: &Path) -> Result<Suite> {
-        let (dir, file) = if path.is_dir() {
-            (path.to_path_buf(), path.join("suite.toml"))
-        } else if path.is_file() {
-            (
-                path.parent().unwrap_or(Path::new(".")).to_path_buf(),
-                path.to_path_buf(),
-            )
-        } else {
-            return Err(Error::BadInput(format!(
-                "suite '{}' not found: expected a directory holding suite.toml",
-                path.display()
-            )));
-        };
+        let (dir, file) = suite_file_of(path)?;
         let text = std::fs::read_to_string(&file).map_err(|e| {
             Error::BadInput(format!("cannot read suite file '{}': {e}", file.display()))
         })?;
@@ -322,28 +310,7 @@ impl Suite {
                 "tasks: list at least one task directory",
             ));
         }
-        let mut tasks = Vec::new();
-        for t in &raw.tasks {
-            let task_dir = dir.join(t.get_ref());
-            if !task_dir.join("task.toml").is_file() {
-                return Err(err(
-                    t.span(),
-                    format!(
-                        "task '{}' has no task.toml (looked in '{}')",
-                        t.get_ref(),
-                        task_dir.display()
-                    ),
-                ));
-            }
-            let task = Task::load(&task_dir)?;
-            if tasks.iter().any(|other: &Task| other.name == task.name) {
-                return Err(err(
-                    t.span(),
-                    format!("two tasks are named '{}'", task.name),
-                ));
-            }
-            tasks.push(task);
-        }
+        let tasks = load_tasks(&raw.tasks, &dir, &err)?;
 
         let mut agents = BTreeMap::new();
         for (agent_name, spec) in &raw.agents {
@@ -358,65 +325,7 @@ impl Suite {
                 "a suite needs at least one [[arm]] table",
             ));
         }
-        let mut arms = Vec::new();
-        let mut seen = BTreeSet::new();
-        for a in &raw.arms {
-            let arm_name = a.name.get_ref().clone();
-            if !is_simple_name(&arm_name) {
-                return Err(err(
-                    a.name.span(),
-                    format!(
-                        "arm name '{arm_name}' must be ASCII letters, digits, '_', '.' or '-', and not '.' or '..'"
-                    ),
-                ));
-            }
-            if !seen.insert(arm_name.clone()) {
-                return Err(err(
-                    a.name.span(),
-                    format!("arm '{arm_name}' is defined twice"),
-                ));
-            }
-            if !agents.contains_key(a.agent.get_ref()) {
-                return Err(err(
-                    a.agent.span(),
-                    format!(
-                        "arm '{arm_name}' uses agent '{}', which is not defined under [agents] (defined: {})",
-                        a.agent.get_ref(),
-                        agents.keys().cloned().collect::<Vec<_>>().join(", ")
-                    ),
-                ));
-            }
-            if *a.max_sessions.get_ref() == 0 {
-                return Err(err(
-                    a.max_sessions.span(),
-                    "max_sessions must be at least 1".into(),
-                ));
-            }
-            if *a.session_turns.get_ref() == 0 {
-                return Err(err(
-                    a.session_turns.span(),
-                    "session_turns must be at least 1".into(),
-                ));
-            }
-            let crash = *a.crash_rate.get_ref();
-            if !(0.0..1.0).contains(&crash) {
-                return Err(err(
-                    a.crash_rate.span(),
-                    format!("crash_rate must be in [0, 1), got {crash}"),
-                ));
-            }
-            arms.push(Arm {
-                name: arm_name,
-                agent: a.agent.get_ref().clone(),
-                list_format: a.list_format,
-                strategy: a.strategy,
-                initializer: a.initializer,
-                ledger: a.ledger,
-                max_sessions: *a.max_sessions.get_ref(),
-                session_turns: *a.session_turns.get_ref(),
-                crash_rate: crash,
-            });
-        }
+        let arms = build_arms(&raw.arms, &agents, &err)?;
         let baseline = match &raw.baseline {
             Some(b) => {
                 if !arms.iter().any(|a| &a.name == b.get_ref()) {
@@ -460,21 +369,7 @@ impl Suite {
             }
         };
 
-        let read_prompt = |name: &str| -> Result<Option<String>> {
-            let p = dir.join("prompts").join(name);
-            match std::fs::read_to_string(&p) {
-                Ok(t) => Ok(Some(t)),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(Error::io(
-                    format!("cannot read prompt '{}'", p.display()),
-                    e,
-                )),
-            }
-        };
-        let prompts = Prompts {
-            initializer: read_prompt("initializer.md")?,
-            coding: read_prompt("coding.md")?,
-        };
+        let prompts = read_prompts(&dir)?;
         let content_hash = content_hash(&file, &dir, &tasks)?;
 
         Ok(Suite {
@@ -521,6 +416,143 @@ impl Suite {
             .iter()
             .flat_map(|t| t.warnings().iter().map(String::as_str))
     }
+}
+
+/// The directory of a suite and its `suite.toml`, from the path the user gave (either).
+fn suite_file_of(path: &Path) -> Result<(PathBuf, PathBuf)> {
+    let found = if path.is_dir() {
+        (path.to_path_buf(), path.join("suite.toml"))
+    } else if path.is_file() {
+        (
+            path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+            path.to_path_buf(),
+        )
+    } else {
+        return Err(Error::BadInput(format!(
+            "suite '{}' not found: expected a directory holding suite.toml",
+            path.display()
+        )));
+    };
+    Ok(found)
+}
+
+/// The suite's tasks, each loaded and checked; names must be unique.
+fn load_tasks(
+    listed: &[Spanned<String>],
+    dir: &Path,
+    err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
+) -> Result<Vec<Task>> {
+    let mut tasks = Vec::new();
+    for t in listed {
+        let task_dir = dir.join(t.get_ref());
+        if !task_dir.join("task.toml").is_file() {
+            return Err(err(
+                t.span(),
+                format!(
+                    "task '{}' has no task.toml (looked in '{}')",
+                    t.get_ref(),
+                    task_dir.display()
+                ),
+            ));
+        }
+        let task = Task::load(&task_dir)?;
+        if tasks.iter().any(|other: &Task| other.name == task.name) {
+            return Err(err(
+                t.span(),
+                format!("two tasks are named '{}'", task.name),
+            ));
+        }
+        tasks.push(task);
+    }
+    Ok(tasks)
+}
+
+/// The `[[arm]]` tables, checked: simple unique names, defined agents, sane budgets.
+fn build_arms(
+    raw: &[ArmFile],
+    agents: &BTreeMap<String, AgentDriver>,
+    err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
+) -> Result<Vec<Arm>> {
+    let mut arms = Vec::new();
+    let mut seen = BTreeSet::new();
+    for a in raw {
+        let arm_name = a.name.get_ref().clone();
+        if !is_simple_name(&arm_name) {
+            return Err(err(
+                a.name.span(),
+                format!(
+                    "arm name '{arm_name}' must be ASCII letters, digits, '_', '.' or '-', and not '.' or '..'"
+                ),
+            ));
+        }
+        if !seen.insert(arm_name.clone()) {
+            return Err(err(
+                a.name.span(),
+                format!("arm '{arm_name}' is defined twice"),
+            ));
+        }
+        if !agents.contains_key(a.agent.get_ref()) {
+            return Err(err(
+                a.agent.span(),
+                format!(
+                    "arm '{arm_name}' uses agent '{}', which is not defined under [agents] (defined: {})",
+                    a.agent.get_ref(),
+                    agents.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        if *a.max_sessions.get_ref() == 0 {
+            return Err(err(
+                a.max_sessions.span(),
+                "max_sessions must be at least 1".into(),
+            ));
+        }
+        if *a.session_turns.get_ref() == 0 {
+            return Err(err(
+                a.session_turns.span(),
+                "session_turns must be at least 1".into(),
+            ));
+        }
+        let crash = *a.crash_rate.get_ref();
+        if !(0.0..1.0).contains(&crash) {
+            return Err(err(
+                a.crash_rate.span(),
+                format!("crash_rate must be in [0, 1), got {crash}"),
+            ));
+        }
+        arms.push(Arm {
+            name: arm_name,
+            agent: a.agent.get_ref().clone(),
+            list_format: a.list_format,
+            strategy: a.strategy,
+            initializer: a.initializer,
+            ledger: a.ledger,
+            max_sessions: *a.max_sessions.get_ref(),
+            session_turns: *a.session_turns.get_ref(),
+            crash_rate: crash,
+        });
+    }
+    Ok(arms)
+}
+
+/// `prompts/initializer.md` and `prompts/coding.md` of the suite, when present.
+fn read_prompts(dir: &Path) -> Result<Prompts> {
+    let read_prompt = |name: &str| -> Result<Option<String>> {
+        let p = dir.join("prompts").join(name);
+        match std::fs::read_to_string(&p) {
+            Ok(t) => Ok(Some(t)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io(
+                format!("cannot read prompt '{}'", p.display()),
+                e,
+            )),
+        }
+    };
+    let prompts = Prompts {
+        initializer: read_prompt("initializer.md")?,
+        coding: read_prompt("coding.md")?,
+    };
+    Ok(prompts)
 }
 
 fn agent_driver(
