@@ -317,7 +317,7 @@ fn wrappers_work_in_the_sandbox_from_a_checkout_the_sandbox_hides() {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), wrappers.join(entry.file_name())).unwrap();
     }
-    let visible = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let visible = common::visible_tempdir();
     let bin = visible.path().join("bin");
     let log = visible.path().join("log");
     std::fs::create_dir_all(&log).unwrap();

@@ -425,7 +425,7 @@ fn under_bwrap_the_oracle_and_the_network_are_out_of_reach_and_the_run_records_i
         return;
     }
     // Outside /tmp, so that the oracle is hidden by its own mount, not by the private /tmp.
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let tmp = common::visible_tempdir();
     // The place the probe tries to write must lie outside /tmp wherever the checkout
     // is: under bwrap /tmp is a private tmpfs, where any write succeeds harmlessly.
     let system = tempfile::tempdir_in("/var/tmp").unwrap();

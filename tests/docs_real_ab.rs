@@ -52,7 +52,7 @@ fn every_command_in_real_ab_runs_as_written() {
     std::fs::create_dir(&bin).unwrap();
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_loopbench"), bin.join("loopbench")).unwrap();
     // The stand-in `claude` must be visible in the sandbox: not under /tmp.
-    let visible = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let visible = common::visible_tempdir();
     let stub = visible.path().join("claude");
     std::fs::write(&stub, STAND_IN_CLAUDE).unwrap();
     std::fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();

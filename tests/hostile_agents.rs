@@ -184,7 +184,7 @@ fn a_hostile_suite_runs_to_exit_0_with_every_attempt_recorded_and_no_leak() {
     if !require_bwrap() {
         return;
     }
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let tmp = common::visible_tempdir();
     let canaries = Canaries::new();
     std::fs::write(canaries.path().join("keep-target"), "untouched\n").unwrap();
     let markers = [
@@ -306,7 +306,7 @@ fn run_alone(alone: Alone<'_>, canaries: &Canaries) -> Ran {
         task_extra,
         extra_env,
     } = alone;
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let tmp = common::visible_tempdir();
     script(tmp.path(), program, body);
     let env = format!(
         "CANARIES = \"{}\", ORACLE = \"{}\"{extra_env}",
@@ -541,7 +541,7 @@ fn verify_of_an_unsandboxed_agent_runs_sandboxed_when_the_suite_asks() {
     if !require_bwrap() {
         return;
     }
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let tmp = common::visible_tempdir();
     let canaries = Canaries::new();
     script(tmp.path(), "steal.sh", STEAL);
     let env = format!(
@@ -571,7 +571,7 @@ fn verify_of_an_unsandboxed_agent_runs_sandboxed_when_the_suite_asks() {
 
     // The same agent without verify_sandbox: its check does run on the host (so the
     // canary above does detect an escape).
-    let open = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let open = common::visible_tempdir();
     script(open.path(), "steal.sh", STEAL);
     let env = format!(
         "CANARIES = \"{}\", ORACLE = \"{}\"",
@@ -611,7 +611,7 @@ fn replayed_run_actions_are_sandboxed_and_refused_where_no_sandbox_can_be_made()
     if !require_bwrap() {
         return;
     }
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let tmp = common::visible_tempdir();
     let canaries = Canaries::new();
     let task = common::sh_task(tmp.path());
     let marker = unique_sleep_seconds();

@@ -195,3 +195,16 @@ pub fn read_csv(path: &Path) -> Vec<std::collections::BTreeMap<String, String>> 
         })
         .collect()
 }
+
+/// A temporary directory that a bwrap sandbox sees as it is: under the target
+/// directory, unless that lies where the sandbox hides things (`/tmp`, `/dev/shm`, as
+/// when the checkout itself is under /tmp), then under `/var/tmp`.
+pub fn visible_tempdir() -> tempfile::TempDir {
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let real = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
+    if real.starts_with("/tmp") || real.starts_with("/dev/shm") {
+        tempfile::tempdir_in("/var/tmp").unwrap()
+    } else {
+        tempfile::tempdir_in(target).unwrap()
+    }
+}
