@@ -15,18 +15,24 @@ fn no_tracked_file_refers_to_anything_outside_the_repository() {
         eprintln!("skipped: not a git checkout");
         return;
     }
-    let outside = ["../shared", "DESIGN.md", "DESIGN §"];
+    // Built from parts, so that this file does not name them itself.
+    let design = ["DES", "IGN"].concat();
+    let outside = [
+        ["..", "/shared"].concat(),
+        format!("{design}.md"),
+        format!("{design} §"),
+    ];
     let mut found = Vec::new();
     for file in out.stdout.split(|b| *b == 0).filter(|f| !f.is_empty()) {
         let name = String::from_utf8_lossy(file).into_owned();
-        if name == "Cargo.lock" || name == "tests/repo_stands_alone.rs" {
+        if name == "Cargo.lock" {
             continue;
         }
         let Ok(text) = std::fs::read_to_string(std::path::Path::new(root).join(&name)) else {
             continue;
         };
         for (n, line) in text.lines().enumerate() {
-            if outside.iter().any(|o| line.contains(o)) {
+            if outside.iter().any(|o| line.contains(o.as_str())) {
                 found.push(format!("{name}:{}: {}", n + 1, line.trim()));
             }
         }
