@@ -20,6 +20,7 @@ const LAYERS: &[&str] = &[
     "git",
     "stats",
     // what an experiment is
+    "rates",
     "feature_list",
     "suite",
     "workspace",

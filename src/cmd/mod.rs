@@ -10,6 +10,7 @@ pub mod replay;
 pub mod report;
 pub mod resume;
 pub mod run;
+pub mod sequential;
 pub mod sim_agent;
 pub mod usage;
 pub mod validate;

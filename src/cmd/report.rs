@@ -13,8 +13,16 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
     // The summary files are rewritten: not while another process writes the run.
     let _lock = RunLock::acquire(&args.run_dir)?;
     let summary = write_summary(&args.run_dir, args.baseline.as_deref(), args.confidence)?;
+    let md = super::sequential::summary_markdown(&args.run_dir, &summary)?;
+    if md.len() != summary.to_markdown().len() {
+        // A sequential run's summary.md ends with its looks.
+        crate::store::write_atomic(
+            &args.run_dir.join(crate::report::summary::SUMMARY_MD),
+            md.as_bytes(),
+        )?;
+    }
     let text = match args.format {
-        ReportFormat::Md => summary.to_markdown(),
+        ReportFormat::Md => md,
         ReportFormat::Csv => summary.to_csv()?,
         ReportFormat::Json => summary.to_json()?,
     };

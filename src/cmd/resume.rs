@@ -64,6 +64,12 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
     for t in &finished {
         *finished_of_arm.entry(t.key.arm.clone()).or_insert(0u64) += 1;
     }
+    if let Some(suite) = plan.suite_source()
+        && suite.sequential.is_some()
+    {
+        let arms = select_arms(suite, Some(&writer.manifest().arms.join(",")))?;
+        return super::sequential::run(suite, &arms, writer, args.jobs, args.quiet);
+    }
     if replayed {
         super::replay::finish(&plan, &finished_of_arm, writer, args.jobs, args.quiet)
     } else {

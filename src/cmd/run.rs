@@ -27,6 +27,24 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         }
         suite.replicates = r;
     }
+    if let Some(seq) = &suite.sequential {
+        if args.shard.is_some() {
+            return Err(Error::BadInput(
+                "a sequential run decides after each look from every trial so far, so it \
+                 cannot be split into shards; run it in one process (its looks are \
+                 deterministic, and `resume` continues it)"
+                    .into(),
+            ));
+        }
+        if args.replicates.is_some() {
+            return Err(Error::BadInput(
+                "--replicates does not apply to a sequential run: its [sequential] table's \
+                 max_replicates bounds it"
+                    .into(),
+            ));
+        }
+        suite.replicates = seq.max_replicates;
+    }
     let arms = select_arms(&suite, args.arms.as_deref())?;
     command::preflight(&suite, &arms)?;
     let out = match &args.out {
@@ -71,6 +89,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         ..Manifest::stamped()
     };
     let writer = RunWriter::create(&out, manifest)?;
+    if suite.sequential.is_some() {
+        return super::sequential::run(&suite, &arms, writer, args.jobs, args.quiet);
+    }
     let replicates = suite.replicates;
     let mut plan = Plan::suite(suite, &arms, replicates);
     if let Some(shard) = args.shard {

@@ -2,11 +2,10 @@
 //! the harness observed before and after a session (never from what the agent said
 //! about its work), and the table of rates the reports are made of.
 
-mod rates;
 mod session;
 mod trial;
 
 pub use crate::agent::Outcome;
-pub use rates::{Better, FEATURES_VERIFIED, Metric, RateDef, Tally, Unit, rates_markdown};
+pub use crate::rates::{Better, FEATURES_VERIFIED, Metric, RateDef, Tally, Unit, rates_markdown};
 pub use session::{SessionMetrics, session_metrics};
 pub use trial::{EndedBy, SessionEnd, TrialMetrics, trial_metrics};

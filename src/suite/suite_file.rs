@@ -36,6 +36,38 @@ struct SuiteFile {
     /// `"bwrap"`: run every arm's verify commands under bubblewrap, even for agents
     /// that are not sandboxed themselves (a sandboxed agent's always are).
     verify_sandbox: Option<Spanned<String>>,
+    /// Run in looks and stop arms early when the answer is known.
+    sequential: Option<Spanned<SequentialFile>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SequentialFile {
+    metric: Spanned<String>,
+    look_every: Spanned<u32>,
+    max_replicates: Spanned<u32>,
+    #[serde(default = "default_alpha")]
+    alpha: Spanned<f64>,
+}
+
+fn default_alpha() -> Spanned<f64> {
+    Spanned::new(0..0, 0.05)
+}
+
+/// A suite's `[sequential]` table: the run proceeds in looks of `look_every` replicates
+/// per (arm, task); after each, every arm still running is compared with the baseline
+/// on `metric`, and an arm that crossed its group-sequential boundary gets no more
+/// trials.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sequential {
+    /// The rate metric judged at each look.
+    pub metric: crate::rates::Metric,
+    /// Replicates per (arm, task) between looks.
+    pub look_every: u32,
+    /// Replicates per (arm, task) at the last look.
+    pub max_replicates: u32,
+    /// Two-sided significance level.
+    pub alpha: f64,
 }
 
 fn default_true() -> bool {
@@ -261,6 +293,8 @@ pub struct Suite {
     pub min_detectable_effect: Option<f64>,
     /// `verify_sandbox = "bwrap"`: every arm's verify commands run under bubblewrap.
     pub verify_sandbox: bool,
+    /// `[sequential]`: run in looks, stopping arms early.
+    pub sequential: Option<Sequential>,
     /// Prompt templates (`prompts/initializer.md`, `prompts/coding.md`), if present.
     pub prompts: Prompts,
     /// blake3 over suite.toml, prompts and every task file.
@@ -369,6 +403,10 @@ impl Suite {
             }
         };
 
+        let sequential = match &raw.sequential {
+            None => None,
+            Some(table) => Some(sequential(table, &err)?),
+        };
         let prompts = read_prompts(&dir)?;
         let content_hash = content_hash(&file, &dir, &tasks)?;
 
@@ -385,6 +423,7 @@ impl Suite {
             verify_repeats: *raw.verify_repeats.get_ref(),
             min_detectable_effect,
             verify_sandbox,
+            sequential,
             prompts,
             content_hash,
         })
@@ -533,6 +572,59 @@ fn build_arms(
         });
     }
     Ok(arms)
+}
+
+/// The `[sequential]` table, checked.
+fn sequential(
+    table: &Spanned<SequentialFile>,
+    err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
+) -> Result<Sequential> {
+    let t = table.get_ref();
+    let metric = crate::rates::Metric::parse(t.metric.get_ref()).ok_or_else(|| {
+        err(
+            t.metric.span(),
+            format!(
+                "sequential.metric: unknown metric '{}' (one of: {})",
+                t.metric.get_ref(),
+                crate::rates::Metric::ALL.map(|m| m.name()).join(", ")
+            ),
+        )
+    })?;
+    let (look_every, max_replicates) = (*t.look_every.get_ref(), *t.max_replicates.get_ref());
+    if look_every == 0 {
+        return Err(err(
+            t.look_every.span(),
+            "sequential.look_every must be at least 1".into(),
+        ));
+    }
+    if max_replicates < look_every {
+        return Err(err(
+            t.max_replicates.span(),
+            format!(
+                "sequential.max_replicates ({max_replicates}) must be at least look_every ({look_every})"
+            ),
+        ));
+    }
+    let looks = max_replicates.div_ceil(look_every);
+    if looks > 50 {
+        return Err(err(
+            t.max_replicates.span(),
+            format!("sequential: {looks} looks; at most 50 are supported"),
+        ));
+    }
+    let alpha = *t.alpha.get_ref();
+    if !(alpha > 0.0 && alpha < 1.0) {
+        return Err(err(
+            t.alpha.span(),
+            format!("sequential.alpha must be in (0, 1), got {alpha}"),
+        ));
+    }
+    Ok(Sequential {
+        metric,
+        look_every,
+        max_replicates,
+        alpha,
+    })
 }
 
 /// `prompts/initializer.md` and `prompts/coding.md` of the suite, when present.

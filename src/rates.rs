@@ -4,7 +4,8 @@
 //! `docs/metrics.md` are all derived from this table.
 //!
 //! Adding a rate is one entry here, over a column of `sessions.csv` (or `trials.csv`)
-//! that an observer fills in (a field of [`super::SessionMetrics`] is a column).
+//! that an observer fills in (a field of `metrics::SessionMetrics` is a
+//! column).
 
 use std::fmt;
 
@@ -59,6 +60,31 @@ impl Tally {
             Tally::AllTrue(columns) => columns.iter().map(|c| (*c, true)).collect(),
             Tally::TrueGiven { given, column } => vec![(given, true), (column, true)],
             Tally::True(column) => vec![(column, true)],
+        }
+    }
+
+    /// (k, n) of one row, a record as JSON (a `sessions.jsonl` or `trials.jsonl`
+    /// line): the same rule the report applies to the CSV columns.
+    pub fn tally_row(&self, row: &serde_json::Map<String, serde_json::Value>) -> (u64, u64) {
+        let flag = |c: &str| row.get(c).and_then(serde_json::Value::as_bool);
+        match *self {
+            Tally::Above { column, threshold } => match row.get(column).and_then(|v| v.as_i64()) {
+                Some(v) => (u64::from(v > threshold), 1),
+                None => (0, 0),
+            },
+            Tally::AllTrue(columns) => {
+                // Kleene: a false makes it false; a null with no false is not an event.
+                let all = columns.iter().all(|c| flag(c) == Some(true));
+                (u64::from(all), 1)
+            }
+            Tally::TrueGiven { given, column } => match (flag(given), flag(column)) {
+                (Some(true), Some(v)) => (u64::from(v), 1),
+                _ => (0, 0),
+            },
+            Tally::True(column) => match flag(column) {
+                Some(v) => (u64::from(v), 1),
+                None => (0, 0),
+            },
         }
     }
 
