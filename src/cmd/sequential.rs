@@ -130,10 +130,12 @@ pub(crate) fn run(
             session_table: false,
         };
         summary = Some(drive(&plan, &finished_of_arm, writer, options)?.summary);
-        let base = counts(&out, seq.metric, &suite.arms[baseline].name, upto)?;
+        let records = metric_records(&out, seq.metric)?;
+        let counts = |arm: usize| counts(&records, seq.metric, &suite.arms[arm].name, upto);
+        let base = counts(baseline);
         let mut crossed = Vec::new();
         for &a in &active {
-            let c = counts(&out, seq.metric, &suite.arms[a].name, upto)?;
+            let c = counts(a);
             let lc = LookCounts {
                 k1: base.0,
                 n1: base.1,
@@ -181,16 +183,22 @@ pub(crate) fn run(
     Ok(exit_code::OK)
 }
 
-/// (k, n) of `metric` for `arm` over the replicates below `upto`, from the records.
-fn counts(dir: &Path, metric: Metric, arm: &str, upto: u32) -> Result<(u64, u64)> {
-    let def = metric.def();
-    let file = match def.unit {
+type Record = serde_json::Map<String, serde_json::Value>;
+
+/// The records `metric` is counted over: sessions or trials, as JSON objects.
+fn metric_records(dir: &Path, metric: Metric) -> Result<Vec<Record>> {
+    let file = match metric.def().unit {
         Unit::Session => SESSIONS_JSONL,
         Unit::Trial => TRIALS_JSONL,
     };
-    let rows: Vec<serde_json::Map<String, serde_json::Value>> = read_jsonl(&dir.join(file))?;
+    read_jsonl(&dir.join(file))
+}
+
+/// (k, n) of `metric` for `arm` over the replicates below `upto`.
+fn counts(rows: &[Record], metric: Metric, arm: &str, upto: u32) -> (u64, u64) {
+    let def = metric.def();
     let mut total = (0, 0);
-    for row in &rows {
+    for row in rows {
         let of_arm = row.get("arm").and_then(|v| v.as_str()) == Some(arm);
         let replicate = row.get("replicate").and_then(|v| v.as_u64());
         let coding = row.get("kind").and_then(|v| v.as_str()) != Some("initializer");
@@ -200,7 +208,7 @@ fn counts(dir: &Path, metric: Metric, arm: &str, upto: u32) -> Result<(u64, u64)
             total.1 += n;
         }
     }
-    Ok(total)
+    total
 }
 
 fn write_json(dir: &Path, rows: &[LookRow]) -> Result<()> {
