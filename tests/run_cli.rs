@@ -298,3 +298,27 @@ fn a_task_without_oracle_tests_is_a_warning_on_stderr_and_a_test_found_nowhere_e
             "task.toml:{line}:10: feature 'F1': verify names test 'tests/check_F1.sh', which is in neither repo/ nor oracle/tests"
         )));
 }
+
+#[test]
+fn validate_prints_each_arm_in_the_suite_files_own_spellings() {
+    let out = common::loopbench()
+        .arg("validate")
+        .arg(common::repo_root().join("suites/seed-replication"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let single = text.lines().find(|l| l.contains("arm single:")).unwrap();
+    for spelling in [
+        "strategy = \"single\"",
+        "ledger = \"memo\"",
+        "list_format = \"json\"",
+        "initializer = true",
+    ] {
+        assert!(single.contains(spelling), "{spelling} missing: {single}");
+    }
+    assert!(
+        !text.contains("Incremental") && !text.contains("Memo"),
+        "{text}"
+    );
+}

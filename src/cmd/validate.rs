@@ -34,14 +34,14 @@ pub fn run(args: &ValidateArgs) -> Result<i32> {
         for arm in &suite.arms {
             writeln!(
                 out,
-                "  arm {}: agent {} ({}), {} list, {:?}, initializer {}, {:?} ledger, {} sessions x {} turns, crash rate {}",
+                "  arm {}: agent = \"{}\" (driver {}), list_format = \"{}\", strategy = \"{}\", initializer = {}, ledger = \"{}\", max_sessions = {}, session_turns = {}, crash_rate = {}",
                 arm.name,
                 arm.agent,
                 suite.agent_of(arm).name(),
                 arm.list_format,
-                arm.strategy,
+                arm.strategy.as_str(),
                 arm.initializer,
-                arm.ledger,
+                arm.ledger.as_str(),
                 arm.max_sessions,
                 arm.session_turns,
                 arm.crash_rate

@@ -150,6 +150,16 @@ pub enum Strategy {
     Single,
 }
 
+impl Strategy {
+    /// The spelling in `suite.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::Incremental => "incremental",
+            Strategy::Single => "single",
+        }
+    }
+}
+
 /// Who owns the `passes` flags.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -159,6 +169,16 @@ pub enum Ledger {
     Memo,
     /// The harness rewrites them from `verified` after every session.
     Gate,
+}
+
+impl Ledger {
+    /// The spelling in `suite.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ledger::Memo => "memo",
+            Ledger::Gate => "gate",
+        }
+    }
 }
 
 /// How the harness crashes a command agent's session (`crash_rate`).
