@@ -156,9 +156,17 @@ pub fn execute(
         let permits = Arc::new(Semaphore::new(options.jobs.max(1)));
         let mut set = JoinSet::new();
         let trials = &plan.trials;
+        // What every sandbox of the run hides: the same for all its trials.
+        let hidden = Arc::new(match plan.source.as_ref() {
+            Source::Suite(s) => {
+                Hidden::for_run(&options.run_dir, s.tasks.iter().map(|t| t.dir.as_path()))
+            }
+            Source::Replay(r) => Hidden::for_run(&options.run_dir, [r.task.dir.as_path()]),
+        });
         for (index, trial) in trials.iter().copied().enumerate() {
             let (source, cache, permits, tx) =
                 (plan.source.clone(), cache.clone(), permits.clone(), tx.clone());
+            let hidden = hidden.clone();
             let cancel = cancel.clone();
             let seed = options.seed;
             let run_dir = options.run_dir.clone();
@@ -177,6 +185,7 @@ pub fn execute(
                         cache: use_cache.then_some(cache.as_ref()),
                         suite_seed: seed,
                         run_dir: &run_dir,
+                        hidden: &hidden,
                         cancel: &cancel,
                         run_start,
                     };
@@ -278,6 +287,7 @@ struct RunContext<'a> {
     source: &'a Source,
     suite_seed: u64,
     run_dir: &'a Path,
+    hidden: &'a Hidden,
     cache: Option<&'a VerifyCache>,
     cancel: &'a AtomicBool,
     run_start: Instant,
@@ -303,6 +313,7 @@ fn run_suite_trial(
     let RunContext {
         suite_seed,
         run_dir,
+        hidden,
         cache,
         cancel,
         run_start,
@@ -316,8 +327,7 @@ fn run_suite_trial(
     let ws = Workspace::create_bare(task)?;
     let mut observer = Observer::new(task, arm.list_format, cache, suite.verify_repeats)?;
     if suite.verify_sandboxed(arm) {
-        let tasks = suite.tasks.iter().map(|t| t.dir.as_path());
-        observer = observer.sandboxed(Hidden::for_run(run_dir, tasks));
+        observer = observer.sandboxed(hidden.clone());
     }
     let spec = TrialSpec {
         key,
@@ -341,7 +351,8 @@ fn run_suite_trial(
             run_trial(&spec, &ws, &mut agent, &observer, sink, run_start)
         }
         AgentDriver::Command { .. } => {
-            let mut agent = CommandAgent::for_trial(suite, arm, trial_key, trial_seed, run_dir)?;
+            let mut agent =
+                CommandAgent::for_trial(suite, arm, trial_key, trial_seed, run_dir, hidden)?;
             run_trial(&spec, &ws, &mut agent, &observer, sink, run_start)
         }
     }
@@ -358,11 +369,10 @@ fn replay_trial(
     let arm = &set.arms[trial.arm];
     let trace = &arm.traces[trial.replicate as usize];
     let task = &set.task;
-    let hidden = Hidden::for_run(ctx.run_dir, [task.dir.as_path()]);
     let mut observer = Observer::new(task, arm.format, ctx.cache, 1)?;
     let run_actions = if set.sandboxed {
-        observer = observer.sandboxed(hidden.clone());
-        RunActions::Sandboxed(hidden)
+        observer = observer.sandboxed(ctx.hidden.clone());
+        RunActions::Sandboxed(ctx.hidden.clone())
     } else {
         RunActions::Unsandboxed
     };

@@ -70,13 +70,15 @@ pub struct CommandAgent {
 impl CommandAgent {
     /// The agent of `arm` (which must use the command driver) for one trial. Its output
     /// goes to `run_dir/agents/<trial_id>/`; a relative `program` with a `/` is taken
-    /// relative to the suite directory, a bare name is looked up on `PATH`.
+    /// relative to the suite directory, a bare name is looked up on `PATH`. `hidden`:
+    /// what its sandbox hides (the run's, computed once).
     pub fn for_trial(
         suite: &Suite,
         arm: &Arm,
         key: TrialKey,
         trial_seed: u64,
         run_dir: &Path,
+        hidden: &Hidden,
     ) -> Result<CommandAgent> {
         let AgentDriver::Command {
             program,
@@ -94,7 +96,6 @@ impl CommandAgent {
                 arm.name
             )));
         };
-        let hidden = Hidden::for_run(run_dir, suite.tasks.iter().map(|t| t.dir.as_path()));
         Ok(CommandAgent {
             name: arm.agent.clone(),
             program: program.clone(),
@@ -106,7 +107,7 @@ impl CommandAgent {
             capture_limit: *capture_limit,
             sandbox: sandbox.clone(),
             base_dir: suite.dir.clone(),
-            hidden,
+            hidden: hidden.clone(),
             capture_dir: run_dir.join("agents").join(&key.trial_id),
             key,
             trial_seed,
