@@ -13,16 +13,14 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
     // The summary files are rewritten: not while another process writes the run.
     let _lock = RunLock::acquire(&args.run_dir)?;
     let summary = write_summary(&args.run_dir, args.baseline.as_deref(), args.confidence)?;
-    let md = super::sequential::summary_markdown(&args.run_dir, &summary)?;
-    if md.len() != summary.to_markdown().len() {
-        // A sequential run's summary.md ends with its looks.
-        crate::store::write_atomic(
-            &args.run_dir.join(crate::report::summary::SUMMARY_MD),
-            md.as_bytes(),
-        )?;
+    // A sequential run's summary.md ends with its looks.
+    let sequential = super::sequential::sequential_summary(&args.run_dir, &summary)?;
+    if let Some(md) = &sequential {
+        let path = args.run_dir.join(crate::report::summary::SUMMARY_MD);
+        crate::store::write_atomic(&path, md.as_bytes())?;
     }
     let text = match args.format {
-        ReportFormat::Md => md,
+        ReportFormat::Md => sequential.unwrap_or_else(|| summary.to_markdown()),
         ReportFormat::Csv => summary.to_csv()?,
         ReportFormat::Json => summary.to_json()?,
     };

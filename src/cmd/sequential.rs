@@ -33,16 +33,17 @@ pub const SEQUENTIAL_JSON: &str = "sequential.json";
 pub const SEQUENTIAL_MD: &str = "sequential.md";
 
 /// `summary.md` of a run: the summary's Markdown, and the sequential section when the
-/// run was sequential (so that `report` keeps it).
-pub(crate) fn summary_markdown(dir: &Path, summary: &crate::report::Summary) -> Result<String> {
-    let md = summary.to_markdown();
-    match std::fs::read_to_string(dir.join(SEQUENTIAL_MD)) {
-        Ok(section) => Ok(format!("{md}\n{section}")),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(md),
-        Err(e) => Err(Error::io(
-            format!("cannot read '{}'", dir.join(SEQUENTIAL_MD).display()),
-            e,
-        )),
+/// run was sequential (so that `report` keeps it). `None` for any other run, whose
+/// `summary.md` is the summary's Markdown as written.
+pub(crate) fn sequential_summary(
+    dir: &Path,
+    summary: &crate::report::Summary,
+) -> Result<Option<String>> {
+    let path = dir.join(SEQUENTIAL_MD);
+    match std::fs::read_to_string(&path) {
+        Ok(section) => Ok(Some(format!("{}\n{section}", summary.to_markdown()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(format!("cannot read '{}'", path.display()), e)),
     }
 }
 
@@ -176,7 +177,7 @@ pub(crate) fn run(
     };
     let section = render(&seq, &design, &rows, stopped_at, looks, suite, &active);
     write_atomic(&out.join(SEQUENTIAL_MD), section.as_bytes())?;
-    let md = summary_markdown(&out, &summary)?;
+    let md = sequential_summary(&out, &summary)?.unwrap_or_else(|| summary.to_markdown());
     write_atomic(&out.join(crate::report::summary::SUMMARY_MD), md.as_bytes())?;
     super::report::print(&md)?;
     eprintln!("results in {}", out.display());
