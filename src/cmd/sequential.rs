@@ -20,6 +20,7 @@ use crate::exit_code;
 use crate::rates::{Metric, Unit};
 use crate::record::TrialRecord;
 use crate::report::format::{fixed, pp, pvalue};
+use crate::report::{Align, Table};
 use crate::runner::Plan;
 use crate::stats::{LookCounts, SequentialDesign, look_fractions};
 use crate::store::{
@@ -255,17 +256,17 @@ fn render(
             names.join(", ")
         );
     }
-    let mut table = crate::report::Table::new([
-        ("look", crate::report::Align::Right),
-        ("replicates", crate::report::Align::Right),
-        ("arm", crate::report::Align::Left),
-        ("baseline k / n", crate::report::Align::Right),
-        ("arm k / n", crate::report::Align::Right),
-        ("z", crate::report::Align::Right),
-        ("boundary", crate::report::Align::Right),
-        ("crossed", crate::report::Align::Left),
-        ("repeated p", crate::report::Align::Right),
-        ("repeated CI of the difference", crate::report::Align::Right),
+    let mut table = Table::new([
+        ("look", Align::Right),
+        ("replicates", Align::Right),
+        ("arm", Align::Left),
+        ("baseline k / n", Align::Right),
+        ("arm k / n", Align::Right),
+        ("z", Align::Right),
+        ("boundary", Align::Right),
+        ("crossed", Align::Left),
+        ("repeated p", Align::Right),
+        ("repeated CI of the difference", Align::Right),
     ]);
     for r in rows {
         table.push(vec![
