@@ -5,7 +5,7 @@ use std::io::Write;
 use super::args::ValidateArgs;
 use crate::error::{IoContext, Result};
 use crate::exit_code;
-use crate::suite::Suite;
+use crate::suite::{Arm, Suite};
 
 /// Runs the command; returns the exit code (errors carry exit code 2).
 pub fn run(args: &ValidateArgs) -> Result<i32> {
@@ -29,7 +29,16 @@ pub fn run(args: &ValidateArgs) -> Result<i32> {
     )
     .and_then(|()| {
         for task in &suite.tasks {
-            writeln!(out, "  task {}: {} features", task.name, task.features.len())?;
+            write!(out, "  task {}: {} features", task.name, task.features.len())?;
+            if !(task.acceptance.is_empty() && task.forbidden.is_empty()) {
+                write!(
+                    out,
+                    ", goal contract with {} acceptance and {} forbidden",
+                    task.acceptance.len(),
+                    task.forbidden.len()
+                )?;
+            }
+            writeln!(out)?;
         }
         for arm in &suite.arms {
             writeln!(
@@ -46,11 +55,44 @@ pub fn run(args: &ValidateArgs) -> Result<i32> {
                 arm.session_turns,
                 arm.crash_rate
             )?;
+            writeln!(out, "    {}", arm_keys(arm))?;
         }
         Ok(())
     })
     .io_context(|| "cannot print".to_string())?;
     Ok(exit_code::OK)
+}
+
+/// The newer arm keys in `suite.toml`'s own spelling: the list schema, the exit check
+/// and the budgets always, the prompts and the environment when the arm sets them.
+fn arm_keys(arm: &Arm) -> String {
+    let quote = |s: &str| toml::Value::String(s.to_string()).to_string();
+    let mut keys = vec![
+        format!("list_schema = {}", quote(arm.list_schema.as_str())),
+        format!("exit_check = {}", quote(arm.exit_check.as_str())),
+    ];
+    let prompts: Vec<String> = [
+        ("initializer", &arm.prompts.initializer),
+        ("coding", &arm.prompts.coding),
+    ]
+    .into_iter()
+    .filter_map(|(key, p)| p.as_ref().map(|p| format!("{key} = {}", quote(&p.path))))
+    .collect();
+    if !prompts.is_empty() {
+        keys.push(format!("prompts = {{ {} }}", prompts.join(", ")));
+    }
+    if !arm.env.is_empty() {
+        let env: Vec<String> = arm
+            .env
+            .iter()
+            .map(|(k, v)| format!("{k} = {}", quote(v)))
+            .collect();
+        keys.push(format!("env = {{ {} }}", env.join(", ")));
+    }
+    keys.push(format!("session_tokens = {}", arm.session_tokens));
+    keys.push(format!("trial_tokens = {}", arm.trial_tokens));
+    keys.push(format!("trial_cost_usd = {:?}", arm.trial_cost_usd));
+    keys.join(", ")
 }
 
 /// Prints what loading a suite or task warned about on stderr, one `warning:` line each.

@@ -329,6 +329,7 @@ fn run_suite_trial(
     if suite.verify_sandboxed(arm) {
         observer = observer.sandboxed(hidden.clone());
     }
+    let prompts = suite.prompts_of(arm);
     let spec = TrialSpec {
         key,
         task,
@@ -340,7 +341,7 @@ fn run_suite_trial(
         crash_rate: arm.crash_rate,
         ledger: arm.ledger,
         seed: trial_seed,
-        prompts: &suite.prompts,
+        prompts: &prompts,
         cancel: Some(cancel),
     };
     match suite.agent_of(arm) {

@@ -1,5 +1,6 @@
 //! Experiment definitions: suites of arms over tasks.
 
+mod arm;
 mod key;
 mod named_tests;
 pub mod sim_profile;
@@ -7,11 +8,12 @@ mod suite_file;
 mod task;
 mod toml_error;
 
+pub use arm::{Arm, ArmPrompts, ExitCheck, Ledger, PromptOverride, Strategy};
 pub use key::TrialKey;
 pub use named_tests::ORACLE_TESTS_AT;
 pub use suite_file::{
-    AgentDriver, Arm, CrashMode, DEFAULT_CAPTURE_LIMIT, DEFAULT_CRASH_WINDOW, Ledger, Prompts,
-    Sandbox, Sequential, Strategy, Suite,
+    AgentDriver, CrashMode, DEFAULT_CAPTURE_LIMIT, DEFAULT_CRASH_WINDOW, Prompts, Sandbox,
+    Sequential, Suite,
 };
 pub use task::{Feature, Task, TestDiscovery, is_simple_name};
 pub use toml_error::{config_error, from_toml, line_column};

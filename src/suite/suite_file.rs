@@ -1,16 +1,16 @@
 //! `suite.toml`: one experiment — its tasks, agents, arms, replicates and seed.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+use super::arm::{Arm, ArmFile, build_arms};
 use super::task::{Task, is_simple_name};
 use super::toml_error::{config_error, from_toml};
 use crate::error::{Error, IoContext, Result};
-use crate::feature_list::ListFormat;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -107,80 +107,6 @@ struct AgentFile {
     capture_limit: Option<Spanned<toml::Value>>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ArmFile {
-    name: Spanned<String>,
-    agent: Spanned<String>,
-    list_format: ListFormat,
-    #[serde(default)]
-    strategy: Strategy,
-    #[serde(default = "default_true")]
-    initializer: bool,
-    #[serde(default)]
-    ledger: Ledger,
-    #[serde(default = "default_max_sessions")]
-    max_sessions: Spanned<u32>,
-    #[serde(default = "default_session_turns")]
-    session_turns: Spanned<u32>,
-    #[serde(default = "default_crash_rate")]
-    crash_rate: Spanned<f64>,
-}
-
-fn default_crash_rate() -> Spanned<f64> {
-    Spanned::new(0..0, 0.0)
-}
-
-fn default_max_sessions() -> Spanned<u32> {
-    Spanned::new(0..0, 12)
-}
-
-fn default_session_turns() -> Spanned<u32> {
-    Spanned::new(0..0, 60)
-}
-
-/// How the work is split into sessions.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Strategy {
-    /// One feature per session until done, declared, or out of sessions.
-    #[default]
-    Incremental,
-    /// One coding session with the whole budget.
-    Single,
-}
-
-impl Strategy {
-    /// The spelling in `suite.toml`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Strategy::Incremental => "incremental",
-            Strategy::Single => "single",
-        }
-    }
-}
-
-/// Who owns the `passes` flags.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Ledger {
-    /// The agent writes them.
-    #[default]
-    Memo,
-    /// The harness rewrites them from `verified` after every session.
-    Gate,
-}
-
-impl Ledger {
-    /// The spelling in `suite.toml`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Ledger::Memo => "memo",
-            Ledger::Gate => "gate",
-        }
-    }
-}
-
 /// How the harness crashes a command agent's session (`crash_rate`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -241,47 +167,6 @@ impl AgentDriver {
         match self {
             AgentDriver::Sim { .. } => "sim",
             AgentDriver::Command { .. } => "command",
-        }
-    }
-}
-
-/// One configuration under comparison.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Arm {
-    /// Unique name; appears in trial ids.
-    pub name: String,
-    /// Name of the agent (a key of `[agents]`).
-    pub agent: String,
-    /// Feature-list format.
-    pub list_format: ListFormat,
-    /// Session strategy.
-    pub strategy: Strategy,
-    /// Session 0 scaffolds the project.
-    pub initializer: bool,
-    /// Who owns the status flags.
-    pub ledger: Ledger,
-    /// Most coding sessions per trial (the initializer session is not counted).
-    pub max_sessions: u32,
-    /// Turn budget of one session (a single-strategy session gets all of them).
-    pub session_turns: u32,
-    /// Probability that a session is interrupted at a random point.
-    pub crash_rate: f64,
-}
-
-impl Arm {
-    /// Coding sessions the trial may run.
-    pub fn coding_sessions(&self) -> u32 {
-        match self.strategy {
-            Strategy::Incremental => self.max_sessions,
-            Strategy::Single => 1,
-        }
-    }
-
-    /// Turn budget of one coding session.
-    pub fn turn_budget(&self) -> u32 {
-        match self.strategy {
-            Strategy::Incremental => self.session_turns,
-            Strategy::Single => self.session_turns.saturating_mul(self.max_sessions),
         }
     }
 }
@@ -379,7 +264,7 @@ impl Suite {
                 "a suite needs at least one [[arm]] table",
             ));
         }
-        let arms = build_arms(&raw.arms, &agents, &err)?;
+        let arms = build_arms(&raw.arms, &agents, &dir, &err)?;
         let baseline = match &raw.baseline {
             Some(b) => {
                 if !arms.iter().any(|a| &a.name == b.get_ref()) {
@@ -428,7 +313,7 @@ impl Suite {
             Some(table) => Some(sequential(table, &err)?),
         };
         let prompts = read_prompts(&dir)?;
-        let content_hash = content_hash(&file, &dir, &tasks)?;
+        let content_hash = content_hash(&file, &dir, &tasks, &arms)?;
 
         Ok(Suite {
             dir,
@@ -447,6 +332,25 @@ impl Suite {
             prompts,
             content_hash,
         })
+    }
+
+    /// The prompt templates of `arm`'s sessions: the arm's own where it names them,
+    /// else the suite's.
+    pub fn prompts_of(&self, arm: &Arm) -> Prompts {
+        Prompts {
+            initializer: arm
+                .prompts
+                .initializer
+                .as_ref()
+                .map(|p| p.text.clone())
+                .or_else(|| self.prompts.initializer.clone()),
+            coding: arm
+                .prompts
+                .coding
+                .as_ref()
+                .map(|p| p.text.clone())
+                .or_else(|| self.prompts.coding.clone()),
+        }
     }
 
     /// The agent an arm uses.
@@ -524,74 +428,6 @@ fn load_tasks(
         tasks.push(task);
     }
     Ok(tasks)
-}
-
-/// The `[[arm]]` tables, checked: simple unique names, defined agents, sane budgets.
-fn build_arms(
-    raw: &[ArmFile],
-    agents: &BTreeMap<String, AgentDriver>,
-    err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
-) -> Result<Vec<Arm>> {
-    let mut arms = Vec::new();
-    let mut seen = BTreeSet::new();
-    for a in raw {
-        let arm_name = a.name.get_ref().clone();
-        if !is_simple_name(&arm_name) {
-            return Err(err(
-                a.name.span(),
-                format!(
-                    "arm name '{arm_name}' must be ASCII letters, digits, '_', '.' or '-', and not '.' or '..'"
-                ),
-            ));
-        }
-        if !seen.insert(arm_name.clone()) {
-            return Err(err(
-                a.name.span(),
-                format!("arm '{arm_name}' is defined twice"),
-            ));
-        }
-        if !agents.contains_key(a.agent.get_ref()) {
-            return Err(err(
-                a.agent.span(),
-                format!(
-                    "arm '{arm_name}' uses agent '{}', which is not defined under [agents] (defined: {})",
-                    a.agent.get_ref(),
-                    agents.keys().cloned().collect::<Vec<_>>().join(", ")
-                ),
-            ));
-        }
-        if *a.max_sessions.get_ref() == 0 {
-            return Err(err(
-                a.max_sessions.span(),
-                "max_sessions must be at least 1".into(),
-            ));
-        }
-        if *a.session_turns.get_ref() == 0 {
-            return Err(err(
-                a.session_turns.span(),
-                "session_turns must be at least 1".into(),
-            ));
-        }
-        let crash = *a.crash_rate.get_ref();
-        if !(0.0..1.0).contains(&crash) {
-            return Err(err(
-                a.crash_rate.span(),
-                format!("crash_rate must be in [0, 1), got {crash}"),
-            ));
-        }
-        arms.push(Arm {
-            name: arm_name,
-            agent: a.agent.get_ref().clone(),
-            list_format: a.list_format,
-            strategy: a.strategy,
-            initializer: a.initializer,
-            ledger: a.ledger,
-            max_sessions: *a.max_sessions.get_ref(),
-            session_turns: *a.session_turns.get_ref(),
-            crash_rate: crash,
-        });
-    }
-    Ok(arms)
 }
 
 /// The `[sequential]` table, checked.
@@ -869,10 +705,18 @@ fn parse_size(text: &str) -> Option<u64> {
 
 /// blake3 over the suite file, its prompts and every file of every task, so that a
 /// resume against a changed suite can be refused.
-fn content_hash(file: &Path, dir: &Path, tasks: &[Task]) -> Result<String> {
+fn content_hash(file: &Path, dir: &Path, tasks: &[Task], arms: &[Arm]) -> Result<String> {
     let mut hasher = blake3::Hasher::new();
     let bytes = std::fs::read(file).io_context(|| format!("cannot read '{}'", file.display()))?;
     hasher.update(&bytes);
+    // An arm's templates may lie outside prompts/; what they say is part of the suite.
+    for arm in arms {
+        let named = [&arm.prompts.initializer, &arm.prompts.coding];
+        for prompt in named.into_iter().flatten() {
+            hasher.update(prompt.path.as_bytes());
+            hasher.update(prompt.text.as_bytes());
+        }
+    }
     for sub in std::iter::once(dir.join("prompts")).chain(tasks.iter().map(|t| t.dir.clone())) {
         if sub.is_dir() {
             let snapshot = crate::fsutil::TreeSnapshot::read(&sub)?;

@@ -12,7 +12,7 @@ use toml::Spanned;
 use super::named_tests::{ORACLE_TESTS_AT, named_tests};
 use super::toml_error::{config_error, from_toml};
 use crate::error::{Error, IoContext, Result};
-use crate::feature_list::Entry;
+use crate::feature_list::{Contract, Entry};
 
 /// Verify commands that run longer than this are killed and count as failing.
 const DEFAULT_VERIFY_TIMEOUT: Duration = Duration::from_secs(120);
@@ -40,6 +40,12 @@ struct TaskFile {
     /// left out of the verify cache key only; scratch copies still hold them.
     #[serde(default)]
     verify_ignores: Vec<Spanned<String>>,
+    /// The goal contract: what done means for the whole task.
+    #[serde(default)]
+    acceptance: Vec<String>,
+    /// The goal contract: actions never allowed.
+    #[serde(default)]
+    forbidden: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -86,6 +92,10 @@ pub struct Task {
     pub verify_ignores: globset::GlobSet,
     /// What loading found questionable but not wrong, for the command to print.
     warnings: Vec<String>,
+    /// The goal contract's `acceptance` list (what done means for the whole task).
+    pub acceptance: Vec<String>,
+    /// The goal contract's `forbidden` list (actions never allowed).
+    pub forbidden: Vec<String>,
 }
 
 /// How test files are found (a glob relative to the work directory) and how tests in
@@ -363,6 +373,8 @@ impl Task {
             verify_timeout,
             max_tree_bytes,
             warnings,
+            acceptance: raw.acceptance,
+            forbidden: raw.forbidden,
             side_effect_tools: raw
                 .side_effect_tools
                 .into_iter()
@@ -408,6 +420,16 @@ impl Task {
                 notes: String::new(),
             })
             .collect()
+    }
+
+    /// The goal contract a status-schema list starts with: the goal and the
+    /// `acceptance` and `forbidden` lists of `task.toml`.
+    pub fn contract(&self) -> Contract {
+        Contract {
+            goal: self.goal.clone(),
+            acceptance: self.acceptance.clone(),
+            forbidden: self.forbidden.clone(),
+        }
     }
 
     /// The feature with this id, if it is canonical.

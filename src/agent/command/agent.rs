@@ -100,7 +100,12 @@ impl CommandAgent {
             name: arm.agent.clone(),
             program: program.clone(),
             args: args.clone(),
-            env: env.clone(),
+            // The arm's table over the agent's: model A vs model B is two arms of one agent.
+            env: env
+                .iter()
+                .chain(&arm.env)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             timeout: *timeout,
             crash: *crash,
             crash_window: *crash_window,
