@@ -267,6 +267,23 @@ pub fn status_porcelain(dir: &Path) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// The commit `HEAD` names, `None` when there is none or git cannot tell.
+pub fn head(dir: &Path) -> Option<String> {
+    git(dir, &["rev-parse", "--verify", "-q", "HEAD^{commit}"])
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// Puts the work tree and index back to `commit` and removes every file git does not
+/// track, ignored ones included (`git reset --hard` + `git clean -fdx`), through the
+/// hardened git. Files outside the work directory (the effects log) are not touched.
+pub fn reset_hard(dir: &Path, commit: &str) -> Result<()> {
+    git(dir, &["reset", "-q", "--hard", commit])?;
+    git(dir, &["clean", "-q", "-f", "-d", "-x"])?;
+    Ok(())
+}
+
 /// The global git configuration file of a trial's sessions: inside `dir`, a directory
 /// of the trial that sessions may write (git replaces the file through a lock file
 /// beside it, so the directory must be writable, not only the file).
@@ -306,6 +323,28 @@ mod tests {
         .unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         script
+    }
+
+    #[test]
+    fn reset_hard_restores_the_commit_and_removes_untracked_and_ignored_files() {
+        let dir = repo();
+        let start = head(dir.path()).unwrap();
+        std::fs::write(dir.path().join("a.txt"), "changed\n").unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "*.log\n").unwrap();
+        git(dir.path(), &["add", "-A"]).unwrap();
+        git(dir.path(), &["commit", "-q", "-m", "later"]).unwrap();
+        std::fs::write(dir.path().join("new.txt"), "n\n").unwrap();
+        std::fs::write(dir.path().join("x.log"), "l\n").unwrap();
+        reset_hard(dir.path(), &start).unwrap();
+        assert_eq!(head(dir.path()).as_deref(), Some(start.as_str()));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+            "a\n"
+        );
+        for gone in ["new.txt", "x.log", ".gitignore"] {
+            assert!(!dir.path().join(gone).exists(), "{gone}");
+        }
+        assert_eq!(status_porcelain(dir.path()).as_deref(), Some(""));
     }
 
     #[test]

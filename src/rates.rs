@@ -50,6 +50,8 @@ pub enum Tally {
     },
     /// k: rows whose boolean `column` is true; n: rows where it is not null.
     True(&'static str),
+    /// k: rows whose boolean `column` is false; n: rows where it is not null.
+    False(&'static str),
 }
 
 impl Tally {
@@ -59,7 +61,7 @@ impl Tally {
             Tally::Above { column, .. } => vec![(column, false)],
             Tally::AllTrue(columns) => columns.iter().map(|c| (*c, true)).collect(),
             Tally::TrueGiven { given, column } => vec![(given, true), (column, true)],
-            Tally::True(column) => vec![(column, true)],
+            Tally::True(column) | Tally::False(column) => vec![(column, true)],
         }
     }
 
@@ -85,6 +87,10 @@ impl Tally {
                 Some(v) => (u64::from(v), 1),
                 None => (0, 0),
             },
+            Tally::False(column) => match flag(column) {
+                Some(v) => (u64::from(!v), 1),
+                None => (0, 0),
+            },
         }
     }
 
@@ -103,6 +109,9 @@ impl Tally {
                 format!("`{column}`, among units with `{given}` and `{column}` not null")
             }
             Tally::True(column) => format!("`{column}`; units where it is null are not counted"),
+            Tally::False(column) => {
+                format!("`{column}` is false; units where it is null are not counted")
+            }
         }
     }
 }
@@ -233,10 +242,59 @@ rate_metrics! {
         tally: Tally::True("premature_victory"),
         better: Better::Lower,
     },
+    /// Coding sessions with `in_progress > 1` (status schema).
+    MultiInProgress => RateDef {
+        name: "multi_in_progress",
+        meaning: "coding sessions leaving several entries in_progress (status schema)",
+        unit: Unit::Session,
+        tally: Tally::Above { column: "in_progress", threshold: 1 },
+        better: Better::Lower,
+    },
+    /// Coding sessions with `contract_edits > 0` (status schema).
+    ContractEdit => RateDef {
+        name: "contract_edit",
+        meaning: "coding sessions changing the goal contract (status schema)",
+        unit: Unit::Session,
+        tally: Tally::Above { column: "contract_edits", threshold: 0 },
+        better: Better::Lower,
+    },
+    /// Coding sessions whose `exit_check` is false.
+    ExitCheckFail => RateDef {
+        name: "exit_check_fail",
+        meaning: "coding sessions leaving a tree that fails the exit check",
+        unit: Unit::Session,
+        tally: Tally::False("exit_check"),
+        better: Better::Lower,
+    },
+    /// Trials with `plan_omissions > 0`.
+    PlanOmission => RateDef {
+        name: "plan_omission",
+        meaning: "trials whose lists never named some requirement",
+        unit: Unit::Trial,
+        tally: Tally::Above { column: "plan_omissions", threshold: 0 },
+        better: Better::Lower,
+    },
 }
+
+/// Columns that rates read but records of older versions do not have: a CSV without
+/// one is read as if the column were all null (its rates have n = 0), so that older
+/// runs can still be reported.
+pub const ADDED_COLUMNS: &[&str] = &[
+    "in_progress",
+    "contract_edits",
+    "exit_check",
+    "plan_omissions",
+];
 
 /// The name of the per-trial count metric, which follows the rate metrics in `summary.*`.
 pub const FEATURES_VERIFIED: &str = "features_verified";
+
+/// Per arm: its trials' tokens over the features they verified (rows of `summary.*`
+/// after `features_verified`, present when some arm's agents report usage).
+pub const TOKENS_PER_FEATURE: &str = "tokens_per_feature";
+
+/// Per arm: its trials' cost in dollars over the features they verified.
+pub const COST_PER_FEATURE: &str = "cost_per_feature";
 
 impl Metric {
     /// The metric's declaration.

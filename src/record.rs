@@ -54,11 +54,21 @@ pub struct TrialRecord {
     pub wall_ms: u64,
     /// Why the trial ended in error, if it did.
     pub error: Option<String>,
+    /// What the per-trial counts stand on. JSONL only.
+    #[serde(default)]
+    pub evidence: TrialEvidence,
+}
+
+/// The ids behind a trial's counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrialEvidence {
+    /// Canonical ids in none of the lists the sessions left (null as `plan_omissions`).
+    pub plan_omitted: Option<Vec<String>>,
 }
 
 /// Fields of the JSONL records that the CSV tables leave out: wall times differ
 /// between identical runs, and the tables must not.
-const JSONL_ONLY: &[&str] = &["wall_ms"];
+const JSONL_ONLY: &[&str] = &["wall_ms", "evidence"];
 
 /// The columns of a record type, derived from its fields in declaration order (what
 /// serde writes to the JSONL file), without the JSONL-only ones. A field added to a
@@ -144,10 +154,13 @@ impl TrialRecord {
                 sessions: 0,
                 ended_by: crate::metrics::EndedBy::MaxSessions,
                 premature_victory: false,
+                plan_omissions: None,
+                tokens: None,
             },
             usage: Usage::default(),
             wall_ms: 0,
             error: None,
+            evidence: TrialEvidence::default(),
         }
     }
 }
@@ -188,6 +201,11 @@ mod tests {
                 "flaky",
                 "features_verified",
                 "verify_timeouts",
+                "in_progress",
+                "contract_edits",
+                "exit_check",
+                "reverted",
+                "over_budget",
                 "actions_failed",
                 "turns",
                 "input_tokens",
@@ -209,6 +227,8 @@ mod tests {
                 "sessions",
                 "ended_by",
                 "premature_victory",
+                "plan_omissions",
+                "tokens",
                 "turns",
                 "input_tokens",
                 "output_tokens",

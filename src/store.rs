@@ -93,6 +93,9 @@ pub struct ReplayInputs {
     pub task: String,
     /// The list format of each arm, in the order of `arms`.
     pub formats: Vec<crate::feature_list::ListFormat>,
+    /// The list schema of every arm (`--schema`).
+    #[serde(default)]
+    pub schema: crate::feature_list::ListSchema,
     /// Keep every trial's work directory.
     #[serde(default)]
     pub keep_work: bool,

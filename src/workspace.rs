@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{IoContext, Result};
-use crate::feature_list::{self, ListFormat};
+use crate::feature_list::{self, ListFormat, ListSchema};
 use crate::fsutil::{copy_tree, scratch_dir};
 use crate::suite::Task;
 
@@ -37,8 +37,20 @@ impl Workspace {
     /// Materializes `task` as a trial without initializer does: copy `repo/`, render the
     /// canonical list in `format`, `git init`, one commit. `oracle/` is never copied.
     pub fn create(task: &Task, format: ListFormat) -> Result<Workspace> {
+        Workspace::create_with(task, format, ListSchema::Passes)
+    }
+
+    /// [`Workspace::create`] with the list in `schema` (under the status schema, the
+    /// task's goal contract at the top and every entry `pending`).
+    pub fn create_with(task: &Task, format: ListFormat, schema: ListSchema) -> Result<Workspace> {
         let ws = Workspace::empty(&task.repo_dir())?;
-        let list = feature_list::render(format, &task.canonical_entries());
+        let list = feature_list::render_with(
+            format,
+            schema,
+            &task.contract(),
+            &task.canonical_entries(),
+            &feature_list::RenderOptions::default(),
+        );
         let list_path = ws.work_dir.join(format.file_name());
         std::fs::write(&list_path, list)
             .io_context(|| format!("cannot write '{}'", list_path.display()))?;

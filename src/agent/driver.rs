@@ -64,6 +64,16 @@ pub struct Usage {
     pub cost_usd: Option<f64>,
 }
 
+impl Usage {
+    /// Input plus output tokens; `None` when neither is known.
+    pub fn tokens(&self) -> Option<u64> {
+        match (self.input_tokens, self.output_tokens) {
+            (None, None) => None,
+            (i, o) => Some(i.unwrap_or(0).saturating_add(o.unwrap_or(0))),
+        }
+    }
+}
+
 impl std::ops::Add for Usage {
     type Output = Usage;
 

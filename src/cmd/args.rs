@@ -219,6 +219,10 @@ pub struct ReplayArgs {
     /// Feature-list format the trials start with: once for every arm, or once per arm.
     #[arg(long, value_parser = parse_format, required = true)]
     pub format: Vec<ListFormat>,
+    /// List schema of every arm: `passes` (a flag per entry) or `status` (a state per
+    /// entry under the task's goal contract).
+    #[arg(long, default_value = "passes")]
+    pub schema: crate::feature_list::ListSchema,
     /// Arm names: once (every input is one arm) or once per input, in order
     /// [default: a directory's name; `replay` for trace files].
     #[arg(long)]

@@ -53,6 +53,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
                 .display()
                 .to_string(),
             formats: arms.iter().map(|a| a.format).collect(),
+            schema: args.schema,
             keep_work: args.keep_work,
         }),
         ..Manifest::stamped()
@@ -101,6 +102,10 @@ fn inputs_hash(task: &Task, arms: &[ReplayArm]) -> Result<String> {
     for arm in arms {
         hasher.update(arm.name.as_bytes());
         hasher.update(arm.format.as_str().as_bytes());
+        // Only a non-default schema is hashed, so passes-schema runs keep their hash.
+        if arm.schema != crate::feature_list::ListSchema::Passes {
+            hasher.update(arm.schema.as_str().as_bytes());
+        }
         for t in &arm.traces {
             hasher.update(&t.trace.content_hash);
         }
@@ -209,6 +214,7 @@ pub(crate) fn plan_from_manifest(dir: &Path, manifest: &Manifest) -> Result<Plan
         arms.push(ReplayArm {
             name: name.clone(),
             format: *format,
+            schema: inputs.schema,
             traces,
         });
     }
@@ -300,6 +306,7 @@ fn load_arms(args: &ReplayArgs) -> Result<Vec<ReplayArm>> {
         arms.push(ReplayArm {
             name,
             format,
+            schema: args.schema,
             traces,
         });
     }

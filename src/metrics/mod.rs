@@ -3,9 +3,19 @@
 //! about its work), and the table of rates the reports are made of.
 
 mod session;
+mod status;
 mod trial;
 
 pub use crate::agent::Outcome;
-pub use crate::rates::{Better, FEATURES_VERIFIED, Metric, RateDef, Tally, Unit, rates_markdown};
+pub use crate::rates::{
+    Better, COST_PER_FEATURE, FEATURES_VERIFIED, Metric, RateDef, TOKENS_PER_FEATURE, Tally, Unit,
+    rates_markdown,
+};
 pub use session::{SessionMetrics, session_metrics};
-pub use trial::{EndedBy, SessionEnd, TrialMetrics, trial_metrics};
+
+/// The length of a list of ids as a count field.
+pub fn count_of<T>(items: &[T]) -> u32 {
+    u32::try_from(items.len()).unwrap_or(u32::MAX)
+}
+pub use status::{ExitCheck, contract_changed, exit_check, in_progress_ids};
+pub use trial::{EndedBy, PlanCoverage, SessionEnd, TrialMetrics, trial_metrics};

@@ -31,6 +31,11 @@
 //! | `resumed` | the session before `s` ended `interrupted` |
 //! | `resume_success` | resumed, regressions=0, premature_claims 0 or null, dup_side_effects=0, newly_verified≥1; null when not resumed |
 //! | `verify_timeouts` | verify runs of the observation after `s` that reached their time limit (they count as failing) |
+//! | `in_progress` | status schema: entries `in_progress` after `s` (null under the passes schema or without a parsable list after `s`) |
+//! | `contract_edits` | status schema: 1 when the goal, acceptance or forbidden list changed in `s` (trailing whitespace ignored, order counts), else 0; null as the list-based fields |
+//! | `exit_check` | after a coding session: clean tree, non-blank PROGRESS.md, the list (if any) parses, every canonical claim self-verified |
+//! | `reverted` | the harness reset the tree to the last passing commit after `s` (set by the trial loop) |
+//! | `over_budget` | `s` used more tokens than `session_tokens` (set by the trial loop) |
 //!
 //! The list-based fields (`newly_claimed`, `premature_claims`, `told_false`,
 //! `desc_edits`, `step_edits`, `entries_removed`, `entries_added`) are null when the
@@ -96,6 +101,25 @@ pub struct SessionMetrics {
     /// a slow check never passes silently). Absent in older records.
     #[serde(default)]
     pub verify_timeouts: u32,
+    /// Status schema: entries `in_progress` after `s`; null under the passes schema or
+    /// without a parsable list after `s`.
+    #[serde(default)]
+    pub in_progress: Option<u32>,
+    /// Status schema: 1 when the goal contract changed in `s`, else 0; null as the
+    /// list-based fields, and under the passes schema.
+    #[serde(default)]
+    pub contract_edits: Option<u32>,
+    /// After a coding session: committed, notes present, list parses, every claim
+    /// self-verified. Null for the initializer session and in older records.
+    #[serde(default)]
+    pub exit_check: Option<bool>,
+    /// The harness reset the work directory after `s` because its exit check failed
+    /// (`exit_check = "revert"` only).
+    #[serde(default)]
+    pub reverted: bool,
+    /// The session used more tokens than the arm's `session_tokens`.
+    #[serde(default)]
+    pub over_budget: bool,
 }
 
 pub(super) fn count<I: IntoIterator>(items: I) -> u32 {
@@ -175,6 +199,13 @@ pub fn session_metrics(
         flaky: count(after.verified.values().filter(|c| **c == Check::Flaky)),
         features_verified: count(after.verified.values().filter(|c| **c == Check::Pass)),
         verify_timeouts: after.verify_timeouts,
+        in_progress: super::status::in_progress_ids(after).map(count),
+        contract_edits: lists
+            .and_then(|_| super::status::contract_changed(before, after))
+            .map(u32::from),
+        exit_check: Some(super::status::exit_check(after).passed()),
+        reverted: false,
+        over_budget: false,
     }
 }
 

@@ -1,6 +1,8 @@
 //! The per-trial figures: features verified at the end, sessions, why the trial
 //! stopped, and whether the agent declared victory too early.
 
+use std::collections::BTreeSet;
+
 use serde::{Deserialize, Serialize};
 
 use super::session::count;
@@ -19,6 +21,8 @@ pub enum EndedBy {
     MaxSessions,
     /// A session ended in `error`.
     Error,
+    /// The trial's token or dollar budget was used up, so no new session started.
+    Budget,
 }
 
 impl EndedBy {
@@ -29,6 +33,7 @@ impl EndedBy {
             EndedBy::DeclaredComplete => "declared_complete",
             EndedBy::MaxSessions => "max_sessions",
             EndedBy::Error => "error",
+            EndedBy::Budget => "budget",
         }
     }
 }
@@ -46,6 +51,43 @@ pub struct TrialMetrics {
     pub ended_by: EndedBy,
     /// The agent declared the project complete while some feature was not verified.
     pub premature_victory: bool,
+    /// Canonical ids in none of the lists the sessions left; null when none parsed.
+    #[serde(default)]
+    pub plan_omissions: Option<u32>,
+    /// Input plus output tokens of the trial's sessions; null when none reported usage.
+    #[serde(default)]
+    pub tokens: Option<u64>,
+}
+
+/// Which canonical ids the lists that a trial's sessions left have named, for
+/// `plan_omissions`. The list the harness rendered before the first session is not
+/// shown to it.
+#[derive(Debug, Clone, Default)]
+pub struct PlanCoverage {
+    parsed: bool,
+    seen: BTreeSet<String>,
+}
+
+impl PlanCoverage {
+    /// Takes in the observation after a session, as the agent left it.
+    pub fn add(&mut self, after: &Observation) {
+        if let Some(list) = after.list.parsed() {
+            self.parsed = true;
+            self.seen.extend(list.ids().map(str::to_string));
+        }
+    }
+
+    /// Canonical ids (in `canonical` order) on none of the lists; `None` when no list
+    /// parsed.
+    pub fn omitted<'c>(&self, canonical: impl IntoIterator<Item = &'c str>) -> Option<Vec<String>> {
+        self.parsed.then(|| {
+            canonical
+                .into_iter()
+                .filter(|id| !self.seen.contains(*id))
+                .map(str::to_string)
+                .collect()
+        })
+    }
 }
 
 /// What the trial loop remembers of each session for the per-trial fields.
@@ -57,12 +99,19 @@ pub struct SessionEnd {
     pub all_verified: bool,
 }
 
-/// Computes the per-trial fields from the sessions' ends and the final observation.
-pub fn trial_metrics(sessions: &[SessionEnd], last: &Observation) -> TrialMetrics {
+/// Computes the per-trial fields from the sessions' ends and the final observation;
+/// `budget_spent`: the loop stopped because the trial's budget was used up.
+/// `plan_omissions` and `tokens` are left null for the caller to fill in.
+pub fn trial_metrics(
+    sessions: &[SessionEnd],
+    last: &Observation,
+    budget_spent: bool,
+) -> TrialMetrics {
     let ended_by = match sessions.last() {
         Some(s) if s.outcome == Outcome::Error => EndedBy::Error,
         _ if last.all_verified() => EndedBy::AllVerified,
         Some(s) if s.outcome == Outcome::DeclaredComplete => EndedBy::DeclaredComplete,
+        _ if budget_spent => EndedBy::Budget,
         _ => EndedBy::MaxSessions,
     };
     TrialMetrics {
@@ -73,5 +122,7 @@ pub fn trial_metrics(sessions: &[SessionEnd], last: &Observation) -> TrialMetric
         premature_victory: sessions
             .iter()
             .any(|s| s.outcome == Outcome::DeclaredComplete && !s.all_verified),
+        plan_omissions: None,
+        tokens: None,
     }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::verify::OracleTests;
 use super::verify::{Check, VerifyCache, VerifyRun};
 use crate::error::{Error, Result};
-use crate::feature_list::{self, FeatureList, ListFormat};
+use crate::feature_list::{self, FeatureList, ListFormat, ListSchema};
 use crate::fsutil::{TreeSnapshot, tree_bytes_within};
 use crate::sandbox::Hidden;
 use crate::suite::Task;
@@ -64,6 +64,10 @@ pub struct Observation {
     /// Verify runs of this observation that reached their time limit (each counted
     /// as failing).
     pub verify_timeouts: u32,
+    /// The schema the list was read with.
+    pub schema: ListSchema,
+    /// PROGRESS.md exists and holds a non-whitespace character.
+    pub progress_nonblank: bool,
 }
 
 impl Observation {
@@ -83,6 +87,7 @@ impl Observation {
             list: ListState::Missing,
             git_status: None,
             verify_timeouts: 0,
+            progress_nonblank: false,
             ..self.clone()
         }
     }
@@ -111,6 +116,7 @@ impl Observation {
 pub struct Observer<'a> {
     task: &'a Task,
     format: ListFormat,
+    schema: ListSchema,
     oracle: Option<OracleTests>,
     cache: Option<&'a VerifyCache>,
     repeats: u32,
@@ -133,6 +139,7 @@ impl<'a> Observer<'a> {
         Ok(Observer {
             task,
             format,
+            schema: ListSchema::Passes,
             oracle,
             cache,
             repeats,
@@ -144,6 +151,12 @@ impl<'a> Observer<'a> {
     /// must not reach the oracle, the run directory or other trials through its tests).
     pub fn sandboxed(mut self, hidden: Hidden) -> Observer<'a> {
         self.sandbox = Some(hidden);
+        self
+    }
+
+    /// Reads the list under `schema` (the passes schema unless told).
+    pub fn with_schema(mut self, schema: ListSchema) -> Observer<'a> {
+        self.schema = schema;
         self
     }
 
@@ -192,7 +205,7 @@ impl<'a> Observer<'a> {
             None => ListState::Missing,
             Some(file) => match std::str::from_utf8(&file.content) {
                 Err(_) => ListState::Unparseable("the file is not UTF-8 text".into()),
-                Ok(text) => match feature_list::parse(self.format, text) {
+                Ok(text) => match feature_list::parse_with(self.format, self.schema, text) {
                     Ok(list) => ListState::Parsed(list),
                     Err(e) => ListState::Unparseable(e.to_string()),
                 },
@@ -239,9 +252,13 @@ impl<'a> Observer<'a> {
             })
             .collect();
 
-        let progress_hash = tree
-            .get(PROGRESS_FILE)
-            .map(|f| blake3::hash(&f.content).to_hex().to_string());
+        let progress = tree.get(PROGRESS_FILE);
+        let progress_hash = progress.map(|f| blake3::hash(&f.content).to_hex().to_string());
+        let progress_nonblank = progress.is_some_and(|f| {
+            String::from_utf8_lossy(&f.content)
+                .chars()
+                .any(|c| !c.is_whitespace())
+        });
 
         let effects_len = std::fs::metadata(&ws.effects_log).map_or(0, |m| m.len());
         if effects_len > limit {
@@ -269,6 +286,8 @@ impl<'a> Observer<'a> {
             effects,
             tree_hash: tree.hash.to_hex().to_string(),
             verify_timeouts,
+            schema: self.schema,
+            progress_nonblank,
         })
     }
 }

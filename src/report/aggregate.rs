@@ -11,6 +11,7 @@ use polars::prelude::*;
 use super::metric::Metric;
 use crate::error::{Error, Result};
 use crate::metrics::{Tally, Unit};
+use crate::rates::ADDED_COLUMNS;
 use crate::store::{SESSIONS_CSV, TRIALS_CSV};
 
 /// k events among n units.
@@ -41,6 +42,10 @@ pub struct Counts {
     pub rates: [Count; Metric::ALL.len()],
     /// `features_verified` of every trial, in trial-id order.
     pub features_verified: Vec<f64>,
+    /// `tokens` of every trial (None: not reported), in trial-id order.
+    pub tokens: Vec<Option<f64>>,
+    /// `cost_usd` of every trial (None: not reported), in trial-id order.
+    pub cost_usd: Vec<Option<f64>>,
     /// Per trial (k, n) of every session-level metric, indexed by [`Metric::index`]
     /// (empty for `premature_victory`): the clusters of the trial-clustered bootstrap.
     /// Trial-id order; every trial with a coding session appears in every metric.
@@ -120,6 +125,10 @@ fn tally_columns(unit: Unit) -> Vec<(&'static str, bool)> {
     out
 }
 
+/// The usage columns of `trials.csv` behind `tokens_per_feature` and `cost_per_feature`.
+const USAGE_TOKENS: &str = "tokens";
+const USAGE_COST: &str = "cost_usd";
+
 /// Id columns every file must have.
 const SESSION_ID_COLUMNS: [&str; 7] = [
     "trial_id",
@@ -137,6 +146,7 @@ pub fn required_session_columns() -> Vec<&'static str> {
     SESSION_ID_COLUMNS
         .into_iter()
         .chain(tally_columns(Unit::Session).into_iter().map(|(c, _)| c))
+        .filter(|c| !ADDED_COLUMNS.contains(c))
         .collect()
 }
 
@@ -146,6 +156,7 @@ pub fn required_trial_columns() -> Vec<&'static str> {
         .into_iter()
         .chain([super::metric::FEATURES_VERIFIED])
         .chain(tally_columns(Unit::Trial).into_iter().map(|(c, _)| c))
+        .filter(|c| !ADDED_COLUMNS.contains(c))
         .collect()
 }
 
@@ -167,7 +178,11 @@ pub fn aggregate(dir: &Path) -> Result<Aggregate> {
         &session_schema(),
         &[("divergent", DataType::Boolean)],
     )?;
-    let trials = read_csv(&trials_path, &trial_schema(), &[])?;
+    let trials = read_csv(
+        &trials_path,
+        &trial_schema(),
+        &[("tokens", DataType::Int64), ("cost_usd", DataType::Float64)],
+    )?;
     let bad = |path: &Path| {
         let path = path.display().to_string();
         move |e: PolarsError| Error::BadInput(format!("cannot summarize '{path}': {e}"))
@@ -235,6 +250,7 @@ fn indicators(tally: Tally) -> (Expr, Expr) {
             col(given).and(col(column).is_not_null()),
         ),
         Tally::True(column) => (col(column), col(column).is_not_null()),
+        Tally::False(column) => (col(column).not(), col(column).is_not_null()),
     }
 }
 
@@ -254,8 +270,16 @@ fn read_csv(
         required_trial_columns()
     };
     let headers = check_header(path, &required)?;
+    let has = |name: &str| headers.iter().any(|h| h == name);
+    // Columns of older records that this file lacks: added afterwards as nulls.
+    let absent: Vec<(&str, DataType)> = schema
+        .iter()
+        .filter(|(name, _)| ADDED_COLUMNS.contains(name) && !has(name))
+        .cloned()
+        .collect();
     let schema: Vec<(&str, DataType)> = schema
         .iter()
+        .filter(|(name, _)| !absent.iter().any(|(a, _)| a == name))
         .chain(
             optional
                 .iter()
@@ -274,6 +298,16 @@ fn read_csv(
         .with_schema_overwrite(Some(Arc::new(overwrite)))
         .try_into_reader_with_file_path(Some(path.to_path_buf()))
         .and_then(|reader| reader.finish())
+        .and_then(|df| {
+            if absent.is_empty() {
+                return Ok(df);
+            }
+            let nulls: Vec<Expr> = absent
+                .iter()
+                .map(|(name, dtype)| lit(NULL).cast(dtype.clone()).alias(*name))
+                .collect();
+            df.lazy().with_columns(nulls).collect()
+        })
         .map_err(|e| Error::BadInput(format!("cannot read '{}': {e}", path.display())))
 }
 
@@ -399,6 +433,14 @@ fn trial_rows(trials: DataFrame) -> PolarsResult<DataFrame> {
         col("trial_id"),
         col(super::metric::FEATURES_VERIFIED).cast(DataType::Float64),
     ];
+    // Usage columns are optional; without one, every trial's usage is unknown.
+    for usage in [USAGE_TOKENS, USAGE_COST] {
+        select.push(if trials.column(usage).is_ok() {
+            col(usage).cast(DataType::Float64)
+        } else {
+            lit(NULL).cast(DataType::Float64).alias(usage)
+        });
+    }
     for metric in Metric::ALL.into_iter().filter(|m| !m.is_session_level()) {
         let (k, n) = indicators(metric.def().tally);
         select.push(k.cast(DataType::UInt64).alias(k_name(metric)));
@@ -458,6 +500,13 @@ fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> Aggregate {
         .column("features_verified")
         .and_then(|c| c.f64().map(|s| s.iter().collect()))
         .unwrap_or_default();
+    let usage = |name: &str| -> Vec<Option<f64>> {
+        trials
+            .column(name)
+            .and_then(|c| c.f64().map(|s| s.iter().collect()))
+            .unwrap_or_else(|_| vec![None; arms.len()])
+    };
+    let (tokens, cost) = (usage(USAGE_TOKENS), usage(USAGE_COST));
     let trial_metrics: Vec<(Metric, Vec<u64>, Vec<u64>)> = Metric::ALL
         .into_iter()
         .filter(|m| !m.is_session_level())
@@ -473,6 +522,8 @@ fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> Aggregate {
             if let Some(v) = features[row] {
                 counts.features_verified.push(v);
             }
+            counts.tokens.push(tokens.get(row).copied().flatten());
+            counts.cost_usd.push(cost.get(row).copied().flatten());
             for (metric, k, n) in &trial_metrics {
                 counts.rates[metric.index()].add(Count {
                     k: k[row],

@@ -337,6 +337,7 @@ fn compute(agg: Aggregate, info: RunInfo, arms: Vec<String>, confidence: f64) ->
         })
         .collect();
     rows.extend(features_rows(&agg, &arms, confidence));
+    rows.extend(usage_rows(&agg, &arms));
     Summary {
         rows,
         baseline,
@@ -450,6 +451,42 @@ fn features_rows(agg: &Aggregate, arms: &[String], confidence: f64) -> Vec<Summa
         rows.push(row);
     }
     adjust_holm(&mut rows);
+    rows
+}
+
+/// The `tokens_per_feature` and `cost_per_feature` rows: per arm, the sum over its
+/// trials over the features they verified at the end (n: trials). Written only when
+/// some arm reports that usage for every trial; an arm with a trial whose usage is
+/// unknown, or with no feature verified, has an empty rate.
+fn usage_rows(agg: &Aggregate, arms: &[String]) -> Vec<SummaryRow> {
+    let per_feature = |usage: &[Option<f64>], features: &[f64]| -> Option<f64> {
+        let total: Option<f64> = usage.iter().copied().sum();
+        let features: f64 = features.iter().sum();
+        total
+            .filter(|_| !usage.is_empty() && features > 0.0)
+            .map(|t| t / features)
+    };
+    let mut rows = Vec::new();
+    type UsageOf = fn(&Counts) -> &[Option<f64>];
+    let columns: [(&str, UsageOf); 2] = [
+        (crate::metrics::TOKENS_PER_FEATURE, |c| &c.tokens),
+        (crate::metrics::COST_PER_FEATURE, |c| &c.cost_usd),
+    ];
+    for (name, usage) in columns {
+        let known = |c: &Counts| !usage(c).is_empty() && usage(c).iter().all(Option::is_some);
+        if !arms
+            .iter()
+            .any(|arm| agg.by_arm.get(arm).is_some_and(known))
+        {
+            continue;
+        }
+        for arm in arms {
+            let c = &agg.by_arm[arm];
+            let mut row = SummaryRow::empty(arm, name, None, c.trials() as u64);
+            row.rate = per_feature(usage(c), &c.features_verified).and_then(finite);
+            rows.push(row);
+        }
+    }
     rows
 }
 

@@ -1,5 +1,6 @@
 //! The harness-owned ledger: after each session the harness rewrites every entry's
-//! `passes` from `verified`, whatever the agent wrote, and blocks a feature after three
+//! `passes` (or, under the status schema, `status`, with each attempt's outcome in
+//! `notes`) from `verified`, whatever the agent wrote, and blocks a feature after three
 //! failed attempts. Writes are atomic. Whatever the agent did to the list (flipped a
 //! flag without committing, deleted it, replaced it with a symlink or a directory) is
 //! an ordinary slip: the gate writes its list anyway and commits it when it can.
@@ -7,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::{Error, Result};
-use crate::feature_list::{self, Contract, Entry, ListFormat, ListSchema, RenderOptions};
+use crate::feature_list::{self, Contract, Entry, ListFormat, ListSchema, RenderOptions, Status};
 use crate::fsutil::write_atomic;
 use crate::observe::{Check, ListState, Observation};
 use crate::suite::Task;
@@ -26,43 +27,100 @@ pub struct Gate {
 impl Gate {
     /// Rewrites the list after a session. An attempt on a feature is a session that
     /// started with it as the first unverified, unblocked feature of the canonical
-    /// order (the one the protocol says to work on) and ended with it still failing.
+    /// order (the one the protocol says to work on) and ended with it still failing;
+    /// `coding` is false after the initializer session, which attempts nothing.
+    ///
+    /// Under the passes schema every `passes` becomes `verified`. Under the status
+    /// schema the gate owns `status`: `completed` exactly when verified, `blocked` after
+    /// [`MAX_ATTEMPTS`] failed attempts, `in_progress` for the one feature the next
+    /// session is to work on, `pending` otherwise; the outcome of the session's attempt
+    /// is appended to that entry's `notes` (`session`: its number).
+    ///
     /// Returns the list as the next session will find it, and a note when the list
     /// could not be written or committed (the session record carries it).
+    #[expect(clippy::too_many_arguments)]
     pub fn apply(
         &mut self,
         ws: &Workspace,
         task: &Task,
         format: ListFormat,
+        schema: ListSchema,
         before: &Observation,
         after: &Observation,
+        session: u32,
+        coding: bool,
     ) -> (ListState, Option<String>) {
-        let current = task.features.iter().find(|f| {
-            before.verified.get(&f.id) != Some(&Check::Pass) && !self.blocked.contains(&f.id)
-        });
-        if let Some(f) = current
-            && after.verified.get(&f.id) != Some(&Check::Pass)
-        {
-            let n = self.attempts.entry(f.id.clone()).or_default();
-            *n += 1;
-            if *n >= MAX_ATTEMPTS {
-                self.blocked.insert(f.id.clone());
+        let passes = |obs: &Observation, id: &str| obs.verified.get(id) == Some(&Check::Pass);
+        let current = task
+            .features
+            .iter()
+            .find(|f| !passes(before, &f.id) && !self.blocked.contains(&f.id))
+            .filter(|_| coding);
+        let mut attempt_note = None;
+        if let Some(f) = current {
+            if passes(after, &f.id) {
+                attempt_note = Some((f.id.clone(), format!("session {session}: verified")));
+            } else {
+                let n = self.attempts.entry(f.id.clone()).or_default();
+                *n += 1;
+                let mut note = format!("session {session}: attempt {n} failed");
+                if *n >= MAX_ATTEMPTS {
+                    self.blocked.insert(f.id.clone());
+                    note.push_str(&format!("; blocked after {MAX_ATTEMPTS} failed attempts"));
+                }
+                attempt_note = Some((f.id.clone(), note));
             }
         }
 
-        let mut entries: Vec<Entry> = match &after.list {
-            ListState::Parsed(list) => list.entries.clone(),
-            _ => task.canonical_entries(),
+        let (mut entries, contract): (Vec<Entry>, Contract) = match &after.list {
+            ListState::Parsed(list) => (list.entries.clone(), list.contract.clone()),
+            _ => (task.canonical_entries(), task.contract()),
         };
+        let contract = match schema {
+            // A list without its contract (the agent dropped it, or never had one)
+            // gets the task's back; an agent's rewording stays, to be counted.
+            ListSchema::Status if contract.is_empty() => task.contract(),
+            _ => contract,
+        };
+        let next = task
+            .features
+            .iter()
+            .find(|f| !passes(after, &f.id) && !self.blocked.contains(&f.id))
+            .map(|f| f.id.as_str());
+        // Notes go to the first entry of the id only, as every reader judges by it.
+        let mut attempt_note = attempt_note.filter(|_| schema == ListSchema::Status);
         for e in &mut entries {
-            e.passes = after.verified.get(&e.id) == Some(&Check::Pass);
+            let verified = passes(after, &e.id);
+            match schema {
+                ListSchema::Passes => e.passes = verified,
+                ListSchema::Status => {
+                    let state = if verified {
+                        Status::Completed
+                    } else if self.blocked.contains(&e.id) {
+                        Status::Blocked
+                    } else if Some(e.id.as_str()) == next {
+                        Status::InProgress
+                    } else {
+                        Status::Pending
+                    };
+                    e.set_state(state);
+                    if attempt_note.as_ref().is_some_and(|(id, _)| *id == e.id)
+                        && let Some((_, note)) = attempt_note.take()
+                    {
+                        if !e.notes.is_empty() && !e.notes.ends_with('\n') {
+                            e.notes.push('\n');
+                        }
+                        e.notes.push_str(&note);
+                    }
+                }
+            }
         }
-        let text = self.render(format, &entries);
+        let text = self.render(format, schema, &contract, &entries);
         let note = self
             .write_and_commit(ws, format, &text)
             .err()
             .map(|e| format!("gate: {e}"));
-        let list = match feature_list::parse(format, &text) {
+        let list = match feature_list::parse_with(format, schema, &text) {
             Ok(list) => ListState::Parsed(list),
             Err(e) => ListState::Unparseable(format!("the gate's own list: {e}")),
         };
@@ -120,13 +178,24 @@ impl Gate {
         Ok(())
     }
 
-    /// Renders the list; blocked entries carry `"blocked": true` (JSON, YAML) or a
-    /// trailing `(blocked)` (Markdown), extra fields that every parser tolerates.
-    fn render(&self, format: ListFormat, entries: &[Entry]) -> String {
+    /// Renders the list. Under the passes schema blocked entries carry
+    /// `"blocked": true` (JSON, YAML) or a trailing `(blocked)` (Markdown), extra fields
+    /// that every parser tolerates; under the status schema their state says it.
+    fn render(
+        &self,
+        format: ListFormat,
+        schema: ListSchema,
+        contract: &Contract,
+        entries: &[Entry],
+    ) -> String {
+        let contract = match schema {
+            ListSchema::Passes => Contract::default(),
+            ListSchema::Status => contract.clone(),
+        };
         feature_list::render_with(
             format,
-            ListSchema::Passes,
-            &Contract::default(),
+            schema,
+            &contract,
             entries,
             &RenderOptions {
                 blocked: &self.blocked,

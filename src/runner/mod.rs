@@ -4,6 +4,7 @@
 mod gate;
 mod plan;
 mod prompt;
+mod revert;
 mod run;
 mod trial;
 

@@ -37,6 +37,8 @@ pub struct ReplayArm {
     pub name: String,
     /// The list format the trials start with.
     pub format: ListFormat,
+    /// The list schema the trials start with and are read under.
+    pub schema: crate::feature_list::ListSchema,
     /// The traces.
     pub traces: Vec<TraceFile>,
 }

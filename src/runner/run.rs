@@ -12,7 +12,7 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
 use super::plan::{Plan, PlannedTrial, ReplaySet, Source};
-use super::trial::{TrialResult, TrialSpec, run_trial};
+use super::trial::{Budgets, TrialResult, TrialSpec, run_trial};
 use crate::agent::command::CommandAgent;
 use crate::agent::replay::{ReplayAgent, RunActions};
 use crate::agent::sim::{Profile, SimAgent};
@@ -325,7 +325,8 @@ fn run_suite_trial(
     let trial_key = key.clone();
     let trial_seed = seed::trial_seed(suite_seed, &arm.name, &task.name, trial.replicate);
     let ws = Workspace::create_bare(task)?;
-    let mut observer = Observer::new(task, arm.list_format, cache, suite.verify_repeats)?;
+    let mut observer = Observer::new(task, arm.list_format, cache, suite.verify_repeats)?
+        .with_schema(arm.list_schema);
     if suite.verify_sandboxed(arm) {
         observer = observer.sandboxed(hidden.clone());
     }
@@ -343,6 +344,9 @@ fn run_suite_trial(
         seed: trial_seed,
         prompts: &prompts,
         cancel: Some(cancel),
+        schema: arm.list_schema,
+        exit_check: arm.exit_check,
+        budgets: Budgets::of(arm),
     };
     match suite.agent_of(arm) {
         AgentDriver::Sim { profile } => {
@@ -370,14 +374,14 @@ fn replay_trial(
     let arm = &set.arms[trial.arm];
     let trace = &arm.traces[trial.replicate as usize];
     let task = &set.task;
-    let mut observer = Observer::new(task, arm.format, ctx.cache, 1)?;
+    let mut observer = Observer::new(task, arm.format, ctx.cache, 1)?.with_schema(arm.schema);
     let run_actions = if set.sandboxed {
         observer = observer.sandboxed(ctx.hidden.clone());
         RunActions::Sandboxed(ctx.hidden.clone())
     } else {
         RunActions::Unsandboxed
     };
-    let mut ws = Workspace::create(task, arm.format)?;
+    let mut ws = Workspace::create_with(task, arm.format, arm.schema)?;
     let prompts = Prompts::default();
     let spec = TrialSpec {
         key: TrialKey::new(&arm.name, &task.name, trial.replicate),
@@ -392,6 +396,9 @@ fn replay_trial(
         seed: 0,
         prompts: &prompts,
         cancel: Some(ctx.cancel),
+        schema: arm.schema,
+        exit_check: crate::suite::ExitCheck::Off,
+        budgets: Budgets::default(),
     };
     let mut agent = ReplayAgent::new(trace.trace.clone(), run_actions);
     let mut result = run_trial(&spec, &ws, &mut agent, &observer, sink, ctx.run_start)?;

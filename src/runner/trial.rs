@@ -13,12 +13,12 @@ use super::prompt::{self, PromptVars};
 use crate::agent::{Agent, SessionContext, SessionKind, SessionRun, Usage};
 use crate::error::{Error, IoContext, Result};
 use crate::events::{Event, EventKind, EventSink};
-use crate::feature_list::ListFormat;
-use crate::metrics::{Outcome, SessionEnd, session_metrics, trial_metrics};
+use crate::feature_list::{ListFormat, ListSchema};
+use crate::metrics::{Outcome, PlanCoverage, SessionEnd, session_metrics, trial_metrics};
 use crate::observe::Observer;
-use crate::record::{SessionRecord, TrialKey, TrialRecord};
+use crate::record::{SessionRecord, TrialEvidence, TrialKey, TrialRecord};
 use crate::seed;
-use crate::suite::{Ledger, Prompts, Task};
+use crate::suite::{ExitCheck, Ledger, Prompts, Task};
 use crate::workspace::Workspace;
 
 /// What a trial runs.
@@ -48,6 +48,57 @@ pub struct TrialSpec<'a> {
     pub prompts: &'a Prompts,
     /// Set when the run is being stopped: no new session starts.
     pub cancel: Option<&'a AtomicBool>,
+    /// What the list holds per entry.
+    pub schema: ListSchema,
+    /// What happens after a coding session whose exit check fails.
+    pub exit_check: ExitCheck,
+    /// The arm's budgets.
+    pub budgets: Budgets,
+}
+
+/// Token and dollar limits of an arm; 0 means no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Budgets {
+    /// Most tokens one session may use (more: `out_of_budget`, `over_budget`).
+    pub session_tokens: u64,
+    /// No new session once the trial used this many tokens.
+    pub trial_tokens: u64,
+    /// No new session once the trial cost this many dollars.
+    pub trial_cost_usd: f64,
+}
+
+impl Budgets {
+    /// The budgets of `arm`.
+    pub fn of(arm: &crate::suite::Arm) -> Budgets {
+        Budgets {
+            session_tokens: arm.session_tokens,
+            trial_tokens: arm.trial_tokens,
+            trial_cost_usd: arm.trial_cost_usd,
+        }
+    }
+
+    /// Whether the trial's usage so far leaves no room for another session.
+    fn spent(&self, usage: &Usage) -> bool {
+        (self.trial_tokens > 0 && usage.tokens().unwrap_or(0) >= self.trial_tokens)
+            || (self.trial_cost_usd > 0.0 && usage.cost_usd.unwrap_or(0.0) >= self.trial_cost_usd)
+    }
+
+    /// Why a session's usage cannot be held to these budgets: a limit is set on what
+    /// the agent did not report. Fail closed rather than run an unbounded arm.
+    fn unenforceable(&self, usage: &Usage) -> Option<String> {
+        let tokens = self.session_tokens > 0 || self.trial_tokens > 0;
+        if tokens && usage.tokens().is_none() {
+            return Some(
+                "the arm has a token budget but the agent reported no token usage, so it cannot be enforced".into(),
+            );
+        }
+        if self.trial_cost_usd > 0.0 && usage.cost_usd.is_none() {
+            return Some(
+                "the arm has trial_cost_usd but the agent reported no cost, so it cannot be enforced".into(),
+            );
+        }
+        None
+    }
 }
 
 /// A finished trial.
@@ -113,6 +164,10 @@ pub fn run_trial(
     let mut previous: Option<Outcome> = None;
     let mut coding_sessions = 0u32;
     let mut gate = Gate::default();
+    let mut plan = PlanCoverage::default();
+    let mut budget_spent = false;
+    // The initial commit counts as passing the exit check.
+    let mut last_pass = crate::git::head(&ws.work_dir);
     loop {
         let initializer = spec.initializer && ends.is_empty();
         if !initializer
@@ -124,6 +179,10 @@ pub fn run_trial(
         }
         if spec.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
             return Err(Error::Cancelled);
+        }
+        if spec.budgets.spent(&usage) {
+            budget_spent = true;
+            break;
         }
         let Some(session) = agent.next_session() else {
             break;
@@ -171,19 +230,77 @@ pub fn run_trial(
                 before.unobserved()
             }
         };
-        // The metrics describe what the agent left, before any gate rewrites the list.
-        let metrics = session_metrics(&before, &after, previous);
+        // What the agent left, before a revert puts the tree back.
+        let left_all_verified = after.all_verified();
+        if let Some(why) = spec.budgets.unenforceable(&run.usage)
+            && run.outcome != Outcome::Error
+        {
+            run.outcome = Outcome::Error;
+            run.error = Some(why);
+        }
+        // The metrics describe what the agent left, before any gate rewrites the list
+        // or the exit check reverts the tree.
+        let mut metrics = session_metrics(&before, &after, previous);
+        plan.add(&after);
+        if spec.budgets.session_tokens > 0
+            && run
+                .usage
+                .tokens()
+                .is_some_and(|t| t > spec.budgets.session_tokens)
+        {
+            metrics.over_budget = true;
+            if run.outcome != Outcome::Error {
+                run.outcome = Outcome::OutOfBudget;
+            }
+        }
+        if kind == SessionKind::Initializer {
+            // The exit check is a coding session's; the initializer's tree still
+            // counts as a passing point to revert to when it passes.
+            if metrics.exit_check == Some(true) {
+                last_pass = crate::git::head(&ws.work_dir).or(last_pass);
+            }
+            metrics.exit_check = None;
+        } else if run.outcome != Outcome::Error
+            && metrics.exit_check == Some(false)
+            && spec.exit_check == ExitCheck::Revert
+        {
+            match super::revert::revert(ws, observer, last_pass.as_deref()) {
+                Ok(reset) => {
+                    after = reset;
+                    metrics.reverted = true;
+                }
+                Err(e) => {
+                    run.outcome = Outcome::Error;
+                    run.add_note(format!("exit check failed and the revert failed: {e}"));
+                }
+            }
+        }
+        // Under the status schema the gate also runs after the initializer, so that the
+        // first coding session finds its feature `in_progress`.
         if spec.ledger == Ledger::Gate
-            && kind == SessionKind::Coding
+            && (kind == SessionKind::Coding || spec.schema == ListSchema::Status)
             && run.outcome != Outcome::Error
         {
             // The next session finds the list as the gate left it; the checks do not
             // read the list, so the rest of the observation still holds.
-            let (list, note) = gate.apply(ws, spec.task, spec.format, &before, &after);
+            let (list, note) = gate.apply(
+                ws,
+                spec.task,
+                spec.format,
+                spec.schema,
+                &before,
+                &after,
+                session,
+                kind == SessionKind::Coding,
+            );
             if let Some(note) = note {
                 run.add_note(note);
             }
             after.list = list;
+        }
+        if kind == SessionKind::Coding && metrics.exit_check == Some(true) {
+            // After the gate's own commit, so that a later revert keeps its list.
+            last_pass = crate::git::head(&ws.work_dir).or(last_pass);
         }
         if run.bad_input && bad_input.is_none() {
             bad_input = run.error.clone();
@@ -194,7 +311,7 @@ pub fn run_trial(
         }
         ends.push(SessionEnd {
             outcome: run.outcome,
-            all_verified: after.all_verified(),
+            all_verified: left_all_verified,
         });
         if let Some(truth) = run.truth {
             emit(EventKind::SimTruth {
@@ -224,12 +341,17 @@ pub fn run_trial(
         }
     }
 
+    let plan_omitted = plan.omitted(spec.task.features.iter().map(|f| f.id.as_str()));
+    let mut metrics = trial_metrics(&ends, &before, budget_spent);
+    metrics.plan_omissions = plan_omitted.as_deref().map(crate::metrics::count_of);
+    metrics.tokens = usage.tokens();
     let record = TrialRecord {
         key: spec.key.clone(),
-        metrics: trial_metrics(&ends, &before),
+        metrics,
         usage,
         wall_ms: u64::try_from(trial_start.elapsed().as_millis()).unwrap_or(u64::MAX),
         error: trial_error,
+        evidence: TrialEvidence { plan_omitted },
     };
     emit(EventKind::TrialFinished(Box::new(record.clone())))?;
     Ok(TrialResult {

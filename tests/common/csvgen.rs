@@ -129,7 +129,8 @@ pub fn write_csvs(dir: &Path, arms: &[ArmSpec]) {
                     "ended_by" => "max_sessions".into(),
                     "premature_victory" => victory.to_string(),
                     "turns" => "400".into(),
-                    "input_tokens" | "output_tokens" | "cost_usd" | "error" => String::new(),
+                    "input_tokens" | "output_tokens" | "cost_usd" | "error" | "plan_omissions"
+                    | "tokens" => String::new(),
                     other => panic!("unknown trial column {other}"),
                 })
                 .collect();
@@ -163,8 +164,10 @@ fn session_row(
             "session" => s.to_string(),
             "kind" => kind.to_string(),
             "outcome" => "completed".into(),
-            "list_parse_ok" | "clean_tree" | "progress_updated" => "true".into(),
-            "resumed" | "flaky" | "divergent" => "false".into(),
+            "list_parse_ok" | "clean_tree" | "progress_updated" | "exit_check" => "true".into(),
+            "resumed" | "flaky" | "divergent" | "reverted" | "over_budget" => "false".into(),
+            // Passes-schema rows: the status-schema fields are null.
+            "in_progress" | "contract_edits" => String::new(),
             "resume_success" | "input_tokens" | "output_tokens" | "cost_usd" | "error" => {
                 String::new()
             }

@@ -13,7 +13,7 @@ use super::truth::Truth;
 use crate::agent::Outcome;
 use crate::agent::{Agent, SessionContext, SessionKind, SessionRun, Usage};
 use crate::error::{IoContext, Result};
-use crate::feature_list::{self, Entry, ListFormat};
+use crate::feature_list::{self, Contract, Entry, FeatureList, ListFormat, ListSchema, Status};
 use crate::process::{Isolation, ShellCommand};
 use crate::seed;
 use crate::suite::sim_profile::Profile;
@@ -134,7 +134,15 @@ impl Agent for SimAgent<'_> {
 
     fn run_session(&mut self, ctx: &SessionContext<'_>) -> Result<SessionRun> {
         let rng = seed::rng(self.seed, &["sim", &ctx.session.to_string()]);
-        let list = read_list(&ctx.workspace.work_dir, self.arm.list_format);
+        let parsed = read_list(
+            &ctx.workspace.work_dir,
+            self.arm.list_format,
+            self.arm.list_schema,
+        );
+        let contract = parsed
+            .as_ref()
+            .map_or_else(|| self.task.contract(), |l| l.contract.clone());
+        let list = parsed.map(|l| l.entries);
         let mut session = Session {
             agent: self,
             ctx,
@@ -144,6 +152,7 @@ impl Agent for SimAgent<'_> {
                 ..Truth::default()
             },
             list,
+            contract,
             turns: 0,
             stop_after_turns: None,
             weakened: BTreeSet::new(),
@@ -174,9 +183,9 @@ impl Agent for SimAgent<'_> {
     }
 }
 
-fn read_list(work_dir: &Path, format: ListFormat) -> Option<Vec<Entry>> {
+fn read_list(work_dir: &Path, format: ListFormat, schema: ListSchema) -> Option<FeatureList> {
     let text = std::fs::read_to_string(work_dir.join(format.file_name())).ok()?;
-    feature_list::parse(format, &text).ok().map(|l| l.entries)
+    feature_list::parse_with(format, schema, &text).ok()
 }
 
 /// Canonical order with every feature after its dependencies (stable Kahn).
@@ -199,6 +208,8 @@ struct Session<'s, 'a> {
     rng: ChaCha8Rng,
     truth: Truth,
     list: Option<Vec<Entry>>,
+    /// The goal contract the list is written with (status schema only).
+    contract: Contract,
     turns: u32,
     stop_after_turns: Option<u32>,
     /// Test files this session weakened: deleting one later would undo the act.
@@ -650,11 +661,15 @@ impl Session<'_, '_> {
     fn write_list(&self) -> Result<()> {
         if let Some(entries) = &self.list {
             let format = self.agent.arm.list_format;
-            acts::write_file(
-                self.work_dir(),
-                format.file_name(),
-                feature_list::render(format, entries).as_bytes(),
-            )?;
+            let schema = self.agent.arm.list_schema;
+            let text = feature_list::render_with(
+                format,
+                schema,
+                &self.contract,
+                entries,
+                &feature_list::RenderOptions::default(),
+            );
+            acts::write_file(self.work_dir(), format.file_name(), text.as_bytes())?;
         }
         Ok(())
     }
@@ -746,7 +761,11 @@ impl Session<'_, '_> {
                 if let Some(e) = self.entry_mut(&id)
                     && !e.passes
                 {
-                    e.passes = true;
+                    if e.status.is_some() {
+                        e.set_state(Status::Completed);
+                    } else {
+                        e.passes = true;
+                    }
                     if premature {
                         self.truth.premature_claims += u32::from(observable);
                     }
