@@ -2,6 +2,7 @@
 
 mod key;
 mod named_tests;
+mod setting;
 pub mod sim_profile;
 mod suite_file;
 mod task;
