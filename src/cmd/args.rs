@@ -167,6 +167,13 @@ pub struct RunArgs {
     /// Run only slice I of N of the trial plan (1-based), for batch engines.
     #[arg(long, value_parser = parse_shard)]
     pub shard: Option<Shard>,
+    /// Sequential suites: run only this look's new trials (with `--shard`, a slice of
+    /// them); `merge` then judges it.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub look: Option<u64>,
+    /// With `--look K` (K > 1): the merged run of looks 1 to K − 1.
+    #[arg(long, requires = "look")]
+    pub after: Option<PathBuf>,
 }
 
 fn parse_shard(s: &str) -> std::result::Result<Shard, String> {

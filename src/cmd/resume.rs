@@ -32,6 +32,14 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
     } else {
         suite_plan(dir, &manifest)?
     };
+    // One look of a sharded sequential run: only that look's trials, which the merged
+    // run of the looks before it decides.
+    let step = manifest.sequential_step.clone();
+    if let (Some(step), Some(suite)) = (&step, plan.suite_source()) {
+        let arms = select_arms(suite, Some(&manifest.arms.join(",")))?;
+        let after = step.after.as_deref().map(Path::new);
+        plan = super::sequential::look_plan(suite, &arms, step.look, after)?;
+    }
     if let Some(shard) = &manifest.shard {
         let shard: Shard = shard
             .parse()
@@ -66,6 +74,7 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
     }
     if let Some(suite) = plan.suite_source()
         && suite.sequential.is_some()
+        && step.is_none()
     {
         let arms = select_arms(suite, Some(&writer.manifest().arms.join(",")))?;
         return super::sequential::run(suite, &arms, writer, args.jobs, args.quiet);

@@ -13,7 +13,8 @@ use crate::record::{SessionRecord, TrialRecord};
 use crate::runner::Shard;
 
 /// Joins the shards `dirs` of one run into the new results directory `out`: checks
-/// that they are finished shards of one run covering every index once, copies their
+/// that they are finished shards of one run covering every index once (per look, for
+/// the looks of a sequential run), copies their
 /// records (refusing a trial found twice), rebuilds the tables and writes the merged
 /// manifest. Returns the lock on `out` (hold it while writing the summary) and the
 /// number of trials.
@@ -59,7 +60,21 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
             )));
         }
     }
-    check_shard_cover(dirs, &manifests)?;
+    // The shards of one look of a sequential run cover that look; the merged run of
+    // the looks before it comes with them unsharded.
+    let looks: BTreeSet<Option<usize>> = manifests
+        .iter()
+        .map(|m| m.sequential_step.as_ref().map(|s| s.look))
+        .collect();
+    for look in looks {
+        let (group_dirs, group): (Vec<PathBuf>, Vec<Manifest>) = dirs
+            .iter()
+            .zip(&manifests)
+            .filter(|(_, m)| m.sequential_step.as_ref().map(|s| s.look) == look)
+            .map(|(d, m)| (d.clone(), m.clone()))
+            .unzip();
+        check_shard_cover(&group_dirs, &group)?;
+    }
 
     // Held until the merged run is complete: no other process writes into it meanwhile.
     let lock = claim_new_run_dir(out)?;
@@ -95,6 +110,7 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
     write_tables(out, &first.arms)?;
     let mut merged = first.clone();
     merged.shard = None;
+    merged.sequential_step = None;
     merged.host = manifests
         .iter()
         .map(|m| m.host.as_str())
