@@ -88,6 +88,14 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
 
 /// The whole plan of a suite run, from its manifest: the suite must be unchanged.
 fn suite_plan(dir: &Path, manifest: &Manifest) -> Result<Plan> {
+    let (suite, arms) = suite_of_run(dir, manifest)?;
+    let replicates = suite.replicates;
+    Ok(Plan::suite(suite, &arms, replicates))
+}
+
+/// The suite a run was made from, with the run's seed and replicates, and the indices
+/// of its arms: the suite must be unchanged since.
+pub(crate) fn suite_of_run(dir: &Path, manifest: &Manifest) -> Result<(Suite, Vec<usize>)> {
     let Some(suite_path) = manifest.suite_path.clone() else {
         return Err(Error::BadInput(format!(
             "'{}' was written neither by `loopbench run` nor by `loopbench replay` (no suite or traces in its manifest); it cannot be resumed",
@@ -109,8 +117,7 @@ fn suite_plan(dir: &Path, manifest: &Manifest) -> Result<Plan> {
     }
     suite.replicates = manifest.replicates;
     let arms = select_arms(&suite, Some(&manifest.arms.join(",")))?;
-    let replicates = suite.replicates;
-    Ok(Plan::suite(suite, &arms, replicates))
+    Ok((suite, arms))
 }
 
 fn short(hash: &str) -> &str {

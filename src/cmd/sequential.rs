@@ -106,6 +106,19 @@ struct Decided {
     looks_done: usize,
 }
 
+impl Decided {
+    /// Records look `look`'s comparisons: the arms that crossed stop.
+    fn take(&mut self, look: usize, rows: Vec<LookRow>, suite: &Suite) {
+        self.active.retain(|a| {
+            !rows
+                .iter()
+                .any(|r| r.crossed && r.arm == suite.arms[*a].name)
+        });
+        self.rows.extend(rows);
+        self.looks_done = look;
+    }
+}
+
 /// Where a run of looks stands, as `sequential-state.json` holds it.
 #[derive(Debug, Serialize)]
 struct State<'a> {
@@ -239,13 +252,7 @@ impl<'a> Sequencer<'a> {
                 )));
             }
             let rows = self.judge(dir, look, &decided.active)?;
-            decided.active.retain(|a| {
-                !rows
-                    .iter()
-                    .any(|r| r.crossed && r.arm == self.suite.arms[*a].name)
-            });
-            decided.rows.extend(rows);
-            decided.looks_done = look;
+            decided.take(look, rows, self.suite);
             if decided.active.is_empty() {
                 break;
             }
@@ -456,23 +463,8 @@ fn check_after(suite: &Suite, arms: &[usize], dir: &Path) -> Result<()> {
 /// `summary.md` into `dir`, and says what runs next.
 pub(crate) fn after_merge(dir: &Path, summary: &crate::report::Summary) -> Result<()> {
     let manifest = Manifest::read(dir)?;
-    let Some(path) = manifest.suite_path.as_deref() else {
-        return Err(Error::BadInput(format!(
-            "'{}' names no suite, so its looks cannot be judged",
-            dir.display()
-        )));
-    };
-    let mut suite = Suite::load(Path::new(path))?;
-    if suite.content_hash != manifest.suite_hash {
-        return Err(Error::BadInput(format!(
-            "the suite at '{path}' changed since its looks ran; they cannot be judged by it"
-        )));
-    }
-    if let Some(seed) = manifest.seed {
-        suite.seed = seed;
-    }
-    suite.replicates = manifest.replicates;
-    let arms = super::run::select_arms(&suite, Some(&manifest.arms.join(",")))?;
+    let (suite, arms) = super::resume::suite_of_run(dir, &manifest)?;
+    let path = manifest.suite_path.as_deref().unwrap_or_default();
     let sequencer = Sequencer::new(&suite, &arms)?;
     let decided = sequencer.decided(dir)?;
     sequencer.write(dir, &decided, summary)?;
