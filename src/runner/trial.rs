@@ -14,7 +14,7 @@ use crate::agent::{Agent, SessionContext, SessionKind, SessionRun, Usage};
 use crate::error::{Error, IoContext, Result};
 use crate::events::{Event, EventKind, EventSink};
 use crate::feature_list::ListFormat;
-use crate::metrics::{Outcome, SessionEnd, session_metrics, trial_metrics};
+use crate::metrics::{Outcome, SessionEnd, session_metrics_with_evidence, trial_metrics};
 use crate::observe::Observer;
 use crate::record::{SessionRecord, TrialKey, TrialRecord};
 use crate::seed;
@@ -172,7 +172,7 @@ pub fn run_trial(
             }
         };
         // The metrics describe what the agent left, before any gate rewrites the list.
-        let metrics = session_metrics(&before, &after, previous);
+        let (metrics, evidence) = session_metrics_with_evidence(&before, &after, previous);
         if spec.ledger == Ledger::Gate
             && kind == SessionKind::Coding
             && run.outcome != Outcome::Error
@@ -214,6 +214,7 @@ pub fn run_trial(
             wall_ms,
             error: run.error,
             divergent: run.divergent,
+            evidence: Some(evidence),
         };
         emit(EventKind::SessionFinished(Box::new(record)))?;
         previous = Some(run.outcome);
