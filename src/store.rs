@@ -84,6 +84,10 @@ pub struct Manifest {
     /// traces themselves are named in `traces.csv`). `None` for suite runs.
     #[serde(default)]
     pub replay: Option<ReplayInputs>,
+    /// `--keep-repos`: every trial leaves a git bundle under `repos/` (kept by
+    /// `resume`).
+    #[serde(default)]
+    pub keep_repos: bool,
 }
 
 /// The inputs of a replay run besides its traces.
@@ -124,6 +128,7 @@ impl Manifest {
             verify_sandboxed: false,
             unsandboxed: false,
             replay: None,
+            keep_repos: false,
         }
     }
 

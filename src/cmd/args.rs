@@ -167,6 +167,10 @@ pub struct RunArgs {
     /// Run only slice I of N of the trial plan (1-based), for batch engines.
     #[arg(long, value_parser = parse_shard)]
     pub shard: Option<Shard>,
+    /// Write a git bundle of every trial to repos/<trial_id>.bundle: one commit per
+    /// session, made by the harness from the trees it observed.
+    #[arg(long)]
+    pub keep_repos: bool,
 }
 
 fn parse_shard(s: &str) -> std::result::Result<Shard, String> {
@@ -229,6 +233,10 @@ pub struct ReplayArgs {
     /// Keep the work directory of a single-trace replay and print where it is.
     #[arg(long)]
     pub keep_work: bool,
+    /// Write a git bundle of every trial to repos/<trial_id>.bundle: one commit per
+    /// session, made by the harness from the trees it observed.
+    #[arg(long)]
+    pub keep_repos: bool,
     /// Run the traces' `run` actions and the verify commands on the host (without
     /// network where the machine allows) when no bubblewrap sandbox can be made here;
     /// recorded in the manifest. Without it, traces with `run` actions are refused

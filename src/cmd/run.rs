@@ -86,6 +86,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         simulated,
         shard: args.shard.map(|s| s.to_string()),
         verify_sandboxed: arms.iter().all(|&i| suite.verify_sandboxed(&suite.arms[i])),
+        keep_repos: args.keep_repos,
         ..Manifest::stamped()
     };
     let writer = RunWriter::create(&out, manifest)?;
