@@ -177,6 +177,16 @@ fn parse_shard(s: &str) -> std::result::Result<Shard, String> {
     s.parse()
 }
 
+/// Arguments of `loopbench show`.
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// The results directory of a run (holding trials.jsonl and sessions.jsonl).
+    pub run_dir: PathBuf,
+    /// The trial to show as a timeline (`arm:task:replicate`); without it, one line
+    /// per trial.
+    pub trial_id: Option<String>,
+}
+
 /// Arguments of `loopbench resume`.
 #[derive(Debug, clap::Args)]
 pub struct ResumeArgs {
