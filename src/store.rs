@@ -88,6 +88,10 @@ pub struct Manifest {
     /// every other run, a merged one included.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential_step: Option<SequentialStep>,
+    /// `--keep-repos`: every trial leaves a git bundle under `repos/` (kept by
+    /// `resume`).
+    #[serde(default)]
+    pub keep_repos: bool,
 }
 
 /// One look of a sharded sequential run: which look, and the merged run of the looks
@@ -139,6 +143,7 @@ impl Manifest {
             unsandboxed: false,
             replay: None,
             sequential_step: None,
+            keep_repos: false,
         }
     }
 

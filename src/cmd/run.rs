@@ -111,6 +111,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             look,
             after: after.as_ref().map(|a| a.display().to_string()),
         }),
+        keep_repos: args.keep_repos,
         ..Manifest::stamped()
     };
     let writer = RunWriter::create(&out, manifest)?;

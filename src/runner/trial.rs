@@ -10,12 +10,13 @@ use rand::RngExt;
 
 use super::gate::Gate;
 use super::prompt::{self, PromptVars};
+use super::repo_bundle::{SessionTree, write_bundle};
 use crate::agent::{Agent, SessionContext, SessionKind, SessionRun, Usage};
 use crate::error::{Error, IoContext, Result};
 use crate::events::{Event, EventKind, EventSink};
 use crate::feature_list::ListFormat;
-use crate::metrics::{Outcome, SessionEnd, session_metrics, trial_metrics};
-use crate::observe::Observer;
+use crate::metrics::{Outcome, SessionEnd, session_metrics_with_evidence, trial_metrics};
+use crate::observe::{Observer, TREE_STORE};
 use crate::record::{SessionRecord, TrialKey, TrialRecord};
 use crate::seed;
 use crate::suite::{Ledger, Prompts, Task};
@@ -48,6 +49,8 @@ pub struct TrialSpec<'a> {
     pub prompts: &'a Prompts,
     /// Set when the run is being stopped: no new session starts.
     pub cancel: Option<&'a AtomicBool>,
+    /// `--keep-repos`: where to write the trial's git bundle (one commit per session).
+    pub keep_repo: Option<std::path::PathBuf>,
 }
 
 /// A finished trial.
@@ -106,6 +109,8 @@ pub fn run_trial(
     })?;
 
     let mut before = observer.observe(ws)?;
+    let start_tree = before.git_tree.clone();
+    let mut session_trees: Vec<SessionTree> = Vec::new();
     let mut ends: Vec<SessionEnd> = Vec::new();
     let mut usage = Usage::default();
     let mut bad_input = None;
@@ -172,7 +177,15 @@ pub fn run_trial(
             }
         };
         // The metrics describe what the agent left, before any gate rewrites the list.
-        let metrics = session_metrics(&before, &after, previous);
+        let (metrics, evidence) = session_metrics_with_evidence(&before, &after, previous);
+        if spec.keep_repo.is_some() {
+            session_trees.push(SessionTree {
+                session,
+                kind,
+                outcome: run.outcome,
+                evidence: evidence.clone(),
+            });
+        }
         if spec.ledger == Ledger::Gate
             && kind == SessionKind::Coding
             && run.outcome != Outcome::Error
@@ -214,6 +227,7 @@ pub fn run_trial(
             wall_ms,
             error: run.error,
             divergent: run.divergent,
+            evidence: Some(evidence),
         };
         emit(EventKind::SessionFinished(Box::new(record)))?;
         previous = Some(run.outcome);
@@ -224,6 +238,23 @@ pub fn run_trial(
         }
     }
 
+    if let Some(out) = &spec.keep_repo {
+        // Before the trial's record: a trial recorded as finished has its bundle, and
+        // one that is not is run again by `resume`.
+        let start = start_tree.ok_or_else(|| {
+            Error::Tool(format!(
+                "--keep-repos: git could not give the tree trial {} started from",
+                spec.key.trial_id
+            ))
+        })?;
+        write_bundle(
+            &ws.root().join(TREE_STORE),
+            &start,
+            &format!("loopbench: start task {}", spec.task.name),
+            &session_trees,
+            out,
+        )?;
+    }
     let record = TrialRecord {
         key: spec.key.clone(),
         metrics: trial_metrics(&ends, &before),

@@ -8,7 +8,7 @@ use super::{
     JsonlAppender, MANIFEST, Manifest, RunLock, SESSIONS_JSONL, SIM_TRUTH_JSONL, TRIALS_JSONL,
     claim_new_run_dir, now_rfc3339, read_jsonl, write_tables,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, IoContext, Result};
 use crate::record::{SessionRecord, TrialRecord};
 use crate::runner::Shard;
 
@@ -96,6 +96,7 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
         for s in read_jsonl::<SessionRecord>(&dir.join(SESSIONS_JSONL))? {
             sessions.append(&s)?;
         }
+        copy_bundles(dir, out)?;
         let truth_file = dir.join(SIM_TRUTH_JSONL);
         if truth_file.exists() {
             let out_truth = match truth.as_mut() {
@@ -169,6 +170,28 @@ fn check_shard_cover(dirs: &[std::path::PathBuf], manifests: &[Manifest]) -> Res
             "shards {} are missing",
             missing.join(", ")
         )));
+    }
+    Ok(())
+}
+
+/// Copies the trial bundles of a `--keep-repos` shard (`repos/*.bundle`) into `out`.
+fn copy_bundles(dir: &Path, out: &Path) -> Result<()> {
+    let from = dir.join(crate::runner::REPOS_DIR);
+    let Ok(entries) = std::fs::read_dir(&from) else {
+        return Ok(());
+    };
+    let to = out.join(crate::runner::REPOS_DIR);
+    std::fs::create_dir_all(&to).io_context(|| format!("cannot create '{}'", to.display()))?;
+    for entry in entries {
+        let path = entry
+            .io_context(|| format!("cannot read '{}'", from.display()))?
+            .path();
+        if path.extension().is_some_and(|e| e == "bundle")
+            && let Some(name) = path.file_name()
+        {
+            std::fs::copy(&path, to.join(name))
+                .io_context(|| format!("cannot copy '{}'", path.display()))?;
+        }
     }
     Ok(())
 }
