@@ -34,6 +34,9 @@ pub enum Command {
     /// (Re)write summary.csv, summary.json, summary.md and plots/ of a results directory
     /// and print one of them.
     Report(ReportArgs),
+    /// A run's trials one line each, or one trial's sessions with the evidence behind
+    /// every count.
+    Show(ShowArgs),
     /// Compare two runs metric by metric; exit 1 when the new run regressed.
     Compare(CompareArgs),
     /// Trend of every metric per arm by ISO week over all runs under a results root.
@@ -62,6 +65,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Replay(args) => cmd::replay::run(&args),
         Command::Import(args) => cmd::import::run(&args),
         Command::Report(args) => cmd::report::run(&args),
+        Command::Show(args) => cmd::show::run(&args),
         Command::Compare(args) => cmd::compare::run(&args),
         Command::Weekly(args) => cmd::weekly::run(&args),
         Command::Power(args) => cmd::power::run(&args),

@@ -36,6 +36,8 @@ pub const GIT_NAME: &str = "loopbench";
 pub const GIT_EMAIL: &str = "loopbench@localhost";
 /// Commit date of the harness's own commits, fixed so that trees hash alike across runs.
 const HARNESS_COMMIT_DATE: &str = "2026-01-01T00:00:00+00:00";
+/// [`HARNESS_COMMIT_DATE`] in seconds since the epoch.
+const HARNESS_COMMIT_EPOCH: u64 = 1_767_225_600;
 /// Longest a harness git call may take.
 const GIT_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -284,6 +286,111 @@ pub fn reset_hard(dir: &Path, commit: &str) -> Result<()> {
     Ok(())
 }
 
+/// A harness git command on its own object store `store` (a bare repository that is
+/// no part of any work directory), looking at `work_tree` when given. Nothing of the
+/// agent's `.git` is read or written: not its config, hooks, index or objects.
+fn store_command(store: &Path, work_tree: Option<&Path>, index: Option<&Path>) -> Command {
+    let mut cmd = harness_command(work_tree.unwrap_or(store), &[]);
+    cmd.env("GIT_DIR", store);
+    if work_tree.is_none() {
+        cmd.env_remove("GIT_WORK_TREE");
+    }
+    if let Some(index) = index {
+        cmd.env("GIT_INDEX_FILE", index);
+    }
+    cmd
+}
+
+fn run_store(what: &str, cmd: Command) -> Result<String> {
+    let failed = |why: String| Error::Tool(format!("git {what} failed: {why}"));
+    let out = output_within(cmd, GIT_TIMEOUT)
+        .map_err(|e| Error::Tool(format!("cannot run git (is it installed?): {e}")))?
+        .ok_or_else(|| failed(format!("no answer within {}s", GIT_TIMEOUT.as_secs())))?;
+    if !out.status.success() {
+        return Err(failed(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn ensure_store(store: &Path) -> Result<()> {
+    if store.join("HEAD").is_file() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(store)
+        .map_err(|e| Error::io(format!("cannot create '{}'", store.display()), e))?;
+    let mut cmd = store_command(store, None, None);
+    cmd.args(["init", "-q", "--bare", "-b", "main"]);
+    run_store("init", cmd).map(drop)
+}
+
+/// The git tree hash of `work_dir` as `git add -A && git write-tree` gives it, in a
+/// throw-away index: uncommitted and untracked files count, files ignored by the
+/// tree's `.gitignore` files do not, and `.git` itself never does. The objects go to
+/// the harness's store `store` (created when missing), so that the trees can be
+/// committed later ([`commit_tree`]) and the agent's repository is never touched. An
+/// agent's `.git/info/exclude` is not its tree's and is not honoured.
+pub fn write_tree(work_dir: &Path, store: &Path) -> Result<String> {
+    ensure_store(store)?;
+    let scratch = crate::fsutil::scratch_dir("loopbench-index-")?;
+    let index = scratch.path().join("index");
+    let mut add = store_command(store, Some(work_dir), Some(&index));
+    add.args(["add", "-A", "--", "."]);
+    run_store("add -A (throw-away index)", add)?;
+    let mut write = store_command(store, Some(work_dir), Some(&index));
+    write.arg("write-tree");
+    run_store("write-tree", write)
+}
+
+/// Who made a commit of [`commit_tree`], and when (fixed dates keep bundles alike
+/// between identical runs).
+pub struct CommitBy<'a> {
+    /// Author and committer name.
+    pub name: &'a str,
+    /// Their e-mail.
+    pub email: &'a str,
+    /// Seconds after the harness's fixed commit date, so that commits keep their order.
+    pub seconds: u64,
+}
+
+/// Commits `tree` (already in `store`) with `parent` and `message`; returns the commit.
+pub fn commit_tree(
+    store: &Path,
+    tree: &str,
+    parent: Option<&str>,
+    message: &str,
+    by: &CommitBy<'_>,
+) -> Result<String> {
+    let date = format!("@{} +0000", HARNESS_COMMIT_EPOCH + by.seconds);
+    let mut cmd = store_command(store, None, None);
+    cmd.arg("commit-tree").arg(tree);
+    if let Some(parent) = parent {
+        cmd.args(["-p", parent]);
+    }
+    cmd.args(["-m", message])
+        .env("GIT_AUTHOR_NAME", by.name)
+        .env("GIT_AUTHOR_EMAIL", by.email)
+        .env("GIT_COMMITTER_NAME", by.name)
+        .env("GIT_COMMITTER_EMAIL", by.email)
+        .env("GIT_AUTHOR_DATE", &date)
+        .env("GIT_COMMITTER_DATE", &date);
+    run_store("commit-tree", cmd)
+}
+
+/// Points `main` of `store` at `commit` and writes a bundle of it to `out`.
+pub fn bundle_main(store: &Path, commit: &str, out: &Path) -> Result<()> {
+    let mut update = store_command(store, None, None);
+    update.args(["update-ref", "refs/heads/main", commit]);
+    run_store("update-ref", update)?;
+    let mut bundle = store_command(store, None, None);
+    bundle
+        .args(["bundle", "create", "-q"])
+        .arg(out)
+        .args(["HEAD", "main"]);
+    run_store("bundle create", bundle).map(drop)
+}
+
 /// The global git configuration file of a trial's sessions: inside `dir`, a directory
 /// of the trial that sessions may write (git replaces the file through a lock file
 /// beside it, so the directory must be writable, not only the file).
@@ -444,6 +551,71 @@ mod tests {
         .unwrap();
         assert_eq!(status_porcelain(dir.path()), None);
         assert!(git(dir.path(), &["add", "-A"]).is_err());
+    }
+
+    #[test]
+    fn write_tree_equals_git_write_tree_and_leaves_the_repository_alone() {
+        let dir = repo();
+        std::fs::write(dir.path().join("a.txt"), "changed\n").unwrap();
+        std::fs::write(dir.path().join("new.txt"), "untracked\n").unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "*.log\n").unwrap();
+        std::fs::write(dir.path().join("noise.log"), "ignored\n").unwrap();
+        let index = std::fs::read(dir.path().join(".git/index")).unwrap();
+        let objects = || {
+            walkdir::WalkDir::new(dir.path().join(".git/objects"))
+                .into_iter()
+                .count()
+        };
+        let objects_before = objects();
+        let store = tempfile::tempdir().unwrap();
+        let tree = write_tree(dir.path(), &store.path().join("trees.git")).unwrap();
+        assert_eq!(std::fs::read(dir.path().join(".git/index")).unwrap(), index);
+        assert_eq!(
+            objects(),
+            objects_before,
+            "the agent's object store is not written"
+        );
+        assert_eq!(status_porcelain(dir.path()).unwrap().lines().count(), 3);
+        git(dir.path(), &["add", "-A"]).unwrap();
+        assert_eq!(git(dir.path(), &["write-tree"]).unwrap().trim(), tree);
+    }
+
+    #[test]
+    fn committed_trees_bundle_into_a_clonable_history() {
+        let dir = repo();
+        let store = tempfile::tempdir().unwrap();
+        let store = store.path().join("trees.git");
+        let first = write_tree(dir.path(), &store).unwrap();
+        std::fs::write(dir.path().join("b.txt"), "b\n").unwrap();
+        let second = write_tree(dir.path(), &store).unwrap();
+        let by = |name, seconds| CommitBy {
+            name,
+            email: "x@loopbench",
+            seconds,
+        };
+        let root = commit_tree(&store, &first, None, "start", &by("loopbench", 0)).unwrap();
+        let next = commit_tree(&store, &second, Some(&root), "s1", &by("session-1", 1)).unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let bundle = out.path().join("t.bundle");
+        bundle_main(&store, &next, &bundle).unwrap();
+        let clone = out.path().join("clone");
+        let status = Command::new("git")
+            .args(["clone", "-q"])
+            .arg(&bundle)
+            .arg(&clone)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert_eq!(std::fs::read_to_string(clone.join("b.txt")).unwrap(), "b\n");
+        let log = Command::new("git")
+            .args(["log", "--format=%an"])
+            .current_dir(&clone)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&log.stdout),
+            "session-1\nloopbench\n"
+        );
     }
 
     #[test]

@@ -75,6 +75,22 @@ impl ShellCommand<'_> {
         self.run_with(Stdio::null(), Stdio::null())
     }
 
+    /// Runs the command and keeps the last `limit` bytes of what it wrote, stdout
+    /// then stderr (see [`Tail`]). The pipes are read as the command writes, so that
+    /// a check printing without end costs `limit` bytes of memory, never more.
+    pub fn run_keeping_tail(&self, limit: usize) -> std::io::Result<(CommandOutcome, Vec<u8>)> {
+        let (out_reader, out_writer) = std::io::pipe()?;
+        let (err_reader, err_writer) = std::io::pipe()?;
+        let stdout = Tail::read_in_background(out_reader, limit);
+        let stderr = Tail::read_in_background(err_reader, limit);
+        // The writers move into the command and are closed when it has been spawned
+        // and waited for, so the readers see the end once the command's group is gone.
+        let outcome = self.run_with(Stdio::from(out_writer), Stdio::from(err_writer))?;
+        let mut both = stdout.finish();
+        both.extend_from_slice(&stderr.finish());
+        Ok((outcome, last_bytes(&both, limit).to_vec()))
+    }
+
     /// Runs the command with the given stdout and stderr.
     pub fn run_with(&self, stdout: Stdio, stderr: Stdio) -> std::io::Result<CommandOutcome> {
         let host = containment();
@@ -138,6 +154,61 @@ impl ShellCommand<'_> {
             elapsed: start.elapsed(),
         })
     }
+}
+
+/// How long the readers of a finished command's output may take to reach the end of
+/// its pipes. A process that escaped the command's group and holds a pipe open is not
+/// waited for: what was read by then is kept.
+const TAIL_GRACE: Duration = Duration::from_secs(2);
+
+/// The last bytes written to one pipe, read on a thread of its own.
+struct Tail {
+    kept: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<u8>>>,
+    done: std::sync::mpsc::Receiver<()>,
+}
+
+impl Tail {
+    fn read_in_background(mut reader: std::io::PipeReader, limit: usize) -> Tail {
+        use std::io::Read;
+        let kept = std::sync::Arc::new(std::sync::Mutex::new(std::collections::VecDeque::new()));
+        let (tx, done) = std::sync::mpsc::channel();
+        let shared = kept.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                if let Ok(mut kept) = shared.lock() {
+                    kept.extend(&buf[..n]);
+                    let excess = kept.len().saturating_sub(limit);
+                    kept.drain(..excess);
+                }
+            }
+            let _ = tx.send(());
+        });
+        Tail { kept, done }
+    }
+
+    fn finish(self) -> Vec<u8> {
+        let _ = self.done.recv_timeout(TAIL_GRACE);
+        self.kept
+            .lock()
+            .map(|kept| kept.iter().copied().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// The last `limit` bytes of `bytes`, starting at a UTF-8 character boundary where the
+/// cut would split one (so the tail reads as text when the output was text).
+pub fn last_bytes(bytes: &[u8], limit: usize) -> &[u8] {
+    let mut start = bytes.len().saturating_sub(limit);
+    let mut skipped = 0;
+    while start < bytes.len() && (bytes[start] & 0b1100_0000) == 0b1000_0000 && skipped < 3 {
+        start += 1;
+        skipped += 1;
+    }
+    &bytes[start..]
 }
 
 /// What this machine lets the harness do to contain a command run on the host.
@@ -260,6 +331,46 @@ mod tests {
             .nth(1)
             .is_some_and(|rest| !rest.starts_with('Z'));
         assert!(!running, "setsid process {pid} still alive: {state}");
+    }
+
+    #[test]
+    fn the_kept_tail_is_the_end_of_stdout_then_stderr_and_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let (outcome, tail) = ShellCommand {
+            script: "printf 'out-start '; printf 'out-end '; printf 'err-end' >&2; exit 4",
+            cwd: dir.path(),
+            env: &[],
+            timeout: Duration::from_secs(10),
+            isolation: Isolation::ProcessGroup,
+        }
+        .run_keeping_tail(20)
+        .unwrap();
+        assert_eq!(outcome.code, Some(4));
+        assert_eq!(String::from_utf8(tail).unwrap(), "tart out-end err-end");
+    }
+
+    #[test]
+    fn a_command_printing_megabytes_keeps_only_its_last_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (outcome, tail) = ShellCommand {
+            script: "head -c 5000000 /dev/zero | tr '\\0' a; echo END",
+            cwd: dir.path(),
+            env: &[],
+            timeout: Duration::from_secs(30),
+            isolation: Isolation::ProcessGroup,
+        }
+        .run_keeping_tail(2048)
+        .unwrap();
+        assert!(outcome.success());
+        assert_eq!(tail.len(), 2048);
+        assert!(tail.ends_with(b"aaaEND\n"));
+    }
+
+    #[test]
+    fn a_cut_inside_a_character_starts_at_the_next_one() {
+        let text = "é".repeat(10);
+        let tail = last_bytes(text.as_bytes(), 5);
+        assert_eq!(std::str::from_utf8(tail).unwrap(), "éé");
     }
 
     fn sh_in(script: &str, cwd: &Path) -> CommandOutcome {

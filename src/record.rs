@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::agent::{SessionKind, Usage};
-use crate::metrics::{Outcome, SessionMetrics, TrialMetrics};
+use crate::metrics::{Evidence, Outcome, SessionMetrics, TrialMetrics};
 pub use crate::suite::TrialKey;
 
 /// One finished session.
@@ -36,6 +36,10 @@ pub struct SessionRecord {
     /// saw (`divergent` on the trace's session line). Absent in older records.
     #[serde(default)]
     pub divergent: bool,
+    /// What lies behind each count (docs/metrics.md, "Evidence"). JSONL only: the
+    /// tables keep their columns. Null in records written before evidence existed.
+    #[serde(default)]
+    pub evidence: Option<Evidence>,
 }
 
 /// One finished trial.
@@ -135,6 +139,7 @@ impl SessionRecord {
             wall_ms: 0,
             error: None,
             divergent: false,
+            evidence: Some(Evidence::default()),
         }
     }
 }

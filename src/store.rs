@@ -84,6 +84,24 @@ pub struct Manifest {
     /// traces themselves are named in `traces.csv`). `None` for suite runs.
     #[serde(default)]
     pub replay: Option<ReplayInputs>,
+    /// One look of a sequential run split into shards (`run --look K`); absent in
+    /// every other run, a merged one included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential_step: Option<SequentialStep>,
+    /// `--keep-repos`: every trial leaves a git bundle under `repos/` (kept by
+    /// `resume`).
+    #[serde(default)]
+    pub keep_repos: bool,
+}
+
+/// One look of a sharded sequential run: which look, and the merged run of the looks
+/// before it whose decisions say which arms still run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SequentialStep {
+    /// The look, 1-based.
+    pub look: usize,
+    /// The merged run of looks 1 to `look` − 1 (absolute); `None` for look 1.
+    pub after: Option<String>,
 }
 
 /// The inputs of a replay run besides its traces.
@@ -127,6 +145,8 @@ impl Manifest {
             verify_sandboxed: false,
             unsandboxed: false,
             replay: None,
+            sequential_step: None,
+            keep_repos: false,
         }
     }
 

@@ -1,69 +1,19 @@
 //! Times other programs wrote: RFC 3339 timestamps (run manifests, transcripts) and
-//! the civil-calendar arithmetic behind them, in one place.
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(month);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
+//! the calendar weeks they fall in, read with a calendar library in one place.
 
 /// Nanoseconds since the Unix epoch of an RFC 3339 time
-/// (`2025-06-01T10:00:00.123Z`, `2025-06-01T12:00:00+02:00`); `None` when it is not one.
+/// (`2025-06-01T10:00:00.123Z`, `2025-06-01T12:00:00+02:00`); `None` when it is not
+/// one, or names a day the calendar does not have (2025-02-31).
 pub fn rfc3339_nanos(s: &str) -> Option<i128> {
-    let b = s.as_bytes();
-    let num = |from: usize, len: usize| -> Option<i64> {
-        let digits = b.get(from..from + len)?;
-        digits.iter().all(u8::is_ascii_digit).then(|| {
-            digits
-                .iter()
-                .fold(0i64, |n, d| n * 10 + i64::from(d - b'0'))
-        })
-    };
-    let sep = |at: usize, c: &[u8]| b.get(at).is_some_and(|x| c.contains(x));
-    if !(sep(4, b"-") && sep(7, b"-") && sep(10, b"Tt ") && sep(13, b":") && sep(16, b":")) {
+    // jiff also reads ISO 8601 forms RFC 3339 does not have (`+0100`, a bare `+01`):
+    // the offset must be `Z` or `±HH:MM`.
+    let offset = s.rsplit_once(['Z', 'z', '+', '-']).map(|(_, tail)| tail)?;
+    let zulu = s.ends_with(['Z', 'z']);
+    let colon_offset = offset.len() == 5 && offset.as_bytes()[2] == b':';
+    if !(zulu || colon_offset) || s.len() < 20 {
         return None;
     }
-    let (year, month, day) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
-    let (hour, minute, second) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
-    if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
-        return None;
-    }
-    let mut at = 19;
-    let mut nanos: i128 = 0;
-    if sep(at, b".") {
-        at += 1;
-        let start = at;
-        while b.get(at).is_some_and(u8::is_ascii_digit) {
-            at += 1;
-        }
-        let frac = &s[start..at];
-        if frac.is_empty() {
-            return None;
-        }
-        let padded: String = frac.chars().chain(std::iter::repeat('0')).take(9).collect();
-        nanos = padded.parse().ok()?;
-    }
-    let offset_minutes = match b.get(at) {
-        Some(b'Z' | b'z') if at + 1 == b.len() => 0,
-        Some(sign @ (b'+' | b'-')) if at + 6 == b.len() && sep(at + 3, b":") => {
-            let m = num(at + 1, 2)? * 60 + num(at + 4, 2)?;
-            if *sign == b'-' { -m } else { m }
-        }
-        _ => return None,
-    };
-    let days = days_from_civil(year, month as u32, day as u32);
-    let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_minutes * 60;
-    Some(i128::from(secs) * 1_000_000_000 + nanos)
+    s.parse::<jiff::Timestamp>().ok().map(|t| t.as_nanosecond())
 }
 
 /// Seconds since the Unix epoch of an RFC 3339 time (`2026-11-03T09:00:00Z`,
@@ -71,6 +21,14 @@ pub fn rfc3339_nanos(s: &str) -> Option<i128> {
 pub fn parse_rfc3339(text: &str) -> Option<i64> {
     rfc3339_nanos(text)
         .map(|nanos| i64::try_from(nanos.div_euclid(1_000_000_000)).unwrap_or(i64::MAX))
+}
+
+/// The ISO 8601 week-numbering year and week of a time in seconds since the epoch, in
+/// UTC.
+pub fn iso_week(secs: i64) -> Option<(i16, i8)> {
+    let t = jiff::Timestamp::from_second(secs).ok()?;
+    let week = jiff::tz::Offset::UTC.to_datetime(t).date().iso_week_date();
+    Some((week.year(), week.week()))
 }
 
 #[cfg(test)]
@@ -100,6 +58,9 @@ mod tests {
             "2025-06-01T10:00:00",
             "2025-06-01T10:00:00.Z",
             "ünïcödé-ish string",
+            "2025-02-31T00:00:00Z",
+            "2025-06-01T10:00:00+0100",
+            "2025-06-01T10:00:00+01",
         ] {
             assert_eq!(rfc3339_nanos(bad), None, "{bad}");
         }

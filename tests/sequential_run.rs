@@ -175,3 +175,159 @@ fn copy_run(from: &Path, to: &Path) {
         }
     }
 }
+
+fn loopbench_ok(args: &[&std::ffi::OsStr]) -> String {
+    let output = loopbench().args(args).output().unwrap();
+    assert!(
+        output.status.success(),
+        "loopbench {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// `run --look K --shard I/N` over a merged run of the earlier looks: two processes
+/// per look, a merge after each.
+fn run_look(suite: &Path, root: &Path, look: u32, after: Option<&Path>) -> PathBuf {
+    let mut shards = Vec::new();
+    for i in 1..=2 {
+        let out = root.join(format!("look{look}-shard{i}"));
+        let mut args: Vec<std::ffi::OsString> = vec![
+            "run".into(),
+            suite.into(),
+            "--quiet".into(),
+            "--look".into(),
+            look.to_string().into(),
+            "--shard".into(),
+            format!("{i}/2").into(),
+            "--out".into(),
+            out.clone().into(),
+        ];
+        if let Some(after) = after {
+            args.push("--after".into());
+            args.push(after.into());
+        }
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        loopbench_ok(&args);
+        shards.push(out);
+    }
+    let merged = root.join(format!("merged{look}"));
+    let mut args: Vec<&std::ffi::OsStr> = vec!["merge".as_ref()];
+    if let Some(after) = after {
+        args.push(after.as_os_str());
+    }
+    args.extend(shards.iter().map(|s| s.as_os_str()));
+    args.extend(["--out".as_ref(), merged.as_os_str()]);
+    loopbench_ok(&args);
+    merged
+}
+
+fn state(dir: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join("sequential-state.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn a_sequential_run_sharded_look_by_look_equals_the_run_in_one_process() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = suite(&tmp.path().join("seq"), true);
+    run(&s, &tmp.path().join("whole"), "2");
+    let whole = tmp.path().join("whole");
+    let stopped_at = state(&whole)["looks_done"].as_u64().unwrap();
+    assert_eq!(state(&whole)["finished"], true);
+    assert!(stopped_at >= 2, "the test needs a run of two looks or more");
+
+    let root = tmp.path().join("looks");
+    let mut merged = run_look(&s, &root, 1, None);
+    for look in 2..=stopped_at {
+        let st = state(&merged);
+        assert_eq!(st["finished"], false, "{st}");
+        assert_eq!(st["next_look"], look, "{st}");
+        merged = run_look(&s, &root, look as u32, Some(&merged));
+    }
+    assert_eq!(state(&merged), state(&whole));
+    for file in [
+        "sessions.csv",
+        "trials.csv",
+        "sequential.json",
+        "summary.csv",
+    ] {
+        let a = std::fs::read(whole.join(file)).unwrap();
+        let b = std::fs::read(merged.join(file)).unwrap();
+        assert!(
+            a == b,
+            "{file} differs between the sharded looks and one process"
+        );
+    }
+    let md = std::fs::read_to_string(merged.join("summary.md")).unwrap();
+    assert!(
+        md.contains(&format!("Stopped at look {stopped_at} of 6")),
+        "{md}"
+    );
+
+    // A shard of a look cut off mid-way (its last trials lost, as after kill -9)
+    // is finished by `resume`, with that look's trials only.
+    let cut = tmp.path().join("cut");
+    let shard = root.join("look2-shard1");
+    copy_run(&shard, &cut);
+    let trials = std::fs::read_to_string(cut.join("trials.jsonl")).unwrap();
+    let kept: Vec<&str> = trials.lines().collect();
+    let kept = kept[..kept.len() - 3].join("\n") + "\n";
+    std::fs::write(cut.join("trials.jsonl"), kept).unwrap();
+    loopbench()
+        .arg("resume")
+        .arg(&cut)
+        .arg("--quiet")
+        .assert()
+        .success();
+    for file in ["sessions.csv", "trials.csv"] {
+        let a = std::fs::read(shard.join(file)).unwrap();
+        let b = std::fs::read(cut.join(file)).unwrap();
+        assert!(a == b, "{file} of the resumed shard differs");
+    }
+
+    // Nothing is left to run, and a look cannot be run over a shard or without the
+    // runs before it.
+    let next = (stopped_at + 1).to_string();
+    loopbench()
+        .arg("run")
+        .arg(&s)
+        .args(["--look", &next, "--after"])
+        .arg(&merged)
+        .arg("--out")
+        .arg(tmp.path().join("never1"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(format!(
+            "stopped at look {stopped_at}"
+        )));
+    loopbench()
+        .arg("run")
+        .arg(&s)
+        .args(["--look", "2", "--out"])
+        .arg(tmp.path().join("never2"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--look 2 needs --after"));
+    loopbench()
+        .arg("run")
+        .arg(&s)
+        .args(["--look", "2", "--after"])
+        .arg(root.join("look1-shard1"))
+        .arg("--out")
+        .arg(tmp.path().join("never3"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("one shard of look 1"));
+    // A merge that lacks a shard of a look is refused.
+    loopbench()
+        .arg("merge")
+        .arg(root.join("look1-shard1"))
+        .arg("--out")
+        .arg(tmp.path().join("never4"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("missing"));
+    for never in ["never1", "never2", "never3", "never4"] {
+        assert!(!tmp.path().join(never).exists(), "{never} was created");
+    }
+}

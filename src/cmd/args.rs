@@ -167,10 +167,31 @@ pub struct RunArgs {
     /// Run only slice I of N of the trial plan (1-based), for batch engines.
     #[arg(long, value_parser = parse_shard)]
     pub shard: Option<Shard>,
+    /// Sequential suites: run only this look's new trials (with `--shard`, a slice of
+    /// them); `merge` then judges it.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub look: Option<u64>,
+    /// With `--look K` (K > 1): the merged run of looks 1 to K − 1.
+    #[arg(long, requires = "look")]
+    pub after: Option<PathBuf>,
+    /// Write a git bundle of every trial to repos/<trial_id>.bundle: one commit per
+    /// session, made by the harness from the trees it observed.
+    #[arg(long)]
+    pub keep_repos: bool,
 }
 
 fn parse_shard(s: &str) -> std::result::Result<Shard, String> {
     s.parse()
+}
+
+/// Arguments of `loopbench show`.
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// The results directory of a run (holding trials.jsonl and sessions.jsonl).
+    pub run_dir: PathBuf,
+    /// The trial to show as a timeline (`arm:task:replicate`); without it, one line
+    /// per trial.
+    pub trial_id: Option<String>,
 }
 
 /// Arguments of `loopbench resume`.
@@ -233,6 +254,10 @@ pub struct ReplayArgs {
     /// Keep the work directory of a single-trace replay and print where it is.
     #[arg(long)]
     pub keep_work: bool,
+    /// Write a git bundle of every trial to repos/<trial_id>.bundle: one commit per
+    /// session, made by the harness from the trees it observed.
+    #[arg(long)]
+    pub keep_repos: bool,
     /// Run the traces' `run` actions and the verify commands on the host (without
     /// network where the machine allows) when no bubblewrap sandbox can be made here;
     /// recorded in the manifest. Without it, traces with `run` actions are refused

@@ -63,6 +63,7 @@ pub(crate) fn drive(
         jobs: options.jobs.unwrap_or_else(default_jobs),
         seed: plan.suite_source().map_or(0, |s| s.seed),
         run_dir: out.clone(),
+        keep_repos: writer.manifest().keep_repos,
     };
     let outcome = {
         let mut sink = Fanout::new().with(&mut writer).with(&mut progress);

@@ -1,18 +1,27 @@
 //! `loopbench merge RUN_DIR... --out DIR`: joins the shards of one run into one results
-//! directory whose tables equal those of a single-process run.
+//! directory whose tables equal those of a single-process run. Merging the shards of a
+//! look of a sequential run also judges the look.
 
 use super::args::MergeArgs;
 use crate::error::Result;
 use crate::exit_code;
-use crate::store::merge_shards;
+use crate::store::{Manifest, merge_shards};
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &MergeArgs) -> Result<i32> {
     // The lock is held until the summary is written too.
+    let looks = args
+        .run_dirs
+        .iter()
+        .filter_map(|d| Manifest::read(d).ok())
+        .any(|m| m.sequential_step.is_some());
     let (_lock, trials) = merge_shards(&args.run_dirs, &args.out)?;
     let out = &args.out;
     let summary = crate::report::write_summary(out, None, crate::report::DEFAULT_CONFIDENCE)?;
     super::report::warn_unusable_arms(&summary);
+    if looks {
+        super::sequential::after_merge(out, &summary)?;
+    }
     eprintln!(
         "merged {} runs ({} trials) into {}",
         args.run_dirs.len(),

@@ -11,6 +11,7 @@ pub mod report;
 pub mod resume;
 pub mod run;
 pub mod sequential;
+pub mod show;
 pub mod sim_agent;
 pub mod usage;
 pub mod validate;

@@ -47,6 +47,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
         driver: "replay".into(),
         verify_sandboxed: sandboxed,
         unsandboxed: args.unsandboxed,
+        keep_repos: args.keep_repos,
         replay: Some(ReplayInputs {
             task: std::path::absolute(&task.dir)
                 .unwrap_or_else(|_| task.dir.clone())

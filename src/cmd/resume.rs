@@ -32,6 +32,14 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
     } else {
         suite_plan(dir, &manifest)?
     };
+    // One look of a sharded sequential run: only that look's trials, which the merged
+    // run of the looks before it decides.
+    let step = manifest.sequential_step.clone();
+    if let (Some(step), Some(suite)) = (&step, plan.suite_source()) {
+        let arms = select_arms(suite, Some(&manifest.arms.join(",")))?;
+        let after = step.after.as_deref().map(Path::new);
+        plan = super::sequential::look_plan(suite, &arms, step.look, after)?;
+    }
     if let Some(shard) = &manifest.shard {
         let shard: Shard = shard
             .parse()
@@ -66,6 +74,7 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
     }
     if let Some(suite) = plan.suite_source()
         && suite.sequential.is_some()
+        && step.is_none()
     {
         let arms = select_arms(suite, Some(&writer.manifest().arms.join(",")))?;
         return super::sequential::run(suite, &arms, writer, args.jobs, args.quiet);
@@ -79,6 +88,14 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
 
 /// The whole plan of a suite run, from its manifest: the suite must be unchanged.
 fn suite_plan(dir: &Path, manifest: &Manifest) -> Result<Plan> {
+    let (suite, arms) = suite_of_run(dir, manifest)?;
+    let replicates = suite.replicates;
+    Ok(Plan::suite(suite, &arms, replicates))
+}
+
+/// The suite a run was made from, with the run's seed and replicates, and the indices
+/// of its arms: the suite must be unchanged since.
+pub(crate) fn suite_of_run(dir: &Path, manifest: &Manifest) -> Result<(Suite, Vec<usize>)> {
     let Some(suite_path) = manifest.suite_path.clone() else {
         return Err(Error::BadInput(format!(
             "'{}' was written neither by `loopbench run` nor by `loopbench replay` (no suite or traces in its manifest); it cannot be resumed",
@@ -100,8 +117,7 @@ fn suite_plan(dir: &Path, manifest: &Manifest) -> Result<Plan> {
     }
     suite.replicates = manifest.replicates;
     let arms = select_arms(&suite, Some(&manifest.arms.join(",")))?;
-    let replicates = suite.replicates;
-    Ok(Plan::suite(suite, &arms, replicates))
+    Ok((suite, arms))
 }
 
 fn short(hash: &str) -> &str {

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::report::{Summary, underpowered};
 use crate::runner::Plan;
-use crate::store::{Manifest, RunWriter, new_run_dir};
+use crate::store::{Manifest, RunWriter, SequentialStep, new_run_dir};
 use crate::suite::{AgentDriver, Suite};
 
 /// Runs the command; returns the exit code.
@@ -27,12 +27,13 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         }
         suite.replicates = r;
     }
+    let look = args.look.map(|l| usize::try_from(l).unwrap_or(usize::MAX));
     if let Some(seq) = &suite.sequential {
-        if args.shard.is_some() {
+        if args.shard.is_some() && look.is_none() {
             return Err(Error::BadInput(
-                "a sequential run decides after each look from every trial so far, so it \
-                 cannot be split into shards; run it in one process (its looks are \
-                 deterministic, and `resume` continues it)"
+                "a sequential run decides after each look from every trial so far, so its \
+                 shards are shards of one look: run `--look 1 --shard I/N`, merge them, then \
+                 `--look 2 --after MERGED --shard I/N`, and so on (or run it in one process)"
                     .into(),
             ));
         }
@@ -44,9 +45,29 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             ));
         }
         suite.replicates = seq.max_replicates;
+    } else if look.is_some() {
+        return Err(Error::BadInput(format!(
+            "--look applies to a sequential run, and suite '{}' has no [sequential] table",
+            suite.name
+        )));
     }
     let arms = select_arms(&suite, args.arms.as_deref())?;
     command::preflight(&suite, &arms)?;
+    let after = match &args.after {
+        Some(dir) => Some(std::fs::canonicalize(dir).map_err(|e| {
+            Error::BadInput(format!("--after: cannot open '{}': {e}", dir.display()))
+        })?),
+        None => None,
+    };
+    let look_plan = match look {
+        Some(look) => Some(super::sequential::look_plan(
+            &suite,
+            &arms,
+            look,
+            after.as_deref(),
+        )?),
+        None => None,
+    };
     let out = match &args.out {
         Some(dir) => dir.clone(),
         None => new_run_dir(&Path::new("results").join(&suite.name)),
@@ -86,9 +107,20 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         simulated,
         shard: args.shard.map(|s| s.to_string()),
         verify_sandboxed: arms.iter().all(|&i| suite.verify_sandboxed(&suite.arms[i])),
+        sequential_step: look.map(|look| SequentialStep {
+            look,
+            after: after.as_ref().map(|a| a.display().to_string()),
+        }),
+        keep_repos: args.keep_repos,
         ..Manifest::stamped()
     };
     let writer = RunWriter::create(&out, manifest)?;
+    if let Some(mut plan) = look_plan {
+        if let Some(shard) = args.shard {
+            plan = plan.sharded(shard);
+        }
+        return finish(&plan, &BTreeMap::new(), writer, args.jobs, args.quiet);
+    }
     if suite.sequential.is_some() {
         return super::sequential::run(&suite, &arms, writer, args.jobs, args.quiet);
     }

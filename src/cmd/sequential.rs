@@ -8,6 +8,10 @@
 //! replicates below its own bound, so the same seed gives the same stopping look at any
 //! `--jobs`, and `resume` (which replays the looks over what is recorded) reaches the
 //! decisions the interrupted run would have.
+//!
+//! On many machines a sequential run is a run per look: `run --look K --shard I/N`
+//! runs a slice of the trials look K adds for the arms that the merged run of the
+//! earlier looks (`--after`) leaves running, and `merge` of those shards judges the look.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -79,8 +83,223 @@ pub struct LookRow {
     pub ci_high: Option<f64>,
 }
 
+/// `sequential-state.json`: how far the looks have gone, for scripts that run one look
+/// at a time (`run --look K --shard I/N`, then `merge`).
+pub const SEQUENTIAL_STATE_JSON: &str = "sequential-state.json";
+
+/// The sequential design of a suite over its selected arms.
+pub(crate) struct Sequencer<'a> {
+    suite: &'a Suite,
+    seq: Sequential,
+    design: SequentialDesign,
+    baseline: usize,
+    /// The selected arms besides the baseline, in suite order.
+    others: Vec<usize>,
+}
+
+/// What the recorded trials of a run decide, look by look.
+struct Decided {
+    rows: Vec<LookRow>,
+    /// Arms that have not crossed.
+    active: Vec<usize>,
+    /// Looks whose trials are all recorded and judged.
+    looks_done: usize,
+}
+
+impl Decided {
+    /// Records look `look`'s comparisons: the arms that crossed stop.
+    fn take(&mut self, look: usize, rows: Vec<LookRow>, suite: &Suite) {
+        self.active.retain(|a| {
+            !rows
+                .iter()
+                .any(|r| r.crossed && r.arm == suite.arms[*a].name)
+        });
+        self.rows.extend(rows);
+        self.looks_done = look;
+    }
+}
+
+/// Where a run of looks stands, as `sequential-state.json` holds it.
+#[derive(Debug, Serialize)]
+struct State<'a> {
+    looks: usize,
+    looks_done: usize,
+    /// Every arm crossed, or the last look is done.
+    finished: bool,
+    /// The look to run next; `None` once finished.
+    next_look: Option<usize>,
+    /// The arms that still get trials (the baseline included while any other runs).
+    running: Vec<&'a str>,
+}
+
+impl<'a> Sequencer<'a> {
+    pub(crate) fn new(suite: &'a Suite, arms: &[usize]) -> Result<Sequencer<'a>> {
+        let Some(seq) = suite.sequential.clone() else {
+            return Err(Error::BadInput(format!(
+                "suite '{}' has no [sequential] table, so it has no looks",
+                suite.name
+            )));
+        };
+        let Some(&baseline) = arms.iter().find(|&&i| suite.arms[i].name == suite.baseline) else {
+            return Err(Error::BadInput(format!(
+                "a sequential run compares every arm with the baseline '{}': select it too",
+                suite.baseline
+            )));
+        };
+        let stats = crate::report::summary::stats_error("sequential design");
+        let fractions = look_fractions(u64::from(seq.look_every), u64::from(seq.max_replicates))
+            .map_err(&stats)?;
+        let design = SequentialDesign::new(seq.alpha, &fractions).map_err(&stats)?;
+        Ok(Sequencer {
+            suite,
+            seq,
+            design,
+            baseline,
+            others: arms.iter().copied().filter(|&i| i != baseline).collect(),
+        })
+    }
+
+    fn looks(&self) -> usize {
+        self.design.boundaries().len()
+    }
+
+    /// Replicates per (arm, task) that look `look` counts (0 for look 0).
+    fn upto(&self, look: usize) -> u32 {
+        let look = u32::try_from(look).unwrap_or(u32::MAX);
+        self.seq
+            .look_every
+            .saturating_mul(look)
+            .min(self.seq.max_replicates)
+    }
+
+    /// The baseline and the `active` arms, in suite order.
+    fn running(&self, active: &[usize]) -> Vec<usize> {
+        let mut running = vec![self.baseline];
+        running.extend(active);
+        running.sort_unstable();
+        running
+    }
+
+    /// The trials look `look` adds for the `active` arms.
+    fn new_trials(&self, look: usize, active: &[usize]) -> Plan {
+        Plan::suite(self.suite.clone(), &self.running(active), self.upto(look))
+            .from_replicate(self.upto(look - 1))
+    }
+
+    /// Compares every `active` arm with the baseline over the records of `dir` below
+    /// the look's bound.
+    fn judge(&self, dir: &Path, look: usize, active: &[usize]) -> Result<Vec<LookRow>> {
+        let records = metric_records(dir, self.seq.metric)?;
+        let upto = self.upto(look);
+        let counts =
+            |arm: usize| counts(&records, self.seq.metric, &self.suite.arms[arm].name, upto);
+        let base = counts(self.baseline);
+        let stats = crate::report::summary::stats_error("sequential look");
+        let mut rows = Vec::new();
+        for &a in active {
+            let c = counts(a);
+            let lc = LookCounts {
+                k1: base.0,
+                n1: base.1,
+                k2: c.0,
+                n2: c.1,
+            };
+            let d = self.design.look(look, lc).map_err(&stats)?;
+            let ci = self.design.repeated_ci(look, lc).ok();
+            rows.push(LookRow {
+                look,
+                replicates: upto,
+                arm: self.suite.arms[a].name.clone(),
+                base_k: base.0,
+                base_n: base.1,
+                k: c.0,
+                n: c.1,
+                z: d.z,
+                boundary: d.boundary,
+                crossed: d.crossed,
+                p_repeated: self.design.repeated_p_value(look, lc).ok(),
+                ci_low: ci.map(|i| i.low),
+                ci_high: ci.map(|i| i.high),
+            });
+        }
+        Ok(rows)
+    }
+
+    /// Replays the decisions of every look whose trials are all recorded in `dir`, up
+    /// to the first look none of whose trials are. A look with only some of its trials
+    /// is an error: a shard of it was not merged.
+    fn decided(&self, dir: &Path) -> Result<Decided> {
+        let finished: Vec<TrialRecord> = read_jsonl(&dir.join(TRIALS_JSONL))?;
+        let done: BTreeSet<String> = finished.iter().map(|t| t.key.trial_id.clone()).collect();
+        let mut decided = Decided {
+            rows: Vec::new(),
+            active: self.others.clone(),
+            looks_done: 0,
+        };
+        for look in 1..=self.looks() {
+            let planned = self.new_trials(look, &decided.active);
+            let total = planned.trials.len();
+            let missing = planned.without(&done).trials.len();
+            if missing == total {
+                break;
+            }
+            if missing > 0 {
+                return Err(Error::BadInput(format!(
+                    "'{}' holds {} of the {total} trials of look {look}; merge every shard of \
+                     look {look} (with the merged run of the looks before it) first",
+                    dir.display(),
+                    total - missing
+                )));
+            }
+            let rows = self.judge(dir, look, &decided.active)?;
+            decided.take(look, rows, self.suite);
+            if decided.active.is_empty() {
+                break;
+            }
+        }
+        Ok(decided)
+    }
+
+    /// Writes `sequential.json`, `sequential-state.json`, `sequential.md` and
+    /// `summary.md` (the summary and the section); returns `summary.md`.
+    fn write(
+        &self,
+        dir: &Path,
+        decided: &Decided,
+        summary: &crate::report::Summary,
+    ) -> Result<String> {
+        write_json(dir, &decided.rows)?;
+        let finished = decided.active.is_empty() || decided.looks_done == self.looks();
+        let running = if finished {
+            Vec::new()
+        } else {
+            self.running(&decided.active)
+        };
+        let state = State {
+            looks: self.looks(),
+            looks_done: decided.looks_done,
+            finished,
+            next_look: (!finished).then_some(decided.looks_done + 1),
+            running: running
+                .iter()
+                .map(|&a| self.suite.arms[a].name.as_str())
+                .collect(),
+        };
+        let mut text = serde_json::to_vec_pretty(&state)
+            .map_err(|e| Error::Tool(format!("cannot encode {SEQUENTIAL_STATE_JSON}: {e}")))?;
+        text.push(b'\n');
+        write_atomic(&dir.join(SEQUENTIAL_STATE_JSON), &text)?;
+        let section = render(self, decided);
+        write_atomic(&dir.join(SEQUENTIAL_MD), section.as_bytes())?;
+        let md = sequential_summary(dir, summary)?.unwrap_or_else(|| summary.to_markdown());
+        write_atomic(&dir.join(crate::report::summary::SUMMARY_MD), md.as_bytes())?;
+        Ok(md)
+    }
+}
+
 /// Runs (or, with finished trials already recorded, resumes) the sequential plan of
-/// `suite` over `arms` into `writer`'s directory, prints the summary and the looks.
+/// `suite` over `arms` into `writer`'s directory, look after look, and prints the
+/// summary and the looks.
 pub(crate) fn run(
     suite: &Suite,
     arms: &[usize],
@@ -88,40 +307,24 @@ pub(crate) fn run(
     jobs: Option<usize>,
     quiet: bool,
 ) -> Result<i32> {
-    let Some(seq) = suite.sequential.clone() else {
-        return Err(Error::Tool(
-            "a sequential run needs a [sequential] table".into(),
-        ));
-    };
+    let sequencer = Sequencer::new(suite, arms)?;
     let out = writer.dir().to_path_buf();
-    let Some(&baseline) = arms.iter().find(|&&i| suite.arms[i].name == suite.baseline) else {
-        return Err(Error::BadInput(format!(
-            "a sequential run compares every arm with the baseline '{}': select it too",
-            suite.baseline
-        )));
+    let mut decided = Decided {
+        rows: Vec::new(),
+        active: sequencer.others.clone(),
+        looks_done: 0,
     };
-    let fractions = look_fractions(u64::from(seq.look_every), u64::from(seq.max_replicates))
-        .map_err(crate::report::summary::stats_error("sequential design"))?;
-    let design = SequentialDesign::new(seq.alpha, &fractions)
-        .map_err(crate::report::summary::stats_error("sequential design"))?;
-    let looks = fractions.len();
-    let mut active: Vec<usize> = arms.iter().copied().filter(|&i| i != baseline).collect();
-    let mut rows: Vec<LookRow> = Vec::new();
     let mut writer = Some(writer);
-    let mut stopped_at = looks;
     let mut summary = None;
-    for look in 1..=looks {
-        let upto = (seq.look_every * look as u32).min(seq.max_replicates);
-        let mut running = vec![baseline];
-        running.extend(&active);
-        running.sort_unstable();
+    for look in 1..=sequencer.looks() {
         let finished: Vec<TrialRecord> = read_jsonl(&out.join(TRIALS_JSONL))?;
         let done: BTreeSet<String> = finished.iter().map(|t| t.key.trial_id.clone()).collect();
         let mut finished_of_arm = BTreeMap::new();
         for t in &finished {
             *finished_of_arm.entry(t.key.arm.clone()).or_insert(0u64) += 1;
         }
-        let plan = Plan::suite(suite.clone(), &running, upto).without(&done);
+        let running = sequencer.running(&decided.active);
+        let plan = Plan::suite(suite.clone(), &running, sequencer.upto(look)).without(&done);
         let writer = match writer.take() {
             Some(w) => w,
             None => RunWriter::reopen(RunLock::acquire(&out)?, Manifest::read(&out)?)?,
@@ -132,57 +335,162 @@ pub(crate) fn run(
             session_table: false,
         };
         summary = Some(drive(&plan, &finished_of_arm, writer, options)?.summary);
-        let records = metric_records(&out, seq.metric)?;
-        let counts = |arm: usize| counts(&records, seq.metric, &suite.arms[arm].name, upto);
-        let base = counts(baseline);
-        let mut crossed = Vec::new();
-        for &a in &active {
-            let c = counts(a);
-            let lc = LookCounts {
-                k1: base.0,
-                n1: base.1,
-                k2: c.0,
-                n2: c.1,
-            };
-            let stats = crate::report::summary::stats_error("sequential look");
-            let d = design.look(look, lc).map_err(&stats)?;
-            let ci = design.repeated_ci(look, lc).ok();
-            rows.push(LookRow {
-                look,
-                replicates: upto,
-                arm: suite.arms[a].name.clone(),
-                base_k: base.0,
-                base_n: base.1,
-                k: c.0,
-                n: c.1,
-                z: d.z,
-                boundary: d.boundary,
-                crossed: d.crossed,
-                p_repeated: design.repeated_p_value(look, lc).ok(),
-                ci_low: ci.map(|i| i.low),
-                ci_high: ci.map(|i| i.high),
-            });
-            if d.crossed {
-                crossed.push(a);
-            }
-        }
-        active.retain(|a| !crossed.contains(a));
-        write_json(&out, &rows)?;
-        if active.is_empty() {
-            stopped_at = look;
+        let rows = sequencer.judge(&out, look, &decided.active)?;
+        decided.active.retain(|a| {
+            !rows
+                .iter()
+                .any(|r| r.crossed && r.arm == suite.arms[*a].name)
+        });
+        decided.rows.extend(rows);
+        decided.looks_done = look;
+        write_json(&out, &decided.rows)?;
+        if decided.active.is_empty() {
             break;
         }
     }
     let Some(summary) = summary else {
         return Err(Error::Tool("a sequential run ran no look".into()));
     };
-    let section = render(&seq, &design, &rows, stopped_at, looks, suite, &active);
-    write_atomic(&out.join(SEQUENTIAL_MD), section.as_bytes())?;
-    let md = sequential_summary(&out, &summary)?.unwrap_or_else(|| summary.to_markdown());
-    write_atomic(&out.join(crate::report::summary::SUMMARY_MD), md.as_bytes())?;
+    let md = sequencer.write(&out, &decided, &summary)?;
     super::report::print(&md)?;
     eprintln!("results in {}", out.display());
     Ok(exit_code::OK)
+}
+
+/// The trials `run --look LOOK` runs: the look's new replicates for the arms that the
+/// merged run `after` of the earlier looks leaves running. Checked before anything is
+/// written: `after` must be that merged run of this suite, with every earlier look
+/// complete and some arm still running.
+pub(crate) fn look_plan(
+    suite: &Suite,
+    arms: &[usize],
+    look: usize,
+    after: Option<&Path>,
+) -> Result<Plan> {
+    let sequencer = Sequencer::new(suite, arms)?;
+    let looks = sequencer.looks();
+    if look == 0 || look > looks {
+        return Err(Error::BadInput(format!(
+            "--look {look}: the design of suite '{}' has looks 1 to {looks}",
+            suite.name
+        )));
+    }
+    let active = match (look, after) {
+        (1, None) => sequencer.others.clone(),
+        (1, Some(_)) => {
+            return Err(Error::BadInput(
+                "--after names the merged run of the earlier looks; look 1 has none".into(),
+            ));
+        }
+        (_, None) => {
+            return Err(Error::BadInput(format!(
+                "--look {look} needs --after DIR: the merged run of looks 1 to {}, whose \
+                 decisions say which arms still run",
+                look - 1
+            )));
+        }
+        (_, Some(dir)) => {
+            check_after(suite, arms, dir)?;
+            let decided = sequencer.decided(dir)?;
+            if decided.active.is_empty() {
+                return Err(Error::BadInput(format!(
+                    "the sequential run in '{}' stopped at look {}: every arm crossed its \
+                     boundary, so there is no look {look} to run",
+                    dir.display(),
+                    decided.looks_done
+                )));
+            }
+            if decided.looks_done != look - 1 {
+                return Err(Error::BadInput(format!(
+                    "'{}' holds looks 1 to {} of the sequential run; --look {look} needs \
+                     exactly looks 1 to {}",
+                    dir.display(),
+                    decided.looks_done,
+                    look - 1
+                )));
+            }
+            decided.active
+        }
+    };
+    Ok(sequencer.new_trials(look, &active))
+}
+
+/// `after` is a finished, merged run of this very suite, seed and arm selection.
+fn check_after(suite: &Suite, arms: &[usize], dir: &Path) -> Result<()> {
+    if !dir.join(crate::store::MANIFEST).is_file() {
+        return Err(Error::BadInput(format!(
+            "--after: '{}' is not a results directory (no manifest.json)",
+            dir.display()
+        )));
+    }
+    let m = Manifest::read(dir)?;
+    let names: Vec<String> = arms.iter().map(|&i| suite.arms[i].name.clone()).collect();
+    let differs = |what: &str| {
+        Error::BadInput(format!(
+            "--after: '{}' is a run of another experiment ({what} differs)",
+            dir.display()
+        ))
+    };
+    if m.suite_hash != suite.content_hash {
+        return Err(differs("the suite"));
+    }
+    if m.seed != Some(suite.seed) {
+        return Err(differs("the seed"));
+    }
+    if m.arms != names {
+        return Err(differs("the arms"));
+    }
+    if let Some(step) = &m.sequential_step {
+        return Err(Error::BadInput(format!(
+            "--after: '{}' is one shard of look {}; merge every shard of it first \
+             (`loopbench merge ... --out DIR`) and name the merged run",
+            dir.display(),
+            step.look
+        )));
+    }
+    if m.finished.is_none() {
+        return Err(Error::BadInput(format!(
+            "--after: '{}' did not finish; run `loopbench resume {}` first",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// After `merge` of the shards of a look (and the merged run of the looks before it):
+/// judges every look the merged records complete, writes the sequential files and
+/// `summary.md` into `dir`, and says what runs next.
+pub(crate) fn after_merge(dir: &Path, summary: &crate::report::Summary) -> Result<()> {
+    let manifest = Manifest::read(dir)?;
+    let (suite, arms) = super::resume::suite_of_run(dir, &manifest)?;
+    let path = manifest.suite_path.as_deref().unwrap_or_default();
+    let sequencer = Sequencer::new(&suite, &arms)?;
+    let decided = sequencer.decided(dir)?;
+    sequencer.write(dir, &decided, summary)?;
+    if decided.active.is_empty() || decided.looks_done == sequencer.looks() {
+        eprintln!(
+            "the sequential run is finished after look {} of {} (see {})",
+            decided.looks_done,
+            sequencer.looks(),
+            dir.join(SEQUENTIAL_MD).display()
+        );
+    } else {
+        let running: Vec<&str> = sequencer
+            .running(&decided.active)
+            .iter()
+            .map(|&a| suite.arms[a].name.as_str())
+            .collect();
+        eprintln!(
+            "looks 1 to {} judged; next: look {} for {} (`loopbench run {path} --look {} --after {} --shard I/N`)",
+            decided.looks_done,
+            decided.looks_done + 1,
+            running.join(", "),
+            decided.looks_done + 1,
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 type Record = serde_json::Map<String, serde_json::Value>;
@@ -221,15 +529,9 @@ fn write_json(dir: &Path, rows: &[LookRow]) -> Result<()> {
 }
 
 /// The "Sequential run" section of `summary.md`.
-fn render(
-    seq: &Sequential,
-    design: &SequentialDesign,
-    rows: &[LookRow],
-    stopped_at: usize,
-    looks: usize,
-    suite: &Suite,
-    open: &[usize],
-) -> String {
+fn render(sequencer: &Sequencer, decided: &Decided) -> String {
+    let (seq, design, suite) = (&sequencer.seq, &sequencer.design, sequencer.suite);
+    let (rows, open, looks) = (&decided.rows, &decided.active, sequencer.looks());
     let mut out = String::from("## Sequential run\n\n");
     out += &format!(
         "Metric `{}`, a look every {} replicates per (arm, task) up to {}, two-sided α = {} \
@@ -245,15 +547,23 @@ fn render(
             .collect::<Vec<_>>()
             .join(", ")
     );
+    let names: Vec<&str> = open.iter().map(|&a| suite.arms[a].name.as_str()).collect();
     if open.is_empty() {
         out += &format!(
-            "**Stopped at look {stopped_at} of {looks}**: every arm crossed its boundary.\n\n"
+            "**Stopped at look {} of {looks}**: every arm crossed its boundary.\n\n",
+            decided.looks_done
         );
-    } else {
-        let names: Vec<&str> = open.iter().map(|&a| suite.arms[a].name.as_str()).collect();
+    } else if decided.looks_done == looks {
         out += &format!(
             "Ran all {looks} looks; no boundary crossed for: {}.\n\n",
             names.join(", ")
+        );
+    } else {
+        out += &format!(
+            "**Looks 1 to {} of {looks} so far**; still running: {} (look {} is next).\n\n",
+            decided.looks_done,
+            names.join(", "),
+            decided.looks_done + 1
         );
     }
     let mut table = Table::new([

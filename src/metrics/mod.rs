@@ -2,6 +2,7 @@
 //! the harness observed before and after a session (never from what the agent said
 //! about its work), and the table of rates the reports are made of.
 
+mod evidence;
 mod session;
 mod status;
 mod trial;
@@ -11,11 +12,12 @@ pub use crate::rates::{
     Better, COST_PER_FEATURE, FEATURES_VERIFIED, Metric, RateDef, TOKENS_PER_FEATURE, Tally, Unit,
     rates_markdown,
 };
-pub use session::{SessionMetrics, session_metrics};
+pub use evidence::{DescEdit, Evidence, FailedCheck, TestsRemoved, session_evidence};
+pub use session::{SessionMetrics, session_metrics, session_metrics_with_evidence};
+pub use status::{ExitCheck, contract_changed, exit_check, in_progress_ids};
+pub use trial::{EndedBy, PlanCoverage, SessionEnd, TrialMetrics, trial_metrics};
 
 /// The length of a list of ids as a count field.
 pub fn count_of<T>(items: &[T]) -> u32 {
     u32::try_from(items.len()).unwrap_or(u32::MAX)
 }
-pub use status::{ExitCheck, contract_changed, exit_check, in_progress_ids};
-pub use trial::{EndedBy, PlanCoverage, SessionEnd, TrialMetrics, trial_metrics};

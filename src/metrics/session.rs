@@ -48,12 +48,10 @@
 //! session) and `premature_victory`: some session ended `declared_complete` while a
 //! canonical feature was not verified after it.
 
-use std::collections::{BTreeSet, HashSet};
-
 use serde::{Deserialize, Serialize};
 
+use super::evidence::{Evidence, session_evidence};
 use crate::agent::Outcome;
-use crate::feature_list::FeatureList;
 use crate::observe::{Check, Observation};
 
 /// The per-session fields of docs/metrics.md.
@@ -126,10 +124,6 @@ pub(super) fn count<I: IntoIterator>(items: I) -> u32 {
     u32::try_from(items.into_iter().count()).unwrap_or(u32::MAX)
 }
 
-fn check(map: &std::collections::BTreeMap<String, Check>, id: &str) -> Option<Check> {
-    map.get(id).copied()
-}
-
 /// Computes the per-session fields from the observations around a session and the
 /// outcome of the session before it (`None` for the first session of a trial).
 pub fn session_metrics(
@@ -137,149 +131,59 @@ pub fn session_metrics(
     after: &Observation,
     previous_outcome: Option<Outcome>,
 ) -> SessionMetrics {
-    let changed = |id: &String| {
-        let was = check(&before.verified, id).and_then(Check::known);
-        let is = check(&after.verified, id).and_then(Check::known);
-        (was, is)
-    };
-    let newly_verified = count(
-        after
-            .verified
-            .keys()
-            .filter(|id| changed(id) == (Some(false), Some(true))),
-    );
-    let regressions = count(
-        after
-            .verified
-            .keys()
-            .filter(|id| changed(id) == (Some(true), Some(false))),
-    );
+    session_metrics_with_evidence(before, after, previous_outcome).0
+}
 
-    let lists = before.list.parsed().zip(after.list.parsed());
-    let list_fields = lists.map(|(b, a)| ListDiff::compute(b, a, before, after));
-
-    let weakened_before: BTreeSet<&str> = before.weakened().collect();
-    let tests_weakened = count(after.weakened().filter(|id| !weakened_before.contains(id)));
-
-    let tests_removed = before
-        .tests
-        .iter()
-        .map(|(path, was)| was.saturating_sub(after.tests.get(path).copied().unwrap_or(0)))
-        .sum();
-
-    let dup_side_effects = duplicate_appended_effects(&before.effects, &after.effects);
-
+/// [`session_metrics`] and the evidence behind it: every count is the length (for
+/// `tests_removed`, the sum) of its evidence list.
+pub fn session_metrics_with_evidence(
+    before: &Observation,
+    after: &Observation,
+    previous_outcome: Option<Outcome>,
+) -> (SessionMetrics, Evidence) {
+    let evidence = session_evidence(before, after);
+    let len = |list: &Option<Vec<String>>| list.as_ref().map(count);
+    let newly_verified = count(&evidence.newly_verified);
+    let regressions = count(&evidence.regressions);
+    let dup_side_effects = count(&evidence.dup_side_effects);
+    let premature_claims = len(&evidence.premature);
     let resumed = previous_outcome == Some(Outcome::Interrupted);
-    let premature_claims = list_fields.as_ref().map(|d| d.premature_claims);
     let resume_success = resumed.then(|| {
         regressions == 0
             && premature_claims.unwrap_or(0) == 0
             && dup_side_effects == 0
             && newly_verified >= 1
     });
-
-    SessionMetrics {
+    let metrics = SessionMetrics {
         list_parse_ok: after.list.parse_ok(),
-        newly_claimed: list_fields.as_ref().map(|d| d.newly_claimed),
+        newly_claimed: len(&evidence.newly_claimed),
         premature_claims,
         newly_verified,
         regressions,
-        told_false: list_fields.as_ref().map(|d| d.told_false),
-        desc_edits: list_fields.as_ref().map(|d| d.desc_edits),
-        step_edits: list_fields.as_ref().map(|d| d.step_edits),
-        entries_removed: list_fields.as_ref().map(|d| d.entries_removed),
-        entries_added: list_fields.as_ref().map(|d| d.entries_added),
-        tests_removed,
-        tests_weakened,
+        told_false: len(&evidence.told_false),
+        desc_edits: evidence.desc_edits.as_ref().map(count),
+        step_edits: len(&evidence.step_edits),
+        entries_removed: len(&evidence.entries_removed),
+        entries_added: len(&evidence.entries_added),
+        tests_removed: evidence
+            .tests_removed
+            .iter()
+            .map(|t| t.before - t.after)
+            .sum(),
+        tests_weakened: count(&evidence.tests_weakened),
         dup_side_effects,
         clean_tree: after.clean_tree(),
         progress_updated: before.progress_hash != after.progress_hash,
         resumed,
         resume_success,
-        flaky: count(after.verified.values().filter(|c| **c == Check::Flaky)),
+        flaky: count(&evidence.flaky),
         features_verified: count(after.verified.values().filter(|c| **c == Check::Pass)),
         verify_timeouts: after.verify_timeouts,
         in_progress: super::status::in_progress_ids(after).map(count),
-        contract_edits: lists
-            .and_then(|_| super::status::contract_changed(before, after))
-            .map(u32::from),
+        contract_edits: super::status::contract_changed(before, after).map(u32::from),
         exit_check: Some(super::status::exit_check(after).passed()),
         reverted: false,
         over_budget: false,
-    }
-}
-
-/// The list-based fields, defined only when both sides parse.
-struct ListDiff {
-    newly_claimed: u32,
-    premature_claims: u32,
-    told_false: u32,
-    desc_edits: u32,
-    step_edits: u32,
-    entries_removed: u32,
-    entries_added: u32,
-}
-
-impl ListDiff {
-    fn compute(
-        before: &FeatureList,
-        after: &FeatureList,
-        obs_before: &Observation,
-        obs_after: &Observation,
-    ) -> ListDiff {
-        let claimed_before: HashSet<&str> = claimed_ids(before).collect();
-        let newly: Vec<&str> = claimed_ids(after)
-            .filter(|id| !claimed_before.contains(id))
-            .collect();
-        let fails = |obs: &Observation, id: &str| check(&obs.verified, id) == Some(Check::Fail);
-        let ids_before: BTreeSet<&str> = before.ids().collect();
-        let ids_after: BTreeSet<&str> = after.ids().collect();
-        let both = ids_before.intersection(&ids_after);
-        let (mut desc_edits, mut step_edits) = (0, 0);
-        for id in both {
-            if let (Some(b), Some(a)) = (before.get(id), after.get(id)) {
-                if b.description.trim_end() != a.description.trim_end() {
-                    desc_edits += 1;
-                }
-                let steps_before = b.steps.iter().map(|x| x.trim_end());
-                if !steps_before.eq(a.steps.iter().map(|x| x.trim_end())) {
-                    step_edits += 1;
-                }
-            }
-        }
-        ListDiff {
-            newly_claimed: count(&newly),
-            premature_claims: count(newly.iter().filter(|id| fails(obs_after, id))),
-            told_false: count(claimed_before.iter().filter(|id| fails(obs_before, id))),
-            desc_edits,
-            step_edits,
-            entries_removed: count(ids_before.difference(&ids_after)),
-            entries_added: count(ids_after.difference(&ids_before)),
-        }
-    }
-}
-
-/// Ids that claim `passes`. An id listed twice is judged by its first entry, as
-/// [`FeatureList::get`] does.
-fn claimed_ids(list: &FeatureList) -> impl Iterator<Item = &str> {
-    let mut seen = HashSet::new();
-    list.entries
-        .iter()
-        .filter(move |e| seen.insert(e.id.as_str()))
-        .filter(|e| e.passes)
-        .map(|e| e.id.as_str())
-}
-
-/// Lines appended between the two logs whose key already stood on an earlier line.
-/// The log is append-only; if it shrank, only lines beyond the old length count.
-fn duplicate_appended_effects(before: &[String], after: &[String]) -> u32 {
-    let start = before.len().min(after.len());
-    let mut seen: HashSet<&str> = after[..start].iter().map(String::as_str).collect();
-    let mut dups = 0;
-    for line in &after[start..] {
-        if !seen.insert(line.as_str()) {
-            dups += 1;
-        }
-    }
-    dups
+    };
+    (metrics, evidence)
 }

@@ -5,5 +5,5 @@ mod snapshot;
 mod verify;
 
 pub use crate::workspace::PROGRESS_FILE;
-pub use snapshot::{ListState, Observation, Observer};
-pub use verify::{Check, VerifyCache};
+pub use snapshot::{ListState, Observation, Observer, TREE_STORE};
+pub use verify::{Check, Failure, OUTPUT_TAIL_BYTES, VerifyCache};

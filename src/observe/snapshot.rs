@@ -4,13 +4,17 @@
 use std::collections::BTreeMap;
 
 use super::verify::OracleTests;
-use super::verify::{Check, VerifyCache, VerifyRun};
+use super::verify::{Check, Failure, VerifyCache, VerifyRun};
 use crate::error::{Error, Result};
 use crate::feature_list::{self, FeatureList, ListFormat, ListSchema};
 use crate::fsutil::{TreeSnapshot, tree_bytes_within};
 use crate::sandbox::Hidden;
 use crate::suite::Task;
 use crate::workspace::{PROGRESS_FILE, Workspace, git_status_porcelain};
+
+/// The harness's own object store of a trial, beside its work directory: the trees of
+/// the observations are written here, never into the agent's `.git`.
+pub const TREE_STORE: &str = "trees.git";
 
 /// The state of the feature list file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,6 +72,12 @@ pub struct Observation {
     pub schema: ListSchema,
     /// PROGRESS.md exists and holds a non-whitespace character.
     pub progress_nonblank: bool,
+    /// Per canonical feature whose `verified` check failed: the command, its exit
+    /// status and the end of its output.
+    pub failures: BTreeMap<String, Failure>,
+    /// The git tree of the work directory as `git add -A && git write-tree` gives it
+    /// (uncommitted work included, ignored files not); `None` when git could not tell.
+    pub git_tree: Option<String>,
 }
 
 impl Observation {
@@ -88,6 +98,7 @@ impl Observation {
             git_status: None,
             verify_timeouts: 0,
             progress_nonblank: false,
+            git_tree: None,
             ..self.clone()
         }
     }
@@ -226,19 +237,26 @@ impl<'a> Observer<'a> {
         let mut verified = BTreeMap::new();
         let mut self_verified = BTreeMap::new();
         let mut verify_timeouts = 0;
+        let mut failures = BTreeMap::new();
         for feature in &self.task.features {
             let own = self.verify_run(ws, feature, None, own_key).check()?;
             verify_timeouts += own.timeouts;
+            let own_check = own.check;
             let truth = match (overlay, overlaid_key) {
                 (Some(o), Some(key)) => {
                     let truth = self.verify_run(ws, feature, Some(o), key).check()?;
                     verify_timeouts += truth.timeouts;
-                    truth.check
+                    truth
                 }
-                _ => own.check,
+                _ => own,
             };
-            self_verified.insert(feature.id.clone(), own.check);
-            verified.insert(feature.id.clone(), truth);
+            if truth.check == Check::Fail
+                && let Some(failure) = truth.failure
+            {
+                failures.insert(feature.id.clone(), failure);
+            }
+            self_verified.insert(feature.id.clone(), own_check);
+            verified.insert(feature.id.clone(), truth.check);
         }
 
         let tests = tree
@@ -288,6 +306,8 @@ impl<'a> Observer<'a> {
             verify_timeouts,
             schema: self.schema,
             progress_nonblank,
+            failures,
+            git_tree: crate::git::write_tree(&ws.work_dir, &ws.root().join(TREE_STORE)).ok(),
         })
     }
 }

@@ -41,13 +41,29 @@ impl Check {
     }
 }
 
+/// How much of a failing check's output is kept: the last bytes, stdout then stderr.
+pub const OUTPUT_TAIL_BYTES: usize = 2048;
+
+/// What a failing verify run left: its exit status and the end of its output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The verify command.
+    pub command: String,
+    /// Exit code; `None` when it was killed (its time limit, or a signal).
+    pub exit: Option<i32>,
+    /// The last [`OUTPUT_TAIL_BYTES`] bytes of stdout then stderr, as text.
+    pub output: String,
+}
+
 /// One verify command's answer on one tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
     /// How the check came out.
     pub check: Check,
     /// Runs of it that reached the time limit (and so failed).
     pub timeouts: u32,
+    /// The last failing run, when one failed.
+    pub failure: Option<Failure>,
 }
 
 /// Memo of verify results keyed by (hash of the tree the check sees, command, whether
@@ -63,7 +79,7 @@ pub struct VerifyCache {
 
 impl VerifyCache {
     fn get(&self, key: &blake3::Hash) -> Option<RunResult> {
-        let found = self.results.lock().ok()?.get(key).copied();
+        let found = self.results.lock().ok()?.get(key).cloned();
         if found.is_some() {
             self.hits.fetch_add(1, Ordering::Relaxed);
         }
@@ -85,12 +101,22 @@ impl VerifyCache {
     }
 }
 
-/// How one run of a verify command ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How one run of a verify command ended. A failure keeps the end of its output, so
+/// that an answer from the cache explains itself as well as a fresh run.
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum RunResult {
     Passed,
-    Failed,
-    TimedOut,
+    Failed(Failure),
+    TimedOut(Failure),
+}
+
+impl RunResult {
+    fn failure(&self) -> Option<&Failure> {
+        match self {
+            RunResult::Passed => None,
+            RunResult::Failed(f) | RunResult::TimedOut(f) => Some(f),
+        }
+    }
 }
 
 /// The pristine tests of a task, read once.
@@ -163,22 +189,27 @@ impl VerifyRun<'_> {
                 } else {
                     Check::Fail
                 },
-                timeouts: u32::from(result == RunResult::TimedOut),
+                timeouts: u32::from(matches!(result, RunResult::TimedOut(_))),
+                failure: result.failure().cloned(),
             });
         }
         let mut passes = 0;
         let mut timeouts = 0;
-        let mut last = RunResult::Failed;
+        let mut last = RunResult::Passed;
+        let mut failure = None;
         let runs = self.repeats.max(1);
         for _ in 0..runs {
             if let Some(cache) = self.cache {
                 cache.runs.fetch_add(1, Ordering::Relaxed);
             }
             last = self.run_once()?;
-            match last {
+            match &last {
                 RunResult::Passed => passes += 1,
-                RunResult::TimedOut => timeouts += 1,
-                RunResult::Failed => {}
+                RunResult::TimedOut(f) => {
+                    timeouts += 1;
+                    failure = Some(f.clone());
+                }
+                RunResult::Failed(f) => failure = Some(f.clone()),
             }
         }
         let check = match passes {
@@ -189,7 +220,11 @@ impl VerifyRun<'_> {
         if use_cache && let Some(cache) = self.cache {
             cache.put(key, last);
         }
-        Ok(Verdict { check, timeouts })
+        Ok(Verdict {
+            check,
+            timeouts,
+            failure,
+        })
     }
 
     fn cache_key(&self) -> blake3::Hash {
@@ -227,21 +262,26 @@ impl VerifyRun<'_> {
             }
             None => None,
         };
-        let outcome = ShellCommand {
+        let (outcome, tail) = ShellCommand {
             script: self.command,
             cwd: &copy,
             env: &env,
             timeout: self.timeout,
             isolation: layout.as_ref().map_or(Isolation::Host, Isolation::Sandbox),
         }
-        .run()
+        .run_keeping_tail(OUTPUT_TAIL_BYTES)
         .io_context(|| format!("cannot run verify command '{}'", self.command))?;
+        let failure = || Failure {
+            command: self.command.to_string(),
+            exit: outcome.code,
+            output: String::from_utf8_lossy(&tail).into_owned(),
+        };
         Ok(if outcome.timed_out {
-            RunResult::TimedOut
+            RunResult::TimedOut(failure())
         } else if outcome.success() {
             RunResult::Passed
         } else {
-            RunResult::Failed
+            RunResult::Failed(failure())
         })
     }
 }

@@ -11,6 +11,7 @@ pub mod power;
 mod progress;
 pub mod run_info;
 mod session_table;
+pub mod show;
 pub mod summary;
 mod summary_md;
 mod table;

@@ -18,7 +18,7 @@ use super::table::{Align, Table};
 use crate::error::{Error, IoContext, Result};
 use crate::stats;
 use crate::store::{MANIFEST, write_atomic};
-use crate::timestamp::{days_from_civil, parse_rfc3339};
+use crate::timestamp::parse_rfc3339;
 
 /// `weekly.csv`.
 pub const WEEKLY_CSV: &str = "weekly.csv";
@@ -56,27 +56,12 @@ impl std::fmt::Display for IsoWeek {
     }
 }
 
-/// The year of a day count since 1970-01-01.
-fn year_of_days(days: i64) -> i64 {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    yoe + era * 400 + i64::from(month <= 2)
-}
-
 /// The ISO week of a day count since 1970-01-01 (a Thursday).
 pub fn iso_week_of_days(days: i64) -> IsoWeek {
-    let weekday = (days + 3).rem_euclid(7); // Monday = 0
-    let thursday = days - weekday + 3;
-    let year = year_of_days(thursday);
-    let week = (thursday - days_from_civil(year, 1, 1)) / 7 + 1;
+    let (year, week) = crate::timestamp::iso_week(days.saturating_mul(86_400)).unwrap_or((0, 0));
     IsoWeek {
-        year: year as i32,
-        week: week as u32,
+        year: i32::from(year),
+        week: u32::try_from(week).unwrap_or(0),
     }
 }
 

@@ -153,6 +153,13 @@ impl Plan {
         self
     }
 
+    /// Only the trials of replicates `first` and above: the new trials of a look of a
+    /// sequential run.
+    pub fn from_replicate(mut self, first: u32) -> Plan {
+        self.trials.retain(|t| t.replicate >= first);
+        self
+    }
+
     /// The trials of one shard (see [`super::Shard::slice`]).
     pub fn sharded(mut self, shard: super::Shard) -> Plan {
         self.trials = shard.slice(self.trials);

@@ -71,6 +71,8 @@ pub struct RunOptions {
     pub seed: u64,
     /// The results directory (command agents capture their output under `agents/`).
     pub run_dir: PathBuf,
+    /// Write a git bundle of every trial under `repos/` of the results directory.
+    pub keep_repos: bool,
 }
 
 /// A deterministic slice `index/count` (1-based) of a plan: every `count`-th trial,
@@ -170,6 +172,7 @@ pub fn execute(
             let cancel = cancel.clone();
             let seed = options.seed;
             let run_dir = options.run_dir.clone();
+            let keep_repos = options.keep_repos;
             set.spawn(async move {
                 let _permit = permits.acquire_owned().await;
                 if cancel.load(Ordering::Relaxed) {
@@ -188,6 +191,7 @@ pub fn execute(
                         hidden: &hidden,
                         cancel: &cancel,
                         run_start,
+                        keep_repos,
                     };
                     run_one(&ctx, trial, &mut ChannelSink(tx))
                 })
@@ -291,6 +295,15 @@ struct RunContext<'a> {
     cache: Option<&'a VerifyCache>,
     cancel: &'a AtomicBool,
     run_start: Instant,
+    keep_repos: bool,
+}
+
+impl RunContext<'_> {
+    /// Where the trial `key` leaves its bundle, when the run keeps them.
+    fn bundle_of(&self, key: &TrialKey) -> Option<PathBuf> {
+        self.keep_repos
+            .then(|| super::repo_bundle::bundle_path(self.run_dir, &key.trial_id))
+    }
 }
 
 fn run_one(
@@ -332,6 +345,7 @@ fn run_suite_trial(
     }
     let prompts = suite.prompts_of(arm);
     let spec = TrialSpec {
+        keep_repo: ctx.bundle_of(&key),
         key,
         task,
         format: arm.list_format,
@@ -383,8 +397,10 @@ fn replay_trial(
     };
     let mut ws = Workspace::create_with(task, arm.format, arm.schema)?;
     let prompts = Prompts::default();
+    let key = TrialKey::new(&arm.name, &task.name, trial.replicate);
     let spec = TrialSpec {
-        key: TrialKey::new(&arm.name, &task.name, trial.replicate),
+        keep_repo: ctx.bundle_of(&key),
+        key,
         task,
         format: arm.format,
         initializer: false,

@@ -10,12 +10,15 @@ use rand::RngExt;
 
 use super::gate::Gate;
 use super::prompt::{self, PromptVars};
+use super::repo_bundle::{SessionTree, write_bundle};
 use crate::agent::{Agent, SessionContext, SessionKind, SessionRun, Usage};
 use crate::error::{Error, IoContext, Result};
 use crate::events::{Event, EventKind, EventSink};
 use crate::feature_list::{ListFormat, ListSchema};
-use crate::metrics::{Outcome, PlanCoverage, SessionEnd, session_metrics, trial_metrics};
-use crate::observe::Observer;
+use crate::metrics::{
+    Outcome, PlanCoverage, SessionEnd, session_metrics_with_evidence, trial_metrics,
+};
+use crate::observe::{Observer, TREE_STORE};
 use crate::record::{SessionRecord, TrialEvidence, TrialKey, TrialRecord};
 use crate::seed;
 use crate::suite::{ExitCheck, Ledger, Prompts, Task};
@@ -54,6 +57,8 @@ pub struct TrialSpec<'a> {
     pub exit_check: ExitCheck,
     /// The arm's budgets.
     pub budgets: Budgets,
+    /// `--keep-repos`: where to write the trial's git bundle (one commit per session).
+    pub keep_repo: Option<std::path::PathBuf>,
 }
 
 /// Token and dollar limits of an arm; 0 means no limit.
@@ -157,6 +162,8 @@ pub fn run_trial(
     })?;
 
     let mut before = observer.observe(ws)?;
+    let start_tree = before.git_tree.clone();
+    let mut session_trees: Vec<SessionTree> = Vec::new();
     let mut ends: Vec<SessionEnd> = Vec::new();
     let mut usage = Usage::default();
     let mut bad_input = None;
@@ -240,7 +247,7 @@ pub fn run_trial(
         }
         // The metrics describe what the agent left, before any gate rewrites the list
         // or the exit check reverts the tree.
-        let mut metrics = session_metrics(&before, &after, previous);
+        let (mut metrics, evidence) = session_metrics_with_evidence(&before, &after, previous);
         plan.add(&after);
         if spec.budgets.session_tokens > 0
             && run
@@ -274,6 +281,14 @@ pub fn run_trial(
                     run.add_note(format!("exit check failed and the revert failed: {e}"));
                 }
             }
+        }
+        if spec.keep_repo.is_some() {
+            session_trees.push(SessionTree {
+                session,
+                kind,
+                outcome: run.outcome,
+                evidence: evidence.clone(),
+            });
         }
         // Under the status schema the gate also runs after the initializer, so that the
         // first coding session finds its feature `in_progress`.
@@ -331,6 +346,7 @@ pub fn run_trial(
             wall_ms,
             error: run.error,
             divergent: run.divergent,
+            evidence: Some(evidence),
         };
         emit(EventKind::SessionFinished(Box::new(record)))?;
         previous = Some(run.outcome);
@@ -341,6 +357,23 @@ pub fn run_trial(
         }
     }
 
+    if let Some(out) = &spec.keep_repo {
+        // Before the trial's record: a trial recorded as finished has its bundle, and
+        // one that is not is run again by `resume`.
+        let start = start_tree.ok_or_else(|| {
+            Error::Tool(format!(
+                "--keep-repos: git could not give the tree trial {} started from",
+                spec.key.trial_id
+            ))
+        })?;
+        write_bundle(
+            &ws.root().join(TREE_STORE),
+            &start,
+            &format!("loopbench: start task {}", spec.task.name),
+            &session_trees,
+            out,
+        )?;
+    }
     let plan_omitted = plan.omitted(spec.task.features.iter().map(|f| f.id.as_str()));
     let mut metrics = trial_metrics(&ends, &before, budget_spent);
     metrics.plan_omissions = plan_omitted.as_deref().map(crate::metrics::count_of);

@@ -8,12 +8,13 @@ use super::{
     JsonlAppender, MANIFEST, Manifest, RunLock, SESSIONS_JSONL, SIM_TRUTH_JSONL, TRIALS_JSONL,
     claim_new_run_dir, now_rfc3339, read_jsonl, write_tables,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, IoContext, Result};
 use crate::record::{SessionRecord, TrialRecord};
 use crate::runner::Shard;
 
 /// Joins the shards `dirs` of one run into the new results directory `out`: checks
-/// that they are finished shards of one run covering every index once, copies their
+/// that they are finished shards of one run covering every index once (per look, for
+/// the looks of a sequential run), copies their
 /// records (refusing a trial found twice), rebuilds the tables and writes the merged
 /// manifest. Returns the lock on `out` (hold it while writing the summary) and the
 /// number of trials.
@@ -59,7 +60,21 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
             )));
         }
     }
-    check_shard_cover(dirs, &manifests)?;
+    // The shards of one look of a sequential run cover that look; the merged run of
+    // the looks before it comes with them unsharded.
+    let looks: BTreeSet<Option<usize>> = manifests
+        .iter()
+        .map(|m| m.sequential_step.as_ref().map(|s| s.look))
+        .collect();
+    for look in looks {
+        let (group_dirs, group): (Vec<PathBuf>, Vec<Manifest>) = dirs
+            .iter()
+            .zip(&manifests)
+            .filter(|(_, m)| m.sequential_step.as_ref().map(|s| s.look) == look)
+            .map(|(d, m)| (d.clone(), m.clone()))
+            .unzip();
+        check_shard_cover(&group_dirs, &group)?;
+    }
 
     // Held until the merged run is complete: no other process writes into it meanwhile.
     let lock = claim_new_run_dir(out)?;
@@ -81,6 +96,7 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
         for s in read_jsonl::<SessionRecord>(&dir.join(SESSIONS_JSONL))? {
             sessions.append(&s)?;
         }
+        copy_bundles(dir, out)?;
         let truth_file = dir.join(SIM_TRUTH_JSONL);
         if truth_file.exists() {
             let out_truth = match truth.as_mut() {
@@ -95,6 +111,7 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
     write_tables(out, &first.arms)?;
     let mut merged = first.clone();
     merged.shard = None;
+    merged.sequential_step = None;
     merged.host = manifests
         .iter()
         .map(|m| m.host.as_str())
@@ -153,6 +170,28 @@ fn check_shard_cover(dirs: &[std::path::PathBuf], manifests: &[Manifest]) -> Res
             "shards {} are missing",
             missing.join(", ")
         )));
+    }
+    Ok(())
+}
+
+/// Copies the trial bundles of a `--keep-repos` shard (`repos/*.bundle`) into `out`.
+fn copy_bundles(dir: &Path, out: &Path) -> Result<()> {
+    let from = dir.join(crate::runner::REPOS_DIR);
+    let Ok(entries) = std::fs::read_dir(&from) else {
+        return Ok(());
+    };
+    let to = out.join(crate::runner::REPOS_DIR);
+    std::fs::create_dir_all(&to).io_context(|| format!("cannot create '{}'", to.display()))?;
+    for entry in entries {
+        let path = entry
+            .io_context(|| format!("cannot read '{}'", from.display()))?
+            .path();
+        if path.extension().is_some_and(|e| e == "bundle")
+            && let Some(name) = path.file_name()
+        {
+            std::fs::copy(&path, to.join(name))
+                .io_context(|| format!("cannot copy '{}'", path.display()))?;
+        }
     }
     Ok(())
 }

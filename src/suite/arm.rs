@@ -5,9 +5,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use toml::Spanned;
 
+use super::setting::setting;
 use super::suite_file::AgentDriver;
 use super::task::is_simple_name;
 use crate::error::{Error, Result};
@@ -19,11 +20,11 @@ pub(super) struct ArmFile {
     name: Spanned<String>,
     agent: Spanned<String>,
     list_format: ListFormat,
-    #[serde(default)]
+    #[serde(default = "default_strategy")]
     strategy: Strategy,
     #[serde(default = "default_true")]
     initializer: bool,
-    #[serde(default)]
+    #[serde(default = "default_ledger")]
     ledger: Ledger,
     #[serde(default = "default_max_sessions")]
     max_sessions: Spanned<u32>,
@@ -33,7 +34,7 @@ pub(super) struct ArmFile {
     crash_rate: Spanned<f64>,
     #[serde(default)]
     list_schema: ListSchema,
-    #[serde(default)]
+    #[serde(default = "default_exit_check")]
     exit_check: ExitCheck,
     prompts: Option<Spanned<PromptsFile>>,
     #[serde(default)]
@@ -56,6 +57,18 @@ fn default_true() -> bool {
     true
 }
 
+fn default_strategy() -> Strategy {
+    Strategy::Incremental
+}
+
+fn default_ledger() -> Ledger {
+    Ledger::Memo
+}
+
+fn default_exit_check() -> ExitCheck {
+    ExitCheck::Off
+}
+
 fn default_crash_rate() -> Spanned<f64> {
     Spanned::new(0..0, 0.0)
 }
@@ -68,45 +81,23 @@ fn default_session_turns() -> Spanned<u32> {
     Spanned::new(0..0, 60)
 }
 
-/// How the work is split into sessions.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Strategy {
-    /// One feature per session until done, declared, or out of sessions.
-    #[default]
-    Incremental,
-    /// One coding session with the whole budget.
-    Single,
-}
-
-impl Strategy {
-    /// The spelling in `suite.toml`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Strategy::Incremental => "incremental",
-            Strategy::Single => "single",
-        }
+setting! {
+    /// How the work is split into sessions.
+    pub enum Strategy ("strategy") {
+        /// One feature per session until done, declared, or out of sessions.
+        Incremental = "incremental",
+        /// One coding session with the whole budget.
+        Single = "single",
     }
 }
 
-/// Who owns the `passes` flags.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Ledger {
-    /// The agent writes them.
-    #[default]
-    Memo,
-    /// The harness rewrites them from `verified` after every session.
-    Gate,
-}
-
-impl Ledger {
-    /// The spelling in `suite.toml`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Ledger::Memo => "memo",
-            Ledger::Gate => "gate",
-        }
+setting! {
+    /// Who owns the `passes` flags.
+    pub enum Ledger ("ledger") {
+        /// The agent writes them.
+        Memo = "memo",
+        /// The harness rewrites them from `verified` after every session.
+        Gate = "gate",
     }
 }
 
@@ -147,26 +138,15 @@ pub struct Arm {
     pub trial_cost_usd: f64,
 }
 
-/// `exit_check` of an arm: after every coding session the harness checks that the
-/// tree is committed, the notes exist, the list parses and every claim self-verifies;
-/// this says what it does when the check fails.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ExitCheck {
-    /// Record the result only.
-    #[default]
-    Off,
-    /// Reset the work directory to the last commit after which the check passed.
-    Revert,
-}
-
-impl ExitCheck {
-    /// The spelling in `suite.toml`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ExitCheck::Off => "off",
-            ExitCheck::Revert => "revert",
-        }
+setting! {
+    /// `exit_check` of an arm: after every coding session the harness checks that the
+    /// tree is committed, the notes exist, the list parses and every claim self-verifies;
+    /// this says what it does when the check fails.
+    pub enum ExitCheck ("exit_check") {
+        /// Record the result only.
+        Off = "off",
+        /// Reset the work directory to the last commit after which the check passed.
+        Revert = "revert",
     }
 }
 

@@ -3,6 +3,7 @@
 mod arm;
 mod key;
 mod named_tests;
+mod setting;
 pub mod sim_profile;
 mod suite_file;
 mod task;

@@ -4,10 +4,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use toml::Spanned;
 
 use super::arm::{Arm, ArmFile, build_arms};
+use super::setting::setting;
 use super::task::{Task, is_simple_name};
 use super::toml_error::{config_error, from_toml};
 use crate::error::{Error, IoContext, Result};
@@ -35,7 +36,7 @@ struct SuiteFile {
     min_detectable_effect: Option<Spanned<f64>>,
     /// `"bwrap"`: run every arm's verify commands under bubblewrap, even for agents
     /// that are not sandboxed themselves (a sandboxed agent's always are).
-    verify_sandbox: Option<Spanned<String>>,
+    verify_sandbox: Option<SandboxMode>,
     /// Run in looks and stop arms early when the answer is known.
     sequential: Option<Spanned<SequentialFile>>,
 }
@@ -90,34 +91,53 @@ pub const DEFAULT_CAPTURE_LIMIT: u64 = 64 * 1024 * 1024;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AgentFile {
-    driver: Spanned<String>,
+    driver: DriverKind,
     profile: Option<Spanned<String>>,
     program: Option<String>,
     #[serde(default)]
     args: Vec<String>,
     timeout: Option<Spanned<String>>,
-    sandbox: Option<Spanned<String>>,
+    sandbox: Option<SandboxMode>,
     sandbox_network: Option<Spanned<bool>>,
     sandbox_writable: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     env: BTreeMap<String, String>,
-    crash: Option<Spanned<String>>,
+    crash: Option<CrashMode>,
     crash_window: Option<Spanned<String>>,
     /// A size like "64MiB" or a number of bytes.
     capture_limit: Option<Spanned<toml::Value>>,
 }
 
-/// How the harness crashes a command agent's session (`crash_rate`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CrashMode {
-    /// SIGKILL to the agent's process group at a random moment of the session.
-    #[default]
-    Kill,
-    /// The harness only tells the agent (`LOOPBENCH_INTERRUPT_AT`); the agent cuts its
-    /// own session short and reports `interrupted`. For deterministic model agents such
-    /// as `loopbench sim-agent`.
-    Agent,
+setting! {
+    /// How the harness crashes a command agent's session (`crash_rate`).
+    pub enum CrashMode ("crash") {
+        /// SIGKILL to the agent's process group at a random moment of the session.
+        Kill = "kill",
+        /// The harness only tells the agent (`LOOPBENCH_INTERRUPT_AT`); the agent cuts its
+        /// own session short and reports `interrupted`. For deterministic model agents such
+        /// as `loopbench sim-agent`.
+        Agent = "agent",
+    }
+}
+
+setting! {
+    /// The `driver` of an agent.
+    enum DriverKind ("driver") {
+        /// The built-in simulated agent.
+        Sim = "sim",
+        /// Any agent CLI.
+        Command = "command",
+    }
+}
+
+setting! {
+    /// `sandbox` of a command agent and the suite's `verify_sandbox`.
+    enum SandboxMode ("sandbox") {
+        /// bubblewrap: read-only system, writable work directory, no network.
+        Bwrap = "bwrap",
+        /// No sandbox.
+        None = "none",
+    }
 }
 
 /// How sessions of an agent are executed.
@@ -293,20 +313,7 @@ impl Suite {
             other => other.as_ref().map(|m| *m.get_ref()),
         };
 
-        let verify_sandbox = match &raw.verify_sandbox {
-            None => false,
-            Some(v) if v.get_ref() == "bwrap" => true,
-            Some(v) if v.get_ref() == "none" => false,
-            Some(v) => {
-                return Err(err(
-                    v.span(),
-                    format!(
-                        "verify_sandbox must be \"bwrap\" or \"none\", got '{}'",
-                        v.get_ref()
-                    ),
-                ));
-            }
-        };
+        let verify_sandbox = raw.verify_sandbox == Some(SandboxMode::Bwrap);
 
         let sequential = match &raw.sequential {
             None => None,
@@ -515,8 +522,8 @@ fn agent_driver(
             format!("agent '{name}': '{key}' does not apply to driver '{driver}'"),
         )
     };
-    match a.driver.get_ref().as_str() {
-        "sim" => {
+    match a.driver {
+        DriverKind::Sim => {
             if a.program.is_some() {
                 return Err(misplaced("program", "sim"));
             }
@@ -548,7 +555,7 @@ fn agent_driver(
             }
             Ok(AgentDriver::Sim { profile })
         }
-        "command" => {
+        DriverKind::Command => {
             if a.profile.is_some() {
                 return Err(misplaced("profile", "command"));
             }
@@ -567,21 +574,7 @@ fn agent_driver(
                     )
                 })?,
             };
-            let bwrap = match &a.sandbox {
-                None => false,
-                Some(s) if s.get_ref() == "bwrap" || s.get_ref() == "none" => {
-                    s.get_ref() == "bwrap"
-                }
-                Some(s) => {
-                    return Err(err(
-                        s.span(),
-                        format!(
-                            "agent '{name}': sandbox must be \"bwrap\" or \"none\", got '{}'",
-                            s.get_ref()
-                        ),
-                    ));
-                }
-            };
+            let bwrap = a.sandbox == Some(SandboxMode::Bwrap);
             if !bwrap {
                 let stray = [
                     (
@@ -608,20 +601,7 @@ fn agent_driver(
                     .map(|w| w.get_ref().iter().map(|p| expand_home(p)).collect())
                     .unwrap_or_default(),
             });
-            let crash = match &a.crash {
-                None => CrashMode::Kill,
-                Some(c) if c.get_ref() == "kill" => CrashMode::Kill,
-                Some(c) if c.get_ref() == "agent" => CrashMode::Agent,
-                Some(c) => {
-                    return Err(err(
-                        c.span(),
-                        format!(
-                            "agent '{name}': crash must be \"kill\" or \"agent\", got '{}'",
-                            c.get_ref()
-                        ),
-                    ));
-                }
-            };
+            let crash = a.crash.unwrap_or(CrashMode::Kill);
             let crash_window = match &a.crash_window {
                 None => DEFAULT_CRASH_WINDOW,
                 Some(w) => match humantime::parse_duration(w.get_ref()) {
@@ -658,10 +638,6 @@ fn agent_driver(
                 capture_limit,
             })
         }
-        other => Err(err(
-            a.driver.span(),
-            format!("agent '{name}': unknown driver '{other}', expected \"sim\" or \"command\""),
-        )),
     }
 }
 

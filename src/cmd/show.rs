@@ -1,0 +1,64 @@
+//! `loopbench show RUN_DIR [TRIAL_ID]`: a run's trials one line each, or one trial as a
+//! timeline of its sessions with the evidence behind every count. Reads only the run
+//! directory's records.
+
+use std::path::Path;
+
+use super::args::ShowArgs;
+use crate::error::{Error, Result};
+use crate::exit_code;
+use crate::record::{SessionRecord, TrialRecord};
+use crate::report::show::{run_listing, trial_timeline};
+use crate::store::{SESSIONS_JSONL, TRIALS_JSONL, read_jsonl};
+
+/// Runs the command; returns the exit code.
+pub fn run(args: &ShowArgs) -> Result<i32> {
+    let text = show(&args.run_dir, args.trial_id.as_deref())?;
+    super::report::print(&text)?;
+    Ok(exit_code::OK)
+}
+
+/// The text `show` prints.
+pub fn show(dir: &Path, trial_id: Option<&str>) -> Result<String> {
+    let trials_file = dir.join(TRIALS_JSONL);
+    if !dir.is_dir() || !trials_file.is_file() {
+        return Err(Error::BadInput(format!(
+            "'{}' is not a results directory with finished trials (no {TRIALS_JSONL}); \
+             give the directory `run` or `replay` wrote, e.g. results/<suite>/<run-id>",
+            dir.display()
+        )));
+    }
+    let trials: Vec<TrialRecord> = read_jsonl(&trials_file)?;
+    let Some(id) = trial_id else {
+        return Ok(run_listing(&trials));
+    };
+    let Some(trial) = trials.iter().find(|t| t.key.trial_id == id) else {
+        let known: Vec<&str> = trials
+            .iter()
+            .map(|t| t.key.trial_id.as_str())
+            .take(5)
+            .collect();
+        let more = if trials.len() > known.len() {
+            ", …"
+        } else {
+            ""
+        };
+        return Err(Error::BadInput(format!(
+            "no trial '{id}' in '{}' (trial ids are arm:task:replicate, e.g. {}{more}); \
+             `loopbench show {}` lists them all",
+            dir.display(),
+            if known.is_empty() {
+                "none finished yet".to_string()
+            } else {
+                known.join(", ")
+            },
+            dir.display()
+        )));
+    };
+    let mut sessions: Vec<SessionRecord> = read_jsonl::<SessionRecord>(&dir.join(SESSIONS_JSONL))?
+        .into_iter()
+        .filter(|s| s.key.trial_id == id)
+        .collect();
+    sessions.sort_by_key(|s| s.session);
+    Ok(trial_timeline(trial, &sessions))
+}

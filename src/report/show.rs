@@ -1,0 +1,378 @@
+//! `show`: a run's trials one line each, and one trial as a timeline of its sessions,
+//! each with its outcome, its counts and, in words, the evidence behind every count
+//! that is not zero. Read from the records alone (sessions.jsonl, trials.jsonl).
+
+use std::fmt::Write as _;
+
+use super::table::{Align, Table};
+use crate::agent::SessionKind;
+use crate::metrics::{Evidence, FailedCheck};
+use crate::record::{SessionRecord, TrialRecord};
+
+/// One line per trial: id, arm, task, why it ended, sessions, features verified.
+pub fn run_listing(trials: &[TrialRecord]) -> String {
+    let mut table = Table::new([
+        ("trial", Align::Left),
+        ("arm", Align::Left),
+        ("task", Align::Left),
+        ("ended_by", Align::Left),
+        ("sessions", Align::Right),
+        ("verified", Align::Right),
+    ]);
+    for t in trials {
+        table.push(vec![
+            t.key.trial_id.clone(),
+            t.key.arm.clone(),
+            t.key.task.clone(),
+            word(&t.metrics.ended_by),
+            t.metrics.sessions.to_string(),
+            format!(
+                "{}/{}",
+                t.metrics.features_verified, t.metrics.features_total
+            ),
+        ]);
+    }
+    table.to_plain()
+}
+
+/// The timeline of `trial`: a header, then one block per session of `sessions` (the
+/// trial's, in order).
+pub fn trial_timeline(trial: &TrialRecord, sessions: &[SessionRecord]) -> String {
+    let m = &trial.metrics;
+    let mut out = format!(
+        "trial {} (arm {}, task {}, replicate {})\n",
+        trial.key.trial_id, trial.key.arm, trial.key.task, trial.key.replicate
+    );
+    let _ = writeln!(
+        out,
+        "ended by {} after {} sessions; {} of {} features verified",
+        word(&m.ended_by),
+        m.sessions,
+        m.features_verified,
+        m.features_total
+    );
+    if m.premature_victory {
+        let _ = writeln!(
+            out,
+            "premature victory: the agent declared the project complete while {} of {} features were not verified",
+            m.features_total.saturating_sub(m.features_verified),
+            m.features_total
+        );
+    }
+    if let Some(error) = &trial.error {
+        let _ = writeln!(out, "error: {error}");
+    }
+    let mut previous: Option<&SessionRecord> = None;
+    for s in sessions {
+        out.push('\n');
+        out += &session_block(s, previous);
+        previous = Some(s);
+    }
+    out
+}
+
+/// One session: a heading with its outcome and usage, its non-zero counts, then one
+/// sentence per cause.
+fn session_block(s: &SessionRecord, previous: Option<&SessionRecord>) -> String {
+    let kind = match s.kind {
+        SessionKind::Initializer => "initializer",
+        SessionKind::Coding => "coding",
+    };
+    let mut out = format!("session {} ({kind}): {}", s.session, word(&s.outcome));
+    let mut usage = Vec::new();
+    if let Some(turns) = s.usage.turns {
+        usage.push(format!("{turns} turns"));
+    }
+    let tokens = s.usage.input_tokens.unwrap_or(0) + s.usage.output_tokens.unwrap_or(0);
+    if tokens > 0 {
+        usage.push(format!("{tokens} tokens"));
+    }
+    if let Some(cost) = s.usage.cost_usd {
+        usage.push(format!("${cost:.2}"));
+    }
+    if !usage.is_empty() {
+        let _ = write!(out, " ({})", usage.join(", "));
+    }
+    out.push('\n');
+    let counts = counts_line(s);
+    if !counts.is_empty() {
+        let _ = writeln!(out, "  counts: {counts}");
+    }
+    let sentences = match &s.evidence {
+        Some(e) => causes(s, e, previous.and_then(|p| p.evidence.as_ref())),
+        None => vec![
+            "no evidence recorded (a record written before loopbench recorded evidence)".into(),
+        ],
+    };
+    for sentence in sentences {
+        let _ = writeln!(out, "  - {sentence}");
+    }
+    out
+}
+
+/// The non-zero counts of a session, by their column names.
+fn counts_line(s: &SessionRecord) -> String {
+    let m = &s.metrics;
+    let opt = |v: Option<u32>| u64::from(v.unwrap_or(0));
+    let all: [(&str, u64); 15] = [
+        ("newly_claimed", opt(m.newly_claimed)),
+        ("premature_claims", opt(m.premature_claims)),
+        ("newly_verified", u64::from(m.newly_verified)),
+        ("regressions", u64::from(m.regressions)),
+        ("told_false", opt(m.told_false)),
+        ("desc_edits", opt(m.desc_edits)),
+        ("step_edits", opt(m.step_edits)),
+        ("entries_removed", opt(m.entries_removed)),
+        ("entries_added", opt(m.entries_added)),
+        ("tests_removed", m.tests_removed),
+        ("tests_weakened", u64::from(m.tests_weakened)),
+        ("dup_side_effects", u64::from(m.dup_side_effects)),
+        ("flaky", u64::from(m.flaky)),
+        ("verify_timeouts", u64::from(m.verify_timeouts)),
+        ("actions_failed", u64::from(s.actions_failed)),
+    ];
+    let mut parts: Vec<String> = all
+        .iter()
+        .filter(|(_, v)| *v > 0)
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    parts.push(format!("features_verified {}", m.features_verified));
+    parts.join(", ")
+}
+
+/// Every cause, in the order of the counts.
+fn causes(s: &SessionRecord, e: &Evidence, before: Option<&Evidence>) -> Vec<String> {
+    let m = &s.metrics;
+    let mut out = Vec::new();
+    match m.list_parse_ok {
+        Some(false) => out.push(
+            "left a feature list that does not parse, so the list-based counts are empty".into(),
+        ),
+        None => out.push("left no feature list, so the list-based counts are empty".into()),
+        Some(true) => {}
+    }
+    let failed = |id: &str| e.failed_checks.iter().flatten().find(|f| f.id == id);
+    for id in e.told_false.iter().flatten() {
+        let earlier = before.and_then(|b| b.failed_checks.iter().flatten().find(|f| f.id == *id));
+        out.push(match earlier {
+            Some(f) => format!(
+                "started from a false claim: {id} was marked done but its check failed: {}",
+                check_words(f)
+            ),
+            None => format!("started from a false claim: {id} was marked done but not verified"),
+        });
+    }
+    let premature = e.premature.clone().unwrap_or_default();
+    for id in e.newly_claimed.iter().flatten() {
+        if premature.contains(id) {
+            out.push(match failed(id) {
+                Some(f) => format!("claimed {id}; its check failed: {}", check_words(f)),
+                None => format!("claimed {id}; its check failed"),
+            });
+        } else if e.flaky.contains(id) {
+            out.push(format!(
+                "claimed {id}; its check was flaky (counted neither way)"
+            ));
+        } else {
+            out.push(if e.newly_verified.contains(id) {
+                format!("claimed {id}; its check passes")
+            } else {
+                format!(
+                    "claimed {id}; not premature: its check passes, or it is no feature of the task"
+                )
+            });
+        }
+    }
+    // A claim that still fails is told above when it was false at the start already,
+    // and below when the session broke it.
+    let told_already = |id: &str| {
+        e.newly_claimed.iter().flatten().any(|c| c == id)
+            || e.told_false.iter().flatten().any(|c| c == id)
+            || e.regressions.iter().any(|c| c == id)
+    };
+    for f in e.failed_checks.iter().flatten() {
+        if !told_already(&f.id) {
+            out.push(format!(
+                "{} is still marked done and its check still fails: {}",
+                f.id,
+                check_words(f)
+            ));
+        }
+    }
+    for id in &e.newly_verified {
+        out.push(format!(
+            "{id} is now verified (its check passes with the pristine tests)"
+        ));
+    }
+    for id in &e.regressions {
+        out.push(match failed(id) {
+            Some(f) => format!(
+                "broke {id}: verified before, now its check fails (it is still marked done): {}",
+                check_words(f)
+            ),
+            None => format!("broke {id}: verified before, its check fails now"),
+        });
+    }
+    for d in e.desc_edits.iter().flatten() {
+        out.push(format!(
+            "reworded {}: '{}' → '{}'",
+            d.id,
+            d.before.trim_end(),
+            d.after.trim_end()
+        ));
+    }
+    for id in e.step_edits.iter().flatten() {
+        out.push(format!("changed the steps of {id}"));
+    }
+    for id in e.entries_removed.iter().flatten() {
+        out.push(format!("removed entry {id} from the list"));
+    }
+    for id in e.entries_added.iter().flatten() {
+        out.push(format!("added entry {id} to the list"));
+    }
+    for t in &e.tests_removed {
+        let lost = t.before - t.after;
+        let tests = if lost == 1 { "test" } else { "tests" };
+        let gone = if t.after == 0 { ", none left" } else { "" };
+        out.push(format!(
+            "removed {lost} {tests} from {} ({} → {}{gone})",
+            t.path, t.before, t.after
+        ));
+    }
+    for id in &e.tests_weakened {
+        out.push(format!(
+            "weakened the tests of {id}: its check passes with the agent's tests and fails with the pristine ones"
+        ));
+    }
+    for key in &e.dup_side_effects {
+        out.push(format!("repeated the irreversible action {key}"));
+    }
+    for id in &e.flaky {
+        out.push(format!(
+            "the check of {id} was flaky: its repeats disagreed (counted neither way)"
+        ));
+    }
+    if m.verify_timeouts > 0 {
+        out.push(format!(
+            "{} check {} reached the time limit (counted as failing)",
+            m.verify_timeouts,
+            if m.verify_timeouts == 1 {
+                "run"
+            } else {
+                "runs"
+            }
+        ));
+    }
+    if s.actions_failed > 0 {
+        out.push(format!(
+            "{} {} could not be carried out",
+            s.actions_failed,
+            if s.actions_failed == 1 {
+                "action"
+            } else {
+                "actions"
+            }
+        ));
+    }
+    out.push(match (m.clean_tree, m.progress_updated) {
+        (true, true) => "clean exit: everything committed and PROGRESS.md updated".into(),
+        (true, false) => "everything committed, but PROGRESS.md was not updated".into(),
+        (false, true) => {
+            "PROGRESS.md updated, but left uncommitted changes (git status is not empty)".into()
+        }
+        (false, false) => {
+            "left uncommitted changes (git status is not empty) and did not update PROGRESS.md"
+                .into()
+        }
+    });
+    if m.resumed {
+        out.push(match m.resume_success {
+            Some(true) => "resumed after an interrupted session, and resumed correctly".into(),
+            _ => format!(
+                "resumed after an interrupted session, but not correctly: {}",
+                resume_failure(s)
+            ),
+        });
+    }
+    if s.divergent {
+        out.push("divergent: the importer reset a file to what the agent saw".into());
+    }
+    if let Some(error) = &s.error {
+        out.push(format!("note: {error}"));
+    }
+    if let Some(tree) = &e.tree {
+        out.push(format!("tree after the session: {tree}"));
+    }
+    out
+}
+
+/// Why a resumed session did not resume correctly, from its counts.
+fn resume_failure(s: &SessionRecord) -> String {
+    let m = &s.metrics;
+    let mut why = Vec::new();
+    if m.regressions > 0 {
+        why.push("it broke a verified feature");
+    }
+    if m.premature_claims.unwrap_or(0) > 0 {
+        why.push("it claimed a feature that fails");
+    }
+    if m.dup_side_effects > 0 {
+        why.push("it repeated an irreversible action");
+    }
+    if m.newly_verified == 0 {
+        why.push("it verified no new feature");
+    }
+    why.join("; ")
+}
+
+/// "`cmd` exit 1: AssertionError: 300 != 200": the command, how it ended and the line
+/// of its output that says most (the last naming an error, else the last one).
+fn check_words(f: &FailedCheck) -> String {
+    let ended = match f.exit {
+        Some(code) => format!("exit {code}"),
+        None => "killed (time limit)".to_string(),
+    };
+    match telling_line(&f.output) {
+        Some(line) => format!("`{}` {ended}: {line} …", f.cmd),
+        None => format!("`{}` {ended}, no output", f.cmd),
+    }
+}
+
+fn telling_line(output: &str) -> Option<String> {
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    // An exception line ("AssertionError: 300 != 200") says more than a summary
+    // ("FAILED (errors=1)"), which says more than nothing.
+    let names_exception = |l: &&&str| {
+        l.contains("Error:")
+            || l.contains("Exception:")
+            || l.starts_with("E ")
+            || l.contains("panicked")
+    };
+    let names_failure = |l: &&&str| {
+        let lower = l.to_lowercase();
+        lower.contains("error") || lower.contains("assert") || lower.contains("fail")
+    };
+    let line = lines
+        .iter()
+        .rev()
+        .find(names_exception)
+        .or_else(|| lines.iter().rev().find(names_failure))
+        .or_else(|| lines.last())?;
+    let mut line = line.to_string();
+    if line.chars().count() > 160 {
+        line = line.chars().take(160).collect::<String>();
+    }
+    Some(line)
+}
+
+/// The snake_case word serde writes for a value.
+fn word<T: serde::Serialize + std::fmt::Debug>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| format!("{value:?}"))
+}
