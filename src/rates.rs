@@ -296,6 +296,42 @@ pub const TOKENS_PER_FEATURE: &str = "tokens_per_feature";
 /// Per arm: its trials' cost in dollars over the features they verified.
 pub const COST_PER_FEATURE: &str = "cost_per_feature";
 
+/// Which direction of `features_verified` is better: more features done in the budget.
+pub const FEATURES_VERIFIED_BETTER: Better = Better::Higher;
+
+/// The better direction of the metric a `summary.*` row names: a rate of the table, or
+/// `features_verified`, `tokens_per_feature` or `cost_per_feature`; None for a name
+/// that is none of these.
+pub fn better_of(metric: &str) -> Option<Better> {
+    match metric {
+        FEATURES_VERIFIED => return Some(FEATURES_VERIFIED_BETTER),
+        TOKENS_PER_FEATURE | COST_PER_FEATURE => return Some(Better::Lower),
+        _ => {}
+    }
+    Metric::parse(metric).map(|m| m.def().better)
+}
+
+/// Whether one record (a `sessions.jsonl`/`trials.jsonl` line, or a CSV row as JSON)
+/// counts *against* its arm on `metric`: it is one of the metric's units (in n) and it
+/// went the bad way. For a metric where lower is better that is an event (in k, e.g. a
+/// coding session with `premature_claims > 0`); where higher is better it is a unit without
+/// the event (e.g. a coding session that did not end clean). None when the record is
+/// not one of the metric's units (an initializer's session never is). The HTML report's metric filter is this rule.
+pub fn counts_against(
+    metric: Metric,
+    row: &serde_json::Map<String, serde_json::Value>,
+) -> Option<bool> {
+    if row.get("kind").and_then(serde_json::Value::as_str) == Some("initializer") {
+        return None;
+    }
+    let def = metric.def();
+    let (k, n) = def.tally.tally_row(row);
+    (n > 0).then_some(match def.better {
+        Better::Lower => k > 0,
+        Better::Higher => k == 0,
+    })
+}
+
 impl Metric {
     /// The metric's declaration.
     pub fn def(self) -> &'static RateDef {

@@ -134,10 +134,12 @@ fn a_claude_code_project_folder_replays_to_the_metrics_its_transcripts_imply() {
     let trials = read_csv(&out.join("trials.csv"));
     assert_eq!(trials[0]["premature_victory"], "false");
 
-    // The report counts the divergent session; summary.csv knows nothing of it.
+    // The report counts the divergent session (in summary.md, which `--full` prints);
+    // summary.csv knows nothing of it.
     loopbench()
         .arg("report")
         .arg(&out)
+        .arg("--full")
         .assert()
         .success()
         .stdout(predicate::str::contains("## Divergent sessions"))

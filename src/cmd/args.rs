@@ -45,6 +45,14 @@ pub struct ReportArgs {
     /// Confidence level of every interval.
     #[arg(long, default_value_t = crate::report::DEFAULT_CONFIDENCE)]
     pub confidence: f64,
+    /// Print all of summary.md (every table) instead of the verdict and where the
+    /// rest is; only with `--format md`.
+    #[arg(long)]
+    pub full: bool,
+    /// Also write report.html: one self-contained page with the verdict, the tables,
+    /// the plots and every trial's sessions.
+    #[arg(long)]
+    pub html: bool,
 }
 
 /// Arguments of `loopbench compare`.
@@ -106,6 +114,9 @@ pub struct WeeklyArgs {
     /// Confidence level of the weekly intervals.
     #[arg(long, default_value_t = crate::report::DEFAULT_CONFIDENCE)]
     pub confidence: f64,
+    /// Also write weekly.html: one self-contained page with the trend tables and plots.
+    #[arg(long)]
+    pub html: bool,
 }
 
 /// Arguments of `loopbench power`.
@@ -178,6 +189,10 @@ pub struct RunArgs {
     /// session, made by the harness from the trees it observed.
     #[arg(long)]
     pub keep_repos: bool,
+    /// Print all of summary.md (every table) at the end instead of the verdict and
+    /// where the rest is.
+    #[arg(long)]
+    pub full: bool,
 }
 
 fn parse_shard(s: &str) -> std::result::Result<Shard, String> {
@@ -205,6 +220,10 @@ pub struct ResumeArgs {
     /// No progress display.
     #[arg(long)]
     pub quiet: bool,
+    /// Print all of summary.md (every table) at the end instead of the verdict and
+    /// where the rest is.
+    #[arg(long)]
+    pub full: bool,
 }
 
 /// Arguments of `loopbench merge`.

@@ -102,6 +102,7 @@ pub(crate) fn drive(
         Err(e) => return Err(e),
     };
     let summary = write_summary(&out, None, DEFAULT_CONFIDENCE)?;
+    crate::report::html::write_run_html(&out, &summary)?;
     super::report::warn_unusable_arms(&summary);
     Ok(Driven {
         summary,

@@ -82,7 +82,14 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
     if replayed {
         super::replay::finish(&plan, &finished_of_arm, writer, args.jobs, args.quiet)
     } else {
-        super::run::finish(&plan, &finished_of_arm, writer, args.jobs, args.quiet)
+        super::run::finish(
+            &plan,
+            &finished_of_arm,
+            writer,
+            args.jobs,
+            args.quiet,
+            args.full,
+        )
     }
 }
 

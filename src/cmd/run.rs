@@ -119,7 +119,14 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         if let Some(shard) = args.shard {
             plan = plan.sharded(shard);
         }
-        return finish(&plan, &BTreeMap::new(), writer, args.jobs, args.quiet);
+        return finish(
+            &plan,
+            &BTreeMap::new(),
+            writer,
+            args.jobs,
+            args.quiet,
+            args.full,
+        );
     }
     if suite.sequential.is_some() {
         return super::sequential::run(&suite, &arms, writer, args.jobs, args.quiet);
@@ -129,17 +136,25 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     if let Some(shard) = args.shard {
         plan = plan.sharded(shard);
     }
-    finish(&plan, &BTreeMap::new(), writer, args.jobs, args.quiet)
+    finish(
+        &plan,
+        &BTreeMap::new(),
+        writer,
+        args.jobs,
+        args.quiet,
+        args.full,
+    )
 }
 
-/// Drives a suite's plan and prints what `run` and `resume` print: the summary and
-/// where the results are.
+/// Drives a suite's plan and prints what `run` and `resume` print: the verdict and
+/// where the rest is (all of summary.md with `full`), and where the results are.
 pub(crate) fn finish(
     plan: &Plan,
     finished_of_arm: &BTreeMap<String, u64>,
     writer: RunWriter,
     jobs: Option<usize>,
     quiet: bool,
+    full: bool,
 ) -> Result<i32> {
     let options = DriveOptions {
         jobs,
@@ -151,7 +166,11 @@ pub(crate) fn finish(
     if let Some(effect) = plan.suite_source().and_then(|s| s.min_detectable_effect) {
         warn_underpowered(&driven.summary, effect);
     }
-    super::report::print(&driven.summary.to_markdown())?;
+    if full {
+        super::report::print(&driven.summary.to_markdown())?;
+    } else {
+        super::report::print(&super::report::verdict_and_paths(&driven.summary, &out))?;
+    }
     eprintln!(
         "{} trials in {:.1}s; results in {}",
         plan.trials.len(),

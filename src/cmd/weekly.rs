@@ -10,7 +10,8 @@ use crate::report::weekly::build;
 
 use super::report::print;
 
-/// Runs the command: writes weekly.csv, weekly.md and plots/ and prints weekly.md.
+/// Runs the command: writes weekly.csv, weekly.md and plots/ (and weekly.html with
+/// `--html`) and prints weekly.md.
 /// Flagged regressions are part of the report, not an exit code: it always exits 0
 /// (use `compare` as a gate).
 pub fn run(args: &WeeklyArgs) -> Result<i32> {
@@ -40,6 +41,9 @@ pub fn run(args: &WeeklyArgs) -> Result<i32> {
         .unwrap_or_else(|| args.results_root.join("weekly"));
     crate::store::check_output_dir(&out)?;
     weekly.write(&out)?;
+    if args.html {
+        crate::report::html::write_weekly_html(&out, &weekly)?;
+    }
     print(&weekly.to_markdown())?;
     eprintln!("weekly report written to {}", out.display());
     Ok(exit_code::OK)

@@ -1,5 +1,6 @@
-//! Renders a [`Summary`] as `summary.md`: one GitHub table per metric, arms as rows with
-//! the baseline first, significant differences marked, caveats spelled out.
+//! Renders a [`Summary`] as `summary.md`: the verdict first, then one GitHub table per
+//! metric, arms as rows with the baseline first, significant differences marked, caveats
+//! spelled out.
 
 use super::format::{fixed, level, pct, pp, pvalue};
 use super::metric::{FEATURES_VERIFIED, Metric};
@@ -33,6 +34,8 @@ pub fn render(s: &Summary) -> String {
         out += "No sessions or trials in this run.\n";
         return out;
     };
+    out += &super::verdict::Verdict::of(s).to_markdown();
+    out += "\n";
     out += &format!(
         "Baseline: **{baseline}**. {} arms, {} trials. Intervals at {conf}: Wilson for rates, \
          Newcombe for differences, two-sided Fisher exact p, Holm-adjusted over the arms of \

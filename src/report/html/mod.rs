@@ -1,0 +1,10 @@
+//! The self-contained HTML pages: `report.html` of a run (the verdict, the tables with
+//! sortable columns, the plots, every trial's timeline with its evidence, filterable)
+//! and `weekly.html` of the trends. An exporter-like renderer beside
+//! [`super::export`]: a data model ([`model`]) and one template ([`page`]).
+
+pub mod model;
+pub mod page;
+
+pub use model::{Page, run_page, weekly_page};
+pub use page::{REPORT_HTML, WEEKLY_HTML, render, write_run_html, write_weekly_html};

@@ -1,0 +1,660 @@
+//! The data model of the HTML pages: everything a page shows, as one JSON value that
+//! the page's script renders (tables, plots, the verdict, every trial's sessions with
+//! their evidence), built from a run's CSVs (and `sessions.jsonl`'s evidence when it is
+//! there) or from the weekly trend.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::super::format::{fixed, level, pct, pp, pvalue};
+use super::super::metric::{FEATURES_VERIFIED, Metric};
+use super::super::plot::{Estimate, YAxis, rate_chart};
+use super::super::summary::{Summary, SummaryRow};
+use super::super::summary_md::SIMULATED_NOTE;
+use super::super::verdict::{Verdict, side_text};
+use super::super::weekly::Weekly;
+use crate::error::{Error, Result};
+use crate::rates::{Better, Unit, counts_against};
+use crate::store::{SESSIONS_CSV, SESSIONS_JSONL, TRIALS_CSV, read_jsonl};
+
+// The page filters with a bit per metric in a JavaScript number: 53 bits at most.
+const _: () = assert!(Metric::ALL.len() <= 53);
+
+/// The columns of `sessions.csv` and `trials.csv` that are text whatever they hold.
+const TEXT_COLUMNS: [&str; 7] = [
+    "trial_id", "arm", "task", "kind", "outcome", "ended_by", "error",
+];
+
+/// Session columns the page shows on each session's block, beyond those the rates
+/// read, when the table has them.
+const EXTRA_SESSION_COLUMNS: [&str; 6] = [
+    "newly_claimed",
+    "newly_verified",
+    "regressions",
+    "entries_added",
+    "flaky",
+    "verify_timeouts",
+];
+
+/// The whole page: what the script renders.
+#[derive(Debug, Clone, Serialize)]
+pub struct Page {
+    /// `run` or `weekly`: a weekly page has no trials.
+    pub kind: &'static str,
+    /// The page title.
+    pub title: String,
+    /// Notes shown under the title (the simulated agent's, skipped runs).
+    pub notes: Vec<String>,
+    /// The verdict, on a run's page.
+    pub verdict: Option<PageVerdict>,
+    /// The tables, each with sortable columns.
+    pub tables: Vec<PageTable>,
+    /// The plots as `data:` URIs of their SVG.
+    pub plots: Vec<PagePlot>,
+    /// The rate metrics, in table order: the bit of metric i in `against` is 1 << i.
+    pub metrics: Vec<PageMetric>,
+    /// The sessions: `sessions.csv`'s columns, then `against` and `evidence`.
+    pub sessions: Rows,
+    /// The trials: `trials.csv`'s columns, then `against`.
+    pub trials: Rows,
+    /// Session columns shown on each session's block.
+    pub shown: Vec<String>,
+}
+
+/// The verdict as the page shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageVerdict {
+    /// The heading line.
+    pub heading: String,
+    /// One line per metric on which some arm differs.
+    pub lines: Vec<PageVerdictLine>,
+    /// The metrics where none differs, and those not compared.
+    pub rest: String,
+    /// Sample-size warnings.
+    pub warnings: Vec<String>,
+}
+
+/// One metric of the verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageVerdictLine {
+    /// The metric.
+    pub metric: String,
+    /// Arms worse than the baseline (empty when none).
+    pub worse: String,
+    /// Arms better than the baseline (empty when none).
+    pub better: String,
+}
+
+/// A table: its cells carry the text shown and the value sorted by.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageTable {
+    /// The table's name (a metric's, or `weekly:<metric>`).
+    pub id: String,
+    /// Its heading.
+    pub title: String,
+    /// What it counts.
+    pub note: String,
+    /// Column headings.
+    pub columns: Vec<String>,
+    /// Rows of cells.
+    pub rows: Vec<Vec<PageCell>>,
+}
+
+/// One cell: the text shown (`t`) and the number it sorts by (`v`, null for text).
+#[derive(Debug, Clone, Serialize)]
+pub struct PageCell {
+    t: String,
+    v: Option<f64>,
+}
+
+impl PageCell {
+    fn text(t: impl Into<String>) -> PageCell {
+        PageCell {
+            t: t.into(),
+            v: None,
+        }
+    }
+
+    fn number(x: Option<f64>, show: impl Fn(f64) -> String) -> PageCell {
+        PageCell {
+            t: x.map(show).unwrap_or_default(),
+            v: x,
+        }
+    }
+}
+
+/// A plot.
+#[derive(Debug, Clone, Serialize)]
+pub struct PagePlot {
+    /// The metric.
+    pub name: String,
+    /// `data:image/svg+xml;base64,...`: an image, so nothing in it can run.
+    pub src: String,
+}
+
+/// A rate metric as the page's filter knows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageMetric {
+    /// Its name.
+    pub name: &'static str,
+    /// What it counts.
+    pub meaning: &'static str,
+    /// `session` or `trial`.
+    pub unit: &'static str,
+    /// `lower` or `higher`.
+    pub better: &'static str,
+}
+
+/// A table of records: column names and one array of values per row.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Rows {
+    /// Column names.
+    pub columns: Vec<String>,
+    /// Rows, each with one value per column.
+    pub rows: Vec<Vec<Value>>,
+}
+
+/// The page of a run: the verdict, the summary tables and plots, every trial.
+pub fn run_page(run_dir: &Path, summary: &Summary) -> Result<Page> {
+    let title = match &summary.info.suite {
+        Some(suite) => format!("loopbench report: {suite}"),
+        None => "loopbench report".to_string(),
+    };
+    let mut notes = Vec::new();
+    if summary.info.simulated {
+        notes.push(format!(
+            "{SIMULATED_NOTE}: they come from the built-in sim agent, not from a real model."
+        ));
+    }
+    notes.extend(
+        summary
+            .unusable_arms()
+            .into_iter()
+            .map(|a| format!("arm with no usable sessions: {a}")),
+    );
+    let mut sessions = read_csv(&run_dir.join(SESSIONS_CSV))?;
+    let mut trials = read_csv(&run_dir.join(TRIALS_CSV))?;
+    add_against(&mut sessions, Unit::Session);
+    add_against(&mut trials, Unit::Trial);
+    add_evidence(&mut sessions, &run_dir.join(SESSIONS_JSONL))?;
+    let shown = shown_columns(&sessions.columns);
+    Ok(Page {
+        kind: "run",
+        title,
+        notes,
+        verdict: summary.baseline.as_ref().map(|_| page_verdict(summary)),
+        tables: summary_tables(summary),
+        plots: summary_plots(summary)?,
+        metrics: page_metrics(),
+        sessions,
+        trials,
+        shown,
+    })
+}
+
+/// The page of the weekly trend: its tables and trend plots.
+pub fn weekly_page(weekly: &Weekly) -> Result<Page> {
+    let mut notes = Vec::new();
+    if weekly.simulated {
+        notes.push(format!(
+            "{SIMULATED_NOTE} (for the runs from the sim agent)."
+        ));
+    }
+    let span = match (weekly.weeks.first(), weekly.weeks.last()) {
+        (Some(a), Some(b)) => format!("{a} to {b}"),
+        _ => "no weeks".into(),
+    };
+    notes.push(format!(
+        "{} runs, {span}, pooled per ISO week of their start (UTC); Wilson intervals at {}. \
+         {} regressions flagged (worse than the arm's previous week by more than {} with \
+         one-sided Fisher p < {}).",
+        weekly.runs.len(),
+        level(weekly.confidence),
+        weekly.regressions(),
+        pp(weekly.rule.max_increase).trim_start_matches('+'),
+        weekly.rule.alpha,
+    ));
+    notes.extend(weekly.skipped.iter().map(|s| format!("skipped: {s}")));
+    let mut tables = Vec::new();
+    let mut plots = Vec::new();
+    for metric in Metric::ALL {
+        let rows: Vec<_> = weekly.rows.iter().filter(|r| r.metric == metric).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let columns = [
+            "week",
+            "arm",
+            "runs",
+            "k",
+            "n",
+            "rate",
+            "CI",
+            "vs previous week",
+            "p",
+            "flag",
+        ];
+        tables.push(PageTable {
+            id: format!("weekly:{metric}"),
+            title: metric.name().to_string(),
+            note: metric.definition().to_string(),
+            columns: columns.map(String::from).to_vec(),
+            rows: rows
+                .iter()
+                .map(|r| {
+                    let j = r.vs_previous;
+                    let regression = j.is_some_and(|j| j.regression);
+                    vec![
+                        PageCell::text(r.week.to_string()),
+                        PageCell::text(r.arm.clone()),
+                        PageCell::number(Some(r.runs as f64), |x| fixed(x, 0)),
+                        PageCell::number(Some(r.count.k as f64), |x| fixed(x, 0)),
+                        PageCell::number(Some(r.count.n as f64), |x| fixed(x, 0)),
+                        PageCell::number(r.count.rate(), pct),
+                        PageCell::text(
+                            r.ci.map(|(l, h)| format!("{} … {}", pct(l), pct(h)))
+                                .unwrap_or_default(),
+                        ),
+                        PageCell::number(j.and_then(|j| j.change), pp),
+                        PageCell::number(j.and_then(|j| j.p), pvalue),
+                        PageCell::text(if regression { "REGRESSION" } else { "" }),
+                    ]
+                })
+                .collect(),
+        });
+        plots.push(PagePlot {
+            name: metric.name().to_string(),
+            src: svg_data_uri(&weekly.chart(metric)?),
+        });
+    }
+    Ok(Page {
+        kind: "weekly",
+        title: "loopbench weekly report".into(),
+        notes,
+        verdict: None,
+        tables,
+        plots,
+        metrics: page_metrics(),
+        sessions: Rows::default(),
+        trials: Rows::default(),
+        shown: Vec::new(),
+    })
+}
+
+fn page_metrics() -> Vec<PageMetric> {
+    Metric::ALL
+        .iter()
+        .map(|m| {
+            let d = m.def();
+            PageMetric {
+                name: d.name,
+                meaning: d.meaning,
+                unit: match d.unit {
+                    Unit::Session => "session",
+                    Unit::Trial => "trial",
+                },
+                better: match d.better {
+                    Better::Lower => "lower",
+                    Better::Higher => "higher",
+                },
+            }
+        })
+        .collect()
+}
+
+fn page_verdict(summary: &Summary) -> PageVerdict {
+    let v = Verdict::of(summary);
+    PageVerdict {
+        heading: format!(
+            "Arms that differ from the baseline {} after Holm (adjusted p < {})",
+            v.baseline.as_deref().unwrap_or(""),
+            v.alpha
+        ),
+        lines: v
+            .differing()
+            .map(|m| PageVerdictLine {
+                metric: m.metric.clone(),
+                worse: side_text(m, false, false),
+                better: side_text(m, true, false),
+            })
+            .collect(),
+        rest: v.no_difference_line(),
+        warnings: v.warnings.clone(),
+    }
+}
+
+/// One table per metric, as in `summary.md`.
+fn summary_tables(s: &Summary) -> Vec<PageTable> {
+    let conf = level(s.confidence);
+    let alpha = (((1.0 - s.confidence) * 1e9).round()) / 1e9;
+    let baseline = s.baseline.clone().unwrap_or_default();
+    let interval = |l: Option<f64>, h: Option<f64>, f: &dyn Fn(f64) -> String| match (l, h) {
+        (Some(l), Some(h)) => format!("{} … {}", f(l), f(h)),
+        _ => String::new(),
+    };
+    let holm = |row: &SummaryRow| {
+        PageCell::number(row.p_holm, |p| {
+            if p < alpha {
+                format!("{} *", pvalue(p))
+            } else {
+                pvalue(p)
+            }
+        })
+    };
+    let count = |x: u64| PageCell::number(Some(x as f64), |x| fixed(x, 0));
+    let mut tables = Vec::new();
+    for metric in Metric::ALL {
+        let columns = [
+            "arm".to_string(),
+            "k".into(),
+            "n".into(),
+            "rate".into(),
+            format!("{conf} CI"),
+            "boot CI".into(),
+            format!("diff vs {baseline}"),
+            "diff CI".into(),
+            "p".into(),
+            "p (Holm)".into(),
+        ];
+        let rows = s
+            .metric_rows(metric.name())
+            .map(|r| {
+                vec![
+                    PageCell::text(r.arm.clone()),
+                    count(r.k.unwrap_or(0)),
+                    count(r.n),
+                    PageCell::number(r.rate, pct),
+                    PageCell::text(interval(r.ci_low, r.ci_high, &pct)),
+                    PageCell::text(interval(r.boot_ci_low, r.boot_ci_high, &pct)),
+                    PageCell::number(r.diff, pp),
+                    PageCell::text(interval(r.diff_ci_low, r.diff_ci_high, &pp)),
+                    PageCell::number(r.p, pvalue),
+                    holm(r),
+                ]
+            })
+            .collect();
+        tables.push(PageTable {
+            id: metric.name().to_string(),
+            title: metric.name().to_string(),
+            note: metric.definition().to_string(),
+            columns: columns.to_vec(),
+            rows,
+        });
+    }
+    let two = |x: f64| fixed(x, 2);
+    let signed = |x: f64| format!("{x:+.2}");
+    tables.push(PageTable {
+        id: FEATURES_VERIFIED.to_string(),
+        title: FEATURES_VERIFIED.to_string(),
+        note: "features verified at the end of each trial: mean with Student's t interval, \
+               Welch's difference, Mann–Whitney U p"
+            .into(),
+        columns: [
+            "arm".to_string(),
+            "trials".into(),
+            "mean".into(),
+            format!("{conf} CI"),
+            format!("diff vs {baseline}"),
+            "diff CI".into(),
+            "p".into(),
+            "p (Holm)".into(),
+        ]
+        .to_vec(),
+        rows: s
+            .metric_rows(FEATURES_VERIFIED)
+            .map(|r| {
+                vec![
+                    PageCell::text(r.arm.clone()),
+                    count(r.n),
+                    PageCell::number(r.rate, two),
+                    PageCell::text(interval(r.ci_low, r.ci_high, &two)),
+                    PageCell::number(r.diff, signed),
+                    PageCell::text(interval(r.diff_ci_low, r.diff_ci_high, &signed)),
+                    PageCell::number(r.p, pvalue),
+                    holm(r),
+                ]
+            })
+            .collect(),
+    });
+    tables
+}
+
+/// The same plots as `plots/*.svg`, drawn again from the summary.
+fn summary_plots(s: &Summary) -> Result<Vec<PagePlot>> {
+    let conf = level(s.confidence);
+    let names = Metric::ALL
+        .map(|m| (m.name(), YAxis::Rate, format!("rate ({conf} Wilson CI)")))
+        .into_iter()
+        .chain([(
+            FEATURES_VERIFIED,
+            YAxis::Count,
+            format!("mean per trial ({conf} CI)"),
+        )]);
+    let mut plots = Vec::new();
+    for (name, y_axis, y_desc) in names {
+        let rows: Vec<&SummaryRow> = s.metric_rows(name).collect();
+        let arms: Vec<String> = rows.iter().map(|r| r.arm.clone()).collect();
+        let estimates: Vec<Option<Estimate>> = rows
+            .iter()
+            .map(|r| {
+                r.rate.map(|value| Estimate {
+                    value,
+                    low: r.ci_low.unwrap_or(value),
+                    high: r.ci_high.unwrap_or(value),
+                })
+            })
+            .collect();
+        let svg = rate_chart(name, &arms, &estimates, y_axis, &y_desc)?;
+        plots.push(PagePlot {
+            name: name.to_string(),
+            src: svg_data_uri(&svg),
+        });
+    }
+    Ok(plots)
+}
+
+fn svg_data_uri(svg: &str) -> String {
+    format!("data:image/svg+xml;base64,{}", base64(svg.as_bytes()))
+}
+
+/// Standard base64 with padding (RFC 4648 §4).
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// A CSV table with typed cells: empty is null, `true`/`false` booleans, numbers
+/// numbers, except in the text columns.
+fn read_csv(path: &Path) -> Result<Rows> {
+    let bad = |line: Option<u64>, e: &dyn std::fmt::Display| {
+        Error::BadInput(format!(
+            "'{}'{}: {e}",
+            path.display(),
+            line.map(|l| format!(" line {l}")).unwrap_or_default()
+        ))
+    };
+    let mut reader = csv::Reader::from_path(path).map_err(|e| bad(None, &e))?;
+    let columns: Vec<String> = reader
+        .headers()
+        .map_err(|e| bad(Some(1), &e))?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let text: Vec<bool> = columns
+        .iter()
+        .map(|c| TEXT_COLUMNS.contains(&c.as_str()))
+        .collect();
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| bad(e.position().map(|p| p.line()), &e))?;
+        rows.push(
+            record
+                .iter()
+                .zip(&text)
+                .map(|(cell, &text)| typed(cell, text))
+                .collect(),
+        );
+    }
+    Ok(Rows { columns, rows })
+}
+
+fn typed(cell: &str, text: bool) -> Value {
+    if cell.is_empty() {
+        return Value::Null;
+    }
+    if text {
+        return Value::from(cell);
+    }
+    match cell {
+        "true" => return Value::Bool(true),
+        "false" => return Value::Bool(false),
+        _ => {}
+    }
+    if let Ok(i) = cell.parse::<i64>() {
+        return Value::from(i);
+    }
+    match cell.parse::<f64>() {
+        Ok(x) if x.is_finite() => Value::from(x),
+        _ => Value::from(cell),
+    }
+}
+
+fn as_map(columns: &[String], row: &[Value]) -> Map<String, Value> {
+    columns.iter().cloned().zip(row.iter().cloned()).collect()
+}
+
+/// Appends the `against` column: bit i set when the row counts against its arm on
+/// metric i ([`counts_against`], the rate table's own rule).
+fn add_against(rows: &mut Rows, unit: Unit) {
+    let metrics: Vec<Metric> = Metric::ALL
+        .into_iter()
+        .filter(|m| m.def().unit == unit)
+        .collect();
+    for row in &mut rows.rows {
+        let map = as_map(&rows.columns, row);
+        let mask = metrics
+            .iter()
+            .filter(|m| counts_against(**m, &map) == Some(true))
+            .fold(0u64, |mask, m| mask | (1u64 << m.index()));
+        row.push(Value::from(mask));
+    }
+    rows.columns.push("against".into());
+}
+
+/// Appends the `evidence` column: the `evidence` object of the session's record in
+/// `sessions.jsonl` (the last record of a trial and session wins, as a rerun trial's
+/// records follow its earlier ones), or null when there is none.
+fn add_evidence(sessions: &mut Rows, jsonl: &Path) -> Result<()> {
+    let records: Vec<Map<String, Value>> = read_jsonl(jsonl)?;
+    let key = |trial: Option<&Value>, session: Option<&Value>| -> Option<String> {
+        Some(format!("{}\u{0}{}", trial?.as_str()?, session?.as_u64()?))
+    };
+    let mut evidence: HashMap<String, Value> = HashMap::new();
+    for mut r in records {
+        if let (Some(k), Some(e)) = (
+            key(r.get("trial_id"), r.get("session")),
+            r.remove("evidence"),
+        ) && e.is_object()
+        {
+            evidence.insert(k, e);
+        }
+    }
+    let trial = sessions.columns.iter().position(|c| c == "trial_id");
+    let session = sessions.columns.iter().position(|c| c == "session");
+    for row in &mut sessions.rows {
+        let k = key(trial.map(|i| &row[i]), session.map(|i| &row[i]));
+        let e = k.and_then(|k| evidence.remove(&k)).unwrap_or(Value::Null);
+        row.push(e);
+    }
+    sessions.columns.push("evidence".into());
+    Ok(())
+}
+
+/// The rates' session columns, then the extras, each once, when the table has them.
+fn shown_columns(columns: &[String]) -> Vec<String> {
+    let mut shown: Vec<String> = Vec::new();
+    let from_rates = Metric::ALL
+        .into_iter()
+        .filter(|m| m.is_session_level())
+        .flat_map(|m| m.def().tally.columns())
+        .map(|(c, _)| c);
+    for c in from_rates.chain(EXTRA_SESSION_COLUMNS) {
+        if columns.iter().any(|x| x == c) && !shown.iter().any(|x| x == c) {
+            shown.push(c.to_string());
+        }
+    }
+    shown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_rfc_4648_test_vectors() {
+        for (input, want) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(input.as_bytes()), want);
+        }
+    }
+
+    #[test]
+    fn csv_cells_are_typed_except_in_text_columns() {
+        assert_eq!(typed("", false), Value::Null);
+        assert_eq!(typed("true", false), Value::Bool(true));
+        assert_eq!(typed("12", false), Value::from(12));
+        assert_eq!(typed("0.5", false), Value::from(0.5));
+        assert_eq!(typed("12", true), Value::from("12"));
+        assert_eq!(typed("x", false), Value::from("x"));
+    }
+
+    #[test]
+    fn a_session_counts_against_its_arm_by_the_rate_tables_rule() {
+        let columns: Vec<String> = ["kind", "premature_claims", "clean_tree", "progress_updated"]
+            .map(String::from)
+            .to_vec();
+        let mut rows = Rows {
+            columns,
+            rows: vec![
+                vec!["coding".into(), 2.into(), true.into(), true.into()],
+                vec!["coding".into(), 0.into(), false.into(), true.into()],
+                vec!["initializer".into(), 3.into(), false.into(), false.into()],
+                vec!["coding".into(), Value::Null, true.into(), true.into()],
+            ],
+        };
+        add_against(&mut rows, Unit::Session);
+        let bit = |m: Metric| 1u64 << m.index();
+        let masks: Vec<u64> = rows.rows.iter().map(|r| r[4].as_u64().unwrap()).collect();
+        assert_eq!(masks[0], bit(Metric::PrematureDone));
+        // clean_exit is better higher: a session that did not end clean counts against.
+        assert_eq!(masks[1], bit(Metric::CleanExit));
+        assert_eq!(masks[2], 0, "the initializer is never counted");
+        assert_eq!(masks[3], 0);
+    }
+}

@@ -1,0 +1,413 @@
+// Renders a loopbench page from the JSON blob in #loopbench-data. Everything shown is
+// set as text (textContent, never innerHTML): what an agent wrote cannot become markup.
+// Trials are paginated, so that a run of 10,000 trials renders only the page in view.
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("loopbench-data").textContent);
+  var main = document.getElementById("main");
+
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function section(id, title) {
+    var s = el("section");
+    s.id = id;
+    s.appendChild(el("h2", null, title));
+    main.appendChild(s);
+    return s;
+  }
+
+  // --- notes and the verdict ---------------------------------------------------------
+  data.notes.forEach(function (note) {
+    main.appendChild(el("p", "note", note));
+  });
+
+  if (data.verdict) {
+    var v = data.verdict;
+    var vs = section("verdict", "Verdict");
+    vs.appendChild(el("p", null, v.heading + ":"));
+    var ul = el("ul", "verdict");
+    v.lines.forEach(function (line) {
+      var li = el("li");
+      li.setAttribute("data-metric", line.metric);
+      li.appendChild(el("strong", null, line.metric));
+      if (line.worse) li.appendChild(el("span", "worse", "worse: " + line.worse));
+      if (line.better) li.appendChild(el("span", "better", "better: " + line.better));
+      ul.appendChild(li);
+    });
+    ul.appendChild(el("li", "rest", v.rest));
+    vs.appendChild(ul);
+    if (v.warnings.length) {
+      vs.appendChild(el("p", null, "Sample size:"));
+      var wl = el("ul", "warnings");
+      v.warnings.forEach(function (w) { wl.appendChild(el("li", null, w)); });
+      vs.appendChild(wl);
+    }
+  }
+
+  // --- tables with sortable columns ----------------------------------------------------
+  function sortable(spec) {
+    var wrap = el("div", "table");
+    wrap.setAttribute("data-table", spec.id);
+    wrap.appendChild(el("h3", null, spec.title));
+    if (spec.note) wrap.appendChild(el("p", "meaning", spec.note));
+    var table = el("table");
+    var thead = el("thead");
+    var tr = el("tr");
+    var tbody = el("tbody");
+    var rows = spec.rows.slice();
+    var sorted = { column: -1, descending: false };
+    function fill() {
+      tbody.textContent = "";
+      rows.forEach(function (row) {
+        var r = el("tr");
+        row.forEach(function (cell) {
+          var td = el("td", cell.v === null ? "text" : "num", cell.t);
+          r.appendChild(td);
+        });
+        tbody.appendChild(r);
+      });
+    }
+    function key(cell) {
+      return cell.v === null ? cell.t : cell.v;
+    }
+    spec.columns.forEach(function (name, i) {
+      var th = el("th");
+      var button = el("button", "sort", name);
+      button.type = "button";
+      button.title = "sort by " + name;
+      button.addEventListener("click", function () {
+        sorted.descending = sorted.column === i ? !sorted.descending : false;
+        sorted.column = i;
+        rows.sort(function (a, b) {
+          var x = key(a[i]);
+          var y = key(b[i]);
+          // Empty cells last, whichever the direction.
+          if (a[i].t === "" && b[i].t !== "") return 1;
+          if (b[i].t === "" && a[i].t !== "") return -1;
+          var c = x < y ? -1 : x > y ? 1 : 0;
+          return sorted.descending ? -c : c;
+        });
+        Array.prototype.forEach.call(tr.children, function (h, j) {
+          h.setAttribute("aria-sort", j === i ? (sorted.descending ? "descending" : "ascending") : "none");
+        });
+        fill();
+      });
+      th.setAttribute("aria-sort", "none");
+      th.appendChild(button);
+      tr.appendChild(th);
+    });
+    thead.appendChild(tr);
+    table.appendChild(thead);
+    table.appendChild(tbody);
+    fill();
+    wrap.appendChild(table);
+    return wrap;
+  }
+
+  if (data.tables.length) {
+    var ts = section("tables", data.kind === "weekly" ? "Trends" : "Tables");
+    ts.appendChild(el("p", "hint", "Click a column heading to sort by it; click again to reverse."));
+    data.tables.forEach(function (spec) { ts.appendChild(sortable(spec)); });
+  }
+
+  if (data.plots.length) {
+    var ps = section("plots", "Plots");
+    var grid = el("div", "plots");
+    data.plots.forEach(function (plot) {
+      var fig = el("figure");
+      var img = el("img");
+      img.alt = plot.name;
+      img.src = plot.src;
+      fig.appendChild(img);
+      fig.appendChild(el("figcaption", null, plot.name));
+      grid.appendChild(fig);
+    });
+    ps.appendChild(grid);
+  }
+
+  if (data.kind === "run") trials();
+  document.body.setAttribute("data-ready", "1");
+
+  // --- every trial's timeline, filterable ---------------------------------------------
+  function trials() {
+    var S = data.sessions;
+    var T = data.trials;
+    var sc = index(S.columns);
+    var tc = index(T.columns);
+    var metricBit = {};
+    data.metrics.forEach(function (m, i) { metricBit[m.name] = Math.pow(2, i); });
+
+    // Trials in trials.csv order, then any trial that has sessions but no trial row.
+    var order = [];
+    var byTrial = {};
+    T.rows.forEach(function (row, i) {
+      var id = row[tc.trial_id];
+      byTrial[id] = { id: id, row: row, index: i, sessions: [] };
+      order.push(byTrial[id]);
+    });
+    S.rows.forEach(function (row) {
+      var id = row[sc.trial_id];
+      if (!byTrial[id]) {
+        byTrial[id] = { id: id, row: null, sessions: [] };
+        order.push(byTrial[id]);
+      }
+      byTrial[id].sessions.push(row);
+    });
+    order.forEach(function (t) {
+      t.sessions.sort(function (a, b) { return a[sc.session] - b[sc.session]; });
+      var first = t.row || t.sessions[0];
+      var cols = t.row ? tc : sc;
+      t.arm = first[cols.arm];
+      t.task = first[cols.task];
+    });
+
+    var s = section("trials", "Trials");
+    s.appendChild(el("p", "hint",
+      "Every trial as a timeline of its sessions: outcome, counts and, where the record has it, " +
+      "the evidence behind each count. Filter by arm, task and metric: a metric shows the " +
+      "sessions (or trials) that count against their arm on it: its events for a rate where " +
+      "lower is better, units without the event where higher is better."));
+    var form = el("form", "filters");
+    form.addEventListener("submit", function (e) { e.preventDefault(); });
+    function select(name, label, options) {
+      var l = el("label", null, label + " ");
+      var sel = el("select");
+      sel.name = name;
+      sel.id = "filter-" + name;
+      options.forEach(function (o) {
+        var opt = el("option", null, o[1]);
+        opt.value = o[0];
+        sel.appendChild(opt);
+      });
+      l.appendChild(sel);
+      form.appendChild(l);
+      sel.addEventListener("change", function () {
+        state[name] = sel.value;
+        if (name !== "page") state.page = "1";
+        save();
+        render();
+      });
+      return sel;
+    }
+    function distinct(key) {
+      var seen = {};
+      var out = [];
+      order.forEach(function (t) {
+        if (!seen[t[key]]) { seen[t[key]] = true; out.push(t[key]); }
+      });
+      return out;
+    }
+    var all = [["", "all"]];
+    var selects = {
+      arm: select("arm", "arm", all.concat(distinct("arm").map(function (a) { return [a, a]; }))),
+      task: select("task", "task", all.concat(distinct("task").map(function (a) { return [a, a]; }))),
+      metric: select("metric", "counted against on", [["", "any (every session)"]].concat(
+        data.metrics.map(function (m) { return [m.name, m.name + " (" + m.unit + "s, " + m.better + " is better)"]; }))),
+      per: select("per", "trials per page", [["20", "20"], ["100", "100"], ["500", "500"], ["all", "all"]])
+    };
+    s.appendChild(form);
+    var count = el("p", "count");
+    count.id = "match-count";
+    s.appendChild(count);
+    var pager = el("div", "pager");
+    var prev = el("button", null, "previous");
+    prev.type = "button";
+    var where = el("span", "where");
+    var next = el("button", null, "next");
+    next.type = "button";
+    pager.appendChild(prev);
+    pager.appendChild(where);
+    pager.appendChild(next);
+    s.appendChild(pager);
+    var list = el("div", "trial-list");
+    list.id = "trial-list";
+    s.appendChild(list);
+    prev.addEventListener("click", function () { state.page = String(Number(state.page) - 1); save(); render(); });
+    next.addEventListener("click", function () { state.page = String(Number(state.page) + 1); save(); render(); });
+
+    var state = {};
+    function load() {
+      var params = new URLSearchParams(location.hash.replace(/^#/, ""));
+      state = {
+        arm: params.get("arm") || "",
+        task: params.get("task") || "",
+        metric: params.get("metric") || "",
+        per: params.get("per") || "20",
+        page: params.get("page") || "1"
+      };
+      ["arm", "task", "metric", "per"].forEach(function (k) {
+        selects[k].value = state[k];
+        if (selects[k].value !== state[k]) { state[k] = selects[k].options[0].value; selects[k].value = state[k]; }
+      });
+    }
+    function save() {
+      var params = new URLSearchParams();
+      Object.keys(state).forEach(function (k) { if (state[k]) params.set(k, state[k]); });
+      history.replaceState(null, "", "#" + params.toString());
+    }
+    window.addEventListener("hashchange", function () { load(); render(); });
+
+    function metricOf(name) {
+      for (var i = 0; i < data.metrics.length; i++) if (data.metrics[i].name === name) return data.metrics[i];
+      return null;
+    }
+    function against(row, cols, bit) {
+      // A bitmask above 2^31 cannot use the bitwise operators.
+      return Math.floor(row[cols.against] / bit) % 2 === 1;
+    }
+
+    function render() {
+      var metric = metricOf(state.metric);
+      var bit = metric ? metricBit[metric.name] : 0;
+      var matched = [];
+      var hits = 0;
+      order.forEach(function (t) {
+        if (state.arm && t.arm !== state.arm) return;
+        if (state.task && t.task !== state.task) return;
+        var m = { trial: t, hit: null };
+        if (metric && metric.unit === "session") {
+          m.hit = t.sessions.map(function (row) { return against(row, sc, bit); });
+          var n = m.hit.filter(Boolean).length;
+          if (!n) return;
+          hits += n;
+        } else if (metric) {
+          if (!t.row || !against(t.row, tc, bit)) return;
+          hits += 1;
+        } else {
+          hits += t.sessions.length;
+        }
+        matched.push(m);
+      });
+      var per = state.per === "all" ? Math.max(matched.length, 1) : Number(state.per);
+      var pages = Math.max(1, Math.ceil(matched.length / per));
+      var page = Math.min(Math.max(1, Number(state.page) || 1), pages);
+      state.page = String(page);
+      var what = !metric ? "sessions"
+        : metric.unit === "session" ? "sessions counted against their arm on " + metric.name
+        : "trials counted against their arm on " + metric.name;
+      count.textContent = matched.length + " trials; " + hits + " " + what;
+      count.setAttribute("data-trials", String(matched.length));
+      count.setAttribute("data-hits", String(hits));
+      where.textContent = "page " + page + " of " + pages;
+      prev.disabled = page <= 1;
+      next.disabled = page >= pages;
+      list.textContent = "";
+      matched.slice((page - 1) * per, page * per).forEach(function (m) {
+        list.appendChild(trialBlock(m.trial, m.hit, metric));
+      });
+    }
+
+    function trialBlock(t, hit, metric) {
+      var block = el("div", "trial");
+      block.setAttribute("data-trial", t.id);
+      block.setAttribute("data-arm", t.arm);
+      block.setAttribute("data-task", t.task);
+      var head = el("div", "trial-head");
+      head.appendChild(el("strong", null, t.id));
+      if (t.row) {
+        var r = t.row;
+        var bits = [
+          "ended " + r[tc.ended_by],
+          "features " + r[tc.features_verified] + " / " + r[tc.features_total],
+          r[tc.sessions] + " sessions"
+        ];
+        if (r[tc.premature_victory] === true) bits.push("premature victory");
+        if (r[tc.error]) bits.push("error: " + r[tc.error]);
+        head.appendChild(el("span", null, bits.join(" · ")));
+      } else {
+        head.appendChild(el("span", null, "unfinished (no trial record)"));
+      }
+      if (metric && metric.unit === "trial") block.classList.add("hit");
+      block.appendChild(head);
+      var line = el("ol", "timeline");
+      t.sessions.forEach(function (row, i) {
+        line.appendChild(sessionBlock(row, hit ? hit[i] : null));
+      });
+      block.appendChild(line);
+      return block;
+    }
+
+    function sessionBlock(row, hit) {
+      var li = el("li", "session");
+      if (hit === true) li.classList.add("hit");
+      if (hit === false) li.classList.add("dim");
+      li.setAttribute("data-trial", row[sc.trial_id]);
+      li.setAttribute("data-session", String(row[sc.session]));
+      li.classList.add("outcome-" + String(row[sc.outcome]).replace(/[^a-z_]/g, ""));
+      li.appendChild(el("div", "s-head", "S" + row[sc.session] + " " + row[sc.kind] + " · " + row[sc.outcome]));
+      var counts = el("ul", "counts");
+      data.shown.forEach(function (c) {
+        var v = row[sc[c]];
+        if (v === null || v === undefined || v === 0) return;
+        var item = el("li", typeof v === "boolean" ? (v ? "yes" : "no") : "n",
+          typeof v === "boolean" ? (v ? c : "not " + c) : c + " " + v);
+        counts.appendChild(item);
+      });
+      li.appendChild(counts);
+      if (sc.error !== undefined && row[sc.error]) li.appendChild(el("p", "error", row[sc.error]));
+      var ev = sc.evidence !== undefined ? row[sc.evidence] : null;
+      if (ev && typeof ev === "object") li.appendChild(evidence(ev));
+      return li;
+    }
+
+    load();
+    render();
+  }
+
+  function index(columns) {
+    var out = {};
+    columns.forEach(function (c, i) { out[c] = i; });
+    return out;
+  }
+
+  function evidence(ev) {
+    var d = el("details", "evidence");
+    d.appendChild(el("summary", null, "evidence"));
+    var dl = el("dl");
+    var shown = 0;
+    Object.keys(ev).forEach(function (k) {
+      var v = ev[k];
+      if (v === null || (Array.isArray(v) && v.length === 0)) return;
+      dl.appendChild(el("dt", null, k));
+      var dd = el("dd");
+      dd.appendChild(value(v));
+      dl.appendChild(dd);
+      shown += 1;
+    });
+    if (!shown) dl.appendChild(el("dd", null, "nothing recorded"));
+    d.appendChild(dl);
+    return d;
+  }
+
+  function value(v) {
+    if (v === null || typeof v !== "object") {
+      var text = String(v);
+      return el(text.indexOf("\n") >= 0 || text.length > 80 ? "pre" : "span", null, text);
+    }
+    if (Array.isArray(v)) {
+      if (v.every(function (x) { return x === null || typeof x !== "object"; })) {
+        return el("span", null, v.join(", "));
+      }
+      var ul = el("ul");
+      v.forEach(function (x) {
+        var li = el("li");
+        li.appendChild(value(x));
+        ul.appendChild(li);
+      });
+      return ul;
+    }
+    var box = el("div", "object");
+    Object.keys(v).forEach(function (k) {
+      var row = el("div");
+      row.appendChild(el("span", "key", k + ": "));
+      row.appendChild(value(v[k]));
+      box.appendChild(row);
+    });
+    return box;
+  }
+})();

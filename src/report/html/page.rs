@@ -1,0 +1,140 @@
+//! Renders a [`Page`] as one self-contained HTML file: inline CSS and script, the data
+//! as one JSON blob, plots as `data:` images, no network (a Content-Security-Policy
+//! forbids any fetch). The blob is escaped so that nothing in it, `</script>` included,
+//! can end its `<script>` element.
+
+use std::path::{Path, PathBuf};
+
+use super::model::{Page, run_page, weekly_page};
+use crate::error::{Error, Result};
+use crate::report::summary::Summary;
+use crate::report::weekly::Weekly;
+use crate::store::write_atomic;
+
+/// `report.html` in a run directory.
+pub const REPORT_HTML: &str = "report.html";
+/// `weekly.html` beside the weekly tables.
+pub const WEEKLY_HTML: &str = "weekly.html";
+
+const TEMPLATE: &str = include_str!("page.html");
+const CSS: &str = include_str!("page.css");
+const JS: &str = include_str!("page.js");
+
+/// The HTML of a page.
+pub fn render(page: &Page) -> Result<String> {
+    let json = serde_json::to_string(page)
+        .map_err(|e| Error::Tool(format!("cannot encode the page's data: {e}")))?;
+    let title = escape_text(&page.title);
+    let data = escape_script_json(&json);
+    // One pass over the template, so that a placeholder inside the data stays text.
+    let mut out = String::with_capacity(TEMPLATE.len() + CSS.len() + JS.len() + data.len());
+    let mut rest = TEMPLATE;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find("}}")
+            .ok_or_else(|| Error::Tool("page template: unclosed placeholder".into()))?;
+        out.push_str(match &after[..end] {
+            "title" => &title,
+            "css" => CSS,
+            "js" => JS,
+            "data" => &data,
+            other => return Err(Error::Tool(format!("page template: unknown '{other}'"))),
+        });
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Writes `report.html` into `run_dir` from its summary and CSVs; returns its path.
+pub fn write_run_html(run_dir: &Path, summary: &Summary) -> Result<PathBuf> {
+    let path = run_dir.join(REPORT_HTML);
+    write_atomic(&path, render(&run_page(run_dir, summary)?)?.as_bytes())?;
+    Ok(path)
+}
+
+/// Writes `weekly.html` into `out`; returns its path.
+pub fn write_weekly_html(out: &Path, weekly: &Weekly) -> Result<PathBuf> {
+    let path = out.join(WEEKLY_HTML);
+    write_atomic(&path, render(&weekly_page(weekly)?)?.as_bytes())?;
+    Ok(path)
+}
+
+/// JSON made safe inside `<script type="application/json">`: `<`, `>` and `&` as
+/// `\u003c`-style escapes (so no `</script>` or `<!--` can appear), and the line
+/// separators JavaScript once treated as line ends. JSON outside strings holds none of
+/// these, so the escapes are always inside strings and parse back to the same text.
+pub fn escape_script_json(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text made safe as HTML element content or a quoted attribute.
+pub fn escape_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOSTILE: &str = "</script><script>alert(1)</script><!-- {{js}} & \u{2028}";
+
+    #[test]
+    fn json_in_a_script_element_cannot_close_it_and_parses_back_unchanged() {
+        let json = serde_json::to_string(&serde_json::json!({ "d": HOSTILE })).unwrap();
+        let safe = escape_script_json(&json);
+        for bad in ["<", ">", "&", "\u{2028}"] {
+            assert!(!safe.contains(bad), "{bad} in {safe}");
+        }
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back["d"], HOSTILE);
+    }
+
+    #[test]
+    fn a_hostile_title_is_text_and_a_placeholder_in_the_data_is_not_expanded() {
+        let page = Page {
+            kind: "weekly",
+            title: HOSTILE.into(),
+            notes: vec![HOSTILE.into()],
+            verdict: None,
+            tables: Vec::new(),
+            plots: Vec::new(),
+            metrics: Vec::new(),
+            sessions: Default::default(),
+            trials: Default::default(),
+            shown: Vec::new(),
+        };
+        let html = render(&page).unwrap();
+        // The template's own two scripts close; nothing else does.
+        assert_eq!(html.matches("</script>").count(), 2, "{html}");
+        assert_eq!(html.matches("<script").count(), 2);
+        assert!(html.contains("<title>&lt;/script&gt;&lt;script&gt;alert(1)"));
+        // The script appears once: `{{js}}` in the data stayed text.
+        assert_eq!(html.matches("Renders a loopbench page").count(), 1);
+        assert!(!html.contains("http://") && !html.contains("https://"));
+    }
+}

@@ -1,0 +1,468 @@
+//! The verdict of a run, first thing a reader sees: per metric, which arms differ from
+//! the baseline after Holm, in which direction, and whether that is better or worse (the
+//! metric table knows the better direction); and the sample-size warnings, once for the
+//! whole run. A pure model of the summary rows, rendered as text (the console, `show`)
+//! and as Markdown (the top of `summary.md`).
+
+use super::format::{fixed, pp, pvalue};
+use super::summary::{Summary, SummaryRow};
+use crate::rates::{Better, FEATURES_VERIFIED, better_of};
+
+/// A rate or mean from fewer units than this is named in the sample-size warnings: a
+/// difference there has to be very large to be found at all.
+pub const SMALL_SAMPLE: u64 = 30;
+
+/// Which way an arm differs from the baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// The arm's rate (or mean) is higher.
+    Higher,
+    /// The arm's rate (or mean) is lower.
+    Lower,
+}
+
+/// One arm that differs from the baseline on one metric after Holm.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// The arm.
+    pub arm: String,
+    /// rate(arm) − rate(baseline) (a difference of means for `features_verified`).
+    pub diff: f64,
+    /// The Holm-adjusted p.
+    pub p_holm: f64,
+    /// Which way it differs.
+    pub direction: Direction,
+    /// Whether that direction is the better one.
+    pub better: bool,
+}
+
+/// The verdict on one metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricVerdict {
+    /// The metric's name in `summary.*`.
+    pub metric: String,
+    /// Arms that differ after Holm, in arm order.
+    pub findings: Vec<Finding>,
+    /// Non-baseline arms with a Holm p (compared at all).
+    pub compared: usize,
+}
+
+/// The verdict of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// The baseline arm (None when the run has no data).
+    pub baseline: Option<String>,
+    /// Holm p below this is a difference: 1 − the confidence level.
+    pub alpha: f64,
+    /// One verdict per metric, in the order of `summary.*`.
+    pub metrics: Vec<MetricVerdict>,
+    /// Sample-size warnings, each once for the whole run.
+    pub warnings: Vec<String>,
+    /// The numbers come from the simulated agent.
+    pub simulated: bool,
+}
+
+impl Verdict {
+    /// The verdict of a summary.
+    pub fn of(summary: &Summary) -> Verdict {
+        let alpha = 1.0 - summary.confidence;
+        // 1 − 0.95 is 0.050000000000000044: round away the representation error.
+        let alpha = (alpha * 1e9).round() / 1e9;
+        let mut v = decide(&summary.rows, summary.baseline.as_deref(), alpha);
+        v.simulated = summary.info.simulated;
+        v
+    }
+
+    /// Metrics on which some arm differs from the baseline.
+    pub fn differing(&self) -> impl Iterator<Item = &MetricVerdict> {
+        self.metrics.iter().filter(|m| !m.findings.is_empty())
+    }
+
+    /// The verdict as plain text, one line per metric with a difference: what the
+    /// console prints after a run and what `show RUN_DIR` opens with.
+    pub fn to_text(&self) -> String {
+        let Some(baseline) = &self.baseline else {
+            return "Verdict: no sessions or trials in this run.\n".into();
+        };
+        let mut out = format!(
+            "Verdict (vs baseline {baseline}; Holm-adjusted p < {}):\n",
+            self.alpha
+        );
+        if self.simulated {
+            out += "  (simulated agent: these numbers are synthetic)\n";
+        }
+        let width = self
+            .metrics
+            .iter()
+            .map(|m| m.metric.len())
+            .max()
+            .unwrap_or(0);
+        for m in self.differing() {
+            let lead = format!("  {:width$}  ", m.metric);
+            out += &wrap(&lead, &findings_text(m, false), TEXT_WIDTH);
+        }
+        out += &format!("  {}\n", self.no_difference_line());
+        if !self.warnings.is_empty() {
+            out += "Sample size:\n";
+            for w in &self.warnings {
+                out += &format!("  {w}\n");
+            }
+        }
+        out
+    }
+
+    /// The verdict as the opening section of `summary.md`.
+    pub fn to_markdown(&self) -> String {
+        let Some(baseline) = &self.baseline else {
+            return String::new();
+        };
+        let mut out = format!(
+            "## Verdict\n\nArms that differ from the baseline **{baseline}** after Holm \
+             (adjusted p < {}), and whether the difference is better or worse:\n\n",
+            self.alpha
+        );
+        for m in self.differing() {
+            out += &format!("- **{}**: {}\n", m.metric, findings_text(m, true));
+        }
+        out += &format!("- {}\n", self.no_difference_line());
+        if !self.warnings.is_empty() {
+            out += "\nSample size:\n\n";
+            for w in &self.warnings {
+                out += &format!("- {w}\n");
+            }
+        }
+        out
+    }
+
+    /// The line on the metrics where no arm differs, and those not compared at all.
+    pub fn no_difference_line(&self) -> String {
+        let same: Vec<&str> = self
+            .metrics
+            .iter()
+            .filter(|m| m.findings.is_empty() && m.compared > 0)
+            .map(|m| m.metric.as_str())
+            .collect();
+        let unjudged: Vec<&str> = self
+            .metrics
+            .iter()
+            .filter(|m| m.compared == 0)
+            .map(|m| m.metric.as_str())
+            .collect();
+        let mut line = if same.is_empty() {
+            "every metric compared shows a difference".to_string()
+        } else {
+            format!("no arm differs on: {}", same.join(", "))
+        };
+        if !unjudged.is_empty() {
+            line += &format!("; not compared (no data): {}", unjudged.join(", "));
+        }
+        line
+    }
+}
+
+/// The console verdict's lines break at findings past this many characters.
+const TEXT_WIDTH: usize = 100;
+
+/// `text` after `lead`, broken after a ", " or "; " so that no line is longer than
+/// `width` (unless one finding is), continuation lines indented as far as `lead`.
+fn wrap(lead: &str, text: &str, width: usize) -> String {
+    let indent = " ".repeat(lead.chars().count());
+    let mut out = String::new();
+    let mut line = lead.to_string();
+    let mut fresh = true;
+    for piece in text.split_inclusive([',', ';']) {
+        let piece = if fresh { piece.trim_start() } else { piece };
+        if !fresh && line.chars().count() + piece.trim_end().chars().count() > width {
+            out += line.trim_end();
+            out += "\n";
+            line = indent.clone() + piece.trim_start();
+        } else {
+            line += piece;
+        }
+        fresh = false;
+    }
+    out += line.trim_end();
+    out += "\n";
+    out
+}
+
+/// "worse: markdown +6.9 pp (p 0.020); better: gate -9.8 pp (p 2.9e-12)".
+fn findings_text(m: &MetricVerdict, markdown: bool) -> String {
+    let mut parts = Vec::new();
+    for (better, word) in [(false, "worse"), (true, "better")] {
+        let listed = side_text(m, better, markdown);
+        if !listed.is_empty() {
+            parts.push(format!("{word}: {listed}"));
+        }
+    }
+    parts.join("; ")
+}
+
+/// The findings of one side (better or worse) of a metric: "markdown +6.9 pp (p
+/// 0.020), yaml +6.6 pp (p 0.020)"; empty when there is none.
+pub fn side_text(m: &MetricVerdict, better: bool, markdown: bool) -> String {
+    let show = |f: &Finding| {
+        let diff = if m.metric == FEATURES_VERIFIED {
+            format!("{} features", signed(f.diff))
+        } else {
+            pp(f.diff)
+        };
+        let arm = if markdown {
+            format!("`{}`", f.arm)
+        } else {
+            f.arm.clone()
+        };
+        format!("{arm} {diff} (p {})", pvalue(f.p_holm))
+    };
+    m.findings
+        .iter()
+        .filter(|f| f.better == better)
+        .map(show)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn signed(x: f64) -> String {
+    let text = fixed(x, 2);
+    if x >= 0.0 { format!("+{text}") } else { text }
+}
+
+/// The verdict of summary rows (in `summary.*` order, baseline row first within each
+/// metric): a non-baseline row with `p_holm < alpha` and a nonzero `diff` is a finding;
+/// an arm with n = 0 or n < [`SMALL_SAMPLE`] on a metric is named in a warning. A row
+/// whose metric has no declared direction is left out.
+pub fn decide(rows: &[SummaryRow], baseline: Option<&str>, alpha: f64) -> Verdict {
+    let mut metrics: Vec<MetricVerdict> = Vec::new();
+    // (arm, metric, n) of every small sample, in row order.
+    let mut small: Vec<(&str, &str, u64)> = Vec::new();
+    for row in rows {
+        let Some(better) = better_of(&row.metric) else {
+            continue;
+        };
+        if metrics.last().is_none_or(|m| m.metric != row.metric) {
+            metrics.push(MetricVerdict {
+                metric: row.metric.clone(),
+                findings: Vec::new(),
+                compared: 0,
+            });
+        }
+        if row.n < SMALL_SAMPLE {
+            small.push((&row.arm, &row.metric, row.n));
+        }
+        if Some(row.arm.as_str()) == baseline {
+            continue;
+        }
+        let Some(p_holm) = row.p_holm else { continue };
+        let current = metrics.last_mut().expect("pushed above");
+        current.compared += 1;
+        let Some(diff) = row.diff.filter(|d| *d != 0.0) else {
+            continue;
+        };
+        if p_holm < alpha {
+            let direction = if diff > 0.0 {
+                Direction::Higher
+            } else {
+                Direction::Lower
+            };
+            current.findings.push(Finding {
+                arm: row.arm.clone(),
+                diff,
+                p_holm,
+                direction,
+                better: matches!(
+                    (direction, better),
+                    (Direction::Higher, Better::Higher) | (Direction::Lower, Better::Lower)
+                ),
+            });
+        }
+    }
+    Verdict {
+        baseline: baseline.map(str::to_string),
+        alpha,
+        metrics,
+        warnings: sample_warnings(&small),
+        simulated: false,
+    }
+}
+
+/// One line per metric with small samples: "resume_success: no units for json, yaml;
+/// fewer than 30 for crash (12)". Grouped by metric so that each is said once.
+fn sample_warnings(small: &[(&str, &str, u64)]) -> Vec<String> {
+    let mut metric_order: Vec<&str> = small.iter().map(|s| s.1).collect();
+    metric_order.dedup();
+    metric_order
+        .into_iter()
+        .map(|metric| {
+            let of: Vec<&(&str, &str, u64)> = small.iter().filter(|s| s.1 == metric).collect();
+            let none: Vec<&str> = of.iter().filter(|s| s.2 == 0).map(|s| s.0).collect();
+            let few: Vec<String> = of
+                .iter()
+                .filter(|s| s.2 > 0)
+                .map(|s| format!("{} ({})", s.0, s.2))
+                .collect();
+            let mut parts = Vec::new();
+            if !none.is_empty() {
+                parts.push(format!("no units for {}", none.join(", ")));
+            }
+            if !few.is_empty() {
+                parts.push(format!("fewer than {SMALL_SAMPLE} for {}", few.join(", ")));
+            }
+            format!("{metric}: {}", parts.join("; "))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(arm: &str, metric: &str, n: u64, diff: Option<f64>, p_holm: Option<f64>) -> SummaryRow {
+        SummaryRow {
+            arm: arm.into(),
+            metric: metric.into(),
+            k: Some(0),
+            n,
+            rate: None,
+            ci_low: None,
+            ci_high: None,
+            diff,
+            diff_ci_low: None,
+            diff_ci_high: None,
+            p: p_holm,
+            p_holm,
+            boot_ci_low: None,
+            boot_ci_high: None,
+        }
+    }
+
+    fn rows() -> Vec<SummaryRow> {
+        vec![
+            row("json", "premature_done", 400, None, None),
+            row("markdown", "premature_done", 400, Some(0.069), Some(0.02)),
+            row("yaml", "premature_done", 400, Some(0.066), Some(0.051)),
+            row("gate", "premature_done", 400, Some(-0.098), Some(2.9e-12)),
+            row("json", "clean_exit", 400, None, None),
+            row("markdown", "clean_exit", 400, Some(-0.2), Some(0.001)),
+            row("yaml", "clean_exit", 400, Some(0.1), Some(0.01)),
+            row("gate", "clean_exit", 400, Some(0.0), Some(0.0001)),
+            row("json", "resume_success", 0, None, None),
+            row("markdown", "resume_success", 0, None, None),
+            row("yaml", "resume_success", 0, None, None),
+            row("gate", "resume_success", 12, None, None),
+            row("json", "features_verified", 40, None, None),
+            row("markdown", "features_verified", 20, Some(-3.5), Some(0.004)),
+            row("yaml", "features_verified", 40, Some(0.2), Some(0.7)),
+            row("gate", "features_verified", 40, Some(1.0), None),
+        ]
+    }
+
+    #[test]
+    fn a_difference_after_holm_is_better_or_worse_by_the_metrics_direction() {
+        let v = decide(&rows(), Some("json"), 0.05);
+        let pd = &v.metrics[0];
+        assert_eq!(pd.metric, "premature_done");
+        assert_eq!(pd.compared, 3);
+        // yaml's p 0.051 is not below alpha; markdown is higher on a lower-is-better rate.
+        let arms: Vec<(&str, Direction, bool)> = pd
+            .findings
+            .iter()
+            .map(|f| (f.arm.as_str(), f.direction, f.better))
+            .collect();
+        assert_eq!(
+            arms,
+            [
+                ("markdown", Direction::Higher, false),
+                ("gate", Direction::Lower, true)
+            ]
+        );
+        // clean_exit: higher is better; a zero difference is no finding whatever its p.
+        let ce = &v.metrics[1];
+        let arms: Vec<(&str, bool)> = ce
+            .findings
+            .iter()
+            .map(|f| (f.arm.as_str(), f.better))
+            .collect();
+        assert_eq!(arms, [("markdown", false), ("yaml", true)]);
+        // features_verified: more is better; gate has no Holm p and is not compared.
+        let fv = &v.metrics[3];
+        assert_eq!(fv.compared, 2);
+        assert_eq!(fv.findings.len(), 1);
+        assert!(!fv.findings[0].better);
+    }
+
+    #[test]
+    fn a_metric_without_any_comparison_is_said_to_be_not_compared() {
+        let v = decide(&rows(), Some("json"), 0.05);
+        assert_eq!(v.metrics[2].compared, 0);
+        let text = v.to_text();
+        assert!(
+            text.contains("not compared (no data): resume_success"),
+            "{text}"
+        );
+        assert!(
+            text.contains("premature_done     worse: markdown +6.9 pp (p 0.020); better: gate -9.8 pp (p 2.9e-12)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("features_verified  worse: markdown -3.50 features (p 0.004)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn sample_size_warnings_name_each_metric_once_with_its_small_arms() {
+        let v = decide(&rows(), Some("json"), 0.05);
+        assert_eq!(
+            v.warnings,
+            [
+                "resume_success: no units for json, markdown, yaml; fewer than 30 for gate (12)",
+                "features_verified: fewer than 30 for markdown (20)",
+            ]
+        );
+        let md = v.to_markdown();
+        assert!(md.starts_with("## Verdict\n"), "{md}");
+        assert_eq!(md.matches("resume_success: no units").count(), 1, "{md}");
+    }
+
+    #[test]
+    fn a_run_where_nothing_differs_says_so_and_an_empty_run_has_no_verdict() {
+        let quiet: Vec<SummaryRow> = rows()
+            .into_iter()
+            .map(|mut r| {
+                r.p_holm = r.p_holm.map(|_| 0.9);
+                r
+            })
+            .collect();
+        let v = decide(&quiet, Some("json"), 0.05);
+        assert_eq!(v.differing().count(), 0);
+        assert!(v.to_text().contains(
+            "no arm differs on: premature_done, clean_exit, features_verified; not compared (no data): resume_success"
+        ));
+        let empty = decide(&[], None, 0.05);
+        assert_eq!(
+            empty.to_text(),
+            "Verdict: no sessions or trials in this run.\n"
+        );
+        assert_eq!(empty.to_markdown(), "");
+    }
+
+    #[test]
+    fn long_verdict_lines_break_between_findings() {
+        let text = "worse: a +1.0 pp (p 0.01), b +2.0 pp (p 0.02); better: c -3.0 pp (p 0.03)";
+        assert_eq!(
+            wrap("  m  ", text, 40),
+            "  m  worse: a +1.0 pp (p 0.01),\n     b +2.0 pp (p 0.02);\n     better: c -3.0 pp (p 0.03)\n"
+        );
+        assert_eq!(wrap("  m  ", "worse: a", 40), "  m  worse: a\n");
+    }
+
+    #[test]
+    fn a_row_of_an_unknown_metric_is_left_out() {
+        let v = decide(
+            &[row("a", "made_up", 5, Some(0.5), Some(0.001))],
+            Some("b"),
+            0.05,
+        );
+        assert!(v.metrics.is_empty() && v.warnings.is_empty());
+    }
+}
