@@ -10,8 +10,8 @@ mod toml_error;
 pub use key::TrialKey;
 pub use named_tests::ORACLE_TESTS_AT;
 pub use suite_file::{
-    AgentDriver, Arm, CrashMode, DEFAULT_CAPTURE_LIMIT, DEFAULT_CRASH_WINDOW, Ledger, Prompts,
-    Sandbox, Sequential, Strategy, Suite,
+    AgentDriver, Arm, CrashMode, DEFAULT_CAPTURE_LIMIT, DEFAULT_CRASH_WINDOW, Ledger, ModelServer,
+    Prompts, Sandbox, Sequential, Strategy, Suite,
 };
 pub use task::{Feature, Task, TestDiscovery, is_simple_name};
 pub use toml_error::{config_error, from_toml, line_column};
