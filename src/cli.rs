@@ -50,6 +50,10 @@ pub enum Command {
     /// Run one session of the simulated agent as an external process (a command agent
     /// for `run`: `program = "loopbench"`, `args = ["sim-agent", "--suite", DIR]`).
     SimAgent(SimAgentArgs),
+    /// Serve one session of a scripted model on 127.0.0.1 (Anthropic Messages, OpenAI
+    /// Responses and Chat Completions), optionally around an agent CLI pointed at it: a
+    /// dry run of a real agent without an API key.
+    MockModel(MockModelArgs),
     /// Internal: runs one agent session so that nothing it started outlives it.
     #[command(hide = true)]
     Supervise(SuperviseArgs),
@@ -71,6 +75,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Power(args) => cmd::power::run(&args),
         Command::Usage(args) => cmd::usage::run(&args),
         Command::SimAgent(args) => cmd::sim_agent::run(&args),
+        Command::MockModel(args) => cmd::mock_model::run(&args),
         Command::Supervise(args) => Ok(crate::agent::command::supervise::supervise(
             &args.command[0],
             &args.command[1..],

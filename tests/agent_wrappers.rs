@@ -192,14 +192,16 @@ fn each_wrapper_passes_prompt_budget_and_arguments_and_its_usage_lands_in_sessio
     assert_eq!(w.usage("claude", 1), ["3", "111", "7", "0.15"]);
     assert_eq!(w.usage("claude", 2), ["4", "211", "14", "0.25"]);
 
-    // codex: `exec --json`, prompt from stdin ("-"), the budget appended to the prompt.
+    // codex: `exec --json`, its own sandbox writable in the work directory (Codex 0.17x
+    // has no --full-auto), prompt from stdin ("-"), the budget appended to the prompt.
     assert_eq!(
         w.args("codex", 1),
         [
             "exec",
             "--json",
             "--skip-git-repo-check",
-            "--full-auto",
+            "--sandbox",
+            "workspace-write",
             "--model",
             "m-codex",
             "-"

@@ -14,10 +14,15 @@
 # keeps per session (agents/<trial>/session-N.stdout; `loopbench import stream-json`
 # re-scores it later). The usage file gets turns, tokens and cost from its result line.
 # Permissions: bypassPermissions by default (the work directory is a throw-away copy);
-# set LOOPBENCH_CLAUDE_PERMISSION_MODE in the agent's env to change it.
+# set LOOPBENCH_CLAUDE_PERMISSION_MODE in the agent's env to change it. Claude Code 2.1
+# refuses bypassPermissions as root ("cannot be used with root/sudo privileges") unless
+# IS_SANDBOX=1 (exactly "1") says it runs in a sandbox, which a throw-away work directory
+# (usually under `sandbox = "bwrap"`) is: as root, the wrapper sets it.
+# Transcripts go to $HOME/.claude/projects/ (under `model_server`, the trial's own HOME,
+# agents/<trial>/home/ in the run directory).
 #
 # Self-contained, so that it works under `sandbox = "bwrap"` wherever the checkout lies
-# (the sandbox may show the agent this file alone): it needs bash, mktemp, tee and the
+# (the sandbox may show the agent this file alone): it needs bash, id, mktemp, tee and the
 # loopbench binary, whose `loopbench usage` reads the CLI's output.
 set -euo pipefail
 : "${LOOPBENCH_TURNS:?${0##*/} runs under loopbench: LOOPBENCH_TURNS is not set}"
@@ -40,6 +45,9 @@ run_reporting() {
     return "$status"
 }
 
+if [ "$(id -u)" = 0 ]; then
+    export IS_SANDBOX=1
+fi
 run_reporting claude claude -p --output-format stream-json --verbose \
     --max-turns "$LOOPBENCH_TURNS" \
     --permission-mode "${LOOPBENCH_CLAUDE_PERMISSION_MODE:-bypassPermissions}" \

@@ -14,6 +14,16 @@
 # event stream (kept by loopbench per session); the usage file gets tokens summed over
 # its turn.completed events and turns = completed items. Codex prints no cost.
 #
+# Codex 0.17x has no --full-auto: the wrapper asks for `--sandbox workspace-write`
+# (Codex's own sandbox, writable work directory). Under `sandbox = "bwrap"` the harness's
+# sandbox already confines it, and Codex's nested one may not start there: set
+# LOOPBENCH_CODEX_SANDBOX=none in the agent's env for
+# --dangerously-bypass-approvals-and-sandbox, or any mode of `codex exec --sandbox`.
+# Under `model_server` (LOOPBENCH_MODEL_URL set) Codex is pointed at the scripted server
+# through a provider of its own (`-c model_provider=loopbench`, wire_api "responses");
+# Codex reads no OPENAI_BASE_URL. Its config and sessions go to $CODEX_HOME, by default
+# $HOME/.codex.
+#
 # Self-contained, so that it works under `sandbox = "bwrap"` wherever the checkout lies
 # (the sandbox may show the agent this file alone): it needs bash, mktemp, tee and the
 # loopbench binary, whose `loopbench usage` reads the CLI's output.
@@ -46,4 +56,17 @@ run_reporting() {
     return "$status"
 }
 
-with_budget | run_reporting codex codex exec --json --skip-git-repo-check --full-auto "$@" -
+sandbox=(--sandbox "${LOOPBENCH_CODEX_SANDBOX:-workspace-write}")
+if [ "${LOOPBENCH_CODEX_SANDBOX:-}" = none ]; then
+    sandbox=(--dangerously-bypass-approvals-and-sandbox)
+fi
+provider=()
+if [ -n "${LOOPBENCH_MODEL_URL:-}" ]; then
+    provider=(-c model_provider=loopbench
+        -c 'model_providers.loopbench.name="loopbench"'
+        -c "model_providers.loopbench.base_url=\"$LOOPBENCH_MODEL_URL\""
+        -c 'model_providers.loopbench.wire_api="responses"'
+        -c 'model_providers.loopbench.env_key="LOOPBENCH_MODEL_API_KEY"')
+fi
+with_budget | run_reporting codex codex exec --json --skip-git-repo-check "${sandbox[@]}" \
+    "${provider[@]}" "$@" -

@@ -4,6 +4,7 @@
 
 pub mod command;
 mod driver;
+pub mod mock_model;
 mod outcome;
 pub mod replay;
 pub mod sim;

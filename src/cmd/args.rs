@@ -364,3 +364,29 @@ fn parse_jobs(text: &str) -> std::result::Result<usize, String> {
         )),
     }
 }
+
+/// Arguments of `loopbench mock-model`.
+#[derive(Debug, clap::Args)]
+pub struct MockModelArgs {
+    /// The scenario: a trace-format JSONL file saying what the model does per session.
+    #[arg(long)]
+    pub scenario: PathBuf,
+    /// The session of the scenario to serve.
+    #[arg(long)]
+    pub session: u32,
+    /// Append one JSON line per answer served (and the session's totals) to this file.
+    #[arg(long)]
+    pub log: Option<PathBuf>,
+    /// Keep every request's head and body in this directory (to read what a CLI sends).
+    #[arg(long)]
+    pub requests: Option<PathBuf>,
+    /// HOME of the agent command (its config and transcripts go there).
+    #[arg(long)]
+    pub home: Option<PathBuf>,
+    /// Port on 127.0.0.1; 0 picks a free one.
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// The agent command, run against the server; without one, serve until Ctrl-C.
+    #[arg(last = true, allow_hyphen_values = true)]
+    pub command: Vec<String>,
+}

@@ -5,6 +5,7 @@ pub mod compare;
 mod drive;
 pub mod import;
 pub mod merge;
+pub mod mock_model;
 pub mod power;
 pub mod replay;
 pub mod report;

@@ -39,8 +39,9 @@
 //! `costUSD` ([`super::blocks::UsageTally`]).
 //!
 //! **Status.** `interrupted` when a tool call never got a result, or when the last
-//! line of the conversation is the user's "[Request interrupted by user..." or an API
-//! error message (`isApiErrorMessage`); otherwise `completed`. Lines the CLI writes
+//! line of the conversation is the user's "[Request interrupted by user...", tool results
+//! the model never answered (the CLI was killed while it waited for the model), or an
+//! API error message (`isApiErrorMessage`); otherwise `completed`. Lines the CLI writes
 //! about the conversation (a compaction's `isCompactSummary`, `isMeta` lines, a slash
 //! command's echo) are not its last line. Never `declared_complete`: what the agent
 //! claims in prose is not evidence, and the metrics read the files anyway.
@@ -234,6 +235,7 @@ fn import_session(
             user_text(message)
                 .trim_start()
                 .starts_with("[Request interrupted by user")
+                || only_tool_results(message)
         } else {
             flag(e, "isApiErrorMessage")
         }
@@ -288,4 +290,18 @@ fn session_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut seen = HashSet::new();
     files.retain(|f| seen.insert(f.canonicalize().unwrap_or_else(|_| f.clone())));
     Ok(files)
+}
+
+/// Whether a user message holds tool results and nothing else: the conversation's last
+/// line only when the CLI died waiting for the model's answer to them.
+fn only_tool_results(message: &Value) -> bool {
+    message
+        .get("content")
+        .and_then(Value::as_array)
+        .is_some_and(|blocks| {
+            !blocks.is_empty()
+                && blocks
+                    .iter()
+                    .all(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+        })
 }

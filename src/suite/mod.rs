@@ -13,8 +13,8 @@ pub use arm::{Arm, ArmPrompts, ExitCheck, Ledger, PromptOverride, Strategy};
 pub use key::TrialKey;
 pub use named_tests::ORACLE_TESTS_AT;
 pub use suite_file::{
-    AgentDriver, CrashMode, DEFAULT_CAPTURE_LIMIT, DEFAULT_CRASH_WINDOW, Prompts, Sandbox,
-    Sequential, Suite,
+    AgentDriver, CrashMode, DEFAULT_CAPTURE_LIMIT, DEFAULT_CRASH_WINDOW, ModelServer, Prompts,
+    Sandbox, Sequential, Suite,
 };
 pub use task::{Feature, Task, TestDiscovery, is_simple_name};
 pub use toml_error::{config_error, from_toml, line_column};

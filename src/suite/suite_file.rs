@@ -106,6 +106,14 @@ struct AgentFile {
     crash_window: Option<Spanned<String>>,
     /// A size like "64MiB" or a number of bytes.
     capture_limit: Option<Spanned<toml::Value>>,
+    /// `{ scenario = "..." }`: run the CLI against the scripted model server.
+    model_server: Option<Spanned<ModelServerFile>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModelServerFile {
+    scenario: String,
 }
 
 setting! {
@@ -167,7 +175,18 @@ pub enum AgentDriver {
         crash_window: Duration,
         /// Bytes kept of each of stdout and stderr per session.
         capture_limit: u64,
+        /// The scripted model server the CLI is pointed at, when the agent names one.
+        model_server: Option<ModelServer>,
     },
+}
+
+/// `model_server = { scenario = "..." }` of a command agent: each session runs under
+/// `loopbench mock-model`, which serves the scenario's session to the CLI on
+/// 127.0.0.1 inside the agent's own network namespace (the sandbox's, under bwrap).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelServer {
+    /// The scenario file (absolute; written relative to the suite directory).
+    pub scenario: PathBuf,
 }
 
 /// `sandbox = "bwrap"` of a command agent. A real agent CLI needs its API
@@ -273,7 +292,10 @@ impl Suite {
 
         let mut agents = BTreeMap::new();
         for (agent_name, spec) in &raw.agents {
-            agents.insert(agent_name.clone(), agent_driver(agent_name, spec, &err)?);
+            agents.insert(
+                agent_name.clone(),
+                agent_driver(&dir, agent_name, spec, &err)?,
+            );
         }
 
         if raw.arms.is_empty() {
@@ -320,7 +342,17 @@ impl Suite {
             Some(table) => Some(sequential(table, &err)?),
         };
         let prompts = read_prompts(&dir)?;
-        let content_hash = content_hash(&file, &dir, &tasks, &arms)?;
+        let scenarios: Vec<&Path> = agents
+            .values()
+            .filter_map(|a| match a {
+                AgentDriver::Command {
+                    model_server: Some(m),
+                    ..
+                } => Some(m.scenario.as_path()),
+                _ => None,
+            })
+            .collect();
+        let content_hash = content_hash(&file, &dir, &tasks, &arms, &scenarios)?;
 
         Ok(Suite {
             dir,
@@ -511,6 +543,7 @@ fn read_prompts(dir: &Path) -> Result<Prompts> {
 }
 
 fn agent_driver(
+    suite_dir: &Path,
     name: &str,
     spec: &Spanned<AgentFile>,
     err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
@@ -538,6 +571,9 @@ fn agent_driver(
             }
             if a.capture_limit.is_some() {
                 return Err(misplaced("capture_limit", "sim"));
+            }
+            if a.model_server.is_some() {
+                return Err(misplaced("model_server", "sim"));
             }
             let profile = a
                 .profile
@@ -627,6 +663,23 @@ fn agent_driver(
                 Some(v) => capture_limit(v.get_ref())
                     .map_err(|e| err(v.span(), format!("agent '{name}': capture_limit: {e}")))?,
             };
+            let model_server = match &a.model_server {
+                None => None,
+                Some(m) => {
+                    let scenario = suite_dir.join(&m.get_ref().scenario);
+                    if !scenario.is_file() {
+                        return Err(err(
+                            m.span(),
+                            format!(
+                                "agent '{name}': model_server: scenario '{}' is not a file",
+                                scenario.display()
+                            ),
+                        ));
+                    }
+                    let scenario = std::path::absolute(&scenario).unwrap_or(scenario);
+                    Some(ModelServer { scenario })
+                }
+            };
             Ok(AgentDriver::Command {
                 program,
                 args: a.args.clone(),
@@ -636,6 +689,7 @@ fn agent_driver(
                 crash,
                 crash_window,
                 capture_limit,
+                model_server,
             })
         }
     }
@@ -679,12 +733,20 @@ fn parse_size(text: &str) -> Option<u64> {
     n.checked_mul(factor)
 }
 
-/// blake3 over the suite file, its prompts and every file of every task, so that a
-/// resume against a changed suite can be refused.
-fn content_hash(file: &Path, dir: &Path, tasks: &[Task], arms: &[Arm]) -> Result<String> {
+/// blake3 over the suite file, its prompts, every file of every task and the model
+/// server scenarios, so that a resume against a changed suite can be refused.
+fn content_hash(
+    file: &Path,
+    dir: &Path,
+    tasks: &[Task],
+    arms: &[Arm],
+    scenarios: &[&Path],
+) -> Result<String> {
     let mut hasher = blake3::Hasher::new();
-    let bytes = std::fs::read(file).io_context(|| format!("cannot read '{}'", file.display()))?;
-    hasher.update(&bytes);
+    for f in std::iter::once(file).chain(scenarios.iter().copied()) {
+        let bytes = std::fs::read(f).io_context(|| format!("cannot read '{}'", f.display()))?;
+        hasher.update(&bytes);
+    }
     // An arm's templates may lie outside prompts/; what they say is part of the suite.
     for arm in arms {
         let named = [&arm.prompts.initializer, &arm.prompts.coding];

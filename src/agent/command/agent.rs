@@ -18,12 +18,16 @@ use crate::error::{Error, IoContext, Result};
 use crate::notice::Notice;
 use crate::sandbox::{self, Hidden, Layout};
 use crate::suite::TrialKey;
-use crate::suite::{AgentDriver, Arm, CrashMode, Sandbox, Suite};
+use crate::suite::{AgentDriver, Arm, CrashMode, ModelServer, Sandbox, Suite};
 
 /// File name of the usage report, beside the work directory.
 pub const USAGE_FILE: &str = "usage.json";
 /// Directory an agent may keep state in across the sessions of a trial.
 pub const STATE_DIR: &str = "state";
+/// The served log of session N is `agents/<trial>/session-N.model.jsonl`.
+pub const MODEL_LOG_SUFFIX: &str = "model.jsonl";
+/// The HOME of a CLI run against the scripted model server: `agents/<trial>/home/`.
+pub const MODEL_HOME: &str = "home";
 /// Where the session's supervisor writes the agent's wait status, beside the work
 /// directory (the agent is never told of it).
 const SUPERVISOR_STATUS_FILE: &str = "supervisor.status";
@@ -57,6 +61,7 @@ pub struct CommandAgent {
     crash_window: Duration,
     capture_limit: u64,
     sandbox: Option<Sandbox>,
+    model_server: Option<ModelServer>,
     base_dir: PathBuf,
     hidden: Hidden,
     key: TrialKey,
@@ -89,6 +94,7 @@ impl CommandAgent {
             crash,
             crash_window,
             capture_limit,
+            model_server,
         } = suite.agent_of(arm)
         else {
             return Err(Error::BadInput(format!(
@@ -111,6 +117,7 @@ impl CommandAgent {
             crash_window: *crash_window,
             capture_limit: *capture_limit,
             sandbox: sandbox.clone(),
+            model_server: model_server.clone(),
             base_dir: suite.dir.clone(),
             hidden: hidden.clone(),
             capture_dir: run_dir.join("agents").join(&key.trial_id),
@@ -201,6 +208,15 @@ impl CommandAgent {
             hidden,
             share_net: false,
         };
+        if let (Some(server), Some(log), Some(home)) =
+            (&self.model_server, &files.model_log, &files.model_home)
+        {
+            // The scripted server runs inside the sandbox: it reads its scenario, appends
+            // to its log and gives the CLI a HOME of the trial's own.
+            layout.readable_files.push(abs(&server.scenario));
+            layout.writable_files.push(abs(log));
+            layout.writable_dirs.push(abs(home));
+        }
         if let Some(sandbox) = &self.sandbox {
             layout.share_net = sandbox.network;
             layout
@@ -258,9 +274,28 @@ impl CommandAgent {
             .arg("--");
         if self.sandbox.is_some() {
             let layout = self.layout(ctx, &program, files);
-            cmd.arg(sandbox::BWRAP)
-                .args(layout.bwrap_args())
-                .arg(sandboxed_program(&program));
+            cmd.arg(sandbox::BWRAP).args(layout.bwrap_args());
+        }
+        if let (Some(server), Some(log), Some(home)) =
+            (&self.model_server, &files.model_log, &files.model_home)
+        {
+            let bin = harness_binary().ok_or_else(|| {
+                Error::BadInput("cannot find the loopbench binary to serve the model".into())
+            })?;
+            cmd.arg(bin)
+                .arg("mock-model")
+                .arg("--scenario")
+                .arg(&server.scenario)
+                .arg("--session")
+                .arg(ctx.session.to_string())
+                .arg("--log")
+                .arg(log)
+                .arg("--home")
+                .arg(home)
+                .arg("--");
+        }
+        if self.sandbox.is_some() {
+            cmd.arg(sandboxed_program(&program));
         } else {
             cmd.arg(&program);
         }
@@ -390,6 +425,14 @@ impl CommandAgent {
             stderr: self
                 .capture_dir
                 .join(format!("session-{}.stderr", ctx.session)),
+            model_log: self.model_server.as_ref().map(|_| {
+                self.capture_dir
+                    .join(format!("session-{}.{MODEL_LOG_SUFFIX}", ctx.session))
+            }),
+            model_home: self
+                .model_server
+                .as_ref()
+                .map(|_| self.capture_dir.join(MODEL_HOME)),
         };
         for dir in [&self.capture_dir, &files.state_dir] {
             std::fs::create_dir_all(dir)
@@ -397,6 +440,12 @@ impl CommandAgent {
         }
         std::fs::write(&files.usage_file, "")
             .io_context(|| format!("cannot write '{}'", files.usage_file.display()))?;
+        if let (Some(log), Some(home)) = (&files.model_log, &files.model_home) {
+            // bwrap binds only what exists; a retried start begins the log anew.
+            std::fs::write(log, "").io_context(|| format!("cannot write '{}'", log.display()))?;
+            std::fs::create_dir_all(home)
+                .io_context(|| format!("cannot create '{}'", home.display()))?;
+        }
         if self.sandbox.is_some() && !ctx.workspace.effects_log.exists() {
             // bwrap can only bind a file that exists.
             std::fs::write(&ctx.workspace.effects_log, "")
@@ -458,6 +507,7 @@ pub fn preflight(suite: &Suite, arms: &[usize]) -> Result<()> {
             program,
             sandbox,
             env,
+            model_server,
             ..
         } = suite.agent_of(arm)
         else {
@@ -465,6 +515,10 @@ pub fn preflight(suite: &Suite, arms: &[usize]) -> Result<()> {
         };
         if !checked.insert(arm.agent.as_str()) {
             continue;
+        }
+        if let Some(server) = model_server {
+            // A scenario that does not parse fails here, naming its file and line.
+            crate::agent::mock_model::Scenario::load(&server.scenario)?;
         }
         if resolve_program(program, &suite.dir, env).is_none() {
             let place = if program.contains('/') {
@@ -504,6 +558,10 @@ struct SessionFiles {
     state_dir: PathBuf,
     stdout: PathBuf,
     stderr: PathBuf,
+    /// The scripted model server's log of what it served, with `model_server`.
+    model_log: Option<PathBuf>,
+    /// The CLI's HOME, kept for the trial (its transcripts), with `model_server`.
+    model_home: Option<PathBuf>,
 }
 
 impl Agent for CommandAgent {
@@ -588,6 +646,7 @@ mod tests {
             crash_window: Duration::from_secs(window),
             capture_limit: crate::suite::DEFAULT_CAPTURE_LIMIT,
             sandbox: None,
+            model_server: None,
             base_dir: PathBuf::from("/"),
             hidden: Hidden::default(),
             key: TrialKey::new("arm", "task", 0),
@@ -674,6 +733,7 @@ mod tests {
             crash: CrashMode::Agent,
             crash_window: Duration::from_secs(1),
             capture_limit: 1024,
+            model_server: None,
         };
         assert!(runs_sim_agent(&command(&["sim-agent", "--suite", "s"])));
         assert!(!runs_sim_agent(&command(&["-p"])));

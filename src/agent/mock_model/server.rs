@@ -1,0 +1,449 @@
+//! The scripted model server of one session: answers each model call of the CLI with
+//! the session's next step, rendered for the API the CLI speaks, and logs every answer
+//! with the usage it reported (one JSON object per line), so that what the CLI and the
+//! harness recorded can be checked against what was served.
+//!
+//! A *main* call is one of the CLI's agent loop (its request offers the file and shell
+//! tools); it gets the next step. Anything else (a title or commit message the CLI asks
+//! a small model for, a token count) is a *side* call: a short text answer, logged apart.
+
+use std::collections::HashSet;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+
+use super::http::{self, Request, Response};
+use super::render::{self, Reply, Tokens};
+use super::script::{Ending, ScriptedSession, Step};
+
+/// The wire protocol of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Api {
+    /// `POST /v1/messages` (Claude Code).
+    Anthropic,
+    /// `POST /v1/responses` (Codex).
+    Responses,
+    /// `POST /v1/chat/completions` (aider through litellm).
+    Chat,
+}
+
+/// One line of the served log.
+#[derive(Debug, Clone, Serialize)]
+pub struct Served {
+    /// The session number.
+    pub session: u32,
+    /// The protocol.
+    pub api: Api,
+    /// `main`, `side`, `extra` (a main call after the final answer) or `crash`.
+    pub kind: &'static str,
+    /// The scripted step answered (0-based), when one was.
+    pub step: Option<usize>,
+    /// The tool called, or `text`.
+    pub reply: String,
+    /// Input tokens reported.
+    pub input_tokens: u64,
+    /// Output tokens reported.
+    pub output_tokens: u64,
+}
+
+/// The last line of the served log: the session's totals.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Summary {
+    /// The session number.
+    pub session: u32,
+    /// Main calls answered (the CLI's turns).
+    pub turns: u64,
+    /// Input tokens reported on main calls.
+    pub input_tokens: u64,
+    /// Output tokens reported on main calls.
+    pub output_tokens: u64,
+    /// Side calls answered.
+    pub side_calls: u64,
+    /// Input tokens reported on side calls.
+    pub side_input_tokens: u64,
+    /// Output tokens reported on side calls.
+    pub side_output_tokens: u64,
+    /// Scripted steps answered, of `steps`.
+    pub steps_served: usize,
+    /// Scripted steps of the session.
+    pub steps: usize,
+    /// The final answer was given.
+    pub finished: bool,
+    /// The CLI was killed at the scripted crash.
+    pub crashed: bool,
+}
+
+struct State {
+    next: usize,
+    /// Files Claude Code has read or written in this session (its Edit and Write refuse
+    /// a file it has not read).
+    known: HashSet<String>,
+    calls: u64,
+    calls_main: u64,
+    summary: Summary,
+}
+
+/// The server of one scripted session.
+pub struct Server {
+    session: ScriptedSession,
+    work_dir: PathBuf,
+    state: Mutex<State>,
+    log: Mutex<Option<std::fs::File>>,
+    requests_dir: Option<PathBuf>,
+    /// Notified when the CLI reaches the scripted crash.
+    pub crash: Notify,
+}
+
+enum Answer {
+    Reply(Response),
+    Crash,
+}
+
+impl Server {
+    /// A server for `session`, the CLI running in `work_dir`; answers are appended to
+    /// `log`, and every request body is kept in `requests_dir` when given.
+    pub fn new(
+        session: ScriptedSession,
+        work_dir: PathBuf,
+        log: Option<std::fs::File>,
+        requests_dir: Option<PathBuf>,
+    ) -> Arc<Server> {
+        let summary = Summary {
+            session: session.n,
+            steps: session.steps.len(),
+            ..Summary::default()
+        };
+        Arc::new(Server {
+            session,
+            work_dir,
+            state: Mutex::new(State {
+                next: 0,
+                known: HashSet::new(),
+                calls: 0,
+                calls_main: 0,
+                summary,
+            }),
+            log: Mutex::new(log),
+            requests_dir,
+            crash: Notify::new(),
+        })
+    }
+
+    /// The totals so far.
+    pub fn summary(&self) -> Summary {
+        self.lock().summary.clone()
+    }
+
+    /// Appends `summary` as the log's last line.
+    pub fn log_summary(&self, summary: &Summary) {
+        self.log_line(&json!({"summary": summary}));
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn log_line(&self, value: &impl Serialize) {
+        let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(file) = log.as_mut()
+            && let Ok(line) = serde_json::to_string(value)
+        {
+            let _ = writeln!(file, "{line}");
+            let _ = file.flush();
+        }
+    }
+
+    /// Accepts connections until the task is dropped.
+    pub async fn serve(self: Arc<Self>, listener: TcpListener) {
+        while let Ok((stream, _)) = listener.accept().await {
+            let server = self.clone();
+            tokio::spawn(async move { server.handle(stream).await });
+        }
+    }
+
+    async fn handle(self: Arc<Self>, mut stream: TcpStream) {
+        let Ok(Some(request)) = http::read_request(&mut stream).await else {
+            return;
+        };
+        match self.answer(&request) {
+            Answer::Reply(response) => {
+                let _ = http::write_response(&mut stream, &response).await;
+            }
+            Answer::Crash => {
+                self.crash.notify_one();
+                // Hold the connection: the CLI is killed while it waits for its answer.
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+
+    fn answer(&self, request: &Request) -> Answer {
+        let n = {
+            let mut state = self.lock();
+            state.calls += 1;
+            state.calls
+        };
+        if let Some(dir) = &self.requests_dir {
+            let head = format!("{} {}\n", request.method, request.path);
+            let _ = std::fs::write(dir.join(format!("request-{n:03}.head")), head);
+            let _ = std::fs::write(dir.join(format!("request-{n:03}.body")), &request.body);
+        }
+        let path = request.path.trim_end_matches('/');
+        let api = if path.ends_with("/messages") {
+            Api::Anthropic
+        } else if path.ends_with("/responses") {
+            Api::Responses
+        } else if path.ends_with("/chat/completions") {
+            Api::Chat
+        } else if path.ends_with("/messages/count_tokens") {
+            let tokens = (request.body.len() as u64).div_ceil(4);
+            return Answer::Reply(Response::Json(200, json!({"input_tokens": tokens})));
+        } else if path.ends_with("/models") {
+            return Answer::Reply(Response::Json(
+                200,
+                json!({"object": "list", "data": [], "models": []}),
+            ));
+        } else {
+            return Answer::Reply(Response::Json(
+                404,
+                json!({"error": {"type": "not_found_error",
+                       "message": format!("the mock model server has no {}", request.path)}}),
+            ));
+        };
+        let Ok(body) = serde_json::from_slice::<Value>(&request.body) else {
+            return Answer::Reply(Response::Json(
+                400,
+                json!({"error": {"type": "invalid_request_error",
+                       "message": "the request body is not JSON"}}),
+            ));
+        };
+        let id = format!("mock_{}_{n}", self.session.n);
+        let (kind, step, reply) = if is_main(api, &body) {
+            match self.next_reply(api, &body, &id) {
+                Some((kind, step, reply)) => (kind, step, reply),
+                None => {
+                    self.log_line(&Served {
+                        session: self.session.n,
+                        api,
+                        kind: "crash",
+                        step: None,
+                        reply: "crash".into(),
+                        input_tokens: 0,
+                        output_tokens: 0,
+                    });
+                    self.lock().summary.crashed = true;
+                    return Answer::Crash;
+                }
+            }
+        } else {
+            (
+                "side",
+                None,
+                Reply::Text("loopbench: scripted change".into()),
+            )
+        };
+        let tokens = Tokens::of(request.body.len(), &reply);
+        {
+            let mut state = self.lock();
+            let s = &mut state.summary;
+            if kind == "side" {
+                s.side_calls += 1;
+                s.side_input_tokens += tokens.input;
+                s.side_output_tokens += tokens.output;
+            } else {
+                s.turns += 1;
+                s.input_tokens += tokens.input;
+                s.output_tokens += tokens.output;
+            }
+        }
+        self.log_line(&Served {
+            session: self.session.n,
+            api,
+            kind,
+            step,
+            reply: match &reply {
+                Reply::Text(_) => "text".into(),
+                Reply::Tool { name, .. } => name.clone(),
+            },
+            input_tokens: tokens.input,
+            output_tokens: tokens.output,
+        });
+        Answer::Reply(match api {
+            Api::Anthropic => render::anthropic(&body, &id, &reply, tokens),
+            Api::Responses => render::responses(&body, &id, &reply, tokens),
+            Api::Chat => render::chat(&body, &id, &reply, tokens),
+        })
+    }
+
+    /// The answer to the next main call: (kind, step, reply), or `None` at the crash.
+    fn next_reply(
+        &self,
+        api: Api,
+        body: &Value,
+        id: &str,
+    ) -> Option<(&'static str, Option<usize>, Reply)> {
+        let mut state = self.lock();
+        let steps = &self.session.steps;
+        if state.summary.finished {
+            return Some(("extra", None, Reply::Text(self.session.summary.clone())));
+        }
+        if api == Api::Chat {
+            // aider takes a whole session's edits in one answer; a scripted crash comes
+            // at its next call.
+            if state.calls_main > 0 {
+                return (self.session.ending != Ending::Crash)
+                    .then(|| ("extra", None, Reply::Text(self.session.summary.clone())));
+            }
+            state.calls_main += 1;
+            state.next = steps.len();
+            state.summary.steps_served = steps.len();
+            state.summary.finished = self.session.ending != Ending::Crash;
+            let text = render::aider_text(steps, &self.session.summary);
+            return Some(("main", (!steps.is_empty()).then_some(0), Reply::Text(text)));
+        }
+        let Some(step) = steps.get(state.next) else {
+            if self.session.ending == Ending::Crash {
+                return None;
+            }
+            state.summary.finished = true;
+            return Some(("main", None, Reply::Text(self.session.summary.clone())));
+        };
+        let index = state.next;
+        let call_id = format!("call_{id}");
+        let tool = |name: &str, input: Value, custom: bool| Reply::Tool {
+            id: if api == Api::Anthropic {
+                format!("toolu_{id}")
+            } else {
+                call_id.clone()
+            },
+            name: name.to_string(),
+            input,
+            custom,
+        };
+        let reply = match api {
+            Api::Anthropic => {
+                let abs = |p: &str| self.work_dir.join(p).to_string_lossy().into_owned();
+                match step {
+                    Step::Write { path, .. } | Step::Edit { path, .. }
+                        if !state.known.contains(path)
+                            && (matches!(step, Step::Edit { .. })
+                                || self.work_dir.join(path).exists()) =>
+                    {
+                        // Claude Code refuses to change a file it has not read: read it
+                        // first, and answer the step itself on the next call.
+                        state.known.insert(path.clone());
+                        return Some((
+                            "main",
+                            Some(index),
+                            tool("Read", json!({"file_path": abs(path)}), false),
+                        ));
+                    }
+                    Step::Write { path, content } => {
+                        state.known.insert(path.clone());
+                        tool(
+                            "Write",
+                            json!({"file_path": abs(path), "content": content}),
+                            false,
+                        )
+                    }
+                    Step::Edit { path, old, new } => tool(
+                        "Edit",
+                        json!({"file_path": abs(path), "old_string": old, "new_string": new,
+                               "replace_all": false}),
+                        false,
+                    ),
+                    Step::Delete { path } => {
+                        state.known.clear();
+                        tool(
+                            "Bash",
+                            json!({"command": format!("rm -- {}", render::shell_quote(path)),
+                                   "description": "delete a file"}),
+                            false,
+                        )
+                    }
+                    Step::Run { cmd } => {
+                        // A command may change any file: Claude Code wants it read again.
+                        state.known.clear();
+                        tool(
+                            "Bash",
+                            json!({"command": cmd, "description": "run a command"}),
+                            false,
+                        )
+                    }
+                }
+            }
+            Api::Responses | Api::Chat => {
+                let exec = |cmd: String| {
+                    if api == Api::Responses {
+                        tool(
+                            "exec_command",
+                            json!({"cmd": cmd, "yield_time_ms": 30000}),
+                            false,
+                        )
+                    } else {
+                        tool("shell", json!({"command": cmd}), false)
+                    }
+                };
+                match step {
+                    Step::Write { path, content } => exec(render::write_command(path, content)),
+                    Step::Edit { path, old, new } if offers(body, "apply_patch") => tool(
+                        "apply_patch",
+                        Value::String(render::apply_patch(path, old, new)),
+                        true,
+                    ),
+                    Step::Edit { path, old, new } => exec(format!(
+                        "python3 -c {} {} {} {}",
+                        render::shell_quote(EDIT_PY),
+                        render::shell_quote(path),
+                        render::shell_quote(old),
+                        render::shell_quote(new)
+                    )),
+                    Step::Delete { path } => exec(format!("rm -- {}", render::shell_quote(path))),
+                    Step::Run { cmd } => exec(cmd.clone()),
+                }
+            }
+        };
+        state.next += 1;
+        state.summary.steps_served = state.next;
+        Some(("main", Some(index), reply))
+    }
+}
+
+/// Replaces one occurrence of argv[2] by argv[3] in the file argv[1], for a CLI that
+/// offers a shell but no patch tool.
+const EDIT_PY: &str = "import sys\np, o, n = sys.argv[1:4]\ns = open(p).read()\n\
+assert s.count(o) == 1, 'old text must occur once'\nopen(p, 'w').write(s.replace(o, n, 1))\n";
+
+/// Whether the request offers a tool named `name`.
+fn offers(body: &Value, name: &str) -> bool {
+    body.get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|tools| {
+            tools.iter().any(|t| {
+                t.get("name").and_then(Value::as_str) == Some(name)
+                    || t.pointer("/function/name").and_then(Value::as_str) == Some(name)
+            })
+        })
+}
+
+/// Whether a request is a call of the CLI's agent loop rather than a side call.
+fn is_main(api: Api, body: &Value) -> bool {
+    match api {
+        Api::Anthropic => offers(body, "Bash") || offers(body, "Write"),
+        Api::Responses => offers(body, "exec_command") || offers(body, "shell"),
+        Api::Chat => {
+            // aider's commit messages come from a prompt of their own.
+            let system = body
+                .pointer("/messages/0/content")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            !system.contains("commit message")
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! The real agent CLIs (Claude Code, Codex, aider) end to end, without an API key: the
+//! shipped `suites/real-cli-dryrun` runs each under bubblewrap against the scripted
+//! model server, and every session's metrics must equal a replay of the same scenario
+//! (the acts it scripts), its turns and tokens what the server served; Claude Code's
+//! own transcripts, imported and replayed, must give the live run's metrics again.
+//!
+//! The CLIs are looked up in `$LOOPBENCH_CLI_DIR` (default `~/.cache/loopbench-clis`,
+//! where `.ci/run` installs the pinned versions): `npm/node_modules/.bin/` and
+//! `aider/bin/`. A CLI that is not there is skipped with a message; under `CI=true` it
+//! fails the test.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// The columns a session's acts decide (everything but timings, usage and notes).
+const ACTS: &[&str] = &[
+    "list_parse_ok",
+    "newly_claimed",
+    "premature_claims",
+    "newly_verified",
+    "regressions",
+    "told_false",
+    "desc_edits",
+    "step_edits",
+    "entries_removed",
+    "entries_added",
+    "tests_removed",
+    "tests_weakened",
+    "dup_side_effects",
+    "clean_tree",
+    "progress_updated",
+    "resumed",
+    "resume_success",
+];
+
+type Row = BTreeMap<String, String>;
+
+fn read_csv(path: &Path) -> Vec<Row> {
+    let mut reader = csv::Reader::from_path(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    reader.deserialize().map(|r| r.unwrap()).collect()
+}
+
+fn cli_dirs() -> Vec<PathBuf> {
+    let root = std::env::var_os("LOOPBENCH_CLI_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                .join(".cache/loopbench-clis")
+        });
+    vec![root.join("npm/node_modules/.bin"), root.join("aider/bin")]
+}
+
+/// PATH with the CLI directories first, when `binary` is installed there.
+fn path_with(binary: &str) -> Option<std::ffi::OsString> {
+    let dirs = cli_dirs();
+    dirs.iter().find(|d| d.join(binary).is_file())?;
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(dirs.into_iter().chain(std::env::split_paths(&rest))).ok()
+}
+
+/// Whether the test can run here; otherwise it says why, and fails under CI=true.
+fn available(binary: &str) -> Option<std::ffi::OsString> {
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    let missing = |why: String| {
+        assert!(!ci, "CI=true: {why}");
+        eprintln!("SKIPPED real_cli {binary}: {why}");
+        None
+    };
+    if !loopbench::sandbox::bwrap_works() {
+        return missing("bubblewrap does not work here".into());
+    }
+    match path_with(binary) {
+        Some(path) => Some(path),
+        None => missing(format!(
+            "'{binary}' is not installed in {:?} (.ci/run installs the pinned versions)",
+            cli_dirs()
+        )),
+    }
+}
+
+fn suite() -> PathBuf {
+    common::repo_root().join("suites/real-cli-dryrun")
+}
+
+/// The per-session rows of a replay of `trace` on the dry run's task.
+fn replay(trace: &Path, out: &Path) -> Vec<Row> {
+    common::loopbench()
+        .arg("replay")
+        .arg(trace)
+        .arg("--task")
+        .arg(suite().join("tasks/latefees"))
+        .args(["--format", "markdown", "--quiet", "--out"])
+        .arg(out)
+        .assert()
+        .success();
+    read_csv(&out.join("sessions.csv"))
+}
+
+fn acts(row: &Row) -> Vec<(&'static str, String)> {
+    ACTS.iter().map(|k| (*k, row[*k].clone())).collect()
+}
+
+/// The served log's totals of one session.
+fn served(run: &Path, trial: &str, session: &str) -> Value {
+    let log = run
+        .join("agents")
+        .join(trial)
+        .join(format!("session-{session}.model.jsonl"));
+    let text = std::fs::read_to_string(&log)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", log.display()));
+    let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    last["summary"].clone()
+}
+
+/// Runs the arm `cli` of the dry run and checks it against the scenario; returns the run
+/// directory's parent (kept alive) and the live rows.
+fn live_run_matches_the_scenario(
+    cli: &str,
+    path: std::ffi::OsString,
+) -> (tempfile::TempDir, Vec<Row>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let ran = common::loopbench()
+        .arg("run")
+        .arg(suite())
+        .args(["--arms", cli, "--quiet", "--out"])
+        .arg(&out)
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "run failed: {}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let live = read_csv(&out.join("sessions.csv"));
+    let scripted = replay(
+        &suite().join("scenario.jsonl"),
+        &tmp.path().join("scripted"),
+    );
+    assert_eq!(live.len(), 7, "an initializer and six coding sessions");
+    let trial = live[0]["trial_id"].clone();
+    for (l, s) in live.iter().zip(&scripted) {
+        let n = &l["session"];
+        assert_eq!(n, &s["session"]);
+        assert_eq!(l["outcome"], s["outcome"], "{cli} session {n}: outcome");
+        if n != "0" {
+            // The initializer's list-based fields are its own (no list before it).
+            assert_eq!(acts(l), acts(s), "{cli} session {n}: the scripted acts");
+        }
+        let s = served(&out, &trial, n);
+        if l["outcome"] == "interrupted" {
+            assert_eq!(s["crashed"], true, "{cli} session {n}");
+            assert_eq!(
+                (l["turns"].as_str(), l["input_tokens"].as_str()),
+                ("", ""),
+                "{cli} session {n}: a killed CLI reports nothing"
+            );
+            continue;
+        }
+        assert_eq!(s["finished"], true, "{cli} session {n}: {s}");
+        assert_eq!(s["steps_served"], s["steps"], "{cli} session {n}");
+        assert_eq!(
+            l["turns"],
+            s["turns"].to_string(),
+            "{cli} session {n}: turns"
+        );
+        let sum = |a: &str, b: &str| (s[a].as_u64().unwrap() + s[b].as_u64().unwrap()).to_string();
+        assert_eq!(
+            l["input_tokens"],
+            sum("input_tokens", "side_input_tokens"),
+            "{cli} session {n}: input tokens"
+        );
+        assert_eq!(
+            l["output_tokens"],
+            sum("output_tokens", "side_output_tokens"),
+            "{cli} session {n}: output tokens"
+        );
+    }
+    // The scenario's acts, spelled out, so that a replay bug cannot hide in both runs.
+    let col = |n: usize, k: &str| live[n][k].as_str();
+    assert_eq!(
+        (col(1, "newly_verified"), col(1, "premature_claims")),
+        ("1", "0")
+    );
+    assert_eq!(col(2, "premature_claims"), "1", "the premature claim");
+    assert_eq!((col(3, "desc_edits"), col(3, "tests_removed")), ("1", "3"));
+    assert_eq!(
+        (col(4, "outcome"), col(4, "dup_side_effects")),
+        ("interrupted", "1")
+    );
+    assert_eq!(
+        (col(5, "resumed"), col(5, "resume_success")),
+        ("true", "true")
+    );
+    assert_eq!(col(6, "outcome"), "declared_complete");
+    let trials = read_csv(&out.join("trials.csv"));
+    assert_eq!(trials[0]["features_verified"], "3");
+    (tmp, live)
+}
+
+#[test]
+fn real_claude_code_does_exactly_the_scripted_acts_and_its_transcripts_replay_the_same() {
+    let Some(path) = available("claude") else {
+        return;
+    };
+    let (tmp, live) = live_run_matches_the_scenario("claude", path);
+    // Claude Code wrote its transcripts under the trial's HOME.
+    let projects = tmp
+        .path()
+        .join("run/agents")
+        .join(&live[0]["trial_id"])
+        .join("home/.claude/projects");
+    let project = std::fs::read_dir(&projects)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .expect("a project folder");
+    let trace = tmp.path().join("imported.jsonl");
+    common::loopbench()
+        .args(["import", "claude-code"])
+        .arg(&project)
+        .arg("--out")
+        .arg(&trace)
+        .assert()
+        .success();
+    let imported = replay(&trace, &tmp.path().join("imported"));
+    assert_eq!(imported.len(), live.len());
+    // The importer numbers sessions from 1 and never declares completion.
+    for (l, i) in live.iter().zip(&imported).skip(1) {
+        let n = &l["session"];
+        let outcome = |o: &str| {
+            if o == "declared_complete" {
+                "completed".to_string()
+            } else {
+                o.to_string()
+            }
+        };
+        assert_eq!(outcome(&l["outcome"]), i["outcome"], "session {n}: outcome");
+        assert_eq!(acts(l), acts(i), "session {n}: imported and replayed");
+    }
+}
+
+#[test]
+fn real_codex_does_exactly_the_scripted_acts() {
+    let Some(path) = available("codex") else {
+        return;
+    };
+    live_run_matches_the_scenario("codex", path);
+}
+
+#[test]
+#[ignore = "aider: not yet supported by the dry run (its edit blocks are rendered, its run is not brought to match the scenario)"]
+fn real_aider_does_exactly_the_scripted_acts() {
+    let Some(path) = available("aider") else {
+        return;
+    };
+    live_run_matches_the_scenario("aider", path);
+}
