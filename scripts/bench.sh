@@ -8,6 +8,10 @@
 #   scripts/bench.sh replay [TRACES]   replay a directory of TRACES generated traces
 #                                      (default 500) at --jobs 1 and --jobs 2; prints the
 #                                      speed-up and checks that the tables are identical
+#   scripts/bench.sh html [TRIALS]     size of report.html and its load time in headless
+#                                      Chromium (against an empty page), for the default
+#                                      run and for a generated run of TRIALS trials
+#                                      (default 10000)
 #   scripts/bench.sh sandbox [SUITE]   the suite with verify commands under bubblewrap
 #                                      (verify_sandbox = "bwrap") against without, in one
 #                                      invocation; prints the ratio and checks that the
@@ -217,13 +221,50 @@ bench_replay() {
     echo "tables identical at jobs 1 and 2: $same"
 }
 
+# Seconds headless Chromium takes to load PAGE and run its script (dump the DOM).
+load_seconds() {
+    local page="$1" profile="$2"
+    seconds chromium --headless --no-sandbox --disable-gpu --no-first-run \
+        --user-data-dir="$profile" --dump-dom "file://$page"
+}
+
+bench_html() {
+    local trials="${1:-10000}"
+    local dir
+    dir="$(mktemp -d)"
+    trap 'rm -rf "$dir"' RETURN
+    command -v chromium >/dev/null || { echo "bench html needs chromium" >&2; return 1; }
+    (cd "$root" && cargo build --release --quiet)
+    local bin="$root/target/release/loopbench"
+    echo '<!DOCTYPE html><html><body></body></html>' >"$dir/empty.html"
+    load_seconds "$dir/empty.html" "$dir/profile" >/dev/null # first start fills caches
+    local empty
+    empty=$(load_seconds "$dir/empty.html" "$dir/profile")
+    echo "== html: the default run (release)"
+    "$bin" run "$root/suites/seed-replication" --quiet --out "$dir/default" >/dev/null
+    report_html_figures "$dir/default/report.html" "$dir/profile" "$empty"
+    echo "== html: a generated run of $trials trials of 12 sessions"
+    generate_sessions "$dir/big" "$((trials * 12))"
+    "$bin" report "$dir/big" --html >/dev/null
+    report_html_figures "$dir/big/report.html" "$dir/profile" "$empty"
+}
+
+report_html_figures() {
+    local page="$1" profile="$2" empty="$3" t
+    t=$(load_seconds "$page" "$profile")
+    echo "report.html: $(du -k "$page" | cut -f1) KiB"
+    echo "load in headless Chromium: ${t}s (an empty page: ${empty}s)"
+    awk -v a="$t" -v b="$empty" 'BEGIN { printf "load beyond the empty page: %.2fs\n", a - b }'
+}
+
 case "${1:-}" in
 run) shift; bench_run "$@" ;;
+html) shift; bench_html "$@" ;;
 report) shift; bench_report "$@" ;;
 sandbox) shift; bench_sandbox "$@" ;;
 replay) shift; bench_replay "$@" ;;
 *)
-    echo "usage: $0 run [SUITE] | report [ROWS] | replay [TRACES] | sandbox [SUITE]" >&2
+    echo "usage: $0 run [SUITE] | report [ROWS] | replay [TRACES] | html [TRIALS] | sandbox [SUITE]" >&2
     exit 2
     ;;
 esac

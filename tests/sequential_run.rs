@@ -68,7 +68,8 @@ fn run(suite: &Path, out: &Path, jobs: &str) -> String {
 fn a_sequential_run_stops_early_with_the_full_runs_conclusion_at_any_jobs() {
     let tmp = tempfile::tempdir().unwrap();
     let seq_suite = suite(&tmp.path().join("seq"), true);
-    let md = run(&seq_suite, &tmp.path().join("seq-1"), "1");
+    let console = run(&seq_suite, &tmp.path().join("seq-1"), "1");
+    let md = std::fs::read_to_string(tmp.path().join("seq-1/summary.md")).unwrap();
     run(&seq_suite, &tmp.path().join("seq-2"), "2");
     for file in ["sessions.csv", "trials.csv", "sequential.json"] {
         let a = std::fs::read(tmp.path().join("seq-1").join(file)).unwrap();
@@ -88,6 +89,28 @@ fn a_sequential_run_stops_early_with_the_full_runs_conclusion_at_any_jobs() {
         "{md}"
     );
     assert!(last["z"].as_f64().unwrap() > 0.0, "single is the worse arm");
+    // The verdict, on the console and atop summary.md, says where the looks stopped and
+    // that the looks' p-values are the adjusted ones.
+    let stop = format!("stopped at look {stopped_at} of 6: every arm crossed its boundary");
+    assert!(console.starts_with("Verdict"), "{console}");
+    assert!(console.contains(&stop), "{console}");
+    assert!(
+        console.contains(&format!("single higher (worse) at look {stopped_at}")),
+        "{console}"
+    );
+    assert!(console.contains("repeated-confidence"), "{console}");
+    assert!(
+        !console.contains("## Sequential run"),
+        "the tables are not printed: {console}"
+    );
+    let verdict = md
+        .split("\n## ")
+        .find(|s| s.starts_with("Verdict"))
+        .unwrap();
+    assert!(
+        verdict.contains(&stop) && verdict.contains("repeated-confidence"),
+        "{md}"
+    );
 
     // Cut off mid-run (the last trials of the run lost, as after kill -9), `resume`
     // replays the looks over what is recorded and reaches the same end.
@@ -263,6 +286,15 @@ fn a_sequential_run_sharded_look_by_look_equals_the_run_in_one_process() {
         md.contains(&format!("Stopped at look {stopped_at} of 6")),
         "{md}"
     );
+    // The merged run's verdict and report.html say where the looks stopped too.
+    let stop = format!("stopped at look {stopped_at} of 6");
+    let verdict = md
+        .split("\n## ")
+        .find(|s| s.starts_with("Verdict"))
+        .unwrap();
+    assert!(verdict.contains(&stop), "{md}");
+    let page = std::fs::read_to_string(merged.join("report.html")).unwrap();
+    assert!(page.contains(&stop), "report.html of the merged run");
 
     // A shard of a look cut off mid-way (its last trials lost, as after kill -9)
     // is finished by `resume`, with that look's trials only.

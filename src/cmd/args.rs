@@ -289,6 +289,10 @@ pub struct ReplayArgs {
     /// No progress bars.
     #[arg(long, short)]
     pub quiet: bool,
+    /// With several traces: print all of summary.md (every table) at the end instead of
+    /// the verdict and where the rest is.
+    #[arg(long)]
+    pub full: bool,
 }
 
 /// Arguments of `loopbench import`.

@@ -19,6 +19,7 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
     let out = &args.out;
     let summary = crate::report::write_summary(out, None, crate::report::DEFAULT_CONFIDENCE)?;
     super::report::warn_unusable_arms(&summary);
+    crate::report::html::write_run_html(out, &summary)?;
     if looks {
         super::sequential::after_merge(out, &summary)?;
     }

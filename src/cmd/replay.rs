@@ -67,7 +67,14 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
         sandboxed,
         keep_work: args.keep_work,
     });
-    finish(&plan, &BTreeMap::new(), writer, args.jobs, args.quiet)
+    finish(
+        &plan,
+        &BTreeMap::new(),
+        writer,
+        args.jobs,
+        args.quiet,
+        args.full,
+    )
 }
 
 /// Whether the replay runs sandboxed: where bubblewrap works, unless the user said
@@ -123,6 +130,7 @@ pub(crate) fn finish(
     writer: RunWriter,
     jobs: Option<usize>,
     quiet: bool,
+    full: bool,
 ) -> Result<i32> {
     let Source::Replay(set) = plan.source.as_ref() else {
         return Err(Error::Tool("replay::finish needs a replay plan".into()));
@@ -136,8 +144,10 @@ pub(crate) fn finish(
         session_table: single && finished_of_arm.is_empty(),
     };
     let driven = drive(plan, finished_of_arm, writer, options)?;
-    if !single {
+    if !single && full {
         super::report::print(&driven.summary.to_markdown())?;
+    } else if !single {
+        super::report::print(&super::report::verdict_and_paths(&driven.summary, &out))?;
     }
     eprintln!("results written to {}", out.display());
     let mut bad_traces = 0;

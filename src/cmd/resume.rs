@@ -77,10 +77,17 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
         && step.is_none()
     {
         let arms = select_arms(suite, Some(&writer.manifest().arms.join(",")))?;
-        return super::sequential::run(suite, &arms, writer, args.jobs, args.quiet);
+        return super::sequential::run(suite, &arms, writer, args.jobs, args.quiet, args.full);
     }
     if replayed {
-        super::replay::finish(&plan, &finished_of_arm, writer, args.jobs, args.quiet)
+        super::replay::finish(
+            &plan,
+            &finished_of_arm,
+            writer,
+            args.jobs,
+            args.quiet,
+            args.full,
+        )
     } else {
         super::run::finish(
             &plan,

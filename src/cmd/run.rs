@@ -129,7 +129,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         );
     }
     if suite.sequential.is_some() {
-        return super::sequential::run(&suite, &arms, writer, args.jobs, args.quiet);
+        return super::sequential::run(&suite, &arms, writer, args.jobs, args.quiet, args.full);
     }
     let replicates = suite.replicates;
     let mut plan = Plan::suite(suite, &arms, replicates);

@@ -32,8 +32,10 @@ use crate::store::{
 };
 use crate::suite::{Sequential, Suite};
 
-/// `sequential.json`: every look's comparisons.
-pub const SEQUENTIAL_JSON: &str = "sequential.json";
+use crate::report::sequential_outcome::{
+    SEQUENTIAL_JSON, SEQUENTIAL_STATE_JSON, SequentialOutcome,
+};
+
 /// `sequential.md`: the "Sequential run" section, which `summary.md` ends with.
 pub const SEQUENTIAL_MD: &str = "sequential.md";
 
@@ -83,10 +85,6 @@ pub struct LookRow {
     pub ci_high: Option<f64>,
 }
 
-/// `sequential-state.json`: how far the looks have gone, for scripts that run one look
-/// at a time (`run --look K --shard I/N`, then `merge`).
-pub const SEQUENTIAL_STATE_JSON: &str = "sequential-state.json";
-
 /// The sequential design of a suite over its selected arms.
 pub(crate) struct Sequencer<'a> {
     suite: &'a Suite,
@@ -130,6 +128,8 @@ struct State<'a> {
     next_look: Option<usize>,
     /// The arms that still get trials (the baseline included while any other runs).
     running: Vec<&'a str>,
+    /// The metric the looks compare.
+    metric: &'a str,
 }
 
 impl<'a> Sequencer<'a> {
@@ -260,14 +260,15 @@ impl<'a> Sequencer<'a> {
         Ok(decided)
     }
 
-    /// Writes `sequential.json`, `sequential-state.json`, `sequential.md` and
-    /// `summary.md` (the summary and the section); returns `summary.md`.
+    /// Writes `sequential.json`, `sequential-state.json`, `sequential.md`, and
+    /// `summary.md` and `report.html` whose verdicts say where the looks stopped;
+    /// returns the summary with that outcome.
     fn write(
         &self,
         dir: &Path,
         decided: &Decided,
         summary: &crate::report::Summary,
-    ) -> Result<String> {
+    ) -> Result<crate::report::Summary> {
         write_json(dir, &decided.rows)?;
         let finished = decided.active.is_empty() || decided.looks_done == self.looks();
         let running = if finished {
@@ -284,6 +285,7 @@ impl<'a> Sequencer<'a> {
                 .iter()
                 .map(|&a| self.suite.arms[a].name.as_str())
                 .collect(),
+            metric: self.seq.metric.name(),
         };
         let mut text = serde_json::to_vec_pretty(&state)
             .map_err(|e| Error::Tool(format!("cannot encode {SEQUENTIAL_STATE_JSON}: {e}")))?;
@@ -291,21 +293,25 @@ impl<'a> Sequencer<'a> {
         write_atomic(&dir.join(SEQUENTIAL_STATE_JSON), &text)?;
         let section = render(self, decided);
         write_atomic(&dir.join(SEQUENTIAL_MD), section.as_bytes())?;
-        let md = sequential_summary(dir, summary)?.unwrap_or_else(|| summary.to_markdown());
+        let mut summary = summary.clone();
+        summary.sequential = SequentialOutcome::read(dir)?;
+        let md = sequential_summary(dir, &summary)?.unwrap_or_else(|| summary.to_markdown());
         write_atomic(&dir.join(crate::report::summary::SUMMARY_MD), md.as_bytes())?;
-        Ok(md)
+        crate::report::html::write_run_html(dir, &summary)?;
+        Ok(summary)
     }
 }
 
 /// Runs (or, with finished trials already recorded, resumes) the sequential plan of
 /// `suite` over `arms` into `writer`'s directory, look after look, and prints the
-/// summary and the looks.
+/// verdict and where the rest is (with `full`, all of `summary.md` and the looks).
 pub(crate) fn run(
     suite: &Suite,
     arms: &[usize],
     writer: RunWriter,
     jobs: Option<usize>,
     quiet: bool,
+    full: bool,
 ) -> Result<i32> {
     let sequencer = Sequencer::new(suite, arms)?;
     let out = writer.dir().to_path_buf();
@@ -336,13 +342,7 @@ pub(crate) fn run(
         };
         summary = Some(drive(&plan, &finished_of_arm, writer, options)?.summary);
         let rows = sequencer.judge(&out, look, &decided.active)?;
-        decided.active.retain(|a| {
-            !rows
-                .iter()
-                .any(|r| r.crossed && r.arm == suite.arms[*a].name)
-        });
-        decided.rows.extend(rows);
-        decided.looks_done = look;
+        decided.take(look, rows, suite);
         write_json(&out, &decided.rows)?;
         if decided.active.is_empty() {
             break;
@@ -351,8 +351,13 @@ pub(crate) fn run(
     let Some(summary) = summary else {
         return Err(Error::Tool("a sequential run ran no look".into()));
     };
-    let md = sequencer.write(&out, &decided, &summary)?;
-    super::report::print(&md)?;
+    let summary = sequencer.write(&out, &decided, &summary)?;
+    if full {
+        let md = sequential_summary(&out, &summary)?.unwrap_or_else(|| summary.to_markdown());
+        super::report::print(&md)?;
+    } else {
+        super::report::print(&super::report::verdict_and_paths(&summary, &out))?;
+    }
     eprintln!("results in {}", out.display());
     Ok(exit_code::OK)
 }

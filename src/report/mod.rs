@@ -11,6 +11,7 @@ pub mod plot;
 pub mod power;
 mod progress;
 pub mod run_info;
+pub mod sequential_outcome;
 mod session_table;
 pub mod show;
 pub mod summary;

@@ -154,6 +154,8 @@ pub struct Summary {
     pub info: RunInfo,
     /// The counts it was computed from.
     pub aggregate: Aggregate,
+    /// Where the looks stopped, when the run is sequential.
+    pub sequential: Option<super::sequential_outcome::SequentialOutcome>,
 }
 
 impl Summary {
@@ -246,7 +248,9 @@ pub fn summarize(run_dir: &Path, baseline: Option<&str>, confidence: f64) -> Res
         .as_deref()
         .filter(|b| present.iter().any(|a| a == b));
     let arms = info.order_arms(&present, baseline.or(manifest_baseline));
-    Ok(compute(agg, info, arms, confidence))
+    let mut summary = compute(agg, info, arms, confidence);
+    summary.sequential = super::sequential_outcome::SequentialOutcome::read(run_dir)?;
+    Ok(summary)
 }
 
 /// Confidence of the intervals every command writes unless `--confidence` says otherwise.
@@ -347,6 +351,7 @@ fn compute(agg: Aggregate, info: RunInfo, arms: Vec<String>, confidence: f64) ->
         features,
         info,
         aggregate: agg,
+        sequential: None,
     }
 }
 

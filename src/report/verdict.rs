@@ -5,6 +5,7 @@
 //! and as Markdown (the top of `summary.md`).
 
 use super::format::{fixed, pp, pvalue};
+use super::sequential_outcome::SequentialOutcome;
 use super::summary::{Summary, SummaryRow};
 use crate::rates::{Better, FEATURES_VERIFIED, better_of};
 
@@ -60,6 +61,8 @@ pub struct Verdict {
     pub warnings: Vec<String>,
     /// The numbers come from the simulated agent.
     pub simulated: bool,
+    /// Where a sequential run's looks stopped (None for any other run).
+    pub sequential: Option<SequentialOutcome>,
 }
 
 impl Verdict {
@@ -70,6 +73,7 @@ impl Verdict {
         let alpha = (alpha * 1e9).round() / 1e9;
         let mut v = decide(&summary.rows, summary.baseline.as_deref(), alpha);
         v.simulated = summary.info.simulated;
+        v.sequential = summary.sequential.clone();
         v
     }
 
@@ -102,6 +106,21 @@ impl Verdict {
             out += &wrap(&lead, &findings_text(m, false), TEXT_WIDTH);
         }
         out += &format!("  {}\n", self.no_difference_line());
+        if let Some(seq) = &self.sequential {
+            out += &wrap(
+                "Sequential run: ",
+                &format!("on {}, {}.", seq.metric, seq.stop_text()),
+                TEXT_WIDTH,
+            );
+            for crossing in seq.crossing_texts() {
+                out += &wrap("  crossed: ", &crossing, TEXT_WIDTH);
+            }
+            out += &wrap(
+                "  ",
+                &format!("Note: {}.", seq.adjustment_note()),
+                TEXT_WIDTH,
+            );
+        }
         if !self.warnings.is_empty() {
             out += "Sample size:\n";
             for w in &self.warnings {
@@ -125,6 +144,17 @@ impl Verdict {
             out += &format!("- **{}**: {}\n", m.metric, findings_text(m, true));
         }
         out += &format!("- {}\n", self.no_difference_line());
+        if let Some(seq) = &self.sequential {
+            out += &format!(
+                "\n**Sequential run** on `{}`: {}.",
+                seq.metric,
+                seq.stop_text()
+            );
+            for crossing in seq.crossing_texts() {
+                out += &format!(" Crossed: {crossing}.");
+            }
+            out += &format!(" Note: {}.\n", seq.adjustment_note());
+        }
         if !self.warnings.is_empty() {
             out += "\nSample size:\n\n";
             for w in &self.warnings {
@@ -282,6 +312,7 @@ pub fn decide(rows: &[SummaryRow], baseline: Option<&str>, alpha: f64) -> Verdic
         metrics,
         warnings: sample_warnings(&small),
         simulated: false,
+        sequential: None,
     }
 }
 

@@ -75,6 +75,8 @@ pub struct PageVerdict {
     pub rest: String,
     /// Sample-size warnings.
     pub warnings: Vec<String>,
+    /// Where a sequential run's looks stopped, and what its p-values are.
+    pub sequential: Option<String>,
 }
 
 /// One metric of the verdict.
@@ -323,6 +325,13 @@ fn page_verdict(summary: &Summary) -> PageVerdict {
             .collect(),
         rest: v.no_difference_line(),
         warnings: v.warnings.clone(),
+        sequential: v.sequential.as_ref().map(|seq| {
+            let mut text = format!("Sequential run on {}: {}.", seq.metric, seq.stop_text());
+            for crossing in seq.crossing_texts() {
+                text += &format!(" Crossed: {crossing}.");
+            }
+            text + &format!(" Note: {}.", seq.adjustment_note())
+        }),
     }
 }
 

@@ -41,6 +41,7 @@
     });
     ul.appendChild(el("li", "rest", v.rest));
     vs.appendChild(ul);
+    if (v.sequential) vs.appendChild(el("p", "sequential", v.sequential));
     if (v.warnings.length) {
       vs.appendChild(el("p", null, "Sample size:"));
       var wl = el("ul", "warnings");

@@ -1,0 +1,320 @@
+//! report.html in a real browser: headless Chromium loads the page from disk, and the
+//! DOM its script builds is checked against the CSV files of the same run.
+
+mod common;
+#[path = "common/csvgen.rs"]
+mod csvgen;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{loopbench, read_csv, repo_root};
+use csvgen::{ArmSpec, write_csvs, write_manifest};
+
+/// The Chromium binary, or None when this machine has none (CI installs it, and there a
+/// missing browser fails the test instead of skipping it).
+fn chromium() -> Option<PathBuf> {
+    let found = ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|name| {
+            let out = Command::new("sh")
+                .args(["-c", &format!("command -v {name}")])
+                .output()
+                .ok()?;
+            out.status
+                .success()
+                .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+        });
+    if found.is_none() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true but no chromium: .ci/run installs it"
+        );
+        eprintln!("skipped: no chromium on this machine");
+    }
+    found
+}
+
+/// What the page looks like once its script ran, and what the browser logged.
+struct Loaded {
+    dom: String,
+    log: String,
+}
+
+/// Opens `page` (with `fragment`, the page's filter state) in headless Chromium and
+/// dumps the DOM after the load.
+fn open(browser: &Path, page: &Path, fragment: &str, profile: &Path) -> Loaded {
+    let url = format!("file://{}#{fragment}", page.display());
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(["--virtual-time-budget=5000", "--dump-dom"])
+        .arg(&url)
+        .output()
+        .expect("chromium starts");
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Loaded {
+        dom: String::from_utf8_lossy(&out.stdout).into_owned(),
+        log: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The console messages of the page (Chromium logs each as `CONSOLE(line)] "..."`).
+fn console_messages(log: &str) -> Vec<&str> {
+    log.lines().filter(|l| l.contains(":CONSOLE")).collect()
+}
+
+/// The value of attribute `name` in the opening tag `tag` (the text from `<` to `>`).
+fn attribute<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    let start = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+    let len = tag[start..].find('"')?;
+    Some(&tag[start..start + len])
+}
+
+/// Every opening tag of the DOM whose class list holds all of `classes`.
+fn tags_with_classes<'a>(dom: &'a str, classes: &[&str]) -> Vec<&'a str> {
+    let mut found = Vec::new();
+    let mut rest = dom;
+    while let Some(start) = rest.find('<') {
+        let Some(len) = rest[start..].find('>') else {
+            break;
+        };
+        let tag = &rest[start..start + len + 1];
+        if let Some(class) = attribute(tag, "class") {
+            let have: BTreeSet<&str> = class.split_whitespace().collect();
+            if classes.iter().all(|c| have.contains(c)) {
+                found.push(tag);
+            }
+        }
+        rest = &rest[start + len + 1..];
+    }
+    found
+}
+
+/// The element with id `id`, as its opening tag.
+fn tag_with_id<'a>(dom: &'a str, id: &str) -> &'a str {
+    let at = dom
+        .find(&format!(" id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id} in the page"));
+    let start = dom[..at].rfind('<').unwrap();
+    let len = dom[start..].find('>').unwrap();
+    &dom[start..=start + len]
+}
+
+#[test]
+fn a_filter_for_one_arm_and_metric_lists_exactly_the_sessions_counted_in_it() {
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    loopbench()
+        .arg("run")
+        .arg(repo_root().join("suites/seed-replication"))
+        .args([
+            "--arms",
+            "json,markdown",
+            "--replicates",
+            "4",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let page = out.join("report.html");
+    assert!(page.is_file(), "run writes report.html");
+
+    // What the CSVs say: markdown's coding sessions with a premature claim.
+    let sessions = read_csv(&out.join("sessions.csv"));
+    let counted: BTreeSet<(String, String)> = sessions
+        .iter()
+        .filter(|r| r["arm"] == "markdown" && r["kind"] == "coding")
+        .filter(|r| r["premature_claims"].parse::<u64>().is_ok_and(|n| n > 0))
+        .map(|r| (r["trial_id"].clone(), r["session"].clone()))
+        .collect();
+    assert!(!counted.is_empty(), "the run has premature claims to find");
+    let summary = read_csv(&out.join("summary.csv"));
+    let k = &summary
+        .iter()
+        .find(|r| r["arm"] == "markdown" && r["metric"] == "premature_done")
+        .unwrap()["k"];
+    assert_eq!(
+        k,
+        &counted.len().to_string(),
+        "summary.csv counts the same sessions"
+    );
+
+    let profile = tmp.path().join("profile");
+    let filtered = open(
+        &browser,
+        &page,
+        "arm=markdown&metric=premature_done&per=all",
+        &profile,
+    );
+    assert_eq!(
+        console_messages(&filtered.log),
+        Vec::<&str>::new(),
+        "console"
+    );
+    assert!(
+        filtered.dom.contains("data-ready=\"1\""),
+        "the page's script finished: {}",
+        &filtered.dom[..filtered.dom.len().min(2000)]
+    );
+    let shown: BTreeSet<(String, String)> = tags_with_classes(&filtered.dom, &["session", "hit"])
+        .iter()
+        .map(|tag| {
+            (
+                attribute(tag, "data-trial").unwrap().to_string(),
+                attribute(tag, "data-session").unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(shown, counted, "the sessions the page marks");
+    let count = tag_with_id(&filtered.dom, "match-count");
+    assert_eq!(attribute(count, "data-hits"), Some(k.as_str()));
+    for trial in tags_with_classes(&filtered.dom, &["trial"]) {
+        assert_eq!(attribute(trial, "data-arm"), Some("markdown"), "{trial}");
+    }
+
+    // Unfiltered, every session of the run is on the page.
+    let all = open(&browser, &page, "per=all", &profile);
+    assert_eq!(console_messages(&all.log), Vec::<&str>::new(), "console");
+    let every = tags_with_classes(&all.dom, &["session"]);
+    assert_eq!(
+        every.len(),
+        sessions.len(),
+        "one block per row of sessions.csv"
+    );
+    assert!(tags_with_classes(&all.dom, &["hit"]).is_empty());
+}
+
+/// The rows of the table `data-table="ID"` as cell texts.
+fn table_rows(dom: &str, id: &str) -> Vec<Vec<String>> {
+    let start = dom
+        .find(&format!("data-table=\"{id}\""))
+        .unwrap_or_else(|| panic!("no table {id}"));
+    let body = &dom[start..];
+    let body = &body[body.find("<tbody").expect("a tbody")..body.find("</tbody>").unwrap()];
+    body.split("<tr")
+        .skip(1)
+        .map(|row| {
+            row.split("<td")
+                .skip(1)
+                .map(|cell| {
+                    let text = &cell[cell.find('>').unwrap() + 1..];
+                    let text = &text[..text.find("</td>").unwrap_or(text.len())];
+                    strip_tags(text)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn strip_tags(html: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for c in html.chars() {
+        match c {
+            '<' => inside = true,
+            '>' => inside = false,
+            c if !inside => out.push(c),
+            _ => {}
+        }
+    }
+    out.trim().to_string()
+}
+
+#[test]
+fn the_weekly_page_shows_each_week_and_flags_the_regression() {
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("results");
+    for (name, started, premature) in [
+        ("a", "2026-10-19T08:00:00Z", 22),
+        ("b", "2026-10-27T08:00:00Z", 20),
+        ("c", "2026-11-06T23:30:00Z", 60),
+    ] {
+        let dir = root.join("seed-replication").join(name);
+        write_csvs(
+            &dir,
+            &[
+                ArmSpec::new("json", 20, 12).with("premature_claims", premature),
+                ArmSpec::new("yaml", 20, 12).with("premature_claims", 37),
+            ],
+        );
+        write_manifest(&dir, &["json", "yaml"], started, false);
+    }
+    let out = tmp.path().join("weekly");
+    loopbench()
+        .arg("weekly")
+        .arg(&root)
+        .arg("--html")
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let csv: Vec<Vec<String>> = read_csv(&out.join("weekly.csv"))
+        .into_iter()
+        .filter(|r| r["metric"] == "premature_done")
+        .map(|r| {
+            let flag = if r["regression"] == "true" {
+                "REGRESSION"
+            } else {
+                ""
+            };
+            vec![
+                r["week"].clone(),
+                r["arm"].clone(),
+                r["k"].clone(),
+                flag.to_string(),
+            ]
+        })
+        .collect();
+    assert_eq!(csv.len(), 6, "three weeks by two arms");
+
+    let page = open(
+        &browser,
+        &out.join("weekly.html"),
+        "",
+        &tmp.path().join("profile"),
+    );
+    assert_eq!(console_messages(&page.log), Vec::<&str>::new(), "console");
+    assert!(
+        page.dom.contains("data-ready=\"1\""),
+        "the page's script finished"
+    );
+    let shown: Vec<Vec<String>> = table_rows(&page.dom, "weekly:premature_done")
+        .into_iter()
+        .map(|cells| {
+            vec![
+                cells[0].clone(),
+                cells[1].clone(),
+                cells[3].clone(),
+                cells[9].clone(),
+            ]
+        })
+        .collect();
+    assert_eq!(shown, csv, "the page's rows are weekly.csv's");
+    assert!(
+        shown
+            .iter()
+            .any(|r| r == &["2026-W45", "json", "60", "REGRESSION"].map(String::from))
+    );
+    assert!(page.dom.contains("<img"), "the trend plots are on the page");
+}
