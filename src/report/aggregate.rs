@@ -192,10 +192,11 @@ pub fn aggregate(dir: &Path) -> Result<Aggregate> {
         count_per_arm(&sessions, col("outcome").eq(lit("error"))).map_err(bad(&sessions_path))?;
     let per_trial = session_counts_per_trial(sessions).map_err(bad(&sessions_path))?;
     let trial_rows = trial_rows(trials).map_err(bad(&trials_path))?;
+    let assembled = assemble(&per_trial, &trial_rows).map_err(bad(&sessions_path))?;
     Ok(Aggregate {
         divergent,
         errored,
-        ..assemble(&per_trial, &trial_rows)
+        ..assembled
     })
 }
 
@@ -468,32 +469,88 @@ fn u64s(df: &DataFrame, name: &str) -> Vec<u64> {
         .unwrap_or_default()
 }
 
-/// Sums the per-trial rows into per-arm and per-(arm, task) counts.
-fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> Aggregate {
-    let mut out = Aggregate::default();
-    let arms = strings(per_trial, "arm");
-    let tasks = strings(per_trial, "task");
-    let session_metrics: Vec<(Metric, Vec<u64>, Vec<u64>)> = Metric::ALL
+/// The k and n column names of the metrics of one table (session- or trial-level).
+fn count_columns(session_level: bool) -> Vec<(Metric, String, String)> {
+    Metric::ALL
         .into_iter()
-        .filter(|m| m.is_session_level())
-        .map(|m| (m, u64s(per_trial, &k_name(m)), u64s(per_trial, &n_name(m))))
+        .filter(|m| m.is_session_level() == session_level)
+        .map(|m| (m, k_name(m), n_name(m)))
+        .collect()
+}
+
+/// The sums of every k and n column of `frame` per group of `keys`, one row per group.
+fn sums_by(
+    frame: &DataFrame,
+    keys: &[&str],
+    columns: &[(Metric, String, String)],
+) -> PolarsResult<DataFrame> {
+    let sums: Vec<Expr> = columns
+        .iter()
+        .flat_map(|(_, k, n)| [k, n])
+        .map(|name| col(name.as_str()).sum().cast(DataType::UInt64))
         .collect();
-    for (row, (arm, task)) in arms.iter().zip(&tasks).enumerate() {
-        let by_arm = out.by_arm.entry(arm.clone()).or_insert_with(Counts::new);
-        let by_task = out
-            .by_arm_task
-            .entry((arm.clone(), task.clone()))
-            .or_insert_with(Counts::new);
-        for (metric, k, n) in &session_metrics {
-            let count = Count {
+    frame
+        .clone()
+        .lazy()
+        .group_by(keys.iter().map(|key| col(*key)).collect::<Vec<_>>())
+        .agg(sums)
+        .collect()
+}
+
+/// Adds each group's sums (a frame of [`sums_by`]) to the counts of its key.
+fn add_sums<K: Ord>(
+    sums: &DataFrame,
+    key_of: impl Fn(usize) -> K,
+    columns: &[(Metric, String, String)],
+    into: &mut BTreeMap<K, Counts>,
+) {
+    let columns: Vec<(Metric, Vec<u64>, Vec<u64>)> = columns
+        .iter()
+        .map(|(m, k, n)| (*m, u64s(sums, k), u64s(sums, n)))
+        .collect();
+    for row in 0..sums.height() {
+        let counts = into.entry(key_of(row)).or_insert_with(Counts::new);
+        for (metric, k, n) in &columns {
+            counts.rates[metric.index()].add(Count {
                 k: k[row],
                 n: n[row],
-            };
-            by_arm.rates[metric.index()].add(count);
-            by_arm.clusters[metric.index()].push((count.k, count.n));
-            by_task.rates[metric.index()].add(count);
+            });
         }
     }
+}
+
+/// The counts per arm and per (arm, task): polars sums the per-trial rows of both
+/// tables by arm and by (arm, task); what stays per trial (the bootstrap's clusters,
+/// `features_verified` and usage) is gathered in trial-id order.
+fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> PolarsResult<Aggregate> {
+    let mut out = Aggregate::default();
+    for (frame, session_level) in [(per_trial, true), (trials, false)] {
+        let columns = count_columns(session_level);
+        let by_arm = sums_by(frame, &["arm"], &columns)?;
+        let arms = strings(&by_arm, "arm");
+        add_sums(&by_arm, |row| arms[row].clone(), &columns, &mut out.by_arm);
+        let by_task = sums_by(frame, &["arm", "task"], &columns)?;
+        let (arms, tasks) = (strings(&by_task, "arm"), strings(&by_task, "task"));
+        add_sums(
+            &by_task,
+            |row| (arms[row].clone(), tasks[row].clone()),
+            &columns,
+            &mut out.by_arm_task,
+        );
+    }
+
+    let arms = strings(per_trial, "arm");
+    let clusters: Vec<(Metric, Vec<u64>, Vec<u64>)> = count_columns(true)
+        .into_iter()
+        .map(|(m, k, n)| (m, u64s(per_trial, &k), u64s(per_trial, &n)))
+        .collect();
+    for (row, arm) in arms.iter().enumerate() {
+        let by_arm = out.by_arm.entry(arm.clone()).or_insert_with(Counts::new);
+        for (metric, k, n) in &clusters {
+            by_arm.clusters[metric.index()].push((k[row], n[row]));
+        }
+    }
+
     let arms = strings(trials, "arm");
     let tasks = strings(trials, "task");
     let features: Vec<Option<f64>> = trials
@@ -507,11 +564,6 @@ fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> Aggregate {
             .unwrap_or_else(|_| vec![None; arms.len()])
     };
     let (tokens, cost) = (usage(USAGE_TOKENS), usage(USAGE_COST));
-    let trial_metrics: Vec<(Metric, Vec<u64>, Vec<u64>)> = Metric::ALL
-        .into_iter()
-        .filter(|m| !m.is_session_level())
-        .map(|m| (m, u64s(trials, &k_name(m)), u64s(trials, &n_name(m))))
-        .collect();
     for (row, (arm, task)) in arms.iter().zip(&tasks).enumerate() {
         for counts in [
             out.by_arm.entry(arm.clone()).or_insert_with(Counts::new),
@@ -524,15 +576,9 @@ fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> Aggregate {
             }
             counts.tokens.push(tokens.get(row).copied().flatten());
             counts.cost_usd.push(cost.get(row).copied().flatten());
-            for (metric, k, n) in &trial_metrics {
-                counts.rates[metric.index()].add(Count {
-                    k: k[row],
-                    n: n[row],
-                });
-            }
         }
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
