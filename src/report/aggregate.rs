@@ -36,7 +36,7 @@ impl Count {
 }
 
 /// The counts of one arm, or of one (arm, task).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Counts {
     /// k and n of every rate metric, indexed by [`Metric::index`].
     pub rates: [Count; Metric::ALL.len()],
@@ -52,14 +52,20 @@ pub struct Counts {
     pub clusters: Vec<Vec<(u64, u64)>>,
 }
 
-impl Counts {
-    fn new() -> Counts {
+impl Default for Counts {
+    /// No trials yet, with an empty cluster list for every metric.
+    fn default() -> Counts {
         Counts {
+            rates: [Count::default(); Metric::ALL.len()],
+            features_verified: Vec::new(),
+            tokens: Vec::new(),
+            cost_usd: Vec::new(),
             clusters: vec![Vec::new(); Metric::ALL.len()],
-            ..Counts::default()
         }
     }
+}
 
+impl Counts {
     /// k and n of `metric`.
     pub fn get(&self, metric: Metric) -> Count {
         self.rates[metric.index()]
@@ -509,7 +515,7 @@ fn add_sums<K: Ord>(
         .map(|(m, k, n)| (*m, u64s(sums, k), u64s(sums, n)))
         .collect();
     for row in 0..sums.height() {
-        let counts = into.entry(key_of(row)).or_insert_with(Counts::new);
+        let counts = into.entry(key_of(row)).or_default();
         for (metric, k, n) in &columns {
             counts.rates[metric.index()].add(Count {
                 k: k[row],
@@ -545,7 +551,7 @@ fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> PolarsResult<Aggregate
         .map(|(m, k, n)| (m, u64s(per_trial, &k), u64s(per_trial, &n)))
         .collect();
     for (row, arm) in arms.iter().enumerate() {
-        let by_arm = out.by_arm.entry(arm.clone()).or_insert_with(Counts::new);
+        let by_arm = out.by_arm.entry(arm.clone()).or_default();
         for (metric, k, n) in &clusters {
             by_arm.clusters[metric.index()].push((k[row], n[row]));
         }
@@ -566,10 +572,10 @@ fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> PolarsResult<Aggregate
     let (tokens, cost) = (usage(USAGE_TOKENS), usage(USAGE_COST));
     for (row, (arm, task)) in arms.iter().zip(&tasks).enumerate() {
         for counts in [
-            out.by_arm.entry(arm.clone()).or_insert_with(Counts::new),
+            out.by_arm.entry(arm.clone()).or_default(),
             out.by_arm_task
                 .entry((arm.clone(), task.clone()))
-                .or_insert_with(Counts::new),
+                .or_default(),
         ] {
             if let Some(v) = features[row] {
                 counts.features_verified.push(v);
