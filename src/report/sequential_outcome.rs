@@ -169,11 +169,11 @@ impl SequentialOutcome {
 
     /// What the p-values of a sequential run mean, for the reader of the verdict.
     pub fn adjustment_note(&self) -> String {
+        let looks = self.looks_done.max(1);
         format!(
-            "the p-values and intervals of the looks are repeated-confidence ones, adjusted \
-             for looking {} times; the Holm p of the tables are fixed-sample ones and do not \
-             allow for the looks",
-            self.looks_done.max(1)
+            "the looks' p and intervals are repeated-confidence ones (adjusted for {looks} \
+             look{}), the tables' Holm p fixed-sample ones",
+            if looks == 1 { "" } else { "s" }
         )
     }
 }

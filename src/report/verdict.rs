@@ -105,7 +105,7 @@ impl Verdict {
             let lead = format!("  {:width$}  ", m.metric);
             out += &wrap(&lead, &findings_text(m, false), TEXT_WIDTH);
         }
-        out += &format!("  {}\n", self.no_difference_line());
+        out += &wrap_hanging("  ", &self.no_difference_line(), TEXT_WIDTH);
         if let Some(seq) = &self.sequential {
             out += &wrap(
                 "Sequential run: ",
@@ -115,7 +115,7 @@ impl Verdict {
             for crossing in seq.crossing_texts() {
                 out += &wrap("  crossed: ", &crossing, TEXT_WIDTH);
             }
-            out += &wrap(
+            out += &wrap_hanging(
                 "  ",
                 &format!("Note: {}.", seq.adjustment_note()),
                 TEXT_WIDTH,
@@ -124,7 +124,7 @@ impl Verdict {
         if !self.warnings.is_empty() {
             out += "Sample size:\n";
             for w in &self.warnings {
-                out += &format!("  {w}\n");
+                out += &wrap_hanging("  ", w, TEXT_WIDTH);
             }
         }
         out
@@ -196,7 +196,17 @@ const TEXT_WIDTH: usize = 100;
 /// `text` after `lead`, broken after a ", " or "; " so that no line is longer than
 /// `width` (unless one finding is), continuation lines indented as far as `lead`.
 fn wrap(lead: &str, text: &str, width: usize) -> String {
-    let indent = " ".repeat(lead.chars().count());
+    wrap_indented(lead, text, width, lead.chars().count())
+}
+
+/// [`wrap`] with continuation lines indented two more than `lead`, for a paragraph that
+/// stands under a heading line.
+fn wrap_hanging(lead: &str, text: &str, width: usize) -> String {
+    wrap_indented(lead, text, width, lead.chars().count() + 2)
+}
+
+fn wrap_indented(lead: &str, text: &str, width: usize, indent: usize) -> String {
+    let indent = " ".repeat(indent);
     let mut out = String::new();
     let mut line = lead.to_string();
     let mut fresh = true;
@@ -316,30 +326,39 @@ pub fn decide(rows: &[SummaryRow], baseline: Option<&str>, alpha: f64) -> Verdic
     }
 }
 
-/// One line per metric with small samples: "resume_success: no units for json, yaml;
-/// fewer than 30 for crash (12)". Grouped by metric so that each is said once.
+/// The sample-size warnings: what is small about each metric ("no units for json, yaml;
+/// fewer than 30 for crash (12)"), one line per distinct such finding with every metric
+/// it holds for, so that a run with many metrics and one small arm gets one line, not one
+/// per metric: "fewer than 30 for single (20): premature_done, clean_exit".
 fn sample_warnings(small: &[(&str, &str, u64)]) -> Vec<String> {
     let mut metric_order: Vec<&str> = small.iter().map(|s| s.1).collect();
     metric_order.dedup();
-    metric_order
+    // (what is small, the metrics it holds for), in order of first appearance.
+    let mut findings: Vec<(String, Vec<&str>)> = Vec::new();
+    for metric in metric_order {
+        let of: Vec<&(&str, &str, u64)> = small.iter().filter(|s| s.1 == metric).collect();
+        let none: Vec<&str> = of.iter().filter(|s| s.2 == 0).map(|s| s.0).collect();
+        let few: Vec<String> = of
+            .iter()
+            .filter(|s| s.2 > 0)
+            .map(|s| format!("{} ({})", s.0, s.2))
+            .collect();
+        let mut parts = Vec::new();
+        if !none.is_empty() {
+            parts.push(format!("no units for {}", none.join(", ")));
+        }
+        if !few.is_empty() {
+            parts.push(format!("fewer than {SMALL_SAMPLE} for {}", few.join(", ")));
+        }
+        let what = parts.join("; ");
+        match findings.iter_mut().find(|(w, _)| *w == what) {
+            Some((_, metrics)) => metrics.push(metric),
+            None => findings.push((what, vec![metric])),
+        }
+    }
+    findings
         .into_iter()
-        .map(|metric| {
-            let of: Vec<&(&str, &str, u64)> = small.iter().filter(|s| s.1 == metric).collect();
-            let none: Vec<&str> = of.iter().filter(|s| s.2 == 0).map(|s| s.0).collect();
-            let few: Vec<String> = of
-                .iter()
-                .filter(|s| s.2 > 0)
-                .map(|s| format!("{} ({})", s.0, s.2))
-                .collect();
-            let mut parts = Vec::new();
-            if !none.is_empty() {
-                parts.push(format!("no units for {}", none.join(", ")));
-            }
-            if !few.is_empty() {
-                parts.push(format!("fewer than {SMALL_SAMPLE} for {}", few.join(", ")));
-            }
-            format!("{metric}: {}", parts.join("; "))
-        })
+        .map(|(what, metrics)| format!("{what}: {}", metrics.join(", ")))
         .collect()
 }
 
@@ -446,13 +465,37 @@ mod tests {
         assert_eq!(
             v.warnings,
             [
-                "resume_success: no units for json, markdown, yaml; fewer than 30 for gate (12)",
-                "features_verified: fewer than 30 for markdown (20)",
+                "no units for json, markdown, yaml; fewer than 30 for gate (12): resume_success",
+                "fewer than 30 for markdown (20): features_verified",
             ]
         );
         let md = v.to_markdown();
         assert!(md.starts_with("## Verdict\n"), "{md}");
-        assert_eq!(md.matches("resume_success: no units").count(), 1, "{md}");
+        assert_eq!(
+            md.matches("for gate (12): resume_success").count(),
+            1,
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn metrics_small_in_the_same_way_share_one_warning() {
+        let small = [
+            ("single", "premature_done", 20),
+            ("single", "clean_exit", 20),
+            ("json", "resume_success", 0),
+            ("single", "resume_success", 0),
+            ("single", "told_false", 20),
+            ("json", "contract_edit", 0),
+            ("single", "contract_edit", 0),
+        ];
+        assert_eq!(
+            sample_warnings(&small),
+            [
+                "fewer than 30 for single (20): premature_done, clean_exit, told_false",
+                "no units for json, single: resume_success, contract_edit",
+            ]
+        );
     }
 
     #[test]
