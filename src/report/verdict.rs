@@ -509,9 +509,24 @@ mod tests {
             .collect();
         let v = decide(&quiet, Some("json"), 0.05);
         assert_eq!(v.differing().count(), 0);
-        assert!(v.to_text().contains(
-            "no arm differs on: premature_done, clean_exit, features_verified; not compared (no data): resume_success"
-        ));
+        assert_eq!(
+            v.no_difference_line(),
+            "no arm differs on: premature_done, clean_exit, features_verified; \
+             not compared (no data): resume_success"
+        );
+        // Past 100 characters the console breaks the line after a ";" or ",".
+        let text = v.to_text();
+        assert!(
+            text.contains(
+                "  no arm differs on: premature_done, clean_exit, features_verified;\n    \
+                 not compared (no data): resume_success\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.lines().all(|l| l.chars().count() <= TEXT_WIDTH),
+            "{text}"
+        );
         let empty = decide(&[], None, 0.05);
         assert_eq!(
             empty.to_text(),
