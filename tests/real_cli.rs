@@ -229,6 +229,10 @@ fn real_claude_code_does_exactly_the_scripted_acts_and_its_transcripts_replay_th
         .arg(&trace)
         .assert()
         .success();
+    // The crashed session counts too: the scripted crash leaves the CLI a second
+    // (`agent::mock_model::CRASH_GRACE`) to write its transcript before the kill. Killed the moment
+    // its request arrives, Claude Code loses the last tool results it carried out from
+    // its transcript, and no importer can restore what was never written.
     let imported = replay(&trace, &tmp.path().join("imported"));
     assert_eq!(imported.len(), live.len());
     // The importer numbers sessions from 1 and never declares completion.

@@ -9,6 +9,6 @@ mod render;
 pub mod script;
 pub mod server;
 
-pub use launch::{API_KEY, CRASH_EXIT, Launch, launch};
+pub use launch::{API_KEY, CRASH_EXIT, CRASH_GRACE, Launch, launch};
 pub use script::Scenario;
 pub use server::Summary;
