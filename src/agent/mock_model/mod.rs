@@ -3,6 +3,7 @@
 //! speaks the CLI's own API on 127.0.0.1 and answers each model call with the next step
 //! as that CLI's tool call, and logs what it served.
 
+mod aider;
 mod http;
 mod launch;
 mod render;

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 
+use super::aider;
 use super::http::{self, Request, Response};
 use super::render::{self, Reply, Tokens};
 use super::script::{Ending, ScriptedSession, Step};
@@ -290,13 +291,12 @@ impl Server {
     ) -> Option<(&'static str, Option<usize>, Reply)> {
         let mut state = self.lock();
         let steps = &self.session.steps;
-        if state.summary.finished {
-            return Some(("extra", None, Reply::Text(self.session.summary.clone())));
-        }
         if api == Api::Chat {
-            // aider takes a whole session's edits in one answer; a scripted crash comes
-            // at its next call.
-            if state.calls_main > 0 {
+            // aider takes a whole session's acts in one answer. It asks again without
+            // applying it when it first had to add the files the answer names: the
+            // same answer again. Any later call (aider reflects failing tests back
+            // under --auto-test, or a failed edit) is where a scripted crash lands.
+            if state.calls_main > 0 && !aider::added_files_reflection(body) {
                 return (self.session.ending != Ending::Crash)
                     .then(|| ("extra", None, Reply::Text(self.session.summary.clone())));
             }
@@ -304,8 +304,11 @@ impl Server {
             state.next = steps.len();
             state.summary.steps_served = steps.len();
             state.summary.finished = self.session.ending != Ending::Crash;
-            let text = render::aider_text(steps, &self.session.summary);
+            let text = aider::answer(steps, &self.session.summary, &self.work_dir);
             return Some(("main", (!steps.is_empty()).then_some(0), Reply::Text(text)));
+        }
+        if state.summary.finished {
+            return Some(("extra", None, Reply::Text(self.session.summary.clone())));
         }
         let Some(step) = steps.get(state.next) else {
             if self.session.ending == Ending::Crash {
