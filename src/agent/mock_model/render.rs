@@ -333,4 +333,36 @@ mod tests {
         assert_eq!(plain["content"][0]["input"]["command"], "ls");
         assert_eq!(plain["usage"]["input_tokens"], 10);
     }
+
+    #[test]
+    fn a_streamed_chat_answer_carries_its_usage_in_the_last_chunk() {
+        let reply = Reply::Text("edit blocks".into());
+        let tokens = Tokens {
+            input: 7,
+            output: 2,
+        };
+        let Response::Events(events) = chat(&json!({"stream": true}), "c1", &reply, tokens) else {
+            panic!("expected a stream");
+        };
+        assert!(
+            events.iter().all(|(name, _)| name.is_none()),
+            "data lines only"
+        );
+        let first: Value = serde_json::from_str(&events[0].1).unwrap();
+        assert_eq!(first["choices"][0]["delta"]["content"], "edit blocks");
+        let last: Value = serde_json::from_str(&events[1].1).unwrap();
+        assert_eq!(last["choices"][0]["finish_reason"], "stop");
+        assert_eq!(
+            (
+                last["usage"]["prompt_tokens"].as_u64(),
+                last["usage"]["completion_tokens"].as_u64()
+            ),
+            (Some(7), Some(2))
+        );
+        assert_eq!(events[2].1, "[DONE]");
+        let Response::Json(200, plain) = chat(&json!({}), "c1", &reply, tokens) else {
+            panic!("expected JSON");
+        };
+        assert_eq!(plain["usage"]["total_tokens"], 9);
+    }
 }

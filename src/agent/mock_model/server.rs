@@ -450,3 +450,91 @@ fn is_main(api: Api, body: &Value) -> bool {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::mock_model::script::Scenario;
+    use std::path::Path;
+
+    fn chat(last_user: &str) -> Request {
+        let body = json!({"model": "gpt-4o", "stream": false, "messages": [
+            {"role": "system", "content": "Act as an expert software developer."},
+            {"role": "user", "content": last_user}]});
+        Request {
+            method: "POST".into(),
+            path: "/v1/chat/completions".into(),
+            headers: Vec::new(),
+            body: body.to_string().into_bytes(),
+        }
+    }
+
+    fn text(answer: Answer) -> (u16, String) {
+        match answer {
+            Answer::Reply(Response::Json(status, value)) => (
+                status,
+                value
+                    .pointer("/choices/0/message/content")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+            ),
+            Answer::Reply(other) => panic!("expected JSON, got {other:?}"),
+            Answer::Crash => panic!("unexpected crash"),
+        }
+    }
+
+    fn server(ending: &str) -> (tempfile::TempDir, Arc<Server>) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("NOTES.md"), "old\n").unwrap();
+        let scenario = Scenario::parse(
+            Path::new("s.jsonl"),
+            &format!(
+                "{{\"op\":\"session\",\"n\":1}}\n\
+                 {{\"op\":\"write\",\"path\":\"NOTES.md\",\"content\":\"new\\n\"}}\n\
+                 {{\"op\":\"run\",\"cmd\":\"bin/tool A\"}}\n\
+                 {{\"op\":\"end\",\"status\":\"{ending}\",\"summary\":\"done\"}}\n"
+            ),
+        )
+        .unwrap();
+        let session = scenario.session(1).unwrap().clone();
+        let server = Server::new(session, dir.path().to_path_buf(), None, None);
+        (dir, server)
+    }
+
+    #[test]
+    fn aider_gets_the_session_again_after_adding_files_and_the_summary_after_that() {
+        let (_dir, server) = server("completed");
+        let (status, first) = text(server.answer(&chat("go")));
+        assert_eq!(status, 200);
+        assert!(
+            first.starts_with("NOTES.md\n````\n<<<<<<< SEARCH\nold\n=======\nnew\n"),
+            "{first}"
+        );
+        assert!(
+            first.ends_with("```bash\nbin/tool A\n```\n\ndone"),
+            "{first}"
+        );
+        let again = chat(
+            "I added these files to the chat: NOTES.md\nLet me know if there are others we should add.",
+        );
+        assert_eq!(text(server.answer(&again)).1, first);
+        assert_eq!(text(server.answer(&chat("FAILED (errors=1)"))).1, "done");
+        let summary = server.summary();
+        assert_eq!((summary.turns, summary.steps_served), (3, 2));
+        assert!(summary.finished && !summary.crashed);
+    }
+
+    #[test]
+    fn aiders_call_after_the_answer_is_where_a_scripted_crash_lands() {
+        let (_dir, server) = server("interrupted");
+        text(server.answer(&chat("go")));
+        assert!(matches!(
+            server.answer(&chat("FAILED (errors=1)")),
+            Answer::Crash
+        ));
+        let summary = server.summary();
+        assert!(summary.crashed && !summary.finished);
+        assert_eq!(summary.turns, 1);
+    }
+}
