@@ -233,17 +233,20 @@ fn real_claude_code_does_exactly_the_scripted_acts_and_its_transcripts_replay_th
         .find(|p| p.is_dir())
         .expect("a project folder");
     let trace = tmp.path().join("imported.jsonl");
-    common::loopbench()
+    let import = common::loopbench()
         .args(["import", "claude-code"])
         .arg(&project)
         .arg("--out")
         .arg(&trace)
         .assert()
         .success();
+    // What the importer applied and skipped per session, for a mismatch's message.
+    let tally = String::from_utf8_lossy(&import.get_output().stderr).into_owned();
     // The crashed session counts too: the scripted crash leaves the CLI a second
-    // (`agent::mock_model::CRASH_GRACE`) to write its transcript before the kill. Killed the moment
-    // its request arrives, Claude Code loses the last tool results it carried out from
-    // its transcript, and no importer can restore what was never written.
+    // (`agent::mock_model::CRASH_GRACE`) to write its transcript before the kill. Killed
+    // the moment its request arrives, Claude Code loses the last tool results it carried
+    // out from its transcript ("without a result" below), and no importer can restore
+    // what was never written.
     let imported = replay(&trace, &tmp.path().join("imported"));
     assert_eq!(imported.len(), live.len());
     // The importer numbers sessions from 1 and never declares completion.
@@ -257,7 +260,11 @@ fn real_claude_code_does_exactly_the_scripted_acts_and_its_transcripts_replay_th
             }
         };
         assert_eq!(outcome(&l["outcome"]), i["outcome"], "session {n}: outcome");
-        assert_eq!(acts(l), acts(i), "session {n}: imported and replayed");
+        assert_eq!(
+            acts(l),
+            acts(i),
+            "session {n}: live, then imported and replayed; the import said:\n{tally}"
+        );
     }
 }
 
