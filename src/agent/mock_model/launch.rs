@@ -44,9 +44,9 @@ pub struct Launch {
 /// How long the CLI waits for its answer at a scripted crash before it is killed. A
 /// CLI writes its transcript behind its requests: Claude Code 2.1, killed the moment its
 /// next request arrived, had lost the last one or two tool results from its transcript
-/// in 8 runs of 9, though it had carried them out; given 1 s it had written them in
-/// 7 runs of 7. So the crash models a model call that hangs until the session is killed, and a
-/// transcript of it holds everything the CLI did.
+/// in 9 runs of 10, though it had carried them out; given 1 s it had written them in 9
+/// runs of 9. So the crash models a model call that hangs until the session is killed,
+/// and a transcript of it holds everything the CLI did.
 pub const CRASH_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The exit code of a CLI killed at a scripted crash (as a shell reports SIGKILL).
