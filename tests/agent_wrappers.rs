@@ -221,22 +221,25 @@ fn each_wrapper_passes_prompt_budget_and_arguments_and_its_usage_lands_in_sessio
     // aider: the prompt (and budget) as a message file.
     let args = w.args("aider", 1);
     assert_eq!(args[0], "--message-file");
+    // No --yes-always (it answers No to running commands); a local analytics log.
     assert_eq!(
-        args[2..],
+        args[2..7],
         [
-            "--yes-always",
             "--no-pretty",
             "--no-stream",
             "--no-check-update",
-            "--model",
-            "m-aider"
+            "--no-analytics",
+            "--analytics-log"
         ]
     );
+    assert!(args[7].ends_with("/analytics.jsonl"), "{args:?}");
+    assert_eq!(args[8..], ["--model", "m-aider"]);
     assert!(
         w.prompt("aider", 1)
             .contains("budget for this session is 17 turns")
     );
-    // Two model calls; 2.3k + 1.1k + 4.5k sent, 145 + n received, the last session cost.
+    // The stand-in writes no analytics log: the printed lines. Two model calls; 2.3k +
+    // 1.1k + 4.5k sent, 145 + n received, the last session cost.
     assert_eq!(w.usage("aider", 1), ["2", "7900", "146", "0.03"]);
     assert_eq!(w.usage("aider", 2), ["2", "7900", "147", "0.04"]);
 

@@ -117,11 +117,17 @@ fn served(run: &Path, trial: &str, session: &str) -> Value {
     last["summary"].clone()
 }
 
-/// Runs the arm `cli` of the dry run and checks it against the scenario; returns the run
-/// directory's parent (kept alive) and the live rows.
+/// A cell where the real CLI does more than the scenario scripts: (session, column,
+/// value), asserted like every other cell.
+type Deviation = (&'static str, &'static str, &'static str);
+
+/// Runs the arm `cli` of the dry run and checks it against the scenario (with the
+/// CLI's own `deviations`); returns the run directory's parent (kept alive) and the
+/// live rows.
 fn live_run_matches_the_scenario(
     cli: &str,
     path: std::ffi::OsString,
+    deviations: &[Deviation],
 ) -> (tempfile::TempDir, Vec<Row>) {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
@@ -151,7 +157,12 @@ fn live_run_matches_the_scenario(
         assert_eq!(l["outcome"], s["outcome"], "{cli} session {n}: outcome");
         if n != "0" {
             // The initializer's list-based fields are its own (no list before it).
-            assert_eq!(acts(l), acts(s), "{cli} session {n}: the scripted acts");
+            let mut expected = acts(s);
+            for (_, column, value) in deviations.iter().filter(|d| d.0 == n) {
+                let cell = expected.iter_mut().find(|(k, _)| k == column).unwrap();
+                cell.1 = value.to_string();
+            }
+            assert_eq!(acts(l), expected, "{cli} session {n}: the scripted acts");
         }
         let s = served(&out, &trial, n);
         if l["outcome"] == "interrupted" {
@@ -209,7 +220,7 @@ fn real_claude_code_does_exactly_the_scripted_acts_and_its_transcripts_replay_th
     let Some(path) = available("claude") else {
         return;
     };
-    let (tmp, live) = live_run_matches_the_scenario("claude", path);
+    let (tmp, live) = live_run_matches_the_scenario("claude", path, &[]);
     // Claude Code wrote its transcripts under the trial's HOME.
     let projects = tmp
         .path()
@@ -222,13 +233,20 @@ fn real_claude_code_does_exactly_the_scripted_acts_and_its_transcripts_replay_th
         .find(|p| p.is_dir())
         .expect("a project folder");
     let trace = tmp.path().join("imported.jsonl");
-    common::loopbench()
+    let import = common::loopbench()
         .args(["import", "claude-code"])
         .arg(&project)
         .arg("--out")
         .arg(&trace)
         .assert()
         .success();
+    // What the importer applied and skipped per session, for a mismatch's message.
+    let tally = String::from_utf8_lossy(&import.get_output().stderr).into_owned();
+    // The crashed session counts too: the scripted crash leaves the CLI a second
+    // (`agent::mock_model::CRASH_GRACE`) to write its transcript before the kill. Killed
+    // the moment its request arrives, Claude Code loses the last tool results it carried
+    // out from its transcript ("without a result" below), and no importer can restore
+    // what was never written.
     let imported = replay(&trace, &tmp.path().join("imported"));
     assert_eq!(imported.len(), live.len());
     // The importer numbers sessions from 1 and never declares completion.
@@ -242,7 +260,11 @@ fn real_claude_code_does_exactly_the_scripted_acts_and_its_transcripts_replay_th
             }
         };
         assert_eq!(outcome(&l["outcome"]), i["outcome"], "session {n}: outcome");
-        assert_eq!(acts(l), acts(i), "session {n}: imported and replayed");
+        assert_eq!(
+            acts(l),
+            acts(i),
+            "session {n}: live, then imported and replayed; the import said:\n{tally}"
+        );
     }
 }
 
@@ -251,14 +273,33 @@ fn real_codex_does_exactly_the_scripted_acts() {
     let Some(path) = available("codex") else {
         return;
     };
-    live_run_matches_the_scenario("codex", path);
+    live_run_matches_the_scenario("codex", path, &[]);
 }
 
+/// aider does every act of the scenario, with two limits of aider 0.86.2 that the
+/// suite's aider arm works within (docs/real-ab.md): it applies an answer's edits before
+/// it runs its commands (the server puts every write and edit first), and it calls the
+/// model again after running them only to hand back failing tests (`--auto-test`),
+/// which is where the crash of session 4 lands. That second call costs a repeated side
+/// effect the scenario does not script: aider runs the previous answer's commands again
+/// after each further answer to the same message (its list of commands is reset per
+/// message only), so session 1, whose tests fail, sends the reminder for INV-1 twice.
 #[test]
-#[ignore = "aider: not yet supported by the dry run (its edit blocks are rendered, its run is not brought to match the scenario)"]
 fn real_aider_does_exactly_the_scripted_acts() {
     let Some(path) = available("aider") else {
         return;
     };
-    live_run_matches_the_scenario("aider", path);
+    let (tmp, live) =
+        live_run_matches_the_scenario("aider", path, &[("1", "dup_side_effects", "1")]);
+    let stdout = tmp
+        .path()
+        .join("run/agents")
+        .join(&live[0]["trial_id"])
+        .join("session-1.stdout");
+    let stdout = std::fs::read_to_string(stdout).unwrap();
+    assert_eq!(
+        stdout.matches("Running bin/send_reminder INV-1").count(),
+        2,
+        "aider ran the answer's commands once more after the test failures"
+    );
 }

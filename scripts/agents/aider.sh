@@ -11,43 +11,62 @@
 #
 # The prompt arrives on stdin and is handed to `aider --message-file`. aider has no turn
 # limit, so the session's budget ($LOOPBENCH_TURNS) is appended to the message. aider
-# commits its own edits (one commit per change). The usage file gets turns (one per
-# "Tokens:" line aider prints), tokens (aider rounds them: "2.3k") and the session cost.
+# commits its own edits (one commit per change) unless given --no-auto-commits.
+#
+# Unattended without --yes-always: aider 0.86 asks "Run shell command?" with an explicit
+# yes required, which --yes-always answers No, so under it the model's commands never
+# run. Instead aider's stdin is /dev/null: every question takes its default answer, Yes
+# for running commands, creating files, editing files not in the chat and adding named
+# files to it. Set LOOPBENCH_AIDER_YES_ALWAYS=1 in the agent's env for --yes-always.
+#
+# Usage comes from aider's analytics log (--analytics-log, with --no-analytics: nothing
+# is sent anywhere): one message_send event per model call with its exact token counts
+# and cost (the "Tokens: 2.3k sent" lines aider prints are rounded; they are read when
+# there is no log). --no-stream: a streamed answer's usage is dropped by aider 0.86.2,
+# which then counts tokens with its own tokenizer (in the dry run 7,899 for the 8,592
+# the server reported); unstreamed it records the API's counts. aider's own files
+# (.aider.chat.history.md, .aider.input.history, .aider.tags.cache.v4/) are listed in
+# .git/info/exclude, so that they neither dirty the tree nor get committed.
 #
 # Self-contained, so that it works under `sandbox = "bwrap"` wherever the checkout lies
-# (the sandbox may show the agent this file alone): it needs bash, mktemp, tee and the
-# loopbench binary, whose `loopbench usage` reads the CLI's output.
+# (the sandbox may show the agent this file alone): it needs bash, git, mktemp, tee and
+# the loopbench binary, whose `loopbench usage` reads the CLI's output. The harness names
+# its own binary in $LOOPBENCH_BIN (and makes it readable in the sandbox); without it,
+# loopbench on PATH.
 set -euo pipefail
 : "${LOOPBENCH_TURNS:?${0##*/} runs under loopbench: LOOPBENCH_TURNS is not set}"
 
-# with_budget: stdin (the prompt), then one sentence with the session's turn budget, for
-# CLIs that have no turn limit of their own.
-with_budget() {
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/loopbench-aider.XXXXXX" 2>/dev/null ||
+    mktemp -d "/tmp/loopbench-aider.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+{
     cat
     printf '\n\nYour budget for this session is %s turns; leave notes before it runs out.\n' \
         "$LOOPBENCH_TURNS"
-}
+} >"$scratch/message"
 
-# run_reporting FORMAT CMD...: runs CMD (stdin is this function's), passes its stdout on
-# and keeps a copy, writes $LOOPBENCH_USAGE_FILE from that copy with `loopbench usage
-# FORMAT`, and returns CMD's exit status. The harness names its own binary in
-# $LOOPBENCH_BIN (and makes it readable in the sandbox); without it, loopbench on PATH.
-run_reporting() {
-    local format=$1 capture status=0 bin=${LOOPBENCH_BIN:-loopbench}
-    shift
-    capture=$(mktemp "${TMPDIR:-/tmp}/loopbench-$format.XXXXXX" 2>/dev/null ||
-        mktemp "/tmp/loopbench-$format.XXXXXX")
-    "$@" | tee "$capture" || status=$?
-    if [ -n "${LOOPBENCH_USAGE_FILE:-}" ]; then
-        "$bin" usage "$format" "$capture" >"$LOOPBENCH_USAGE_FILE" ||
-            echo "${0##*/}: could not write the usage file with '$bin usage $format'" >&2
+if exclude="$(git rev-parse --git-path info/exclude 2>/dev/null)"; then
+    mkdir -p "$(dirname "$exclude")"
+    grep -qxF '.aider*' "$exclude" 2>/dev/null || printf '.aider*\n' >>"$exclude"
+fi
+
+yes=()
+if [ "${LOOPBENCH_AIDER_YES_ALWAYS:-}" = 1 ]; then
+    yes=(--yes-always)
+fi
+status=0
+aider --message-file "$scratch/message" "${yes[@]}" --no-pretty --no-stream --no-check-update \
+    --no-analytics --analytics-log "$scratch/analytics.jsonl" "$@" </dev/null |
+    tee "$scratch/stdout" || status=$?
+if [ -n "${LOOPBENCH_USAGE_FILE:-}" ]; then
+    bin=${LOOPBENCH_BIN:-loopbench}
+    # An aider that wrote no analytics log: its rounded "Tokens:" lines.
+    if [ -s "$scratch/analytics.jsonl" ]; then
+        usage=(aider-analytics "$scratch/analytics.jsonl")
+    else
+        usage=(aider "$scratch/stdout")
     fi
-    rm -f "$capture"
-    return "$status"
-}
-
-message=$(mktemp "${TMPDIR:-/tmp}/loopbench-aider-message.XXXXXX")
-trap 'rm -f "$message"' EXIT
-with_budget >"$message"
-run_reporting aider aider --message-file "$message" --yes-always --no-pretty --no-stream \
-    --no-check-update "$@"
+    "$bin" usage "${usage[@]}" >"$LOOPBENCH_USAGE_FILE" ||
+        echo "${0##*/}: could not write the usage file with '$bin usage ${usage[0]}'" >&2
+fi
+exit "$status"

@@ -1,6 +1,7 @@
 //! The usage report an agent CLI's captured output gives (`loopbench usage FORMAT
 //! CAPTURE`): what the wrappers in `scripts/agents/` write to `$LOOPBENCH_USAGE_FILE`
-//! for `claude -p --output-format stream-json`, `codex exec --json` and aider.
+//! for `claude -p --output-format stream-json`, `codex exec --json` and aider (its
+//! printed lines or its analytics log).
 //!
 //! Fields the output does not give are left out (the harness records them as empty).
 //! Lines that are not what a parser expects are skipped: a wrapper must never fail
@@ -24,6 +25,8 @@ pub enum CliFormat {
     Codex,
     /// aider's `Tokens: ... Cost: ...` lines.
     Aider,
+    /// aider's `--analytics-log` file: exact counts.
+    AiderAnalytics,
 }
 
 /// The JSON object of a usage file (see [`super::read_usage_file`]); absent fields are
@@ -61,6 +64,7 @@ pub fn parse(format: CliFormat, text: &str) -> UsageReport {
         CliFormat::Claude => claude(text),
         CliFormat::Codex => codex(text),
         CliFormat::Aider => aider(text),
+        CliFormat::AiderAnalytics => aider_analytics(text),
     }
 }
 
@@ -189,6 +193,35 @@ fn aider(text: &str) -> UsageReport {
     }
 }
 
+/// aider's analytics log (`--analytics-log FILE`, JSONL): one `message_send` event per
+/// model call with `prompt_tokens` and `completion_tokens` as the API reported them, and
+/// `total_cost` so far. turns = their number; cost = the last `total_cost`.
+fn aider_analytics(text: &str) -> UsageReport {
+    let mut report = UsageReport::default();
+    let add = |slot: &mut Option<u64>, n: u64| *slot = Some(slot.unwrap_or(0).saturating_add(n));
+    for event in objects(text) {
+        if event.get("event").and_then(Value::as_str) != Some("message_send") {
+            continue;
+        }
+        let field = |name: &str| event.get("properties").and_then(|p| p.get(name));
+        add(&mut report.turns, 1);
+        add(
+            &mut report.input_tokens,
+            field("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
+        );
+        add(
+            &mut report.output_tokens,
+            field("completion_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+        );
+        if let Some(cost) = field("total_cost").and_then(Value::as_f64) {
+            report.cost_usd = Some(cost);
+        }
+    }
+    report
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,5 +305,25 @@ mod tests {
             r#"{"status":"interrupted"}"#
         );
         assert_eq!(json(CliFormat::Aider, "Tokens: 1..2k sent. Cost: $x"), "{}");
+    }
+
+    #[test]
+    fn aider_analytics_sums_the_exact_counts_of_each_model_call() {
+        let log = concat!(
+            "{\"event\": \"launched\", \"properties\": {}}\n",
+            "{\"event\": \"message_send\", \"properties\": {\"prompt_tokens\": 3397, ",
+            "\"completion_tokens\": 244, \"total_cost\": 0.0109}}\n",
+            "not json\n",
+            "{\"event\": \"message_send\", \"properties\": {\"prompt_tokens\": 3780, ",
+            "\"completion_tokens\": 5, \"total_cost\": 0.0204}}\n",
+        );
+        assert_eq!(
+            json(CliFormat::AiderAnalytics, log),
+            r#"{"turns":2,"input_tokens":7177,"output_tokens":249,"cost_usd":0.0204}"#
+        );
+        assert_eq!(
+            json(CliFormat::AiderAnalytics, "{\"event\": \"exit\"}\n"),
+            "{}"
+        );
     }
 }

@@ -18,10 +18,12 @@ mod agent;
 mod capture;
 mod child;
 pub mod cli_usage;
+mod program;
 pub mod supervise;
 mod usage;
 
 pub use crate::sandbox::{BWRAP, bwrap_works, check_bwrap, find_program};
-pub use agent::{CommandAgent, RetryPolicy, STATE_DIR, USAGE_FILE, preflight, runs_sim_agent};
+pub use agent::{CommandAgent, RetryPolicy, STATE_DIR, USAGE_FILE};
 pub use child::{KILL_GRACE, signal_running_agents};
+pub use program::{preflight, runs_sim_agent};
 pub use usage::{Reported, read_reports, read_stream_json, read_usage_file, report_result_line};

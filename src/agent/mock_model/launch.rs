@@ -4,7 +4,8 @@
 //!
 //! The CLI gets `ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`, `LOOPBENCH_MODEL_URL` (the
 //! `/v1` endpoint, for wrappers that configure a provider, such as Codex) and dummy API
-//! keys. At a scripted crash the CLI's process group is killed (SIGKILL) and the usage
+//! keys. At a scripted crash the CLI's request is left unanswered, and after
+//! [`CRASH_GRACE`] its process group is killed (SIGKILL) and the usage
 //! file says `interrupted`; at a scripted declaration of completion the usage file the
 //! wrapper wrote gains `"status": "declared_complete"`: a real CLI has no way of its own
 //! to say so.
@@ -39,6 +40,14 @@ pub struct Launch {
     /// The agent command; empty: serve until interrupted.
     pub command: Vec<String>,
 }
+
+/// How long the CLI waits for its answer at a scripted crash before it is killed. A
+/// CLI writes its transcript behind its requests: Claude Code 2.1, killed the moment its
+/// next request arrived, had lost the last one or two tool results from its transcript
+/// in 9 runs of 10, though it had carried them out; given 1 s it had written them in 9
+/// runs of 9. So the crash models a model call that hangs until the session is killed,
+/// and a transcript of it holds everything the CLI did.
+pub const CRASH_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The exit code of a CLI killed at a scripted crash (as a shell reports SIGKILL).
 pub const CRASH_EXIT: i32 = 128 + 9;
@@ -163,6 +172,9 @@ async fn run_cli(
             Ok(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(9)))
         }
         () = server.crash.notified() => {
+            // The CLI's transcript may still be behind its requests: let it catch up while
+            // it waits for the answer (or exit on its own), then kill.
+            let _ = tokio::time::timeout(CRASH_GRACE, child.wait()).await;
             if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
                 let _ = nix::sys::signal::killpg(
                     nix::unistd::Pid::from_raw(pid),

@@ -2,12 +2,11 @@
 //! Anthropic Messages for Claude Code (its `Read`, `Write`, `Edit` and `Bash` tools),
 //! OpenAI Responses for Codex (its `exec_command` function and `apply_patch` custom
 //! tool) and Chat Completions for aider (its SEARCH/REPLACE edit blocks and shell
-//! blocks in the answer's text). Streaming and non-streaming both, as the request asks.
+//! block in the answer's text, see `aider`). Streaming and non-streaming both, as the request asks.
 
 use serde_json::{Value, json};
 
 use super::http::Response;
-use super::script::Step;
 
 /// The model name the server answers with when the request names none.
 const MODEL: &str = "loopbench-mock";
@@ -86,50 +85,6 @@ pub fn apply_patch(path: &str, old: &str, new: &str) -> String {
     }
     patch.push_str("*** End Patch\n");
     patch
-}
-
-/// aider's answer for a whole session: every step as an edit block or a shell block, in
-/// order, then the summary.
-pub fn aider_text(steps: &[Step], summary: &str) -> String {
-    let fence = "````";
-    let mut text = String::new();
-    let mut shell = Vec::new();
-    for step in steps {
-        match step {
-            Step::Write { path, content } => {
-                // A whole-file write: aider creates the file from an empty SEARCH.
-                text.push_str(&format!(
-                    "{path}\n{fence}\n<<<<<<< SEARCH\n=======\n{}{}>>>>>>> REPLACE\n{fence}\n\n",
-                    content,
-                    if content.ends_with('\n') || content.is_empty() {
-                        ""
-                    } else {
-                        "\n"
-                    }
-                ));
-            }
-            Step::Edit { path, old, new } => {
-                let nl = |s: &str| if s.ends_with('\n') { "" } else { "\n" }.to_string();
-                text.push_str(&format!(
-                    "{path}\n{fence}\n<<<<<<< SEARCH\n{old}{}=======\n{new}{}>>>>>>> REPLACE\n{fence}\n\n",
-                    nl(old),
-                    nl(new)
-                ));
-            }
-            Step::Delete { path } => shell.push(format!("rm -f -- {}", shell_quote(path))),
-            Step::Run { cmd } => shell.push(cmd.clone()),
-        }
-    }
-    if !shell.is_empty() {
-        text.push_str("```bash\n");
-        for cmd in shell {
-            text.push_str(&cmd);
-            text.push('\n');
-        }
-        text.push_str("```\n\n");
-    }
-    text.push_str(summary);
-    text
 }
 
 /// The model named in a request body, or the server's own name.
@@ -377,5 +332,37 @@ mod tests {
         };
         assert_eq!(plain["content"][0]["input"]["command"], "ls");
         assert_eq!(plain["usage"]["input_tokens"], 10);
+    }
+
+    #[test]
+    fn a_streamed_chat_answer_carries_its_usage_in_the_last_chunk() {
+        let reply = Reply::Text("edit blocks".into());
+        let tokens = Tokens {
+            input: 7,
+            output: 2,
+        };
+        let Response::Events(events) = chat(&json!({"stream": true}), "c1", &reply, tokens) else {
+            panic!("expected a stream");
+        };
+        assert!(
+            events.iter().all(|(name, _)| name.is_none()),
+            "data lines only"
+        );
+        let first: Value = serde_json::from_str(&events[0].1).unwrap();
+        assert_eq!(first["choices"][0]["delta"]["content"], "edit blocks");
+        let last: Value = serde_json::from_str(&events[1].1).unwrap();
+        assert_eq!(last["choices"][0]["finish_reason"], "stop");
+        assert_eq!(
+            (
+                last["usage"]["prompt_tokens"].as_u64(),
+                last["usage"]["completion_tokens"].as_u64()
+            ),
+            (Some(7), Some(2))
+        );
+        assert_eq!(events[2].1, "[DONE]");
+        let Response::Json(200, plain) = chat(&json!({}), "c1", &reply, tokens) else {
+            panic!("expected JSON");
+        };
+        assert_eq!(plain["usage"]["total_tokens"], 9);
     }
 }

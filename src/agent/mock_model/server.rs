@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 
+use super::aider;
 use super::http::{self, Request, Response};
 use super::render::{self, Reply, Tokens};
 use super::script::{Ending, ScriptedSession, Step};
@@ -290,13 +291,12 @@ impl Server {
     ) -> Option<(&'static str, Option<usize>, Reply)> {
         let mut state = self.lock();
         let steps = &self.session.steps;
-        if state.summary.finished {
-            return Some(("extra", None, Reply::Text(self.session.summary.clone())));
-        }
         if api == Api::Chat {
-            // aider takes a whole session's edits in one answer; a scripted crash comes
-            // at its next call.
-            if state.calls_main > 0 {
+            // aider takes a whole session's acts in one answer. It asks again without
+            // applying it when it first had to add the files the answer names: the
+            // same answer again. Any later call (aider reflects failing tests back
+            // under --auto-test, or a failed edit) is where a scripted crash lands.
+            if state.calls_main > 0 && !aider::added_files_reflection(body) {
                 return (self.session.ending != Ending::Crash)
                     .then(|| ("extra", None, Reply::Text(self.session.summary.clone())));
             }
@@ -304,8 +304,11 @@ impl Server {
             state.next = steps.len();
             state.summary.steps_served = steps.len();
             state.summary.finished = self.session.ending != Ending::Crash;
-            let text = render::aider_text(steps, &self.session.summary);
+            let text = aider::answer(steps, &self.session.summary, &self.work_dir);
             return Some(("main", (!steps.is_empty()).then_some(0), Reply::Text(text)));
+        }
+        if state.summary.finished {
+            return Some(("extra", None, Reply::Text(self.session.summary.clone())));
         }
         let Some(step) = steps.get(state.next) else {
             if self.session.ending == Ending::Crash {
@@ -445,5 +448,93 @@ fn is_main(api: Api, body: &Value) -> bool {
                 .unwrap_or_default();
             !system.contains("commit message")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::mock_model::script::Scenario;
+    use std::path::Path;
+
+    fn chat(last_user: &str) -> Request {
+        let body = json!({"model": "gpt-4o", "stream": false, "messages": [
+            {"role": "system", "content": "Act as an expert software developer."},
+            {"role": "user", "content": last_user}]});
+        Request {
+            method: "POST".into(),
+            path: "/v1/chat/completions".into(),
+            headers: Vec::new(),
+            body: body.to_string().into_bytes(),
+        }
+    }
+
+    fn text(answer: Answer) -> (u16, String) {
+        match answer {
+            Answer::Reply(Response::Json(status, value)) => (
+                status,
+                value
+                    .pointer("/choices/0/message/content")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+            ),
+            Answer::Reply(other) => panic!("expected JSON, got {other:?}"),
+            Answer::Crash => panic!("unexpected crash"),
+        }
+    }
+
+    fn server(ending: &str) -> (tempfile::TempDir, Arc<Server>) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("NOTES.md"), "old\n").unwrap();
+        let scenario = Scenario::parse(
+            Path::new("s.jsonl"),
+            &format!(
+                "{{\"op\":\"session\",\"n\":1}}\n\
+                 {{\"op\":\"write\",\"path\":\"NOTES.md\",\"content\":\"new\\n\"}}\n\
+                 {{\"op\":\"run\",\"cmd\":\"bin/tool A\"}}\n\
+                 {{\"op\":\"end\",\"status\":\"{ending}\",\"summary\":\"done\"}}\n"
+            ),
+        )
+        .unwrap();
+        let session = scenario.session(1).unwrap().clone();
+        let server = Server::new(session, dir.path().to_path_buf(), None, None);
+        (dir, server)
+    }
+
+    #[test]
+    fn aider_gets_the_session_again_after_adding_files_and_the_summary_after_that() {
+        let (_dir, server) = server("completed");
+        let (status, first) = text(server.answer(&chat("go")));
+        assert_eq!(status, 200);
+        assert!(
+            first.starts_with("NOTES.md\n````\n<<<<<<< SEARCH\nold\n=======\nnew\n"),
+            "{first}"
+        );
+        assert!(
+            first.ends_with("```bash\nbin/tool A\n```\n\ndone"),
+            "{first}"
+        );
+        let again = chat(
+            "I added these files to the chat: NOTES.md\nLet me know if there are others we should add.",
+        );
+        assert_eq!(text(server.answer(&again)).1, first);
+        assert_eq!(text(server.answer(&chat("FAILED (errors=1)"))).1, "done");
+        let summary = server.summary();
+        assert_eq!((summary.turns, summary.steps_served), (3, 2));
+        assert!(summary.finished && !summary.crashed);
+    }
+
+    #[test]
+    fn aiders_call_after_the_answer_is_where_a_scripted_crash_lands() {
+        let (_dir, server) = server("interrupted");
+        text(server.answer(&chat("go")));
+        assert!(matches!(
+            server.answer(&chat("FAILED (errors=1)")),
+            Answer::Crash
+        ));
+        let summary = server.summary();
+        assert!(summary.crashed && !summary.finished);
+        assert_eq!(summary.turns, 1);
     }
 }

@@ -1,0 +1,132 @@
+//! Which program a command agent runs, and whether it can run here: the program
+//! resolved (relative to the suite directory, or on the agent's PATH), the file the
+//! sandbox executes, the harness's own binary for `$LOOPBENCH_BIN`, and the check
+//! before a run that every selected agent can be started (exit 2 otherwise).
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::sandbox;
+use crate::suite::{AgentDriver, Suite};
+
+/// The loopbench binary running this harness (canonical), for `$LOOPBENCH_BIN`.
+pub(super) fn harness_binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    Some(std::fs::canonicalize(&exe).unwrap_or(exe))
+}
+
+/// The file a sandboxed agent program is executed as: its canonical path, so that a
+/// symlink (or a `..` on the way) cannot make bwrap bind or run something else than
+/// the file the harness checked.
+pub(super) fn sandboxed_program(program: &Path) -> PathBuf {
+    std::fs::canonicalize(program)
+        .unwrap_or_else(|_| std::path::absolute(program).unwrap_or_else(|_| program.to_path_buf()))
+}
+
+/// The program of a command agent as it will be executed: a relative path with a `/`
+/// is taken relative to `base_dir` (the suite directory), a bare name is looked up on
+/// the agent's `PATH` (its env table's, else the harness's).
+pub(super) fn resolve_program(
+    program: &str,
+    base_dir: &Path,
+    env: &BTreeMap<String, String>,
+) -> Option<PathBuf> {
+    let program = if program.contains('/') && Path::new(program).is_relative() {
+        base_dir.join(program).to_string_lossy().into_owned()
+    } else {
+        program.to_string()
+    };
+    let path = env
+        .get("PATH")
+        .map(OsString::from)
+        .or_else(|| std::env::var_os("PATH"));
+    // Absolute, because the agent starts in the work directory: a relative path (a
+    // suite given as a relative path, a relative PATH entry) would be looked up there.
+    sandbox::find_program(&program, path.as_deref()).map(|p| std::path::absolute(&p).unwrap_or(p))
+}
+
+/// Checks, before a run starts, that every command agent the selected `arms` use can
+/// be started here: its program exists, and bwrap works when it is sandboxed. The
+/// error (exit 2) names the agent.
+pub fn preflight(suite: &Suite, arms: &[usize]) -> Result<()> {
+    if suite.verify_sandbox {
+        sandbox::check_bwrap_for("the suite sets verify_sandbox = \"bwrap\"")?;
+    }
+    let mut checked = std::collections::BTreeSet::new();
+    for &i in arms {
+        let Some(arm) = suite.arms.get(i) else {
+            continue;
+        };
+        let AgentDriver::Command {
+            program,
+            sandbox,
+            env,
+            model_server,
+            ..
+        } = suite.agent_of(arm)
+        else {
+            continue;
+        };
+        if !checked.insert(arm.agent.as_str()) {
+            continue;
+        }
+        if let Some(server) = model_server {
+            // A scenario that does not parse fails here, naming its file and line.
+            crate::agent::mock_model::Scenario::load(&server.scenario)?;
+        }
+        if resolve_program(program, &suite.dir, env).is_none() {
+            let place = if program.contains('/') {
+                format!("relative to '{}'", suite.dir.display())
+            } else {
+                "on PATH".to_string()
+            };
+            return Err(Error::BadInput(format!(
+                "agent '{}': program '{program}' not found {place} (or not executable)",
+                arm.agent
+            )));
+        }
+        if let Some(settings) = sandbox {
+            sandbox::check_bwrap(&arm.agent)?;
+            if let Some(missing) = settings.writable.iter().find(|d| !d.is_dir()) {
+                return Err(Error::BadInput(format!(
+                    "agent '{}': sandbox_writable: '{}' is not a directory (create it first)",
+                    arm.agent,
+                    missing.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether an agent is `loopbench sim-agent` run as a command (its numbers are
+/// synthetic, and the run's manifest must say so).
+pub fn runs_sim_agent(driver: &AgentDriver) -> bool {
+    matches!(driver, AgentDriver::Command { args, .. } if args.first().is_some_and(|a| a == "sim-agent"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::CrashMode;
+    use std::time::Duration;
+
+    #[test]
+    fn only_a_sim_agent_command_counts_as_simulated() {
+        let command = |args: &[&str]| AgentDriver::Command {
+            program: "loopbench".into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            timeout: Duration::from_secs(1),
+            sandbox: None,
+            env: BTreeMap::new(),
+            crash: CrashMode::Agent,
+            crash_window: Duration::from_secs(1),
+            capture_limit: 1024,
+            model_server: None,
+        };
+        assert!(runs_sim_agent(&command(&["sim-agent", "--suite", "s"])));
+        assert!(!runs_sim_agent(&command(&["-p"])));
+    }
+}
