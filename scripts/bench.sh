@@ -12,6 +12,9 @@
 #                                      takes to load it and run its script, for the
 #                                      default run and a generated run of TRIALS trials
 #                                      (default 10000)
+#   scripts/bench.sh weekly [RUNS]     time `loopbench weekly` over RUNS generated runs
+#                                      (default 200) of 12,000 session rows each, spread
+#                                      over 20 ISO weeks, release build
 #   scripts/bench.sh sandbox [SUITE]   the suite with verify commands under bubblewrap
 #                                      (verify_sandbox = "bwrap") against without, in one
 #                                      invocation; prints the ratio and checks that the
@@ -264,14 +267,43 @@ report_html_figures() {
     echo "loaded and drawn in headless Chromium after: $(load_ms "$page" "$profile") ms"
 }
 
+bench_weekly() {
+    local runs="${1:-200}"
+    local dir
+    dir="$(mktemp -d)"
+    trap 'rm -rf "$dir"' RETURN
+    echo "== weekly: generating $runs runs of 12000 session rows in $dir"
+    generate_sessions "$dir/one" 12000
+    local i
+    for ((i = 0; i < runs; i++)); do
+        local run="$dir/results/bench/r$(printf '%04d' "$i")"
+        mkdir -p "$run"
+        cp "$dir/one/sessions.csv" "$dir/one/trials.csv" "$run/"
+        # Two runs a day from 2026-06-01 (a Monday), so 200 runs cover 15 ISO weeks.
+        local day=$((i / 2)) hour=$((8 + 10 * (i % 2)))
+        local started
+        started=$(date -u -d "2026-06-01 +$day days $hour:00" +%Y-%m-%dT%H:%M:%SZ)
+        printf '{"suite":"bench","arms":["json","markdown","yaml"],"started":"%s","simulated":false}\n' \
+            "$started" >"$run/manifest.json"
+    done
+    (cd "$root" && cargo build --release --quiet)
+    local bin="$root/target/release/loopbench"
+    "$bin" weekly "$dir/results" --out "$dir/weekly" >/dev/null 2>&1 || true # warm the cache
+    echo "== weekly: loopbench weekly over $runs runs (release)"
+    /usr/bin/time -v "$bin" weekly "$dir/results" --out "$dir/weekly" 2>"$dir/time.txt" >/dev/null
+    grep -E "Elapsed \(wall clock\)|Maximum resident set size|User time|System time" "$dir/time.txt"
+    echo "weeks: $(($(wc -l <"$dir/weekly/weekly.csv") - 1)) rows in weekly.csv"
+}
+
 case "${1:-}" in
 run) shift; bench_run "$@" ;;
+weekly) shift; bench_weekly "$@" ;;
 html) shift; bench_html "$@" ;;
 report) shift; bench_report "$@" ;;
 sandbox) shift; bench_sandbox "$@" ;;
 replay) shift; bench_replay "$@" ;;
 *)
-    echo "usage: $0 run [SUITE] | report [ROWS] | replay [TRACES] | html [TRIALS] | sandbox [SUITE]" >&2
+    echo "usage: $0 run [SUITE] | report [ROWS] | replay [TRACES] | html [TRIALS] | weekly [RUNS] | sandbox [SUITE]" >&2
     exit 2
     ;;
 esac
