@@ -8,8 +8,8 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::agent_table::AgentDriver;
 use super::setting::setting;
-use super::suite_file::AgentDriver;
 use super::task::is_simple_name;
 use crate::error::{Error, Result};
 use crate::feature_list::{ListFormat, ListSchema};

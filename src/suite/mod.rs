@@ -1,5 +1,6 @@
 //! Experiment definitions: suites of arms over tasks.
 
+mod agent_table;
 mod arm;
 mod key;
 mod named_tests;
@@ -9,12 +10,12 @@ mod suite_file;
 mod task;
 mod toml_error;
 
+pub use agent_table::{
+    AgentDriver, CrashMode, DEFAULT_CAPTURE_LIMIT, DEFAULT_CRASH_WINDOW, ModelServer, Sandbox,
+};
 pub use arm::{Arm, ArmPrompts, ExitCheck, Ledger, PromptOverride, Strategy};
 pub use key::TrialKey;
 pub use named_tests::ORACLE_TESTS_AT;
-pub use suite_file::{
-    AgentDriver, CrashMode, DEFAULT_CAPTURE_LIMIT, DEFAULT_CRASH_WINDOW, ModelServer, Prompts,
-    Sandbox, Sequential, Suite,
-};
+pub use suite_file::{Prompts, Sequential, Suite};
 pub use task::{Feature, Task, TestDiscovery, is_simple_name};
 pub use toml_error::{config_error, from_toml, line_column};
