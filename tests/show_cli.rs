@@ -135,8 +135,16 @@ fn show_without_a_trial_lists_one_line_per_trial() {
     let tmp = tempfile::tempdir().unwrap();
     let out = example_run(tmp.path());
     let text = stdout_of(&["show".as_ref(), out.as_os_str()]);
-    let lines: Vec<&str> = text.lines().collect();
+    // The verdict first (one arm: nothing to compare), then the listing.
+    let (verdict, listing) = text.split_once("\n\n").expect("a verdict, then the trials");
+    assert!(
+        verdict.starts_with("Verdict (vs baseline replay;"),
+        "{text}"
+    );
+    assert!(verdict.contains("nothing to compare"), "{text}");
+    let lines: Vec<&str> = listing.lines().collect();
     assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0].starts_with("trial "), "{text}");
     let cells: Vec<&str> = lines[1].split_whitespace().collect();
     assert_eq!(
         cells,

@@ -1,6 +1,6 @@
-//! `loopbench show RUN_DIR [TRIAL_ID]`: a run's trials one line each, or one trial as a
-//! timeline of its sessions with the evidence behind every count. Reads only the run
-//! directory's records.
+//! `loopbench show RUN_DIR [TRIAL_ID]`: a run's verdict and its trials one line each, or
+//! one trial as a timeline of its sessions with the evidence behind every count. Reads
+//! only the run directory's records.
 
 use std::path::Path;
 
@@ -28,9 +28,25 @@ pub fn show(dir: &Path, trial_id: Option<&str>) -> Result<String> {
             dir.display()
         )));
     }
-    let trials: Vec<TrialRecord> = read_jsonl(&trials_file)?;
+    let mut trials: Vec<TrialRecord> = read_jsonl(&trials_file)?;
     let Some(id) = trial_id else {
-        return Ok(run_listing(&trials));
+        let summary = crate::report::summarize(dir, None, crate::report::DEFAULT_CONFIDENCE)?;
+        // Trials in the order of the tables: arms as the summary orders them (baseline
+        // first), then task and replicate, not in the order they happened to finish.
+        let rank = |arm: &str| summary.arms.iter().position(|a| a == arm);
+        trials.sort_by(|a, b| {
+            (rank(&a.key.arm), &a.key.task, a.key.replicate).cmp(&(
+                rank(&b.key.arm),
+                &b.key.task,
+                b.key.replicate,
+            ))
+        });
+        let verdict = crate::report::Verdict::of(&summary).to_text();
+        return Ok(format!(
+            "{verdict}
+{}",
+            run_listing(&trials)
+        ));
     };
     let Some(trial) = trials.iter().find(|t| t.key.trial_id == id) else {
         let known: Vec<&str> = trials

@@ -178,6 +178,9 @@ impl Verdict {
             .filter(|m| m.compared == 0)
             .map(|m| m.metric.as_str())
             .collect();
+        if self.metrics.iter().all(|m| m.compared == 0) {
+            return "nothing to compare: no arm besides the baseline has data".to_string();
+        }
         let mut line = if same.is_empty() {
             "every metric compared shows a difference".to_string()
         } else {
@@ -526,6 +529,13 @@ mod tests {
         assert!(
             text.lines().all(|l| l.chars().count() <= TEXT_WIDTH),
             "{text}"
+        );
+        let baseline_only: Vec<SummaryRow> =
+            rows().into_iter().filter(|r| r.arm == "json").collect();
+        let alone = decide(&baseline_only, Some("json"), 0.05);
+        assert_eq!(
+            alone.no_difference_line(),
+            "nothing to compare: no arm besides the baseline has data"
         );
         let empty = decide(&[], None, 0.05);
         assert_eq!(
