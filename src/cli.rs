@@ -1,7 +1,7 @@
 //! Command-line interface: the subcommands (their arguments live with the commands, in
 //! `cmd::args`) and dispatch to them.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::cmd;
 pub use crate::cmd::args::*;
@@ -54,6 +54,11 @@ pub enum Command {
     /// Responses and Chat Completions), optionally around an agent CLI pointed at it: a
     /// dry run of a real agent without an API key.
     MockModel(MockModelArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    Completions(CompletionsArgs),
+    /// Print the man page loopbench(1) (roff) on stdout, or write every page into a
+    /// directory.
+    Man(ManArgs),
     /// Internal: runs one agent session so that nothing it started outlives it.
     #[command(hide = true)]
     Supervise(SuperviseArgs),
@@ -76,6 +81,8 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Usage(args) => cmd::usage::run(&args),
         Command::SimAgent(args) => cmd::sim_agent::run(&args),
         Command::MockModel(args) => cmd::mock_model::run(&args),
+        Command::Completions(args) => cmd::shell::completions(&args, Cli::command()),
+        Command::Man(args) => cmd::shell::man(&args, Cli::command()),
         Command::Supervise(args) => Ok(crate::agent::command::supervise::supervise(
             &args.command[0],
             &args.command[1..],

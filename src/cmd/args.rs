@@ -19,6 +19,23 @@ pub struct SuperviseArgs {
     pub command: Vec<String>,
 }
 
+/// Arguments of `loopbench completions`.
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell the script is for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// Arguments of `loopbench man`.
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// Write loopbench.1 and one page per subcommand (loopbench-run.1, ...) into this
+    /// directory instead of printing loopbench.1.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
 /// What `loopbench report` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReportFormat {

@@ -12,6 +12,7 @@ pub mod report;
 pub mod resume;
 pub mod run;
 pub mod sequential;
+pub mod shell;
 pub mod show;
 pub mod sim_agent;
 pub mod usage;
