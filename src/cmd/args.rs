@@ -321,10 +321,12 @@ pub struct ImportArgs {
 pub enum ImportCommand {
     /// Claude Code session files (~/.claude/projects/<project>/<sessionId>.jsonl); a
     /// directory means every *.jsonl under it. Sessions are ordered by time.
+    #[command(after_help = super::examples::IMPORT_CLAUDE_CODE)]
     ClaudeCode(ImportFiles),
     /// Captured stdout of `claude -p --output-format stream-json --verbose`, one file per
     /// session in the order given; a directory means its session-<n>.stdout files (a
     /// trial's capture directory, RUN_DIR/agents/<trial_id>).
+    #[command(after_help = super::examples::IMPORT_STREAM_JSON)]
     StreamJson(ImportFiles),
 }
 

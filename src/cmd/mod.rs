@@ -3,6 +3,7 @@
 pub mod args;
 pub mod compare;
 mod drive;
+pub mod examples;
 pub mod import;
 pub mod merge;
 pub mod mock_model;
