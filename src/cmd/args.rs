@@ -134,6 +134,21 @@ pub struct WeeklyArgs {
     /// Also write weekly.html: one self-contained page with the trend tables and plots.
     #[arg(long)]
     pub html: bool,
+    /// Which weekly file to print: weekly.md, weekly.csv or weekly.json (one object per
+    /// week, metric and arm).
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: WeeklyFormat,
+}
+
+/// What `loopbench weekly` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WeeklyFormat {
+    /// weekly.md
+    Md,
+    /// weekly.csv
+    Csv,
+    /// weekly.json
+    Json,
 }
 
 /// Arguments of `loopbench power`.
@@ -167,6 +182,18 @@ pub struct PowerArgs {
     /// [default: 5].
     #[arg(long, requires = "sequential")]
     pub looks: Option<usize>,
+    /// What to print: the sentences, or one JSON object with the same numbers.
+    #[arg(long, value_enum, default_value_t = PowerFormat::Text)]
+    pub format: PowerFormat,
+}
+
+/// What `loopbench power` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PowerFormat {
+    /// Sentences for people.
+    Text,
+    /// One JSON object (field names are stable; see docs/formats.md).
+    Json,
 }
 
 /// Arguments of `loopbench run`.

@@ -73,13 +73,15 @@ Examples:
 pub const WEEKLY: &str = "\
 Examples:
   loopbench weekly results --since 12weeks --out weekly
-  loopbench weekly results --html";
+  loopbench weekly results --html
+  loopbench weekly results --format json > weekly.json";
 
 /// `loopbench power`.
 pub const POWER: &str = "\
 Examples:
   loopbench power --p1 0.183 --p2 0.092
-  loopbench power --p1 0.183 --p2 0.092 --alpha 0.01 --power 0.9 --sequential --looks 4";
+  loopbench power --p1 0.183 --p2 0.092 --alpha 0.01 --power 0.9 --sequential --looks 4
+  loopbench power --p1 0.183 --p2 0.092 --sequential --format json";
 
 /// `loopbench usage`.
 pub const USAGE: &str = "\
