@@ -163,11 +163,8 @@ async fn run_cli(
             Ok(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(9)))
         }
         () = server.crash.notified() => {
-            if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-                let _ = nix::sys::signal::killpg(
-                    nix::unistd::Pid::from_raw(pid),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
+            if let Some(pid) = pid {
+                crate::process_group::Group::led_by(pid).kill();
             }
             let _ = child.wait().await;
             Ok(CRASH_EXIT)
