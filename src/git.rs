@@ -29,6 +29,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::fsutil::GIT_DIR;
+use crate::process_group::Group;
 
 /// Identity of every commit made in a work directory, by harness or agent.
 pub const GIT_NAME: &str = "loopbench";
@@ -133,8 +134,9 @@ fn harness_command(work_dir: &Path, extra_config: &[(String, String)]) -> Comman
 
 /// Runs `cmd` to its end or until `timeout`, when its process group is killed.
 fn output_within(mut cmd: Command, timeout: Duration) -> std::io::Result<Option<Output>> {
+    // The child moves to the thread that reads its output; the group stays here.
     let child = cmd.spawn()?;
-    let pgid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    let group = Group::led_by(child.id());
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
@@ -142,7 +144,7 @@ fn output_within(mut cmd: Command, timeout: Duration) -> std::io::Result<Option<
     match rx.recv_timeout(timeout) {
         Ok(out) => out.map(Some),
         Err(_) => {
-            let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+            group.kill();
             // The reader thread ends once the pipes close.
             let _ = rx.recv_timeout(Duration::from_secs(5));
             Ok(None)

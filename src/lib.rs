@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod notice;
 pub mod observe;
 pub mod process;
+pub mod process_group;
 pub mod rates;
 pub mod record;
 pub mod report;

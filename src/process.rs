@@ -8,16 +8,12 @@
 //! ends; failing that, its process group is killed.
 
 use std::ffi::OsString;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
-use wait_timeout::ChildExt;
-
+use crate::process_group::Leader;
 use crate::sandbox::{BWRAP, Layout};
 
 /// How long a process group gets between SIGTERM and SIGKILL.
@@ -121,36 +117,17 @@ impl ShellCommand<'_> {
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(stdout)
-            .stderr(stderr)
-            .process_group(0);
+            .stderr(stderr);
         let start = Instant::now();
-        let mut child = cmd.spawn()?;
-        let pgid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
-        let status = match child.wait_timeout(self.timeout)? {
-            Some(status) => {
-                // Background jobs the command left behind must not outlive it.
-                let _ = killpg(pgid, Signal::SIGKILL);
-                return Ok(CommandOutcome {
-                    code: status.code(),
-                    timed_out: false,
-                    elapsed: start.elapsed(),
-                });
-            }
-            None => {
-                let _ = killpg(pgid, Signal::SIGTERM);
-                match child.wait_timeout(KILL_GRACE)? {
-                    Some(status) => status,
-                    None => {
-                        let _ = killpg(pgid, Signal::SIGKILL);
-                        child.wait()?
-                    }
-                }
-            }
+        // Dropping the leader kills whatever of its group is left, however it ended.
+        let mut leader = Leader::spawn(&mut cmd)?;
+        let (status, timed_out) = match leader.wait_timeout(self.timeout)? {
+            Some(status) => (status, false),
+            None => (leader.terminate(KILL_GRACE)?, true),
         };
-        let _ = killpg(pgid, Signal::SIGKILL);
         Ok(CommandOutcome {
             code: status.code(),
-            timed_out: true,
+            timed_out,
             elapsed: start.elapsed(),
         })
     }

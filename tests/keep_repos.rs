@@ -105,6 +105,25 @@ fn a_replayed_trace_leaves_a_bundle_whose_log_shows_each_session() {
     );
 }
 
+#[test]
+fn a_relative_out_directory_gets_its_bundles_where_it_says() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = repo_root().join("suites/examples");
+    loopbench()
+        .current_dir(tmp.path())
+        .arg("replay")
+        .arg(root.join("traces/latefees-every-metric.jsonl"))
+        .arg("--task")
+        .arg(root.join("tasks/latefees"))
+        .args(["--format", "json", "--keep-repos", "--out", "results/rel"])
+        .assert()
+        .success();
+    assert_eq!(
+        assert_bundles_match_records(&tmp.path().join("results/rel"), tmp.path()),
+        1
+    );
+}
+
 fn run_args(out: &Path) -> Vec<String> {
     [
         "run",

@@ -16,6 +16,7 @@ const LAYERS: &[&str] = &[
     "seed",
     "fsutil",
     "sandbox",
+    "process_group",
     "process",
     "git",
     "stats",

@@ -101,3 +101,41 @@ fn power_help_says_what_the_sequential_numbers_mean() {
         .stdout(predicate::str::contains("expected"))
         .stdout(predicate::str::contains("numerical integration"));
 }
+
+fn power_json(args: &[&str]) -> serde_json::Value {
+    let out = loopbench()
+        .arg("power")
+        .args(args)
+        .args(["--format", "json"])
+        .assert()
+        .success();
+    serde_json::from_slice(&out.get_output().stdout).unwrap()
+}
+
+#[test]
+fn format_json_gives_the_same_numbers_under_stable_names() {
+    let fixed = power_json(&["--p1", "0.183", "--p2", "0.092"]);
+    assert_eq!(fixed["sessions_per_arm"], 219);
+    assert_eq!(fixed["p1"], 0.183);
+    assert_eq!(fixed["alpha"], 0.05);
+    assert_eq!(fixed["power"], 0.8);
+    assert!((fixed["cohens_h"].as_f64().unwrap() - 0.2677).abs() < 1e-4);
+    assert!(fixed["sequential"].is_null());
+    // tests/data/sequential_vectors.json, group "sample_size": 36% vs 8%, five looks.
+    let seq = power_json(&["--p1", "0.36", "--p2", "0.08", "--sequential"]);
+    let s = &seq["sequential"];
+    assert_eq!(seq["sessions_per_arm"], 31);
+    assert_eq!(s["looks"], 5);
+    assert_eq!(s["max_sessions_per_arm"], 32);
+    assert!((s["inflation_factor"].as_f64().unwrap() - 1.0247).abs() < 1e-4);
+    assert!((s["expected_sessions_per_arm_alternative"].as_f64().unwrap() - 25.64).abs() < 0.01);
+    let table = s["look_table"].as_array().unwrap();
+    assert_eq!(table.len(), 5);
+    assert_eq!(table[4]["sessions_per_arm"], 32.0);
+    assert_eq!(table[4]["information_fraction"], 1.0);
+    let bounds: Vec<f64> = table
+        .iter()
+        .map(|l| l["z_boundary"].as_f64().unwrap())
+        .collect();
+    assert!(bounds.windows(2).all(|w| w[0] > w[1]), "{bounds:?}");
+}

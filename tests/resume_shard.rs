@@ -192,3 +192,75 @@ fn a_bad_shard_argument_exits_2() {
         .code(2)
         .stderr(predicate::str::contains("I/N"));
 }
+
+/// The lines of `stderr` that warn about too few sessions.
+fn power_warnings(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| l.contains("cannot reliably detect"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_power_warning_of_a_sharded_run_is_given_once_at_merge_for_the_whole_study() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = repo_root().join("suites/seed-replication");
+    let mut shards = Vec::new();
+    for i in 1..=2 {
+        let out = tmp.path().join(format!("shard-{i}"));
+        let done = loopbench()
+            .arg("run")
+            .arg(&suite)
+            .args(["--arms", "json,markdown", "--replicates", "2", "--quiet"])
+            .args(["--shard", &format!("{i}/2"), "--out"])
+            .arg(&out)
+            .assert()
+            .success();
+        assert_eq!(
+            power_warnings(&done.get_output().stderr),
+            Vec::<String>::new(),
+            "shard {i} warned"
+        );
+        shards.push(out);
+    }
+    let merged = loopbench()
+        .arg("merge")
+        .args(&shards)
+        .arg("--out")
+        .arg(tmp.path().join("merged"))
+        .assert()
+        .success();
+    let warnings = power_warnings(&merged.get_output().stderr);
+    // Once per arm, with the merged study's sessions (summary.csv's n), not a shard's.
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    let summary = common::read_csv(&tmp.path().join("merged/summary.csv"));
+    for (warning, arm) in warnings.iter().zip(["json", "markdown"]) {
+        let n = &summary
+            .iter()
+            .find(|r| r["metric"] == "premature_done" && r["arm"] == arm)
+            .unwrap()["n"];
+        assert!(
+            warning.starts_with(&format!(
+                "warning: arm '{arm}': premature_done: {n} sessions per arm"
+            )),
+            "{warning}"
+        );
+    }
+    // The same study run in one go warns the same way.
+    let single = loopbench()
+        .arg("run")
+        .arg(&suite)
+        .args([
+            "--arms",
+            "json,markdown",
+            "--replicates",
+            "2",
+            "--quiet",
+            "--out",
+        ])
+        .arg(tmp.path().join("single"))
+        .assert()
+        .success();
+    assert_eq!(power_warnings(&single.get_output().stderr), warnings);
+}

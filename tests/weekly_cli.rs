@@ -102,3 +102,54 @@ fn a_missing_root_is_bad_input() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn format_json_prints_weekly_json_one_object_per_week_metric_and_arm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("results");
+    run(&root, "a", "2026-10-19T08:00:00Z", 22); // 2026-W43
+    run(&root, "d", "2026-11-06T23:30:00Z", 60); // 2026-W45
+    let out = tmp.path().join("weekly");
+    let printed = loopbench()
+        .arg("weekly")
+        .arg(&root)
+        .args(["--format", "json", "--out"])
+        .arg(&out)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let printed: serde_json::Value = serde_json::from_slice(&printed).unwrap();
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("weekly.json")).unwrap()).unwrap();
+    assert_eq!(printed, written);
+    let rows = printed.as_array().unwrap();
+    let fields: Vec<&str> = rows[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    assert_eq!(fields, loopbench::report::weekly::WEEKLY_COLUMNS);
+    let w45 = rows
+        .iter()
+        .find(|r| r["metric"] == "premature_done" && r["arm"] == "json" && r["week"] == "2026-W45")
+        .unwrap();
+    assert_eq!(w45["k"], 60);
+    assert_eq!(w45["n"], 240);
+    assert_eq!(w45["runs"], 1);
+    assert_eq!(w45["regression"], true);
+    // The CSV printed is the file written.
+    let csv = loopbench()
+        .arg("weekly")
+        .arg(&root)
+        .args(["--format", "csv", "--out"])
+        .arg(&out)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(csv, std::fs::read(out.join("weekly.csv")).unwrap());
+}

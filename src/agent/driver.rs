@@ -20,6 +20,9 @@ pub enum SessionKind {
 }
 
 impl SessionKind {
+    /// Both kinds.
+    pub const ALL: [SessionKind; 2] = [SessionKind::Initializer, SessionKind::Coding];
+
     /// The name used in records.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -21,6 +21,16 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// Every outcome, in the order of the contract.
+    pub const ALL: [Outcome; 6] = [
+        Outcome::Completed,
+        Outcome::DeclaredComplete,
+        Outcome::OutOfBudget,
+        Outcome::Interrupted,
+        Outcome::Timeout,
+        Outcome::Error,
+    ];
+
     /// The name used in records and traces.
     pub fn as_str(self) -> &'static str {
         match self {

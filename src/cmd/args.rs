@@ -19,6 +19,23 @@ pub struct SuperviseArgs {
     pub command: Vec<String>,
 }
 
+/// Arguments of `loopbench completions`.
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell the script is for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// Arguments of `loopbench man`.
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// Write loopbench.1 and one page per subcommand (loopbench-run.1, ...) into this
+    /// directory instead of printing loopbench.1.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
 /// What `loopbench report` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReportFormat {
@@ -117,6 +134,21 @@ pub struct WeeklyArgs {
     /// Also write weekly.html: one self-contained page with the trend tables and plots.
     #[arg(long)]
     pub html: bool,
+    /// Which weekly file to print: weekly.md, weekly.csv or weekly.json (one object per
+    /// week, metric and arm).
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: WeeklyFormat,
+}
+
+/// What `loopbench weekly` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WeeklyFormat {
+    /// weekly.md
+    Md,
+    /// weekly.csv
+    Csv,
+    /// weekly.json
+    Json,
 }
 
 /// Arguments of `loopbench power`.
@@ -150,6 +182,18 @@ pub struct PowerArgs {
     /// [default: 5].
     #[arg(long, requires = "sequential")]
     pub looks: Option<usize>,
+    /// What to print: the sentences, or one JSON object with the same numbers.
+    #[arg(long, value_enum, default_value_t = PowerFormat::Text)]
+    pub format: PowerFormat,
+}
+
+/// What `loopbench power` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PowerFormat {
+    /// Sentences for people.
+    Text,
+    /// One JSON object (field names are stable; see docs/formats.md).
+    Json,
 }
 
 /// Arguments of `loopbench run`.
@@ -308,10 +352,12 @@ pub struct ImportArgs {
 pub enum ImportCommand {
     /// Claude Code session files (~/.claude/projects/<project>/<sessionId>.jsonl); a
     /// directory means every *.jsonl under it. Sessions are ordered by time.
+    #[command(after_help = super::examples::IMPORT_CLAUDE_CODE)]
     ClaudeCode(ImportFiles),
     /// Captured stdout of `claude -p --output-format stream-json --verbose`, one file per
     /// session in the order given; a directory means its session-<n>.stdout files (a
     /// trial's capture directory, RUN_DIR/agents/<trial_id>).
+    #[command(after_help = super::examples::IMPORT_STREAM_JSON)]
     StreamJson(ImportFiles),
 }
 

@@ -2,10 +2,13 @@
 //! directory whose tables equal those of a single-process run. Merging the shards of a
 //! look of a sequential run also judges the look.
 
+use std::path::Path;
+
 use super::args::MergeArgs;
 use crate::error::Result;
 use crate::exit_code;
 use crate::store::{Manifest, merge_shards};
+use crate::suite::Suite;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &MergeArgs) -> Result<i32> {
@@ -22,6 +25,8 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
     crate::report::html::write_run_html(out, &summary)?;
     if looks {
         super::sequential::after_merge(out, &summary)?;
+    } else if let Some(effect) = min_detectable_effect(out) {
+        super::run::warn_underpowered(&summary, effect);
     }
     eprintln!(
         "merged {} runs ({} trials) into {}",
@@ -30,4 +35,15 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
         out.display()
     );
     Ok(exit_code::OK)
+}
+
+/// The `min_detectable_effect` of the suite the merged run `out` was made from, when
+/// that suite is still there unchanged (its power warning is the study's, given once
+/// here rather than by every shard); None otherwise.
+fn min_detectable_effect(out: &Path) -> Option<f64> {
+    let manifest = Manifest::read(out).ok()?;
+    let suite = Suite::load(Path::new(manifest.suite_path.as_deref()?)).ok()?;
+    (suite.content_hash == manifest.suite_hash)
+        .then_some(suite.min_detectable_effect)
+        .flatten()
 }

@@ -3,6 +3,7 @@
 pub mod args;
 pub mod compare;
 mod drive;
+pub mod examples;
 pub mod import;
 pub mod merge;
 pub mod mock_model;
@@ -12,6 +13,7 @@ pub mod report;
 pub mod resume;
 pub mod run;
 pub mod sequential;
+pub mod shell;
 pub mod show;
 pub mod sim_agent;
 pub mod usage;

@@ -3,7 +3,9 @@
 
 use std::fmt::Write as _;
 
-use super::args::PowerArgs;
+use serde_json::json;
+
+use super::args::{PowerArgs, PowerFormat};
 use crate::error::Result;
 use crate::exit_code;
 use crate::report::summary::stats_error;
@@ -15,30 +17,97 @@ use super::report::print;
 pub const DEFAULT_LOOKS: usize = 5;
 
 /// Runs the command: prints the sessions per arm on the first line, then how it was
-/// computed, then (with `--sequential`) the sequential design.
+/// computed, then (with `--sequential`) the sequential design; or all of it as one
+/// JSON object with `--format json`.
 pub fn run(args: &PowerArgs) -> Result<i32> {
     let n = stats::sessions_per_arm(args.p1, args.p2, args.alpha, args.power)
         .map_err(stats_error("cannot compute the sample size"))?;
     let h = stats::proportion_effectsize(args.p1, args.p2)
         .map_err(stats_error("cannot compute the effect size"))?;
-    let mut text = format!(
-        "{n} sessions per arm\n\
-         to detect {} vs {} (Cohen's h = {:.4}) with power {} at two-sided alpha {}\n",
-        args.p1,
-        args.p2,
-        h.abs(),
-        args.power,
-        args.alpha
-    );
-    if args.sequential {
+    let sequential = if args.sequential {
         let looks = args.looks.unwrap_or(DEFAULT_LOOKS);
-        let size =
+        Some(
             stats::sequential_sessions_per_arm(args.p1, args.p2, args.alpha, args.power, looks)
-                .map_err(stats_error("cannot size the sequential design"))?;
-        text.push_str(&sequential_text(args, &size));
-    }
+                .map_err(stats_error("cannot size the sequential design"))?,
+        )
+    } else {
+        None
+    };
+    let text = match args.format {
+        PowerFormat::Text => {
+            let mut text = format!(
+                "{n} sessions per arm\n\
+                 to detect {} vs {} (Cohen's h = {:.4}) with power {} at two-sided alpha {}\n",
+                args.p1,
+                args.p2,
+                h.abs(),
+                args.power,
+                args.alpha
+            );
+            if let Some(size) = &sequential {
+                text.push_str(&sequential_text(args, size));
+            }
+            text
+        }
+        PowerFormat::Json => {
+            let mut json =
+                serde_json::to_string_pretty(&power_json(args, n, h, sequential.as_ref()))
+                    .unwrap_or_default();
+            json.push('\n');
+            json
+        }
+    };
     print(&text)?;
     Ok(exit_code::OK)
+}
+
+/// The object of `power --format json`. Its field names are part of the interface
+/// (docs/formats.md lists them); add fields, never rename one.
+fn power_json(
+    args: &PowerArgs,
+    n: u64,
+    h: f64,
+    sequential: Option<&SequentialSampleSize>,
+) -> serde_json::Value {
+    let sequential = sequential.map(|size| {
+        let design = &size.design;
+        let looks: Vec<serde_json::Value> = design
+            .fractions()
+            .iter()
+            .zip(design.boundaries())
+            .enumerate()
+            .map(|(k, (&t, &c))| {
+                json!({
+                    "look": k + 1,
+                    "information_fraction": t,
+                    "sessions_per_arm": t * size.max as f64,
+                    "z_boundary": c,
+                })
+            })
+            .collect();
+        json!({
+            "looks": design.looks(),
+            "boundaries": "lan_demets_obrien_fleming",
+            "max_sessions_per_arm": size.max,
+            "max_sessions_per_arm_real": size.max_real,
+            "fixed_sessions_per_arm_real": size.fixed_real,
+            "inflation_factor": size.inflation,
+            "power_at_max": size.power_at_max,
+            "expected_sessions_per_arm_alternative": size.expected_alternative,
+            "expected_sessions_per_arm_null": size.expected_null,
+            "look_table": looks,
+        })
+    });
+    json!({
+        "p1": args.p1,
+        "p2": args.p2,
+        "alpha": args.alpha,
+        "power": args.power,
+        "sided": "two",
+        "cohens_h": h.abs(),
+        "sessions_per_arm": n,
+        "sequential": sequential,
+    })
 }
 
 /// The sequential design's lines: maximum, looks and boundaries, expected sessions.

@@ -162,8 +162,13 @@ pub(crate) fn finish(
         session_table: false,
     };
     let out = writer.dir().to_path_buf();
+    // A shard holds a slice of the sessions, so its power says nothing about the study:
+    // `merge` warns once, for the merged run.
+    let sharded = writer.manifest().shard.is_some();
     let driven = drive(plan, finished_of_arm, writer, options)?;
-    if let Some(effect) = plan.suite_source().and_then(|s| s.min_detectable_effect) {
+    if let Some(effect) = plan.suite_source().and_then(|s| s.min_detectable_effect)
+        && !sharded
+    {
         warn_underpowered(&driven.summary, effect);
     }
     if full {
@@ -182,7 +187,7 @@ pub(crate) fn finish(
 
 /// Warns on stderr, per arm, when its premature-done sessions are too few to detect
 /// the suite's `min_detectable_effect` (two-sided, alpha 0.05, power 0.8).
-fn warn_underpowered(summary: &Summary, effect: f64) {
+pub(crate) fn warn_underpowered(summary: &Summary, effect: f64) {
     let rows: Vec<_> = summary
         .rows
         .iter()

@@ -2,16 +2,17 @@
 
 use std::time::SystemTime;
 
-use super::args::WeeklyArgs;
+use super::args::{WeeklyArgs, WeeklyFormat};
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::report::compare::Rule;
+use crate::report::export::export_text;
 use crate::report::weekly::build;
 
 use super::report::print;
 
-/// Runs the command: writes weekly.csv, weekly.md and plots/ (and weekly.html with
-/// `--html`) and prints weekly.md.
+/// Runs the command: writes weekly.csv, weekly.json, weekly.md and plots/ (and
+/// weekly.html with `--html`) and prints the file `--format` names.
 /// Flagged regressions are part of the report, not an exit code: it always exits 0
 /// (use `compare` as a gate).
 pub fn run(args: &WeeklyArgs) -> Result<i32> {
@@ -44,7 +45,13 @@ pub fn run(args: &WeeklyArgs) -> Result<i32> {
     if args.html {
         crate::report::html::write_weekly_html(&out, &weekly)?;
     }
-    print(&weekly.to_markdown())?;
+    let doc = weekly.document();
+    let text = match args.format {
+        WeeklyFormat::Md => doc.markdown.clone(),
+        WeeklyFormat::Csv => export_text(&doc, "csv")?,
+        WeeklyFormat::Json => export_text(&doc, "json")?,
+    };
+    print(&text)?;
     eprintln!("weekly report written to {}", out.display());
     Ok(exit_code::OK)
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use polars::prelude::*;
 
+use super::csv_input::{Cell, Input};
 use super::metric::Metric;
 use crate::error::{Error, Result};
 use crate::metrics::{Tally, Unit};
@@ -211,6 +212,8 @@ fn session_schema() -> Vec<(&'static str, DataType)> {
         .into_iter()
         .map(|c| (c, DataType::String))
         .collect();
+    // Not counted, but checked: every row names its trial's replicate and its session.
+    schema.extend([("replicate", DataType::Int64), ("session", DataType::Int64)]);
     schema.extend(tally_columns(Unit::Session).into_iter().map(column_type));
     schema
 }
@@ -220,6 +223,7 @@ fn trial_schema() -> Vec<(&'static str, DataType)> {
         ("trial_id", DataType::String),
         ("arm", DataType::String),
         ("task", DataType::String),
+        ("replicate", DataType::Int64),
         (super::metric::FEATURES_VERIFIED, DataType::Int64),
     ];
     schema.extend(tally_columns(Unit::Trial).into_iter().map(column_type));
@@ -277,6 +281,13 @@ fn read_csv(
         required_trial_columns()
     };
     let headers = check_header(path, &required)?;
+    let checked = checked_columns(schema.iter().chain(optional));
+    let key: &[&str] = if file_name == SESSIONS_CSV {
+        &["trial_id", "session"]
+    } else {
+        &["trial_id"]
+    };
+    let input = Input::new(path, &headers, checked, key);
     let has = |name: &str| headers.iter().any(|h| h == name);
     // Columns of older records that this file lacks: added afterwards as nulls.
     let absent: Vec<(&str, DataType)> = schema
@@ -299,23 +310,32 @@ fn read_csv(
         .map(|(name, dtype)| Field::new((*name).into(), dtype.clone()))
         .collect();
     let columns: Arc<[PlSmallStr]> = schema.iter().map(|(name, _)| (*name).into()).collect();
-    CsvReadOptions::default()
+    let df = CsvReadOptions::default()
         .with_has_header(true)
         .with_columns(Some(columns))
         .with_schema_overwrite(Some(Arc::new(overwrite)))
         .try_into_reader_with_file_path(Some(path.to_path_buf()))
         .and_then(|reader| reader.finish())
-        .and_then(|df| {
-            if absent.is_empty() {
-                return Ok(df);
-            }
-            let nulls: Vec<Expr> = absent
-                .iter()
-                .map(|(name, dtype)| lit(NULL).cast(dtype.clone()).alias(*name))
-                .collect();
-            df.lazy().with_columns(nulls).collect()
-        })
+        .map_err(|e| input.explain(&e))?;
+    input.check_frame(&df)?;
+    if absent.is_empty() {
+        return Ok(df);
+    }
+    let nulls: Vec<Expr> = absent
+        .iter()
+        .map(|(name, dtype)| lit(NULL).cast(dtype.clone()).alias(*name))
+        .collect();
+    df.lazy()
+        .with_columns(nulls)
+        .collect()
         .map_err(|e| Error::BadInput(format!("cannot read '{}': {e}", path.display())))
+}
+
+/// The columns of a schema, as the cells the record format allows in them.
+fn checked_columns<'a>(
+    schema: impl Iterator<Item = &'a (&'static str, DataType)>,
+) -> Vec<(&'static str, Cell)> {
+    schema.map(|(n, t)| (*n, Cell::of(n, t))).collect()
 }
 
 /// The file's column names; fails with a message naming the file and the first
@@ -717,7 +737,7 @@ mod tests {
     }
 
     #[test]
-    fn an_unparsable_cell_is_bad_input_naming_the_file() {
+    fn an_unparsable_cell_is_bad_input_naming_file_line_and_column() {
         let dir = tempfile::tempdir().unwrap();
         write(
             dir.path(),
@@ -728,7 +748,11 @@ mod tests {
         );
         write(dir.path(), TRIALS_CSV, TRIAL_HEADER);
         let err = aggregate(dir.path()).unwrap_err();
-        assert!(matches!(err, Error::BadInput(_)), "{err}");
-        assert!(err.to_string().contains("sessions.csv"), "{err}");
+        assert_eq!(err.exit_code(), crate::exit_code::BAD_INPUT, "{err}");
+        assert!(
+            err.to_string()
+                .contains("sessions.csv:2: column 8 (premature_claims): 'x' is not a whole number"),
+            "{err}"
+        );
     }
 }

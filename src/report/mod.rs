@@ -3,6 +3,7 @@
 
 pub mod aggregate;
 pub mod compare;
+mod csv_input;
 pub mod export;
 pub mod format;
 pub mod html;

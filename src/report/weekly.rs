@@ -160,8 +160,11 @@ pub struct Weekly {
 }
 
 /// Builds the report from every run under `root` started within `since` before `now`
-/// (all runs when `since` is None). A run whose CSVs cannot be read is skipped and
-/// listed, so that one broken directory does not hide a week.
+/// (all runs when `since` is None). A run whose CSVs are missing or cannot be read (a
+/// run still going, an interrupted one) is skipped and listed, so that one broken
+/// directory does not hide a week. A run whose CSVs hold a row that does not fit the
+/// record format (a negative count, an unknown outcome, a repeated session) is refused
+/// instead: skipping it would change the week's numbers without anyone deciding to.
 pub fn build(
     root: &Path,
     since: Option<Duration>,
@@ -184,6 +187,7 @@ pub fn build(
         }
         let agg = match aggregate(&run.dir) {
             Ok(agg) => agg,
+            Err(e @ Error::BadLine { .. }) => return Err(e),
             Err(e) => {
                 skipped.push(e.to_string());
                 continue;

@@ -68,6 +68,10 @@ pub fn write_bundle(
         .parent()
         .ok_or_else(|| Error::Tool(format!("no directory for '{}'", out.display())))?;
     std::fs::create_dir_all(dir).io_context(|| format!("cannot create '{}'", dir.display()))?;
+    // git writes the bundle from inside the store, so a relative `--out` would land
+    // (or fail) there.
+    let dir =
+        &std::fs::canonicalize(dir).io_context(|| format!("cannot resolve '{}'", dir.display()))?;
     let partial = dir.join(format!(
         ".{}.partial",
         out.file_name()

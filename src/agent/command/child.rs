@@ -5,16 +5,14 @@
 
 use std::collections::BTreeSet;
 use std::fs::File;
-use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitStatus};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
-use wait_timeout::ChildExt;
+use nix::sys::signal::Signal;
 
 use super::capture::{Captured, Copier};
+use crate::process_group::{Group, Leader};
 
 /// How long an agent's process group gets between SIGTERM and SIGKILL at its timeout:
 /// long enough for an agent CLI to flush its transcript.
@@ -75,7 +73,7 @@ pub struct Ran {
 }
 
 /// Process groups of agents now running, so that an interrupted run can stop them.
-static RUNNING: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+static RUNNING: Mutex<BTreeSet<Group>> = Mutex::new(BTreeSet::new());
 
 /// Sends SIGTERM (or, with `force`, the signal that ends everything: SIGUSR1, which
 /// a supervisor turns into SIGKILL for every process of the session, and which kills
@@ -88,12 +86,12 @@ pub fn signal_running_agents(force: bool) {
     } else {
         Signal::SIGTERM
     };
-    let groups: Vec<i32> = RUNNING
+    let groups: Vec<Group> = RUNNING
         .lock()
         .map(|g| g.iter().copied().collect())
         .unwrap_or_default();
-    for pgid in groups {
-        let _ = killpg(Pid::from_raw(pgid), signal);
+    for group in groups {
+        group.signal(signal);
     }
 }
 
@@ -127,23 +125,21 @@ pub fn run(mut cmd: Command, limits: Limits, capture: Option<Capture>) -> std::i
         )?);
         cmd.stdout(out_w).stderr(err_w);
     }
-    cmd.process_group(0);
     let start = Instant::now();
-    let spawned = cmd.spawn();
+    let spawned = Leader::spawn(&mut cmd);
     // Our copies of the pipes' write ends, or the copiers never see the end.
     drop(cmd);
-    let mut child = spawned?;
-    let raw = i32::try_from(child.id()).unwrap_or(i32::MAX);
-    let pgid = Pid::from_raw(raw);
+    let mut leader = spawned?;
+    let group = leader.group();
     if let Ok(mut g) = RUNNING.lock() {
-        g.insert(raw);
+        g.insert(group);
     }
-    let ended = wait(&mut child, pgid, start, &limits);
+    let ended = wait(&mut leader, start, &limits);
     // Whatever ended the leader, the rest of its group (background jobs, grandchildren)
     // must not outlive the session.
-    let _ = killpg(pgid, Signal::SIGKILL);
+    drop(leader);
     if let Ok(mut g) = RUNNING.lock() {
-        g.remove(&raw);
+        g.remove(&group);
     }
     let drain_until = Instant::now() + DRAIN;
     let captured = copiers
@@ -161,24 +157,18 @@ pub fn run(mut cmd: Command, limits: Limits, capture: Option<Capture>) -> std::i
 
 /// Ends the group at once: SIGUSR1 to a supervisor (which kills everything the agent
 /// started, wherever it went), SIGKILL to the group otherwise or when it does not end.
-fn end_group(child: &mut std::process::Child, pgid: Pid, limits: &Limits) -> std::io::Result<()> {
+fn end_group(leader: &mut Leader, limits: &Limits) -> std::io::Result<()> {
     if limits.supervised.is_some() {
-        let _ = nix::sys::signal::kill(pgid, Signal::SIGUSR1);
-        if child.wait_timeout(SUPERVISOR_GRACE)?.is_some() {
+        // To the supervisor itself, not its group: it ends the agent's processes.
+        leader.signal_leader(Signal::SIGUSR1);
+        if leader.wait_timeout(SUPERVISOR_GRACE)?.is_some() {
             return Ok(());
         }
     }
-    let _ = killpg(pgid, Signal::SIGKILL);
-    child.wait()?;
-    Ok(())
+    leader.kill_and_wait().map(drop)
 }
 
-fn wait(
-    child: &mut std::process::Child,
-    pgid: Pid,
-    start: Instant,
-    limits: &Limits,
-) -> std::io::Result<Ended> {
+fn wait(leader: &mut Leader, start: Instant, limits: &Limits) -> std::io::Result<Ended> {
     let deadline = start + limits.timeout;
     let crash_at = limits.crash_after.map(|d| start + d);
     loop {
@@ -187,17 +177,17 @@ fn wait(
         if now >= next {
             break;
         }
-        if let Some(status) = child.wait_timeout(next - now)? {
+        if let Some(status) = leader.wait_timeout(next - now)? {
             return Ok(Ended::Exited(status));
         }
     }
     if crash_at.is_some_and(|c| c <= deadline) {
-        end_group(child, pgid, limits)?;
+        end_group(leader, limits)?;
         return Ok(Ended::Crashed);
     }
-    let _ = killpg(pgid, Signal::SIGTERM);
-    if child.wait_timeout(limits.grace)?.is_none() {
-        end_group(child, pgid, limits)?;
+    leader.group().signal(Signal::SIGTERM);
+    if leader.wait_timeout(limits.grace)?.is_none() {
+        end_group(leader, limits)?;
     }
     Ok(Ended::TimedOut)
 }
@@ -317,7 +307,7 @@ mod tests {
             .trim()
             .parse()
             .unwrap();
-        let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
         assert!(
             matches!(ran.ended, Ended::Exited(s) if s.success()),
             "{ran:?}"

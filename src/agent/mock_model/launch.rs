@@ -175,11 +175,8 @@ async fn run_cli(
             // The CLI's transcript may still be behind its requests: let it catch up while
             // it waits for the answer (or exit on its own), then kill.
             let _ = tokio::time::timeout(CRASH_GRACE, child.wait()).await;
-            if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-                let _ = nix::sys::signal::killpg(
-                    nix::unistd::Pid::from_raw(pid),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
+            if let Some(pid) = pid {
+                crate::process_group::Group::led_by(pid).kill();
             }
             let _ = child.wait().await;
             Ok(CRASH_EXIT)
