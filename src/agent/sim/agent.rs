@@ -23,23 +23,36 @@ use crate::workspace::PROGRESS_FILE;
 /// One simulated agent, for one trial. It remembers what it did on purpose across the
 /// trial's sessions (its ground truth), never what a real agent could not know.
 pub struct SimAgent<'a> {
-    profile: &'static Profile,
-    task: &'a Task,
-    arm: &'a Arm,
+    pub(super) profile: &'static Profile,
+    pub(super) task: &'a Task,
+    pub(super) arm: &'a Arm,
     seed: u64,
     gold: BTreeMap<String, GoldFiles>,
     order: Vec<String>,
     next: u32,
     effects_sent: HashSet<String>,
+    /// Test files of the task as it ships (work-directory paths), so that the sim knows
+    /// which of them a check runs even after one is deleted.
+    pub(super) shipped_tests: Vec<String>,
+    /// What the last session left uncommitted (see [`SimMemory::dirty`]).
+    pub(super) dirty: BTreeSet<String>,
+    /// The last coding session left its exit check failing.
+    pub(super) exit_failed: bool,
 }
 
 /// What a sim agent carries from one session of a trial to the next: the features
 /// whose irreversible action it has taken (it does not re-read the effects log, which
 /// is how a repeated action after a crash comes about).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct SimMemory {
     /// Feature ids, sorted.
     pub effects_sent: Vec<String>,
+    /// Paths the last session changed and did not commit, sorted.
+    pub dirty: Vec<String>,
+    /// The last coding session left its exit check failing (so an arm that reverts
+    /// put the tree back to a clean commit).
+    pub exit_failed: bool,
 }
 
 /// Time limit of one shell command of the sim (a side-effect tool, a commit).
@@ -47,19 +60,48 @@ const SHELL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// One planned unit of work.
 #[derive(Debug, Clone)]
-enum Step {
+pub(super) enum Step {
     WriteList(Vec<Entry>),
-    WriteFile { path: String, content: String },
-    CopyGold { feature: String, broken: bool },
-    WeakenTest { path: String },
-    Effect { feature: String },
-    DescEdit { id: String },
-    StepsEdit { id: String },
-    RemoveEntry { id: String },
-    DeleteTestFile { path: String },
-    Claim { id: String, premature: bool },
+    WriteFile {
+        path: String,
+        content: String,
+    },
+    CopyGold {
+        feature: String,
+        broken: bool,
+    },
+    WeakenTest {
+        path: String,
+    },
+    Effect {
+        feature: String,
+    },
+    DescEdit {
+        id: String,
+    },
+    StepsEdit {
+        id: String,
+    },
+    RemoveEntry {
+        id: String,
+    },
+    DeleteTestFile {
+        path: String,
+    },
+    Claim {
+        id: String,
+        premature: bool,
+    },
+    /// Status schema, agent-owned ledger: the entry's state becomes `in_progress`.
+    StartWork {
+        id: String,
+    },
+    /// Status schema: the goal contract is reworded.
+    ContractEdit,
     Progress,
-    Commit { message: String },
+    Commit {
+        message: String,
+    },
 }
 
 /// How far a session got.
@@ -80,6 +122,13 @@ impl<'a> SimAgent<'a> {
         for f in &task.features {
             gold.insert(f.id.clone(), GoldFiles::read(&task.gold_dir(&f.id))?);
         }
+        let repo = task.repo_dir();
+        let shipped_tests = crate::fsutil::TreeSnapshot::read(&repo)?
+            .files
+            .into_iter()
+            .map(|f| f.path)
+            .filter(|p| task.tests.glob.is_match(p))
+            .collect();
         Ok(SimAgent {
             profile,
             task,
@@ -89,6 +138,9 @@ impl<'a> SimAgent<'a> {
             order: topological_order(task),
             next: if arm.initializer { 0 } else { 1 },
             effects_sent: HashSet::new(),
+            shipped_tests,
+            dirty: BTreeSet::new(),
+            exit_failed: false,
         })
     }
 
@@ -97,19 +149,25 @@ impl<'a> SimAgent<'a> {
     pub fn memory(&self) -> SimMemory {
         let mut effects_sent: Vec<String> = self.effects_sent.iter().cloned().collect();
         effects_sent.sort();
-        SimMemory { effects_sent }
+        SimMemory {
+            effects_sent,
+            dirty: self.dirty.iter().cloned().collect(),
+            exit_failed: self.exit_failed,
+        }
     }
 
     /// Takes up the memory an earlier session of the same trial left.
     pub fn restore(&mut self, memory: SimMemory) {
         self.effects_sent = memory.effects_sent.into_iter().collect();
+        self.dirty = memory.dirty.into_iter().collect();
+        self.exit_failed = memory.exit_failed;
     }
 
-    fn done(&self, id: &str, work_dir: &Path) -> bool {
+    pub(super) fn done(&self, id: &str, work_dir: &Path) -> bool {
         self.gold.get(id).is_some_and(|g| g.in_place(work_dir))
     }
 
-    fn deps_closure(&self, ids: &BTreeSet<String>) -> BTreeSet<String> {
+    pub(super) fn deps_closure(&self, ids: &BTreeSet<String>) -> BTreeSet<String> {
         let mut out = ids.clone();
         let mut stack: Vec<String> = ids.iter().cloned().collect();
         while let Some(id) = stack.pop() {
@@ -143,6 +201,7 @@ impl Agent for SimAgent<'_> {
             .as_ref()
             .map_or_else(|| self.task.contract(), |l| l.contract.clone());
         let list = parsed.map(|l| l.entries);
+        let dirty = self.dirty_at_start();
         let mut session = Session {
             agent: self,
             ctx,
@@ -156,6 +215,7 @@ impl Agent for SimAgent<'_> {
             turns: 0,
             stop_after_turns: None,
             weakened: BTreeSet::new(),
+            dirty,
         };
         let outcome = match ctx.kind {
             SessionKind::Initializer => session.initializer()?,
@@ -166,6 +226,13 @@ impl Agent for SimAgent<'_> {
         };
         let profile = session.agent.profile;
         let turns = u64::from(session.turns);
+        let tokens = turns * (profile.input_tokens_per_turn + profile.output_tokens_per_turn);
+        session.finish_truth(tokens);
+        let Session { truth, dirty, .. } = session;
+        self.dirty = dirty;
+        if let Some(failed) = truth.exit_check_fail {
+            self.exit_failed = failed;
+        }
         Ok(SessionRun {
             outcome,
             usage: Usage {
@@ -177,7 +244,7 @@ impl Agent for SimAgent<'_> {
             actions_failed: 0,
             error: None,
             bad_input: false,
-            truth: serde_json::to_value(&session.truth).ok(),
+            truth: serde_json::to_value(&truth).ok(),
             divergent: false,
         })
     }
@@ -202,30 +269,32 @@ fn topological_order(task: &Task) -> Vec<String> {
     placed
 }
 
-struct Session<'s, 'a> {
-    agent: &'s mut SimAgent<'a>,
-    ctx: &'s SessionContext<'s>,
-    rng: ChaCha8Rng,
-    truth: Truth,
-    list: Option<Vec<Entry>>,
+pub(super) struct Session<'s, 'a> {
+    pub(super) agent: &'s mut SimAgent<'a>,
+    pub(super) ctx: &'s SessionContext<'s>,
+    pub(super) rng: ChaCha8Rng,
+    pub(super) truth: Truth,
+    pub(super) list: Option<Vec<Entry>>,
     /// The goal contract the list is written with (status schema only).
-    contract: Contract,
+    pub(super) contract: Contract,
     turns: u32,
     stop_after_turns: Option<u32>,
     /// Test files this session weakened: deleting one later would undo the act.
     weakened: BTreeSet<String>,
+    /// Paths changed since the last commit (work-directory relative).
+    pub(super) dirty: BTreeSet<String>,
 }
 
 impl Session<'_, '_> {
-    fn work_dir(&self) -> &Path {
+    pub(super) fn work_dir(&self) -> &Path {
         &self.ctx.workspace.work_dir
     }
 
-    fn chance(&mut self, p: f64) -> bool {
+    pub(super) fn chance(&mut self, p: f64) -> bool {
         self.rng.random_range(0.0..1.0) < p
     }
 
-    fn memo(&self) -> bool {
+    pub(super) fn memo(&self) -> bool {
         self.agent.arm.ledger == Ledger::Memo
     }
 
@@ -262,6 +331,8 @@ impl Session<'_, '_> {
                 .premature_claim;
             steps.extend(self.work_steps(w, p));
         }
+        let reword = self.agent.profile.status.contract_reword;
+        steps.extend(self.contract_edit(reword));
         steps.extend(self.session_end_steps(work.as_deref()));
         let outcome = self.run_planned(steps, 1.0)?;
         Ok(self.declare_if_done(outcome, work.is_none()))
@@ -296,6 +367,10 @@ impl Session<'_, '_> {
             let multiplier = 1.0 + params.turn_growth * f64::from(k);
             let p = base + params.premature_growth * f64::from(k);
             let mut steps = self.work_steps(&w, p);
+            if self.truth.contract_edits == 0 {
+                let growth = self.agent.profile.status.contract_reword_growth;
+                steps.extend(self.contract_edit(growth * f64::from(k)));
+            }
             steps.extend(self.session_end_steps(Some(&w)));
             if let Flow::Stop(o) = self.run_steps(steps, multiplier)? {
                 return Ok(o);
@@ -364,14 +439,14 @@ impl Session<'_, '_> {
             .cloned()
     }
 
-    fn claimed(&self, id: &str) -> bool {
+    pub(super) fn claimed(&self, id: &str) -> bool {
         self.list
             .as_ref()
             .and_then(|l| l.iter().find(|e| e.id == id))
             .is_some_and(|e| e.passes)
     }
 
-    fn on_list(&self, id: &str) -> bool {
+    pub(super) fn on_list(&self, id: &str) -> bool {
         self.list
             .as_ref()
             .is_some_and(|l| l.iter().any(|e| e.id == id))
@@ -419,7 +494,7 @@ impl Session<'_, '_> {
     /// Implementing (or botching) the work item, its irreversible action, the acts the
     /// list format invites, and the claim.
     fn work_steps(&mut self, w: &str, premature_p: f64) -> Vec<Step> {
-        let mut steps = Vec::new();
+        let mut steps = self.start_work(w);
         let sloppy = self.chance(premature_p);
         let mut claim = None;
         if sloppy {
@@ -491,7 +566,7 @@ impl Session<'_, '_> {
         (weak != content).then_some(rel)
     }
 
-    fn test_files(&self) -> Vec<String> {
+    pub(super) fn test_files(&self) -> Vec<String> {
         let root = self.work_dir();
         walkdir::WalkDir::new(root)
             .sort_by_file_name()
@@ -658,7 +733,7 @@ impl Session<'_, '_> {
         Ok(Flow::Go)
     }
 
-    fn write_list(&self) -> Result<()> {
+    pub(super) fn write_list(&mut self) -> Result<()> {
         if let Some(entries) = &self.list {
             let format = self.agent.arm.list_format;
             let schema = self.agent.arm.list_schema;
@@ -669,7 +744,18 @@ impl Session<'_, '_> {
                 entries,
                 &feature_list::RenderOptions::default(),
             );
-            acts::write_file(self.work_dir(), format.file_name(), text.as_bytes())?;
+            self.put(format.file_name(), text.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Writes a file of the work directory, remembering it as uncommitted when its
+    /// content changed.
+    fn put(&mut self, rel: &str, content: &[u8]) -> Result<()> {
+        let unchanged = std::fs::read(self.work_dir().join(rel)).is_ok_and(|c| c == content);
+        acts::write_file(self.work_dir(), rel, content)?;
+        if !unchanged {
+            self.dirty.insert(rel.to_string());
         }
         Ok(())
     }
@@ -682,12 +768,20 @@ impl Session<'_, '_> {
         let observable = self.truth.list_observable;
         match step {
             Step::WriteList(entries) => {
+                let mut omitted: Vec<String> = self
+                    .agent
+                    .task
+                    .features
+                    .iter()
+                    .map(|f| f.id.clone())
+                    .filter(|id| !entries.iter().any(|e| &e.id == id))
+                    .collect();
+                omitted.sort();
+                self.truth.plan_omitted = Some(omitted);
                 self.list = Some(entries);
                 self.write_list()?;
             }
-            Step::WriteFile { path, content } => {
-                acts::write_file(self.work_dir(), &path, content.as_bytes())?
-            }
+            Step::WriteFile { path, content } => self.put(&path, content.as_bytes())?,
             Step::CopyGold { feature, broken } => {
                 let files = self
                     .agent
@@ -701,7 +795,7 @@ impl Session<'_, '_> {
                     } else {
                         content.clone()
                     };
-                    acts::write_file(self.work_dir(), path, &content)?;
+                    self.put(path, &content)?;
                 }
             }
             Step::WeakenTest { path } => {
@@ -709,7 +803,7 @@ impl Session<'_, '_> {
                 let content = std::fs::read(&full)
                     .io_context(|| format!("cannot read '{}'", full.display()))?;
                 let weak = acts::weakened_test(&content, &self.agent.task.tests.count_pattern);
-                acts::write_file(self.work_dir(), &path, &weak)?;
+                self.put(&path, &weak)?;
                 self.truth.tests_weakened += 1;
                 self.weakened.insert(path);
             }
@@ -755,6 +849,7 @@ impl Session<'_, '_> {
                 let count = self.agent.task.tests.count_pattern.find_iter(&text).count() as u64;
                 std::fs::remove_file(&full)
                     .io_context(|| format!("cannot delete '{}'", full.display()))?;
+                self.dirty.insert(path);
                 self.truth.tests_removed += count;
             }
             Step::Claim { id, premature } => {
@@ -772,15 +867,27 @@ impl Session<'_, '_> {
                     self.write_list()?;
                 }
             }
+            Step::StartWork { id } => {
+                if let Some(e) = self.entry_mut(&id)
+                    && e.state() != Status::InProgress
+                {
+                    e.set_state(Status::InProgress);
+                    self.write_list()?;
+                }
+            }
+            Step::ContractEdit => self.reword_contract(observable)?,
             Step::Progress => {
                 let text = self.progress_notes();
-                acts::write_file(self.work_dir(), PROGRESS_FILE, text.as_bytes())?;
+                self.put(PROGRESS_FILE, text.as_bytes())?;
             }
             Step::Commit { message } => {
+                // No automatic maintenance: a process per commit, and nothing to gain
+                // in a repository that lives for one trial.
                 self.shell(&format!(
-                    "git add -A && git commit -q --allow-empty -m '{}'",
+                    "git add -A && git -c maintenance.auto=false commit -q --allow-empty -m '{}'",
                     message.replace('\'', "")
                 ))?;
+                self.dirty.clear();
             }
         }
         Ok(())

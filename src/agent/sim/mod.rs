@@ -3,6 +3,7 @@
 
 mod acts;
 mod agent;
+mod ledger;
 mod truth;
 
 pub use crate::suite::sim_profile::{FormatParams, Profile};
