@@ -98,6 +98,10 @@ pub(super) enum Step {
     },
     /// Status schema: the goal contract is reworded.
     ContractEdit,
+    /// A test file of the task as shipped, put back where it is missing.
+    RestoreTest {
+        path: String,
+    },
     Progress,
     Commit {
         message: String,
@@ -876,6 +880,12 @@ impl Session<'_, '_> {
                 }
             }
             Step::ContractEdit => self.reword_contract(observable)?,
+            Step::RestoreTest { path } => {
+                let shipped = self.agent.task.repo_dir().join(&path);
+                let content = std::fs::read(&shipped)
+                    .io_context(|| format!("cannot read '{}'", shipped.display()))?;
+                self.put(&path, &content)?;
+            }
             Step::Progress => {
                 let text = self.progress_notes();
                 self.put(PROGRESS_FILE, text.as_bytes())?;

@@ -1,6 +1,7 @@
 //! The sim's status-ledger and clean-state behaviour: marking entries `in_progress`
-//! (sometimes two at once), rewording the goal contract, and knowing, from its own
-//! bookkeeping, whether it left the exit check failing and went over its token budget.
+//! (sometimes several at once), rewording the goal contract, putting back a deleted test
+//! after a revert, and knowing, from its own bookkeeping, whether it left the exit check
+//! failing and went over its token budget.
 
 use std::collections::BTreeSet;
 
@@ -37,10 +38,11 @@ impl Session<'_, '_> {
     /// when work on it starts; now and then the next two pending entries do too and are
     /// left so (more often in Markdown and in one long session).
     pub(super) fn start_work(&mut self, w: &str) -> Vec<Step> {
+        let mut steps = self.restore_after_revert(w);
         if !self.owns_status() || !self.on_list(w) || self.claimed(w) {
-            return Vec::new();
+            return steps;
         }
-        let mut steps = vec![Step::StartWork { id: w.to_string() }];
+        steps.push(Step::StartWork { id: w.to_string() });
         let mut p = self
             .agent
             .profile
@@ -61,6 +63,23 @@ impl Session<'_, '_> {
             steps.extend(ahead.into_iter().map(|id| Step::StartWork { id }));
         }
         steps
+    }
+
+    /// After the harness reverted its last session, the sim looks at why before it
+    /// works again: a test file its work item's check runs that an earlier session
+    /// deleted (and committed) fails the exit check however well it works, so it puts
+    /// the shipped file back. Without this an arm that reverts would loop on it.
+    fn restore_after_revert(&self, w: &str) -> Vec<Step> {
+        let reverted = self.agent.arm.exit_check == ExitCheck::Revert && self.agent.exit_failed;
+        let Some(feature) = self.agent.task.feature(w).filter(|_| reverted) else {
+            return Vec::new();
+        };
+        acts::test_files_of(&feature.verify, &self.agent.shipped_tests)
+            .into_iter()
+            .map(|p| p.to_string_lossy().to_string())
+            .filter(|p| !self.work_dir().join(p).exists())
+            .map(|path| Step::RestoreTest { path })
+            .collect()
     }
 
     /// Status schema: a contract rewording with probability `p` (drawn only then, so
