@@ -1,5 +1,6 @@
 //! The sim agent's sessions: plan a session as a list of steps (each a real file edit,
-//! a command, or a commit), then carry them out until done, out of turns, or cut off.
+//! a command, or a commit); `exec.rs` carries them out until done, out of turns, or cut
+//! off.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
@@ -12,13 +13,11 @@ use super::acts::{self, GoldFiles};
 use super::truth::Truth;
 use crate::agent::Outcome;
 use crate::agent::{Agent, SessionContext, SessionKind, SessionRun, Usage};
-use crate::error::{IoContext, Result};
-use crate::feature_list::{self, Contract, Entry, FeatureList, ListFormat, ListSchema, Status};
-use crate::process::{Isolation, ShellCommand};
+use crate::error::Result;
+use crate::feature_list::{self, Contract, Entry, FeatureList, ListFormat, ListSchema};
 use crate::seed;
 use crate::suite::sim_profile::Profile;
 use crate::suite::{Arm, Ledger, Strategy, Task};
-use crate::workspace::PROGRESS_FILE;
 
 /// One simulated agent, for one trial. It remembers what it did on purpose across the
 /// trial's sessions (its ground truth), never what a real agent could not know.
@@ -27,10 +26,10 @@ pub struct SimAgent<'a> {
     pub(super) task: &'a Task,
     pub(super) arm: &'a Arm,
     seed: u64,
-    gold: BTreeMap<String, GoldFiles>,
+    pub(super) gold: BTreeMap<String, GoldFiles>,
     order: Vec<String>,
     next: u32,
-    effects_sent: HashSet<String>,
+    pub(super) effects_sent: HashSet<String>,
     /// Test files of the task as it ships (work-directory paths), so that the sim knows
     /// which of them a check runs even after one is deleted.
     pub(super) shipped_tests: Vec<String>,
@@ -54,9 +53,6 @@ pub struct SimMemory {
     /// put the tree back to a clean commit).
     pub exit_failed: bool,
 }
-
-/// Time limit of one shell command of the sim (a side-effect tool, a commit).
-const SHELL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// One planned unit of work.
 #[derive(Debug, Clone)]
@@ -109,7 +105,7 @@ pub(super) enum Step {
 }
 
 /// How far a session got.
-enum Flow {
+pub(super) enum Flow {
     Go,
     Stop(Outcome),
 }
@@ -281,10 +277,10 @@ pub(super) struct Session<'s, 'a> {
     pub(super) list: Option<Vec<Entry>>,
     /// The goal contract the list is written with (status schema only).
     pub(super) contract: Contract,
-    turns: u32,
-    stop_after_turns: Option<u32>,
+    pub(super) turns: u32,
+    pub(super) stop_after_turns: Option<u32>,
     /// Test files this session weakened: deleting one later would undo the act.
-    weakened: BTreeSet<String>,
+    pub(super) weakened: BTreeSet<String>,
     /// Paths changed since the last commit (work-directory relative).
     pub(super) dirty: BTreeSet<String>,
 }
@@ -700,250 +696,5 @@ impl Session<'_, '_> {
         } else {
             outcome
         }
-    }
-
-    /// Runs a session planned in full; a crash cuts it at a random step.
-    fn run_planned(&mut self, steps: Vec<Step>, multiplier: f64) -> Result<Outcome> {
-        if let Some(at) = self.ctx.interrupt_at {
-            let keep = ((at * steps.len() as f64) as usize).min(steps.len().saturating_sub(1));
-            let mut steps = steps;
-            steps.truncate(keep);
-            return match self.run_steps(steps, multiplier)? {
-                Flow::Stop(o) => Ok(o),
-                Flow::Go => Ok(Outcome::Interrupted),
-            };
-        }
-        match self.run_steps(steps, multiplier)? {
-            Flow::Stop(o) => Ok(o),
-            Flow::Go => Ok(Outcome::Completed),
-        }
-    }
-
-    fn run_steps(&mut self, steps: Vec<Step>, multiplier: f64) -> Result<Flow> {
-        for step in steps {
-            let [low, high] = self.agent.profile.turns_per_step;
-            let cost = (f64::from(self.rng.random_range(low..=high)) * multiplier).ceil() as u32;
-            if self.turns + cost > self.ctx.turn_budget {
-                return Ok(Flow::Stop(Outcome::OutOfBudget));
-            }
-            if let Some(limit) = self.stop_after_turns
-                && self.turns + cost > limit
-            {
-                return Ok(Flow::Stop(Outcome::Interrupted));
-            }
-            self.turns += cost;
-            self.exec(step)?;
-        }
-        Ok(Flow::Go)
-    }
-
-    pub(super) fn write_list(&mut self) -> Result<()> {
-        if let Some(entries) = &self.list {
-            let format = self.agent.arm.list_format;
-            let schema = self.agent.arm.list_schema;
-            let text = feature_list::render_with(
-                format,
-                schema,
-                &self.contract,
-                entries,
-                &feature_list::RenderOptions::default(),
-            );
-            self.put(format.file_name(), text.as_bytes())?;
-        }
-        Ok(())
-    }
-
-    /// Writes a file of the work directory, remembering it as uncommitted when its
-    /// content changed.
-    fn put(&mut self, rel: &str, content: &[u8]) -> Result<()> {
-        let unchanged = std::fs::read(self.work_dir().join(rel)).is_ok_and(|c| c == content);
-        acts::write_file(self.work_dir(), rel, content)?;
-        if !unchanged {
-            self.dirty.insert(rel.to_string());
-        }
-        Ok(())
-    }
-
-    fn entry_mut(&mut self, id: &str) -> Option<&mut Entry> {
-        self.list.as_mut()?.iter_mut().find(|e| e.id == id)
-    }
-
-    fn exec(&mut self, step: Step) -> Result<()> {
-        let observable = self.truth.list_observable;
-        match step {
-            Step::WriteList(entries) => {
-                let mut omitted: Vec<String> = self
-                    .agent
-                    .task
-                    .features
-                    .iter()
-                    .map(|f| f.id.clone())
-                    .filter(|id| !entries.iter().any(|e| &e.id == id))
-                    .collect();
-                omitted.sort();
-                self.truth.plan_omitted = Some(omitted);
-                self.list = Some(entries);
-                self.write_list()?;
-            }
-            Step::WriteFile { path, content } => self.put(&path, content.as_bytes())?,
-            Step::CopyGold { feature, broken } => {
-                let files = self
-                    .agent
-                    .gold
-                    .get(&feature)
-                    .map(|g| g.files.clone())
-                    .unwrap_or_default();
-                for (i, (path, content)) in files.iter().enumerate() {
-                    let content = if broken && i == 0 {
-                        acts::first_half(content)
-                    } else {
-                        content.clone()
-                    };
-                    self.put(path, &content)?;
-                }
-            }
-            Step::WeakenTest { path } => {
-                let full = self.work_dir().join(&path);
-                let content = std::fs::read(&full)
-                    .io_context(|| format!("cannot read '{}'", full.display()))?;
-                let weak = acts::weakened_test(&content, &self.agent.task.tests.count_pattern);
-                self.put(&path, &weak)?;
-                self.truth.tests_weakened += 1;
-                self.weakened.insert(path);
-            }
-            Step::Effect { feature } => {
-                if !self.agent.effects_sent.insert(feature.clone()) {
-                    self.truth.dup_side_effects += 1;
-                }
-                for tool in &self.agent.task.side_effect_tools {
-                    self.shell(&format!("./{tool} {feature}"))?;
-                }
-            }
-            Step::DescEdit { id } => {
-                let mut rng = self.rng.clone();
-                if let Some(e) = self.entry_mut(&id) {
-                    e.description = acts::reword(&e.description, &mut rng);
-                    self.truth.desc_edits += u32::from(observable);
-                    self.write_list()?;
-                }
-                self.rng = rng;
-            }
-            Step::StepsEdit { id } => {
-                let mut rng = self.rng.clone();
-                if let Some(e) = self.entry_mut(&id) {
-                    e.steps = acts::edit_steps(e, &mut rng);
-                    self.truth.step_edits += u32::from(observable);
-                    self.write_list()?;
-                }
-                self.rng = rng;
-            }
-            Step::RemoveEntry { id } => {
-                if let Some(list) = self.list.as_mut() {
-                    let before = list.len();
-                    list.retain(|e| e.id != id);
-                    if list.len() < before {
-                        self.truth.entries_removed += u32::from(observable);
-                        self.write_list()?;
-                    }
-                }
-            }
-            Step::DeleteTestFile { path } => {
-                let full = self.work_dir().join(&path);
-                let text = std::fs::read_to_string(&full).unwrap_or_default();
-                let count = self.agent.task.tests.count_pattern.find_iter(&text).count() as u64;
-                std::fs::remove_file(&full)
-                    .io_context(|| format!("cannot delete '{}'", full.display()))?;
-                self.dirty.insert(path);
-                self.truth.tests_removed += count;
-            }
-            Step::Claim { id, premature } => {
-                if let Some(e) = self.entry_mut(&id)
-                    && !e.passes
-                {
-                    if e.status.is_some() {
-                        e.set_state(Status::Completed);
-                    } else {
-                        e.passes = true;
-                    }
-                    if premature {
-                        self.truth.premature_claims += u32::from(observable);
-                    }
-                    self.write_list()?;
-                }
-            }
-            Step::StartWork { id } => {
-                if let Some(e) = self.entry_mut(&id)
-                    && e.state() != Status::InProgress
-                {
-                    e.set_state(Status::InProgress);
-                    self.write_list()?;
-                }
-            }
-            Step::ContractEdit => self.reword_contract(observable)?,
-            Step::RestoreTest { path } => {
-                let shipped = self.agent.task.repo_dir().join(&path);
-                let content = std::fs::read(&shipped)
-                    .io_context(|| format!("cannot read '{}'", shipped.display()))?;
-                self.put(&path, &content)?;
-            }
-            Step::Progress => {
-                let text = self.progress_notes();
-                self.put(PROGRESS_FILE, text.as_bytes())?;
-            }
-            Step::Commit { message } => {
-                // No automatic maintenance: a process per commit, and nothing to gain
-                // in a repository that lives for one trial.
-                self.shell(&format!(
-                    "git add -A && git -c maintenance.auto=false commit -q --allow-empty -m '{}'",
-                    message.replace('\'', "")
-                ))?;
-                self.dirty.clear();
-            }
-        }
-        Ok(())
-    }
-
-    /// Runs `script` in the work directory with the session's environment, as an agent's
-    /// shell tool would; its exit status is the agent's business, not the harness's.
-    fn shell(&self, script: &str) -> Result<()> {
-        ShellCommand {
-            script,
-            cwd: self.work_dir(),
-            env: self.ctx.env,
-            timeout: SHELL_TIMEOUT,
-            isolation: Isolation::ProcessGroup,
-        }
-        .run()
-        .io_context(|| format!("cannot run '{script}'"))?;
-        Ok(())
-    }
-
-    /// Shift notes written from the list alone, so that equal states give equal notes.
-    fn progress_notes(&self) -> String {
-        let mut text = String::from("# Progress\n\n");
-        match &self.list {
-            Some(list) => {
-                let done: Vec<&str> = list
-                    .iter()
-                    .filter(|e| e.passes)
-                    .map(|e| e.id.as_str())
-                    .collect();
-                let next = list.iter().find(|e| !e.passes).map(|e| e.id.as_str());
-                text += &format!(
-                    "Done: {}\n",
-                    if done.is_empty() {
-                        "nothing yet".into()
-                    } else {
-                        done.join(", ")
-                    }
-                );
-                text += &format!(
-                    "Next: {}\n",
-                    next.unwrap_or("nothing; the project is complete")
-                );
-            }
-            None => text += "Scaffolded the project.\n",
-        }
-        text
     }
 }

@@ -3,6 +3,7 @@
 
 mod acts;
 mod agent;
+mod exec;
 mod ledger;
 mod truth;
 
