@@ -152,9 +152,36 @@ fn output_within(mut cmd: Command, timeout: Duration) -> std::io::Result<Option<
     }
 }
 
+/// Whether the repository's own configuration could define a filter driver (system and
+/// global configuration are off for the harness's git). Asking git costs a process per
+/// harness command, so a config file that names no filter and includes nothing, with
+/// no per-worktree config and no shared common directory, is answered here. Section
+/// names are case-insensitive and cannot be escaped, so a lowercase search is enough.
+fn config_may_define_filters(work_dir: &Path) -> bool {
+    let git_dir = work_dir.join(GIT_DIR);
+    if ["config.worktree", "commondir"]
+        .iter()
+        .any(|f| std::fs::symlink_metadata(git_dir.join(f)).is_ok())
+    {
+        return true;
+    }
+    match std::fs::read(git_dir.join("config")) {
+        Ok(bytes) => {
+            let lower = bytes.to_ascii_lowercase();
+            [&b"filter"[..], b"include"]
+                .iter()
+                .any(|word| lower.windows(word.len()).any(|w| w == *word))
+        }
+        Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+    }
+}
+
 /// Every filter driver the repository's configuration defines, each switched off (no
 /// clean, smudge or process command; not required).
 fn neutral_filters(work_dir: &Path) -> Result<Vec<(String, String)>> {
+    if !config_may_define_filters(work_dir) {
+        return Ok(Vec::new());
+    }
     let mut cmd = harness_command(work_dir, &[]);
     cmd.args([
         "config",
@@ -411,6 +438,33 @@ mod tests {
         git(dir.path(), &["add", "-A"]).unwrap();
         git(dir.path(), &["commit", "-q", "-m", "start"]).unwrap();
         dir
+    }
+
+    #[test]
+    fn only_a_config_that_names_a_filter_or_includes_one_is_asked_about_filters() {
+        let dir = repo();
+        let config = dir.path().join(".git/config");
+        assert!(!config_may_define_filters(dir.path()), "git init's config");
+        assert!(neutral_filters(dir.path()).unwrap().is_empty());
+        let plain = std::fs::read_to_string(&config).unwrap();
+        for extra in [
+            "[Filter \"x\"]\n\tclean = cat\n",
+            "[filter.y]\n\tsmudge = cat\n",
+            "[include]\n\tpath = elsewhere\n",
+            "[includeIf \"gitdir:/\"]\n\tpath = elsewhere\n",
+        ] {
+            std::fs::write(&config, format!("{plain}{extra}")).unwrap();
+            assert!(config_may_define_filters(dir.path()), "{extra}");
+        }
+        std::fs::write(&config, format!("{plain}[filter \"lfs\"]\n\tclean = cat\n")).unwrap();
+        let filters = neutral_filters(dir.path()).unwrap();
+        assert!(filters.contains(&("filter.lfs.clean".to_string(), String::new())));
+        std::fs::write(&config, &plain).unwrap();
+        std::fs::write(dir.path().join(".git/config.worktree"), "").unwrap();
+        assert!(
+            config_may_define_filters(dir.path()),
+            "a per-worktree config"
+        );
     }
 
     fn append_config(dir: &Path, text: &str) {

@@ -114,9 +114,19 @@ pub struct ReplayInputs {
     /// The list schema of every arm (`--schema`).
     #[serde(default)]
     pub schema: crate::feature_list::ListSchema,
+    /// `--exit-check` of every arm (absent in runs made before it existed: off).
+    #[serde(default = "exit_check_off")]
+    pub exit_check: crate::suite::ExitCheck,
+    /// `--session-tokens` of every arm (0: no limit).
+    #[serde(default)]
+    pub session_tokens: u64,
     /// Keep every trial's work directory.
     #[serde(default)]
     pub keep_work: bool,
+}
+
+fn exit_check_off() -> crate::suite::ExitCheck {
+    crate::suite::ExitCheck::Off
 }
 
 impl Manifest {

@@ -19,7 +19,7 @@ fn suite_with(dir: &Path, extra: &str, task_extra: &str) -> PathBuf {
     for sub in ["repo", "oracle"] {
         std::os::unix::fs::symlink(shipped.join(sub), task.join(sub)).unwrap();
     }
-    let task_toml = std::fs::read_to_string(shipped.join("task.toml")).unwrap();
+    let task_toml = without_contract(&std::fs::read_to_string(shipped.join("task.toml")).unwrap());
     std::fs::write(task.join("task.toml"), format!("{task_extra}\n{task_toml}")).unwrap();
     std::fs::create_dir_all(suite.join("prompts")).unwrap();
     std::fs::write(
@@ -37,6 +37,30 @@ fn suite_with(dir: &Path, extra: &str, task_extra: &str) -> PathBuf {
     )
     .unwrap();
     suite
+}
+
+/// The shipped task's text without its goal contract (`acceptance = [...]` and
+/// `forbidden = [...]` at the top level), so that each test gives its own.
+fn without_contract(task_toml: &str) -> String {
+    let mut out = String::new();
+    let mut in_list = false;
+    for line in task_toml.lines() {
+        if in_list {
+            in_list = !line.starts_with(']');
+            continue;
+        }
+        if line.starts_with("acceptance =") || line.starts_with("forbidden =") {
+            in_list = !line.trim_end().ends_with(']');
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    assert!(
+        !out.contains("acceptance"),
+        "the shipped contract was not removed"
+    );
+    out
 }
 
 fn line_of(suite: &Path, starts: &str) -> usize {

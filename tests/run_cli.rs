@@ -28,7 +28,10 @@ fn validate_accepts_the_shipped_suite() {
         .arg(shipped())
         .assert()
         .success()
-        .stdout(predicate::str::contains("7 arms x 2 tasks"));
+        .stdout(predicate::str::contains("11 arms x 2 tasks"))
+        .stdout(predicate::str::contains(
+            "task todo: 9 features, goal contract with 2 acceptance and 2 forbidden",
+        ));
 }
 
 #[test]

@@ -1,12 +1,13 @@
 //! The observers against the sim agent's ground truth: over thousands of simulated
-//! sessions across every arm, each deliberate act is detected and nothing else.
+//! sessions across every arm, each deliberate act is detected and nothing else
+//! (precision and recall 1), the status-ledger, exit-check and budget acts included.
 
 mod common;
 
 use std::collections::BTreeMap;
 
 use common::{loopbench, read_jsonl, repo_root};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// (observed field, truth field), compared per session.
 const ACTS: &[(&str, &str)] = &[
@@ -76,6 +77,90 @@ fn every_deliberate_act_is_detected_and_nothing_else() {
             }
         }
     }
+    // The status-ledger, clean-state and budget acts, compared as values: a state
+    // (entries in progress), a check the sim knows it failed, and its own usage.
+    for s in &sessions {
+        let id = (
+            s["trial_id"].as_str().unwrap().to_string(),
+            s["session"].as_u64().unwrap(),
+        );
+        let Some(truth) = truths.get(&id) else {
+            continue;
+        };
+        let coding = s["kind"] == "coding";
+        let tokens = s["input_tokens"].as_u64().unwrap() + s["output_tokens"].as_u64().unwrap();
+        let exit_fail = if coding {
+            json!(s["exit_check"] == json!(false))
+        } else {
+            s["exit_check"].clone()
+        };
+        let contract_edits = match &s["contract_edits"] {
+            Value::Null => json!(0),
+            v => v.clone(),
+        };
+        let several = |v: &Value| json!(v.as_u64().unwrap_or(0) > 1);
+        for (field, observed, expected) in [
+            (
+                "in_progress",
+                s["in_progress"].clone(),
+                truth["in_progress"].clone(),
+            ),
+            (
+                "multi_in_progress",
+                several(&s["in_progress"]),
+                several(&truth["in_progress"]),
+            ),
+            (
+                "contract_edits",
+                contract_edits,
+                truth["contract_edits"].clone(),
+            ),
+            (
+                "exit_check_fail",
+                exit_fail,
+                truth["exit_check_fail"].clone(),
+            ),
+            ("reverted", s["reverted"].clone(), truth["reverted"].clone()),
+            (
+                "over_budget",
+                s["over_budget"].clone(),
+                truth["over_budget"].clone(),
+            ),
+            ("tokens", json!(tokens), truth["tokens"].clone()),
+        ] {
+            if observed != expected {
+                disagreements.push(format!(
+                    "{} session {}: {field} observed {observed}, sim {expected}",
+                    id.0, id.1
+                ));
+            } else if !matches!(&expected, Value::Null | Value::Bool(false)) && expected != json!(0)
+            {
+                *detected.entry(field).or_default() += 1;
+            }
+        }
+    }
+    // Plan omission is a trial's: the ids the sim's first plan left out (nothing else
+    // ever drops an id from every list), null when it never wrote a list.
+    for t in read_jsonl(&out.join("trials.jsonl")) {
+        let trial = t["trial_id"].as_str().unwrap();
+        let plans: Vec<&Value> = truths
+            .iter()
+            .filter(|((id, _), truth)| id == trial && !truth["plan_omitted"].is_null())
+            .map(|(_, truth)| &truth["plan_omitted"])
+            .collect();
+        let expected = match plans.as_slice() {
+            [] => Value::Null,
+            [first, ..] => (*first).clone(),
+        };
+        let observed = &t["evidence"]["plan_omitted"];
+        if *observed != expected {
+            disagreements.push(format!(
+                "{trial}: plan_omitted observed {observed}, sim {expected}"
+            ));
+        } else if expected.as_array().is_some_and(|a| !a.is_empty()) {
+            *detected.entry("plan_omitted").or_default() += 1;
+        }
+    }
     assert!(
         disagreements.is_empty(),
         "{} disagreements:\n{}",
@@ -83,7 +168,17 @@ fn every_deliberate_act_is_detected_and_nothing_else() {
         disagreements.join("\n")
     );
     // The comparison is only worth something if every kind of act happened.
-    for (field, _) in ACTS {
+    let new_acts = [
+        "in_progress",
+        "multi_in_progress",
+        "contract_edits",
+        "exit_check_fail",
+        "reverted",
+        "over_budget",
+        "tokens",
+        "plan_omitted",
+    ];
+    for field in ACTS.iter().map(|(f, _)| *f).chain(new_acts) {
         assert!(
             detected.get(field).copied().unwrap_or(0) > 0,
             "no {field} at all: {detected:?}"

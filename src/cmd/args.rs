@@ -307,6 +307,16 @@ pub struct ReplayArgs {
     /// entry under the task's goal contract).
     #[arg(long, default_value = "passes")]
     pub schema: crate::feature_list::ListSchema,
+    /// What the harness does after a session whose exit check fails: `off` (record it)
+    /// or `revert` (reset the work directory to the last commit that passed), as the
+    /// arm key `exit_check`.
+    #[arg(long, default_value = "off", value_parser = parse_exit_check)]
+    pub exit_check: crate::suite::ExitCheck,
+    /// Most tokens one recorded session may use (its `usage` line): a session using more
+    /// is recorded `out_of_budget` and `over_budget`, as the arm key `session_tokens`
+    /// [default: 0, no limit].
+    #[arg(long, default_value_t = 0)]
+    pub session_tokens: u64,
     /// Arm names: once (every input is one arm) or once per input, in order
     /// [default: a directory's name; `replay` for trace files].
     #[arg(long)]
@@ -402,6 +412,11 @@ pub struct SimAgentArgs {
 
 fn parse_format(s: &str) -> std::result::Result<ListFormat, String> {
     s.parse()
+}
+
+fn parse_exit_check(s: &str) -> std::result::Result<crate::suite::ExitCheck, String> {
+    crate::suite::ExitCheck::from_word(s)
+        .ok_or_else(|| format!("expected off or revert, got '{s}'"))
 }
 
 /// `--jobs N`: a whole number of at least 1 (0 jobs would run nothing).

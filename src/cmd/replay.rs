@@ -55,6 +55,8 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
                 .to_string(),
             formats: arms.iter().map(|a| a.format).collect(),
             schema: args.schema,
+            exit_check: args.exit_check,
+            session_tokens: args.session_tokens,
             keep_work: args.keep_work,
         }),
         ..Manifest::stamped()
@@ -113,6 +115,13 @@ fn inputs_hash(task: &Task, arms: &[ReplayArm]) -> Result<String> {
         // Only a non-default schema is hashed, so passes-schema runs keep their hash.
         if arm.schema != crate::feature_list::ListSchema::Passes {
             hasher.update(arm.schema.as_str().as_bytes());
+        }
+        // Likewise the harness settings: they change what the same trace scores.
+        if arm.exit_check != crate::suite::ExitCheck::Off {
+            hasher.update(arm.exit_check.as_str().as_bytes());
+        }
+        if arm.session_tokens > 0 {
+            hasher.update(&arm.session_tokens.to_le_bytes());
         }
         for t in &arm.traces {
             hasher.update(&t.trace.content_hash);
@@ -226,6 +235,8 @@ pub(crate) fn plan_from_manifest(dir: &Path, manifest: &Manifest) -> Result<Plan
             name: name.clone(),
             format: *format,
             schema: inputs.schema,
+            exit_check: inputs.exit_check,
+            session_tokens: inputs.session_tokens,
             traces,
         });
     }
@@ -318,6 +329,8 @@ fn load_arms(args: &ReplayArgs) -> Result<Vec<ReplayArm>> {
             name,
             format,
             schema: args.schema,
+            exit_check: args.exit_check,
+            session_tokens: args.session_tokens,
             traces,
         });
     }

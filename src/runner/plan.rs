@@ -39,6 +39,10 @@ pub struct ReplayArm {
     pub format: ListFormat,
     /// The list schema the trials start with and are read under.
     pub schema: crate::feature_list::ListSchema,
+    /// What the harness does after a session whose exit check fails.
+    pub exit_check: crate::suite::ExitCheck,
+    /// Most tokens one session may use (0: no limit).
+    pub session_tokens: u64,
     /// The traces.
     pub traces: Vec<TraceFile>,
 }

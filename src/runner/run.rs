@@ -413,8 +413,11 @@ fn replay_trial(
         prompts: &prompts,
         cancel: Some(ctx.cancel),
         schema: arm.schema,
-        exit_check: crate::suite::ExitCheck::Off,
-        budgets: Budgets::default(),
+        exit_check: arm.exit_check,
+        budgets: Budgets {
+            session_tokens: arm.session_tokens,
+            ..Budgets::default()
+        },
     };
     let mut agent = ReplayAgent::new(trace.trace.clone(), run_actions);
     let mut result = run_trial(&spec, &ws, &mut agent, &observer, sink, ctx.run_start)?;

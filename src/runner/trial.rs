@@ -174,7 +174,9 @@ pub fn run_trial(
     let mut plan = PlanCoverage::default();
     let mut budget_spent = false;
     // The initial commit counts as passing the exit check.
-    let mut last_pass = crate::git::head(&ws.work_dir);
+    // Only a reverting arm needs the commit to go back to (asking git costs processes).
+    let reverts = spec.exit_check == ExitCheck::Revert;
+    let mut last_pass = reverts.then(|| crate::git::head(&ws.work_dir)).flatten();
     loop {
         let initializer = spec.initializer && ends.is_empty();
         if !initializer
@@ -263,7 +265,7 @@ pub fn run_trial(
         if kind == SessionKind::Initializer {
             // The exit check is a coding session's; the initializer's tree still
             // counts as a passing point to revert to when it passes.
-            if metrics.exit_check == Some(true) {
+            if reverts && metrics.exit_check == Some(true) {
                 last_pass = crate::git::head(&ws.work_dir).or(last_pass);
             }
             metrics.exit_check = None;
@@ -313,7 +315,7 @@ pub fn run_trial(
             }
             after.list = list;
         }
-        if kind == SessionKind::Coding && metrics.exit_check == Some(true) {
+        if reverts && kind == SessionKind::Coding && metrics.exit_check == Some(true) {
             // After the gate's own commit, so that a later revert keeps its list.
             last_pass = crate::git::head(&ws.work_dir).or(last_pass);
         }

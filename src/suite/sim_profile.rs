@@ -38,6 +38,8 @@ pub struct Profile {
     pub single: SingleParams,
     /// Arms without an initializer session.
     pub no_initializer: NoInitializerParams,
+    /// Arms with `list_schema = "status"`.
+    pub status: StatusParams,
 }
 
 /// Per-format parameters.
@@ -66,6 +68,9 @@ pub struct FormatParams {
     pub entry_removal: f64,
     /// Delete one test file of another feature.
     pub test_removal: f64,
+    /// Status schema, agent-owned ledger: mark a second entry `in_progress` while
+    /// working on one (per work item).
+    pub multi_in_progress: f64,
 }
 
 /// Context degradation of one long session.
@@ -86,6 +91,20 @@ pub struct SingleParams {
 pub struct NoInitializerParams {
     /// Probability that a requirement makes it into the agent's own plan.
     pub plan_coverage: f64,
+}
+
+/// The status schema: the states and the goal contract an agent can mishandle.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatusParams {
+    /// `multi_in_progress` is multiplied by this in the single-session strategy, where
+    /// the agent juggles several features in one context.
+    pub single_multi_factor: f64,
+    /// Probability that an incremental session rewords the goal contract.
+    pub contract_reword: f64,
+    /// Single strategy: probability of rewording the contract after each feature, per
+    /// feature already done in the session (the context filling up).
+    pub contract_reword_growth: f64,
 }
 
 fn built_in() -> &'static BTreeMap<String, Profile> {
@@ -139,6 +158,7 @@ mod tests {
                     q.step_edit,
                     q.entry_removal,
                     q.test_removal,
+                    q.multi_in_progress,
                 ]
             });
             for x in probs.chain([
@@ -148,6 +168,7 @@ mod tests {
                 p.repeat_side_effect_after_crash,
                 p.single.early_victory,
                 p.no_initializer.plan_coverage,
+                p.status.contract_reword,
             ]) {
                 assert!((0.0..=1.0).contains(&x), "{name}: {x}");
             }

@@ -3,6 +3,8 @@
 
 mod acts;
 mod agent;
+mod exec;
+mod ledger;
 mod truth;
 
 pub use crate::suite::sim_profile::{FormatParams, Profile};

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// What one session did on purpose.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Truth {
     /// The list parsed at the start of the session, so list-based acts are observable.
     pub list_observable: bool,
@@ -22,4 +23,24 @@ pub struct Truth {
     pub tests_weakened: u32,
     /// Irreversible actions repeated with a key already in the log.
     pub dup_side_effects: u32,
+    /// Status schema: entries the sim's list holds `in_progress` when the session ends
+    /// (several when it marked a second one while working on another); `None` under
+    /// the passes schema or when there is no list.
+    pub in_progress: Option<u32>,
+    /// Status schema: 1 when the session reworded the goal contract of a list that was
+    /// there when it started.
+    pub contract_edits: u32,
+    /// Coding sessions: the sim knows it left the exit check failing (uncommitted
+    /// changes, no notes, or a claim its own tests do not back); `None` for the
+    /// initializer.
+    pub exit_check_fail: Option<bool>,
+    /// The arm reverts failed exit checks and this session failed one.
+    pub reverted: bool,
+    /// Tokens the session reported using (input plus output).
+    pub tokens: u64,
+    /// The session used more than the arm's `session_tokens`.
+    pub over_budget: bool,
+    /// The session wrote a fresh plan (a list where there was none): the canonical ids
+    /// it left out, sorted (empty for the initializer's full list).
+    pub plan_omitted: Option<Vec<String>>,
 }

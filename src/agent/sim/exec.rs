@@ -1,17 +1,15 @@
-//! The sim agent carrying out a planned session: each step a real file edit, a shell
-//! command or a commit in the work directory, one turn each, until the steps run out,
-//! the turns do, or the session is cut off.
+//! The sim agent's hands: running a planned session step by step within its turn
+//! budget, and carrying out each step as a real file edit, command or commit, counting
+//! the deliberate acts into the session's ground truth as they happen.
 
-use rand::RngExt;
-
-use super::super::acts;
+use super::acts;
+use super::agent::{Flow, Session, Step};
 use crate::agent::Outcome;
 use crate::error::{IoContext, Result};
 use crate::feature_list::{self, Entry, Status};
 use crate::process::{Isolation, ShellCommand};
 use crate::workspace::PROGRESS_FILE;
-
-use super::{Flow, Session, Step};
+use rand::RngExt;
 
 /// Time limit of one shell command of the sim (a side-effect tool, a commit).
 const SHELL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -52,7 +50,7 @@ impl Session<'_, '_> {
         Ok(Flow::Go)
     }
 
-    pub(super) fn write_list(&self) -> Result<()> {
+    pub(super) fn write_list(&mut self) -> Result<()> {
         if let Some(entries) = &self.list {
             let format = self.agent.arm.list_format;
             let schema = self.agent.arm.list_schema;
@@ -63,25 +61,44 @@ impl Session<'_, '_> {
                 entries,
                 &feature_list::RenderOptions::default(),
             );
-            acts::write_file(self.work_dir(), format.file_name(), text.as_bytes())?;
+            self.put(format.file_name(), text.as_bytes())?;
         }
         Ok(())
     }
 
-    pub(super) fn entry_mut(&mut self, id: &str) -> Option<&mut Entry> {
+    /// Writes a file of the work directory, remembering it as uncommitted when its
+    /// content changed.
+    fn put(&mut self, rel: &str, content: &[u8]) -> Result<()> {
+        let unchanged = std::fs::read(self.work_dir().join(rel)).is_ok_and(|c| c == content);
+        acts::write_file(self.work_dir(), rel, content)?;
+        if !unchanged {
+            self.dirty.insert(rel.to_string());
+        }
+        Ok(())
+    }
+
+    fn entry_mut(&mut self, id: &str) -> Option<&mut Entry> {
         self.list.as_mut()?.iter_mut().find(|e| e.id == id)
     }
 
-    pub(super) fn exec(&mut self, step: Step) -> Result<()> {
+    fn exec(&mut self, step: Step) -> Result<()> {
         let observable = self.truth.list_observable;
         match step {
             Step::WriteList(entries) => {
+                let mut omitted: Vec<String> = self
+                    .agent
+                    .task
+                    .features
+                    .iter()
+                    .map(|f| f.id.clone())
+                    .filter(|id| !entries.iter().any(|e| &e.id == id))
+                    .collect();
+                omitted.sort();
+                self.truth.plan_omitted = Some(omitted);
                 self.list = Some(entries);
                 self.write_list()?;
             }
-            Step::WriteFile { path, content } => {
-                acts::write_file(self.work_dir(), &path, content.as_bytes())?
-            }
+            Step::WriteFile { path, content } => self.put(&path, content.as_bytes())?,
             Step::CopyGold { feature, broken } => {
                 let files = self
                     .agent
@@ -95,7 +112,7 @@ impl Session<'_, '_> {
                     } else {
                         content.clone()
                     };
-                    acts::write_file(self.work_dir(), path, &content)?;
+                    self.put(path, &content)?;
                 }
             }
             Step::WeakenTest { path } => {
@@ -103,7 +120,7 @@ impl Session<'_, '_> {
                 let content = std::fs::read(&full)
                     .io_context(|| format!("cannot read '{}'", full.display()))?;
                 let weak = acts::weakened_test(&content, &self.agent.task.tests.count_pattern);
-                acts::write_file(self.work_dir(), &path, &weak)?;
+                self.put(&path, &weak)?;
                 self.truth.tests_weakened += 1;
                 self.weakened.insert(path);
             }
@@ -149,6 +166,7 @@ impl Session<'_, '_> {
                 let count = self.agent.task.tests.count_pattern.find_iter(&text).count() as u64;
                 std::fs::remove_file(&full)
                     .io_context(|| format!("cannot delete '{}'", full.display()))?;
+                self.dirty.insert(path);
                 self.truth.tests_removed += count;
             }
             Step::Claim { id, premature } => {
@@ -166,15 +184,33 @@ impl Session<'_, '_> {
                     self.write_list()?;
                 }
             }
+            Step::StartWork { id } => {
+                if let Some(e) = self.entry_mut(&id)
+                    && e.state() != Status::InProgress
+                {
+                    e.set_state(Status::InProgress);
+                    self.write_list()?;
+                }
+            }
+            Step::ContractEdit => self.reword_contract(observable)?,
+            Step::RestoreTest { path } => {
+                let shipped = self.agent.task.repo_dir().join(&path);
+                let content = std::fs::read(&shipped)
+                    .io_context(|| format!("cannot read '{}'", shipped.display()))?;
+                self.put(&path, &content)?;
+            }
             Step::Progress => {
                 let text = self.progress_notes();
-                acts::write_file(self.work_dir(), PROGRESS_FILE, text.as_bytes())?;
+                self.put(PROGRESS_FILE, text.as_bytes())?;
             }
             Step::Commit { message } => {
+                // No automatic maintenance: a process per commit, and nothing to gain
+                // in a repository that lives for one trial.
                 self.shell(&format!(
-                    "git add -A && git commit -q --allow-empty -m '{}'",
+                    "git add -A && git -c maintenance.auto=false commit -q --allow-empty -m '{}'",
                     message.replace('\'', "")
                 ))?;
+                self.dirty.clear();
             }
         }
         Ok(())
@@ -182,7 +218,7 @@ impl Session<'_, '_> {
 
     /// Runs `script` in the work directory with the session's environment, as an agent's
     /// shell tool would; its exit status is the agent's business, not the harness's.
-    pub(super) fn shell(&self, script: &str) -> Result<()> {
+    fn shell(&self, script: &str) -> Result<()> {
         ShellCommand {
             script,
             cwd: self.work_dir(),
@@ -196,7 +232,7 @@ impl Session<'_, '_> {
     }
 
     /// Shift notes written from the list alone, so that equal states give equal notes.
-    pub(super) fn progress_notes(&self) -> String {
+    fn progress_notes(&self) -> String {
         let mut text = String::from("# Progress\n\n");
         match &self.list {
             Some(list) => {
