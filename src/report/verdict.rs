@@ -7,7 +7,7 @@
 use super::format::{fixed, pp, pvalue};
 use super::sequential_outcome::SequentialOutcome;
 use super::summary::{Summary, SummaryRow};
-use crate::rates::{Better, FEATURES_VERIFIED, better_of};
+use crate::rates::{Better, COST_PER_FEATURE, FEATURES_VERIFIED, TOKENS_PER_FEATURE, better_of};
 
 /// A rate or mean from fewer units than this is named in the sample-size warnings: a
 /// difference there has to be very large to be found at all.
@@ -273,12 +273,18 @@ fn signed(x: f64) -> String {
 /// The verdict of summary rows (in `summary.*` order, baseline row first within each
 /// metric): a non-baseline row with `p_holm < alpha` and a nonzero `diff` is a finding;
 /// an arm with n = 0 or n < [`SMALL_SAMPLE`] on a metric is named in a warning. A row
-/// whose metric has no declared direction is left out.
+/// whose metric has no declared direction is left out, and so are the usage-per-feature
+/// rows, which have no test.
 pub fn decide(rows: &[SummaryRow], baseline: Option<&str>, alpha: f64) -> Verdict {
     let mut metrics: Vec<MetricVerdict> = Vec::new();
     // (arm, metric, n) of every small sample, in row order.
     let mut small: Vec<(&str, &str, u64)> = Vec::new();
     for row in rows {
+        // Usage per feature is a figure per arm with no test against the baseline: it
+        // can neither differ nor be "not compared" for want of data.
+        if matches!(row.metric.as_str(), TOKENS_PER_FEATURE | COST_PER_FEATURE) {
+            continue;
+        }
         let Some(better) = better_of(&row.metric) else {
             continue;
         };
@@ -479,6 +485,19 @@ mod tests {
             1,
             "{md}"
         );
+    }
+
+    #[test]
+    fn usage_per_feature_rows_are_no_part_of_the_verdict() {
+        let mut rows = rows();
+        rows.push(row("json", TOKENS_PER_FEATURE, 20, None, None));
+        rows.push(row("markdown", TOKENS_PER_FEATURE, 20, None, None));
+        let v = decide(&rows, Some("json"), 0.05);
+        assert!(
+            v.metrics.iter().all(|m| m.metric != TOKENS_PER_FEATURE),
+            "{v:?}"
+        );
+        assert!(!v.to_text().contains(TOKENS_PER_FEATURE), "{}", v.to_text());
     }
 
     #[test]
