@@ -153,10 +153,8 @@ pub(crate) fn finish(
         session_table: single && finished_of_arm.is_empty(),
     };
     let driven = drive(plan, finished_of_arm, writer, options)?;
-    if !single && full {
-        super::report::print(&driven.summary.to_markdown())?;
-    } else if !single {
-        super::report::print(&super::report::verdict_and_paths(&driven.summary, &out))?;
+    if !single {
+        super::report::print_finished(&driven.summary, &out, full)?;
     }
     eprintln!("results written to {}", out.display());
     let mut bad_traces = 0;

@@ -42,6 +42,18 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
     Ok(exit_code::OK)
 }
 
+/// What a finished `run`, `replay` or `resume` prints: all of `summary.md` (a sequential
+/// run's section included) with `full`, else the verdict and where the rest is.
+pub(crate) fn print_finished(summary: &Summary, run_dir: &Path, full: bool) -> Result<()> {
+    if full {
+        let md = super::sequential::sequential_summary(run_dir, summary)?
+            .unwrap_or_else(|| summary.to_markdown());
+        print(&md)
+    } else {
+        print(&verdict_and_paths(summary, run_dir))
+    }
+}
+
 /// What `run` and `report` print: the verdict, then where every table, plot and
 /// record of the run is. Fits one screen; `--full` prints summary.md instead.
 pub(crate) fn verdict_and_paths(summary: &Summary, run_dir: &Path) -> String {

@@ -171,11 +171,7 @@ pub(crate) fn finish(
     {
         warn_underpowered(&driven.summary, effect);
     }
-    if full {
-        super::report::print(&driven.summary.to_markdown())?;
-    } else {
-        super::report::print(&super::report::verdict_and_paths(&driven.summary, &out))?;
-    }
+    super::report::print_finished(&driven.summary, &out, full)?;
     eprintln!(
         "{} trials in {:.1}s; results in {}",
         plan.trials.len(),

@@ -352,12 +352,7 @@ pub(crate) fn run(
         return Err(Error::Tool("a sequential run ran no look".into()));
     };
     let summary = sequencer.write(&out, &decided, &summary)?;
-    if full {
-        let md = sequential_summary(&out, &summary)?.unwrap_or_else(|| summary.to_markdown());
-        super::report::print(&md)?;
-    } else {
-        super::report::print(&super::report::verdict_and_paths(&summary, &out))?;
-    }
+    super::report::print_finished(&summary, &out, full)?;
     eprintln!("results in {}", out.display());
     Ok(exit_code::OK)
 }
