@@ -93,7 +93,7 @@ fn replay(trace: &Path, out: &Path) -> Vec<Row> {
         .arg("replay")
         .arg(trace)
         .arg("--task")
-        .arg(suite().join("tasks/latefees"))
+        .arg(common::repo_root().join("suites/examples/tasks/latefees"))
         .args(["--format", "markdown", "--quiet", "--out"])
         .arg(out)
         .assert()
