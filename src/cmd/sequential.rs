@@ -33,7 +33,7 @@ use crate::store::{
 use crate::suite::{Sequential, Suite};
 
 use crate::report::sequential_outcome::{
-    SEQUENTIAL_JSON, SEQUENTIAL_STATE_JSON, SequentialOutcome,
+    LookRow, SEQUENTIAL_JSON, SEQUENTIAL_STATE_JSON, SequentialOutcome,
 };
 
 /// `sequential.md`: the "Sequential run" section, which `summary.md` ends with.
@@ -52,37 +52,6 @@ pub(crate) fn sequential_summary(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(format!("cannot read '{}'", path.display()), e)),
     }
-}
-
-/// One comparison at one look.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LookRow {
-    /// The look, 1-based.
-    pub look: usize,
-    /// Replicates per (arm, task) the look counts.
-    pub replicates: u32,
-    /// The arm compared with the baseline.
-    pub arm: String,
-    /// Baseline events.
-    pub base_k: u64,
-    /// Baseline units.
-    pub base_n: u64,
-    /// The arm's events.
-    pub k: u64,
-    /// The arm's units.
-    pub n: u64,
-    /// Pooled two-proportion z (positive: the arm's rate is higher).
-    pub z: f64,
-    /// The look's boundary |z| must reach.
-    pub boundary: f64,
-    /// The arm crossed and stops here.
-    pub crossed: bool,
-    /// The repeated (look-adjusted) p-value.
-    pub p_repeated: Option<f64>,
-    /// The repeated confidence interval of rate(arm) − rate(baseline).
-    pub ci_low: Option<f64>,
-    /// Its upper bound.
-    pub ci_high: Option<f64>,
 }
 
 /// The sequential design of a suite over its selected arms.

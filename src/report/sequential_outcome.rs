@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::format::{fixed, pp, pvalue};
 use crate::error::{Error, Result};
@@ -58,16 +58,35 @@ struct StateFile {
     metric: Option<String>,
 }
 
-#[derive(Deserialize)]
-struct LookRowFile {
-    look: usize,
-    arm: String,
-    z: f64,
-    boundary: f64,
-    crossed: bool,
-    p_repeated: Option<f64>,
-    ci_low: Option<f64>,
-    ci_high: Option<f64>,
+/// One comparison at one look: a row of `sequential.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LookRow {
+    /// The look, 1-based.
+    pub look: usize,
+    /// Replicates per (arm, task) the look counts.
+    pub replicates: u32,
+    /// The arm compared with the baseline.
+    pub arm: String,
+    /// Baseline events.
+    pub base_k: u64,
+    /// Baseline units.
+    pub base_n: u64,
+    /// The arm's events.
+    pub k: u64,
+    /// The arm's units.
+    pub n: u64,
+    /// Pooled two-proportion z (positive: the arm's rate is higher).
+    pub z: f64,
+    /// The look's boundary |z| must reach.
+    pub boundary: f64,
+    /// The arm crossed and stops here.
+    pub crossed: bool,
+    /// The repeated (look-adjusted) p-value.
+    pub p_repeated: Option<f64>,
+    /// The repeated confidence interval of rate(arm) − rate(baseline).
+    pub ci_low: Option<f64>,
+    /// Its upper bound.
+    pub ci_high: Option<f64>,
 }
 
 impl SequentialOutcome {
@@ -76,7 +95,7 @@ impl SequentialOutcome {
         let Some(state) = read_json::<StateFile>(&dir.join(SEQUENTIAL_STATE_JSON))? else {
             return Ok(None);
         };
-        let rows: Vec<LookRowFile> = read_json(&dir.join(SEQUENTIAL_JSON))?.unwrap_or_default();
+        let rows: Vec<LookRow> = read_json(&dir.join(SEQUENTIAL_JSON))?.unwrap_or_default();
         let mut crossed: Vec<Crossing> = Vec::new();
         let mut arms: Vec<&str> = Vec::new();
         for row in &rows {
