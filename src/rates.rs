@@ -300,13 +300,11 @@ pub const COST_PER_FEATURE: &str = "cost_per_feature";
 pub const FEATURES_VERIFIED_BETTER: Better = Better::Higher;
 
 /// The better direction of the metric a `summary.*` row names: a rate of the table, or
-/// `features_verified`, `tokens_per_feature` or `cost_per_feature`; None for a name
-/// that is none of these.
+/// `features_verified`; None for any other name (the usage-per-feature rows, which are
+/// figures per arm with no test against the baseline, have none).
 pub fn better_of(metric: &str) -> Option<Better> {
-    match metric {
-        FEATURES_VERIFIED => return Some(FEATURES_VERIFIED_BETTER),
-        TOKENS_PER_FEATURE | COST_PER_FEATURE => return Some(Better::Lower),
-        _ => {}
+    if metric == FEATURES_VERIFIED {
+        return Some(FEATURES_VERIFIED_BETTER);
     }
     Metric::parse(metric).map(|m| m.def().better)
 }

@@ -7,7 +7,7 @@
 use super::format::{fixed, pp, pvalue};
 use super::sequential_outcome::SequentialOutcome;
 use super::summary::{Summary, SummaryRow};
-use crate::rates::{Better, COST_PER_FEATURE, FEATURES_VERIFIED, TOKENS_PER_FEATURE, better_of};
+use crate::rates::{Better, FEATURES_VERIFIED, better_of};
 
 /// A rate or mean from fewer units than this is named in the sample-size warnings: a
 /// difference there has to be very large to be found at all.
@@ -273,18 +273,13 @@ fn signed(x: f64) -> String {
 /// The verdict of summary rows (in `summary.*` order, baseline row first within each
 /// metric): a non-baseline row with `p_holm < alpha` and a nonzero `diff` is a finding;
 /// an arm with n = 0 or n < [`SMALL_SAMPLE`] on a metric is named in a warning. A row
-/// whose metric has no declared direction is left out, and so are the usage-per-feature
-/// rows, which have no test.
+/// whose metric has no declared direction (the usage-per-feature rows, which have no
+/// test) is left out.
 pub fn decide(rows: &[SummaryRow], baseline: Option<&str>, alpha: f64) -> Verdict {
     let mut metrics: Vec<MetricVerdict> = Vec::new();
     // (arm, metric, n) of every small sample, in row order.
     let mut small: Vec<(&str, &str, u64)> = Vec::new();
     for row in rows {
-        // Usage per feature is a figure per arm with no test against the baseline: it
-        // can neither differ nor be "not compared" for want of data.
-        if matches!(row.metric.as_str(), TOKENS_PER_FEATURE | COST_PER_FEATURE) {
-            continue;
-        }
         let Some(better) = better_of(&row.metric) else {
             continue;
         };
@@ -374,6 +369,7 @@ fn sample_warnings(small: &[(&str, &str, u64)]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rates::TOKENS_PER_FEATURE;
 
     fn row(arm: &str, metric: &str, n: u64, diff: Option<f64>, p_holm: Option<f64>) -> SummaryRow {
         SummaryRow {
