@@ -12,9 +12,12 @@
 #                                      takes to load it and run its script, for the
 #                                      default run and a generated run of TRIALS trials
 #                                      (default 10000)
-#   scripts/bench.sh weekly [RUNS]     time `loopbench weekly` over RUNS generated runs
-#                                      (default 200) of 12,000 session rows each, spread
-#                                      over 20 ISO weeks, release build
+#   scripts/bench.sh weekly [RUNS [BIN]]
+#                                      time `loopbench weekly` over RUNS generated runs
+#                                      (default 200) of 12,000 session rows each, two a
+#                                      day (200 runs span 15 ISO weeks), release build;
+#                                      with BIN (an older build), times it on the same
+#                                      runs too and checks that weekly.csv is identical
 #   scripts/bench.sh sandbox [SUITE]   the suite with verify commands under bubblewrap
 #                                      (verify_sandbox = "bwrap") against without, in one
 #                                      invocation; prints the ratio and checks that the
@@ -268,7 +271,7 @@ report_html_figures() {
 }
 
 bench_weekly() {
-    local runs="${1:-200}"
+    local runs="${1:-200}" baseline="${2:-}"
     local dir
     dir="$(mktemp -d)"
     trap 'rm -rf "$dir"' RETURN
@@ -287,12 +290,22 @@ bench_weekly() {
             "$started" >"$run/manifest.json"
     done
     (cd "$root" && cargo build --release --quiet)
-    local bin="$root/target/release/loopbench"
-    "$bin" weekly "$dir/results" --out "$dir/weekly" >/dev/null 2>&1 || true # warm the cache
-    echo "== weekly: loopbench weekly over $runs runs (release)"
-    /usr/bin/time -v "$bin" weekly "$dir/results" --out "$dir/weekly" 2>"$dir/time.txt" >/dev/null
-    grep -E "Elapsed \(wall clock\)|Maximum resident set size|User time|System time" "$dir/time.txt"
-    echo "weeks: $(($(wc -l <"$dir/weekly/weekly.csv") - 1)) rows in weekly.csv"
+    local bins=("$root/target/release/loopbench")
+    # A second binary (an older build, say) runs on the same runs in the same session,
+    # so that the two are compared on one machine state, and its tables must agree.
+    [[ -n "$baseline" ]] && bins+=("$baseline")
+    local bin n=0
+    for bin in "${bins[@]}"; do
+        n=$((n + 1))
+        "$bin" weekly "$dir/results" --out "$dir/weekly$n" >/dev/null 2>&1 || true # warm the cache
+        echo "== weekly: $bin weekly over $runs runs (release)"
+        /usr/bin/time -v "$bin" weekly "$dir/results" --out "$dir/weekly$n" 2>"$dir/time.txt" >/dev/null
+        grep -E "Elapsed \(wall clock\)|Maximum resident set size|User time|System time" "$dir/time.txt"
+        echo "weeks: $(($(wc -l <"$dir/weekly$n/weekly.csv") - 1)) rows in weekly.csv"
+    done
+    if [[ -n "$baseline" ]]; then
+        cmp "$dir/weekly1/weekly.csv" "$dir/weekly2/weekly.csv" && echo "weekly.csv identical"
+    fi
 }
 
 case "${1:-}" in
@@ -303,7 +316,7 @@ report) shift; bench_report "$@" ;;
 sandbox) shift; bench_sandbox "$@" ;;
 replay) shift; bench_replay "$@" ;;
 *)
-    echo "usage: $0 run [SUITE] | report [ROWS] | replay [TRACES] | html [TRIALS] | weekly [RUNS] | sandbox [SUITE]" >&2
+    echo "usage: $0 run [SUITE] | report [ROWS] | replay [TRACES] | html [TRIALS] | weekly [RUNS [BASELINE_BIN]] | sandbox [SUITE]" >&2
     exit 2
     ;;
 esac

@@ -153,3 +153,163 @@ fn format_json_prints_weekly_json_one_object_per_week_metric_and_arm() {
         .clone();
     assert_eq!(csv, std::fs::read(out.join("weekly.csv")).unwrap());
 }
+
+/// Writes a run of the given arms, each with its own count of premature claims and
+/// test removals, and a premature victory in every third trial.
+fn run_of(root: &Path, name: &str, started: &str, arms: &[(&str, u64, u64)]) {
+    let dir = root.join("seed-replication").join(name);
+    let specs: Vec<ArmSpec> = arms
+        .iter()
+        .map(|&(arm, premature, removed)| {
+            ArmSpec::new(arm, 9, 5)
+                .with("premature_claims", premature)
+                .with("tests_removed", removed)
+                .victories(3)
+        })
+        .collect();
+    write_csvs(&dir, &specs);
+    let names: Vec<&str> = arms.iter().map(|a| a.0).collect();
+    write_manifest(&dir, &names, started, false);
+}
+
+#[test]
+fn each_week_pools_exactly_the_counts_its_runs_report_on_their_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("results");
+    // Across a year end: 2026 has 53 ISO weeks, and 1 January 2027 is in 2026-W53.
+    let runs = [
+        (
+            "a",
+            "2026-12-21T09:00:00Z",
+            "2026-W52",
+            vec![("json", 4, 1), ("yaml", 9, 0)],
+        ),
+        (
+            "b",
+            "2026-12-30T09:00:00Z",
+            "2026-W53",
+            vec![("json", 6, 2)],
+        ),
+        (
+            "c",
+            "2027-01-01T12:00:00+05:00",
+            "2026-W53",
+            vec![("json", 3, 0), ("markdown", 12, 5), ("yaml", 2, 2)],
+        ),
+        (
+            "d",
+            "2027-01-04T00:30:00Z",
+            "2027-W01",
+            vec![("yaml", 7, 3)],
+        ),
+    ];
+    for (name, started, _, arms) in &runs {
+        run_of(&root, name, started, arms);
+    }
+    // The oracle: each run's own summary.csv, from `report`, summed by hand.
+    let mut want: std::collections::BTreeMap<(String, String, String), (u64, u64, u64)> =
+        Default::default();
+    for (name, _, week, _) in &runs {
+        let dir = root.join("seed-replication").join(name);
+        loopbench()
+            .arg("report")
+            .arg(&dir)
+            .args(["--format", "csv"])
+            .assert()
+            .success();
+        // Rows without k are means (features, tokens and cost per feature), not rates.
+        for row in read_csv(&dir.join("summary.csv"))
+            .into_iter()
+            .filter(|r| !r["k"].is_empty())
+        {
+            let entry = want
+                .entry((week.to_string(), row["metric"].clone(), row["arm"].clone()))
+                .or_default();
+            entry.0 += 1;
+            entry.1 += row["k"].parse::<u64>().unwrap();
+            entry.2 += row["n"].parse::<u64>().unwrap();
+        }
+    }
+    let out = tmp.path().join("weekly");
+    loopbench()
+        .arg("weekly")
+        .arg(&root)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let rows = read_csv(&out.join("weekly.csv"));
+    let got: std::collections::BTreeMap<(String, String, String), (u64, u64, u64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                (r["week"].clone(), r["metric"].clone(), r["arm"].clone()),
+                (
+                    r["runs"].parse().unwrap(),
+                    r["k"].parse().unwrap(),
+                    r["n"].parse().unwrap(),
+                ),
+            )
+        })
+        .collect();
+    assert_eq!(got.len(), rows.len(), "one row per (week, metric, arm)");
+    assert_eq!(got, want);
+    // Rows of one metric and arm run in calendar order across the year end, and each
+    // week after the first is judged against the one before it.
+    let yaml: Vec<(&str, &str)> = rows
+        .iter()
+        .filter(|r| r["metric"] == "premature_done" && r["arm"] == "yaml")
+        .map(|r| (r["week"].as_str(), r["change"].as_str()))
+        .collect();
+    let weeks: Vec<&str> = yaml.iter().map(|(w, _)| *w).collect();
+    assert_eq!(weeks, ["2026-W52", "2026-W53", "2027-W01"]);
+    assert_eq!(yaml[0].1, "");
+    // 2026-W53 pools c's 2 of 45; 2027-W01 has 7 of 45: change +5/45.
+    let change: f64 = yaml[2].1.parse().unwrap();
+    assert!((change - 5.0 / 45.0).abs() < 1e-9, "{change}");
+}
+
+#[test]
+fn a_root_without_a_usable_run_is_bad_input_that_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("results");
+    std::fs::create_dir_all(root.join("seed-replication/empty")).unwrap();
+    let stderr = |args: &[&str]| {
+        let out = loopbench()
+            .arg("weekly")
+            .arg(&root)
+            .args(args)
+            .arg("--out")
+            .arg(tmp.path().join("weekly"))
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        assert!(out.stdout.is_empty(), "no table is printed");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let err = stderr(&[]);
+    assert!(
+        err.contains("no directory below it holds a manifest.json"),
+        "{err}"
+    );
+
+    run(&root, "old", "2020-01-06T08:00:00Z", 22);
+    let err = stderr(&["--since", "7d"]);
+    assert!(
+        err.contains("started within --since 7days: all 1 runs are older"),
+        "{err}"
+    );
+
+    // A run still going: a manifest, no CSVs yet.
+    let going = root.join("seed-replication/going");
+    write_manifest(&going, &["json"], "2026-11-02T08:00:00Z", false);
+    std::fs::remove_dir_all(root.join("seed-replication/old")).unwrap();
+    let err = stderr(&[]);
+    assert!(err.contains("no usable run under"), "{err}");
+    assert!(
+        err.contains("1 skipped:") && err.contains("sessions.csv"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("weekly/weekly.csv").exists());
+}

@@ -4,16 +4,13 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 use polars::prelude::*;
 
-use super::csv_input::{Cell, Input};
 use super::metric::Metric;
+use super::run_tables::RunTables;
 use crate::error::{Error, Result};
-use crate::metrics::{Tally, Unit};
-use crate::rates::ADDED_COLUMNS;
-use crate::store::{SESSIONS_CSV, TRIALS_CSV};
+use crate::metrics::Tally;
 
 /// k events among n units.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -118,88 +115,27 @@ impl Aggregate {
     }
 }
 
-/// The columns of the table of `unit` that the rates read, each once, with whether it is
-/// boolean (else an integer), in table order.
-fn tally_columns(unit: Unit) -> Vec<(&'static str, bool)> {
-    let mut out: Vec<(&'static str, bool)> = Vec::new();
-    for m in Metric::ALL.into_iter().filter(|m| m.def().unit == unit) {
-        for column in m.def().tally.columns() {
-            if !out.iter().any(|(c, _)| *c == column.0) {
-                out.push(column);
-            }
-        }
-    }
-    out
-}
-
 /// The usage columns of `trials.csv` behind `tokens_per_feature` and `cost_per_feature`.
 const USAGE_TOKENS: &str = "tokens";
 const USAGE_COST: &str = "cost_usd";
 
-/// Id columns every file must have.
-const SESSION_ID_COLUMNS: [&str; 7] = [
-    "trial_id",
-    "arm",
-    "task",
-    "replicate",
-    "session",
-    "kind",
-    "outcome",
-];
-const TRIAL_ID_COLUMNS: [&str; 4] = ["trial_id", "arm", "task", "replicate"];
-
-/// Columns of `sessions.csv` the report needs; any other column is optional.
-pub fn required_session_columns() -> Vec<&'static str> {
-    SESSION_ID_COLUMNS
-        .into_iter()
-        .chain(tally_columns(Unit::Session).into_iter().map(|(c, _)| c))
-        .filter(|c| !ADDED_COLUMNS.contains(c))
-        .collect()
-}
-
-/// Columns of `trials.csv` the report needs; any other column is optional.
-pub fn required_trial_columns() -> Vec<&'static str> {
-    TRIAL_ID_COLUMNS
-        .into_iter()
-        .chain([super::metric::FEATURES_VERIFIED])
-        .chain(tally_columns(Unit::Trial).into_iter().map(|(c, _)| c))
-        .filter(|c| !ADDED_COLUMNS.contains(c))
-        .collect()
-}
-
 /// Reads `dir/sessions.csv` and `dir/trials.csv` and counts every metric.
 ///
-/// Errors ([`Error::BadInput`], exit 2) name the directory, file or column at fault:
-/// a missing directory or file, a missing required column, a cell that does not parse.
+/// Errors (exit 2) name the directory, file, line or column at fault: see
+/// [`RunTables::read`].
 pub fn aggregate(dir: &Path) -> Result<Aggregate> {
-    if !dir.is_dir() {
-        return Err(Error::BadInput(format!(
-            "run directory '{}' does not exist",
-            dir.display()
-        )));
-    }
-    let sessions_path = dir.join(SESSIONS_CSV);
-    let trials_path = dir.join(TRIALS_CSV);
-    let sessions = read_csv(
-        &sessions_path,
-        &session_schema(),
-        &[("divergent", DataType::Boolean)],
-    )?;
-    let trials = read_csv(
-        &trials_path,
-        &trial_schema(),
-        &[("tokens", DataType::Int64), ("cost_usd", DataType::Float64)],
-    )?;
-    let bad = |path: &Path| {
-        let path = path.display().to_string();
-        move |e: PolarsError| Error::BadInput(format!("cannot summarize '{path}': {e}"))
-    };
-    let divergent = divergent_per_arm(&sessions).map_err(bad(&sessions_path))?;
-    let errored =
-        count_per_arm(&sessions, col("outcome").eq(lit("error"))).map_err(bad(&sessions_path))?;
-    let per_trial = session_counts_per_trial(sessions).map_err(bad(&sessions_path))?;
-    let trial_rows = trial_rows(trials).map_err(bad(&trials_path))?;
-    let assembled = assemble(&per_trial, &trial_rows).map_err(bad(&sessions_path))?;
+    let RunTables {
+        sessions,
+        trials,
+        sessions_path,
+        trials_path,
+    } = RunTables::read(dir)?;
+    let divergent = divergent_per_arm(&sessions).map_err(cannot_count(&sessions_path))?;
+    let errored = count_per_arm(&sessions, col("outcome").eq(lit("error")))
+        .map_err(cannot_count(&sessions_path))?;
+    let per_trial = session_counts_per_trial(sessions).map_err(cannot_count(&sessions_path))?;
+    let trial_rows = trial_rows(trials).map_err(cannot_count(&trials_path))?;
+    let assembled = assemble(&per_trial, &trial_rows).map_err(cannot_count(&sessions_path))?;
     Ok(Aggregate {
         divergent,
         errored,
@@ -207,38 +143,72 @@ pub fn aggregate(dir: &Path) -> Result<Aggregate> {
     })
 }
 
-fn session_schema() -> Vec<(&'static str, DataType)> {
-    let mut schema: Vec<(&str, DataType)> = ["trial_id", "arm", "task", "kind", "outcome"]
+/// The k and n of every rate metric per arm of one run, as one frame: `arm`, then
+/// [`k_name`] and [`n_name`] of every metric in table order (UInt64), one row per arm
+/// with a coding session or a trial, sorted by arm. These are the counts of
+/// [`Aggregate::by_arm`] without what stays per trial, for pooling many runs.
+pub fn arm_sums(tables: RunTables) -> Result<DataFrame> {
+    let zero = |name: String| lit(0u64).cast(DataType::UInt64).alias(name);
+    // Both tables give every column, the other table's metrics as zeros, so that the
+    // two stack into one frame that a single group-by sums.
+    let part = |session_level: bool| -> Vec<Expr> {
+        let mut select = vec![col("arm")];
+        for metric in Metric::ALL {
+            if metric.is_session_level() == session_level {
+                let (k, n) = indicators(metric.def().tally);
+                select.push(k.cast(DataType::UInt64).alias(k_name(metric)));
+                select.push(n.cast(DataType::UInt64).alias(n_name(metric)));
+            } else {
+                select.extend([zero(k_name(metric)), zero(n_name(metric))]);
+            }
+        }
+        select
+    };
+    let sessions = tables
+        .sessions
+        .lazy()
+        .filter(col("kind").neq(lit("initializer")))
+        .select(part(true));
+    let trials = tables.trials.lazy().select(part(false));
+    concat([sessions, trials], UnionArgs::default())
+        .and_then(|both| {
+            both.group_by([col("arm")])
+                .agg(count_sums())
+                .sort(["arm"], SortMultipleOptions::default())
+                .collect()
+        })
+        .map_err(cannot_count(&tables.sessions_path))
+}
+
+/// The sums of every metric's k and n column, named as the columns (UInt64).
+pub fn count_sums() -> Vec<Expr> {
+    Metric::ALL
         .into_iter()
-        .map(|c| (c, DataType::String))
-        .collect();
-    // Not counted, but checked: every row names its trial's replicate and its session.
-    schema.extend([("replicate", DataType::Int64), ("session", DataType::Int64)]);
-    schema.extend(tally_columns(Unit::Session).into_iter().map(column_type));
-    schema
+        .flat_map(|m| [k_name(m), n_name(m)])
+        .map(|name| col(name.as_str()).sum().cast(DataType::UInt64))
+        .collect()
 }
 
-fn trial_schema() -> Vec<(&'static str, DataType)> {
-    let mut schema = vec![
-        ("trial_id", DataType::String),
-        ("arm", DataType::String),
-        ("task", DataType::String),
-        ("replicate", DataType::Int64),
-        (super::metric::FEATURES_VERIFIED, DataType::Int64),
-    ];
-    schema.extend(tally_columns(Unit::Trial).into_iter().map(column_type));
-    schema
+/// The counts of `metric` in row `row` of a frame with [`k_name`] and [`n_name`]
+/// columns (UInt64), such as [`arm_sums`] gives.
+pub fn count_at(frame: &DataFrame, metric: Metric, row: usize) -> Count {
+    let at = |name: String| {
+        frame
+            .column(&name)
+            .ok()
+            .and_then(|c| c.u64().ok().and_then(|s| s.get(row)))
+            .unwrap_or(0)
+    };
+    Count {
+        k: at(k_name(metric)),
+        n: at(n_name(metric)),
+    }
 }
 
-fn column_type((name, boolean): (&'static str, bool)) -> (&'static str, DataType) {
-    (
-        name,
-        if boolean {
-            DataType::Boolean
-        } else {
-            DataType::Int64
-        },
-    )
+/// The error of a polars failure while counting the frames read from `path`.
+fn cannot_count(path: &Path) -> impl Fn(PolarsError) -> Error {
+    let path = path.display().to_string();
+    move |e| Error::BadInput(format!("cannot summarize '{path}': {e}"))
 }
 
 /// The 0/1 indicators of k and n of a session-level tally, as polars expressions.
@@ -263,111 +233,6 @@ fn indicators(tally: Tally) -> (Expr, Expr) {
         Tally::True(column) => (col(column), col(column).is_not_null()),
         Tally::False(column) => (col(column).not(), col(column).is_not_null()),
     }
-}
-
-/// Reads the columns of `schema`, and those of `optional` that the file has, from a
-/// CSV file with those types, after checking that the file has every required column.
-/// Types are set, not inferred, so that an all-empty column is a column of nulls rather
-/// than of strings.
-fn read_csv(
-    path: &Path,
-    schema: &[(&'static str, DataType)],
-    optional: &[(&'static str, DataType)],
-) -> Result<DataFrame> {
-    let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let required = if file_name == SESSIONS_CSV {
-        required_session_columns()
-    } else {
-        required_trial_columns()
-    };
-    let headers = check_header(path, &required)?;
-    let checked = checked_columns(schema.iter().chain(optional));
-    let key: &[&str] = if file_name == SESSIONS_CSV {
-        &["trial_id", "session"]
-    } else {
-        &["trial_id"]
-    };
-    let input = Input::new(path, &headers, checked, key);
-    let has = |name: &str| headers.iter().any(|h| h == name);
-    // Columns of older records that this file lacks: added afterwards as nulls.
-    let absent: Vec<(&str, DataType)> = schema
-        .iter()
-        .filter(|(name, _)| ADDED_COLUMNS.contains(name) && !has(name))
-        .cloned()
-        .collect();
-    let schema: Vec<(&str, DataType)> = schema
-        .iter()
-        .filter(|(name, _)| !absent.iter().any(|(a, _)| a == name))
-        .chain(
-            optional
-                .iter()
-                .filter(|(name, _)| headers.iter().any(|h| h == name)),
-        )
-        .cloned()
-        .collect();
-    let overwrite: Schema = schema
-        .iter()
-        .map(|(name, dtype)| Field::new((*name).into(), dtype.clone()))
-        .collect();
-    let columns: Arc<[PlSmallStr]> = schema.iter().map(|(name, _)| (*name).into()).collect();
-    let df = CsvReadOptions::default()
-        .with_has_header(true)
-        .with_columns(Some(columns))
-        .with_schema_overwrite(Some(Arc::new(overwrite)))
-        .try_into_reader_with_file_path(Some(path.to_path_buf()))
-        .and_then(|reader| reader.finish())
-        .map_err(|e| input.explain(&e))?;
-    input.check_frame(&df)?;
-    if absent.is_empty() {
-        return Ok(df);
-    }
-    let nulls: Vec<Expr> = absent
-        .iter()
-        .map(|(name, dtype)| lit(NULL).cast(dtype.clone()).alias(*name))
-        .collect();
-    df.lazy()
-        .with_columns(nulls)
-        .collect()
-        .map_err(|e| Error::BadInput(format!("cannot read '{}': {e}", path.display())))
-}
-
-/// The columns of a schema, as the cells the record format allows in them.
-fn checked_columns<'a>(
-    schema: impl Iterator<Item = &'a (&'static str, DataType)>,
-) -> Vec<(&'static str, Cell)> {
-    schema.map(|(n, t)| (*n, Cell::of(n, t))).collect()
-}
-
-/// The file's column names; fails with a message naming the file and the first
-/// missing column.
-fn check_header(path: &Path, required: &[&str]) -> Result<Vec<String>> {
-    let mut reader = match csv::Reader::from_path(path) {
-        Ok(reader) => reader,
-        Err(e) => {
-            let missing = matches!(e.kind(), csv::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound);
-            return Err(Error::BadInput(if missing {
-                format!(
-                    "'{}' does not exist (report needs sessions.csv and trials.csv)",
-                    path.display()
-                )
-            } else {
-                format!("cannot read '{}': {e}", path.display())
-            }));
-        }
-    };
-    let headers = reader
-        .headers()
-        .map_err(|e| Error::BadInput(format!("cannot read '{}': {e}", path.display())))?;
-    for column in required {
-        if !headers.iter().any(|h| h == *column) {
-            return Err(Error::BadInput(format!(
-                "'{}' has no column '{column}' (required: {})",
-                path.display(),
-                required.join(", ")
-            )));
-        }
-    }
-    Ok(headers.iter().map(str::to_string).collect())
 }
 
 /// Per arm, sessions with `divergent` true among all sessions; empty without the column.
@@ -402,11 +267,13 @@ fn count_per_arm(sessions: &DataFrame, event: Expr) -> PolarsResult<BTreeMap<Str
         .collect())
 }
 
-fn k_name(metric: Metric) -> String {
+/// The column of the k of `metric` in frames of counts.
+pub fn k_name(metric: Metric) -> String {
     format!("{}_k", metric.name())
 }
 
-fn n_name(metric: Metric) -> String {
+/// The column of the n of `metric` in frames of counts.
+pub fn n_name(metric: Metric) -> String {
     format!("{}_n", metric.name())
 }
 
@@ -610,6 +477,7 @@ fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> PolarsResult<Aggregate
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::{SESSIONS_CSV, TRIALS_CSV};
 
     fn write(dir: &Path, name: &str, text: &str) {
         std::fs::write(dir.join(name), text).unwrap();
@@ -653,6 +521,47 @@ mod tests {
         assert_eq!(a.features_verified, vec![3.0]);
         assert_eq!(a.clusters[Metric::PrematureDone.index()], vec![(1, 2)]);
         assert_eq!(agg.by_arm_task[&("a".into(), "t".into())].rates, a.rates);
+    }
+
+    #[test]
+    fn arm_sums_are_the_per_arm_counts_of_aggregate_for_every_metric() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            SESSIONS_CSV,
+            &format!(
+                "{SESSION_HEADER}\
+                 a:t:0,a,t,0,0,initializer,completed,5,5,5,5,5,5,5,5,true,true,false,\n\
+                 a:t:0,a,t,0,1,coding,completed,1,0,0,0,0,2,0,0,true,true,false,\n\
+                 a:u:0,a,u,0,1,coding,interrupted,,,,,,0,1,0,false,true,false,\n\
+                 b:t:0,b,t,0,1,coding,completed,0,1,,0,2,0,0,1,true,false,true,true\n\
+                 c:t:0,c,t,0,0,initializer,completed,1,1,1,1,1,1,1,1,true,true,false,\n"
+            ),
+        );
+        write(
+            dir.path(),
+            TRIALS_CSV,
+            &format!("{TRIAL_HEADER}a:t:0,a,t,0,3,true\na:u:0,a,u,0,1,false\nd:t:0,d,t,0,0,true\n"),
+        );
+        let agg = aggregate(dir.path()).unwrap();
+        let sums = arm_sums(RunTables::read(dir.path()).unwrap()).unwrap();
+        let arms = strings(&sums, "arm");
+        // c has only an initializer: no coding session and no trial, so no arm.
+        assert_eq!(arms, ["a", "b", "d"]);
+        assert_eq!(agg.arms(), arms);
+        for (row, arm) in arms.iter().enumerate() {
+            for metric in Metric::ALL {
+                assert_eq!(
+                    count_at(&sums, metric, row),
+                    agg.by_arm[arm].get(metric),
+                    "{arm} {metric}"
+                );
+            }
+        }
+        assert_eq!(
+            count_at(&sums, Metric::PrematureVictory, 2),
+            Count { k: 1, n: 1 }
+        );
     }
 
     #[test]

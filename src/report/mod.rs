@@ -12,6 +12,7 @@ pub mod plot;
 pub mod power;
 mod progress;
 pub mod run_info;
+mod run_tables;
 pub mod sequential_outcome;
 mod session_table;
 pub mod show;

@@ -2,17 +2,19 @@
 //! ISO week into a trend per metric and arm, with week-over-week regressions flagged by
 //! the rule of `compare`.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::aggregate::{Count, aggregate};
+use polars::prelude::*;
+
+use super::aggregate::{Count, arm_sums, count_at, count_sums};
 use super::compare::{Judgement, Rule, judge};
 use super::export::{Cell, Document, export_text};
 use super::format::{level, pct, pp, pvalue};
 use super::metric::Metric;
 use super::plot::{Estimate, YAxis, trend_chart};
 use super::run_info::RunInfo;
+use super::run_tables::RunTables;
 use super::summary_md::SIMULATED_NOTE;
 use super::table::{Align, Table};
 use crate::error::{Error, IoContext, Result};
@@ -48,6 +50,21 @@ pub struct IsoWeek {
     pub year: i32,
     /// Week 1..=53.
     pub week: u32,
+}
+
+impl IsoWeek {
+    /// The week as one number that sorts as the weeks do: year × 100 + week.
+    fn key(self) -> i32 {
+        self.year * 100 + self.week as i32
+    }
+
+    /// The week of a [`IsoWeek::key`].
+    fn from_key(key: i32) -> IsoWeek {
+        IsoWeek {
+            year: key.div_euclid(100),
+            week: key.rem_euclid(100) as u32,
+        }
+    }
 }
 
 impl std::fmt::Display for IsoWeek {
@@ -165,6 +182,8 @@ pub struct Weekly {
 /// directory does not hide a week. A run whose CSVs hold a row that does not fit the
 /// record format (a negative count, an unknown outcome, a repeated session) is refused
 /// instead: skipping it would change the week's numbers without anyone deciding to.
+/// No usable run at all is bad input too, so that a mistyped root or an empty week
+/// does not come out as a report with nothing in it.
 pub fn build(
     root: &Path,
     since: Option<Duration>,
@@ -179,50 +198,60 @@ pub fn build(
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
     let cutoff = since.map(|s| now_secs - s.as_secs() as i64);
-    let mut pooled: BTreeMap<(Metric, String, IsoWeek), (usize, Count)> = BTreeMap::new();
+    let mut per_run: Vec<LazyFrame> = Vec::new();
     let mut runs = Vec::new();
+    let (mut found_runs, mut older) = (0, 0);
     for run in found {
+        found_runs += 1;
         if cutoff.is_some_and(|c| run.started < c) {
+            older += 1;
             continue;
         }
-        let agg = match aggregate(&run.dir) {
-            Ok(agg) => agg,
+        // One run's tables at a time: reading all of them first would hold every run's
+        // rows at once, where the per-arm sums of a run are a few rows.
+        let sums = match RunTables::read(&run.dir).and_then(arm_sums) {
+            Ok(sums) => sums,
             Err(e @ Error::BadLine { .. }) => return Err(e),
             Err(e) => {
                 skipped.push(e.to_string());
                 continue;
             }
         };
-        for (arm, counts) in &agg.by_arm {
-            for metric in Metric::ALL {
-                let entry = pooled.entry((metric, arm.clone(), run.week)).or_default();
-                entry.0 += 1;
-                entry.1.k += counts.get(metric).k;
-                entry.1.n += counts.get(metric).n;
-            }
-        }
+        per_run.push(sums.lazy().with_column(lit(run.week.key()).alias("week")));
         runs.push(run);
+    }
+    if runs.is_empty() {
+        return Err(no_usable_run(root, found_runs, older, since, &skipped));
     }
     let mut weeks: Vec<IsoWeek> = runs.iter().map(|r| r.week).collect();
     weeks.sort();
     weeks.dedup();
+    let pooled = pool_by_week(per_run).map_err(|e| {
+        Error::BadInput(format!(
+            "cannot pool the runs under '{}': {e}",
+            root.display()
+        ))
+    })?;
     let mut rows: Vec<WeeklyRow> = Vec::new();
-    for ((metric, arm, week), (n_runs, count)) in pooled {
-        let previous = rows
-            .last()
-            .filter(|r| r.metric == metric && r.arm == arm && r.count.n > 0)
-            .map(|r| r.count);
-        rows.push(WeeklyRow {
-            ci: stats::wilson(count.k, count.n, confidence)
-                .ok()
-                .map(|i| (i.low, i.high)),
-            vs_previous: previous.map(|p| judge(metric, p, count, rule)),
-            week,
-            metric,
-            arm,
-            runs: n_runs,
-            count,
-        });
+    for metric in Metric::ALL {
+        for arm_week in &pooled {
+            let count = arm_week.counts[metric.index()];
+            let previous = rows
+                .last()
+                .filter(|r| r.metric == metric && r.arm == arm_week.arm && r.count.n > 0)
+                .map(|r| r.count);
+            rows.push(WeeklyRow {
+                ci: stats::wilson(count.k, count.n, confidence)
+                    .ok()
+                    .map(|i| (i.low, i.high)),
+                vs_previous: previous.map(|p| judge(metric, p, count, rule)),
+                week: arm_week.week,
+                metric,
+                arm: arm_week.arm.clone(),
+                runs: arm_week.runs,
+                count,
+            });
+        }
     }
     Ok(Weekly {
         weeks,
@@ -233,6 +262,73 @@ pub fn build(
         rule,
         confidence,
     })
+}
+
+/// Why a root gave no run to report on.
+fn no_usable_run(
+    root: &Path,
+    found: usize,
+    older: usize,
+    since: Option<Duration>,
+    skipped: &[String],
+) -> Error {
+    let root = root.display();
+    let mut message = if found == 0 && skipped.is_empty() {
+        format!(
+            "no run under '{root}': no directory below it holds a {MANIFEST} \
+             (expected a results root, such as the --out of run or its parent)"
+        )
+    } else if found > 0 && older == found {
+        format!(
+            "no run under '{root}' started within --since {}: all {found} runs are older",
+            humantime::format_duration(since.unwrap_or_default())
+        )
+    } else {
+        format!("no usable run under '{root}'")
+    };
+    if !skipped.is_empty() {
+        message += &format!("; {} skipped:", skipped.len());
+        for reason in skipped {
+            message += &format!("\n  {reason}");
+        }
+    }
+    Error::BadInput(message)
+}
+
+/// The pooled counts of one arm in one week.
+struct ArmWeek {
+    arm: String,
+    week: IsoWeek,
+    /// Runs of the week holding the arm.
+    runs: usize,
+    /// Indexed by [`Metric::index`].
+    counts: [Count; Metric::ALL.len()],
+}
+
+/// Every run's per-arm sums (each with its `week` key) pooled by polars into one row
+/// per (arm, week), sorted by arm, then week.
+fn pool_by_week(per_run: Vec<LazyFrame>) -> PolarsResult<Vec<ArmWeek>> {
+    if per_run.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut aggs = count_sums();
+    aggs.push(len().cast(DataType::UInt64).alias("runs"));
+    let pooled = concat(per_run, UnionArgs::default())?
+        .group_by([col("arm"), col("week")])
+        .agg(aggs)
+        .sort(["arm", "week"], SortMultipleOptions::default())
+        .collect()?;
+    let arms = pooled.column("arm")?.str()?;
+    let weeks = pooled.column("week")?.i32()?;
+    let runs = pooled.column("runs")?.u64()?;
+    Ok((0..pooled.height())
+        .map(|row| ArmWeek {
+            arm: arms.get(row).unwrap_or_default().to_string(),
+            week: IsoWeek::from_key(weeks.get(row).unwrap_or_default()),
+            runs: runs.get(row).unwrap_or_default() as usize,
+            counts: Metric::ALL.map(|metric| count_at(&pooled, metric, row)),
+        })
+        .collect())
 }
 
 impl Weekly {
