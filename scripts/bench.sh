@@ -3,8 +3,11 @@
 #   scripts/bench.sh run [SUITE]       time the default suite (release) at --jobs 1 and
 #                                      --jobs 2, and a bare shell loop doing the same
 #                                      per-session work; prints harness/bare ratios
-#   scripts/bench.sh report [ROWS]     time `loopbench report` on a generated sessions.csv
-#                                      of ROWS rows (default 1000000), release build
+#   scripts/bench.sh report [ROWS [BIN]]
+#                                      time `loopbench report` on a generated sessions.csv
+#                                      of ROWS rows (default 1000000), release build; with
+#                                      BIN (an older build), times it on the same file too
+#                                      and checks that summary.csv is identical
 #   scripts/bench.sh replay [TRACES]   replay a directory of TRACES generated traces
 #                                      (default 500) at --jobs 1 and --jobs 2; prints the
 #                                      speed-up and checks that the tables are identical
@@ -78,19 +81,28 @@ generate_sessions() {
 }
 
 bench_report() {
-    local rows="${1:-1000000}"
+    local rows="${1:-1000000}" baseline="${2:-}"
     local dir
     dir="$(mktemp -d)"
     trap 'rm -rf "$dir"' RETURN
-    echo "== report: generating $rows session rows in $dir"
-    generate_sessions "$dir" "$rows"
-    ls -l "$dir"
+    echo "== report: generating $rows session rows in $dir/run"
+    generate_sessions "$dir/run" "$rows"
+    ls -l "$dir/run"
     (cd "$root" && cargo build --release --quiet)
-    local bin="$root/target/release/loopbench"
-    "$bin" report "$dir" --format csv >/dev/null # warm the page cache
-    echo "== report: loopbench report (release)"
-    /usr/bin/time -v "$bin" report "$dir" --format md 2>"$dir/time.txt" >/dev/null
-    grep -E "Elapsed \(wall clock\)|Maximum resident set size|User time|System time" "$dir/time.txt"
+    local bins=("$root/target/release/loopbench")
+    [[ -n "$baseline" ]] && bins+=("$baseline")
+    local bin n=0
+    for bin in "${bins[@]}"; do
+        n=$((n + 1))
+        "$bin" report "$dir/run" --format csv >/dev/null # warm the page cache
+        echo "== report: $bin report (release)"
+        /usr/bin/time -v "$bin" report "$dir/run" --format md 2>"$dir/time.txt" >/dev/null
+        grep -E "Elapsed \(wall clock\)|Maximum resident set size|User time|System time" "$dir/time.txt"
+        cp "$dir/run/summary.csv" "$dir/summary$n.csv"
+    done
+    if [[ -n "$baseline" ]]; then
+        cmp "$dir/summary1.csv" "$dir/summary2.csv" && echo "summary.csv identical"
+    fi
 }
 
 # Seconds of wall time of a command, to two decimals.
@@ -316,7 +328,7 @@ report) shift; bench_report "$@" ;;
 sandbox) shift; bench_sandbox "$@" ;;
 replay) shift; bench_replay "$@" ;;
 *)
-    echo "usage: $0 run [SUITE] | report [ROWS] | replay [TRACES] | html [TRIALS] | weekly [RUNS [BASELINE_BIN]] | sandbox [SUITE]" >&2
+    echo "usage: $0 run [SUITE] | report [ROWS [BIN]] | replay [TRACES] | html [TRIALS] | weekly [RUNS [BIN]] | sandbox [SUITE]" >&2
     exit 2
     ;;
 esac

@@ -26,11 +26,6 @@ impl Count {
     pub fn rate(self) -> Option<f64> {
         (self.n > 0).then(|| self.k as f64 / self.n as f64)
     }
-
-    fn add(&mut self, other: Count) {
-        self.k += other.k;
-        self.n += other.n;
-    }
 }
 
 /// The counts of one arm, or of one (arm, task).
@@ -148,28 +143,13 @@ pub fn aggregate(dir: &Path) -> Result<Aggregate> {
 /// with a coding session or a trial, sorted by arm. These are the counts of
 /// [`Aggregate::by_arm`] without what stays per trial, for pooling many runs.
 pub fn arm_sums(tables: RunTables) -> Result<DataFrame> {
-    let zero = |name: String| lit(0u64).cast(DataType::UInt64).alias(name);
-    // Both tables give every column, the other table's metrics as zeros, so that the
-    // two stack into one frame that a single group-by sums.
-    let part = |session_level: bool| -> Vec<Expr> {
-        let mut select = vec![col("arm")];
-        for metric in Metric::ALL {
-            if metric.is_session_level() == session_level {
-                let (k, n) = indicators(metric.def().tally);
-                select.push(k.cast(DataType::UInt64).alias(k_name(metric)));
-                select.push(n.cast(DataType::UInt64).alias(n_name(metric)));
-            } else {
-                select.extend([zero(k_name(metric)), zero(n_name(metric))]);
-            }
-        }
-        select
-    };
+    let tally = |metric: Metric| indicators(metric.def().tally);
     let sessions = tables
         .sessions
         .lazy()
         .filter(col("kind").neq(lit("initializer")))
-        .select(part(true));
-    let trials = tables.trials.lazy().select(part(false));
+        .select(metric_columns(true, tally));
+    let trials = tables.trials.lazy().select(metric_columns(false, tally));
     concat([sessions, trials], UnionArgs::default())
         .and_then(|both| {
             both.group_by([col("arm")])
@@ -178,6 +158,24 @@ pub fn arm_sums(tables: RunTables) -> Result<DataFrame> {
                 .collect()
         })
         .map_err(cannot_count(&tables.sessions_path))
+}
+
+/// `arm` and `task`, then the k and n of every metric in table order (UInt64): those of
+/// the session-level metrics (or, with `session_level` false, the trial-level ones)
+/// from `counts`, zeros for the others. Frames of both tables selected so stack into
+/// one that a single group-by sums.
+fn metric_columns(session_level: bool, counts: impl Fn(Metric) -> (Expr, Expr)) -> Vec<Expr> {
+    let mut select = vec![col("arm"), col("task")];
+    for metric in Metric::ALL {
+        let (k, n) = if metric.is_session_level() == session_level {
+            counts(metric)
+        } else {
+            (lit(0u64), lit(0u64))
+        };
+        select.push(k.cast(DataType::UInt64).alias(k_name(metric)));
+        select.push(n.cast(DataType::UInt64).alias(n_name(metric)));
+    }
+    select
 }
 
 /// The sums of every metric's k and n column, named as the columns (UInt64).
@@ -203,6 +201,11 @@ pub fn count_at(frame: &DataFrame, metric: Metric, row: usize) -> Count {
         k: at(k_name(metric)),
         n: at(n_name(metric)),
     }
+}
+
+/// The counts of every metric in row `row`, indexed by [`Metric::index`].
+pub fn rates_at(frame: &DataFrame, row: usize) -> [Count; Metric::ALL.len()] {
+    Metric::ALL.map(|metric| count_at(frame, metric, row))
 }
 
 /// The error of a polars failure while counting the frames read from `path`.
@@ -362,80 +365,44 @@ fn u64s(df: &DataFrame, name: &str) -> Vec<u64> {
         .unwrap_or_default()
 }
 
-/// The k and n column names of the metrics of one table (session- or trial-level).
-fn count_columns(session_level: bool) -> Vec<(Metric, String, String)> {
-    Metric::ALL
-        .into_iter()
-        .filter(|m| m.is_session_level() == session_level)
-        .map(|m| (m, k_name(m), n_name(m)))
-        .collect()
-}
-
-/// The sums of every k and n column of `frame` per group of `keys`, one row per group.
-fn sums_by(
-    frame: &DataFrame,
-    keys: &[&str],
-    columns: &[(Metric, String, String)],
-) -> PolarsResult<DataFrame> {
-    let sums: Vec<Expr> = columns
-        .iter()
-        .flat_map(|(_, k, n)| [k, n])
-        .map(|name| col(name.as_str()).sum().cast(DataType::UInt64))
-        .collect();
-    frame
-        .clone()
-        .lazy()
-        .group_by(keys.iter().map(|key| col(*key)).collect::<Vec<_>>())
-        .agg(sums)
-        .collect()
-}
-
-/// Adds each group's sums (a frame of [`sums_by`]) to the counts of its key.
-fn add_sums<K: Ord>(
-    sums: &DataFrame,
-    key_of: impl Fn(usize) -> K,
-    columns: &[(Metric, String, String)],
-    into: &mut BTreeMap<K, Counts>,
-) {
-    let columns: Vec<(Metric, Vec<u64>, Vec<u64>)> = columns
-        .iter()
-        .map(|(m, k, n)| (*m, u64s(sums, k), u64s(sums, n)))
-        .collect();
-    for row in 0..sums.height() {
-        let counts = into.entry(key_of(row)).or_default();
-        for (metric, k, n) in &columns {
-            counts.rates[metric.index()].add(Count {
-                k: k[row],
-                n: n[row],
-            });
-        }
-    }
-}
-
-/// The counts per arm and per (arm, task): polars sums the per-trial rows of both
-/// tables by arm and by (arm, task); what stays per trial (the bootstrap's clusters,
-/// `features_verified` and usage) is gathered in trial-id order.
+/// The counts per arm and per (arm, task): the per-trial rows of both tables, stacked,
+/// summed by polars by arm and by (arm, task); what stays per trial (the bootstrap's
+/// clusters, `features_verified` and usage) is gathered in trial-id order.
 fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> PolarsResult<Aggregate> {
+    let own = |metric: Metric| (col(k_name(metric)), col(n_name(metric)));
+    let stacked = concat(
+        [
+            per_trial.clone().lazy().select(metric_columns(true, own)),
+            trials.clone().lazy().select(metric_columns(false, own)),
+        ],
+        UnionArgs::default(),
+    )?;
     let mut out = Aggregate::default();
-    for (frame, session_level) in [(per_trial, true), (trials, false)] {
-        let columns = count_columns(session_level);
-        let by_arm = sums_by(frame, &["arm"], &columns)?;
-        let arms = strings(&by_arm, "arm");
-        add_sums(&by_arm, |row| arms[row].clone(), &columns, &mut out.by_arm);
-        let by_task = sums_by(frame, &["arm", "task"], &columns)?;
-        let (arms, tasks) = (strings(&by_task, "arm"), strings(&by_task, "task"));
-        add_sums(
-            &by_task,
-            |row| (arms[row].clone(), tasks[row].clone()),
-            &columns,
-            &mut out.by_arm_task,
-        );
+    let by_arm = stacked
+        .clone()
+        .group_by([col("arm")])
+        .agg(count_sums())
+        .collect()?;
+    for (row, arm) in strings(&by_arm, "arm").into_iter().enumerate() {
+        out.by_arm.entry(arm).or_default().rates = rates_at(&by_arm, row);
+    }
+    let by_task = stacked
+        .group_by([col("arm"), col("task")])
+        .agg(count_sums())
+        .collect()?;
+    let tasks = strings(&by_task, "task");
+    for (row, arm) in strings(&by_task, "arm").into_iter().enumerate() {
+        out.by_arm_task
+            .entry((arm, tasks[row].clone()))
+            .or_default()
+            .rates = rates_at(&by_task, row);
     }
 
     let arms = strings(per_trial, "arm");
-    let clusters: Vec<(Metric, Vec<u64>, Vec<u64>)> = count_columns(true)
+    let clusters: Vec<(Metric, Vec<u64>, Vec<u64>)> = Metric::ALL
         .into_iter()
-        .map(|(m, k, n)| (m, u64s(per_trial, &k), u64s(per_trial, &n)))
+        .filter(|m| m.is_session_level())
+        .map(|m| (m, u64s(per_trial, &k_name(m)), u64s(per_trial, &n_name(m))))
         .collect();
     for (row, arm) in arms.iter().enumerate() {
         let by_arm = out.by_arm.entry(arm.clone()).or_default();

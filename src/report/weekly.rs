@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use polars::prelude::*;
 
-use super::aggregate::{Count, arm_sums, count_at, count_sums};
+use super::aggregate::{Count, arm_sums, count_sums, rates_at};
 use super::compare::{Judgement, Rule, judge};
 use super::export::{Cell, Document, export_text};
 use super::format::{level, pct, pp, pvalue};
@@ -326,7 +326,7 @@ fn pool_by_week(per_run: Vec<LazyFrame>) -> PolarsResult<Vec<ArmWeek>> {
             arm: arms.get(row).unwrap_or_default().to_string(),
             week: IsoWeek::from_key(weeks.get(row).unwrap_or_default()),
             runs: runs.get(row).unwrap_or_default() as usize,
-            counts: Metric::ALL.map(|metric| count_at(&pooled, metric, row)),
+            counts: rates_at(&pooled, row),
         })
         .collect())
 }
