@@ -8,6 +8,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use common::docs::runnable_sh_blocks;
 use common::{loopbench, repo_root, visible_tempdir};
 use loopbench::agent::trace::{EndStatus, Line};
 
@@ -216,30 +217,15 @@ fn every_field_of_power_json_is_named() {
     );
 }
 
-/// The `sh` blocks of a Markdown text, in order.
-fn sh_blocks(markdown: &str) -> Vec<String> {
-    let mut blocks = Vec::new();
-    let mut current: Option<String> = None;
-    for line in markdown.lines() {
-        match current.as_mut() {
-            None if line.trim_end() == "```sh" => current = Some(String::new()),
-            None => {}
-            Some(_) if line.trim_end() == "```" => blocks.extend(current.take()),
-            Some(text) => {
-                text.push_str(line);
-                text.push('\n');
-            }
-        }
-    }
-    blocks
-}
-
 #[test]
 fn the_shell_blocks_run_as_written_and_name_every_file_they_make() {
     let tmp = visible_tempdir();
     let root = tmp.path();
     std::os::unix::fs::symlink(repo_root().join("suites"), root.join("suites")).unwrap();
-    let blocks = sh_blocks(&doc());
+    let blocks: Vec<String> = runnable_sh_blocks(&doc())
+        .into_iter()
+        .map(|b| b.text)
+        .collect();
     assert!(blocks.len() >= 4, "docs/formats.md lost its commands");
     let bin = Path::new(env!("CARGO_BIN_EXE_loopbench")).parent().unwrap();
     let script = format!("set -euo pipefail\n{}", blocks.join("\n"));

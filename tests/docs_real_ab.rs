@@ -9,38 +9,34 @@ mod common;
 
 use std::path::Path;
 
+use common::docs::{runnable_sh_blocks, sh_blocks};
 use common::repo_root;
 
-/// The `sh` blocks of a Markdown file, each with the line its fence opens on.
-fn sh_blocks(markdown: &str) -> Vec<(usize, String)> {
-    let mut blocks = Vec::new();
-    let mut current: Option<(usize, String)> = None;
-    for (index, line) in markdown.lines().enumerate() {
-        match current.as_mut() {
-            None if line.trim_end() == "```sh" => current = Some((index + 1, String::new())),
-            None => {}
-            Some(_) if line.trim_end() == "```" => blocks.extend(current.take()),
-            Some((_, text)) => {
-                text.push_str(line);
-                text.push('\n');
-            }
-        }
-    }
-    assert!(current.is_none(), "an sh block is never closed");
-    blocks
-}
-
 #[test]
-fn sh_blocks_are_found_with_their_lines() {
-    let blocks = sh_blocks("x\n```sh\na\nb\n```\n```toml\nc\n```\n```sh\nd\n```\n");
-    assert_eq!(blocks, [(2, "a\nb\n".to_string()), (9, "d\n".to_string())]);
+fn sh_blocks_are_found_with_their_lines_and_tags() {
+    let blocks = sh_blocks(
+        "x\n```sh\na\nb\n```\n```toml\n```sh\n```\n```sh template\nd\n```\n```sh\ne\n```\n",
+    );
+    let found: Vec<(usize, Option<&str>, &str)> = blocks
+        .iter()
+        .map(|b| (b.line, b.tag.as_deref(), b.text.as_str()))
+        .collect();
+    // The toml block holds a line that looks like a fence; it is not one.
+    assert_eq!(
+        found,
+        [
+            (2, None, "a\nb\n"),
+            (9, Some("template"), "d\n"),
+            (12, None, "e\n")
+        ]
+    );
 }
 
 #[test]
 #[ignore = "runs a small study on the sim agent (about two minutes in a debug build); .ci/run runs it"]
 fn every_command_in_real_ab_runs_as_written() {
     let doc = repo_root().join("docs/real-ab.md");
-    let blocks = sh_blocks(&std::fs::read_to_string(&doc).unwrap());
+    let blocks = runnable_sh_blocks(&std::fs::read_to_string(&doc).unwrap());
     assert!(blocks.len() >= 8, "docs/real-ab.md lost its commands");
 
     let tmp = tempfile::tempdir_in("/tmp").unwrap();
@@ -60,8 +56,8 @@ fn every_command_in_real_ab_runs_as_written() {
     std::fs::create_dir(&home).unwrap();
 
     let mut script = String::from("set -euo pipefail\n");
-    for (line, text) in &blocks {
-        script += &format!("echo '=== docs/real-ab.md:{line}'\n{text}");
+    for block in &blocks {
+        script += &format!("echo '=== docs/real-ab.md:{}'\n{}", block.line, block.text);
     }
     let output = std::process::Command::new("bash")
         .arg("-c")
@@ -91,10 +87,11 @@ fn every_command_in_real_ab_runs_as_written() {
     assert!(stdout.contains("| json | 3"), "cost table: {stdout}");
     // What one block printed: from its === line to the next.
     let printed_by = |needle: &str| {
-        let (line, _) = blocks
+        let line = blocks
             .iter()
-            .find(|(_, text)| text.contains(needle))
-            .unwrap();
+            .find(|b| b.text.contains(needle))
+            .unwrap()
+            .line;
         let start = stdout
             .find(&format!("=== docs/real-ab.md:{line}\n"))
             .unwrap();

@@ -2,16 +2,21 @@
 # End-to-end test of scripts/slurm on a one-node Slurm cluster started for the test
 # (scripts/slurm/local-cluster.sh, with its state in a temporary directory):
 #
-#  1. the shipped suite as 3 shards through run.sh gives merged sessions.csv, trials.csv
-#     and summary.* byte-identical to a single-process `--jobs 1` run;
+#  1. the shipped suite as 3 shards through run.sh, by the command of docs/scale-out.md
+#     as written (its second `sh slurm` block, run from a scratch directory laid out
+#     like the repository root), gives merged sessions.csv, trials.csv and summary.*
+#     byte-identical to a single-process `--jobs 1` run;
 #  2. a shard that fails (its loopbench is killed with SIGKILL after its first trial, as
 #     a crashed node would) makes run.sh exit 1 naming the shard, and the merge does not
 #     run; running run.sh again resumes only that shard, leaves the other shards' files
 #     untouched, and merges into the same tables as 1;
-#  3. local-cluster.sh stop leaves none of the daemons it started.
+#  3. local-cluster.sh stop leaves none of the daemons it started;
+#  4. the page's first `sh slurm` block (start, status, stop) runs as written and
+#     leaves no daemon either.
 #
 # The binary under test is target/debug/loopbench, built here with `cargo build
-# --locked`. Replicates: $LOOPBENCH_SLURM_TEST_REPLICATES (default 2).
+# --locked`; the page's commands find it as target/release/loopbench of the scratch
+# directory. Replicates: 2, as on the page.
 #
 # Skips (exit 0, printing SKIPPED and why) when this machine cannot have a cluster: not
 # root, or Slurm not installed and no apt-get, or the install failed. When the packages
@@ -21,7 +26,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo="$(pwd)"
-replicates="${LOOPBENCH_SLURM_TEST_REPLICATES:-2}"
+replicates=2
 suite="$repo/suites/seed-replication"
 started_at=$SECONDS
 
@@ -93,16 +98,33 @@ finished() {
     grep -Eq '"finished": *"' "$1/manifest.json" 2>/dev/null
 }
 
+# The `sh slurm` blocks of docs/scale-out.md, as $tmp/doc-block-1.sh, -2.sh, ...
+awk -v dir="$tmp" '
+    /^```sh slurm$/ { n++; file = dir "/doc-block-" n ".sh"; printf "" > file; inside = 1; next }
+    inside && /^```$/ { inside = 0; next }
+    inside { print > file }
+' "$repo/docs/scale-out.md"
+[ -s "$tmp/doc-block-2.sh" ] || fail "docs/scale-out.md has fewer than two sh slurm blocks"
+grep -q "scripts/slurm/run.sh" "$tmp/doc-block-2.sh" || fail "the second sh slurm block of docs/scale-out.md does not run run.sh"
+grep -q -- "--replicates $replicates" "$tmp/doc-block-2.sh" || fail "docs/scale-out.md's run.sh command no longer runs $replicates replicates"
+# The page's commands run from a repository root; this one has the suites and scripts
+# of the checkout and the binary under test where a release build would be.
+checkout="$tmp/checkout"
+mkdir -p "$checkout/target/release"
+ln -s "$repo/suites" "$checkout/suites"
+ln -s "$repo/scripts" "$checkout/scripts"
+ln -s "$bin" "$checkout/target/release/loopbench"
+
 say "reference: one process, --jobs 1, $replicates replicates"
 "$bin" run "$suite" --replicates "$replicates" --jobs 1 --quiet --out "$tmp/reference" >/dev/null 2>"$tmp/reference.log" ||
     fail "the reference run failed: $(tail -n 5 "$tmp/reference.log")"
 
-# 1. Three shards, default (deterministic) results root under the working directory.
-say "1. run.sh --shards 3 (default results root, under $tmp/work)"
-mkdir -p "$tmp/work"
-(cd "$tmp/work" && LOOPBENCH_BIN="$bin" "$run_sh" "$suite" --shards 3 --replicates "$replicates" --poll 1) |
+# 1. Three shards by the page's command, default (deterministic) results root under the
+# working directory.
+say "1. docs/scale-out.md's run.sh command, as written, in $checkout"
+(cd "$checkout" && bash -euo pipefail "$tmp/doc-block-2.sh") |
     tee "$tmp/run1.log" || fail "run.sh failed on a healthy cluster"
-root="$tmp/work/results/slurm/seed-replication-s20260704-r$replicates-n3"
+root="$checkout/results/slurm/seed-replication-s20260704-r$replicates-n3"
 grep -qx "merged run: $root/merged" "$tmp/run1.log" || fail "run.sh did not print the merged run $root/merged"
 grep -Eq 'array tasks: [0-9]+_1 [0-9]+_2 [0-9]+_3 ' "$tmp/run1.log" || fail "run.sh did not print the three array tasks"
 same_tables "$root/merged"
@@ -180,5 +202,16 @@ if pgrep -f "$LOOPBENCH_SLURM_STATE" >/dev/null; then
     left+=("$(pgrep -af "$LOOPBENCH_SLURM_STATE" | tr '\n' ';')")
 fi
 [ ${#left[@]} -eq 0 ] || fail "still running after stop: ${left[*]}"
+say "no daemon left"
+
+# 4. The page's first block: start, status and stop, as written.
+say "4. docs/scale-out.md's local-cluster.sh commands, as written"
+cluster_up=1
+(cd "$checkout" && bash -euo pipefail "$tmp/doc-block-1.sh") | tee "$tmp/doc1.log" ||
+    fail "docs/scale-out.md's start, status, stop failed"
+cluster_up=0
+if pgrep -f "$LOOPBENCH_SLURM_STATE" >/dev/null; then
+    fail "still running after the page's stop: $(pgrep -af "$LOOPBENCH_SLURM_STATE" | tr '\n' ';')"
+fi
 say "no daemon left"
 say "PASSED in $((SECONDS - started_at))s"

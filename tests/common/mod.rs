@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod command;
+pub mod docs;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,56 @@
+//! The shell blocks of the Markdown docs, which tests run as written.
+
+/// A fenced block whose info string starts with `sh`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShBlock {
+    /// The line its opening fence is on (1-based).
+    pub line: usize,
+    /// The word after `sh` in the info string: `slurm` (run by scripts/slurm/test.sh
+    /// on its cluster), `template` (a template for a system no test has), or None (run
+    /// by the doc's own test).
+    pub tag: Option<String>,
+    /// The commands, one line each, with their newlines.
+    pub text: String,
+}
+
+/// Every `sh` block of `markdown`, in order. Panics on a block that is never closed.
+pub fn sh_blocks(markdown: &str) -> Vec<ShBlock> {
+    let mut blocks = Vec::new();
+    let mut current: Option<ShBlock> = None;
+    let mut in_other_block = false;
+    for (index, line) in markdown.lines().enumerate() {
+        let fence = line.trim_end();
+        if in_other_block {
+            in_other_block = fence != "```";
+            continue;
+        }
+        match current.as_mut() {
+            None => match fence.strip_prefix("```") {
+                Some(info) if info.split_whitespace().next() == Some("sh") => {
+                    current = Some(ShBlock {
+                        line: index + 1,
+                        tag: info.split_whitespace().nth(1).map(str::to_string),
+                        text: String::new(),
+                    });
+                }
+                Some(_) => in_other_block = true,
+                None => {}
+            },
+            Some(_) if fence == "```" => blocks.extend(current.take()),
+            Some(block) => {
+                block.text.push_str(line);
+                block.text.push('\n');
+            }
+        }
+    }
+    assert!(current.is_none(), "an sh block is never closed");
+    blocks
+}
+
+/// The blocks of `markdown` that its own test runs: those without a tag.
+pub fn runnable_sh_blocks(markdown: &str) -> Vec<ShBlock> {
+    sh_blocks(markdown)
+        .into_iter()
+        .filter(|b| b.tag.is_none())
+        .collect()
+}
