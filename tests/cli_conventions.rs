@@ -52,6 +52,22 @@ fn zsh_and_fish_completion_scripts_name_every_subcommand() {
 }
 
 #[test]
+fn no_completion_script_offers_the_internal_supervise_command() {
+    let hidden: Vec<String> = loopbench::cli::Cli::command()
+        .get_subcommands()
+        .filter(|s| s.is_hide_set())
+        .map(|s| s.get_name().to_string())
+        .collect();
+    assert_eq!(hidden, ["supervise"]);
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let script = stdout_of(&["completions", shell]);
+        assert!(!script.contains("supervise"), "{shell} offers supervise");
+        // fish spells it `-l version`.
+        assert!(script.contains("version"), "{shell} lost --version");
+    }
+}
+
+#[test]
 fn completions_for_an_unknown_shell_are_refused_with_exit_2() {
     loopbench()
         .args(["completions", "tcsh"])

@@ -9,11 +9,28 @@ use crate::exit_code;
 
 /// Prints the completion script for `args.shell` on stdout. `command` is the whole
 /// command line's definition (the command line layer above hands it down).
-pub fn completions(args: &CompletionsArgs, mut command: clap::Command) -> Result<i32> {
+pub fn completions(args: &CompletionsArgs, command: clap::Command) -> Result<i32> {
+    let mut command = without_hidden_subcommands(command);
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, "loopbench", &mut script);
     print(&String::from_utf8_lossy(&script))?;
     Ok(exit_code::OK)
+}
+
+/// `command` without its hidden subcommands (the internal `supervise`): the completion
+/// generators offer every subcommand they are given, hidden or not. clap cannot remove
+/// a subcommand, so the top level is built again from the visible ones, its arguments
+/// and its version.
+fn without_hidden_subcommands(command: clap::Command) -> clap::Command {
+    let visible: Vec<clap::Command> = command
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .cloned()
+        .collect();
+    clap::Command::new("loopbench")
+        .version(env!("CARGO_PKG_VERSION"))
+        .args(command.get_arguments().cloned())
+        .subcommands(visible)
 }
 
 /// Prints the man page loopbench(1) on stdout, or with `--out DIR` writes it and one
