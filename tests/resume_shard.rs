@@ -135,13 +135,27 @@ fn merged_shards_equal_a_single_run_and_mismatched_runs_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let reference = reference(tmp.path());
     let mut shards = Vec::new();
+    let slice = "these numbers are of this shard's slice of the trials, not of the study";
     for shard in ["1/2", "2/2"] {
         let out = tmp.path().join(format!("shard-{}", &shard[..1]));
-        loopbench()
+        let printed = loopbench()
             .args(run_args(&out))
             .args(["--shard", shard, "--jobs", "2"])
             .assert()
-            .success();
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        // A shard's verdict compares the arms on its slice: every report of it says so.
+        let printed = String::from_utf8(printed).unwrap();
+        assert!(
+            printed.contains(&format!("(shard {shard}: {slice}")),
+            "{printed}"
+        );
+        for file in ["summary.md", "report.html"] {
+            let text = std::fs::read_to_string(out.join(file)).unwrap();
+            assert!(text.contains(&format!("shard {shard}: {slice}")), "{file}");
+        }
         shards.push(out);
     }
     let merged = tmp.path().join("merged");
@@ -153,6 +167,22 @@ fn merged_shards_equal_a_single_run_and_mismatched_runs_are_refused() {
         .assert()
         .success();
     assert_same_tables(&reference, &merged);
+    for file in ["summary.md", "report.html"] {
+        let text = std::fs::read_to_string(merged.join(file)).unwrap();
+        assert!(
+            !text.contains(slice),
+            "the merged run's {file} calls itself a shard"
+        );
+    }
+    // A gate on a shard runs, and warns that it judges a slice.
+    loopbench()
+        .arg("compare")
+        .arg(&merged)
+        .arg(&shards[0])
+        .args(["--metric", "premature_done", "--max-increase", "0.99"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(format!("is shard 1/2: {slice}")));
 
     // A shard of another seed is refused, and so is an incomplete set.
     let other = tmp.path().join("other-seed");

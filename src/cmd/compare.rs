@@ -6,6 +6,8 @@ use crate::exit_code;
 use crate::report::Metric;
 use crate::report::compare::{Rule, compare_runs, render};
 use crate::report::export::export_text;
+use crate::report::run_info::RunInfo;
+use crate::report::shard_note;
 
 use super::report::print;
 
@@ -28,6 +30,11 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
         alpha: args.alpha,
     };
     let comparison = compare_runs(&args.base_run, &args.new_run, &metrics, rule)?;
+    for run in [&args.base_run, &args.new_run] {
+        if let Some(shard) = RunInfo::read(run)?.shard {
+            eprintln!("warning: '{}' is {}", run.display(), shard_note(&shard));
+        }
+    }
     if comparison.metrics.iter().all(|(_, v)| v.is_empty()) {
         return Err(Error::BadInput(format!(
             "'{}' and '{}' have no arm in common",

@@ -29,6 +29,6 @@ pub use progress::Progress;
 pub use run_info::RunInfo;
 pub use session_table::SessionTable;
 pub use summary::{DEFAULT_CONFIDENCE, Summary, SummaryRow, summarize, write_summary};
-pub use summary_md::SIMULATED_NOTE;
+pub use summary_md::{SIMULATED_NOTE, shard_note};
 pub use table::{Align, Table};
 pub use verdict::Verdict;

@@ -23,6 +23,8 @@ pub struct RunInfo {
     pub baseline: Option<String>,
     /// RFC 3339 start time.
     pub started: Option<String>,
+    /// `I/N` when the run is one shard of a study (None for a whole or merged run).
+    pub shard: Option<String>,
 }
 
 impl RunInfo {
@@ -68,6 +70,7 @@ impl RunInfo {
                 .unwrap_or(false),
             baseline: string("baseline"),
             started: string("started"),
+            shard: string("shard"),
         })
     }
 

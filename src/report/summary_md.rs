@@ -11,6 +11,15 @@ use crate::stats::DEFAULT_RESAMPLES;
 /// The sentence every report of a simulated run carries.
 pub const SIMULATED_NOTE: &str = "simulated agent: these numbers are synthetic";
 
+/// The sentence every report of one shard carries: its tables compare the arms on a
+/// slice of the trials, which is not the study.
+pub fn shard_note(shard: &str) -> String {
+    format!(
+        "shard {shard}: these numbers are of this shard's slice of the trials, not of the \
+         study; `loopbench merge` the shards for its verdict"
+    )
+}
+
 /// Marks a Holm-adjusted p below 1 − confidence.
 const SIGNIFICANT: &str = "*";
 /// Marks a bootstrap interval much wider than Wilson's.
@@ -29,6 +38,9 @@ pub fn render(s: &Summary) -> String {
         out += &format!(
             "> **Note — {SIMULATED_NOTE}.** They come from the built-in sim agent, not from a real model.\n\n"
         );
+    }
+    if let Some(shard) = &s.info.shard {
+        out += &format!("> **Note — {}.**\n\n", shard_note(shard));
     }
     let Some(baseline) = &s.baseline else {
         out += "No sessions or trials in this run.\n";

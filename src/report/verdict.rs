@@ -7,6 +7,7 @@
 use super::format::{fixed, pp, pvalue};
 use super::sequential_outcome::SequentialOutcome;
 use super::summary::{Summary, SummaryRow};
+use super::summary_md::shard_note;
 use crate::rates::{Better, FEATURES_VERIFIED, better_of};
 
 /// A rate or mean from fewer units than this is named in the sample-size warnings: a
@@ -61,6 +62,8 @@ pub struct Verdict {
     pub warnings: Vec<String>,
     /// The numbers come from the simulated agent.
     pub simulated: bool,
+    /// `I/N` when the run is one shard of a study.
+    pub shard: Option<String>,
     /// Where a sequential run's looks stopped (None for any other run).
     pub sequential: Option<SequentialOutcome>,
 }
@@ -73,6 +76,7 @@ impl Verdict {
         let alpha = (alpha * 1e9).round() / 1e9;
         let mut v = decide(&summary.rows, summary.baseline.as_deref(), alpha);
         v.simulated = summary.info.simulated;
+        v.shard = summary.info.shard.clone();
         v.sequential = summary.sequential.clone();
         v
     }
@@ -94,6 +98,9 @@ impl Verdict {
         );
         if self.simulated {
             out += "  (simulated agent: these numbers are synthetic)\n";
+        }
+        if let Some(shard) = &self.shard {
+            out += &wrap_hanging("  ", &format!("({})", shard_note(shard)), TEXT_WIDTH);
         }
         let width = self
             .metrics
@@ -326,6 +333,7 @@ pub fn decide(rows: &[SummaryRow], baseline: Option<&str>, alpha: f64) -> Verdic
         metrics,
         warnings: sample_warnings(&small),
         simulated: false,
+        shard: None,
         sequential: None,
     }
 }

@@ -13,7 +13,7 @@ use super::super::format::{fixed, level, pct, pp, pvalue};
 use super::super::metric::{FEATURES_VERIFIED, Metric};
 use super::super::plot::{Estimate, YAxis, rate_chart};
 use super::super::summary::{Summary, SummaryRow};
-use super::super::summary_md::SIMULATED_NOTE;
+use super::super::summary_md::{SIMULATED_NOTE, shard_note};
 use super::super::verdict::{Verdict, side_text};
 use super::super::weekly::Weekly;
 use crate::error::{Error, Result};
@@ -170,6 +170,9 @@ pub fn run_page(run_dir: &Path, summary: &Summary) -> Result<Page> {
         notes.push(format!(
             "{SIMULATED_NOTE}: they come from the built-in sim agent, not from a real model."
         ));
+    }
+    if let Some(shard) = &summary.info.shard {
+        notes.push(format!("{}.", shard_note(shard)));
     }
     notes.extend(
         summary
