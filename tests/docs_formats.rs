@@ -8,7 +8,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use common::docs::runnable_sh_blocks;
+use common::docs::{run_blocks, runnable_sh_blocks};
 use common::{loopbench, repo_root, visible_tempdir};
 use loopbench::agent::trace::{EndStatus, Line};
 
@@ -222,22 +222,10 @@ fn the_shell_blocks_run_as_written_and_name_every_file_they_make() {
     let tmp = visible_tempdir();
     let root = tmp.path();
     std::os::unix::fs::symlink(repo_root().join("suites"), root.join("suites")).unwrap();
-    let blocks: Vec<String> = runnable_sh_blocks(&doc())
-        .into_iter()
-        .map(|b| b.text)
-        .collect();
+    let blocks = runnable_sh_blocks(&doc());
     assert!(blocks.len() >= 4, "docs/formats.md lost its commands");
     let bin = Path::new(env!("CARGO_BIN_EXE_loopbench")).parent().unwrap();
-    let script = format!("set -euo pipefail\n{}", blocks.join("\n"));
-    let out = std::process::Command::new("bash")
-        .args(["-c", &script])
-        .current_dir(root)
-        .env(
-            "PATH",
-            format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
-        )
-        .output()
-        .unwrap();
+    let out = run_blocks("docs/formats.md", &blocks, root, bin);
     assert!(
         out.status.success(),
         "{}\n{}",

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use common::docs::runnable_sh_blocks;
+use common::docs::{run_blocks, runnable_sh_blocks};
 use common::{loopbench, repo_root};
 
 /// The one `json` block of the page: the state of the sequential run after look 1.
@@ -60,22 +60,7 @@ fn the_local_commands_of_scale_out_run_as_written() {
     }
     small_run(root, "whole", None);
 
-    let mut script = String::from("set -euo pipefail\n");
-    for block in &blocks {
-        script += &format!(
-            "echo '=== docs/scale-out.md:{}' >&2\n{}",
-            block.line, block.text
-        );
-    }
-    let output = std::process::Command::new("bash")
-        .args(["-c", &script])
-        .current_dir(root)
-        .env(
-            "PATH",
-            format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
-        )
-        .output()
-        .unwrap();
+    let output = run_blocks("docs/scale-out.md", &blocks, root, &bin);
     let (stdout, stderr) = (
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr),

@@ -54,3 +54,27 @@ pub fn runnable_sh_blocks(markdown: &str) -> Vec<ShBlock> {
         .filter(|b| b.tag.is_none())
         .collect()
 }
+
+/// Runs `blocks` in order as one `bash -euo pipefail` script in `dir`, with `bin` first
+/// on PATH (where the binary under test is `loopbench`). Before each block the script
+/// prints `=== PAGE:LINE` on stderr, so that a failure says which block it was in.
+pub fn run_blocks(
+    page: &str,
+    blocks: &[ShBlock],
+    dir: &std::path::Path,
+    bin: &std::path::Path,
+) -> std::process::Output {
+    let mut script = String::from("set -euo pipefail\n");
+    for block in blocks {
+        script += &format!("echo '=== {page}:{}' >&2\n{}", block.line, block.text);
+    }
+    std::process::Command::new("bash")
+        .args(["-c", &script])
+        .current_dir(dir)
+        .env(
+            "PATH",
+            format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+        )
+        .output()
+        .unwrap()
+}
