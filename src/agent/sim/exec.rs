@@ -3,7 +3,8 @@
 //! the deliberate acts into the session's ground truth as they happen.
 
 use super::acts;
-use super::agent::{Flow, Session, Step};
+use super::agent::Session;
+use super::plan::{Flow, Step};
 use crate::agent::Outcome;
 use crate::error::{IoContext, Result};
 use crate::feature_list::{self, Entry, Status};

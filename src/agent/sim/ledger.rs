@@ -6,7 +6,8 @@
 use std::collections::BTreeSet;
 
 use super::acts;
-use super::agent::{Session, SimAgent, Step};
+use super::agent::{Session, SimAgent};
+use super::plan::Step;
 use crate::agent::SessionKind;
 use crate::error::Result;
 use crate::feature_list::{ListSchema, Status};

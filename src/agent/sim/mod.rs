@@ -5,6 +5,7 @@ mod acts;
 mod agent;
 mod exec;
 mod ledger;
+mod plan;
 mod truth;
 
 pub use crate::suite::sim_profile::{FormatParams, Profile};
