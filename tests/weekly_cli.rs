@@ -313,3 +313,63 @@ fn a_root_without_a_usable_run_is_bad_input_that_says_why() {
     );
     assert!(!tmp.path().join("weekly/weekly.csv").exists());
 }
+
+#[test]
+fn a_week_that_measured_nothing_is_passed_over_by_the_next_weeks_comparison() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("results");
+    run(&root, "a", "2026-10-19T08:00:00Z", 22); // 2026-W43
+    run(&root, "b", "2026-10-27T08:00:00Z", 20); // 2026-W44: premature_claims unknown
+    run(&root, "c", "2026-11-06T08:00:00Z", 60); // 2026-W45
+    let sessions = root.join("seed-replication/b/sessions.csv");
+    let mut reader = csv::Reader::from_path(&sessions).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let column = headers
+        .iter()
+        .position(|h| h == "premature_claims")
+        .unwrap();
+    let mut writer = csv::Writer::from_path(tmp.path().join("b.csv")).unwrap();
+    writer.write_record(&headers).unwrap();
+    for record in reader.records() {
+        let mut row: Vec<String> = record.unwrap().iter().map(str::to_string).collect();
+        row[column] = String::new();
+        writer.write_record(&row).unwrap();
+    }
+    writer.flush().unwrap();
+    std::fs::rename(tmp.path().join("b.csv"), &sessions).unwrap();
+
+    let out = tmp.path().join("weekly");
+    loopbench()
+        .arg("weekly")
+        .arg(&root)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let rows = read_csv(&out.join("weekly.csv"));
+    let json: Vec<_> = rows
+        .iter()
+        .filter(|r| r["metric"] == "premature_done" && r["arm"] == "json")
+        .collect();
+    let seen: Vec<(&str, &str, &str)> = json
+        .iter()
+        .map(|r| {
+            (
+                r["week"].as_str(),
+                r["n"].as_str(),
+                r["regression"].as_str(),
+            )
+        })
+        .collect();
+    // W44 has nothing to judge; W45 (60 of 240) is judged against W43 (22 of 240).
+    assert_eq!(
+        seen,
+        [
+            ("2026-W43", "240", ""),
+            ("2026-W44", "0", ""),
+            ("2026-W45", "240", "true")
+        ]
+    );
+    let change: f64 = json[2]["change"].parse().unwrap();
+    assert!((change - 38.0 / 240.0).abs() < 1e-9, "{change}");
+}

@@ -236,10 +236,16 @@ pub fn build(
     for metric in Metric::ALL {
         for arm_week in &pooled {
             let count = arm_week.counts[metric.index()];
+            // The arm's latest earlier week that measured the metric: a week in
+            // which nothing could be counted (n = 0) is passed over, and is not judged
+            // itself (no data is not "no regression").
             let previous = rows
-                .last()
-                .filter(|r| r.metric == metric && r.arm == arm_week.arm && r.count.n > 0)
-                .map(|r| r.count);
+                .iter()
+                .rev()
+                .take_while(|r| r.metric == metric && r.arm == arm_week.arm)
+                .find(|r| r.count.n > 0)
+                .map(|r| r.count)
+                .filter(|_| count.n > 0);
             rows.push(WeeklyRow {
                 ci: stats::wilson(count.k, count.n, confidence)
                     .ok()
