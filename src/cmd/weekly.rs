@@ -13,8 +13,9 @@ use super::report::print;
 
 /// Runs the command: writes weekly.csv, weekly.json, weekly.md and plots/ (and
 /// weekly.html with `--html`) and prints the file `--format` names.
-/// Flagged regressions are part of the report, not an exit code: it always exits 0
-/// (use `compare` as a gate).
+/// Flagged regressions are part of the report, not an exit code: it exits 0 with any
+/// number of them (use `compare` as a gate). A root with no usable run is bad input
+/// (exit 2), as is a run with a row that does not fit the record format.
 pub fn run(args: &WeeklyArgs) -> Result<i32> {
     if !(args.confidence > 0.0 && args.confidence < 1.0) {
         return Err(Error::BadInput(format!(
