@@ -200,9 +200,9 @@ pub fn build(
     let cutoff = since.map(|s| now_secs - s.as_secs() as i64);
     let mut per_run: Vec<LazyFrame> = Vec::new();
     let mut runs = Vec::new();
-    let (mut found_runs, mut older) = (0, 0);
+    let found_runs = found.len();
+    let mut older = 0;
     for run in found {
-        found_runs += 1;
         if cutoff.is_some_and(|c| run.started < c) {
             older += 1;
             continue;
