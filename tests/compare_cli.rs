@@ -262,3 +262,62 @@ fn a_negative_max_increase_parses_and_is_refused_in_the_projects_words() {
             "--max-increase must be a rate change",
         ));
 }
+
+#[test]
+fn an_arm_the_new_run_lacks_is_not_a_pass_unless_arms_leaves_it_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = run(tmp.path(), "base", 22);
+    // The new run has json only: its markdown arm, much worse before, is gone.
+    let new = tmp.path().join("new");
+    write_csvs(
+        &new,
+        &[ArmSpec::new("json", 20, 12).with("premature_claims", 22)],
+    );
+    let compare = |extra: &[&str]| {
+        let mut cmd = loopbench();
+        cmd.arg("compare")
+            .arg(&base)
+            .arg(&new)
+            .args(["--metric", "premature_done"])
+            .args(extra);
+        cmd
+    };
+    compare(&[])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains(format!(
+            "the new run '{}' has no arm 'markdown' of the base run",
+            new.display()
+        )))
+        .stderr(predicate::str::contains("--arms json"));
+    // Judging only json on purpose: a pass, with no word of the arm left out.
+    let md = compare(&["--arms", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let md = String::from_utf8(md).unwrap();
+    assert!(md.contains("| json"), "{md}");
+    assert!(!md.contains("markdown"), "{md}");
+    // An arm named that either run lacks is refused, naming the run.
+    compare(&["--arms", "json,markdown"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--arms: arm 'markdown' is not in the new run",
+        ));
+    compare(&["--arms", ","]).assert().code(2);
+    // An arm only the new run has has nothing to regress against: noted, not judged.
+    loopbench()
+        .arg("compare")
+        .arg(&new)
+        .arg(&base)
+        .args(["--metric", "premature_done"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "Only in the new run (not compared): markdown.",
+        ));
+}

@@ -89,6 +89,10 @@ pub struct CompareArgs {
     /// Significance level of the one-sided Fisher exact test.
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
+    /// Judge only these arms, comma-separated (each must be in both runs). Without it,
+    /// every arm of the base run is judged, and one the new run lacks is an error.
+    #[arg(long)]
+    pub arms: Option<String>,
     /// What to print: the Markdown verdict tables, a JSON array of verdicts, or a JUnit
     /// XML report (one test case per arm and metric, failed on a regression) for CI
     /// systems that show test reports.

@@ -29,7 +29,23 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
         max_increase: args.max_increase,
         alpha: args.alpha,
     };
-    let comparison = compare_runs(&args.base_run, &args.new_run, &metrics, rule)?;
+    let arms: Option<Vec<String>> = args.arms.as_deref().map(|list| {
+        list.split(',')
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .map(str::to_string)
+            .collect()
+    });
+    if arms.as_ref().is_some_and(Vec::is_empty) {
+        return Err(Error::BadInput("--arms names no arm".into()));
+    }
+    let comparison = compare_runs(
+        &args.base_run,
+        &args.new_run,
+        &metrics,
+        arms.as_deref(),
+        rule,
+    )?;
     for run in [&args.base_run, &args.new_run] {
         if let Some(shard) = RunInfo::read(run)?.shard {
             eprintln!("warning: '{}' is {}", run.display(), shard_note(&shard));

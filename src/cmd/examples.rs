@@ -67,7 +67,8 @@ Examples:
 pub const COMPARE: &str = "\
 Examples:
   loopbench compare results/demo results/merged --metric premature_done --max-increase 0.02
-  loopbench compare results/demo results/merged --metric premature_done --metric test_removal --format junit > compare.xml";
+  loopbench compare results/demo results/merged --metric premature_done --metric test_removal --format junit > compare.xml
+  loopbench compare results/demo results/merged --metric premature_done --arms json";
 
 /// `loopbench weekly`.
 pub const WEEKLY: &str = "\

@@ -162,8 +162,19 @@ impl Comparison {
     }
 }
 
-/// Compares two results directories on `metrics`.
-pub fn compare_runs(base: &Path, new: &Path, metrics: &[Metric], rule: Rule) -> Result<Comparison> {
+/// Compares two results directories on `metrics`, arm by arm: the arms of `arms`
+/// (each must be in both runs), or else every arm of the base run.
+///
+/// Fails closed (bad input, exit 2) where the gate cannot judge: an arm of the base run
+/// that the new run lacks (unless `arms` leaves it out), or a judged arm and metric
+/// with no data.
+pub fn compare_runs(
+    base: &Path,
+    new: &Path,
+    metrics: &[Metric],
+    arms: Option<&[String]>,
+    rule: Rule,
+) -> Result<Comparison> {
     let rule = rule.validate()?;
     if metrics.is_empty() {
         return Err(Error::BadInput(
@@ -174,14 +185,60 @@ pub fn compare_runs(base: &Path, new: &Path, metrics: &[Metric], rule: Rule) -> 
     let new_info = RunInfo::read(new)?;
     let base_agg = aggregate(base)?;
     let new_agg = aggregate(new)?;
-    let comparison = compare_aggregates(
+    let mut order = base_info.order_arms(&base_agg.arms(), base_info.baseline.as_deref());
+    if let Some(arms) = arms {
+        for arm in arms {
+            for (agg, run, which) in [(&base_agg, base, "base"), (&new_agg, new, "new")] {
+                if !agg.by_arm.contains_key(arm) {
+                    return Err(Error::BadInput(format!(
+                        "--arms: arm '{arm}' is not in the {which} run '{}' (its arms: {})",
+                        run.display(),
+                        agg.arms().join(", ")
+                    )));
+                }
+            }
+        }
+        order.retain(|a| arms.contains(a));
+    }
+    let mut comparison = compare_aggregates(
         &base_agg,
         &new_agg,
-        &base_info.order_arms(&base_agg.arms(), base_info.baseline.as_deref()),
+        &order,
         metrics,
         rule,
         base_info.simulated || new_info.simulated,
     );
+    if arms.is_some() {
+        // The arms left out were left out on purpose; they are not news.
+        comparison.only_base.clear();
+        comparison.only_new.clear();
+    } else if !comparison.only_base.is_empty() {
+        let common: Vec<&str> = order
+            .iter()
+            .filter(|a| new_agg.by_arm.contains_key(*a))
+            .map(String::as_str)
+            .collect();
+        return Err(Error::BadInput(format!(
+            "the new run '{}' has no {} '{}' of the base run '{}': it cannot be judged, so \
+             this is not a pass; run it in the new run too{}",
+            new.display(),
+            if comparison.only_base.len() == 1 {
+                "arm"
+            } else {
+                "arms"
+            },
+            comparison.only_base.join("', '"),
+            base.display(),
+            if common.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", or judge only the others with --arms {}",
+                    common.join(",")
+                )
+            }
+        )));
+    }
     // Fail closed: a metric the gate cannot judge is bad input, never a pass.
     let gaps = comparison.without_data();
     if !gaps.is_empty() {
