@@ -46,6 +46,22 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
         arms.as_deref(),
         rule,
     )?;
+    // Rerunning only the arm under test is the usual gate, so a base arm the new run
+    // lacks is judged by nobody rather than refused; it is said on stderr too, where a
+    // CI log shows it, not only in the table.
+    if !comparison.only_base.is_empty() {
+        eprintln!(
+            "warning: not judged: the new run '{}' has no {} '{}' of the base run; name the \
+             arms to judge with --arms to make this explicit",
+            args.new_run.display(),
+            if comparison.only_base.len() == 1 {
+                "arm"
+            } else {
+                "arms"
+            },
+            comparison.only_base.join("', '"),
+        );
+    }
     for run in [&args.base_run, &args.new_run] {
         if let Some(shard) = RunInfo::read(run)?.shard {
             eprintln!("warning: '{}' is {}", run.display(), shard_note(&shard));

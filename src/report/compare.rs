@@ -163,11 +163,11 @@ impl Comparison {
 }
 
 /// Compares two results directories on `metrics`, arm by arm: the arms of `arms`
-/// (each must be in both runs), or else every arm of the base run.
+/// (each must be in both runs, else bad input), or else every arm the two runs share;
+/// the others are listed in [`Comparison::only_base`] and [`Comparison::only_new`].
 ///
-/// Fails closed (bad input, exit 2) where the gate cannot judge: an arm of the base run
-/// that the new run lacks (unless `arms` leaves it out), or a judged arm and metric
-/// with no data.
+/// Fails closed (bad input, exit 2) where the gate cannot judge: a judged arm and
+/// metric with no data.
 pub fn compare_runs(
     base: &Path,
     new: &Path,
@@ -212,32 +212,6 @@ pub fn compare_runs(
         // The arms left out were left out on purpose; they are not news.
         comparison.only_base.clear();
         comparison.only_new.clear();
-    } else if !comparison.only_base.is_empty() {
-        let common: Vec<&str> = order
-            .iter()
-            .filter(|a| new_agg.by_arm.contains_key(*a))
-            .map(String::as_str)
-            .collect();
-        return Err(Error::BadInput(format!(
-            "the new run '{}' has no {} '{}' of the base run '{}': it cannot be judged, so \
-             this is not a pass; run it in the new run too{}",
-            new.display(),
-            if comparison.only_base.len() == 1 {
-                "arm"
-            } else {
-                "arms"
-            },
-            comparison.only_base.join("', '"),
-            base.display(),
-            if common.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    ", or judge only the others with --arms {}",
-                    common.join(",")
-                )
-            }
-        )));
     }
     // Fail closed: a metric the gate cannot judge is bad input, never a pass.
     let gaps = comparison.without_data();
