@@ -311,12 +311,9 @@ struct ArmWeek {
     counts: [Count; Metric::ALL.len()],
 }
 
-/// Every run's per-arm sums (each with its `week` key) pooled by polars into one row
-/// per (arm, week), sorted by arm, then week.
+/// Every run's per-arm sums (each with its `week` key; at least one run) pooled by
+/// polars into one row per (arm, week), sorted by arm, then week.
 fn pool_by_week(per_run: Vec<LazyFrame>) -> PolarsResult<Vec<ArmWeek>> {
-    if per_run.is_empty() {
-        return Ok(Vec::new());
-    }
     let mut aggs = count_sums();
     aggs.push(len().cast(DataType::UInt64).alias("runs"));
     let pooled = concat(per_run, UnionArgs::default())?
