@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
+use crate::error::{Error, Result};
 use crate::feature_list::ListFormat;
 use crate::runner::Shard;
 
@@ -90,7 +91,8 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
     /// Judge only these arms, comma-separated (each must be in both runs). Without it,
-    /// every arm of the base run is judged, and one the new run lacks is an error.
+    /// every arm both runs have is judged, and one of the base run that the new run
+    /// lacks is named in a warning.
     #[arg(long)]
     pub arms: Option<String>,
     /// What to print: the Markdown verdict tables, a JSON array of verdicts, or a JUnit
@@ -458,4 +460,17 @@ pub struct MockModelArgs {
     /// The agent command, run against the server; without one, serve until Ctrl-C.
     #[arg(last = true, allow_hyphen_values = true)]
     pub command: Vec<String>,
+}
+
+/// The names of `--arms a,b`, trimmed, empty names dropped; naming none is bad input.
+pub(crate) fn arm_names(list: &str) -> Result<Vec<&str>> {
+    let names: Vec<&str> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .collect();
+    if names.is_empty() {
+        return Err(Error::BadInput("--arms: name at least one arm".into()));
+    }
+    Ok(names)
 }

@@ -1,13 +1,11 @@
 //! `loopbench compare BASE_RUN NEW_RUN --metric M`: the regression gate for CI.
 
-use super::args::{CompareArgs, CompareFormat};
+use super::args::{CompareArgs, CompareFormat, arm_names};
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::report::Metric;
 use crate::report::compare::{Rule, compare_runs, render};
 use crate::report::export::export_text;
-use crate::report::run_info::RunInfo;
-use crate::report::shard_note;
 
 use super::report::print;
 
@@ -29,16 +27,10 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
         max_increase: args.max_increase,
         alpha: args.alpha,
     };
-    let arms: Option<Vec<String>> = args.arms.as_deref().map(|list| {
-        list.split(',')
-            .map(str::trim)
-            .filter(|a| !a.is_empty())
-            .map(str::to_string)
-            .collect()
-    });
-    if arms.as_ref().is_some_and(Vec::is_empty) {
-        return Err(Error::BadInput("--arms names no arm".into()));
-    }
+    let arms: Option<Vec<String>> = match args.arms.as_deref() {
+        Some(list) => Some(arm_names(list)?.into_iter().map(str::to_string).collect()),
+        None => None,
+    };
     let comparison = compare_runs(
         &args.base_run,
         &args.new_run,
@@ -46,26 +38,8 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
         arms.as_deref(),
         rule,
     )?;
-    // Rerunning only the arm under test is the usual gate, so a base arm the new run
-    // lacks is judged by nobody rather than refused; it is said on stderr too, where a
-    // CI log shows it, not only in the table.
-    if !comparison.only_base.is_empty() {
-        eprintln!(
-            "warning: not judged: the new run '{}' has no {} '{}' of the base run; name the \
-             arms to judge with --arms to make this explicit",
-            args.new_run.display(),
-            if comparison.only_base.len() == 1 {
-                "arm"
-            } else {
-                "arms"
-            },
-            comparison.only_base.join("', '"),
-        );
-    }
-    for run in [&args.base_run, &args.new_run] {
-        if let Some(shard) = RunInfo::read(run)?.shard {
-            eprintln!("warning: '{}' is {}", run.display(), shard_note(&shard));
-        }
+    for warning in &comparison.warnings {
+        eprintln!("warning: {warning}");
     }
     if comparison.metrics.iter().all(|(_, v)| v.is_empty()) {
         return Err(Error::BadInput(format!(

@@ -9,6 +9,7 @@ use super::format::{pct, pp, pvalue};
 use super::metric::Metric;
 use super::run_info::RunInfo;
 use super::summary_md::SIMULATED_NOTE;
+use super::summary_md::shard_note;
 use super::table::{Align, Table};
 use crate::error::{Error, Result};
 use crate::stats::{self, Alternative};
@@ -117,6 +118,9 @@ pub struct Comparison {
     pub simulated: bool,
     /// The thresholds used.
     pub rule: Rule,
+    /// What the reader of the verdict should know that the tables do not say loudly:
+    /// arms of the base run nobody judged, runs that are one shard of a study.
+    pub warnings: Vec<String>,
 }
 
 /// A judged arm that has no data (n = 0) for a metric in one run or in both.
@@ -212,6 +216,27 @@ pub fn compare_runs(
         // The arms left out were left out on purpose; they are not news.
         comparison.only_base.clear();
         comparison.only_new.clear();
+    } else if !comparison.only_base.is_empty() {
+        // Rerunning only the arm under test is the usual gate, so a base arm the new
+        // run lacks is judged by nobody rather than refused, and said so.
+        comparison.warnings.push(format!(
+            "not judged: the new run '{}' has no {} '{}' of the base run; name the arms \
+             to judge with --arms to make this explicit",
+            new.display(),
+            if comparison.only_base.len() == 1 {
+                "arm"
+            } else {
+                "arms"
+            },
+            comparison.only_base.join("', '"),
+        ));
+    }
+    for (run, info) in [(base, &base_info), (new, &new_info)] {
+        if let Some(shard) = &info.shard {
+            comparison
+                .warnings
+                .push(format!("'{}' is {}", run.display(), shard_note(shard)));
+        }
     }
     // Fail closed: a metric the gate cannot judge is bad input, never a pass.
     let gaps = comparison.without_data();
@@ -282,6 +307,7 @@ pub fn compare_aggregates(
         only_base,
         only_new,
         simulated,
+        warnings: Vec::new(),
         rule,
     }
 }
