@@ -32,6 +32,14 @@ set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
+# Runs COMMAND... with stdout discarded and prints GNU time's wall, CPU and peak memory.
+timed() { # timed SCRATCH_FILE COMMAND...
+    local report="$1"
+    shift
+    /usr/bin/time -v "$@" 2>"$report" >/dev/null
+    grep -E "Elapsed \(wall clock\)|Maximum resident set size|User time|System time" "$report"
+}
+
 # Writes DIR/sessions.csv (ROWS rows, every column of record::SESSION_COLUMNS) and
 # DIR/trials.csv: arms json/markdown/yaml, four tasks, 12 sessions per trial (an
 # initializer and 11 coding sessions), events drawn from a fixed-seed LCG so that the
@@ -89,6 +97,8 @@ bench_report() {
     generate_sessions "$dir/run" "$rows"
     ls -l "$dir/run"
     (cd "$root" && cargo build --release --quiet)
+    # A second binary (an older build, say) runs on the same data in the same session,
+    # so that the two are compared on one machine state, and its tables must agree.
     local bins=("$root/target/release/loopbench")
     [[ -n "$baseline" ]] && bins+=("$baseline")
     local bin n=0
@@ -96,8 +106,7 @@ bench_report() {
         n=$((n + 1))
         "$bin" report "$dir/run" --format csv >/dev/null # warm the page cache
         echo "== report: $bin report (release)"
-        /usr/bin/time -v "$bin" report "$dir/run" --format md 2>"$dir/time.txt" >/dev/null
-        grep -E "Elapsed \(wall clock\)|Maximum resident set size|User time|System time" "$dir/time.txt"
+        timed "$dir/time.txt" "$bin" report "$dir/run" --format md
         cp "$dir/run/summary.csv" "$dir/summary$n.csv"
     done
     if [[ -n "$baseline" ]]; then
@@ -302,17 +311,16 @@ bench_weekly() {
             "$started" >"$run/manifest.json"
     done
     (cd "$root" && cargo build --release --quiet)
-    local bins=("$root/target/release/loopbench")
-    # A second binary (an older build, say) runs on the same runs in the same session,
+    # A second binary (an older build, say) runs on the same data in the same session,
     # so that the two are compared on one machine state, and its tables must agree.
+    local bins=("$root/target/release/loopbench")
     [[ -n "$baseline" ]] && bins+=("$baseline")
     local bin n=0
     for bin in "${bins[@]}"; do
         n=$((n + 1))
         "$bin" weekly "$dir/results" --out "$dir/weekly$n" >/dev/null 2>&1 || true # warm the cache
         echo "== weekly: $bin weekly over $runs runs (release)"
-        /usr/bin/time -v "$bin" weekly "$dir/results" --out "$dir/weekly$n" 2>"$dir/time.txt" >/dev/null
-        grep -E "Elapsed \(wall clock\)|Maximum resident set size|User time|System time" "$dir/time.txt"
+        timed "$dir/time.txt" "$bin" weekly "$dir/results" --out "$dir/weekly$n"
         echo "weeks: $(($(wc -l <"$dir/weekly$n/weekly.csv") - 1)) rows in weekly.csv"
     done
     if [[ -n "$baseline" ]]; then
