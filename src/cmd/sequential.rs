@@ -16,8 +16,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use serde::Serialize;
-
 use super::drive::{DriveOptions, drive};
 use crate::error::{Error, Result};
 use crate::exit_code;
@@ -33,7 +31,7 @@ use crate::store::{
 use crate::suite::{Sequential, Suite};
 
 use crate::report::sequential_outcome::{
-    LookRow, SEQUENTIAL_JSON, SEQUENTIAL_STATE_JSON, SequentialOutcome,
+    LookRow, SEQUENTIAL_JSON, SEQUENTIAL_STATE_JSON, SequentialOutcome, SequentialState,
 };
 
 /// `sequential.md`: the "Sequential run" section, which `summary.md` ends with.
@@ -84,21 +82,6 @@ impl Decided {
         self.rows.extend(rows);
         self.looks_done = look;
     }
-}
-
-/// Where a run of looks stands, as `sequential-state.json` holds it.
-#[derive(Debug, Serialize)]
-struct State<'a> {
-    looks: usize,
-    looks_done: usize,
-    /// Every arm crossed, or the last look is done.
-    finished: bool,
-    /// The look to run next; `None` once finished.
-    next_look: Option<usize>,
-    /// The arms that still get trials (the baseline included while any other runs).
-    running: Vec<&'a str>,
-    /// The metric the looks compare.
-    metric: &'a str,
 }
 
 impl<'a> Sequencer<'a> {
@@ -245,16 +228,16 @@ impl<'a> Sequencer<'a> {
         } else {
             self.running(&decided.active)
         };
-        let state = State {
+        let state = SequentialState {
             looks: self.looks(),
             looks_done: decided.looks_done,
             finished,
             next_look: (!finished).then_some(decided.looks_done + 1),
             running: running
                 .iter()
-                .map(|&a| self.suite.arms[a].name.as_str())
+                .map(|&a| self.suite.arms[a].name.clone())
                 .collect(),
-            metric: self.seq.metric.name(),
+            metric: Some(self.seq.metric.name().to_string()),
         };
         let mut text = serde_json::to_vec_pretty(&state)
             .map_err(|e| Error::Tool(format!("cannot encode {SEQUENTIAL_STATE_JSON}: {e}")))?;

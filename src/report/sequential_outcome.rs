@@ -49,13 +49,24 @@ pub struct SequentialOutcome {
     pub open: Vec<String>,
 }
 
-#[derive(Deserialize)]
-struct StateFile {
-    looks: usize,
-    looks_done: usize,
-    finished: bool,
+/// `sequential-state.json`: where a run of looks stands. Written by the run after each
+/// look and read back by the verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SequentialState {
+    /// Looks of the design.
+    pub looks: usize,
+    /// Looks judged so far.
+    pub looks_done: usize,
+    /// Every arm crossed, or the last look is done.
+    pub finished: bool,
+    /// The look to run next; `None` once finished.
+    pub next_look: Option<usize>,
+    /// The arms that still get trials (the baseline included while any other runs).
     #[serde(default)]
-    metric: Option<String>,
+    pub running: Vec<String>,
+    /// The metric the looks compare (absent in files written before it was recorded).
+    #[serde(default)]
+    pub metric: Option<String>,
 }
 
 /// One comparison at one look: a row of `sequential.json`.
@@ -92,7 +103,7 @@ pub struct LookRow {
 impl SequentialOutcome {
     /// The outcome of the sequential run in `dir`; `None` when the run is not one.
     pub fn read(dir: &Path) -> Result<Option<SequentialOutcome>> {
-        let Some(state) = read_json::<StateFile>(&dir.join(SEQUENTIAL_STATE_JSON))? else {
+        let Some(state) = read_json::<SequentialState>(&dir.join(SEQUENTIAL_STATE_JSON))? else {
             return Ok(None);
         };
         let rows: Vec<LookRow> = read_json(&dir.join(SEQUENTIAL_JSON))?.unwrap_or_default();
