@@ -177,22 +177,47 @@ impl TreeSnapshot {
     }
 }
 
-/// The bytes of the regular files under `root` (`.git` left out, symlinks not
-/// followed), counted until they pass `limit`: `Ok(None)` then, so that a huge tree is
-/// refused before anything reads or copies it.
-pub fn tree_bytes_within(root: &Path, limit: u64) -> Result<Option<u64>> {
-    let mut total: u64 = 0;
+/// How much a tree holds, counted up to its limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeSize {
+    /// Within both limits: bytes of regular files, and entries of every kind.
+    Within {
+        /// Bytes of the regular files.
+        bytes: u64,
+        /// Files, directories, symlinks and special files.
+        entries: u64,
+    },
+    /// More bytes of regular files than the limit.
+    OverBytes,
+    /// More entries than the limit (empty files and directories count too).
+    OverEntries,
+}
+
+/// The bytes of the regular files and the entries of every kind under `root` (`.git`
+/// left out, symlinks not followed), counted until they pass `max_bytes` or
+/// `max_entries`, so that a huge tree is refused before anything reads or copies it,
+/// and a tree of a million empty files before anything walks it again.
+pub fn tree_size_within(root: &Path, max_bytes: u64, max_entries: u64) -> Result<TreeSize> {
+    let mut bytes: u64 = 0;
+    let mut entries: u64 = 0;
     for entry in walk_without_git(root) {
         let entry = entry.map_err(|e| walk_error(root, e))?;
+        if entry.depth() == 0 {
+            continue;
+        }
+        entries += 1;
+        if entries > max_entries {
+            return Ok(TreeSize::OverEntries);
+        }
         if entry.file_type().is_file() {
             let len = entry.metadata().map_err(|e| walk_error(root, e))?.len();
-            total = total.saturating_add(len);
-            if total > limit {
-                return Ok(None);
+            bytes = bytes.saturating_add(len);
+            if bytes > max_bytes {
+                return Ok(TreeSize::OverBytes);
             }
         }
     }
-    Ok(Some(total))
+    Ok(TreeSize::Within { bytes, entries })
 }
 
 fn hash_field(hasher: &mut blake3::Hasher, bytes: &[u8]) {

@@ -14,13 +14,13 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::process_group::Leader;
-use crate::sandbox::{BWRAP, Layout};
+use crate::sandbox::{Cgroup, Launch, Layout, Started};
 
 /// How long a process group gets between SIGTERM and SIGKILL.
 const KILL_GRACE: Duration = Duration::from_secs(2);
 
 /// How a command ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandOutcome {
     /// Exit code, `None` when killed by a signal (including our timeout).
     pub code: Option<i32>,
@@ -28,6 +28,9 @@ pub struct CommandOutcome {
     pub timed_out: bool,
     /// Wall time from spawn to exit.
     pub elapsed: Duration,
+    /// The sandbox's limits the command reached (`max_pids`, `max_memory`), each as a
+    /// sentence.
+    pub limits_reached: Vec<String>,
 }
 
 impl CommandOutcome {
@@ -43,7 +46,9 @@ pub struct ShellCommand<'a> {
     pub script: &'a str,
     /// Working directory.
     pub cwd: &'a Path,
-    /// Variables added to (or overriding) the inherited environment.
+    /// The environment: for the harness's own commands ([`Isolation::ProcessGroup`])
+    /// added to the inherited one; for agent-written code the only variables besides
+    /// `PATH`, `LANG`, `TERM` and `HOME` (the working directory unless given here).
     pub env: &'a [(String, OsString)],
     /// Time limit; the whole process group is killed when it is reached.
     pub timeout: Duration,
@@ -90,10 +95,17 @@ impl ShellCommand<'_> {
     /// Runs the command with the given stdout and stderr.
     pub fn run_with(&self, stdout: Stdio, stderr: Stdio) -> std::io::Result<CommandOutcome> {
         let host = containment();
+        let mut launch = None;
+        let mut cgroup = None;
         let mut cmd = match self.isolation {
             Isolation::Sandbox(layout) => {
-                let mut c = Command::new(BWRAP);
-                c.args(layout.bwrap_args()).args(["sh", "-c", self.script]);
+                cgroup = layout.limits.map(Cgroup::create).transpose()?.flatten();
+                let procs = cgroup.as_ref().map(Cgroup::procs_files).unwrap_or_default();
+                let start = Launch::in_scratch(procs).map_err(std::io::Error::other)?;
+                let argv = start.argv(layout);
+                let mut c = Command::new(&argv[0]);
+                c.args(&argv[1..]).args(["sh", "-c", self.script]);
+                launch = Some(start);
                 c
             }
             Isolation::Host if host.pid_namespace || host.network_namespace => {
@@ -113,6 +125,14 @@ impl ShellCommand<'_> {
                 c
             }
         };
+        if !matches!(self.isolation, Isolation::ProcessGroup) {
+            // Agent-written code sees a built environment, never the harness's own.
+            cmd.env_clear().envs(
+                crate::sandbox::base_env(self.cwd)
+                    .into_iter()
+                    .filter(|(k, _)| !self.env.iter().any(|(e, _)| e == k)),
+            );
+        }
         cmd.current_dir(self.cwd)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
@@ -125,10 +145,22 @@ impl ShellCommand<'_> {
             Some(status) => (status, false),
             None => (leader.terminate(KILL_GRACE)?, true),
         };
+        drop(leader);
+        if let Some(launch) = &launch
+            && !timed_out
+            && let Started::Failed(why) = launch
+                .started(None, cgroup.as_ref())
+                .map_err(std::io::Error::other)?
+        {
+            return Err(std::io::Error::other(format!(
+                "the sandbox could not start: {why}"
+            )));
+        }
         Ok(CommandOutcome {
             code: status.code(),
             timed_out,
             elapsed: start.elapsed(),
+            limits_reached: cgroup.as_ref().map(Cgroup::reached).unwrap_or_default(),
         })
     }
 }

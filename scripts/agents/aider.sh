@@ -34,6 +34,20 @@
 # its own binary in $LOOPBENCH_BIN (and makes it readable in the sandbox); without it,
 # loopbench on PATH.
 set -euo pipefail
+# loopbench: sandbox-query
+# Asked with LOOPBENCH_SANDBOX_QUERY=1 (by the harness, on the host, before a sandboxed
+# run), this wrapper prints the places aider needs shown read-only in the sandbox: its
+# virtualenv, and the Python installation the virtualenv was made from. It runs nothing
+# else.
+if [ -n "${LOOPBENCH_SANDBOX_QUERY:-}" ]; then
+    if cli=$(command -v aider); then
+        venv=$(dirname "$(dirname "$(readlink -f "$cli")")")
+        echo "ro $venv"
+        home=$(sed -n 's/^home *= *//p' "$venv/pyvenv.cfg" 2>/dev/null | head -n 1)
+        [ -n "$home" ] && echo "ro $(dirname "$(readlink -f "$home")")"
+    fi
+    exit 0
+fi
 : "${LOOPBENCH_TURNS:?${0##*/} runs under loopbench: LOOPBENCH_TURNS is not set}"
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/loopbench-aider.XXXXXX" 2>/dev/null ||

@@ -25,6 +25,27 @@
 # (the sandbox may show the agent this file alone): it needs bash, id, mktemp, tee and the
 # loopbench binary, whose `loopbench usage` reads the CLI's output.
 set -euo pipefail
+# loopbench: sandbox-query
+# Asked with LOOPBENCH_SANDBOX_QUERY=1 (by the harness, on the host, before a sandboxed
+# run), this wrapper prints the places its CLI needs shown read-only in the sandbox: the
+# node_modules tree the CLI is installed in, and node's install. It runs nothing else.
+if [ -n "${LOOPBENCH_SANDBOX_QUERY:-}" ]; then
+    if cli=$(command -v claude); then
+        real=$(readlink -f "$cli")
+        case "$real" in
+        */node_modules/*) echo "ro ${real%%/node_modules/*}/node_modules" ;;
+        *) echo "ro ${real%/*}" ;;
+        esac
+        case "$cli" in
+        */node_modules/*) echo "ro ${cli%%/node_modules/*}/node_modules" ;;
+        esac
+    fi
+    if node=$(command -v node); then
+        node=$(readlink -f "$node")
+        echo "ro ${node%/bin/*}"
+    fi
+    exit 0
+fi
 : "${LOOPBENCH_TURNS:?${0##*/} runs under loopbench: LOOPBENCH_TURNS is not set}"
 
 # run_reporting FORMAT CMD...: runs CMD (stdin is this function's), passes its stdout on

@@ -7,7 +7,7 @@ use super::verify::OracleTests;
 use super::verify::{Check, Failure, VerifyCache, VerifyRun};
 use crate::error::{Error, Result};
 use crate::feature_list::{self, FeatureList, ListFormat, ListSchema};
-use crate::fsutil::{TreeSnapshot, tree_bytes_within};
+use crate::fsutil::{TreeSize, TreeSnapshot, tree_size_within};
 use crate::sandbox::Hidden;
 use crate::suite::Task;
 use crate::workspace::{PROGRESS_FILE, Workspace, git_status_porcelain};
@@ -196,20 +196,42 @@ impl<'a> Observer<'a> {
     }
 
     /// Observes the work directory of `ws` without changing it. A tree past the task's
-    /// `max_tree_bytes`, or one that is gone, is [`Error::Unobservable`].
+    /// `max_tree_bytes` or `max_tree_files`, one that is gone, or an observation that
+    /// runs past `observe_timeout` is [`Error::Unobservable`].
     pub fn observe(&self, ws: &Workspace) -> Result<Observation> {
+        let started = std::time::Instant::now();
         let limit = self.task.max_tree_bytes;
         if !ws.work_dir.is_dir() {
             return Err(Error::Unobservable(
                 "the work directory is gone (deleted or replaced during the session)".into(),
             ));
         }
-        if tree_bytes_within(&ws.work_dir, limit)?.is_none() {
-            return Err(Error::Unobservable(format!(
-                "the work directory holds more than max_tree_bytes = {limit} bytes of files \
-                 (without .git); it was not observed"
-            )));
+        let max_files = self.task.max_tree_files;
+        match tree_size_within(&ws.work_dir, limit, max_files)? {
+            TreeSize::Within { .. } => {}
+            TreeSize::OverBytes => {
+                return Err(Error::Unobservable(format!(
+                    "the work directory holds more than max_tree_bytes = {limit} bytes of \
+                     files (without .git); it was not observed"
+                )));
+            }
+            TreeSize::OverEntries => {
+                return Err(Error::Unobservable(format!(
+                    "the work directory holds more than max_tree_files = {max_files} files \
+                     and directories (without .git); it was not observed"
+                )));
+            }
         }
+        let out_of_time = || {
+            let limit = self.task.observe_timeout;
+            (started.elapsed() > limit).then(|| {
+                Error::Unobservable(format!(
+                    "observing the work directory took longer than observe_timeout = {}; \
+                     it was not observed",
+                    humantime::format_duration(limit)
+                ))
+            })
+        };
         let tree = TreeSnapshot::read(&ws.work_dir)?;
 
         let list = match tree.get(self.format.file_name()) {
@@ -257,6 +279,9 @@ impl<'a> Observer<'a> {
             }
             self_verified.insert(feature.id.clone(), own_check);
             verified.insert(feature.id.clone(), truth.check);
+            if let Some(late) = out_of_time() {
+                return Err(late);
+            }
         }
 
         let tests = tree

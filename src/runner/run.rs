@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::events::{Event, EventKind, EventSink, Notice};
 use crate::observe::{Observer, VerifyCache};
 use crate::record::TrialKey;
-use crate::sandbox::Hidden;
+use crate::sandbox::{Hidden, Redactor};
 use crate::seed;
 use crate::suite::{AgentDriver, Ledger, Prompts, Suite};
 use crate::workspace::Workspace;
@@ -126,14 +126,66 @@ pub fn default_jobs() -> usize {
 }
 
 /// Forwards events from a trial's thread to the collecting loop.
-struct ChannelSink(mpsc::UnboundedSender<Event>);
+struct ChannelSink<'a> {
+    tx: mpsc::UnboundedSender<Event>,
+    /// The values passed by `pass_env`, replaced in every record before any sink (the
+    /// results files, the console, report.html) sees it.
+    redactor: &'a Redactor,
+}
 
-impl EventSink for ChannelSink {
+impl EventSink for ChannelSink<'_> {
     fn handle(&mut self, event: &Event) -> Result<()> {
+        let event = if self.redactor.is_empty() {
+            event.clone()
+        } else {
+            redacted(event, self.redactor)?
+        };
         // The receiver only goes away when the run is failing already.
-        let _ = self.0.send(event.clone());
+        let _ = self.tx.send(event);
         Ok(())
     }
+}
+
+/// `event` with every text of its record redacted.
+fn redacted(event: &Event, redactor: &Redactor) -> Result<Event> {
+    fn clean<T: serde::Serialize + serde::de::DeserializeOwned>(
+        record: &T,
+        redactor: &Redactor,
+    ) -> Result<T> {
+        let mut value = serde_json::to_value(record)
+            .map_err(|e| Error::Tool(format!("cannot redact a record: {e}")))?;
+        redactor.json(&mut value);
+        serde_json::from_value(value)
+            .map_err(|e| Error::Tool(format!("cannot redact a record: {e}")))
+    }
+    let kind = match &event.kind {
+        EventKind::SessionFinished(r) => {
+            EventKind::SessionFinished(Box::new(clean(&**r, redactor)?))
+        }
+        EventKind::TrialFinished(r) => EventKind::TrialFinished(Box::new(clean(&**r, redactor)?)),
+        other => other.clone(),
+    };
+    Ok(Event {
+        elapsed: event.elapsed,
+        kind,
+    })
+}
+
+/// The redactor of every value the run's agents get through `pass_env`.
+fn run_redactor(source: &Source) -> Redactor {
+    let Source::Suite(suite) = source else {
+        return Redactor::default();
+    };
+    let names: Vec<String> = suite
+        .agents
+        .values()
+        .filter_map(|a| match a {
+            AgentDriver::Command { pass_env, .. } => Some(pass_env.clone()),
+            AgentDriver::Sim { .. } => None,
+        })
+        .flatten()
+        .collect();
+    Redactor::for_names(&names)
 }
 
 /// Runs the trials of `plan`, sending every event to `sink`. Returns the finished
@@ -162,13 +214,17 @@ pub fn execute(
         let hidden = Arc::new(match plan.source.as_ref() {
             Source::Suite(s) => {
                 Hidden::for_run(&options.run_dir, s.tasks.iter().map(|t| t.dir.as_path()))
+                    .with_limits(s.limits)
             }
-            Source::Replay(r) => Hidden::for_run(&options.run_dir, [r.task.dir.as_path()]),
+            Source::Replay(r) => Hidden::for_run(&options.run_dir, [r.task.dir.as_path()])
+                .with_limits(crate::sandbox::Limits::default()),
         });
+        let redactor = Arc::new(run_redactor(&plan.source));
         for (index, trial) in trials.iter().copied().enumerate() {
             let (source, cache, permits, tx) =
                 (plan.source.clone(), cache.clone(), permits.clone(), tx.clone());
             let hidden = hidden.clone();
+            let redactor = redactor.clone();
             let cancel = cancel.clone();
             let seed = options.seed;
             let run_dir = options.run_dir.clone();
@@ -193,7 +249,11 @@ pub fn execute(
                         run_start,
                         keep_repos,
                     };
-                    run_one(&ctx, trial, &mut ChannelSink(tx))
+                    let mut sink = ChannelSink {
+                        tx,
+                        redactor: &redactor,
+                    };
+                    run_one(&ctx, trial, &mut sink)
                 })
                 .await;
                 (index, result)

@@ -32,9 +32,16 @@ pub(super) struct AgentFile {
     timeout: Option<Spanned<String>>,
     sandbox: Option<SandboxMode>,
     sandbox_network: Option<Spanned<bool>>,
+    /// Read-write places of the sandbox.
+    sandbox_rw: Option<Spanned<Vec<String>>>,
+    /// The older name of `sandbox_rw`.
     sandbox_writable: Option<Spanned<Vec<String>>>,
+    sandbox_ro: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     env: BTreeMap<String, String>,
+    /// Names of the harness's variables the agent gets (API keys), redacted wherever
+    /// the harness stores or prints their values.
+    pass_env: Option<Spanned<Vec<String>>>,
     crash: Option<CrashMode>,
     crash_window: Option<Spanned<String>>,
     /// A size like "64MiB" or a number of bytes.
@@ -98,9 +105,11 @@ pub enum AgentDriver {
         /// Per-session time limit.
         timeout: Duration,
         /// The bubblewrap sandbox, or none.
-        sandbox: Option<Sandbox>,
+        sandbox: Option<Box<Sandbox>>,
         /// Extra environment.
         env: BTreeMap<String, String>,
+        /// Names of the harness's variables passed to the agent.
+        pass_env: Vec<String>,
         /// How a crash is injected.
         crash: CrashMode,
         /// The span of a session a killed crash falls in: the moment is
@@ -123,14 +132,19 @@ pub struct ModelServer {
 }
 
 /// `sandbox = "bwrap"` of a command agent. A real agent CLI needs its API
-/// (`sandbox_network = true`) and usually a writable config directory such as
-/// `~/.claude` (`sandbox_writable`); the oracle and the run directory stay hidden either way.
+/// (`sandbox_network = true`) and its install directory (`sandbox_ro`, or declared by
+/// its wrapper); nothing else of the host is shown beyond the system's allowlist.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Sandbox {
     /// Share the host's network (bwrap `--share-net`).
     pub network: bool,
-    /// Directories outside the work directory the agent may write (`~` is `$HOME`).
-    pub writable: Vec<PathBuf>,
+    /// Places outside the work directory the agent may write (`~` is `$HOME`).
+    pub read_write: Vec<PathBuf>,
+    /// Places outside the work directory the agent may read (`~` is `$HOME`).
+    pub read_only: Vec<PathBuf>,
+    /// How the suite spelled the read-write list (`sandbox_rw`, or the older
+    /// `sandbox_writable`), for messages.
+    pub read_write_key: &'static str,
 }
 
 impl AgentDriver {
@@ -176,6 +190,9 @@ pub(super) fn agent_driver(
             if a.model_server.is_some() {
                 return Err(misplaced("model_server", "sim"));
             }
+            if a.pass_env.is_some() {
+                return Err(misplaced("pass_env", "sim"));
+            }
             let profile = a
                 .profile
                 .as_ref()
@@ -218,10 +235,12 @@ pub(super) fn agent_driver(
                         "sandbox_network",
                         a.sandbox_network.as_ref().map(Spanned::span),
                     ),
+                    ("sandbox_rw", a.sandbox_rw.as_ref().map(Spanned::span)),
                     (
                         "sandbox_writable",
                         a.sandbox_writable.as_ref().map(Spanned::span),
                     ),
+                    ("sandbox_ro", a.sandbox_ro.as_ref().map(Spanned::span)),
                 ];
                 if let Some((key, Some(span))) = stray.into_iter().find(|(_, s)| s.is_some()) {
                     return Err(err(
@@ -230,14 +249,52 @@ pub(super) fn agent_driver(
                     ));
                 }
             }
-            let sandbox = bwrap.then(|| Sandbox {
-                network: a.sandbox_network.as_ref().is_some_and(|n| *n.get_ref()),
-                writable: a
-                    .sandbox_writable
-                    .as_ref()
+            let places = |list: &Option<Spanned<Vec<String>>>| -> Vec<PathBuf> {
+                list.as_ref()
                     .map(|w| w.get_ref().iter().map(|p| expand_home(p)).collect())
-                    .unwrap_or_default(),
+                    .unwrap_or_default()
+            };
+            if let (Some(_), Some(older)) = (&a.sandbox_rw, &a.sandbox_writable) {
+                return Err(err(
+                    older.span(),
+                    format!(
+                        "agent '{name}': sandbox_writable is the older name of sandbox_rw; \
+                         give one of them"
+                    ),
+                ));
+            }
+            let (read_write_key, read_write) = match &a.sandbox_writable {
+                Some(_) => ("sandbox_writable", places(&a.sandbox_writable)),
+                None => ("sandbox_rw", places(&a.sandbox_rw)),
+            };
+            let sandbox = bwrap.then(|| {
+                Box::new(Sandbox {
+                    network: a.sandbox_network.as_ref().is_some_and(|n| *n.get_ref()),
+                    read_write,
+                    read_only: places(&a.sandbox_ro),
+                    read_write_key,
+                })
             });
+            let pass_env = a
+                .pass_env
+                .as_ref()
+                .map(Spanned::get_ref)
+                .cloned()
+                .unwrap_or_default();
+            if let (Some(bad), Some(spanned)) = (
+                pass_env
+                    .iter()
+                    .find(|n| n.is_empty() || n.contains('=') || n.starts_with("LOOPBENCH_")),
+                &a.pass_env,
+            ) {
+                return Err(err(
+                    spanned.span(),
+                    format!(
+                        "agent '{name}': pass_env: '{bad}' is not a variable the harness can \
+                         pass (expected a name without '=', not one of the LOOPBENCH_ contract)"
+                    ),
+                ));
+            }
             let crash = a.crash.unwrap_or(CrashMode::Kill);
             let crash_window = match &a.crash_window {
                 None => DEFAULT_CRASH_WINDOW,
@@ -287,6 +344,7 @@ pub(super) fn agent_driver(
                 timeout,
                 sandbox,
                 env: a.env.clone(),
+                pass_env,
                 crash,
                 crash_window,
                 capture_limit,
@@ -298,7 +356,7 @@ pub(super) fn agent_driver(
 
 /// A `capture_limit`: a positive number of bytes, or a string such as "64MiB", "500 KB"
 /// or "1GiB" (SI units are powers of 1000, IEC units powers of 1024; any case).
-fn capture_limit(value: &toml::Value) -> std::result::Result<u64, String> {
+pub(super) fn capture_limit(value: &toml::Value) -> std::result::Result<u64, String> {
     const EXPECTED: &str = "expected a size like \"64MiB\" or a number of bytes";
     let bytes = match value {
         toml::Value::Integer(n) => u64::try_from(*n).map_err(|_| format!("{EXPECTED}, got {n}"))?,

@@ -36,6 +36,10 @@ struct SuiteFile {
     /// `"bwrap"`: run every arm's verify commands under bubblewrap, even for agents
     /// that are not sandboxed themselves (a sandboxed agent's always are).
     verify_sandbox: Option<SandboxMode>,
+    /// Processes one sandboxed session (agent or check) may run at once.
+    max_pids: Option<Spanned<u64>>,
+    /// Memory one sandboxed session may use: a size like "4GiB" or bytes.
+    max_memory: Option<Spanned<toml::Value>>,
     /// Run in looks and stop arms early when the answer is known.
     sequential: Option<Spanned<SequentialFile>>,
 }
@@ -105,6 +109,8 @@ pub struct Suite {
     pub min_detectable_effect: Option<f64>,
     /// `verify_sandbox = "bwrap"`: every arm's verify commands run under bubblewrap.
     pub verify_sandbox: bool,
+    /// What each sandboxed session may use (`max_pids`, `max_memory`).
+    pub limits: crate::sandbox::Limits,
     /// `[sequential]`: run in looks, stopping arms early.
     pub sequential: Option<Sequential>,
     /// Prompt templates (`prompts/initializer.md`, `prompts/coding.md`), if present.
@@ -204,6 +210,17 @@ impl Suite {
         };
 
         let verify_sandbox = raw.verify_sandbox == Some(SandboxMode::Bwrap);
+        let mut limits = crate::sandbox::Limits::default();
+        if let Some(pids) = &raw.max_pids {
+            if *pids.get_ref() == 0 {
+                return Err(err(pids.span(), "max_pids must be at least 1".into()));
+            }
+            limits.max_pids = *pids.get_ref();
+        }
+        if let Some(memory) = &raw.max_memory {
+            limits.max_memory = super::agent_table::capture_limit(memory.get_ref())
+                .map_err(|e| err(memory.span(), format!("max_memory: {e}")))?;
+        }
 
         let sequential = match &raw.sequential {
             None => None,
@@ -235,6 +252,7 @@ impl Suite {
             verify_repeats: *raw.verify_repeats.get_ref(),
             min_detectable_effect,
             verify_sandbox,
+            limits,
             sequential,
             prompts,
             content_hash,

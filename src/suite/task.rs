@@ -18,6 +18,12 @@ use crate::feature_list::{Contract, Entry};
 const DEFAULT_VERIFY_TIMEOUT: Duration = Duration::from_secs(120);
 /// Largest work directory (bytes of its files, `.git` left out) the harness observes.
 pub const DEFAULT_MAX_TREE_BYTES: u64 = 256 * 1024 * 1024;
+/// Most entries (files, directories, links; `.git` left out) of a work directory the
+/// harness observes: a tree of empty files costs nothing in bytes but time to walk.
+pub const DEFAULT_MAX_TREE_FILES: u64 = 50_000;
+/// Longest time one observation (every check, twice) may take before the session is
+/// recorded unobservable.
+pub const DEFAULT_OBSERVE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,6 +38,10 @@ struct TaskFile {
     /// Largest work directory in bytes, without `.git` (default 256 MiB): a session that
     /// leaves a larger one is recorded `error`, since every observation copies the tree.
     max_tree_bytes: Option<Spanned<u64>>,
+    /// Most files and directories in the work directory, without `.git` (default 50,000).
+    max_tree_files: Option<Spanned<u64>>,
+    /// How long one observation may take, e.g. "30m" (default).
+    observe_timeout: Option<Spanned<String>>,
     /// Tools in `repo/` that append to `$LOOPBENCH_EFFECTS` (documentation for agents
     /// and a check that they exist).
     #[serde(default)]
@@ -86,6 +96,10 @@ pub struct Task {
     pub verify_timeout: Duration,
     /// Largest work directory the harness observes, in bytes (`.git` left out).
     pub max_tree_bytes: u64,
+    /// Most entries of a work directory the harness observes (`.git` left out).
+    pub max_tree_files: u64,
+    /// Longest time one observation may take.
+    pub observe_timeout: Duration,
     /// Tools that write to the effects log, relative to the work directory.
     pub side_effect_tools: Vec<String>,
     /// Files the checks never read (left out of the verify cache key).
@@ -274,6 +288,23 @@ impl Task {
             Some(m) => *m.get_ref(),
         };
 
+        let max_tree_files = match &raw.max_tree_files {
+            None => DEFAULT_MAX_TREE_FILES,
+            Some(m) if *m.get_ref() == 0 => {
+                return Err(err(m.span(), "max_tree_files must be at least 1".into()));
+            }
+            Some(m) => *m.get_ref(),
+        };
+        let observe_timeout = match &raw.observe_timeout {
+            None => DEFAULT_OBSERVE_TIMEOUT,
+            Some(t) => humantime::parse_duration(t.get_ref()).map_err(|e| {
+                err(
+                    t.span(),
+                    format!("observe_timeout: expected a duration like \"30m\": {e}"),
+                )
+            })?,
+        };
+
         let repo = dir.join("repo");
         if !repo.is_dir() {
             return Err(Error::BadInput(format!(
@@ -372,6 +403,8 @@ impl Task {
                 .collect(),
             verify_timeout,
             max_tree_bytes,
+            max_tree_files,
+            observe_timeout,
             warnings,
             acceptance: raw.acceptance,
             forbidden: raw.forbidden,

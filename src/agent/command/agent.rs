@@ -17,7 +17,7 @@ use crate::agent::Outcome;
 use crate::agent::{Agent, SessionContext, SessionRun, Usage};
 use crate::error::{Error, IoContext, Result};
 use crate::notice::Notice;
-use crate::sandbox::{self, Hidden, Layout};
+use crate::sandbox::{self, Cgroup, Hidden, Launch, Layout, Redactor, Started};
 use crate::suite::TrialKey;
 use crate::suite::{AgentDriver, Arm, CrashMode, ModelServer, Sandbox, Suite};
 
@@ -27,8 +27,12 @@ pub const USAGE_FILE: &str = "usage.json";
 pub const STATE_DIR: &str = "state";
 /// The served log of session N is `agents/<trial>/session-N.model.jsonl`.
 pub const MODEL_LOG_SUFFIX: &str = "model.jsonl";
-/// The HOME of a CLI run against the scripted model server: `agents/<trial>/home/`.
+/// The HOME of every session of a trial: `agents/<trial>/home/` (a CLI keeps its
+/// configuration and transcripts there, never in the harness's own home).
 pub const MODEL_HOME: &str = "home";
+/// Where bwrap reports whether the sandboxed program ran, beside the work directory
+/// (outside everything the sandbox shows).
+const BWRAP_STATUS_FILE: &str = "bwrap.status";
 /// Where the session's supervisor writes the agent's wait status, beside the work
 /// directory (the agent is never told of it).
 const SUPERVISOR_STATUS_FILE: &str = "supervisor.status";
@@ -57,11 +61,14 @@ pub struct CommandAgent {
     program: String,
     args: Vec<String>,
     env: BTreeMap<String, String>,
+    pass_env: Vec<String>,
+    redactor: Redactor,
+    limits: sandbox::Limits,
     timeout: Duration,
     crash: CrashMode,
     crash_window: Duration,
     capture_limit: u64,
-    sandbox: Option<Sandbox>,
+    sandbox: Option<Box<Sandbox>>,
     model_server: Option<ModelServer>,
     base_dir: PathBuf,
     hidden: Hidden,
@@ -92,6 +99,7 @@ impl CommandAgent {
             timeout,
             sandbox,
             env,
+            pass_env,
             crash,
             crash_window,
             capture_limit,
@@ -113,6 +121,9 @@ impl CommandAgent {
                 .chain(&arm.env)
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
+            pass_env: pass_env.clone(),
+            redactor: Redactor::for_names(pass_env),
+            limits: suite.limits,
             timeout: *timeout,
             crash: *crash,
             crash_window: *crash_window,
@@ -145,17 +156,19 @@ impl CommandAgent {
         })
     }
 
+    /// The session's environment, built: `PATH`, `LANG`, `TERM`, the trial's `HOME`,
+    /// the variables named by `pass_env`, the agent's and the arm's tables, and the
+    /// contract. Nothing else of the harness's environment reaches the agent.
     fn session_env(
         &self,
         ctx: &SessionContext<'_>,
         usage_file: &Path,
         state_dir: &Path,
+        home: &Path,
     ) -> Vec<(String, OsString)> {
-        let mut env: Vec<(String, OsString)> = self
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), v.into()))
-            .collect();
+        let mut env = sandbox::base_env(home);
+        env.extend(sandbox::passed_env(&self.pass_env));
+        env.extend(self.env.iter().map(|(k, v)| (k.clone(), v.into())));
         // The contract comes last, so a suite's env table cannot override it.
         env.extend(ctx.env.iter().cloned());
         env.extend([
@@ -186,66 +199,71 @@ impl CommandAgent {
         env
     }
 
-    /// The sandbox of one session. Hidden places are covered where they really are
-    /// (canonical paths, so a symlink cannot lead around them); the agent's own files
-    /// are bound at the paths its environment names.
+    /// The sandbox of one session: the host's allowlist, the agent's own files bound at
+    /// the paths its environment names, its program and the harness's binary readable
+    /// (canonical paths, so that a symlink cannot lead elsewhere), and what the agent
+    /// table and its wrapper declare (`sandbox_ro`, `sandbox_rw`).
     fn layout(&self, ctx: &SessionContext<'_>, program: &Path, files: &SessionFiles) -> Layout {
         let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-        let hidden = self.hidden.dirs().to_vec();
-        let mut layout = Layout {
-            work_dir: abs(&ctx.workspace.work_dir),
-            start_dir: None,
-            writable_files: vec![abs(&ctx.workspace.effects_log), abs(&files.usage_file)],
-            writable_dirs: vec![
-                abs(&files.state_dir),
-                abs(ctx
-                    .workspace
+        let mut layout = self.hidden.layout(
+            &ctx.workspace.work_dir,
+            &[&ctx.workspace.effects_log, &files.usage_file],
+            &[
+                &files.state_dir,
+                &files.home,
+                ctx.workspace
                     .git_config
                     .parent()
-                    .unwrap_or(&ctx.workspace.work_dir)),
+                    .unwrap_or(&ctx.workspace.work_dir),
             ],
-            readable_files: vec![abs(&ctx.workspace.prompt_file)],
-            hidden,
-            share_net: false,
-        };
-        if let (Some(server), Some(log), Some(home)) =
-            (&self.model_server, &files.model_log, &files.model_home)
-        {
-            // The scripted server runs inside the sandbox: it reads its scenario, appends
-            // to its log and gives the CLI a HOME of the trial's own.
-            layout.readable_files.push(abs(&server.scenario));
+        );
+        layout.limits = Some(self.limits);
+        layout.readable.push(abs(&ctx.workspace.prompt_file));
+        if let (Some(server), Some(log)) = (&self.model_server, &files.model_log) {
+            // The scripted server runs inside the sandbox: it reads its scenario and
+            // appends to its log.
+            layout.readable.push(abs(&server.scenario));
             layout.writable_files.push(abs(log));
-            layout.writable_dirs.push(abs(home));
         }
         if let Some(sandbox) = &self.sandbox {
             layout.share_net = sandbox.network;
-            layout
-                .writable_dirs
-                .extend(sandbox.writable.iter().map(|d| abs(d)));
+            let declared = super::program::declared_places(program);
+            let exists = |p: &&PathBuf| p.exists();
+            layout.readable.extend(
+                sandbox
+                    .read_only
+                    .iter()
+                    .chain(&declared.read_only)
+                    .filter(exists)
+                    .map(|p| canon(p)),
+            );
+            layout.writable_dirs.extend(
+                sandbox
+                    .read_write
+                    .iter()
+                    .chain(&declared.read_write)
+                    .filter(exists)
+                    .map(|p| canon(p)),
+            );
         }
-        // The program and the harness's binary (the wrappers' `loopbench usage`) must be
-        // readable even where the sandbox hides their directory (a checkout under /tmp).
-        let program = sandboxed_program(program);
-        if layout.hides(&program) {
-            layout.readable_files.push(program);
-        }
-        if let Some(bin) = harness_binary().map(|b| canon(&b))
-            && layout.hides(&bin)
-        {
-            layout.readable_files.push(bin);
+        layout.readable.push(sandboxed_program(program));
+        if let Some(bin) = harness_binary().map(|b| canon(&b)) {
+            layout.readable.push(bin);
         }
         layout
     }
 
-    /// One try at running the agent: how it ended and what became of its output.
-    /// `Err` is a failure to start it (retried).
+    /// One try at running the agent: how it ended, what became of its output and which
+    /// of the sandbox's limits it reached. `Ok(Err(..))` is a failure to start it
+    /// (retried): known from the spawn, the supervisor, or bwrap's own status report,
+    /// never from what the agent printed.
     fn try_once(
         &self,
         ctx: &SessionContext<'_>,
         files: &SessionFiles,
         env: &[(String, OsString)],
-    ) -> Result<std::result::Result<(Ended, Vec<Captured>), String>> {
+    ) -> Result<std::result::Result<Ran, String>> {
         let Some(program) = self.resolve_program() else {
             return Ok(Err(format!(
                 "cannot start agent '{}': program '{}' not found{}",
@@ -273,13 +291,20 @@ impl CommandAgent {
         cmd.args([super::supervise::SUBCOMMAND, "--status"])
             .arg(&files.status_file)
             .arg("--");
+        let mut sandboxed = None;
         if self.sandbox.is_some() {
             let layout = self.layout(ctx, &program, files);
-            cmd.arg(sandbox::BWRAP).args(layout.bwrap_args());
+            let cgroup = Cgroup::create(self.limits)
+                .io_context(|| "cannot create the session's cgroup".into())?;
+            let _ = std::fs::remove_file(&files.bwrap_status);
+            let launch = Launch::new(
+                files.bwrap_status.clone(),
+                cgroup.as_ref().map(Cgroup::procs_files).unwrap_or_default(),
+            );
+            cmd.args(launch.argv(&layout));
+            sandboxed = Some((launch, cgroup));
         }
-        if let (Some(server), Some(log), Some(home)) =
-            (&self.model_server, &files.model_log, &files.model_home)
-        {
+        if let (Some(server), Some(log)) = (&self.model_server, &files.model_log) {
             let bin = harness_binary().ok_or_else(|| {
                 Error::BadInput("cannot find the loopbench binary to serve the model".into())
             })?;
@@ -292,7 +317,7 @@ impl CommandAgent {
                 .arg("--log")
                 .arg(log)
                 .arg("--home")
-                .arg(home)
+                .arg(&files.home)
                 .arg("--");
         }
         if self.sandbox.is_some() {
@@ -302,6 +327,7 @@ impl CommandAgent {
         }
         cmd.args(&self.args)
             .current_dir(&ctx.workspace.work_dir)
+            .env_clear()
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(stdin);
         let limits = Limits {
@@ -323,34 +349,39 @@ impl CommandAgent {
                 Ok(Err(cannot_start(&e)))
             }
             Ok(ran) => {
-                if let (Ended::Exited(status), true) = (ran.ended, self.sandbox.is_some())
-                    && let Some(line) = sandbox::setup_failure(status.code(), &files.stderr)
-                {
-                    return Ok(Err(format!(
-                        "cannot start agent '{}' in the sandbox: {line}",
-                        self.name
-                    )));
+                let mut limits_reached = Vec::new();
+                if let Some((launch, cgroup)) = &sandboxed {
+                    if matches!(ran.ended, Ended::Exited(_))
+                        && let Started::Failed(why) =
+                            launch.started(Some(&files.stderr), cgroup.as_ref())?
+                    {
+                        return Ok(Err(format!(
+                            "cannot start agent '{}' in the sandbox: {why}",
+                            self.name
+                        )));
+                    }
+                    limits_reached = cgroup.as_ref().map(Cgroup::reached).unwrap_or_default();
                 }
-                Ok(Ok((ran.ended, ran.captured)))
+                Ok(Ok(Ran {
+                    ended: ran.ended,
+                    captured: ran.captured,
+                    limits_reached,
+                }))
             }
         }
     }
 
     /// What the harness knows once the agent is gone: outcome, usage and notes (a
     /// capture cap that was reached among them).
-    fn judge(
-        &self,
-        ended: Ended,
-        captured: &[Captured],
-        crash_after: Option<Duration>,
-        files: &SessionFiles,
-    ) -> SessionRun {
+    fn judge(&self, ran: &Ran, crash_after: Option<Duration>, files: &SessionFiles) -> SessionRun {
         let Reported {
             usage,
             status: declared,
             mut notes,
         } = usage::read_reports(&files.usage_file, &files.stdout);
-        notes.extend(captured.iter().filter_map(Captured::note));
+        notes.extend(ran.captured.iter().filter_map(Captured::note));
+        notes.extend(ran.limits_reached.iter().cloned());
+        let ended = ran.ended;
         let declared = declared.map_or(Outcome::Completed, Outcome::from);
         let outcome = match ended {
             Ended::TimedOut => {
@@ -430,22 +461,18 @@ impl CommandAgent {
                 self.capture_dir
                     .join(format!("session-{}.{MODEL_LOG_SUFFIX}", ctx.session))
             }),
-            model_home: self
-                .model_server
-                .as_ref()
-                .map(|_| self.capture_dir.join(MODEL_HOME)),
+            home: self.capture_dir.join(MODEL_HOME),
+            bwrap_status: root.join(BWRAP_STATUS_FILE),
         };
-        for dir in [&self.capture_dir, &files.state_dir] {
+        for dir in [&self.capture_dir, &files.state_dir, &files.home] {
             std::fs::create_dir_all(dir)
                 .io_context(|| format!("cannot create '{}'", dir.display()))?;
         }
         std::fs::write(&files.usage_file, "")
             .io_context(|| format!("cannot write '{}'", files.usage_file.display()))?;
-        if let (Some(log), Some(home)) = (&files.model_log, &files.model_home) {
+        if let Some(log) = &files.model_log {
             // bwrap binds only what exists; a retried start begins the log anew.
             std::fs::write(log, "").io_context(|| format!("cannot write '{}'", log.display()))?;
-            std::fs::create_dir_all(home)
-                .io_context(|| format!("cannot create '{}'", home.display()))?;
         }
         if self.sandbox.is_some() && !ctx.workspace.effects_log.exists() {
             // bwrap can only bind a file that exists.
@@ -465,8 +492,18 @@ struct SessionFiles {
     stderr: PathBuf,
     /// The scripted model server's log of what it served, with `model_server`.
     model_log: Option<PathBuf>,
-    /// The CLI's HOME, kept for the trial (its transcripts), with `model_server`.
-    model_home: Option<PathBuf>,
+    /// The agent's HOME, kept for the trial (a CLI's configuration and transcripts).
+    home: PathBuf,
+    /// Where bwrap reports whether the program ran, under `sandbox = "bwrap"`.
+    bwrap_status: PathBuf,
+}
+
+/// What one try that started the agent left.
+struct Ran {
+    ended: Ended,
+    captured: Vec<Captured>,
+    /// The sandbox's limits the session reached, each as a sentence for its record.
+    limits_reached: Vec<String>,
 }
 
 impl Agent for CommandAgent {
@@ -478,15 +515,35 @@ impl Agent for CommandAgent {
 
     fn run_session(&mut self, ctx: &SessionContext<'_>) -> Result<SessionRun> {
         let files = self.prepare(ctx)?;
-        let env = self.session_env(ctx, &files.usage_file, &files.state_dir);
+        let env = self.session_env(ctx, &files.usage_file, &files.state_dir, &files.home);
+        let mut run = self.run_tries(ctx, &files, &env)?;
+        // What the session left in the run directory (captures, the CLI's transcripts
+        // and logs in its HOME) must not keep a value passed by `pass_env`.
+        self.redactor
+            .files_under(&self.capture_dir)
+            .io_context(|| format!("cannot redact '{}'", self.capture_dir.display()))?;
+        if let Some(error) = &run.error {
+            run.error = Some(self.redactor.text(error).into_owned());
+        }
+        Ok(run)
+    }
+}
+
+impl CommandAgent {
+    /// Runs the session, trying again while the agent cannot be started at all.
+    fn run_tries(
+        &self,
+        ctx: &SessionContext<'_>,
+        files: &SessionFiles,
+        env: &[(String, OsString)],
+    ) -> Result<SessionRun> {
         let tries = self.retry.tries.max(1);
         let mut failures: Vec<String> = Vec::new();
         let mut delay = self.retry.first_delay;
         for attempt in 1..=tries {
-            match self.try_once(ctx, &files, &env)? {
-                Ok((ended, captured)) => {
-                    let mut run =
-                        self.judge(ended, &captured, self.crash_after(ctx.interrupt_at), &files);
+            match self.try_once(ctx, files, env)? {
+                Ok(ran) => {
+                    let mut run = self.judge(&ran, self.crash_after(ctx.interrupt_at), files);
                     if !failures.is_empty() {
                         let retried = failures.join("; ");
                         run.error = Some(match run.error {
@@ -546,6 +603,9 @@ mod tests {
             program: "true".into(),
             args: Vec::new(),
             env: BTreeMap::from([("LOOPBENCH_SESSION".to_string(), "99".to_string())]),
+            pass_env: vec!["LB_TEST_PASSED_KEY".into()],
+            redactor: Redactor::default(),
+            limits: sandbox::Limits::default(),
             timeout: Duration::from_secs(timeout),
             crash,
             crash_window: Duration::from_secs(window),
@@ -602,7 +662,8 @@ mod tests {
         };
         let usage = Path::new("/w/usage.json");
         let state = Path::new("/w/state");
-        let env = agent(CrashMode::Kill, 60, 60).session_env(&ctx, usage, state);
+        let home = Path::new("/w/home");
+        let env = agent(CrashMode::Kill, 60, 60).session_env(&ctx, usage, state, home);
         assert_eq!(last(&env, "LOOPBENCH_SESSION").as_deref(), Some("3"));
         assert_eq!(last(&env, "LOOPBENCH_TURNS").as_deref(), Some("60"));
         assert_eq!(
@@ -620,10 +681,42 @@ mod tests {
             Path::new(&bin).is_absolute() && Path::new(&bin).is_file(),
             "{bin}"
         );
-        let env = agent(CrashMode::Agent, 60, 60).session_env(&ctx, usage, state);
+        let env = agent(CrashMode::Agent, 60, 60).session_env(&ctx, usage, state, home);
         assert_eq!(
             last(&env, "LOOPBENCH_INTERRUPT_AT").as_deref(),
             Some("0.25")
         );
+    }
+
+    #[test]
+    fn the_environment_is_built_not_inherited() {
+        let ws = Workspace::existing(
+            "/w/work".into(),
+            "/w/effects.log".into(),
+            "/w/prompt.md".into(),
+        );
+        let ctx = SessionContext {
+            workspace: &ws,
+            session: 1,
+            kind: SessionKind::Coding,
+            env: &[],
+            prompt: "",
+            turn_budget: 60,
+            interrupt_at: None,
+            notify: &|_| {},
+        };
+        // CARGO_MANIFEST_DIR is in every test's environment and names no agent setting.
+        assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
+        let env = agent(CrashMode::Kill, 60, 60).session_env(
+            &ctx,
+            Path::new("/w/usage.json"),
+            Path::new("/w/state"),
+            Path::new("/w/home"),
+        );
+        let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+        assert!(!names.contains(&"CARGO_MANIFEST_DIR"), "{names:?}");
+        assert!(names.contains(&"PATH"));
+        let home = env.iter().rev().find(|(k, _)| k == "HOME").unwrap();
+        assert_eq!(home.1, OsString::from("/w/home"));
     }
 }

@@ -8,8 +8,94 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::process::{Isolation, ShellCommand};
 use crate::sandbox;
 use crate::suite::{AgentDriver, Suite};
+
+/// The line by which a wrapper says it answers the sandbox query: run with
+/// `LOOPBENCH_SANDBOX_QUERY=1`, it prints `ro PATH` and `rw PATH` lines for what its
+/// CLI needs (its install directory, its interpreter) and exits 0 without running it.
+pub const SANDBOX_QUERY_MARKER: &str = "# loopbench: sandbox-query";
+
+/// Places a wrapper declares for its sandbox.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Declared {
+    /// Shown read-only.
+    pub read_only: Vec<PathBuf>,
+    /// Shown read-write.
+    pub read_write: Vec<PathBuf>,
+}
+
+/// What `program` declares for its sandbox: nothing unless its first 4 KiB hold
+/// [`SANDBOX_QUERY_MARKER`] (so that no other program is ever run on the host), else
+/// its answer to the query. Asked once per program and run.
+pub fn declared_places(program: &Path) -> Declared {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static ASKED: OnceLock<Mutex<HashMap<PathBuf, Declared>>> = OnceLock::new();
+    let asked = ASKED.get_or_init(Default::default);
+    if let Some(found) = asked.lock().ok().and_then(|m| m.get(program).cloned()) {
+        return found;
+    }
+    let found = query_wrapper(program).ok().flatten().unwrap_or_default();
+    if let Ok(mut m) = asked.lock() {
+        m.insert(program.to_path_buf(), found.clone());
+    }
+    found
+}
+
+/// Runs the sandbox query of a wrapper that has the marker. `Ok(None)`: no marker.
+pub fn query_wrapper(program: &Path) -> std::result::Result<Option<Declared>, String> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let opened = std::fs::File::open(program).map_err(|e| e.to_string())?;
+    opened
+        .take(4096)
+        .read_to_end(&mut head)
+        .map_err(|e| e.to_string())?;
+    if !String::from_utf8_lossy(&head)
+        .lines()
+        .any(|l| l.trim() == SANDBOX_QUERY_MARKER)
+    {
+        return Ok(None);
+    }
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let env = [
+        ("LOOPBENCH_SANDBOX_QUERY".to_string(), "1".into()),
+        (
+            "LOOPBENCH_QUERIED_PROGRAM".to_string(),
+            program.as_os_str().to_owned(),
+        ),
+    ];
+    let (outcome, output) = ShellCommand {
+        script: "exec \"$LOOPBENCH_QUERIED_PROGRAM\" </dev/null 2>/dev/null",
+        cwd: dir.path(),
+        env: &env,
+        timeout: std::time::Duration::from_secs(20),
+        isolation: Isolation::ProcessGroup,
+    }
+    .run_keeping_tail(64 * 1024)
+    .map_err(|e| e.to_string())?;
+    if !outcome.success() {
+        return Err(format!(
+            "its sandbox query (LOOPBENCH_SANDBOX_QUERY=1) exited with {:?}",
+            outcome.code
+        ));
+    }
+    let mut declared = Declared::default();
+    for line in String::from_utf8_lossy(&output).lines() {
+        match line.split_once(' ') {
+            Some(("ro", path)) if Path::new(path).is_absolute() => {
+                declared.read_only.push(PathBuf::from(path));
+            }
+            Some(("rw", path)) if Path::new(path).is_absolute() => {
+                declared.read_write.push(PathBuf::from(path));
+            }
+            _ => {}
+        }
+    }
+    Ok(Some(declared))
+}
 
 /// The loopbench binary running this harness (canonical), for `$LOOPBENCH_BIN`.
 pub(super) fn harness_binary() -> Option<PathBuf> {
@@ -89,12 +175,29 @@ pub fn preflight(suite: &Suite, arms: &[usize]) -> Result<()> {
         }
         if let Some(settings) = sandbox {
             sandbox::check_bwrap(&arm.agent)?;
-            if let Some(missing) = settings.writable.iter().find(|d| !d.is_dir()) {
+            if let Some(missing) = settings.read_write.iter().find(|d| !d.is_dir()) {
                 return Err(Error::BadInput(format!(
-                    "agent '{}': sandbox_writable: '{}' is not a directory (create it first)",
+                    "agent '{}': {}: '{}' is not a directory (create it first)",
+                    arm.agent,
+                    settings.read_write_key,
+                    missing.display()
+                )));
+            }
+            if let Some(missing) = settings.read_only.iter().find(|d| !d.exists()) {
+                return Err(Error::BadInput(format!(
+                    "agent '{}': sandbox_ro: '{}' does not exist",
                     arm.agent,
                     missing.display()
                 )));
+            }
+            if let Some(resolved) = resolve_program(program, &suite.dir, env) {
+                query_wrapper(&sandboxed_program(&resolved)).map_err(|e| {
+                    Error::BadInput(format!(
+                        "agent '{}': program '{}': {e}",
+                        arm.agent,
+                        resolved.display()
+                    ))
+                })?;
             }
         }
     }
@@ -121,6 +224,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             sandbox: None,
             env: BTreeMap::new(),
+            pass_env: Vec::new(),
             crash: CrashMode::Agent,
             crash_window: Duration::from_secs(1),
             capture_limit: 1024,

@@ -1,0 +1,211 @@
+//! The environment of agents and checks, built rather than inherited: a few variables
+//! of the harness's own by name, a HOME of the trial's, and what the suite names. A key
+//! exported for one provider reaches only the agents that list it in `pass_env`, and
+//! every value passed that way is replaced by `[redacted NAME]` in what the harness
+//! stores or prints.
+
+use std::borrow::Cow;
+use std::ffi::OsString;
+use std::path::Path;
+
+/// Variables taken from the harness's environment by name for every agent and check.
+pub const INHERITED: &[&str] = &["PATH", "LANG", "TERM"];
+
+/// The PATH of a harness started without one.
+const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// The base of every built environment: [`INHERITED`] (with defaults where the harness
+/// has none) and `HOME`.
+pub fn base(home: &Path) -> Vec<(String, OsString)> {
+    let get = |name: &str, default: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| default.into())
+    };
+    vec![
+        ("PATH".into(), get("PATH", DEFAULT_PATH)),
+        ("HOME".into(), home.as_os_str().to_owned()),
+        ("LANG".into(), get("LANG", "C.UTF-8")),
+        ("TERM".into(), get("TERM", "dumb")),
+    ]
+}
+
+/// The values of the harness's environment named by `pass_env`, for an agent; a name
+/// the harness does not have is left out (the CLI reports its missing key itself).
+pub fn passed(pass_env: &[String]) -> Vec<(String, OsString)> {
+    pass_env
+        .iter()
+        .filter_map(|name| Some((name.clone(), std::env::var_os(name)?)))
+        .collect()
+}
+
+/// Replaces the values passed by `pass_env` with `[redacted NAME]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Redactor {
+    /// (name, value), longest value first so that one secret holding another is
+    /// replaced whole.
+    secrets: Vec<(String, String)>,
+}
+
+impl Redactor {
+    /// The redactor of the values the harness has for `names`. Values shorter than 4
+    /// bytes are not secrets worth the false hits and are left alone.
+    pub fn for_names<'a>(names: impl IntoIterator<Item = &'a String>) -> Redactor {
+        let mut secrets: Vec<(String, String)> = names
+            .into_iter()
+            .filter_map(|n| {
+                let value = std::env::var(n).ok()?;
+                (value.len() >= 4).then(|| (n.clone(), value))
+            })
+            .collect();
+        secrets.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+        secrets.dedup();
+        Redactor { secrets }
+    }
+
+    /// A redactor of these (name, value) pairs, for tests and for values known otherwise.
+    pub fn of(pairs: &[(&str, &str)]) -> Redactor {
+        let mut secrets: Vec<(String, String)> = pairs
+            .iter()
+            .filter(|(_, v)| v.len() >= 4)
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        secrets.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+        Redactor { secrets }
+    }
+
+    /// Whether there is nothing to redact.
+    pub fn is_empty(&self) -> bool {
+        self.secrets.is_empty()
+    }
+
+    /// `text` with every secret replaced, also in its JSON-escaped spelling.
+    pub fn text<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let mut out = Cow::Borrowed(text);
+        for (name, value) in &self.secrets {
+            let escaped = serde_json::to_string(value).unwrap_or_default();
+            let escaped = escaped.trim_matches('"');
+            for spelling in [value.as_str(), escaped] {
+                if !spelling.is_empty() && out.contains(spelling) {
+                    out = Cow::Owned(out.replace(spelling, &format!("[redacted {name}]")));
+                }
+            }
+        }
+        out
+    }
+
+    /// `bytes` with every secret replaced.
+    pub fn bytes<'b>(&self, bytes: &'b [u8]) -> Cow<'b, [u8]> {
+        let mut out = Cow::Borrowed(bytes);
+        for (name, value) in &self.secrets {
+            let needle = value.as_bytes();
+            if find(&out, needle).is_none() {
+                continue;
+            }
+            let label = format!("[redacted {name}]");
+            let mut replaced = Vec::with_capacity(out.len());
+            let mut rest: &[u8] = &out;
+            while let Some(at) = find(rest, needle) {
+                replaced.extend_from_slice(&rest[..at]);
+                replaced.extend_from_slice(label.as_bytes());
+                rest = &rest[at + needle.len()..];
+            }
+            replaced.extend_from_slice(rest);
+            out = Cow::Owned(replaced);
+        }
+        out
+    }
+
+    /// Every string inside a JSON value, redacted in place.
+    pub fn json(&self, value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::String(s) => {
+                if let Cow::Owned(r) = self.text(s) {
+                    *s = r;
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|v| self.json(v)),
+            serde_json::Value::Object(map) => map.values_mut().for_each(|v| self.json(v)),
+            _ => {}
+        }
+    }
+
+    /// Rewrites every regular file under `dir` (not following symlinks) that holds a
+    /// secret: the captures, logs and CLI state a session left in the run directory.
+    pub fn files_under(&self, dir: &Path) -> std::io::Result<()> {
+        if self.is_empty() || !dir.is_dir() {
+            return Ok(());
+        }
+        for entry in walkdir::WalkDir::new(dir).follow_links(false) {
+            let entry = entry.map_err(std::io::Error::other)?;
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let bytes = std::fs::read(entry.path())?;
+            if let Cow::Owned(clean) = self.bytes(&bytes) {
+                std::fs::write(entry.path(), clean)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() || needle.len() > haystack.len() {
+        return None;
+    }
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_passed_value_is_redacted_in_text_json_and_bytes() {
+        let r = Redactor::of(&[("API_KEY", "sk-secret-1234"), ("SHORT", "ab")]);
+        assert_eq!(
+            r.text("auth failed for sk-secret-1234!"),
+            "auth failed for [redacted API_KEY]!"
+        );
+        assert_eq!(r.text("ab stays"), "ab stays");
+        assert_eq!(
+            &*r.bytes(b"x sk-secret-1234 y sk-secret-1234"),
+            b"x [redacted API_KEY] y [redacted API_KEY]"
+        );
+        let mut v = serde_json::json!({"error": "key sk-secret-1234", "n": [1, "sk-secret-1234"]});
+        r.json(&mut v);
+        assert_eq!(
+            v,
+            serde_json::json!({"error": "key [redacted API_KEY]", "n": [1, "[redacted API_KEY]"]})
+        );
+    }
+
+    #[test]
+    fn a_secret_is_redacted_in_its_json_escaped_spelling_too() {
+        let r = Redactor::of(&[("TOKEN", "a\"b\\c-long")]);
+        let json = serde_json::to_string(&serde_json::json!({"e": "a\"b\\c-long"})).unwrap();
+        assert_eq!(r.text(&json), r#"{"e":"[redacted TOKEN]"}"#);
+    }
+
+    #[test]
+    fn the_longer_of_two_nested_secrets_is_replaced_whole() {
+        let r = Redactor::of(&[("A", "secret"), ("B", "secret-and-more")]);
+        assert_eq!(r.text("secret-and-more"), "[redacted B]");
+    }
+
+    #[test]
+    fn files_left_by_a_session_are_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("home")).unwrap();
+        std::fs::write(dir.path().join("home/log"), "Bearer sk-secret-1234\n").unwrap();
+        std::fs::write(dir.path().join("clean"), "nothing\n").unwrap();
+        Redactor::of(&[("API_KEY", "sk-secret-1234")])
+            .files_under(dir.path())
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("home/log")).unwrap(),
+            "Bearer [redacted API_KEY]\n"
+        );
+    }
+}

@@ -1,0 +1,181 @@
+//! Starting a sandbox so that the harness knows, from bubblewrap itself and never from
+//! what the program printed, whether the program ever ran. A small launcher shell on the
+//! host execs bwrap with `--json-status-fd` on a file the sandbox cannot see; bwrap
+//! writes `{"exit-code": N}` there only after the program it started has exited, so a
+//! status without it is a sandbox that could not be set up (a missing bind source, a
+//! program that cannot be executed, no namespaces).
+//!
+//! Inside, before the program, a second small shell moves itself into the session's
+//! cgroups (their `cgroup.procs` files are the only part of /sys the sandbox shows), so
+//! that the cgroups hold the sandboxed processes alone: a memory limit the agent reaches
+//! can never kill bwrap's own monitor, whose report says whether the agent ran.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::layout::{BWRAP, Layout};
+use super::limits::Cgroup;
+use crate::error::{IoContext, Result};
+
+/// The launcher on the host: `$1` is the status file, `$2` bwrap, then its arguments.
+const LAUNCHER: &str = r#"status=$1; bwrap=$2; shift 2
+exec "$bwrap" --json-status-fd 3 "$@" 3>"$status"
+"#;
+
+/// The first program inside the sandbox: moves itself (`0` is the writer) into each
+/// cgroup whose `cgroup.procs` file precedes `--`, then execs the program after it. A
+/// cgroup it cannot join ends it with [`JOIN_FAILED`] before the program runs; the
+/// harness tells that apart from the program's own exit by the cgroup never having
+/// held a process.
+const INSIDE: &str = r#"while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
+  printf '0\n' > "$1" || exit 125
+  shift
+done
+shift
+exec "$@"
+"#;
+
+/// The exit status of [`INSIDE`] when a cgroup cannot be joined.
+pub const JOIN_FAILED: i32 = 125;
+
+/// How a sandboxed program's start went, read from bwrap's status file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Started {
+    /// The program ran and exited with this code (128 + N for signal N).
+    Ran(i32),
+    /// The sandbox could not be set up, or the program could not be executed: the
+    /// program never ran. The reason: the launcher's, else bwrap's own first line.
+    Failed(String),
+}
+
+/// One sandboxed start: the launcher's argument vector and where bwrap reports.
+#[derive(Debug)]
+pub struct Launch {
+    status: PathBuf,
+    cgroup_procs: Vec<PathBuf>,
+    _scratch: Option<tempfile::TempDir>,
+}
+
+impl Launch {
+    /// A start reporting to `status` (a path the sandbox does not show), joining the
+    /// cgroups whose `cgroup.procs` files are `cgroup_procs` first.
+    pub fn new(status: PathBuf, cgroup_procs: Vec<PathBuf>) -> Launch {
+        Launch {
+            status,
+            cgroup_procs,
+            _scratch: None,
+        }
+    }
+
+    /// A start reporting to a fresh file under the scratch root, which every sandbox
+    /// covers with its own private `/dev/shm` or `/tmp`.
+    pub fn in_scratch(cgroup_procs: Vec<PathBuf>) -> Result<Launch> {
+        let scratch = crate::fsutil::scratch_dir("loopbench-bwrap-")?;
+        Ok(Launch {
+            status: scratch.path().join("status.json"),
+            cgroup_procs,
+            _scratch: Some(scratch),
+        })
+    }
+
+    /// The program and arguments that start `layout`'s sandbox, to be followed by the
+    /// sandboxed program and its arguments.
+    pub fn argv(&self, layout: &Layout) -> Vec<OsString> {
+        let bwrap = super::probe::find_program(BWRAP, std::env::var_os("PATH").as_deref())
+            .unwrap_or_else(|| PathBuf::from(BWRAP));
+        let mut layout = layout.clone();
+        layout
+            .writable_files
+            .extend(self.cgroup_procs.iter().cloned());
+        let mut argv: Vec<OsString> = vec![
+            "/bin/sh".into(),
+            "-c".into(),
+            LAUNCHER.into(),
+            "loopbench-sandbox".into(),
+            self.status.clone().into_os_string(),
+            bwrap.into_os_string(),
+        ];
+        argv.extend(layout.bwrap_args());
+        if !self.cgroup_procs.is_empty() {
+            argv.extend([
+                "/bin/sh".into(),
+                "-c".into(),
+                INSIDE.into(),
+                "loopbench-cgroup".into(),
+            ]);
+            argv.extend(self.cgroup_procs.iter().map(|p| p.clone().into_os_string()));
+            argv.push("--".into());
+        }
+        argv
+    }
+
+    /// What bwrap reported once the launcher is gone; `stderr`, the file the
+    /// sandbox's stderr went to, gives bwrap's own reason when the program never ran
+    /// (nothing else wrote to it then). `cgroup`: the session's, whose never having
+    /// held a process tells a failed join from the program's own exit status.
+    pub fn started(&self, stderr: Option<&Path>, cgroup: Option<&Cgroup>) -> Result<Started> {
+        let text = std::fs::read_to_string(&self.status)
+            .or_else(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    Ok(String::new())
+                } else {
+                    Err(e)
+                }
+            })
+            .io_context(|| format!("cannot read '{}'", self.status.display()))?;
+        Ok(match parse_status(&text, || stderr.and_then(first_line)) {
+            Started::Ran(JOIN_FAILED) if cgroup.is_some_and(|c| !c.held_a_process()) => {
+                Started::Failed("the sandbox could not join the session's cgroup".into())
+            }
+            other => other,
+        })
+    }
+}
+
+/// [`Started`] from the status file's JSON documents.
+fn parse_status(text: &str, bwrap_said: impl FnOnce() -> Option<String>) -> Started {
+    for doc in serde_json::Deserializer::from_str(text).into_iter::<serde_json::Value>() {
+        let Ok(doc) = doc else { break };
+        if let Some(code) = doc.get("exit-code").and_then(serde_json::Value::as_i64) {
+            return Started::Ran(i32::try_from(code).unwrap_or(i32::MAX));
+        }
+    }
+    Started::Failed(
+        bwrap_said().unwrap_or_else(|| "the sandbox could not start (bwrap gave no reason)".into()),
+    )
+}
+
+/// The first line of a file, at most 4 KiB of it.
+fn first_line(path: &Path) -> Option<String> {
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(4096)
+        .read_to_end(&mut head)
+        .ok()?;
+    let text = String::from_utf8_lossy(&head);
+    let line = text.lines().next()?.trim().to_string();
+    (!line.is_empty()).then_some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_exit_code_from_bwrap_says_the_program_ran() {
+        let ran = "{ \"child-pid\": 8256, \"mnt-namespace\": 4026532179 }\n{ \"exit-code\": 7 }\n";
+        assert_eq!(parse_status(ran, || None), Started::Ran(7));
+        let failed = "{ \"child-pid\": 8261, \"mnt-namespace\": 4026532180 }\n";
+        assert_eq!(
+            parse_status(failed, || Some("bwrap: Can't find source path /x".into())),
+            Started::Failed("bwrap: Can't find source path /x".into())
+        );
+        assert!(matches!(parse_status("", || None), Started::Failed(_)));
+        assert!(matches!(
+            parse_status("{\"exit-co", || None),
+            Started::Failed(_)
+        ));
+    }
+}

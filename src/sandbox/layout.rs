@@ -1,0 +1,374 @@
+//! The layout of one bubblewrap sandbox (agent, verify command, replayed `run` action):
+//! bwrap's arguments from what the run hides and shows. Deny by default: the sandbox
+//! starts from an empty root and shows only the [`Allowlist`] (system directories read
+//! only, `PATH` toolchains), the places the caller names, and one writable tree.
+//!
+//! The mounts, in order (later mounts cover earlier ones):
+//!
+//! | mount | why |
+//! | --- | --- |
+//! | `--ro-bind` each shown system dir and `PATH` toolchain, `--symlink` for `/bin -> usr/bin` | what a toolchain needs, read only |
+//! | `--dev /dev`, `--proc /proc` | a private /dev and /proc |
+//! | `--size N --tmpfs` on `/tmp`, `/run`, `/dev/shm` | private, empty, bounded places for temporary files (no host socket of `/run`) |
+//! | `--ro-bind /dev/null` / `--tmpfs` over each masked secret and hidden place inside a shown one | `/etc/shadow`, host keys; a run directory under /usr |
+//! | `--ro-bind` each readable place | the program, the harness's binary, the prompt, `sandbox_ro` |
+//! | `--bind` the work directory and each writable place | the one persistent writable tree, the effects log, the usage file, `sandbox_rw` |
+//! | `--remount-ro /` | the sandbox's own root stays empty and read-only |
+//!
+//! plus `--unshare-all` (no network unless `share_net` adds `--share-net`; own PID
+//! namespace), `--unshare-user --disable-userns` where bwrap supports it (no nested user
+//! namespace that could regain a capability), `--cap-drop ALL` (no capability even when
+//! the harness runs as root, so no mount can be undone from inside), `--die-with-parent`
+//! and `--new-session` (no keystrokes pushed into the harness's terminal). Under
+//! `--new-session` the agent leaves the harness's process group; a timeout's SIGTERM
+//! reaches bwrap, whose death takes the whole PID namespace with it.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::allowlist::{Allowlist, Shown};
+use super::limits::Limits;
+use super::probe;
+
+/// The program bubblewrap is run as.
+pub const BWRAP: &str = "bwrap";
+
+/// How large each private `/tmp`, `/run` and `/dev/shm` may grow, unless the run says.
+pub const DEFAULT_TMP_BYTES: u64 = 256 * 1024 * 1024;
+
+/// What every sandbox of a run hides and shows: everything outside the host's
+/// [`Allowlist`] is absent; these places (the scratch root holding every trial's work
+/// directory, the run directory, every task's `oracle/`) are covered even where they lie
+/// inside a shown place. Canonical paths, so that a symlink cannot lead around them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hidden {
+    dirs: Vec<PathBuf>,
+    allowlist: Arc<Allowlist>,
+    tmp_bytes: u64,
+    limits: Option<Limits>,
+}
+
+impl Default for Hidden {
+    fn default() -> Self {
+        Hidden::new(Vec::new())
+    }
+}
+
+impl Hidden {
+    /// The hidden places of a run writing to `run_dir` over tasks in `task_dirs`.
+    pub fn for_run<'a>(run_dir: &Path, task_dirs: impl IntoIterator<Item = &'a Path>) -> Hidden {
+        let mut dirs = vec![crate::fsutil::scratch_root(), run_dir.to_path_buf()];
+        dirs.extend(task_dirs.into_iter().map(|t| t.join("oracle")));
+        Hidden::new(dirs)
+    }
+
+    fn new(dirs: Vec<PathBuf>) -> Hidden {
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let mut dirs: Vec<PathBuf> = dirs
+            .iter()
+            .filter(|p| p.is_dir())
+            .map(|p| canon(p))
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        let allowlist = Arc::new(Allowlist::of_host(
+            std::env::var_os("PATH").as_deref(),
+            &dirs,
+        ));
+        Hidden {
+            dirs,
+            allowlist,
+            tmp_bytes: DEFAULT_TMP_BYTES,
+            limits: None,
+        }
+    }
+
+    /// The same, with every sandbox of the run in a cgroup of its own with `limits`
+    /// (where the machine allows cgroups).
+    pub fn with_limits(mut self, limits: Limits) -> Hidden {
+        self.limits = Some(limits);
+        self
+    }
+
+    /// The same, with each private `/tmp`, `/run` and `/dev/shm` bounded to `bytes`.
+    pub fn with_tmp_bytes(mut self, bytes: u64) -> Hidden {
+        self.tmp_bytes = bytes.max(1);
+        self
+    }
+
+    /// The directories, canonical.
+    pub fn dirs(&self) -> &[PathBuf] {
+        &self.dirs
+    }
+
+    /// What the sandbox shows of the host.
+    pub fn allowlist(&self) -> &Allowlist {
+        &self.allowlist
+    }
+
+    /// A layout with `tree` as its one writable tree and working directory, plus
+    /// `writable_files` and `writable_dirs` outside it (they must exist); everything
+    /// else of the host absent or read-only, no network. A verify command's scratch
+    /// copy or a replayed `run` action.
+    pub fn layout(&self, tree: &Path, writable_files: &[&Path], writable_dirs: &[&Path]) -> Layout {
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        Layout {
+            work_dir: abs(tree),
+            start_dir: None,
+            writable_files: writable_files.iter().map(|f| abs(f)).collect(),
+            writable_dirs: writable_dirs.iter().map(|d| abs(d)).collect(),
+            readable: Vec::new(),
+            hidden: self.dirs.clone(),
+            allowlist: self.allowlist.clone(),
+            tmp_bytes: self.tmp_bytes,
+            limits: self.limits,
+            share_net: false,
+        }
+    }
+}
+
+/// Paths of one sandboxed process.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    /// The work directory: writable, the agent's cwd.
+    pub work_dir: PathBuf,
+    /// Where the process starts instead, inside `work_dir` (a replayed `run` action
+    /// whose shell had `cd`'d into a subdirectory); `None`: `work_dir`.
+    pub start_dir: Option<PathBuf>,
+    /// Files outside the work directory the agent may write (they must exist).
+    pub writable_files: Vec<PathBuf>,
+    /// Directories outside the work directory the agent may write (they must exist).
+    pub writable_dirs: Vec<PathBuf>,
+    /// Files and directories shown read-only at their own path: the program, the
+    /// harness's binary, the prompt, an agent's `sandbox_ro`.
+    pub readable: Vec<PathBuf>,
+    /// Places covered wherever they lie inside a shown one.
+    pub hidden: Vec<PathBuf>,
+    /// What the sandbox shows of the host.
+    pub allowlist: Arc<Allowlist>,
+    /// The size of each private `/tmp`, `/run` and `/dev/shm`.
+    pub tmp_bytes: u64,
+    /// The limits of the cgroup the sandbox runs in; `None`: no cgroup.
+    pub limits: Option<Limits>,
+    /// Keep the host's network (an agent CLI that calls its API needs it).
+    pub share_net: bool,
+}
+
+impl Layout {
+    /// bwrap's arguments up to and including `--`, to be followed by the program and
+    /// its arguments.
+    ///
+    /// Mounts are made shallowest path first (binds before masks at the same depth), so
+    /// that a mask always covers what a wider bind showed and a place bound on purpose
+    /// inside a masked one (the trial's HOME inside the hidden run directory) shows
+    /// through it.
+    pub fn bwrap_args(&self) -> Vec<OsString> {
+        let mut a: Vec<OsString> = Vec::new();
+        let mut push = |flag: &str, paths: &[&Path]| {
+            a.push(flag.into());
+            for p in paths {
+                a.push(p.as_os_str().to_owned());
+            }
+        };
+        push("--unshare-all", &[]);
+        if self.share_net {
+            push("--share-net", &[]);
+        }
+        if probe::disables_userns() {
+            push("--unshare-user", &[]);
+            push("--disable-userns", &[]);
+        }
+        for flag in ["--cap-drop", "ALL", "--die-with-parent", "--new-session"] {
+            push(flag, &[]);
+        }
+        let size = self.tmp_bytes.to_string();
+        let mut mounts: Vec<Mount> = Vec::new();
+        for shown in &self.allowlist.shown {
+            mounts.push(match shown {
+                Shown::Bind(dir) => Mount::ReadOnly(dir.clone()),
+                Shown::Symlink { link, target } => Mount::Symlink(link.clone(), target.clone()),
+            });
+        }
+        mounts.push(Mount::Special("--dev", "/dev".into()));
+        mounts.push(Mount::Special("--proc", "/proc".into()));
+        for tmp in ["/tmp", "/run", "/dev/shm"] {
+            mounts.push(Mount::Tmpfs(tmp.into(), size.clone()));
+        }
+        mounts.extend(self.readable.iter().cloned().map(Mount::ReadOnly));
+        mounts.push(Mount::ReadWrite(self.work_dir.clone()));
+        mounts.extend(
+            self.writable_files
+                .iter()
+                .chain(&self.writable_dirs)
+                .cloned()
+                .map(Mount::ReadWrite),
+        );
+        let visible = |p: &Path| {
+            self.allowlist.shows(p)
+                || self
+                    .readable
+                    .iter()
+                    .chain(&self.writable_dirs)
+                    .any(|r| p.starts_with(r))
+        };
+        let masked: Vec<&PathBuf> = self
+            .allowlist
+            .masked
+            .iter()
+            .chain(self.hidden.iter().filter(|h| visible(h)))
+            .collect();
+        mounts.extend(masked.iter().map(|m| Mount::Mask((*m).clone())));
+        // Stable: the order above breaks ties, binds before masks at one depth.
+        mounts.sort_by_key(|m| (m.path().components().count(), matches!(m, Mount::Mask(_))));
+        for mount in &mounts {
+            match mount {
+                Mount::ReadOnly(p) => push("--ro-bind", &[p, p]),
+                Mount::ReadWrite(p) => push("--bind", &[p, p]),
+                Mount::Symlink(link, target) => push("--symlink", &[target, link]),
+                Mount::Special(flag, p) => push(flag, &[p]),
+                Mount::Tmpfs(p, size) => {
+                    push("--size", &[Path::new(size)]);
+                    push("--tmpfs", &[p]);
+                }
+                Mount::Mask(p) if p.is_dir() => {
+                    push("--size", &[Path::new("4096")]);
+                    push("--tmpfs", &[p]);
+                }
+                Mount::Mask(p) => push("--ro-bind", &[Path::new("/dev/null"), p]),
+            }
+        }
+        // Read-only last, so that binds inside a masked directory could still be made.
+        for dir in masked.iter().filter(|m| m.is_dir()) {
+            push("--remount-ro", &[dir]);
+        }
+        push("--remount-ro", &[Path::new("/")]);
+        push(
+            "--chdir",
+            &[self.start_dir.as_ref().unwrap_or(&self.work_dir)],
+        );
+        push("--", &[]);
+        a
+    }
+}
+
+/// One mount of a sandbox.
+enum Mount {
+    ReadOnly(PathBuf),
+    ReadWrite(PathBuf),
+    Symlink(PathBuf, PathBuf),
+    Special(&'static str, PathBuf),
+    Tmpfs(PathBuf, String),
+    /// A secret or a hidden place inside a shown one: an empty directory or file.
+    Mask(PathBuf),
+}
+
+impl Mount {
+    fn path(&self) -> &Path {
+        match self {
+            Mount::ReadOnly(p)
+            | Mount::ReadWrite(p)
+            | Mount::Symlink(p, _)
+            | Mount::Special(_, p)
+            | Mount::Tmpfs(p, _)
+            | Mount::Mask(p) => p,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout() -> Layout {
+        Layout {
+            work_dir: "/dev/shm/t1/work".into(),
+            start_dir: None,
+            writable_files: vec!["/dev/shm/t1/effects.log".into()],
+            writable_dirs: vec!["/dev/shm/t1/state".into()],
+            readable: vec!["/dev/shm/t1/prompt.md".into()],
+            hidden: vec!["/usr/srv/run".into(), "/srv/suite/tasks/a/oracle".into()],
+            allowlist: Arc::new(Allowlist {
+                shown: vec![
+                    Shown::Bind("/usr".into()),
+                    Shown::Symlink {
+                        link: "/bin".into(),
+                        target: "usr/bin".into(),
+                    },
+                ],
+                masked: vec!["/usr/secret".into()],
+                skipped: Vec::new(),
+            }),
+            tmp_bytes: 1024,
+            limits: None,
+            share_net: false,
+        }
+    }
+
+    fn strings(args: Vec<OsString>) -> Vec<String> {
+        args.into_iter().map(|a| a.into_string().unwrap()).collect()
+    }
+
+    #[test]
+    fn the_network_is_shared_only_when_asked() {
+        let has_share_net = |l: Layout| l.bwrap_args().iter().any(|a| a == "--share-net");
+        assert!(!has_share_net(layout()));
+        let netted = Layout {
+            share_net: true,
+            ..layout()
+        };
+        let args = netted.bwrap_args();
+        let at = |s: &str| args.iter().position(|a| a == s).unwrap();
+        assert!(
+            at("--unshare-all") < at("--share-net"),
+            "share-net must come after unshare-all"
+        );
+    }
+
+    #[test]
+    fn only_the_allowlist_is_shown_and_every_capability_is_dropped() {
+        let args = strings(layout().bwrap_args());
+        let joined = args.join(" ");
+        assert!(!joined.contains("--ro-bind / /"), "{joined}");
+        assert!(joined.contains("--cap-drop ALL"), "{joined}");
+        assert!(joined.contains("--ro-bind /usr /usr"), "{joined}");
+        assert!(joined.contains("--symlink usr/bin /bin"), "{joined}");
+        for tmp in ["/tmp", "/run", "/dev/shm"] {
+            assert!(
+                joined.contains(&format!("--size 1024 --tmpfs {tmp}")),
+                "{tmp}: {joined}"
+            );
+        }
+        assert!(
+            joined.contains("--ro-bind /dev/null /usr/secret"),
+            "{joined}"
+        );
+        assert!(joined.contains("--ro-bind /dev/shm/t1/prompt.md /dev/shm/t1/prompt.md"));
+        assert!(
+            joined.ends_with("--remount-ro / --chdir /dev/shm/t1/work --"),
+            "{joined}"
+        );
+        // The private /dev/shm before the work directory inside it.
+        let at = |s: &str| args.iter().position(|a| a == s).unwrap();
+        assert!(at("/dev/shm") < at("/dev/shm/t1/work"));
+    }
+
+    #[test]
+    fn hidden_places_inside_a_shown_one_are_covered_before_the_work_directory_is_bound() {
+        let args = strings(layout().bwrap_args());
+        let at = |s: &str| args.iter().position(|a| a == s).unwrap();
+        // /usr/srv/run lies in the shown /usr; the oracle under /srv is not shown at all.
+        assert!(at("/usr/srv/run") < at("/dev/shm/t1/work"));
+        assert!(!args.contains(&"/srv/suite/tasks/a/oracle".to_string()));
+        for flag in ["--unshare-all", "--die-with-parent", "--new-session"] {
+            assert!(args.contains(&flag.to_string()), "{flag}");
+        }
+        let inside = Layout {
+            start_dir: Some("/dev/shm/t1/work/tests".into()),
+            ..layout()
+        };
+        let args = inside.bwrap_args();
+        let chdir = args.iter().position(|a| a == "--chdir").unwrap();
+        assert_eq!(args[chdir + 1], "/dev/shm/t1/work/tests");
+    }
+}

@@ -1,0 +1,20 @@
+//! The bubblewrap sandbox for everything an agent wrote: the agent itself
+//! (`sandbox = "bwrap"`), the verify commands that run its tests, and a replayed
+//! trace's `run` actions. Deny by default: no capability, an allowlist of the host
+//! instead of the host, a built environment, and per-session limits.
+
+mod allowlist;
+mod environment;
+mod launch;
+mod layout;
+mod limits;
+mod probe;
+
+pub use allowlist::{Allowlist, SYSTEM_DIRS, SYSTEM_SECRETS, Shown};
+pub use environment::{INHERITED, Redactor, base as base_env, passed as passed_env};
+pub use launch::{Launch, Started};
+pub use layout::{BWRAP, DEFAULT_TMP_BYTES, Hidden, Layout};
+pub use limits::{Cgroup, DEFAULT_MAX_MEMORY, DEFAULT_MAX_PIDS, Enforcement, Limits};
+pub use probe::{
+    bwrap_works, check_bwrap, check_bwrap_for, check_confined, disables_userns, find_program,
+};
