@@ -121,8 +121,11 @@ fn run_wrapped() -> Wrapped {
     let wrappers = repo_root().join("scripts/agents");
     let agent = |name: &str, extra: &str| {
         format!(
-            "[agents.{name}]\ndriver = \"command\"\nprogram = \"{}\"\nargs = [\"--model\", \"{extra}\"]\ntimeout = \"60s\"\n",
-            wrappers.join(format!("{name}.sh")).display()
+            // The agent's environment is built, not inherited: the stubs' log directory
+            // reaches them through the agent's env table.
+            "[agents.{name}]\ndriver = \"command\"\nprogram = \"{}\"\nargs = [\"--model\", \"{extra}\"]\ntimeout = \"60s\"\nenv = {{ STUB_LOG = \"{}\" }}\n",
+            wrappers.join(format!("{name}.sh")).display(),
+            log.display()
         )
     };
     let budget = format!("session_turns = {TURNS}");

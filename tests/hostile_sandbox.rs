@@ -361,18 +361,28 @@ fn a_hostile_root_agent_cannot_undo_reach_read_or_starve_through_the_sandbox() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&show.stdout).contains("sk-passed-secret-0815"));
 
-    // A fork storm and a memory hog are stopped by the kernel and recorded.
-    let forks = session(&ran, "forks", 1);
-    assert!(
-        forks["error"].contains("reached max_pids = 64"),
-        "{forks:?}"
-    );
+    // A fork storm and a memory hog are stopped by the kernel and recorded, where the
+    // machine lets the harness make cgroups (root; else the limits are not enforced,
+    // and validate says so).
     assert!(live_processes_with_arg(&marker).is_empty());
-    let memory = session(&ran, "memory", 1);
-    assert!(
-        memory["error"].contains("reached max_memory = 268435456"),
-        "{memory:?}"
-    );
+    let enforcement = loopbench::sandbox::Enforcement::here();
+    if matches!(enforcement, loopbench::sandbox::Enforcement::None(_)) {
+        eprintln!(
+            "not checking max_pids and max_memory: {}",
+            enforcement.describe()
+        );
+    } else {
+        let forks = session(&ran, "forks", 1);
+        assert!(
+            forks["error"].contains("reached max_pids = 64"),
+            "{forks:?}"
+        );
+        let memory = session(&ran, "memory", 1);
+        assert!(
+            memory["error"].contains("reached max_memory = 268435456"),
+            "{memory:?}"
+        );
+    }
 
     // 150,000 empty files are refused before anything walks them twice.
     let files = session(&ran, "files", 1);
@@ -423,6 +433,11 @@ fn a_scratch_filler_is_stopped_by_its_memory_limit_before_an_honest_trial_runs_o
         return;
     }
     // The shared scratch of the run: a 600 MB tmpfs, as /dev/shm is a RAM-backed one.
+    let enforcement = loopbench::sandbox::Enforcement::here();
+    if matches!(enforcement, loopbench::sandbox::Enforcement::None(_)) {
+        eprintln!("skipping: {}", enforcement.describe());
+        return;
+    }
     let Some(scratch) = SmallScratch::mount("600m") else {
         eprintln!("skipping: this user cannot mount a tmpfs for the shared scratch");
         return;

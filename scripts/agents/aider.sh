@@ -43,7 +43,7 @@ if [ -n "${LOOPBENCH_SANDBOX_QUERY:-}" ]; then
     if cli=$(command -v aider); then
         venv=$(dirname "$(dirname "$(readlink -f "$cli")")")
         echo "ro $venv"
-        home=$(sed -n 's/^home *= *//p' "$venv/pyvenv.cfg" 2>/dev/null | head -n 1)
+        home=$(sed -n 's/^home *= *//p' "$venv/pyvenv.cfg" 2>/dev/null | head -n 1 || true)
         [ -n "$home" ] && echo "ro $(dirname "$(readlink -f "$home")")"
     fi
     exit 0
