@@ -48,7 +48,8 @@ pub struct ShellCommand<'a> {
     pub cwd: &'a Path,
     /// The environment: for the harness's own commands ([`Isolation::ProcessGroup`])
     /// added to the inherited one; for agent-written code the only variables besides
-    /// `PATH`, `LANG`, `TERM` and `HOME` (the working directory unless given here).
+    /// `PATH`, `LANG`, `TERM` and `HOME` (an empty directory outside the tree unless
+    /// given here).
     pub env: &'a [(String, OsString)],
     /// Time limit; the whole process group is killed when it is reached.
     pub timeout: Duration,
@@ -125,11 +126,24 @@ impl ShellCommand<'_> {
                 c
             }
         };
+        // Agent-written code sees a built environment, never the harness's own. Its
+        // HOME is an empty place outside the tree, so that nothing a tool keeps in ~
+        // lands in the work directory: the sandbox's private /tmp, or on the host a
+        // directory of its own that goes with the command.
+        let host_home = match self.isolation {
+            Isolation::Host => {
+                Some(crate::fsutil::scratch_dir("loopbench-home-").map_err(std::io::Error::other)?)
+            }
+            _ => None,
+        };
         if !matches!(self.isolation, Isolation::ProcessGroup) {
-            // Agent-written code sees a built environment, never the harness's own.
+            let home = host_home.as_ref().map_or(Path::new("/tmp"), |h| h.path());
+            // Python's byte-code caches are no work of the agent's: a replayed test run
+            // must not leave `__pycache__` in the tree it measures.
+            let mut base = crate::sandbox::base_env(home);
+            base.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
             cmd.env_clear().envs(
-                crate::sandbox::base_env(self.cwd)
-                    .into_iter()
+                base.into_iter()
                     .filter(|(k, _)| !self.env.iter().any(|(e, _)| e == k)),
             );
         }

@@ -3,17 +3,18 @@
 //! starts from an empty root and shows only the [`Allowlist`] (system directories read
 //! only, `PATH` toolchains), the places the caller names, and one writable tree.
 //!
-//! The mounts, in order (later mounts cover earlier ones):
+//! The mounts, made shallowest path first (so that a wider bind never covers a mask or
+//! a narrower bind made after it):
 //!
 //! | mount | why |
 //! | --- | --- |
 //! | `--ro-bind` each shown system dir and `PATH` toolchain, `--symlink` for `/bin -> usr/bin` | what a toolchain needs, read only |
 //! | `--dev /dev`, `--proc /proc` | a private /dev and /proc |
 //! | `--size N --tmpfs` on `/tmp`, `/run`, `/dev/shm` | private, empty, bounded places for temporary files (no host socket of `/run`) |
-//! | `--ro-bind /dev/null` / `--tmpfs` over each masked secret and hidden place inside a shown one | `/etc/shadow`, host keys; a run directory under /usr |
 //! | `--ro-bind` each readable place | the program, the harness's binary, the prompt, `sandbox_ro` |
-//! | `--bind` the work directory and each writable place | the one persistent writable tree, the effects log, the usage file, `sandbox_rw` |
-//! | `--remount-ro /` | the sandbox's own root stays empty and read-only |
+//! | `--bind` the work directory and each writable place | the one persistent writable tree, the effects log, the usage file, the trial's HOME, `sandbox_rw` |
+//! | `--ro-bind /dev/null` or an empty `--tmpfs` over each masked secret and each hidden place inside a shown one | `/etc/shadow`, host keys; a run directory under /usr |
+//! | `--remount-ro` each masking tmpfs, then `/` | the sandbox's own root stays empty and read-only |
 //!
 //! plus `--unshare-all` (no network unless `share_net` adds `--share-net`; own PID
 //! namespace), `--unshare-user --disable-userns` where bwrap supports it (no nested user
