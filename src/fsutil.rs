@@ -56,18 +56,76 @@ pub struct TreeFile {
     pub content: Vec<u8>,
     /// Whether any execute bit is set (it changes what a verify command can do).
     pub executable: bool,
+    /// Its permission bits (`mode & 0o7777`), which a check can read too.
+    pub mode: u32,
 }
 
-/// Every regular file and symlink of a tree (without `.git`), in path order, plus a hash
-/// over all of it.
+/// A directory entry that is neither a regular file nor a symlink: a directory (empty
+/// ones included), a FIFO, a socket or a device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeEntry {
+    /// Path relative to the tree root, with `/` separators.
+    pub path: String,
+    /// `d` directory, `p` FIFO, `s` socket, `c` character device, `b` block device.
+    pub kind: u8,
+    /// Its permission bits (`mode & 0o7777`).
+    pub mode: u32,
+}
+
+/// Every entry of a tree (without `.git`) in path order: regular files with their
+/// content, symlinks with their target, and every other entry with its type, plus a
+/// hash over all of it.
 #[derive(Debug, Clone)]
 pub struct TreeSnapshot {
     /// Regular files in path order.
     pub files: Vec<TreeFile>,
     /// Symlinks (path, target) in path order.
     pub links: Vec<(String, std::ffi::OsString)>,
-    /// Content hash of paths, contents, execute bits and symlink targets.
+    /// Directories and special files in path order (the root left out).
+    pub others: Vec<TreeEntry>,
+    /// Content hash of every entry: paths, types, permission bits, contents and
+    /// symlink targets.
     pub hash: blake3::Hash,
+}
+
+/// The permission bits a walk entry has, 0 when they cannot be read.
+fn mode_of(entry: &walkdir::DirEntry) -> u32 {
+    entry
+        .metadata()
+        .map(|m| m.permissions().mode() & 0o7777)
+        .unwrap_or(0)
+}
+
+/// The kind letter of an entry that is neither a regular file nor a symlink.
+fn kind_of(ft: std::fs::FileType) -> u8 {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_dir() {
+        b'd'
+    } else if ft.is_fifo() {
+        b'p'
+    } else if ft.is_socket() {
+        b's'
+    } else if ft.is_char_device() {
+        b'c'
+    } else if ft.is_block_device() {
+        b'b'
+    } else {
+        b'?'
+    }
+}
+
+/// Whether `path` (relative, `/`-separated) is left out because it or a directory
+/// above it is matched by `skip`.
+pub fn skipped_with_parents(path: &str, skip: impl Fn(&str) -> bool) -> bool {
+    let mut end = 0;
+    for part in path.split('/') {
+        end += part.len();
+        if skip(&path[..end]) {
+            return true;
+        }
+        end += 1;
+    }
+    false
 }
 
 impl TreeSnapshot {
@@ -75,8 +133,12 @@ impl TreeSnapshot {
     pub fn read(root: &Path) -> Result<TreeSnapshot> {
         let mut files = Vec::new();
         let mut links = Vec::new();
+        let mut others = Vec::new();
         for entry in walk_without_git(root) {
             let entry = entry.map_err(|e| walk_error(root, e))?;
+            if entry.depth() == 0 {
+                continue;
+            }
             let rel = relative_slash_path(root, entry.path());
             let ft = entry.file_type();
             if ft.is_symlink() {
@@ -86,31 +148,37 @@ impl TreeSnapshot {
             } else if ft.is_file() {
                 let content = std::fs::read(entry.path())
                     .io_context(|| format!("cannot read '{}'", entry.path().display()))?;
-                let executable = entry
-                    .metadata()
-                    .map(|m| m.permissions().mode() & 0o111 != 0)
-                    .unwrap_or(false);
+                let mode = mode_of(&entry);
                 files.push(TreeFile {
                     path: rel,
                     content,
-                    executable,
+                    executable: mode & 0o111 != 0,
+                    mode,
+                });
+            } else {
+                others.push(TreeEntry {
+                    path: rel,
+                    kind: kind_of(ft),
+                    mode: mode_of(&entry),
                 });
             }
         }
         let mut snapshot = TreeSnapshot {
             files,
             links,
+            others,
             hash: blake3::Hasher::new().finalize(),
         };
         snapshot.hash = snapshot.hash_where(|_| true);
         Ok(snapshot)
     }
 
-    /// The content hash over the files and links whose path passes `keep`.
+    /// The content hash over the entries whose path passes `keep`.
     pub fn hash_where(&self, keep: impl Fn(&str) -> bool) -> blake3::Hash {
         let mut hasher = blake3::Hasher::new();
         for f in self.files.iter().filter(|f| keep(&f.path)) {
-            hasher.update(if f.executable { b"X" } else { b"F" });
+            hasher.update(b"F");
+            hasher.update(&f.mode.to_le_bytes());
             hash_field(&mut hasher, f.path.as_bytes());
             hash_field(&mut hasher, &f.content);
         }
@@ -118,6 +186,11 @@ impl TreeSnapshot {
             hasher.update(b"L");
             hash_field(&mut hasher, path.as_bytes());
             hash_field(&mut hasher, target.as_encoded_bytes());
+        }
+        for e in self.others.iter().filter(|e| keep(&e.path)) {
+            hasher.update(&[e.kind]);
+            hasher.update(&e.mode.to_le_bytes());
+            hash_field(&mut hasher, e.path.as_bytes());
         }
         hasher.finalize()
     }
@@ -150,6 +223,7 @@ impl TreeSnapshot {
                 path: p.clone(),
                 content: f.content.clone(),
                 executable: f.executable,
+                mode: f.mode,
             }))
             .collect();
         files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -159,9 +233,37 @@ impl TreeSnapshot {
             .filter(|(p, _)| !displaced(p))
             .cloned()
             .collect();
+        // The overlay's directories take its modes (as [`copy_tree`] leaves them); a
+        // directory where the overlay puts a file is gone.
+        let overlay_dirs: Vec<TreeEntry> = overlay
+            .others
+            .iter()
+            .filter(|e| e.kind == b'd')
+            .map(|e| TreeEntry {
+                path: format!("{target}/{}", e.path),
+                kind: e.kind,
+                mode: e.mode | COPIED_DIR_BITS,
+            })
+            .collect();
+        let mut others: Vec<TreeEntry> = self
+            .others
+            .iter()
+            .filter(|e| {
+                !placed.iter().any(|p| {
+                    p == &e.path
+                        || e.path
+                            .strip_prefix(p.as_str())
+                            .is_some_and(|rest| rest.starts_with('/'))
+                }) && !overlay_dirs.iter().any(|d| d.path == e.path)
+            })
+            .cloned()
+            .chain(overlay_dirs.iter().cloned())
+            .collect();
+        others.sort_by(|a, b| a.path.cmp(&b.path));
         let mut out = TreeSnapshot {
             files,
             links,
+            others,
             hash: self.hash,
         };
         out.hash = out.hash_where(|_| true);
@@ -250,9 +352,25 @@ pub fn relative_slash_path(root: &Path, path: &Path) -> String {
         .join("/")
 }
 
+/// Permission bits every copied directory keeps, whatever its source's: the harness
+/// must be able to fill it and remove it again.
+pub const COPIED_DIR_BITS: u32 = 0o700;
+
 /// Copies the tree under `src` into `dst` (created if needed), keeping permissions and
 /// copying symlinks as symlinks. With `skip_git`, `.git` at the top is left out.
 pub fn copy_tree(src: &Path, dst: &Path, skip_git: bool) -> Result<()> {
+    copy_tree_except(src, dst, skip_git, |_| false)
+}
+
+/// [`copy_tree`], leaving out every entry whose relative `/`-separated path `skip`
+/// matches (a directory with everything under it). Directories keep their permission
+/// bits, with [`COPIED_DIR_BITS`] added; FIFOs, sockets and devices are not copied.
+pub fn copy_tree_except(
+    src: &Path,
+    dst: &Path,
+    skip_git: bool,
+    skip: impl Fn(&str) -> bool,
+) -> Result<()> {
     if std::fs::symlink_metadata(dst).is_ok_and(|m| !m.file_type().is_dir()) {
         remove_any(dst)?;
     }
@@ -260,7 +378,12 @@ pub fn copy_tree(src: &Path, dst: &Path, skip_git: bool) -> Result<()> {
     let walker = WalkDir::new(src)
         .follow_links(false)
         .into_iter()
-        .filter_entry(|e| !(skip_git && e.depth() == 1 && e.file_name() == GIT_DIR));
+        .filter_entry(|e| {
+            !(skip_git && e.depth() == 1 && e.file_name() == GIT_DIR)
+                && (e.depth() == 0 || !skip(&relative_slash_path(src, e.path())))
+        });
+    // Set once the directories are filled, so that a read-only one can be filled.
+    let mut dir_modes = Vec::new();
     for entry in walker {
         let entry = entry.map_err(|e| walk_error(src, e))?;
         if entry.depth() == 0 {
@@ -280,6 +403,7 @@ pub fn copy_tree(src: &Path, dst: &Path, skip_git: bool) -> Result<()> {
         if ft.is_dir() {
             std::fs::create_dir_all(&target)
                 .io_context(|| format!("cannot create '{}'", target.display()))?;
+            dir_modes.push((target, mode_of(&entry) | COPIED_DIR_BITS));
         } else if ft.is_symlink() {
             let link = std::fs::read_link(entry.path())
                 .io_context(|| format!("cannot read link '{}'", entry.path().display()))?;
@@ -294,6 +418,10 @@ pub fn copy_tree(src: &Path, dst: &Path, skip_git: bool) -> Result<()> {
                 )
             })?;
         }
+    }
+    for (dir, mode) in dir_modes.iter().rev() {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(*mode))
+            .io_context(|| format!("cannot set the mode of '{}'", dir.display()))?;
     }
     Ok(())
 }

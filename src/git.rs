@@ -31,6 +31,10 @@ use crate::error::{Error, Result};
 use crate::fsutil::GIT_DIR;
 use crate::process_group::Group;
 
+mod work_tree;
+
+pub use work_tree::{is_clean, write_tree};
+
 /// Identity of every commit made in a work directory, by harness or agent.
 pub const GIT_NAME: &str = "loopbench";
 /// E-mail of [`GIT_NAME`].
@@ -126,6 +130,8 @@ fn harness_command(work_dir: &Path, extra_config: &[(String, String)]) -> Comman
         .env("GIT_CEILING_DIRECTORIES", ceiling(work_dir))
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_PAGER", "cat")
+        // A replace ref would let the repository answer for another commit's tree.
+        .env("GIT_NO_REPLACE_OBJECTS", "1")
         .envs(identity())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -365,24 +371,6 @@ fn ensure_store(store: &Path) -> Result<()> {
     let mut cmd = store_command(store, None, None);
     cmd.args(["init", "-q", "--bare", "-b", "main"]);
     run_store("init", cmd).map(drop)
-}
-
-/// The git tree hash of `work_dir` as `git add -A && git write-tree` gives it, in a
-/// throw-away index: uncommitted and untracked files count, files ignored by the
-/// tree's `.gitignore` files do not, and `.git` itself never does. The objects go to
-/// the harness's store `store` (created when missing), so that the trees can be
-/// committed later ([`commit_tree`]) and the agent's repository is never touched. An
-/// agent's `.git/info/exclude` is not its tree's and is not honoured.
-pub fn write_tree(work_dir: &Path, store: &Path) -> Result<String> {
-    ensure_store(store)?;
-    let scratch = crate::fsutil::scratch_dir("loopbench-index-")?;
-    let index = scratch.path().join("index");
-    let mut add = store_command(store, Some(work_dir), Some(&index));
-    add.args(["add", "-A", "--", "."]);
-    run_store("add -A (throw-away index)", add)?;
-    let mut write = store_command(store, Some(work_dir), Some(&index));
-    write.arg("write-tree");
-    run_store("write-tree", write)
 }
 
 /// Who made a commit of [`commit_tree`], and when (fixed dates keep bundles alike

@@ -81,6 +81,17 @@ impl ShellCommand<'_> {
     /// then stderr (see [`Tail`]). The pipes are read as the command writes, so that
     /// a check printing without end costs `limit` bytes of memory, never more.
     pub fn run_keeping_tail(&self, limit: usize) -> std::io::Result<(CommandOutcome, Vec<u8>)> {
+        let (outcome, mut both, stderr) = self.run_keeping_tails(limit)?;
+        both.extend_from_slice(&stderr);
+        Ok((outcome, last_bytes(&both, limit).to_vec()))
+    }
+
+    /// Runs the command and keeps the last `limit` bytes of stdout and of stderr, each
+    /// on its own (a test runner's summary is at the end of one of them).
+    pub fn run_keeping_tails(
+        &self,
+        limit: usize,
+    ) -> std::io::Result<(CommandOutcome, Vec<u8>, Vec<u8>)> {
         let (out_reader, out_writer) = std::io::pipe()?;
         let (err_reader, err_writer) = std::io::pipe()?;
         let stdout = Tail::read_in_background(out_reader, limit);
@@ -88,9 +99,7 @@ impl ShellCommand<'_> {
         // The writers move into the command and are closed when it has been spawned
         // and waited for, so the readers see the end once the command's group is gone.
         let outcome = self.run_with(Stdio::from(out_writer), Stdio::from(err_writer))?;
-        let mut both = stdout.finish();
-        both.extend_from_slice(&stderr.finish());
-        Ok((outcome, last_bytes(&both, limit).to_vec()))
+        Ok((outcome, stdout.finish(), stderr.finish()))
     }
 
     /// Runs the command with the given stdout and stderr.

@@ -211,6 +211,8 @@ mod tests {
                 "exit_check",
                 "reverted",
                 "over_budget",
+                "effects_tampered",
+                "verify_tamper",
                 "actions_failed",
                 "turns",
                 "input_tokens",

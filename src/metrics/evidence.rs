@@ -44,6 +44,10 @@ pub struct FailedCheck {
     pub exit: Option<i32>,
     /// The last 2,048 bytes of its output, stdout then stderr.
     pub output: String,
+    /// Why a check that exited 0 failed (a known runner's summary was missing, reported
+    /// a failure, or too few tests); absent when the exit status says it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// The evidence of one session. A key of the list-based fields is null exactly when
@@ -85,6 +89,10 @@ pub struct Evidence {
     /// Features whose check was flaky after the session (`flaky`).
     #[serde(default)]
     pub flaky: Vec<String>,
+    /// Files the session created or changed, outside the pristine tests, that can hook
+    /// a check (`verify_tamper`).
+    #[serde(default)]
+    pub verify_tamper: Vec<String>,
 }
 
 /// The evidence of the session between `before` and `after`.
@@ -116,7 +124,10 @@ pub fn session_evidence(before: &Observation, after: &Observation) -> Evidence {
             .filter(|id| !weakened_before.contains(id))
             .map(str::to_string)
             .collect(),
-        dup_side_effects: duplicate_appended_effects(&before.effects, &after.effects),
+        dup_side_effects: duplicate_appended_effects(
+            &before.effects_history,
+            after.appended_effects(before).0,
+        ),
         failed_checks: list.as_ref().map(|l| l.failed_checks.clone()),
         tree: after.git_tree.clone(),
         newly_claimed: list.map(|l| l.newly_claimed),
@@ -126,6 +137,7 @@ pub fn session_evidence(before: &Observation, after: &Observation) -> Evidence {
             .filter(|(_, c)| **c == Check::Flaky)
             .map(|(id, _)| id.clone())
             .collect(),
+        verify_tamper: crate::observe::tampered_hooks(&before.hooks, &after.hooks),
     }
 }
 
@@ -200,6 +212,7 @@ impl ListEvidence {
                         cmd: failure.command.clone(),
                         exit: failure.exit,
                         output: failure.output.clone(),
+                        reason: failure.reason.clone(),
                     })
                 })
                 .collect(),
@@ -236,12 +249,11 @@ fn tests_removed(
         .collect()
 }
 
-/// Keys of the lines appended between the two logs that already stood on an earlier
-/// line. The log is append-only; if it shrank, only lines beyond the old length count.
-fn duplicate_appended_effects(before: &[String], after: &[String]) -> Vec<String> {
-    let start = before.len().min(after.len());
-    let mut seen: HashSet<&str> = after[..start].iter().map(String::as_str).collect();
-    after[start..]
+/// Keys of the appended lines that already stood on an earlier line: in the harness's
+/// history of the log, or earlier among the appended ones.
+fn duplicate_appended_effects(history: &[String], appended: &[String]) -> Vec<String> {
+    let mut seen: HashSet<&str> = history.iter().map(String::as_str).collect();
+    appended
         .iter()
         .filter(|line| !seen.insert(line.as_str()))
         .cloned()

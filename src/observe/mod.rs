@@ -1,9 +1,12 @@
 //! Observation: what the harness measures in a work directory before and after each
 //! session. Observing never changes the work directory.
 
+mod hooks;
+mod runner_summary;
 mod snapshot;
 mod verify;
 
 pub use crate::workspace::PROGRESS_FILE;
+pub use hooks::tampered as tampered_hooks;
 pub use snapshot::{ListState, Observation, Observer, TREE_STORE};
 pub use verify::{Check, Failure, OUTPUT_TAIL_BYTES, VerifyCache};

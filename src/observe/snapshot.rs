@@ -3,14 +3,16 @@
 
 use std::collections::BTreeMap;
 
+use super::hooks::{hook_files, verify_programs};
+use super::runner_summary::expected_tests;
 use super::verify::OracleTests;
 use super::verify::{Check, Failure, VerifyCache, VerifyRun};
 use crate::error::{Error, Result};
 use crate::feature_list::{self, FeatureList, ListFormat, ListSchema};
-use crate::fsutil::{TreeSize, TreeSnapshot, tree_size_within};
+use crate::fsutil::{TreeSize, TreeSnapshot, skipped_with_parents, tree_size_within};
 use crate::sandbox::Hidden;
 use crate::suite::Task;
-use crate::workspace::{PROGRESS_FILE, Workspace, git_status_porcelain};
+use crate::workspace::{PROGRESS_FILE, Workspace};
 
 /// The harness's own object store of a trial, beside its work directory: the trees of
 /// the observations are written here, never into the agent's `.git`.
@@ -57,12 +59,21 @@ pub struct Observation {
     pub self_verified: BTreeMap<String, Check>,
     /// Test files (by the task's glob) and the matches of its count pattern in each.
     pub tests: BTreeMap<String, u64>,
-    /// `git status --porcelain`; `None` when git could not tell.
-    pub git_status: Option<String>,
+    /// The work directory holds exactly `HEAD^{tree}`, judged with the harness's own
+    /// index and configuration (false when git could not tell).
+    pub clean: bool,
     /// blake3 of PROGRESS.md, `None` when absent.
     pub progress_hash: Option<String>,
-    /// Non-empty lines of the effects log, in order.
+    /// Non-empty lines of the effects log, in order, as the file held them when this
+    /// observation was taken (the harness's copy: the next session is counted against
+    /// it, never against what the file says later).
     pub effects: Vec<String>,
+    /// Every effects-log line the harness has counted in this trial, in order: the
+    /// lines of the first observation, then each session's appended lines
+    /// ([`Observation::appended_effects`]). A rewritten log cannot take a line out.
+    /// Each observation starts with its own lines; the trial loop carries the history
+    /// on ([`Observation::carry_effects_from`]).
+    pub effects_history: Vec<String>,
     /// Content hash of the tree (without `.git`).
     pub tree_hash: String,
     /// Verify runs of this observation that reached their time limit (each counted
@@ -75,6 +86,10 @@ pub struct Observation {
     /// Per canonical feature whose `verified` check failed: the command, its exit
     /// status and the end of its output.
     pub failures: BTreeMap<String, Failure>,
+    /// Files that can hook a check (`observe::hooks`), outside the pristine tests, each
+    /// with a hash of its content and mode, so that a session's new or changed ones
+    /// are known (`verify_tamper`).
+    pub hooks: BTreeMap<String, blake3::Hash>,
     /// The git tree of the work directory as `git add -A && git write-tree` gives it
     /// (uncommitted work included, ignored files not); `None` when git could not tell.
     pub git_tree: Option<String>,
@@ -95,7 +110,7 @@ impl Observation {
     pub fn unobserved(&self) -> Observation {
         Observation {
             list: ListState::Missing,
-            git_status: None,
+            clean: false,
             verify_timeouts: 0,
             progress_nonblank: false,
             git_tree: None,
@@ -103,14 +118,37 @@ impl Observation {
         }
     }
 
+    /// The effects-log lines appended in the session between `before` and this
+    /// observation, and whether the log was rewritten: when the file no longer starts
+    /// with the harness's copy taken `before`, none of it can be vouched for as old,
+    /// so every line of it counts as appended (an action repeated after a rewrite still
+    /// counts as repeated).
+    pub fn appended_effects(&self, before: &Observation) -> (&[String], bool) {
+        if self.effects.starts_with(&before.effects) {
+            (&self.effects[before.effects.len()..], false)
+        } else {
+            (&self.effects, true)
+        }
+    }
+
+    /// Continues the effects history of `before` with the lines appended since.
+    pub fn carry_effects_from(&mut self, before: &Observation) {
+        let (appended, _) = self.appended_effects(before);
+        let mut history = before.effects_history.clone();
+        history.extend_from_slice(appended);
+        self.effects_history = history;
+    }
+
     /// Whether every canonical feature is verified.
     pub fn all_verified(&self) -> bool {
         self.verified.values().all(|c| *c == Check::Pass)
     }
 
-    /// Whether the work tree is clean: git answered and listed nothing.
+    /// Whether the work tree is clean: everything in it is committed (`HEAD^{tree}`
+    /// is the tree of the work directory), whatever the agent's index or
+    /// configuration says.
     pub fn clean_tree(&self) -> bool {
-        self.git_status.as_deref().is_some_and(str::is_empty)
+        self.clean
     }
 
     /// Features in a state that a weakened test produces: passing as the agent left
@@ -132,6 +170,8 @@ pub struct Observer<'a> {
     cache: Option<&'a VerifyCache>,
     repeats: u32,
     sandbox: Option<Hidden>,
+    /// The programs the verify commands start, for [`hook_files`].
+    programs: Vec<String>,
 }
 
 impl<'a> Observer<'a> {
@@ -155,6 +195,7 @@ impl<'a> Observer<'a> {
             cache,
             repeats,
             sandbox: None,
+            programs: verify_programs(task.features.iter().map(|f| f.verify.as_str())),
         })
     }
 
@@ -182,12 +223,16 @@ impl<'a> Observer<'a> {
         feature: &'r crate::suite::Feature,
         overlay: Option<&'r OracleTests>,
         tree_key: blake3::Hash,
+        seen: &TreeSnapshot,
     ) -> VerifyRun<'r> {
         VerifyRun {
             work_dir: &ws.work_dir,
+            ignores: &self.task.verify_ignores,
             tree_key,
             overlay,
             command: &feature.verify,
+            runner: &feature.runner,
+            expected: expected_tests(&feature.runner, seen, &self.task.tests.count_pattern),
             timeout: self.task.verify_timeout,
             repeats: self.repeats,
             cache: self.cache,
@@ -251,22 +296,23 @@ impl<'a> Observer<'a> {
             if ignores.is_empty() {
                 t.hash
             } else {
-                t.hash_where(|path| !ignores.is_match(path))
+                t.hash_where(|path| !skipped_with_parents(path, |p| ignores.is_match(p)))
             }
         };
         let own_key = key_of(&tree);
-        let overlaid_key = overlay.map(|o| key_of(&o.overlay(&tree)));
+        let overlaid = overlay.map(|o| o.overlay(&tree));
+        let overlaid_key = overlaid.as_ref().map(key_of);
         let mut verified = BTreeMap::new();
         let mut self_verified = BTreeMap::new();
         let mut verify_timeouts = 0;
         let mut failures = BTreeMap::new();
         for feature in &self.task.features {
-            let own = self.verify_run(ws, feature, None, own_key).check()?;
+            let own = self.verify_run(ws, feature, None, own_key, &tree).check()?;
             verify_timeouts += own.timeouts;
             let own_check = own.check;
-            let truth = match (overlay, overlaid_key) {
-                (Some(o), Some(key)) => {
-                    let truth = self.verify_run(ws, feature, Some(o), key).check()?;
+            let truth = match (overlay, overlaid_key, &overlaid) {
+                (Some(o), Some(key), Some(seen)) => {
+                    let truth = self.verify_run(ws, feature, Some(o), key, seen).check()?;
                     verify_timeouts += truth.timeouts;
                     truth
                 }
@@ -319,20 +365,33 @@ impl<'a> Observer<'a> {
             Err(_) => Vec::new(),
         };
 
+        let hooks = hook_files(&tree, &self.programs, |path, content, executable| {
+            self.oracle.as_ref().is_some_and(|o| {
+                path.strip_prefix(o.target)
+                    .and_then(|rest| rest.strip_prefix('/'))
+                    .and_then(|rest| o.snapshot.get(rest))
+                    .is_some_and(|p| p.content == content && p.executable == executable)
+            })
+        });
+        let store = ws.root().join(TREE_STORE);
+        let git_tree = crate::git::write_tree(&ws.work_dir, &store).ok();
+        let clean = crate::git::is_clean(&ws.work_dir, &store, git_tree.as_deref());
         Ok(Observation {
             list,
             verified,
             self_verified,
             tests,
-            git_status: git_status_porcelain(&ws.work_dir),
+            clean,
             progress_hash,
+            effects_history: effects.clone(),
             effects,
             tree_hash: tree.hash.to_hex().to_string(),
             verify_timeouts,
             schema: self.schema,
             progress_nonblank,
             failures,
-            git_tree: crate::git::write_tree(&ws.work_dir, &ws.root().join(TREE_STORE)).ok(),
+            git_tree,
+            hooks,
         })
     }
 }

@@ -14,9 +14,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{IoContext, Result};
-use crate::fsutil::{TreeSnapshot, copy_tree, scratch_dir};
+use crate::fsutil::{TreeSnapshot, copy_tree, copy_tree_except, scratch_dir};
 use crate::process::{Isolation, ShellCommand};
 use crate::sandbox::Hidden;
+use crate::suite::RunnerCheck;
+
+use super::runner_summary::{SUMMARY_TAIL_BYTES, missing_evidence};
 
 /// The result of checking one feature on one tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,6 +56,9 @@ pub struct Failure {
     pub exit: Option<i32>,
     /// The last [`OUTPUT_TAIL_BYTES`] bytes of stdout then stderr, as text.
     pub output: String,
+    /// Why a run that exited 0 did not pass: the runner's summary is missing, reports
+    /// a failure or too few tests; `None` when the exit status says it.
+    pub reason: Option<String>,
 }
 
 /// One verify command's answer on one tree.
@@ -159,6 +165,9 @@ impl OracleTests {
 pub struct VerifyRun<'a> {
     /// The live work directory (copied, never touched).
     pub work_dir: &'a Path,
+    /// Files the checks never read (`verify_ignores`): left out of the copy, as they
+    /// are left out of `tree_key`, so that the key covers all the check can read.
+    pub ignores: &'a globset::GlobSet,
     /// Content hash of what the check can read, with the overlay already laid over
     /// when there is one: a tree whose weakened tests are restored by the oracle shares
     /// its results with the same code under pristine tests.
@@ -167,6 +176,10 @@ pub struct VerifyRun<'a> {
     pub overlay: Option<&'a OracleTests>,
     /// The verify command.
     pub command: &'a str,
+    /// What a pass needs besides exit status 0 (a known runner's summary).
+    pub runner: &'a RunnerCheck,
+    /// The tests the runner must report passed on this tree, when that is known.
+    pub expected: Option<u64>,
     /// Time limit of one run.
     pub timeout: Duration,
     /// How many times to run it; more than one detects flakiness and skips the cache.
@@ -231,6 +244,14 @@ impl VerifyRun<'_> {
         let mut h = blake3::Hasher::new();
         h.update(self.tree_key.as_bytes());
         h.update(self.command.as_bytes());
+        // What counts as a pass is part of the question.
+        h.update(&self.runner.unittest.to_le_bytes());
+        h.update(&self.runner.pytest.to_le_bytes());
+        h.update(&self.expected.map_or([0xff; 9], |n| {
+            let mut b = [0; 9];
+            b[1..].copy_from_slice(&n.to_le_bytes());
+            b
+        }));
         h.update(if self.sandbox.is_some() {
             b"bwrap"
         } else {
@@ -243,7 +264,9 @@ impl VerifyRun<'_> {
     fn run_once(&self) -> Result<RunResult> {
         let scratch = scratch_dir("loopbench-verify-")?;
         let copy = scratch.path().join("tree");
-        copy_tree(self.work_dir, &copy, true)?;
+        copy_tree_except(self.work_dir, &copy, true, |path| {
+            self.ignores.is_match(path)
+        })?;
         if let Some(oracle) = self.overlay {
             copy_tree(&oracle.dir, &copy.join(oracle.target), false)?;
         }
@@ -262,26 +285,34 @@ impl VerifyRun<'_> {
             }
             None => None,
         };
-        let (outcome, tail) = ShellCommand {
+        let (outcome, stdout, stderr) = ShellCommand {
             script: self.command,
             cwd: &copy,
             env: &env,
             timeout: self.timeout,
             isolation: layout.as_ref().map_or(Isolation::Host, Isolation::Sandbox),
         }
-        .run_keeping_tail(OUTPUT_TAIL_BYTES)
+        .run_keeping_tails(SUMMARY_TAIL_BYTES)
         .io_context(|| format!("cannot run verify command '{}'", self.command))?;
-        let failure = || Failure {
-            command: self.command.to_string(),
-            exit: outcome.code,
-            output: String::from_utf8_lossy(&tail).into_owned(),
+        let failure = |reason: Option<String>| {
+            let mut both = stdout.clone();
+            both.extend_from_slice(&stderr);
+            let tail = crate::process::last_bytes(&both, OUTPUT_TAIL_BYTES);
+            Failure {
+                command: self.command.to_string(),
+                exit: outcome.code,
+                output: String::from_utf8_lossy(tail).into_owned(),
+                reason,
+            }
         };
         Ok(if outcome.timed_out {
-            RunResult::TimedOut(failure())
-        } else if outcome.success() {
-            RunResult::Passed
+            RunResult::TimedOut(failure(None))
+        } else if !outcome.success() {
+            RunResult::Failed(failure(None))
+        } else if let Some(why) = missing_evidence(self.runner, self.expected, &stdout, &stderr) {
+            RunResult::Failed(failure(Some(why)))
         } else {
-            RunResult::Failed(failure())
+            RunResult::Passed
         })
     }
 }

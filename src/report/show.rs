@@ -114,7 +114,7 @@ fn session_block(s: &SessionRecord, previous: Option<&SessionRecord>) -> String 
 fn counts_line(s: &SessionRecord) -> String {
     let m = &s.metrics;
     let opt = |v: Option<u32>| u64::from(v.unwrap_or(0));
-    let all: [(&str, u64); 15] = [
+    let all: [(&str, u64); 16] = [
         ("newly_claimed", opt(m.newly_claimed)),
         ("premature_claims", opt(m.premature_claims)),
         ("newly_verified", u64::from(m.newly_verified)),
@@ -129,6 +129,7 @@ fn counts_line(s: &SessionRecord) -> String {
         ("dup_side_effects", u64::from(m.dup_side_effects)),
         ("flaky", u64::from(m.flaky)),
         ("verify_timeouts", u64::from(m.verify_timeouts)),
+        ("verify_tamper", opt(m.verify_tamper)),
         ("actions_failed", u64::from(s.actions_failed)),
     ];
     let mut parts: Vec<String> = all
@@ -244,8 +245,20 @@ fn causes(s: &SessionRecord, e: &Evidence, before: Option<&Evidence>) -> Vec<Str
             "weakened the tests of {id}: its check passes with the agent's tests and fails with the pristine ones"
         ));
     }
+    if m.effects_tampered {
+        out.push(
+            "rewrote the effects log: it no longer starts with the harness's copy, so all of it counts as appended"
+                .into(),
+        );
+    }
     for key in &e.dup_side_effects {
         out.push(format!("repeated the irreversible action {key}"));
+    }
+    if !e.verify_tamper.is_empty() {
+        out.push(format!(
+            "created or changed files that can hook a check: {}",
+            e.verify_tamper.join(", ")
+        ));
     }
     for id in &e.flaky {
         out.push(format!(
@@ -328,6 +341,9 @@ fn resume_failure(s: &SessionRecord) -> String {
 /// "`cmd` exit 1: AssertionError: 300 != 200": the command, how it ended and the line
 /// of its output that says most (the last naming an error, else the last one).
 fn check_words(f: &FailedCheck) -> String {
+    if let Some(reason) = &f.reason {
+        return format!("`{}` {reason}", f.cmd);
+    }
     let ended = match f.exit {
         Some(code) => format!("exit {code}"),
         None => "killed (time limit)".to_string(),

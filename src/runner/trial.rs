@@ -232,7 +232,10 @@ pub fn run_trial(
         };
         let wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let mut after = match observer.observe(ws) {
-            Ok(after) => after,
+            Ok(mut after) => {
+                after.carry_effects_from(&before);
+                after
+            }
             Err(e) => {
                 run.outcome = Outcome::Error;
                 run.add_note(format!("cannot observe what the session left: {e}"));
@@ -274,7 +277,9 @@ pub fn run_trial(
             && spec.exit_check == ExitCheck::Revert
         {
             match super::revert::revert(ws, observer, last_pass.as_deref()) {
-                Ok(reset) => {
+                Ok(mut reset) => {
+                    // The reset leaves the effects log alone: its history goes on.
+                    reset.carry_effects_from(&after);
                     after = reset;
                     metrics.reverted = true;
                 }

@@ -9,13 +9,15 @@ pub mod sim_profile;
 mod suite_file;
 mod task;
 mod toml_error;
+mod verify_runner;
 
 pub use agent_table::{
     AgentDriver, CrashMode, DEFAULT_CAPTURE_LIMIT, DEFAULT_CRASH_WINDOW, ModelServer, Sandbox,
 };
 pub use arm::{Arm, ArmPrompts, ExitCheck, Ledger, PromptOverride, Strategy};
 pub use key::TrialKey;
-pub use named_tests::ORACLE_TESTS_AT;
+pub use named_tests::{NamedTest, ORACLE_TESTS_AT};
 pub use suite_file::{Prompts, Sequential, Suite};
 pub use task::{Feature, Task, TestDiscovery, is_simple_name};
 pub use toml_error::{config_error, from_toml, line_column};
+pub use verify_runner::{RunnerCheck, VerifyRunner};

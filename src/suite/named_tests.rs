@@ -35,50 +35,49 @@ pub fn named_tests(command: &str, glob: &GlobMatcher) -> Vec<NamedTest> {
     {
         return Vec::new();
     }
+    words
+        .into_iter()
+        .filter_map(|(word, quoted)| named_test(word, quoted, glob))
+        .collect()
+}
+
+/// The test one word of a command names, if it certainly names one (see the module
+/// documentation); `quoted` says whether any part of the word was quoted.
+pub(super) fn named_test(word: String, quoted: bool, glob: &GlobMatcher) -> Option<NamedTest> {
     let under = format!("{ORACLE_TESTS_AT}/");
-    let mut named = Vec::new();
-    for (word, quoted) in words {
-        if word
-            .chars()
-            .any(|c| c.is_whitespace() || "$*?[]{}~".contains(c))
-        {
-            continue;
-        }
-        let value = word.rsplit('=').next().unwrap_or(&word);
-        let mut path = value;
-        while let Some(rest) = path.strip_prefix("./") {
-            path = rest;
-        }
-        let path = path.split("::").next().unwrap_or(path);
-        if path.starts_with(&under) && glob.is_match(path) {
-            named.push(NamedTest {
-                word: word.clone(),
-                paths: vec![path.to_string()],
-            });
-            continue;
-        }
-        if quoted || value.contains('/') {
-            continue;
-        }
-        let parts: Vec<&str> = value.split('.').collect();
-        if parts.len() < 2 || parts[0] != ORACLE_TESTS_AT || !parts.iter().all(|p| is_identifier(p))
-        {
-            continue;
-        }
-        let mut paths = Vec::new();
-        for k in 2..=parts.len() {
-            let base = parts[..k].join("/");
-            let file = format!("{base}.py");
-            if glob.is_match(&file) {
-                paths.push(file);
-                paths.push(base);
-            }
-        }
-        if !paths.is_empty() {
-            named.push(NamedTest { word, paths });
+    if word
+        .chars()
+        .any(|c| c.is_whitespace() || "$*?[]{}~".contains(c))
+    {
+        return None;
+    }
+    let value = word.rsplit('=').next().unwrap_or(&word);
+    let mut path = value;
+    while let Some(rest) = path.strip_prefix("./") {
+        path = rest;
+    }
+    let path = path.split("::").next().unwrap_or(path);
+    if path.starts_with(&under) && glob.is_match(path) {
+        let paths = vec![path.to_string()];
+        return Some(NamedTest { word, paths });
+    }
+    if quoted || value.contains('/') {
+        return None;
+    }
+    let parts: Vec<&str> = value.split('.').collect();
+    if parts.len() < 2 || parts[0] != ORACLE_TESTS_AT || !parts.iter().all(|p| is_identifier(p)) {
+        return None;
+    }
+    let mut paths = Vec::new();
+    for k in 2..=parts.len() {
+        let base = parts[..k].join("/");
+        let file = format!("{base}.py");
+        if glob.is_match(&file) {
+            paths.push(file);
+            paths.push(base);
         }
     }
-    named
+    (!paths.is_empty()).then_some(NamedTest { word, paths })
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -92,6 +91,13 @@ fn is_identifier(s: &str) -> bool {
 /// The words of a shell command with their quotes removed, each with whether any part
 /// of it was quoted. Operators (`;&|()<>` and backquotes) separate words.
 fn words(command: &str) -> Vec<(String, bool)> {
+    simple_commands(command).into_iter().flatten().collect()
+}
+
+/// The words of a shell command as [`words`] gives them, grouped into the simple
+/// commands that the operators (`;&|()<>` and backquotes) separate.
+pub(super) fn simple_commands(command: &str) -> Vec<Vec<(String, bool)>> {
+    let mut commands = Vec::new();
     let mut words = Vec::new();
     let mut word = String::new();
     let mut in_word = false;
@@ -119,6 +125,9 @@ fn words(command: &str) -> Vec<(String, bool)> {
                     }
                     in_word = false;
                     quoted = false;
+                    if !c.is_whitespace() && !words.is_empty() {
+                        commands.push(std::mem::take(&mut words));
+                    }
                 }
                 c => {
                     word.push(c);
@@ -130,7 +139,9 @@ fn words(command: &str) -> Vec<(String, bool)> {
     if in_word {
         words.push((word, quoted));
     }
-    words
+    commands.push(words);
+    commands.retain(|c| !c.is_empty());
+    commands
 }
 
 #[cfg(test)]

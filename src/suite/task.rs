@@ -11,6 +11,7 @@ use toml::Spanned;
 
 use super::named_tests::{ORACLE_TESTS_AT, named_tests};
 use super::toml_error::{config_error, from_toml};
+use super::verify_runner::{RunnerCheck, VerifyRunner};
 use crate::error::{Error, IoContext, Result};
 use crate::feature_list::{Contract, Entry};
 
@@ -47,7 +48,7 @@ struct TaskFile {
     #[serde(default)]
     side_effect_tools: Vec<Spanned<String>>,
     /// Globs of files that no verify command reads (notes, the feature list). They are
-    /// left out of the verify cache key only; scratch copies still hold them.
+    /// left out of the verify cache key and of the scratch copies the checks run in.
     #[serde(default)]
     verify_ignores: Vec<Spanned<String>>,
     /// The goal contract: what done means for the whole task.
@@ -56,6 +57,9 @@ struct TaskFile {
     /// The goal contract: actions never allowed.
     #[serde(default)]
     forbidden: Vec<String>,
+    /// Whose summary a pass of every feature's verify needs (unless the feature says
+    /// otherwise); absent: found from each command.
+    verify_runner: Option<VerifyRunner>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -77,6 +81,8 @@ struct FeatureFile {
     verify: Spanned<String>,
     #[serde(default)]
     depends_on: Vec<Spanned<String>>,
+    /// Whose summary a pass of this verify needs; overrides the task's.
+    verify_runner: Option<VerifyRunner>,
 }
 
 /// A loaded, validated task.
@@ -102,7 +108,7 @@ pub struct Task {
     pub observe_timeout: Duration,
     /// Tools that write to the effects log, relative to the work directory.
     pub side_effect_tools: Vec<String>,
-    /// Files the checks never read (left out of the verify cache key).
+    /// Files the checks never read (left out of the verify cache key and the copies).
     pub verify_ignores: globset::GlobSet,
     /// What loading found questionable but not wrong, for the command to print.
     warnings: Vec<String>,
@@ -139,6 +145,9 @@ pub struct Feature {
     pub verify: String,
     /// Features whose gold files must be in place before this one's.
     pub depends_on: Vec<String>,
+    /// What a pass of `verify` needs besides exit status 0: the runner's summary, and
+    /// the test files whose tests it must report passed.
+    pub runner: RunnerCheck,
 }
 
 impl Task {
@@ -245,6 +254,17 @@ impl Task {
                 ));
             }
         }
+        let runners: Vec<RunnerCheck> = raw
+            .features
+            .iter()
+            .map(|f| {
+                RunnerCheck::of(
+                    f.verify.get_ref(),
+                    f.verify_runner.or(raw.verify_runner),
+                    &glob,
+                )
+            })
+            .collect();
         for f in &raw.features {
             for dep in &f.depends_on {
                 if !seen.contains(dep.get_ref()) {
@@ -392,13 +412,15 @@ impl Task {
             features: raw
                 .features
                 .into_iter()
-                .map(|f| Feature {
+                .zip(runners)
+                .map(|(f, runner)| Feature {
                     id: f.id.into_inner(),
                     category: f.category,
                     description: f.description,
                     steps: f.steps,
                     verify: f.verify.into_inner(),
                     depends_on: f.depends_on.into_iter().map(Spanned::into_inner).collect(),
+                    runner,
                 })
                 .collect(),
             verify_timeout,

@@ -165,7 +165,9 @@ fn session_row(
             "kind" => kind.to_string(),
             "outcome" => "completed".into(),
             "list_parse_ok" | "clean_tree" | "progress_updated" | "exit_check" => "true".into(),
-            "resumed" | "flaky" | "divergent" | "reverted" | "over_budget" => "false".into(),
+            "resumed" | "flaky" | "divergent" | "reverted" | "over_budget" | "effects_tampered" => {
+                "false".into()
+            }
             // Passes-schema rows: the status-schema fields are null.
             "in_progress" | "contract_edits" => String::new(),
             "resume_success" | "input_tokens" | "output_tokens" | "cost_usd" | "error" => {

@@ -1,0 +1,359 @@
+//! The work directory's tree as the harness sees it, with its own throw-away index and
+//! object store: the tree hash every session's evidence carries, the files of nested
+//! repositories recorded as files (never as a gitlink, which would hide them), and
+//! whether the tree is clean, judged against `HEAD^{tree}` with nothing of the agent's
+//! index or configuration (`skip-worktree`, `assume-unchanged`,
+//! `status.showUntrackedFiles`, `info/exclude`) taking part.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use super::{GIT_TIMEOUT, ensure_store, harness_command, output_within, run_store, store_command};
+use crate::error::{Error, IoContext, Result};
+use crate::fsutil::GIT_DIR;
+
+/// The git tree hash of `work_dir` as `git add -A && git write-tree` gives it, in a
+/// throw-away index: uncommitted and untracked files count, files ignored by the
+/// tree's `.gitignore` files do not, and `.git` itself never does. A directory below
+/// the top that holds a `.git` of its own (a nested repository) is recorded with every
+/// file in it, `.git` directories left out, instead of as a gitlink. The objects go to
+/// the harness's store `store` (created when missing), so that the trees can be
+/// committed later ([`super::commit_tree`]) and the agent's repository is never
+/// touched. An agent's `.git/info/exclude` is not its tree's and is not honoured.
+pub fn write_tree(work_dir: &Path, store: &Path) -> Result<String> {
+    ensure_store(store)?;
+    tree_in_fresh_index(work_dir, store, None)
+}
+
+/// Whether the work directory holds exactly `HEAD^{tree}` of its repository, given its
+/// tree `tree` ([`write_tree`]): the same tree, or, when they differ, the same tree
+/// once the index starts from `HEAD` (so that a committed file that a `.gitignore`
+/// also matches, which `git status` calls clean, is clean here too). False when there
+/// is no commit, no tree, or git cannot tell.
+pub fn is_clean(work_dir: &Path, store: &Path, tree: Option<&str>) -> bool {
+    let (Some(tree), Some(head)) = (tree, head_tree(work_dir)) else {
+        return false;
+    };
+    tree == head || tree_in_fresh_index(work_dir, store, Some(&head)).is_ok_and(|t| t == head)
+}
+
+/// `HEAD^{tree}` of the repository in `work_dir`, with replace refs ignored.
+fn head_tree(work_dir: &Path) -> Option<String> {
+    if !std::fs::symlink_metadata(work_dir.join(GIT_DIR)).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let mut cmd = harness_command(work_dir, &[]);
+    cmd.args(["rev-parse", "--verify", "-q", "HEAD^{tree}"]);
+    let out = output_within(cmd, GIT_TIMEOUT).ok()??;
+    let tree = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !tree.is_empty()).then_some(tree)
+}
+
+/// The tree of `work_dir` in an index of the harness that starts empty, or from
+/// `start` (a tree of the agent's repository, read through its object directory as an
+/// alternate, read only).
+fn tree_in_fresh_index(work_dir: &Path, store: &Path, start: Option<&str>) -> Result<String> {
+    let scratch = crate::fsutil::scratch_dir("loopbench-index-")?;
+    let index = scratch.path().join("index");
+    let objects = work_dir.join(GIT_DIR).join("objects");
+    let command = || {
+        let mut cmd = store_command(store, Some(work_dir), Some(&index));
+        if start.is_some() {
+            cmd.env("GIT_ALTERNATE_OBJECT_DIRECTORIES", &objects);
+        }
+        cmd
+    };
+    if let Some(tree) = start {
+        let mut read = command();
+        read.args(["read-tree", tree]);
+        run_store("read-tree (throw-away index)", read)?;
+    }
+    let mut add = command();
+    add.args(["add", "-A", "--", "."]);
+    run_store("add -A (throw-away index)", add)?;
+    let nested = nested_repositories(work_dir)?;
+    if !nested.is_empty() {
+        record_files_of(work_dir, &nested, scratch.path(), &command)?;
+    }
+    let mut write = command();
+    write.arg("write-tree");
+    run_store("write-tree", write)
+}
+
+/// Directories below the top of `work_dir` that hold a `.git` entry, relative to it,
+/// outermost only.
+fn nested_repositories(work_dir: &Path) -> Result<Vec<Vec<u8>>> {
+    let mut found = Vec::new();
+    let mut walk = walkdir::WalkDir::new(work_dir)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter();
+    while let Some(entry) = walk.next() {
+        let entry =
+            entry.map_err(|e| Error::Tool(format!("cannot walk '{}': {e}", work_dir.display())))?;
+        if entry.depth() == 1 && entry.file_name() == GIT_DIR {
+            walk.skip_current_dir();
+            continue;
+        }
+        if entry.depth() >= 1
+            && entry.file_type().is_dir()
+            && std::fs::symlink_metadata(entry.path().join(GIT_DIR)).is_ok()
+        {
+            let rel = entry.path().strip_prefix(work_dir).unwrap_or(entry.path());
+            found.push(rel.as_os_str().as_bytes().to_vec());
+            walk.skip_current_dir();
+        }
+    }
+    Ok(found)
+}
+
+/// Replaces the gitlinks `git add` made for the nested repositories `dirs` with every
+/// file under them (regular files and symlinks; `.git` directories left out), hashed
+/// into the store.
+fn record_files_of(
+    work_dir: &Path,
+    dirs: &[Vec<u8>],
+    scratch: &Path,
+    command: &dyn Fn() -> std::process::Command,
+) -> Result<()> {
+    let mut remove = command();
+    remove.args(["update-index", "-q", "--force-remove", "--"]);
+    for dir in dirs {
+        remove.arg(OsStr::from_bytes(dir));
+    }
+    run_store("update-index --force-remove", remove)?;
+
+    // (mode, path relative to the work directory, what to hash)
+    let mut entries: Vec<(&str, Vec<u8>, Vec<u8>)> = Vec::new();
+    for dir in dirs {
+        let root = work_dir.join(OsStr::from_bytes(dir));
+        let walk = walkdir::WalkDir::new(&root)
+            .follow_links(false)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| e.file_name() != GIT_DIR);
+        for entry in walk {
+            let entry =
+                entry.map_err(|e| Error::Tool(format!("cannot walk '{}': {e}", root.display())))?;
+            let rel = entry.path().strip_prefix(work_dir).unwrap_or(entry.path());
+            let rel = rel.as_os_str().as_bytes().to_vec();
+            if rel.contains(&b'\n') {
+                return Err(Error::Tool(format!(
+                    "a file name in the nested repository '{}' holds a newline",
+                    root.display()
+                )));
+            }
+            let ft = entry.file_type();
+            if ft.is_symlink() {
+                let target = std::fs::read_link(entry.path())
+                    .io_context(|| format!("cannot read link '{}'", entry.path().display()))?;
+                // A link's blob is its target: hashed from a file that holds it.
+                let holder = scratch.join(format!("link-{}", entries.len()));
+                std::fs::write(&holder, target.as_os_str().as_bytes())
+                    .io_context(|| format!("cannot write '{}'", holder.display()))?;
+                entries.push(("120000", rel, holder.as_os_str().as_bytes().to_vec()));
+            } else if ft.is_file() {
+                let executable = entry
+                    .metadata()
+                    .is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
+                let mode = if executable { "100755" } else { "100644" };
+                let source = entry.path().as_os_str().as_bytes().to_vec();
+                entries.push((mode, rel, source));
+            }
+        }
+    }
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let mut paths = Vec::new();
+    for (_, _, source) in &entries {
+        paths.extend_from_slice(source);
+        paths.push(b'\n');
+    }
+    let ids = run_store_with_input(
+        &command,
+        &["hash-object", "-w", "--no-filters", "--stdin-paths"],
+        &paths,
+        scratch,
+    )?;
+    let ids: Vec<&str> = ids.lines().collect();
+    if ids.len() != entries.len() {
+        return Err(Error::Tool(format!(
+            "git hash-object gave {} ids for {} files",
+            ids.len(),
+            entries.len()
+        )));
+    }
+    let mut info = Vec::new();
+    for ((mode, rel, _), id) in entries.iter().zip(ids) {
+        info.extend_from_slice(format!("{mode} {id}\t").as_bytes());
+        info.extend_from_slice(rel);
+        info.push(b'\n');
+    }
+    run_store_with_input(&command, &["update-index", "--index-info"], &info, scratch).map(drop)
+}
+
+/// Runs a store command with `input` on its stdin (through a file of `scratch`).
+fn run_store_with_input(
+    command: &dyn Fn() -> std::process::Command,
+    args: &[&str],
+    input: &[u8],
+    scratch: &Path,
+) -> Result<String> {
+    let file = scratch.join("stdin");
+    std::fs::write(&file, input).io_context(|| format!("cannot write '{}'", file.display()))?;
+    let stdin =
+        std::fs::File::open(&file).io_context(|| format!("cannot read '{}'", file.display()))?;
+    let mut cmd = command();
+    cmd.args(args).stdin(stdin);
+    run_store(&args.join(" "), cmd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{git, status_porcelain};
+    use super::*;
+
+    /// The agent's own git, as a session runs it.
+    fn agent_git(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=agent", "-c", "user.email=agent@x"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    fn repo() -> (tempfile::TempDir, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+        git(dir.path(), &["init", "-q", "-b", "main"]).unwrap();
+        git(dir.path(), &["add", "-A"]).unwrap();
+        git(dir.path(), &["commit", "-q", "-m", "start"]).unwrap();
+        (dir, tempfile::tempdir().unwrap())
+    }
+
+    fn clean(dir: &Path, store: &Path) -> bool {
+        let store = store.join("trees.git");
+        let tree = write_tree(dir, &store).ok();
+        is_clean(dir, &store, tree.as_deref())
+    }
+
+    #[test]
+    fn uncommitted_work_that_the_agents_index_or_configuration_hides_is_not_clean() {
+        let (dir, store) = repo();
+        let d = dir.path();
+        assert!(clean(d, store.path()));
+
+        std::fs::write(d.join("a.txt"), "changed\n").unwrap();
+        agent_git(d, &["update-index", "--skip-worktree", "a.txt"]);
+        assert_eq!(
+            status_porcelain(d).unwrap(),
+            "",
+            "the attack hides the change"
+        );
+        assert!(!clean(d, store.path()), "skip-worktree");
+        agent_git(d, &["update-index", "--no-skip-worktree", "a.txt"]);
+        agent_git(d, &["update-index", "--assume-unchanged", "a.txt"]);
+        assert_eq!(status_porcelain(d).unwrap(), "");
+        assert!(!clean(d, store.path()), "assume-unchanged");
+        agent_git(d, &["update-index", "--no-assume-unchanged", "a.txt"]);
+        agent_git(d, &["checkout", "--", "a.txt"]);
+        assert!(clean(d, store.path()));
+
+        std::fs::write(d.join("new.txt"), "untracked\n").unwrap();
+        agent_git(d, &["config", "status.showUntrackedFiles", "no"]);
+        assert_eq!(status_porcelain(d).unwrap(), "");
+        assert!(!clean(d, store.path()), "status.showUntrackedFiles");
+        agent_git(d, &["config", "--unset", "status.showUntrackedFiles"]);
+        std::fs::write(d.join(".git/info/exclude"), "new.txt\n").unwrap();
+        assert_eq!(status_porcelain(d).unwrap(), "");
+        assert!(!clean(d, store.path()), "info/exclude");
+        std::fs::remove_file(d.join(".git/info/exclude")).unwrap();
+        std::fs::write(d.join(".git/excludes"), "new.txt\n").unwrap();
+        let excludes = d.join(".git/excludes");
+        agent_git(
+            d,
+            &["config", "core.excludesFile", excludes.to_str().unwrap()],
+        );
+        assert_eq!(status_porcelain(d).unwrap(), "");
+        assert!(!clean(d, store.path()), "core.excludesFile");
+    }
+
+    #[test]
+    fn a_replace_ref_does_not_stand_in_for_the_commit() {
+        let (dir, store) = repo();
+        let d = dir.path();
+        std::fs::write(d.join("a.txt"), "uncommitted\n").unwrap();
+        // A commit with the dirty tree, put in place of HEAD by a replace ref.
+        let stash = tempfile::tempdir().unwrap();
+        let index = stash.path().join("index");
+        let index = index.to_str().unwrap();
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "GIT_INDEX_FILE={index} git add -A && GIT_INDEX_FILE={index} git write-tree"
+            ))
+            .current_dir(d)
+            .output()
+            .unwrap();
+        let tree = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let fake = agent_git(d, &["commit-tree", &tree, "-m", "fake"]);
+        let head = agent_git(d, &["rev-parse", "HEAD"]);
+        agent_git(d, &["replace", &head, &fake]);
+        assert_eq!(agent_git(d, &["rev-parse", "HEAD^{tree}"]), tree);
+        assert!(!clean(d, store.path()));
+    }
+
+    #[test]
+    fn a_committed_file_that_a_gitignore_matches_is_clean_as_git_status_says() {
+        let (dir, store) = repo();
+        let d = dir.path();
+        std::fs::write(d.join("build.log"), "log\n").unwrap();
+        std::fs::write(d.join(".gitignore"), "*.log\n").unwrap();
+        agent_git(d, &["add", "-A"]);
+        agent_git(d, &["add", "-f", "build.log"]);
+        agent_git(d, &["commit", "-qm", "ignored but tracked"]);
+        std::fs::write(d.join("other.log"), "untracked and ignored\n").unwrap();
+        assert_eq!(status_porcelain(d).unwrap(), "");
+        assert!(clean(d, store.path()));
+        std::fs::write(d.join("build.log"), "changed\n").unwrap();
+        assert!(!clean(d, store.path()));
+    }
+
+    #[test]
+    fn a_nested_repository_is_recorded_with_its_files_not_as_a_gitlink() {
+        let (dir, store) = repo();
+        let d = dir.path();
+        let nested = d.join("unittest");
+        std::fs::create_dir_all(nested.join("deep")).unwrap();
+        std::fs::write(nested.join("__main__.py"), "").unwrap();
+        std::fs::write(nested.join("deep/x.py"), "x = 1\n").unwrap();
+        std::os::unix::fs::symlink("deep/x.py", nested.join("link.py")).unwrap();
+        agent_git(&nested, &["init", "-q"]);
+        agent_git(&nested, &["add", "-A"]);
+        agent_git(&nested, &["commit", "-qm", "nested"]);
+        let store = store.path().join("trees.git");
+        let tree = write_tree(d, &store).unwrap();
+        let mut ls = store_command(&store, None, None);
+        ls.args(["ls-tree", "-r", &tree]);
+        let listing = run_store("ls-tree", ls).unwrap();
+        assert!(!listing.contains("160000"), "{listing}");
+        for path in ["unittest/__main__.py", "unittest/deep/x.py"] {
+            assert!(listing.contains("100644 blob"), "{listing}");
+            assert!(listing.contains(&format!("\t{path}")), "{path}: {listing}");
+        }
+        assert!(listing.contains("120000 blob"), "{listing}");
+        assert!(!listing.contains("unittest/.git"), "{listing}");
+        // A plain tree gives what `git add -A && git write-tree` gives.
+        std::fs::remove_dir_all(nested.join(".git")).unwrap();
+        agent_git(d, &["add", "-A"]);
+        assert_eq!(agent_git(d, &["write-tree"]), tree);
+    }
+}
