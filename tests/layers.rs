@@ -15,6 +15,7 @@ const LAYERS: &[&str] = &[
     "timestamp",
     "seed",
     "fsutil",
+    "agent_file",
     "sandbox",
     "process_group",
     "process",
