@@ -12,6 +12,7 @@ const LAYERS: &[&str] = &[
     "exit_code",
     "error",
     "lines",
+    "terminal",
     "timestamp",
     "seed",
     "fsutil",
