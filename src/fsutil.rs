@@ -271,11 +271,12 @@ impl TreeSnapshot {
     }
 
     /// The file at `path` (relative, `/`-separated), if present.
+    ///
+    /// A linear search: the walk orders names per directory, which is not the order of
+    /// the joined paths (`feature_list/a` comes before `feature_list.json` in the walk,
+    /// after it as a string), so a binary search could miss a file that is there.
     pub fn get(&self, path: &str) -> Option<&TreeFile> {
-        self.files
-            .binary_search_by(|f| f.path.as_str().cmp(path))
-            .ok()
-            .and_then(|i| self.files.get(i))
+        self.files.iter().find(|f| f.path == path)
     }
 }
 
@@ -343,11 +344,12 @@ fn walk_error(root: &Path, e: walkdir::Error) -> Error {
     }
 }
 
-/// `path` relative to `root`, with `/` separators.
+/// `path` relative to `root`, with `/` separators, each component as [`name_text`]
+/// gives it: two paths that differ in any byte are two strings.
 pub fn relative_slash_path(root: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);
     rel.components()
-        .map(|c| c.as_os_str().to_string_lossy())
+        .map(|c| name_text(c.as_os_str()))
         .collect::<Vec<_>>()
         .join("/")
 }
@@ -355,6 +357,31 @@ pub fn relative_slash_path(root: &Path, path: &Path) -> String {
 /// Permission bits every copied directory keeps, whatever its source's: the harness
 /// must be able to fill it and remove it again.
 pub const COPIED_DIR_BITS: u32 = 0o700;
+/// A file name as text without losing a byte: valid UTF-8 stays as it is, a byte that is
+/// not valid UTF-8 becomes U+FFFD followed by its two hex digits (`\xff` → `�ff`), and a
+/// U+FFFD the name itself holds is written twice. Names are bytes: this way two names that
+/// differ only in invalid UTF-8 are two strings (a lossy conversion makes them one, and a
+/// deleted test file would go uncounted), and every UTF-8 name without U+FFFD is its own
+/// text.
+pub fn name_text(name: &std::ffi::OsStr) -> std::borrow::Cow<'_, str> {
+    use std::fmt::Write as _;
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = name.as_bytes();
+    if let Ok(text) = std::str::from_utf8(bytes)
+        && !text.contains('\u{fffd}')
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(&chunk.valid().replace('\u{fffd}', "\u{fffd}\u{fffd}"));
+        for byte in chunk.invalid() {
+            // Writing to a String cannot fail.
+            let _ = write!(out, "\u{fffd}{byte:02x}");
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
 
 /// Copies the tree under `src` into `dst` (created if needed), keeping permissions and
 /// copying symlinks as symlinks. With `skip_git`, `.git` at the top is left out.
@@ -546,6 +573,54 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_is_found_whatever_names_sort_around_it() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("feature_list")).unwrap();
+        let names = [
+            "feature_list/a",
+            "feature_list/b",
+            "feature_list/c",
+            "feature_list.json",
+        ];
+        for name in names {
+            std::fs::write(root.path().join(name), name).unwrap();
+        }
+        let tree = TreeSnapshot::read(root.path()).unwrap();
+        for name in names {
+            assert!(tree.get(name).is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn names_that_differ_only_in_invalid_utf8_are_two_paths() {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+        let root = tempfile::tempdir().unwrap();
+        let tests = root.path().join("tests");
+        std::fs::create_dir(&tests).unwrap();
+        for name in [
+            &b"test_\xff.py"[..],
+            b"test_\xfe.py",
+            "test_\u{fffd}ff.py".as_bytes(),
+        ] {
+            std::fs::write(tests.join(OsStr::from_bytes(name)), "def test_a(): pass\n").unwrap();
+        }
+        let tree = TreeSnapshot::read(root.path()).unwrap();
+        let paths: Vec<&str> = tree.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths.len(), 3, "{paths:?}");
+        let mut unique = paths.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), 3, "{paths:?}");
+        assert!(paths.contains(&"tests/test_\u{fffd}ff.py"), "{paths:?}");
+        assert!(
+            paths.contains(&"tests/test_\u{fffd}\u{fffd}ff.py"),
+            "{paths:?}"
+        );
+        assert_eq!(name_text(OsStr::new("plain é.py")), "plain é.py");
+    }
 
     #[test]
     fn confine_rejects_absolute_parent_and_symlink_escapes() {

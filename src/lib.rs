@@ -3,6 +3,7 @@
 //! writes reproducible tables. See docs/architecture.md for how the parts fit.
 
 pub mod agent;
+pub mod agent_file;
 pub mod cli;
 pub mod cmd;
 pub mod error;
@@ -27,6 +28,7 @@ pub mod seed;
 pub mod stats;
 pub mod store;
 pub mod suite;
+pub mod terminal;
 pub mod timestamp;
 pub mod workspace;
 

@@ -10,7 +10,8 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) if err.is_broken_pipe() => loopbench::exit_code::OK,
         Err(err) => {
-            eprintln!("error: {}", with_causes(&err));
+            // The message can quote what an agent wrote (a trace path, a file name).
+            eprintln!("error: {}", loopbench::terminal::block(&with_causes(&err)));
             err.exit_code()
         }
     };

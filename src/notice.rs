@@ -44,8 +44,10 @@ impl std::fmt::Display for Notice {
                 message,
             } => write!(
                 f,
-                "loopbench: {} session {session}: {message}",
-                key.trial_id
+                "loopbench: {} session {session}: {}",
+                key.trial_id,
+                // The message can quote the agent's own output.
+                crate::terminal::line(message)
             ),
             Notice::Stopping { signal, grace } => write!(
                 f,

@@ -207,3 +207,48 @@ fn a_row_missing_a_cell_and_a_word_in_a_count_column_are_refused() {
             "trials.csv:2: 15 cells where the header has 16",
         ));
 }
+
+#[test]
+fn more_premature_claims_than_claims_is_refused_at_its_line_and_column() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = example_run(tmp.path(), "bad");
+    let file = bad.join("sessions.csv");
+    let (k, n) = (
+        column(&file, "premature_claims"),
+        column(&file, "newly_claimed"),
+    );
+    edit_line(&file, 3, |mut cells| {
+        cells[n] = "1".into();
+        cells[k] = "3".into();
+        vec![cells]
+    });
+    assert_refused_everywhere(
+        tmp.path(),
+        &bad,
+        &format!(
+            "sessions.csv:3: column {} (premature_claims): 3 is more than 1 in column {} (newly_claimed)",
+            k + 1,
+            n + 1
+        ),
+    );
+}
+
+#[test]
+fn more_features_verified_than_features_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = example_run(tmp.path(), "bad");
+    let file = bad.join("trials.csv");
+    let k = column(&file, "features_verified");
+    edit_line(&file, 2, |mut cells| {
+        cells[k] = "9".into();
+        vec![cells]
+    });
+    assert_refused_everywhere(
+        tmp.path(),
+        &bad,
+        &format!(
+            "trials.csv:2: column {} (features_verified): 9 is more than",
+            k + 1
+        ),
+    );
+}

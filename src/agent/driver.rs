@@ -67,12 +67,46 @@ pub struct Usage {
     pub cost_usd: Option<f64>,
 }
 
+/// The largest count (turns, tokens) accepted from an agent, and the most any sum of
+/// them reaches: 2^63-1, the largest integer every reader of the records (the CSV
+/// tables' 64-bit signed columns among them) can hold.
+pub const MAX_COUNT: u64 = i64::MAX as u64;
+
+/// The largest cost accepted from an agent, in US dollars: 2^53, past which a dollar
+/// amount in a double no longer holds whole cents, let alone a sum of them.
+pub const MAX_COST_USD: f64 = 9_007_199_254_740_992.0;
+
+/// `a + b`, held at [`MAX_COUNT`].
+pub fn add_counts(a: u64, b: u64) -> u64 {
+    a.saturating_add(b).min(MAX_COUNT)
+}
+
 impl Usage {
-    /// Input plus output tokens; `None` when neither is known.
+    /// Input plus output tokens (held at [`MAX_COUNT`]); `None` when neither is known.
     pub fn tokens(&self) -> Option<u64> {
         match (self.input_tokens, self.output_tokens) {
             (None, None) => None,
-            (i, o) => Some(i.unwrap_or(0).saturating_add(o.unwrap_or(0))),
+            (i, o) => Some(add_counts(i.unwrap_or(0), o.unwrap_or(0))),
+        }
+    }
+
+    /// Why this usage cannot be a report: a count above [`MAX_COUNT`], or a cost that is
+    /// not a finite amount from 0 to [`MAX_COST_USD`]. `None` when every field is in range.
+    pub fn out_of_range(&self) -> Option<String> {
+        for (name, value) in [
+            ("turns", self.turns),
+            ("input_tokens", self.input_tokens),
+            ("output_tokens", self.output_tokens),
+        ] {
+            if let Some(v) = value.filter(|&v| v > MAX_COUNT) {
+                return Some(format!("{name} = {v} is above 2^63-1"));
+            }
+        }
+        match self.cost_usd {
+            Some(c) if !(c.is_finite() && (0.0..=MAX_COST_USD).contains(&c)) => {
+                Some(format!("cost_usd = {c} is not an amount from 0 to 2^53"))
+            }
+            _ => None,
         }
     }
 }
@@ -80,19 +114,22 @@ impl Usage {
 impl std::ops::Add for Usage {
     type Output = Usage;
 
-    /// Field-wise sum; a field stays `None` only when it is `None` on both sides.
+    /// Field-wise sum, counts held at [`MAX_COUNT`]; a field stays `None` only when it is
+    /// `None` on both sides.
     fn add(self, other: Usage) -> Usage {
-        fn sum<T: std::ops::Add<Output = T>>(a: Option<T>, b: Option<T>) -> Option<T> {
+        fn sum<T>(a: Option<T>, b: Option<T>, add: impl Fn(T, T) -> T) -> Option<T> {
             match (a, b) {
-                (Some(a), Some(b)) => Some(a + b),
+                (Some(a), Some(b)) => Some(add(a, b)),
                 (a, b) => a.or(b),
             }
         }
+        // Counts are held at MAX_COUNT rather than wrapping (or panicking); each part was
+        // checked on the way in, so only an absurd number of sessions gets there.
         Usage {
-            turns: sum(self.turns, other.turns),
-            input_tokens: sum(self.input_tokens, other.input_tokens),
-            output_tokens: sum(self.output_tokens, other.output_tokens),
-            cost_usd: sum(self.cost_usd, other.cost_usd),
+            turns: sum(self.turns, other.turns, add_counts),
+            input_tokens: sum(self.input_tokens, other.input_tokens, add_counts),
+            output_tokens: sum(self.output_tokens, other.output_tokens, add_counts),
+            cost_usd: sum(self.cost_usd, other.cost_usd, |a, b| a + b),
         }
     }
 }

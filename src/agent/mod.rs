@@ -10,5 +10,7 @@ pub mod replay;
 pub mod sim;
 pub mod trace;
 
-pub use driver::{Agent, SessionContext, SessionKind, SessionRun, Usage};
+pub use driver::{
+    Agent, MAX_COST_USD, MAX_COUNT, SessionContext, SessionKind, SessionRun, Usage, add_counts,
+};
 pub use outcome::Outcome;

@@ -213,10 +213,10 @@ fn apply(op: &Line, ctx: &SessionContext<'_>, run_actions: &RunActions) -> Resul
                 Err(failure) => return Ok(Applied::Failed(failure)),
             };
             let ws = ctx.workspace;
-            if !ws.effects_log.exists() {
-                // bwrap can only bind a file that exists.
-                std::fs::write(&ws.effects_log, "")
-                    .io_context(|| format!("cannot write '{}'", ws.effects_log.display()))?;
+            if std::fs::symlink_metadata(&ws.effects_log).is_err() {
+                // bwrap can only bind a file that exists. Created without following what
+                // stands there (a dangling symlink would lead the write outside).
+                crate::agent_file::replace(&ws.effects_log, b"")?;
             }
             let git_config_dir = ws.git_config.parent().unwrap_or(root);
             let layout = match run_actions {

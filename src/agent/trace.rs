@@ -260,13 +260,21 @@ impl Trace {
                     output_tokens,
                     cost_usd,
                 } => {
-                    current.usage = current.usage
-                        + Usage {
-                            turns,
-                            input_tokens,
-                            output_tokens,
-                            cost_usd,
-                        };
+                    let usage = Usage {
+                        turns,
+                        input_tokens,
+                        output_tokens,
+                        cost_usd,
+                    };
+                    if let Some(reason) = usage.out_of_range() {
+                        return Err(err(
+                            line_no,
+                            format!(
+                                "usage: {reason}; expected counts up to 2^63-1 and a cost from 0 to 2^53"
+                            ),
+                        ));
+                    }
+                    current.usage = current.usage + usage;
                 }
                 Line::End { status, .. } => {
                     current.outcome = status.into();

@@ -21,11 +21,12 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
         ),
     };
     let trace = checked_trace(&imported)?;
+    // Notes and session lines quote the transcript (paths, tool names, reasons).
     for note in &imported.notes {
-        eprintln!("warning: {note}");
+        eprintln!("warning: {}", crate::terminal::line(note));
     }
     for line in imported.session_lines() {
-        eprintln!("{line}");
+        eprintln!("{}", crate::terminal::line(&line));
     }
     eprintln!("{}", imported.summary());
     match &files.out {

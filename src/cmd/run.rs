@@ -26,6 +26,8 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             return Err(Error::BadInput("--replicates must be at least 1".into()));
         }
         suite.replicates = r;
+        crate::suite::check_plan_size(suite.arms.len(), suite.tasks.len(), r, "--replicates")
+            .map_err(Error::BadInput)?;
     }
     let look = args.look.map(|l| usize::try_from(l).unwrap_or(usize::MAX));
     if let Some(seq) = &suite.sequential {

@@ -14,7 +14,9 @@ use crate::store::{SESSIONS_JSONL, TRIALS_JSONL, read_jsonl};
 /// Runs the command; returns the exit code.
 pub fn run(args: &ShowArgs) -> Result<i32> {
     let text = show(&args.run_dir, args.trial_id.as_deref())?;
-    super::report::print(&text)?;
+    // Every line quotes records the agent's session filled; nothing in them reaches the
+    // terminal as a control sequence.
+    super::report::print(&crate::terminal::block(&text))?;
     Ok(exit_code::OK)
 }
 

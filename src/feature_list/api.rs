@@ -3,21 +3,19 @@
 
 use std::collections::BTreeSet;
 
-use super::json::{parse_json, parse_json_with, render_json, render_json_with};
-use super::markdown::{parse_markdown, parse_markdown_with, render_markdown, render_markdown_with};
-use super::yaml::{parse_yaml, parse_yaml_with, render_yaml, render_yaml_with};
+use super::json::{parse_json_with, render_json, render_json_with};
+use super::markdown::{parse_markdown_with, render_markdown, render_markdown_with};
+use super::tree::refuse_duplicate_ids;
+use super::yaml::{parse_yaml_with, render_yaml, render_yaml_with};
 use super::{Contract, Entry, FeatureList, ListFormat, ListSchema, ParseError};
 
 /// Parses a feature list file's text in the given format, under the passes schema.
 ///
-/// Markdown never fails; JSON and YAML fail on invalid syntax or a top level that is
-/// neither an array of entries nor an object with a `features` array.
+/// JSON and YAML fail on invalid syntax, a top level that is neither an array of entries
+/// nor an object with a `features` array, a `passes` that is not a boolean, or a list over
+/// the reader's size budget; every format fails on two entries with the same id.
 pub fn parse(format: ListFormat, text: &str) -> Result<FeatureList, ParseError> {
-    match format {
-        ListFormat::Json => parse_json(text),
-        ListFormat::Markdown => Ok(parse_markdown(text)),
-        ListFormat::Yaml => parse_yaml(text),
-    }
+    parse_with(format, ListSchema::Passes, text)
 }
 
 /// Parses a feature list file's text in the given format and schema.
@@ -25,17 +23,23 @@ pub fn parse(format: ListFormat, text: &str) -> Result<FeatureList, ParseError> 
 /// Under [`ListSchema::Passes`] this is [`parse`]. Under [`ListSchema::Status`] every
 /// format can also fail on a state word that is not one of the six, and Markdown on `[x]`
 /// with a state word other than `completed`; every parsed entry then has a `status`, with
-/// `passes` true exactly when it is `completed`.
+/// `passes` true exactly when it is `completed`. In both schemas a list in which two
+/// entries share an id is unparseable: a reader could take either entry's claim.
 pub fn parse_with(
     format: ListFormat,
     schema: ListSchema,
     text: &str,
 ) -> Result<FeatureList, ParseError> {
-    match format {
+    let list = match format {
         ListFormat::Json => parse_json_with(schema, text),
         ListFormat::Markdown => parse_markdown_with(schema, text),
         ListFormat::Yaml => parse_yaml_with(schema, text),
-    }
+    }?;
+    refuse_duplicate_ids(&list).map_err(|message| ParseError {
+        line: None,
+        message,
+    })?;
+    Ok(list)
 }
 
 /// Renders entries in the given format under the passes schema: deterministic, ending
@@ -447,8 +451,119 @@ mod tests {
             })
     }
 
+    /// Whether no two entries share an id (a list with a repeated id is unparseable).
+    fn unique_ids(entries: &[Entry]) -> bool {
+        let mut seen = BTreeSet::new();
+        entries.iter().all(|e| seen.insert(e.id.as_str()))
+    }
+
+    /// How an entry's claim is written in a generated JSON or YAML list: a boolean a
+    /// reader cannot misread, or a value a reader could take either way.
+    #[derive(Debug, Clone)]
+    enum Claim {
+        Plain(bool),
+        Absent,
+        Ambiguous(&'static str, &'static str),
+    }
+
+    fn claim() -> impl Strategy<Value = Claim> {
+        prop_oneof![
+            6 => any::<bool>().prop_map(Claim::Plain),
+            1 => Just(Claim::Absent),
+            // (JSON spelling, YAML spelling) of values a reader could take either way.
+            2 => prop::sample::select(vec![
+                ("1", "1"), ("0", "0"), ("\"yes\"", "yes"), ("\"true\"", "'true'"),
+                ("\"on\"", "On"), ("\"n\"", "N"), ("null", "~"), ("\"false\"", "OFF"),
+            ]).prop_map(|(j, y)| Claim::Ambiguous(j, y)),
+        ]
+    }
+
+    /// A list as a person reads it: ids, with each entry's claim; `None` when a person
+    /// could read it either way (an ambiguous value, an id given twice).
+    fn reference(items: &[(String, Claim)]) -> Option<Vec<(String, bool)>> {
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        for (id, claim) in items {
+            if !seen.insert(id.clone()) {
+                return None;
+            }
+            out.push((
+                id.clone(),
+                match claim {
+                    Claim::Plain(b) => *b,
+                    Claim::Absent => false,
+                    Claim::Ambiguous(..) => return None,
+                },
+            ));
+        }
+        Some(out)
+    }
+
+    fn read(format: ListFormat, text: &str) -> Option<Vec<(String, bool)>> {
+        parse(format, text)
+            .ok()
+            .map(|l| l.entries.into_iter().map(|e| (e.id, e.passes)).collect())
+    }
+
+    /// One visible Markdown entry line with `marker`, or a decoy inside a comment.
+    fn markdown_line(marker: &str, id: &str, passes: bool) -> String {
+        format!(
+            "{marker} [{}] **{id}** text\n",
+            if passes { "x" } else { " " }
+        )
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2_000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn json_and_yaml_readers_agree_with_a_person_on_generated_lists(
+            items in prop::collection::vec(("F[1-6]", claim()), 0..6),
+        ) {
+            let want = reference(&items);
+            let mut json = String::from("[");
+            let mut yaml = String::new();
+            for (i, (id, claim)) in items.iter().enumerate() {
+                if i > 0 {
+                    json.push(',');
+                }
+                let (j, y) = match claim {
+                    Claim::Plain(b) => (format!(", \"passes\": {b}"), format!("\n  passes: {b}")),
+                    Claim::Absent => (String::new(), String::new()),
+                    Claim::Ambiguous(j, y) => (format!(", \"passes\": {j}"), format!("\n  passes: {y}")),
+                };
+                json.push_str(&format!("{{\"id\": \"{id}\"{j}}}"));
+                yaml.push_str(&format!("- id: {id}{y}\n"));
+            }
+            json.push(']');
+            if items.is_empty() {
+                yaml.push_str("[]");
+            }
+            prop_assert_eq!(read(ListFormat::Json, &json), want.clone(), "{}", json);
+            prop_assert_eq!(read(ListFormat::Yaml, &yaml), want, "{}", yaml);
+        }
+
+        #[test]
+        fn the_markdown_reader_agrees_with_a_person_on_generated_lists(
+            visible in prop::collection::vec(("F[1-6]", any::<bool>(), prop::sample::select(vec!["-", "*", "+", "1.", "2)", "10."])), 0..6),
+            decoys in prop::collection::vec(("F[1-9]", any::<bool>(), 0..3usize), 0..4),
+        ) {
+            let items: Vec<(String, Claim)> = visible.iter().map(|(id, p, _)| (id.clone(), Claim::Plain(*p))).collect();
+            let want = reference(&items);
+            let mut text = String::from("# Feature list\n\n");
+            for (n, (id, passes, marker)) in visible.iter().enumerate() {
+                // Decoys go into comments a reader never sees, in one of three shapes.
+                for (decoy, claimed, shape) in decoys.iter().filter(|d| d.2 == n % 3) {
+                    text += &match shape {
+                        0 => format!("<!-- {}-->\n", markdown_line("-", decoy, *claimed)),
+                        1 => format!("<!--\n{}-->\n", markdown_line("1.", decoy, *claimed)),
+                        _ => format!("prose <!-- open\n{}still hidden --> shown prose\n", markdown_line("*", decoy, *claimed)),
+                    };
+                }
+                text += &markdown_line(marker, id, *passes);
+            }
+            prop_assert_eq!(read(ListFormat::Markdown, &text), want, "{}", text);
+        }
 
         #[test]
         fn clean_entries_round_trip_in_every_format(
@@ -456,7 +571,11 @@ mod tests {
         ) {
             for format in ListFormat::ALL {
                 let text = render(format, &entries);
-                prop_assert_eq!(parse(format, &text).map(|l| l.entries), Ok(entries.clone()));
+                if unique_ids(&entries) {
+                    prop_assert_eq!(parse(format, &text).map(|l| l.entries), Ok(entries.clone()));
+                } else {
+                    prop_assert!(parse(format, &text).is_err(), "a repeated id is refused:\n{}", text);
+                }
             }
         }
 
@@ -468,7 +587,11 @@ mod tests {
             let want = FeatureList { entries: entries.clone(), contract: contract.clone() };
             for format in ListFormat::ALL {
                 let text = render_with(format, ListSchema::Status, &contract, &entries, &RenderOptions::default());
-                prop_assert_eq!(parse_with(format, ListSchema::Status, &text), Ok(want.clone()), "{}", text);
+                if unique_ids(&entries) {
+                    prop_assert_eq!(parse_with(format, ListSchema::Status, &text), Ok(want.clone()), "{}", text);
+                } else {
+                    prop_assert!(parse_with(format, ListSchema::Status, &text).is_err(), "{}", text);
+                }
             }
         }
 
@@ -482,7 +605,11 @@ mod tests {
             let want = FeatureList { entries: kept, contract: contract.clone() };
             for format in [ListFormat::Json, ListFormat::Yaml] {
                 let text = render_with(format, ListSchema::Status, &contract, &entries, &RenderOptions::default());
-                prop_assert_eq!(parse_with(format, ListSchema::Status, &text), Ok(want.clone()));
+                if unique_ids(&want.entries) {
+                    prop_assert_eq!(parse_with(format, ListSchema::Status, &text), Ok(want.clone()));
+                } else {
+                    prop_assert!(parse_with(format, ListSchema::Status, &text).is_err());
+                }
             }
         }
 
@@ -492,7 +619,11 @@ mod tests {
             let kept: Vec<Entry> = entries.iter().filter(|e| !e.id.trim().is_empty()).cloned().collect();
             for format in [ListFormat::Json, ListFormat::Yaml] {
                 let text = render(format, &entries);
-                prop_assert_eq!(parse(format, &text).map(|l| l.entries), Ok(kept.clone()));
+                if unique_ids(&kept) {
+                    prop_assert_eq!(parse(format, &text).map(|l| l.entries), Ok(kept.clone()));
+                } else {
+                    prop_assert!(parse(format, &text).is_err());
+                }
             }
         }
     }

@@ -2,7 +2,9 @@
 //!
 //! Nesting depth is bounded by serde_json's built-in recursion limit (128 levels), which
 //! turns hostile inputs like ten thousand `[` into a [`ParseError`] instead of a stack
-//! overflow; real feature lists nest four levels deep at most.
+//! overflow; real feature lists nest four levels deep at most. Size is bounded too: a file
+//! past [`MAX_BYTES`], or one holding more than [`MAX_NODES`] values, is unparseable with
+//! that reason, so that a flat list of millions of values cannot cost gigabytes of memory.
 //!
 //! Under the passes schema the file is an array of entry objects with the keys `id`,
 //! `category`, `description`, `steps`, `passes` (plus `"blocked": true` after `passes` on
@@ -12,10 +14,11 @@
 
 use serde::Serialize;
 
-use super::tree::{self, Node};
+use super::tree;
 use super::{Contract, Entry, FeatureList, ListSchema, ParseError, RenderOptions, Status};
 
 /// Parses a JSON feature list (an array of entries, or an object with a `features` array).
+#[cfg(test)]
 pub(crate) fn parse_json(text: &str) -> Result<FeatureList, ParseError> {
     parse_json_with(ListSchema::Passes, text)
 }
@@ -24,7 +27,21 @@ pub(crate) fn parse_json(text: &str) -> Result<FeatureList, ParseError> {
 pub(crate) fn parse_json_with(schema: ListSchema, text: &str) -> Result<FeatureList, ParseError> {
     // Editors on Windows sometimes save a byte-order mark, which serde_json rejects.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let root: Node = serde_json::from_str(text).map_err(|e| error_from(&e))?;
+    if text.len() > MAX_BYTES {
+        return Err(ParseError {
+            line: None,
+            message: format!(
+                "the file holds {} bytes, more than the reader's budget of {MAX_BYTES}",
+                text.len()
+            ),
+        });
+    }
+    let left = std::cell::Cell::new(MAX_NODES);
+    let mut de = serde_json::Deserializer::from_str(text);
+    let root =
+        serde::de::DeserializeSeed::deserialize(tree::Bounded::new(&left, MAX_NODES), &mut de)
+            .and_then(|root| de.end().map(|()| root))
+            .map_err(|e| error_from(&e))?;
     let list = match schema {
         ListSchema::Passes => tree::to_feature_list(&root),
         ListSchema::Status => tree::to_status_list(&root),
@@ -34,6 +51,15 @@ pub(crate) fn parse_json_with(schema: ListSchema, text: &str) -> Result<FeatureL
         message,
     })
 }
+
+/// Most values (strings, numbers, arrays, objects, keys included) in one JSON list: the
+/// YAML reader's node budget, so that neither format lets a flat list of millions of
+/// values cost the harness gigabytes of memory.
+pub(crate) const MAX_NODES: usize = super::yaml::MAX_NODES;
+
+/// Largest JSON list read, in bytes (about 30 times a list of 10,000 entries of ten steps
+/// each would need).
+pub(crate) const MAX_BYTES: usize = 32 * 1024 * 1024;
 
 /// Renders entries as a pretty-printed JSON array with keys in declaration order.
 pub(crate) fn render_json(entries: &[Entry]) -> String {
@@ -221,12 +247,50 @@ mod tests {
     }
 
     #[test]
-    fn passes_accepts_true_and_false_strings() {
-        let text = r#"[{"id":"a","passes":"true"},{"id":"b","passes":" False "},
-                       {"id":"c","passes":"yes"},{"id":"d","passes":1}]"#;
+    fn passes_must_be_a_boolean_and_anything_else_makes_the_list_unparseable() {
+        let text = r#"[{"id":"a","passes":true},{"id":"b","passes":false},{"id":"c"}]"#;
         let list = parse_json(text).unwrap_or_default();
         let passes: Vec<bool> = list.entries.iter().map(|e| e.passes).collect();
-        assert_eq!(passes, [true, false, false, false]);
+        assert_eq!(passes, [true, false, false]);
+        for value in [
+            r#""true""#,
+            r#"" False ""#,
+            r#""yes""#,
+            "1",
+            "0",
+            "null",
+            "[]",
+        ] {
+            let text = format!(r#"[{{"id":"a","passes":true}},{{"id":"b","passes":{value}}}]"#);
+            let err = parse_json(&text)
+                .err()
+                .map(|e| e.message)
+                .unwrap_or_default();
+            assert!(
+                err.contains("\"b\"") && err.contains("passes must be true or false"),
+                "{value}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_flat_list_past_the_value_budget_is_refused_quickly_with_a_reason() {
+        let start = std::time::Instant::now();
+        let values = vec!["1"; MAX_NODES + 1].join(",");
+        let err = parse_json(&format!("[{values}]"))
+            .err()
+            .map(|e| e.message)
+            .unwrap_or_default();
+        assert!(err.contains("more than 250000 values"), "{err}");
+        let at_budget = vec!["1"; MAX_NODES - 1].join(",");
+        assert!(parse_json(&format!("[{at_budget}]")).is_ok());
+        let huge = " ".repeat(MAX_BYTES + 1);
+        let err = parse_json(&huge)
+            .err()
+            .map(|e| e.message)
+            .unwrap_or_default();
+        assert!(err.contains("budget"), "{err}");
+        assert!(start.elapsed() < std::time::Duration::from_secs(20));
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! The Markdown feature list format (`FEATURES.md`): a task list with bold ids.
 //!
 //! An entry is a task-list item such as `- [ ] **F1** description` (`[x]`/`[X]` = passes),
-//! with `*` or `+` bullets and any indentation allowed. Its steps are the following lines
-//! that are bullets indented deeper than the entry's bullet; blank lines between steps are
+//! with `*` or `+` bullets, or in a numbered list (`1. [x] **F1** ...`, `2) [ ] ...`), and
+//! any indentation allowed. Its steps are the following lines that are list items (bullets
+//! or numbers) indented deeper than the entry's marker; blank lines between steps are
 //! allowed, and any other non-blank line ends the steps. The category is the text of the
-//! nearest preceding `## ` heading. Lines inside ``` or ~~~ fences are ignored, and all
-//! other prose is skipped.
+//! nearest preceding `## ` heading. Lines inside ``` or ~~~ fences are ignored, text inside
+//! HTML comments (`<!-- ... -->`, over several lines too) is not read, since a reader of the
+//! rendered file never sees it, and all other prose is skipped. Two entries with the same
+//! id make the list unparseable (in both schemas).
 //!
 //! Choices where Markdown differs from the other formats:
 //! - Parsing never fails under the passes schema: any text is a valid list, possibly with
@@ -13,8 +16,8 @@
 //!   entry from prose. (The status schema refuses what it can tell: bad state words.)
 //! - Rendering is line-based, so newlines inside ids, categories, descriptions and steps
 //!   are replaced by spaces and surrounding whitespace is trimmed; a step whose text itself
-//!   looks like an entry line (`[ ] **X** ...`) reads back as an entry, and an id that
-//!   contains `**` cannot be represented.
+//!   looks like an entry line (`[ ] **X** ...`) reads back as an entry, an id that
+//!   contains `**` cannot be represented, and text holding `<!--` reads back as a comment.
 //! - A category that becomes empty after a non-empty one is rendered as a bare `##`
 //!   heading, so that the change survives a round trip.
 //!
@@ -64,7 +67,7 @@ pub(crate) fn parse_markdown(text: &str) -> FeatureList {
     let mut fence: Option<Fence> = None;
     // Indentation of the entry whose steps are being collected, if any.
     let mut open: Option<usize> = None;
-    for line in text.lines() {
+    for line in visible_lines(text) {
         let line = line.trim_end();
         if let Some(current) = fence {
             if current.is_closed_by(line) {
@@ -282,7 +285,7 @@ fn parse_status_markdown(text: &str) -> Result<FeatureList, ParseError> {
     let mut open: Option<usize> = None;
     // Whether the last entry has a note line yet.
     let mut noted = false;
-    for (index, line) in text.lines().enumerate() {
+    for (index, line) in visible_lines(text).into_iter().enumerate() {
         let line = line.trim_end();
         if let Some(current) = fence {
             if current.is_closed_by(line) {
@@ -477,14 +480,111 @@ fn indent_width(line: &str) -> usize {
     width
 }
 
-/// The text after a list bullet (`-`, `*` or `+` followed by whitespace or the line end).
+/// The text after a list marker: a bullet (`-`, `*` or `+`) or an ordered-list number
+/// (one to nine digits, then `.` or `)`), followed by whitespace or the line end. A task
+/// item in a numbered list is shown with its checkbox like one in a bulleted list, so it
+/// is read like one.
 fn bullet_text(body: &str) -> Option<&str> {
-    let rest = body.strip_prefix(['-', '*', '+'])?;
+    let digits = body.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = if (1..=9).contains(&digits) {
+        body.get(digits..)?.strip_prefix(['.', ')'])?
+    } else {
+        body.strip_prefix(['-', '*', '+'])?
+    };
     if rest.is_empty() || rest.starts_with([' ', '\t']) {
         Some(rest)
     } else {
         None
     }
+}
+
+/// Opens an HTML comment.
+const COMMENT_OPEN: &str = "<!--";
+/// Closes an HTML comment.
+const COMMENT_CLOSE: &str = "-->";
+
+/// The lines of `text` as a reader of the rendered file sees them: text inside HTML
+/// comments (`<!-- ... -->`, over several lines too) is removed, since it is not shown.
+/// One output line per input line, so line numbers stay those of the file.
+///
+/// As in CommonMark, a line that starts with `<!--` (after indentation) opens a comment
+/// block that hides every line up to and including the one holding `-->`, the rest of
+/// that line too; elsewhere a comment hides only its own span, and one left open at the
+/// end of a line hides the following lines up to `-->`. Lines inside code fences are
+/// passed on as they are (a fence shows `<!--` as text), and the parsers skip them.
+fn visible_lines(text: &str) -> Vec<Cow<'_, str>> {
+    let mut out = Vec::new();
+    let mut fence: Option<Fence> = None;
+    // Inside a comment: `Some(true)` for a comment block, which hides its closing line too.
+    let mut comment: Option<bool> = None;
+    for raw in text.lines() {
+        if let Some(current) = fence {
+            if current.is_closed_by(raw.trim_end()) {
+                fence = None;
+            }
+            out.push(Cow::Borrowed(raw));
+            continue;
+        }
+        let rest = match comment {
+            Some(block) => match raw.find(COMMENT_CLOSE) {
+                None => {
+                    out.push(Cow::Borrowed(""));
+                    continue;
+                }
+                Some(at) => {
+                    comment = None;
+                    if block {
+                        out.push(Cow::Borrowed(""));
+                        continue;
+                    }
+                    raw.get(at + COMMENT_CLOSE.len()..).unwrap_or("")
+                }
+            },
+            None => {
+                let body = raw.trim_start();
+                if let Some(after) = body.strip_prefix(COMMENT_OPEN) {
+                    if !after.contains(COMMENT_CLOSE) {
+                        comment = Some(true);
+                    }
+                    out.push(Cow::Borrowed(""));
+                    continue;
+                }
+                raw
+            }
+        };
+        // A fence's opening line is shown as it is (its info string is not HTML), and the
+        // parsers see the same line and open the same fence.
+        if let Some(opened) = Fence::opened_by(rest.trim_end()) {
+            fence = Some(opened);
+            out.push(Cow::Borrowed(rest));
+            continue;
+        }
+        if !rest.contains(COMMENT_OPEN) {
+            out.push(Cow::Borrowed(rest));
+            continue;
+        }
+        let mut shown = String::new();
+        let mut left = rest;
+        while let Some(at) = left.find(COMMENT_OPEN) {
+            shown.push_str(left.get(..at).unwrap_or(""));
+            let inside = left.get(at + COMMENT_OPEN.len()..).unwrap_or("");
+            match inside.find(COMMENT_CLOSE) {
+                Some(end) => left = inside.get(end + COMMENT_CLOSE.len()..).unwrap_or(""),
+                None => {
+                    comment = Some(false);
+                    left = "";
+                }
+            }
+        }
+        shown.push_str(left);
+        // What is left may open a fence; the parsers will see it so, and so does this.
+        if let Some(opened) = Fence::opened_by(shown.trim_end()) {
+            fence = Some(opened);
+            comment = None;
+        }
+        out.push(Cow::Owned(shown));
+    }
+    out
 }
 
 /// The text of a `## ` heading (a bare `##` is an empty heading); deeper levels do not count.
@@ -688,6 +788,50 @@ mod tests {
     fn lines_inside_code_fences_are_ignored() {
         let text = "```markdown\n- [ ] **X** example\n```\n~~~~\n- [ ] **Y** y\n~~~\n- [ ] **Z** still fenced\n~~~~\n- [ ] **A** a\n  - s\n  ```\n  - in fence\n  ```\n  - after fence\n````\n- [ ] **U** unclosed\n```\n";
         assert_eq!(summary(text), ["[ ]A||a|s"]);
+    }
+
+    #[test]
+    fn task_items_in_numbered_lists_are_entries_with_numbered_steps() {
+        let text = "1. [x] **F1** one\n   1. open\n   2) click\n2) [ ] **F2** two\n10. [X] **F3** three\n1234567890. [x] **F4** not a list item\n3.[x] **F5** no space\n";
+        assert_eq!(
+            summary(text),
+            ["[x]F1||one|open;click", "[ ]F2||two|", "[x]F3||three|"]
+        );
+    }
+
+    #[test]
+    fn text_inside_html_comments_is_not_read() {
+        let text = "## Core\n<!-- - [x] **F9** hidden -->\n- [ ] **F1** shown <!-- [x] --> too\n<!--\n- [x] **F2** hidden\n-->\n- [x] **F3** <!-- open\n- [x] **F4** hidden\n  still --> visible again\n<!-- a block --> - [x] **F5** hidden by the block\n```\n<!--\n```\n- [ ] **F6** after a fence\n";
+        assert_eq!(
+            summary(text),
+            [
+                "[ ]F1|Core|shown  too|",
+                "[x]F3|Core||",
+                "[ ]F6|Core|after a fence|"
+            ]
+        );
+        // A comment that is never closed hides the rest of the file.
+        assert_eq!(
+            summary("- [ ] **A** a\n<!--\n- [x] **B** b\n"),
+            ["[ ]A||a|"]
+        );
+    }
+
+    #[test]
+    fn the_status_schema_skips_comments_and_reads_numbered_items_too() {
+        let text = "# Goal\n<!-- not the goal -->\ng\n## Features\n1. [ ] **K1** (in_progress) a\n<!--\n2. [x] **K2** b\n-->\n";
+        let list = status(text).unwrap_or_default();
+        assert_eq!(list.contract.goal, "g");
+        assert_eq!(
+            list.entries
+                .iter()
+                .map(|e| (e.id.as_str(), e.state()))
+                .collect::<Vec<_>>(),
+            [("K1", Status::InProgress)]
+        );
+        // Line numbers of errors stay those of the file.
+        let err = status("## Features\n<!--\n-->\n- [ ] **K1** (done) x\n").err();
+        assert_eq!(err.and_then(|e| e.line), Some(4));
     }
 
     #[test]
@@ -1070,6 +1214,8 @@ mod tests {
             }).collect();
             // A step spelled like an entry line is read back as an entry (documented).
             prop_assume!(!expected.iter().flat_map(|e| &e.steps).any(|s| s.starts_with('[')));
+            // Text holding a comment opener reads back as a comment (documented).
+            prop_assume!(!format!("{entries:?}").contains(COMMENT_OPEN));
             prop_assert_eq!(parse_markdown(&render_markdown(&entries)).entries, expected);
         }
     }
@@ -1106,6 +1252,8 @@ mod tests {
             }).collect();
             // A step spelled like an entry line is read back as an entry (documented).
             prop_assume!(!expected_entries.iter().flat_map(|e| &e.steps).any(|s| s.starts_with('[')));
+            // Text holding a comment opener reads back as a comment (documented).
+            prop_assume!(!format!("{entries:?}{contract:?}").contains(COMMENT_OPEN));
             let expected = FeatureList {
                 entries: expected_entries,
                 contract: Contract {

@@ -155,6 +155,119 @@ impl<'de> Deserialize<'de> for Node {
     }
 }
 
+/// A [`Node`] deserializer that counts every value it builds against a shared budget, so
+/// that a reader whose parser has no node limit of its own (serde_json) stops a huge flat
+/// document after `max_nodes` values instead of building all of it.
+pub(crate) struct Bounded<'b> {
+    /// Values still allowed; each value built takes one.
+    left: &'b std::cell::Cell<usize>,
+    /// The budget it started with, for the error message.
+    max_nodes: usize,
+}
+
+impl<'b> Bounded<'b> {
+    /// A seed that builds one document of at most `max_nodes` values, counting in `left`
+    /// (set it to `max_nodes` first).
+    pub(crate) fn new(left: &'b std::cell::Cell<usize>, max_nodes: usize) -> Bounded<'b> {
+        Bounded { left, max_nodes }
+    }
+
+    fn take<E: de::Error>(&self) -> Result<(), E> {
+        match self.left.get().checked_sub(1) {
+            Some(rest) => {
+                self.left.set(rest);
+                Ok(())
+            }
+            None => Err(E::custom(format!(
+                "the document holds more than {} values (the reader's budget)",
+                self.max_nodes
+            ))),
+        }
+    }
+
+    fn again(&self) -> Bounded<'b> {
+        Bounded {
+            left: self.left,
+            max_nodes: self.max_nodes,
+        }
+    }
+}
+
+impl<'de> de::DeserializeSeed<'de> for Bounded<'_> {
+    type Value = Node;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Bounded<'_> {
+    type Value = Node;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Node, E> {
+        self.take()?;
+        NodeVisitor.visit_bool(v)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Node, E> {
+        self.take()?;
+        NodeVisitor.visit_i64(v)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Node, E> {
+        self.take()?;
+        NodeVisitor.visit_u64(v)
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Node, E> {
+        self.take()?;
+        NodeVisitor.visit_f64(v)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Node, E> {
+        self.take()?;
+        NodeVisitor.visit_str(v)
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Node, E> {
+        self.take()?;
+        NodeVisitor.visit_string(v)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Node, E> {
+        self.take()?;
+        Ok(Node::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Node, E> {
+        self.take()?;
+        Ok(Node::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+        self.take()?;
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(self.again())? {
+            items.push(item);
+        }
+        Ok(Node::Seq(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+        self.take()?;
+        let mut pairs = Vec::new();
+        while let Some(key) = map.next_key_seed(self.again())? {
+            let value = map.next_value_seed(self.again())?;
+            pairs.push((key, value));
+        }
+        Ok(Node::Map(pairs))
+    }
+}
+
 /// What the top level of the document must look like, for error messages.
 pub(crate) const SHAPE_EXPECTED: &str =
     "expected a top-level array of entries, or an object with an array under \"features\"";
@@ -162,10 +275,17 @@ pub(crate) const SHAPE_EXPECTED: &str =
 /// Applies the passes-schema tolerance rules: finds the entry array and keeps every item
 /// with a usable id.
 ///
-/// Returns `Err` with a message only when the top level has the wrong shape.
+/// Returns `Err` with a message when the top level has the wrong shape, or when an entry
+/// with a usable id has a `passes` that is not a boolean (see [`to_entry`]).
 pub(crate) fn to_feature_list(root: &Node) -> Result<FeatureList, String> {
+    let mut entries = Vec::new();
+    for item in entry_items(root)? {
+        if let Some(entry) = to_entry(item)? {
+            entries.push(entry);
+        }
+    }
     Ok(FeatureList {
-        entries: entry_items(root)?.iter().filter_map(to_entry).collect(),
+        entries,
         contract: Contract::default(),
     })
 }
@@ -247,15 +367,69 @@ fn common_fields(item: &Node) -> Option<Entry> {
     })
 }
 
-/// One item as a passes-schema entry, or `None` when it is not a map or has no usable id.
-fn to_entry(item: &Node) -> Option<Entry> {
-    let mut entry = common_fields(item)?;
-    entry.passes = match item.field("passes") {
-        Some(Node::Bool(b)) => *b,
-        Some(Node::Str(s)) => s.trim().eq_ignore_ascii_case("true"),
-        _ => false,
+/// One item as a passes-schema entry (`Ok(None)` when it is not a map or has no usable
+/// id), or the reason its `passes` cannot be read.
+///
+/// `passes` must be a boolean (`true`/`false`; YAML 1.2 also spells them `True`,
+/// `TRUE`, ...) or absent (not claimed). Anything else is a value a reader could take
+/// either way (`1`, `"yes"`, `"true"`, YAML 1.1 `yes`/`on`, which a YAML 1.2 parser reads
+/// as strings, or `null`), and two `passes` keys with different values are too: both
+/// refuse the whole list instead of counting it as false.
+fn to_entry(item: &Node) -> Result<Option<Entry>, String> {
+    let Some(mut entry) = common_fields(item) else {
+        return Ok(None);
     };
-    Some(entry)
+    entry.passes = match single_field(item, "passes", &entry.id)? {
+        None => false,
+        Some(Node::Bool(b)) => *b,
+        Some(other) => {
+            return Err(format!(
+                "feature {:?}: passes must be true or false, not {} ({})",
+                entry.id,
+                other.kind(),
+                other
+                    .scalar_text()
+                    .unwrap_or_else(|| other.kind().to_string())
+            ));
+        }
+    };
+    Ok(Some(entry))
+}
+
+/// The value of `key` in `item`, or an error naming the entry when the key is given twice
+/// with different values (a reader could take either one).
+fn single_field<'n>(item: &'n Node, key: &str, id: &str) -> Result<Option<&'n Node>, String> {
+    let Node::Map(pairs) = item else {
+        return Ok(None);
+    };
+    let mut values = pairs
+        .iter()
+        .filter(|(k, _)| matches!(k, Node::Str(s) if s == key))
+        .map(|(_, v)| v);
+    let first = values.next();
+    if let Some(first) = first
+        && values.any(|v| v != first)
+    {
+        return Err(format!(
+            "feature {id:?}: the key {key:?} is given twice with different values"
+        ));
+    }
+    Ok(first)
+}
+
+/// Refuses a list in which two entries have the same id: a reader could take either
+/// entry's claim.
+pub(crate) fn refuse_duplicate_ids(list: &FeatureList) -> Result<(), String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for entry in &list.entries {
+        if !seen.insert(entry.id.as_str()) {
+            return Err(format!(
+                "feature {:?} appears twice; a reader could take either entry",
+                entry.id
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// One item as a status-schema entry (`Ok(None)` when it is skipped as unusable), or the
@@ -264,7 +438,7 @@ fn to_status_entry(item: &Node) -> Result<Option<Entry>, String> {
     let Some(mut entry) = common_fields(item) else {
         return Ok(None);
     };
-    let state = match item.field("status") {
+    let state = match single_field(item, "status", &entry.id)? {
         None | Some(Node::Null) => Status::Pending,
         Some(Node::Str(word)) => word
             .parse::<Status>()
@@ -300,7 +474,10 @@ mod tests {
     #[test]
     fn duplicate_keys_resolve_to_the_last_value() {
         let item = map(&[("id", s("A")), ("id", s("B"))]);
-        assert_eq!(to_entry(&item).map(|e| e.id), Some("B".to_string()));
+        assert_eq!(
+            to_entry(&item).map(|e| e.map(|e| e.id)),
+            Ok(Some("B".to_string()))
+        );
     }
 
     #[test]
@@ -312,7 +489,7 @@ mod tests {
             Node::Float(1.5),
             Node::Seq(vec![]),
         ] {
-            assert_eq!(to_entry(&map(&[("id", id.clone())])), None, "{id:?}");
+            assert_eq!(to_entry(&map(&[("id", id.clone())])), Ok(None), "{id:?}");
         }
     }
 
@@ -327,19 +504,76 @@ mod tests {
                 Node::Seq(vec![Node::Float(0.5), Node::Null, Node::Bytes]),
             ),
         ]);
-        let entry = to_entry(&item);
+        let entry = to_entry(&item).ok().flatten();
         assert_eq!(entry.as_ref().map(|e| e.description.as_str()), Some("2.0"));
         assert_eq!(entry.as_ref().map(|e| e.category.as_str()), Some("true"));
         assert_eq!(entry.map(|e| e.steps), Some(vec!["0.5".to_string()]));
     }
 
     #[test]
-    fn passes_accepts_only_booleans_and_true_false_strings() {
-        let passes = |v: Node| to_entry(&map(&[("id", s("A")), ("passes", v)])).map(|e| e.passes);
-        assert_eq!(passes(Node::Bool(true)), Some(true));
-        assert_eq!(passes(s(" TRUE ")), Some(true));
-        assert_eq!(passes(s("yes")), Some(false));
-        assert_eq!(passes(Node::Int("1".into())), Some(false));
+    fn passes_accepts_only_booleans_and_refuses_every_other_value() {
+        let passes =
+            |v: Node| to_entry(&map(&[("id", s("A")), ("passes", v)])).map(|e| e.map(|e| e.passes));
+        assert_eq!(passes(Node::Bool(true)), Ok(Some(true)));
+        assert_eq!(passes(Node::Bool(false)), Ok(Some(false)));
+        assert_eq!(
+            to_entry(&map(&[("id", s("A"))])).map(|e| e.map(|e| e.passes)),
+            Ok(Some(false))
+        );
+        // A reader could take each of these either way, so none is silently false.
+        for value in [
+            s(" TRUE "),
+            s("true"),
+            s("false"),
+            s("yes"),
+            s("on"),
+            s("Y"),
+            Node::Int("1".into()),
+            Node::Int("0".into()),
+            Node::Float(1.0),
+            Node::Null,
+            Node::Seq(vec![Node::Bool(true)]),
+        ] {
+            let err = passes(value.clone()).err().unwrap_or_default();
+            assert!(
+                err.contains("\"A\"") && err.contains("passes"),
+                "{value:?}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_claim_key_given_twice_with_different_values_is_refused() {
+        let two = map(&[
+            ("id", s("A")),
+            ("passes", Node::Bool(false)),
+            ("passes", Node::Bool(true)),
+        ]);
+        assert!(to_entry(&two).is_err());
+        let same = map(&[
+            ("id", s("A")),
+            ("passes", Node::Bool(true)),
+            ("passes", Node::Bool(true)),
+        ]);
+        assert_eq!(to_entry(&same).map(|e| e.map(|e| e.passes)), Ok(Some(true)));
+        let states = map(&[
+            ("id", s("A")),
+            ("status", s("pending")),
+            ("status", s("completed")),
+        ]);
+        assert!(to_status_entry(&states).is_err());
+    }
+
+    #[test]
+    fn two_entries_with_one_id_are_refused() {
+        let root = Node::Seq(vec![
+            map(&[("id", s("A"))]),
+            map(&[("id", s("B"))]),
+            map(&[("id", s("A")), ("passes", Node::Bool(true))]),
+        ]);
+        let list = to_feature_list(&root).unwrap_or_default();
+        let err = refuse_duplicate_ids(&list).err().unwrap_or_default();
+        assert!(err.contains("\"A\"") && err.contains("twice"), "{err}");
     }
 
     fn status_entry(pairs: &[(&str, Node)]) -> Result<Option<Entry>, String> {

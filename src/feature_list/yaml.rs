@@ -60,6 +60,7 @@ fn options() -> Options {
 }
 
 /// Parses a YAML feature list (a sequence of entries, or a mapping with a `features` sequence).
+#[cfg(test)]
 pub(crate) fn parse_yaml(text: &str) -> Result<FeatureList, ParseError> {
     parse_yaml_with(ListSchema::Passes, text)
 }
@@ -330,11 +331,35 @@ mod tests {
     }
 
     #[test]
-    fn passes_accepts_true_and_false_strings_but_not_yaml_1_1_words() {
-        let text = "- {id: a, passes: 'true'}\n- {id: b, passes: ' FALSE '}\n- {id: c, passes: yes}\n- {id: d, passes: True}\n";
+    fn passes_reads_yaml_1_2_booleans_and_refuses_yaml_1_1_words_and_strings() {
+        let text = "- {id: a, passes: true}\n- {id: b, passes: FALSE}\n- {id: c}\n- {id: d, passes: True}\n";
         let list = parse_yaml(text).unwrap_or_default();
         let passes: Vec<bool> = list.entries.iter().map(|e| e.passes).collect();
         assert_eq!(passes, [true, false, false, true]);
+        // A YAML 1.1 reader takes these for booleans, a YAML 1.2 reader for strings.
+        for word in [
+            "yes",
+            "No",
+            "ON",
+            "off",
+            "y",
+            "N",
+            "'true'",
+            "' FALSE '",
+            "1",
+            "~",
+            "",
+        ] {
+            let text = format!("- {{id: a, passes: true}}\n- id: b\n  passes: {word}\n");
+            let err = parse_yaml(&text)
+                .err()
+                .map(|e| e.message)
+                .unwrap_or_default();
+            assert!(
+                err.contains("\"b\"") && err.contains("passes must be true or false"),
+                "{word}: {err}"
+            );
+        }
     }
 
     #[test]

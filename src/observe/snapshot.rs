@@ -2,11 +2,13 @@
 //! test counts per file, git status, the progress notes' hash and the effects log.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use super::hooks::{hook_files, verify_programs};
 use super::runner_summary::expected_tests;
 use super::verify::OracleTests;
 use super::verify::{Check, Failure, VerifyCache, VerifyRun};
+use crate::agent_file::{self, AgentFile, Links};
 use crate::error::{Error, Result};
 use crate::feature_list::{self, FeatureList, ListFormat, ListSchema};
 use crate::fsutil::{TreeSize, TreeSnapshot, skipped_with_parents, tree_size_within};
@@ -161,6 +163,40 @@ impl Observation {
     }
 }
 
+/// What a list file that is not a regular file of the tree is taken for.
+///
+/// A symlink is read through when it resolves to a regular file inside the work
+/// directory: a reader opening the list sees that file. One that resolves outside it,
+/// to nothing (dangling, or a loop), or to anything but a regular file, is unparseable
+/// with the reason: the harness does not read files outside the trial for the agent, and
+/// an unreadable list must not pass for a missing one (whose claims are none).
+fn list_through_link(
+    work_dir: &Path,
+    name: &str,
+    limit: u64,
+) -> std::result::Result<Vec<u8>, String> {
+    let link = work_dir.join(name);
+    let target = std::fs::canonicalize(&link).map_err(|e| {
+        format!("the list file is a symlink that resolves to nothing ({e}); it was not read")
+    })?;
+    let root = std::fs::canonicalize(work_dir)
+        .map_err(|e| format!("the work directory cannot be resolved ({e})"))?;
+    if !target.starts_with(&root) {
+        return Err(format!(
+            "the list file is a symlink to '{}', outside the work directory; it was not read",
+            target.display()
+        ));
+    }
+    match agent_file::read(&target, limit, Links::Refuse) {
+        Ok(AgentFile::Bytes(bytes)) => Ok(bytes),
+        Ok(AgentFile::Missing) => Err("the list file is a symlink to a file that is gone".into()),
+        Ok(other) => Err(other
+            .refusal("the list file's target", limit)
+            .unwrap_or_else(|| "the list file cannot be read".into())),
+        Err(e) => Err(format!("the list file cannot be read: {e}")),
+    }
+}
+
 /// Takes observations of one trial's work directory.
 pub struct Observer<'a> {
     task: &'a Task,
@@ -240,6 +276,37 @@ impl<'a> Observer<'a> {
         }
     }
 
+    /// The list file: from the tree, or through a symlink inside the work directory
+    /// (see [`list_through_link`]); any other non-regular file is unparseable.
+    fn read_list(&self, ws: &Workspace, tree: &TreeSnapshot) -> Result<ListState> {
+        let name = self.format.file_name();
+        let bytes: std::borrow::Cow<'_, [u8]> = match tree.get(name) {
+            Some(file) => std::borrow::Cow::Borrowed(&file.content),
+            None if tree.links.iter().any(|(path, _)| path == name) => {
+                match list_through_link(&ws.work_dir, name, self.task.max_tree_bytes) {
+                    Ok(bytes) => std::borrow::Cow::Owned(bytes),
+                    Err(reason) => return Ok(ListState::Unparseable(reason)),
+                }
+            }
+            None => match std::fs::symlink_metadata(ws.work_dir.join(name)) {
+                Ok(meta) => {
+                    return Ok(ListState::Unparseable(format!(
+                        "the list file is {}, not a regular file",
+                        crate::fsutil::file_kind(meta.file_type())
+                    )));
+                }
+                Err(_) => return Ok(ListState::Missing),
+            },
+        };
+        Ok(match std::str::from_utf8(&bytes) {
+            Err(_) => ListState::Unparseable("the file is not UTF-8 text".into()),
+            Ok(text) => match feature_list::parse_with(self.format, self.schema, text) {
+                Ok(list) => ListState::Parsed(list),
+                Err(e) => ListState::Unparseable(e.to_string()),
+            },
+        })
+    }
+
     /// Observes the work directory of `ws` without changing it. A tree past the task's
     /// `max_tree_bytes` or `max_tree_files`, one that is gone, or an observation that
     /// runs past `observe_timeout` is [`Error::Unobservable`].
@@ -279,16 +346,7 @@ impl<'a> Observer<'a> {
         };
         let tree = TreeSnapshot::read(&ws.work_dir)?;
 
-        let list = match tree.get(self.format.file_name()) {
-            None => ListState::Missing,
-            Some(file) => match std::str::from_utf8(&file.content) {
-                Err(_) => ListState::Unparseable("the file is not UTF-8 text".into()),
-                Ok(text) => match feature_list::parse_with(self.format, self.schema, text) {
-                    Ok(list) => ListState::Parsed(list),
-                    Err(e) => ListState::Unparseable(e.to_string()),
-                },
-            },
-        };
+        let list = self.read_list(ws, &tree)?;
 
         let overlay = self.oracle.as_ref().filter(|o| !o.already_in(&tree));
         let ignores = &self.task.verify_ignores;
@@ -349,20 +407,28 @@ impl<'a> Observer<'a> {
                 .any(|c| !c.is_whitespace())
         });
 
-        let effects_len = std::fs::metadata(&ws.effects_log).map_or(0, |m| m.len());
-        if effects_len > limit {
-            return Err(Error::Unobservable(format!(
-                "the effects log holds {effects_len} bytes, more than max_tree_bytes = {limit}"
-            )));
-        }
-        let effects = match std::fs::read(&ws.effects_log) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes)
+        // The agent may have put a FIFO, a device or a symlink to one there: never a
+        // blocking open, never an endless read.
+        let effects = match agent_file::read(&ws.effects_log, limit, Links::Refuse) {
+            Ok(AgentFile::Bytes(bytes)) => String::from_utf8_lossy(&bytes)
                 .lines()
                 .map(str::trim_end)
                 .filter(|l| !l.is_empty())
                 .map(str::to_string)
                 .collect(),
-            Err(_) => Vec::new(),
+            Ok(AgentFile::Missing) | Err(_) => Vec::new(),
+            Ok(AgentFile::TooLarge(len)) => {
+                return Err(Error::Unobservable(format!(
+                    "the effects log holds {len} bytes, more than max_tree_bytes = {limit}"
+                )));
+            }
+            Ok(refused) => {
+                return Err(Error::Unobservable(
+                    refused
+                        .refusal("the effects log", limit)
+                        .unwrap_or_else(|| "the effects log cannot be read".into()),
+                ));
+            }
         };
 
         let hooks = hook_files(&tree, &self.programs, |path, content, executable| {

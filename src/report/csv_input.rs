@@ -118,6 +118,15 @@ impl Cell {
     }
 }
 
+/// Count columns of one row of which the first counts part of what the second counts
+/// (k <= n): a session's premature claims are among its claims, a trial's verified
+/// features among its features. A row with more is refused, since no session can have
+/// produced it and every rate computed from it would be above 1.
+pub(crate) const PARTS_OF: [(&str, &str); 2] = [
+    ("premature_claims", "newly_claimed"),
+    ("features_verified", "features_total"),
+];
+
 /// The checks of one CSV file: its path, header, the columns to check and the key no
 /// two rows may share.
 pub(crate) struct Input<'a> {
@@ -125,6 +134,14 @@ pub(crate) struct Input<'a> {
     headers: &'a [String],
     columns: Vec<(&'a str, Cell)>,
     key: &'a [&'a str],
+}
+
+/// The pairs of [`PARTS_OF`] whose two columns are both in `has`.
+pub(crate) fn parts_in(has: impl Fn(&str) -> bool) -> Vec<(&'static str, &'static str)> {
+    PARTS_OF
+        .into_iter()
+        .filter(|(part, whole)| has(part) && has(whole))
+        .collect()
 }
 
 impl<'a> Input<'a> {
@@ -171,6 +188,9 @@ impl<'a> Input<'a> {
                 Cell::Kind => one_of(c, SessionKind::ALL.iter().map(|k| k.as_str())).not(),
                 Cell::Name | Cell::Flag | Cell::Text => lit(false),
             });
+        }
+        for (part, whole) in parts_in(has) {
+            bad.push(col(part).gt(col(whole)));
         }
         let any_bad = bad
             .into_iter()
@@ -234,6 +254,10 @@ pub(crate) fn check_rows(
         .filter_map(|(name, cell)| at(name).map(|i| (i, *name, *cell)))
         .collect();
     let key_at: Vec<usize> = key.iter().filter_map(|name| at(name)).collect();
+    let parts: Vec<(usize, &str, usize, &str)> = parts_in(|c| at(c).is_some())
+        .into_iter()
+        .filter_map(|(part, whole)| Some((at(part)?, part, at(whole)?, whole)))
+        .collect();
     let bad = |line: u64, message: String| Error::BadLine {
         file: path.to_path_buf(),
         line: usize::try_from(line).unwrap_or(usize::MAX),
@@ -258,6 +282,22 @@ pub(crate) fn check_rows(
         for &(i, name, cell) in &checked {
             if let Some(why) = cell.refuse(record.get(i).unwrap_or("")) {
                 return Err(bad(line, format!("column {} ({name}): {why}", i + 1)));
+            }
+        }
+        for &(p, part, w, whole) in &parts {
+            let value = |i: usize| record.get(i).and_then(|v| v.parse::<i64>().ok());
+            if let (Some(k), Some(n)) = (value(p), value(w))
+                && k > n
+            {
+                return Err(bad(
+                    line,
+                    format!(
+                        "column {} ({part}): {k} is more than {n} in column {} ({whole}); \
+                         {part} counts part of {whole}, so it is at most that",
+                        p + 1,
+                        w + 1
+                    ),
+                ));
             }
         }
         if key_at.len() == key.len() {

@@ -76,7 +76,9 @@ impl Progress {
     /// Prints a line on stderr, above the bars when they are drawn. Notices are shown
     /// even with `--quiet`: they are warnings, not progress.
     fn print(&self, line: &str) {
-        if self.multi.is_hidden() || self.multi.println(line).is_err() {
+        // A notice can quote what an agent printed.
+        let line = crate::terminal::block(line);
+        if self.multi.is_hidden() || self.multi.println(&line).is_err() {
             eprintln!("{line}");
         }
     }

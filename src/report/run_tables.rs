@@ -162,8 +162,20 @@ fn read_csv(
     } else {
         &["trial_id"]
     };
-    let input = Input::new(path, &headers, checked, key);
     let has = |name: &str| headers.iter().any(|h| h == name);
+    // The whole of each k <= n pair is read too, to check the pair, and dropped after.
+    let in_schema = |name: &str| schema.iter().chain(optional).any(|(n, _)| *n == name);
+    let bound_only: Vec<(&'static str, DataType)> = super::csv_input::parts_in(has)
+        .into_iter()
+        .flat_map(|(part, whole)| [part, whole])
+        .filter(|c| !in_schema(c))
+        .map(|c| (c, DataType::Int64))
+        .collect();
+    let checked = checked
+        .into_iter()
+        .chain(checked_columns(bound_only.iter()))
+        .collect();
+    let input = Input::new(path, &headers, checked, key);
     // Columns of older records that this file lacks: added afterwards as nulls.
     let absent: Vec<(&str, DataType)> = schema
         .iter()
@@ -178,6 +190,7 @@ fn read_csv(
                 .iter()
                 .filter(|(name, _)| headers.iter().any(|h| h == name)),
         )
+        .chain(&bound_only)
         .cloned()
         .collect();
     let overwrite: Schema = schema
@@ -193,6 +206,7 @@ fn read_csv(
         .and_then(|reader| reader.finish())
         .map_err(|e| input.explain(&e))?;
     input.check_frame(&df)?;
+    let df = df.drop_many(bound_only.iter().map(|(name, _)| *name));
     if absent.is_empty() {
         return Ok(df);
     }

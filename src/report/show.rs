@@ -8,6 +8,7 @@ use super::table::{Align, Table};
 use crate::agent::SessionKind;
 use crate::metrics::{Evidence, FailedCheck};
 use crate::record::{SessionRecord, TrialRecord};
+use crate::terminal;
 
 /// One line per trial: id, arm, task, why it ended, sessions, features verified.
 pub fn run_listing(trials: &[TrialRecord]) -> String {
@@ -60,7 +61,7 @@ pub fn trial_timeline(trial: &TrialRecord, sessions: &[SessionRecord]) -> String
         );
     }
     if let Some(error) = &trial.error {
-        let _ = writeln!(out, "error: {error}");
+        let _ = writeln!(out, "error: {}", terminal::line(error));
     }
     let mut previous: Option<&SessionRecord> = None;
     for s in sessions {
@@ -83,7 +84,11 @@ fn session_block(s: &SessionRecord, previous: Option<&SessionRecord>) -> String 
     if let Some(turns) = s.usage.turns {
         usage.push(format!("{turns} turns"));
     }
-    let tokens = s.usage.input_tokens.unwrap_or(0) + s.usage.output_tokens.unwrap_or(0);
+    let tokens = s
+        .usage
+        .input_tokens
+        .unwrap_or(0)
+        .saturating_add(s.usage.output_tokens.unwrap_or(0));
     if tokens > 0 {
         usage.push(format!("{tokens} tokens"));
     }
@@ -104,8 +109,10 @@ fn session_block(s: &SessionRecord, previous: Option<&SessionRecord>) -> String 
             "no evidence recorded (a record written before loopbench recorded evidence)".into(),
         ],
     };
+    // Sentences quote what the agent wrote (ids, descriptions, file names, check
+    // output): one line each, whatever they hold.
     for sentence in sentences {
-        let _ = writeln!(out, "  - {sentence}");
+        let _ = writeln!(out, "  - {}", terminal::line(&sentence));
     }
     out
 }

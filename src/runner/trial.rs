@@ -12,7 +12,7 @@ use super::gate::Gate;
 use super::prompt::{self, PromptVars};
 use super::repo_bundle::{SessionTree, write_bundle};
 use crate::agent::{Agent, SessionContext, SessionKind, SessionRun, Usage};
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Result};
 use crate::events::{Event, EventKind, EventSink};
 use crate::feature_list::{ListFormat, ListSchema};
 use crate::metrics::{
@@ -203,8 +203,9 @@ pub fn run_trial(
             SessionKind::Coding
         };
         let prompt = render_prompt(spec, kind, session);
-        std::fs::write(&ws.prompt_file, &prompt)
-            .io_context(|| format!("cannot write '{}'", ws.prompt_file.display()))?;
+        // A new file in place of whatever the last session left there: an open of a FIFO
+        // for writing would block the trial for good.
+        crate::agent_file::replace(&ws.prompt_file, prompt.as_bytes())?;
         let mut crash = seed::rng(spec.seed, &["crash", &session.to_string()]);
         let interrupt_at = (kind == SessionKind::Coding
             && spec.crash_rate > 0.0

@@ -226,6 +226,22 @@ impl Suite {
             None => None,
             Some(table) => Some(sequential(table, &err)?),
         };
+        // The plan is built in memory before anything runs: refuse one no machine can
+        // hold (or finish) here, with the key that sets it, not as an allocation abort.
+        let mut sizes = vec![(
+            "replicates",
+            *raw.replicates.get_ref(),
+            raw.replicates.span(),
+        )];
+        if let (Some(table), Some(seq)) = (&raw.sequential, &sequential) {
+            let span = table.get_ref().max_replicates.span();
+            sizes.push(("sequential.max_replicates", seq.max_replicates, span));
+        }
+        for (key, replicates, span) in sizes {
+            if let Err(message) = check_plan_size(arms.len(), tasks.len(), replicates, key) {
+                return Err(err(span, message));
+            }
+        }
         let prompts = read_prompts(&dir)?;
         let scenarios: Vec<&Path> = agents
             .values()
@@ -353,6 +369,29 @@ fn load_tasks(
         tasks.push(task);
     }
     Ok(tasks)
+}
+
+/// Most trials one run may plan (arms x tasks x replicates): ten million.
+pub const MAX_PLAN_TRIALS: u64 = 10_000_000;
+
+/// Refuses a plan of more than [`MAX_PLAN_TRIALS`] trials, naming `key` (the setting
+/// that gives `replicates`) in the message.
+pub fn check_plan_size(
+    arms: usize,
+    tasks: usize,
+    replicates: u32,
+    key: &str,
+) -> std::result::Result<u64, String> {
+    let trials = (arms as u64)
+        .checked_mul(tasks as u64)
+        .and_then(|n| n.checked_mul(u64::from(replicates)));
+    match trials {
+        Some(n) if n <= MAX_PLAN_TRIALS => Ok(n),
+        _ => Err(format!(
+            "{key} = {replicates} gives a plan of {} trials ({arms} arms x {tasks} tasks x              {replicates} replicates), more than the {MAX_PLAN_TRIALS} one run may hold;              lower {key} (or split the study into several suites)",
+            trials.map_or_else(|| "too many".to_string(), |n| n.to_string())
+        )),
+    }
 }
 
 /// The `[sequential]` table, checked.

@@ -468,16 +468,17 @@ impl CommandAgent {
             std::fs::create_dir_all(dir)
                 .io_context(|| format!("cannot create '{}'", dir.display()))?;
         }
-        std::fs::write(&files.usage_file, "")
-            .io_context(|| format!("cannot write '{}'", files.usage_file.display()))?;
+        // A new empty file, whatever the last session left there (a FIFO would block).
+        crate::agent_file::replace(&files.usage_file, b"")?;
         if let Some(log) = &files.model_log {
             // bwrap binds only what exists; a retried start begins the log anew.
             std::fs::write(log, "").io_context(|| format!("cannot write '{}'", log.display()))?;
         }
-        if self.sandbox.is_some() && !ctx.workspace.effects_log.exists() {
-            // bwrap can only bind a file that exists.
-            std::fs::write(&ctx.workspace.effects_log, "")
-                .io_context(|| format!("cannot write '{}'", ctx.workspace.effects_log.display()))?;
+        let log = &ctx.workspace.effects_log;
+        if self.sandbox.is_some() && std::fs::symlink_metadata(log).is_err() {
+            // bwrap can only bind a file that exists. Created without following what
+            // stands there (a dangling symlink would lead the write outside).
+            crate::agent_file::replace(log, b"")?;
         }
         Ok(files)
     }

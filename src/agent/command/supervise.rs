@@ -61,7 +61,7 @@ pub fn supervise(program: &str, args: &[String], status_file: &Path) -> i32 {
         Ok(child) => child,
         Err(e) => {
             // 127 as a shell reports a program it cannot run; the harness reads the file.
-            let _ = std::fs::write(status_file, format!("spawn {e}\n"));
+            let _ = crate::agent_file::replace(status_file, format!("spawn {e}\n").as_bytes());
             return 127;
         }
     };
@@ -78,7 +78,8 @@ pub fn supervise(program: &str, args: &[String], status_file: &Path) -> i32 {
     };
     sweep(None);
     let raw = status.map_or(Signal::SIGKILL as i32, |s| s.into_raw());
-    match std::fs::write(status_file, format!("{raw}\n")) {
+    // Replaced, not opened: the agent may have left a FIFO there.
+    match crate::agent_file::replace(status_file, format!("{raw}\n").as_bytes()) {
         Ok(()) => 0,
         Err(_) => 70,
     }
@@ -138,7 +139,7 @@ fn session_processes(me: Pid, group: Pid) -> Vec<Pid> {
 
 /// Reads the wait status a supervisor wrote; `None` when it wrote none (it was killed).
 pub fn read_status(status_file: &Path) -> Option<std::process::ExitStatus> {
-    let text = std::fs::read_to_string(status_file).ok()?;
+    let text = status_text(status_file)?;
     text.trim()
         .parse::<i32>()
         .ok()
@@ -147,6 +148,16 @@ pub fn read_status(status_file: &Path) -> Option<std::process::ExitStatus> {
 
 /// Why the supervisor could not start the agent, when that is what its file says.
 pub fn spawn_error(status_file: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(status_file).ok()?;
+    let text = status_text(status_file)?;
     text.strip_prefix("spawn ").map(|e| e.trim().to_string())
+}
+
+/// The text of a supervisor's status file, read without blocking on whatever stands
+/// there (it lies outside the work directory, where an unsandboxed agent can still
+/// reach it); `None` when it is missing or not a small regular file.
+fn status_text(status_file: &Path) -> Option<String> {
+    match crate::agent_file::read(status_file, 4096, crate::agent_file::Links::Refuse) {
+        Ok(crate::agent_file::AgentFile::Bytes(bytes)) => String::from_utf8(bytes).ok(),
+        _ => None,
+    }
 }

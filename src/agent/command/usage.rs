@@ -6,13 +6,14 @@
 //! skipped with a note, and junk lines in the stream never stop the parse. What an
 //! agent wrote can never fail the harness.
 
-use std::io::{BufReader, Read};
+use std::io::BufReader;
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
 use crate::agent::Usage;
 use crate::agent::trace::EndStatus;
+use crate::agent_file::{self, AgentFile, Links};
 use crate::lines::{BoundedLines, Line};
 
 /// The largest usage file read: the object has five fields, anything near this size is
@@ -78,20 +79,30 @@ pub fn read_reports(usage_file: &Path, stdout: &Path) -> Reported {
 /// Every field is optional; `status` is one of `completed`, `declared_complete`,
 /// `out_of_budget`, `interrupted` (the statuses of a trace's `end` line).
 pub fn read_usage_file(path: &Path) -> Option<Reported> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(USAGE_FILE_MAX + 1).read_to_end(&mut bytes))
-        .ok()?;
+    let mut reported = Reported::default();
+    // The agent may have left a FIFO or a device there: never a blocking open.
+    let bytes = match agent_file::read(path, USAGE_FILE_MAX, Links::Refuse) {
+        Ok(AgentFile::Bytes(bytes)) => bytes,
+        Ok(AgentFile::Missing) | Err(_) => return None,
+        Ok(AgentFile::TooLarge(_)) => {
+            reported.notes.push(format!(
+                "usage file: larger than {} KiB, not read",
+                USAGE_FILE_MAX / 1024
+            ));
+            return Some(reported);
+        }
+        Ok(other) => {
+            reported.notes.push(format!(
+                "usage file: {}",
+                other
+                    .refusal("it", USAGE_FILE_MAX)
+                    .unwrap_or_else(|| "not read".into())
+            ));
+            return Some(reported);
+        }
+    };
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return None;
-    }
-    let mut reported = Reported::default();
-    if bytes.len() as u64 > USAGE_FILE_MAX {
-        reported.notes.push(format!(
-            "usage file: larger than {} KiB, not read",
-            USAGE_FILE_MAX / 1024
-        ));
-        return Some(reported);
     }
     match serde_json::from_slice::<Value>(&bytes) {
         Ok(Value::Object(map)) => {
@@ -101,6 +112,7 @@ pub fn read_usage_file(path: &Path) -> Option<Reported> {
                 output_tokens: count(&map, "output_tokens", &mut reported.notes),
                 cost_usd: money(&map, "cost_usd", &mut reported.notes),
             };
+            refuse_out_of_range(&mut reported.usage, &mut reported.notes, "usage file");
             reported.status = match map.get("status") {
                 None | Some(Value::Null) => None,
                 Some(v) => match serde_json::from_value::<EndStatus>(v.clone()) {
@@ -171,6 +183,8 @@ pub fn report_result_line(map: &Map<String, Value>) -> Reported {
         output_tokens: token("output_tokens", &mut notes),
         cost_usd: money(map, "total_cost_usd", &mut notes),
     };
+    let mut usage = usage;
+    refuse_out_of_range(&mut usage, &mut notes, "the usage");
     let status = (map.get("subtype").and_then(Value::as_str) == Some("error_max_turns"))
         .then_some(EndStatus::OutOfBudget);
     Reported {
@@ -180,6 +194,17 @@ pub fn report_result_line(map: &Map<String, Value>) -> Reported {
             .into_iter()
             .map(|n| format!("stream-json result: {n}"))
             .collect(),
+    }
+}
+
+/// Refuses the whole report when one of its numbers is out of range (a count above
+/// 2^63-1, a cost past 2^53 dollars): a note says so and the usage is left unknown, so
+/// that one absurd record cannot break the tables, and no other number of a report
+/// that lied once is believed.
+fn refuse_out_of_range(usage: &mut Usage, notes: &mut Vec<String>, what: &str) {
+    if let Some(reason) = usage.out_of_range() {
+        notes.push(format!("{what}: {reason}; the usage report is refused"));
+        *usage = Usage::default();
     }
 }
 

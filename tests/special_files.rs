@@ -1,0 +1,229 @@
+//! Command agents that put a FIFO, a symlink to a device, or an absurd number where the
+//! harness expects its own files and counts: the usage file, the effects log, the prompt
+//! file. Each must be recorded as data, never hang the harness (the runs here are under
+//! `timeout`) and never cost the run its summary.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::command::{arm, script, sh_suite};
+use common::read_csv;
+
+/// Runs `suite` into `out` under `timeout 120`, one job; returns (exit code, stderr).
+fn run_bounded(suite: &Path, out: &Path) -> (Option<i32>, String) {
+    let output = Command::new("timeout")
+        .args(["-k", "10", "120"])
+        .arg(env!("CARGO_BIN_EXE_loopbench"))
+        .arg("run")
+        .arg(suite)
+        .args(["--quiet", "--jobs", "1", "--out"])
+        .arg(out)
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn agent(program: &str) -> String {
+    format!("[agents.a]\ndriver = \"command\"\nprogram = \"./{program}\"\ntimeout = \"60s\"\n\n")
+}
+
+#[test]
+fn fifos_in_place_of_the_usage_file_and_the_prompt_file_are_recorded_not_waited_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    script(
+        root,
+        "fifos.sh",
+        r#"cat > /dev/null
+if [ "$LOOPBENCH_SESSION" = 1 ]; then
+  for f in "$LOOPBENCH_USAGE_FILE" "$LOOPBENCH_PROMPT_FILE"; do
+    rm -f "$f" && mkfifo "$f"
+  done
+fi
+echo done > src/f$LOOPBENCH_SESSION.txt
+git add -A && git commit -qm work
+"#,
+    );
+    let suite = sh_suite(root, &agent("fifos.sh"), &arm("fifo", "a", 2, ""));
+    let out = root.join("out");
+    let (code, stderr) = run_bounded(&suite, &out);
+    assert_eq!(code, Some(0), "{stderr}");
+    let sessions = read_csv(&out.join("sessions.csv"));
+    assert_eq!(sessions.len(), 2, "{sessions:?}");
+    assert!(
+        sessions[0]["error"]
+            .contains("usage file: it is a FIFO, not a regular file; it was not read"),
+        "{:?}",
+        sessions[0]
+    );
+    // The prompt file was written anew for session 2, which ran and did its work.
+    assert_eq!(sessions[1]["outcome"], "completed", "{:?}", sessions[1]);
+    assert_eq!(sessions[1]["newly_verified"], "1", "{:?}", sessions[1]);
+    assert!(out.join("summary.md").is_file());
+}
+
+#[test]
+fn a_fifo_in_place_of_the_effects_log_makes_the_session_error_not_a_hang() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    script(
+        root,
+        "fifo-log.sh",
+        r#"cat > /dev/null
+rm -f "$LOOPBENCH_EFFECTS" && mkfifo "$LOOPBENCH_EFFECTS"
+"#,
+    );
+    let suite = sh_suite(root, &agent("fifo-log.sh"), &arm("fifo", "a", 2, ""));
+    let out = root.join("out");
+    let (code, stderr) = run_bounded(&suite, &out);
+    assert_eq!(code, Some(0), "{stderr}");
+    let sessions = read_csv(&out.join("sessions.csv"));
+    assert_eq!(sessions[0]["outcome"], "error", "{:?}", sessions[0]);
+    assert!(
+        sessions[0]["error"].contains("the effects log is a FIFO, not a regular file"),
+        "{:?}",
+        sessions[0]
+    );
+    assert!(out.join("summary.md").is_file());
+}
+
+#[test]
+fn an_effects_log_that_is_a_symlink_to_a_device_is_not_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    script(
+        root,
+        "zero.sh",
+        r#"cat > /dev/null
+rm -f "$LOOPBENCH_EFFECTS" && ln -s /dev/zero "$LOOPBENCH_EFFECTS"
+"#,
+    );
+    let suite = sh_suite(root, &agent("zero.sh"), &arm("zero", "a", 1, ""));
+    let out = root.join("out");
+    let (code, stderr) = run_bounded(&suite, &out);
+    assert_eq!(code, Some(0), "{stderr}");
+    let sessions = read_csv(&out.join("sessions.csv"));
+    assert!(
+        sessions[0]["error"].contains("the effects log is a symlink, not a regular file"),
+        "{:?}",
+        sessions[0]
+    );
+}
+
+#[test]
+fn a_usage_report_above_2_63_is_refused_with_a_note_and_the_run_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    script(
+        root,
+        "huge.sh",
+        r#"cat > /dev/null
+echo '{"turns": 3, "input_tokens": 18446744073709551615, "output_tokens": 5, "cost_usd": 4.5}' > "$LOOPBENCH_USAGE_FILE"
+"#,
+    );
+    let suite = sh_suite(root, &agent("huge.sh"), &arm("huge", "a", 2, ""));
+    let out = root.join("out");
+    let (code, stderr) = run_bounded(&suite, &out);
+    assert_eq!(code, Some(0), "{stderr}");
+    let sessions = read_csv(&out.join("sessions.csv"));
+    for s in &sessions {
+        assert!(
+            s["error"].contains(
+                "input_tokens = 18446744073709551615 is above 2^63-1; the usage report is refused"
+            ),
+            "{s:?}"
+        );
+        // No number of a report that lied once is believed.
+        assert_eq!(
+            (
+                s["turns"].as_str(),
+                s["input_tokens"].as_str(),
+                s["cost_usd"].as_str()
+            ),
+            ("", "", "")
+        );
+    }
+    assert!(out.join("summary.md").is_file());
+    // The run's records are usable by every reader.
+    for args in [vec!["report"], vec!["show"]] {
+        let status = Command::new(env!("CARGO_BIN_EXE_loopbench"))
+            .args(&args)
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            status.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&status.stderr)
+        );
+    }
+    let status = Command::new(env!("CARGO_BIN_EXE_loopbench"))
+        .arg("weekly")
+        .arg(root)
+        .arg("--out")
+        .arg(root.join("weekly"))
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+}
+
+#[test]
+fn a_plan_of_more_than_ten_million_trials_is_refused_by_validate_and_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    script(root, "noop.sh", "cat > /dev/null\n");
+    let suite = sh_suite(root, &agent("noop.sh"), &arm("one", "a", 1, ""));
+    let toml = suite.join("suite.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(
+        &toml,
+        text.replace("replicates = 1", "replicates = 4000000000"),
+    )
+    .unwrap();
+    for command in ["validate", "run"] {
+        let output = Command::new("timeout")
+            .arg("60")
+            .arg(env!("CARGO_BIN_EXE_loopbench"))
+            .arg(command)
+            .arg(&suite)
+            .args(if command == "run" {
+                vec!["--out", "out"]
+            } else {
+                vec![]
+            })
+            .current_dir(root)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{command}: {stderr}");
+        assert!(
+            stderr.contains("suite.toml:3:")
+                && stderr.contains("replicates = 4000000000 gives a plan of 4000000000 trials"),
+            "{command}: {stderr}"
+        );
+    }
+    // The --replicates override is held to the same limit.
+    std::fs::write(&toml, text).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_loopbench"))
+        .arg("run")
+        .arg(&suite)
+        .args(["--replicates", "4000000000", "--out", "out"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--replicates = 4000000000 gives a plan"),
+        "{stderr}"
+    );
+}
