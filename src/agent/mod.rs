@@ -4,6 +4,7 @@
 
 pub mod command;
 mod driver;
+mod failure;
 pub mod mock_model;
 mod outcome;
 pub mod replay;
@@ -11,4 +12,5 @@ pub mod sim;
 pub mod trace;
 
 pub use driver::{Agent, SessionContext, SessionKind, SessionRun, Usage};
+pub use failure::{Failure, FailureKind, classify_error_message};
 pub use outcome::Outcome;

@@ -189,6 +189,26 @@ pub fn compare_runs(
     let new_info = RunInfo::read(new)?;
     let base_agg = aggregate(base)?;
     let new_agg = aggregate(new)?;
+    // An arm whose every trial failed outside the agent is an arm with no data, not
+    // one nobody asked to judge: fail closed before anything is compared.
+    for run in [base, new] {
+        let attempts = super::attempts::Attempts::read(run, &[])?;
+        let empty: Vec<String> = attempts
+            .arms
+            .iter()
+            .filter(|(arm, a)| a.finished == 0 && arms.is_none_or(|named| named.contains(arm)))
+            .map(|(arm, a)| format!("'{arm}' ({} trials could not run)", a.unfinished()))
+            .collect();
+        if !empty.is_empty() {
+            return Err(Error::BadInput(format!(
+                "the run '{}' has no counted trial of arm {}: it has no data, so this is \
+                 not a pass; `loopbench resume {}` once the cause is fixed",
+                run.display(),
+                empty.join(", "),
+                run.display()
+            )));
+        }
+    }
     let mut order = base_info.order_arms(&base_agg.arms(), base_info.baseline.as_deref());
     if let Some(arms) = arms {
         for arm in arms {

@@ -16,6 +16,6 @@ pub use agent_table::{
 pub use arm::{Arm, ArmPrompts, ExitCheck, Ledger, PromptOverride, Strategy};
 pub use key::TrialKey;
 pub use named_tests::ORACLE_TESTS_AT;
-pub use suite_file::{Prompts, Sequential, Suite};
+pub use suite_file::{InfraPolicy, Prompts, Sequential, Suite};
 pub use task::{Feature, Task, TestDiscovery, is_simple_name};
 pub use toml_error::{config_error, from_toml, line_column};
