@@ -809,7 +809,9 @@ fn an_arm_whose_agent_never_starts_is_named_in_a_warning_in_the_summary_and_comp
         .args(["--metric", "premature_done"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("no counted trial of arm 'bad'"));
+        .stderr(predicate::str::contains(
+            "no data for arm 'bad' (2 trials could not run)",
+        ));
     // The tables keep their columns.
     let header = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     assert_eq!(

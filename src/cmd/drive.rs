@@ -179,6 +179,9 @@ pub(crate) fn drive(
     let summary = write_summary(&out, None, DEFAULT_CONFIDENCE)?;
     crate::report::html::write_run_html(&out, &summary)?;
     super::report::warn_unusable_arms(&summary);
+    for line in summary.attempts.agent_failure_lines() {
+        eprintln!("warning: {line}");
+    }
     Ok(Driven {
         summary,
         results,

@@ -1,16 +1,18 @@
 //! What the failed attempts of a run say per arm: trials that could not run (with
-//! their reasons, grouped), arms left with no counted trial, and each arm's share of
+//! their reasons, grouped), arms left with no counted trial, each arm's share of
 //! retried trials, with a warning when the arms differ in it (a difference in outages
-//! is itself a finding, and retries can select trials). Read from `failures.jsonl` and
-//! `trials.jsonl`; empty for a run without failures, so that its reports are unchanged.
+//! is itself a finding, and retries can select trials), and arms every session of which
+//! failed `agent`. Read from `failures.jsonl`, `trials.jsonl` and `sessions.jsonl`;
+//! empty for a run without failures, so that its reports are unchanged.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::agent::FailureKind;
 use crate::error::Result;
-use crate::record::{FailedSession, TrialRecord};
+use crate::record::{FailedSession, SessionRecord, TrialRecord};
 use crate::stats::{Alternative, fisher_exact};
-use crate::store::{FAILURES_JSONL, TRIALS_JSONL, read_jsonl};
+use crate::store::{FAILURES_JSONL, SESSIONS_JSONL, TRIALS_JSONL, read_jsonl};
 
 /// Significance level below which the arms' shares of retried trials are said to differ.
 pub const RETRY_ALPHA: f64 = 0.05;
@@ -49,14 +51,20 @@ impl ArmAttempts {
 pub struct Attempts {
     /// Per arm, in the order given to [`Attempts::read`]; empty when no attempt failed.
     pub arms: Vec<(String, ArmAttempts)>,
+    /// Arms every counted session of which failed `agent`, with their session counts.
+    pub all_agent_failures: Vec<(String, u64)>,
 }
 
 impl Attempts {
     /// Reads the run directory `dir`; `arms` gives the order (baseline first).
     pub fn read(dir: &Path, arms: &[String]) -> Result<Attempts> {
+        let all_agent_failures = all_agent_failures(dir, arms)?;
         let failed: Vec<FailedSession> = read_jsonl(&dir.join(FAILURES_JSONL))?;
         if failed.is_empty() {
-            return Ok(Attempts::default());
+            return Ok(Attempts {
+                all_agent_failures,
+                ..Attempts::default()
+            });
         }
         let trials: Vec<TrialRecord> = read_jsonl(&dir.join(TRIALS_JSONL))?;
         let mut by_arm: BTreeMap<String, ArmAttempts> = BTreeMap::new();
@@ -85,14 +93,31 @@ impl Attempts {
             }
         }
         ordered.extend(by_arm);
-        Ok(Attempts { arms: ordered })
+        Ok(Attempts {
+            arms: ordered,
+            all_agent_failures,
+        })
+    }
+
+    /// The warnings on arms every session of which failed `agent`: they ran, but
+    /// nothing in them ended the way the agent meant.
+    pub fn agent_failure_lines(&self) -> Vec<String> {
+        self.all_agent_failures
+            .iter()
+            .map(|(arm, n)| {
+                format!(
+                    "arm {arm}: every one of its {n} session{} failed `agent` (exited non-zero or was killed); its rows measure an agent that did not work",
+                    if *n == 1 { "" } else { "s" }
+                )
+            })
+            .collect()
     }
 
     /// One sentence per arm with trials that could not run, one per arm with no
     /// counted trial, and the warning on the shares of retried trials: what the
     /// verdict says about failures outside the agents.
     pub fn lines(&self) -> Vec<String> {
-        let mut lines = Vec::new();
+        let mut lines = self.agent_failure_lines();
         for (arm, a) in &self.arms {
             let n = a.unfinished();
             if n == 0 {
@@ -161,6 +186,23 @@ impl Attempts {
     }
 }
 
+/// The arms, in `order` (then any other), whose every counted session failed `agent`.
+fn all_agent_failures(dir: &Path, order: &[String]) -> Result<Vec<(String, u64)>> {
+    let mut by_arm: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for s in read_jsonl::<SessionRecord>(&dir.join(SESSIONS_JSONL))? {
+        let (n, k) = by_arm.entry(s.key.arm).or_default();
+        *n += 1;
+        *k += u64::from(s.failure == Some(FailureKind::Agent));
+    }
+    let mut arms: Vec<(String, u64)> = by_arm
+        .into_iter()
+        .filter(|(_, (n, k))| *n > 0 && k == n)
+        .map(|(arm, (n, _))| (arm, n))
+        .collect();
+    arms.sort_by_key(|(arm, _)| order.iter().position(|a| a == arm).unwrap_or(usize::MAX));
+    Ok(arms)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,6 +223,7 @@ mod tests {
     fn arms_that_could_not_run_are_named_with_their_grouped_reasons() {
         let a = Attempts {
             arms: vec![("a".into(), arm(3, 0, 0)), ("b".into(), arm(0, 0, 2))],
+            all_agent_failures: Vec::new(),
         };
         assert_eq!(
             a.lines(),
@@ -195,11 +238,13 @@ mod tests {
     fn a_difference_in_retried_shares_is_warned_about_only_when_fisher_says_so() {
         let same = Attempts {
             arms: vec![("a".into(), arm(10, 1, 0)), ("b".into(), arm(10, 2, 0))],
+            all_agent_failures: Vec::new(),
         };
         assert_eq!(same.retry_warning(), None);
         // scipy.stats.fisher_exact([[18, 2], [1, 19]]).pvalue = 5.4e-08
         let unequal = Attempts {
             arms: vec![("a".into(), arm(20, 1, 0)), ("b".into(), arm(20, 18, 0))],
+            all_agent_failures: Vec::new(),
         };
         let w = unequal.retry_warning().unwrap();
         assert!(w.contains("a 1/20, b 18/20"), "{w}");
