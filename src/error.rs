@@ -61,6 +61,27 @@ pub enum Error {
         /// Trials planned.
         planned: usize,
     },
+    /// The run stopped scheduling because going on could measure nothing (the provider
+    /// refused the key, or too many infrastructure failures in a row); `resume`
+    /// continues once the cause is fixed.
+    #[error("stopped: {cause}; {finished} of {planned} trials finished; once that is fixed, continue with `loopbench resume {}`", run_dir.display())]
+    Stopped {
+        /// The results directory.
+        run_dir: PathBuf,
+        /// Why no new session started.
+        cause: String,
+        /// Trials recorded.
+        finished: usize,
+        /// Trials planned.
+        planned: usize,
+    },
+    /// The engine's circuit breaker tripped for `cause`: no new session started. The
+    /// command that drove the run turns it into [`Error::Stopped`].
+    #[error("stopped: {cause}")]
+    Halted {
+        /// Why.
+        cause: String,
+    },
     /// A trial stopped early because the run is being cancelled; it is not recorded
     /// as finished, so `resume` runs it again.
     #[error("cancelled")]
@@ -87,7 +108,10 @@ impl Error {
             | Error::PathEscape { .. }
             | Error::BadInput(_) => exit_code::BAD_INPUT,
             Error::Io { .. } | Error::Tool(_) | Error::Unobservable(_) => exit_code::INTERNAL,
-            Error::Interrupted { .. } | Error::Cancelled => exit_code::INTERRUPTED,
+            Error::Interrupted { .. }
+            | Error::Cancelled
+            | Error::Stopped { .. }
+            | Error::Halted { .. } => exit_code::INTERRUPTED,
         }
     }
 

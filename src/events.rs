@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::agent::Failure;
 use crate::error::Result;
 pub use crate::notice::Notice;
 use crate::record::{SessionRecord, TrialKey, TrialRecord};
@@ -45,6 +46,17 @@ pub enum EventKind {
     SessionFinished(Box<SessionRecord>),
     /// A trial ended.
     TrialFinished(Box<TrialRecord>),
+    /// An attempt at a trial ended in a failure outside the agent: its sessions so far
+    /// are not the trial's (they belong in `failures.jsonl`), and no trial record follows
+    /// for this attempt.
+    AttemptFailed {
+        /// Which trial.
+        key: TrialKey,
+        /// Which attempt, from 1.
+        attempt: u32,
+        /// What failed.
+        failure: Failure,
+    },
     /// Every trial ended.
     RunFinished,
     /// Something a person watching should see now; never part of the results.

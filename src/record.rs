@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::{SessionKind, Usage};
+use crate::agent::{FailureKind, SessionKind, Usage};
 use crate::metrics::{Evidence, Outcome, SessionMetrics, TrialMetrics};
 pub use crate::suite::TrialKey;
 
@@ -36,6 +36,13 @@ pub struct SessionRecord {
     /// saw (`divergent` on the trace's session line). Absent in older records.
     #[serde(default)]
     pub divergent: bool,
+    /// Whose failure the session was, empty when none: `agent` counts, `infra` and
+    /// `auth` never reach `sessions.jsonl` (they go to `failures.jsonl`).
+    #[serde(default)]
+    pub failure: Option<FailureKind>,
+    /// The evidence behind `failure`, in words. JSONL only.
+    #[serde(default)]
+    pub failure_reason: Option<String>,
     /// What lies behind each count (docs/metrics.md, "Evidence"). JSONL only: the
     /// tables keep their columns. Null in records written before evidence existed.
     #[serde(default)]
@@ -61,6 +68,26 @@ pub struct TrialRecord {
     /// What the per-trial counts stand on. JSONL only.
     #[serde(default)]
     pub evidence: TrialEvidence,
+    /// Attempts the trial took: 1 when the first finished, more when attempts before
+    /// it failed for a cause outside the agent (they are in `failures.jsonl`).
+    #[serde(default = "one")]
+    pub attempts: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// One session of a failed attempt, as `failures.jsonl` holds it: the session record
+/// with the attempt it belonged to. A trial whose last record is here and not in
+/// `trials.jsonl` could not run; `resume` tries it again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailedSession {
+    /// 1-based attempt of the trial.
+    pub attempt: u32,
+    /// The session as it was observed.
+    #[serde(flatten)]
+    pub record: SessionRecord,
 }
 
 /// The ids behind a trial's counts.
@@ -72,7 +99,7 @@ pub struct TrialEvidence {
 
 /// Fields of the JSONL records that the CSV tables leave out: wall times differ
 /// between identical runs, and the tables must not.
-const JSONL_ONLY: &[&str] = &["wall_ms", "evidence"];
+const JSONL_ONLY: &[&str] = &["wall_ms", "evidence", "failure_reason"];
 
 /// The columns of a record type, derived from its fields in declaration order (what
 /// serde writes to the JSONL file), without the JSONL-only ones. A field added to a
@@ -139,6 +166,8 @@ impl SessionRecord {
             wall_ms: 0,
             error: None,
             divergent: false,
+            failure: None,
+            failure_reason: None,
             evidence: Some(Evidence::default()),
         }
     }
@@ -166,6 +195,7 @@ impl TrialRecord {
             wall_ms: 0,
             error: None,
             evidence: TrialEvidence::default(),
+            attempts: 1,
         }
     }
 }
@@ -220,6 +250,7 @@ mod tests {
                 "cost_usd",
                 "error",
                 "divergent",
+                "failure",
             ]
         );
         assert_eq!(
@@ -241,6 +272,7 @@ mod tests {
                 "output_tokens",
                 "cost_usd",
                 "error",
+                "attempts",
             ]
         );
     }

@@ -10,14 +10,16 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, IoContext, Result};
-use crate::record::{SESSION_COLUMNS, SessionRecord, TRIAL_COLUMNS, TrialRecord};
+use crate::record::{FailedSession, SESSION_COLUMNS, SessionRecord, TRIAL_COLUMNS, TrialRecord};
 use crate::runner::{Event, EventKind, EventSink};
 
+mod failures;
 mod lock;
 mod merge;
 mod output;
 
 pub use crate::fsutil::write_atomic;
+pub use failures::{prior_attempts, unfinished_trials};
 pub use lock::{LOCK_FILE, RunLock};
 pub use merge::merge_shards;
 pub use output::{check_output_dir, check_output_file, claim_new_run_dir};
@@ -30,6 +32,9 @@ pub const SESSIONS_JSONL: &str = "sessions.jsonl";
 pub const TRIALS_JSONL: &str = "trials.jsonl";
 /// The sim agent's ground truth, one line per session (never read by a metric).
 pub const SIM_TRUTH_JSONL: &str = "sim_truth.jsonl";
+/// Sessions of attempts that failed for a cause outside the agent, each with its
+/// attempt; never counted.
+pub const FAILURES_JSONL: &str = "failures.jsonl";
 /// Session table.
 pub const SESSIONS_CSV: &str = "sessions.csv";
 /// Trial table.
@@ -263,6 +268,11 @@ pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
 }
 
 /// Writes the results of a run as events arrive, holding the directory's lock.
+///
+/// A trial's session records are held until its attempt ends: with its trial record
+/// they go to `sessions.jsonl`, after a failure outside the agent to `failures.jsonl`,
+/// so that no session of a failed attempt is ever counted. A trial cut off before
+/// either leaves nothing, as `resume` would drop it anyway.
 pub struct RunWriter {
     dir: PathBuf,
     _lock: RunLock,
@@ -270,6 +280,8 @@ pub struct RunWriter {
     sessions: JsonlAppender,
     trials: JsonlAppender,
     truth: Option<JsonlAppender>,
+    failures: Option<JsonlAppender>,
+    pending: std::collections::HashMap<String, Vec<SessionRecord>>,
 }
 
 impl RunWriter {
@@ -282,6 +294,8 @@ impl RunWriter {
             sessions: JsonlAppender::open(&dir.join(SESSIONS_JSONL))?,
             trials: JsonlAppender::open(&dir.join(TRIALS_JSONL))?,
             truth: None,
+            failures: None,
+            pending: Default::default(),
             dir: dir.to_path_buf(),
             _lock: lock,
             manifest,
@@ -296,6 +310,8 @@ impl RunWriter {
             sessions: JsonlAppender::open(&dir.join(SESSIONS_JSONL))?,
             trials: JsonlAppender::open(&dir.join(TRIALS_JSONL))?,
             truth: None,
+            failures: None,
+            pending: Default::default(),
             dir,
             _lock: lock,
             manifest,
@@ -316,8 +332,40 @@ impl RunWriter {
 impl EventSink for RunWriter {
     fn handle(&mut self, event: &Event) -> Result<()> {
         match &event.kind {
-            EventKind::SessionFinished(record) => self.sessions.append(record.as_ref()),
-            EventKind::TrialFinished(record) => self.trials.append(record.as_ref()),
+            EventKind::SessionFinished(record) => {
+                self.pending
+                    .entry(record.key.trial_id.clone())
+                    .or_default()
+                    .push(record.as_ref().clone());
+                Ok(())
+            }
+            EventKind::TrialFinished(record) => {
+                // Sessions first: a crash between the two leaves sessions without their
+                // trial, which `resume` drops, never a trial without its sessions.
+                for session in self
+                    .pending
+                    .remove(&record.key.trial_id)
+                    .unwrap_or_default()
+                {
+                    self.sessions.append(&session)?;
+                }
+                self.trials.append(record.as_ref())
+            }
+            EventKind::AttemptFailed { key, attempt, .. } => {
+                if self.failures.is_none() {
+                    self.failures = Some(JsonlAppender::open(&self.dir.join(FAILURES_JSONL))?);
+                }
+                let sessions = self.pending.remove(&key.trial_id).unwrap_or_default();
+                match self.failures.as_mut() {
+                    Some(out) => sessions.into_iter().try_for_each(|record| {
+                        out.append(&FailedSession {
+                            attempt: *attempt,
+                            record,
+                        })
+                    }),
+                    None => Ok(()),
+                }
+            }
             EventKind::RunFinished => {
                 write_tables(&self.dir, &self.manifest.arms)?;
                 self.manifest.finished = Some(now_rfc3339());
@@ -354,6 +402,12 @@ pub fn prune_unfinished(dir: &Path, finished: &std::collections::BTreeSet<String
     rewrite_jsonl::<SessionRecord>(&dir.join(SESSIONS_JSONL), |s| {
         finished.contains(&s.key.trial_id)
     })?;
+    let failures = dir.join(FAILURES_JSONL);
+    if failures.exists() {
+        // Every failed attempt is kept; the rewrite only drops a torn last line, so
+        // that the next record is not appended to it.
+        rewrite_jsonl::<FailedSession>(&failures, |_| true)?;
+    }
     let truth = dir.join(SIM_TRUTH_JSONL);
     if truth.exists() {
         rewrite_jsonl::<serde_json::Value>(&truth, |t| {

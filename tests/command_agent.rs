@@ -334,29 +334,55 @@ fn a_killed_crash_interrupts_the_session_and_the_next_session_resumes() {
 }
 
 #[test]
-fn an_agent_program_that_vanishes_is_retried_with_backoff_then_recorded_as_an_error() {
+fn an_agent_program_that_vanishes_is_retried_with_backoff_then_recorded_as_an_infra_failure() {
+    // A program that cannot be started says nothing about the agent: the session is
+    // `infra`, its attempt goes to failures.jsonl, never to the tables, and with no
+    // trial retries left the run is not complete (exit 3).
     let tmp = tempfile::tempdir().unwrap();
     script(tmp.path(), "once.sh", "rm -f \"$0\"\n");
-    let agents = "[agents.once]\ndriver = \"command\"\nprogram = \"./once.sh\"\n";
+    let agents =
+        "infra_retries = 0\n\n[agents.once]\ndriver = \"command\"\nprogram = \"./once.sh\"\n";
     let suite = sh_suite(tmp.path(), agents, &arm("once", "once", 3, ""));
-    let ran = run_ok(&suite, &tmp.path().join("out"));
-    assert_eq!(ran.sessions.len(), 2, "an error session ends the trial");
-    assert_eq!(ran.sessions[0]["outcome"], "completed");
-    let failed = &ran.sessions[1];
+    let out = tmp.path().join("out");
+    let output = loopbench()
+        .arg("run")
+        .arg(&suite)
+        .args(["--quiet", "--jobs", "1", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(common::read_csv(&out.join("sessions.csv")).is_empty());
+    assert!(common::read_csv(&out.join("trials.csv")).is_empty());
+    let failed: Vec<serde_json::Value> = std::fs::read_to_string(out.join("failures.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(failed.len(), 2, "the attempt's two sessions: {failed:?}");
+    assert_eq!(failed[0]["outcome"], "completed");
+    assert_eq!(failed[0]["attempt"], 1);
+    let failed = &failed[1];
     assert_eq!(failed["outcome"], "error");
-    let error = &failed["error"];
+    assert_eq!(failed["failure"], "infra");
+    assert_eq!(
+        failed["failure_reason"],
+        "cannot start agent 'once': program './once.sh' not found (3 tries)"
+    );
+    let error = failed["error"].as_str().unwrap();
     assert!(error.contains("try 1 of 3 failed"), "{error}");
     assert!(error.contains("retrying in 200ms"), "{error}");
     assert!(error.contains("retrying in 400ms"), "{error}");
     assert!(error.contains("try 3 of 3 failed"), "{error}");
     assert!(error.contains("program './once.sh' not found"), "{error}");
-    assert_eq!(
-        ran.stderr.matches("retrying in").count(),
-        2,
-        "{}",
-        ran.stderr
+    assert_eq!(stderr.matches("retrying in").count(), 2, "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: arm 'once': 1 trial could not run (1 × infra: cannot start agent 'once'"
+        ),
+        "{stderr}"
     );
-    assert_eq!(ran.trials[0]["ended_by"], "error");
 }
 
 #[test]
@@ -737,14 +763,15 @@ fn resume_refuses_an_agent_program_that_vanished_before_anything_runs_or_is_rewr
 }
 
 #[test]
-fn an_arm_whose_agent_never_starts_is_named_in_a_warning_and_in_the_summary() {
+fn an_arm_whose_agent_never_starts_is_named_in_a_warning_in_the_summary_and_compare_exits_2() {
     let tmp = tempfile::tempdir().unwrap();
     script(tmp.path(), "ok.sh", "exit 0\n");
     // Found and executable, so the preflight passes, but exec fails: no interpreter.
     let broken = tmp.path().join("broken.sh");
     std::fs::write(&broken, "#!/nonexistent/loopbench-interpreter\n").unwrap();
     std::fs::set_permissions(&broken, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let agents = "[agents.ok]\ndriver = \"command\"\nprogram = \"./ok.sh\"\n\n\
+    let agents = "infra_retries = 1\ninfra_backoff = \"0s\"\n\n\
+                  [agents.ok]\ndriver = \"command\"\nprogram = \"./ok.sh\"\n\n\
                   [agents.broken]\ndriver = \"command\"\nprogram = \"./broken.sh\"\n";
     let arms = arm("good", "ok", 1, "") + &arm("bad", "broken", 1, "");
     let suite = sh_suite(tmp.path(), agents, &arms);
@@ -757,17 +784,34 @@ fn an_arm_whose_agent_never_starts_is_named_in_a_warning_and_in_the_summary() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
+    // Its sessions never ran, so they are `infra`, not counted, and the run is not
+    // complete: the arm is named with why, on stderr and in summary.md.
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
     assert!(
-        stderr
-            .contains("warning: arm with no usable sessions: bad (all 2 sessions ended in error)"),
+        stderr.contains(
+            "warning: arm 'bad': 2 trials could not run (2 × infra: cannot start agent 'broken'"
+        ),
         "{stderr}"
     );
-    assert!(!stderr.contains("sessions: good"), "{stderr}");
+    assert!(!stderr.contains("arm 'good'"), "{stderr}");
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
-    assert!(md.contains("## Arms with no usable sessions"), "{md}");
-    assert!(md.contains("bad (all 2 sessions ended in error)"), "{md}");
-    assert!(!md.contains("good (all"), "{md}");
+    assert!(
+        md.contains("- arm bad: 2 trials could not run (2 × infra: cannot start agent 'broken'"),
+        "{md}"
+    );
+    assert!(md.contains("it has no counted trial: no data"), "{md}");
+    assert!(!md.contains("arm good"), "{md}");
+    // An arm with no data is never a pass.
+    loopbench()
+        .arg("compare")
+        .arg(&out)
+        .arg(&out)
+        .args(["--metric", "premature_done"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no data for arm 'bad' (2 trials could not run)",
+        ));
     // The tables keep their columns.
     let header = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     assert_eq!(

@@ -204,7 +204,7 @@ fn a_row_missing_a_cell_and_a_word_in_a_count_column_are_refused() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
-            "trials.csv:2: 15 cells where the header has 16",
+            "trials.csv:2: 16 cells where the header has 17",
         ));
 }
 

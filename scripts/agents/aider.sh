@@ -22,7 +22,8 @@
 # Usage comes from aider's analytics log (--analytics-log, with --no-analytics: nothing
 # is sent anywhere): one message_send event per model call with its exact token counts
 # and cost (the "Tokens: 2.3k sent" lines aider prints are rounded; they are read when
-# there is no log). --no-stream: a streamed answer's usage is dropped by aider 0.86.2,
+# there is no log); a provider exception aider printed last (litellm.RateLimitError,
+# AuthenticationError, ...) becomes the usage file's `failure`. --no-stream: a streamed answer's usage is dropped by aider 0.86.2,
 # which then counts tokens with its own tokenizer (in the dry run 7,899 for the 8,592
 # the server reported); unstreamed it records the API's counts. aider's own files
 # (.aider.chat.history.md, .aider.input.history, .aider.tags.cache.v4/) are listed in
@@ -76,7 +77,7 @@ if [ -n "${LOOPBENCH_USAGE_FILE:-}" ]; then
     bin=${LOOPBENCH_BIN:-loopbench}
     # An aider that wrote no analytics log: its rounded "Tokens:" lines.
     if [ -s "$scratch/analytics.jsonl" ]; then
-        usage=(aider-analytics "$scratch/analytics.jsonl")
+        usage=(aider-analytics "$scratch/analytics.jsonl" --printed "$scratch/stdout")
     else
         usage=(aider "$scratch/stdout")
     fi

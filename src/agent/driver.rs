@@ -4,7 +4,7 @@ use std::ffi::OsString;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::Outcome;
+use crate::agent::{Failure, Outcome};
 use crate::error::Result;
 use crate::notice::Notice;
 use crate::workspace::Workspace;
@@ -152,6 +152,10 @@ pub struct SessionRun {
     pub truth: Option<serde_json::Value>,
     /// A replayed session whose importer reset a file to what the agent saw.
     pub divergent: bool,
+    /// Why the session did not run the way the agent meant, when the driver knows
+    /// from facts (an exit status, the CLI's structured output, the wrapper's report).
+    /// `None` from the sim and replay drivers, which cannot fail that way.
+    pub failure: Option<Failure>,
 }
 
 impl SessionRun {
@@ -165,6 +169,7 @@ impl SessionRun {
             bad_input: false,
             truth: None,
             divergent: false,
+            failure: None,
         }
     }
 

@@ -4,6 +4,7 @@
 
 pub mod command;
 mod driver;
+mod failure;
 pub mod mock_model;
 mod outcome;
 pub mod replay;
@@ -13,4 +14,5 @@ pub mod trace;
 pub use driver::{
     Agent, MAX_COST_USD, MAX_COUNT, SessionContext, SessionKind, SessionRun, Usage, add_counts,
 };
+pub use failure::{Failure, FailureKind, classify_error_message};
 pub use outcome::Outcome;

@@ -66,6 +66,7 @@ impl Agent for ReplayAgent {
             bad_input: false,
             truth: None,
             divergent: session.divergent,
+            failure: None,
         };
         let mut notes = Vec::new();
         for action in &session.actions {

@@ -400,6 +400,10 @@ pub struct UsageArgs {
     pub format: crate::agent::command::cli_usage::CliFormat,
     /// The captured stdout (aider: stdout and stderr).
     pub capture: PathBuf,
+    /// aider-analytics: aider's printed output too, for the provider exception that
+    /// ended the session (the analytics log does not record it).
+    #[arg(long, value_name = "CAPTURE")]
+    pub printed: Option<PathBuf>,
 }
 
 /// Arguments of `loopbench sim-agent`.

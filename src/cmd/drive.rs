@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
+use crate::exit_code;
+use crate::record::FailedSession;
 use crate::report::{DEFAULT_CONFIDENCE, Progress, SessionTable, Summary, write_summary};
 use crate::runner::{
     Event, EventKind, EventSink, Fanout, Plan, RunOptions, TrialResult, default_jobs, execute,
@@ -31,6 +33,62 @@ pub(crate) struct Driven {
     pub results: Vec<TrialResult>,
     /// Wall time of the run.
     pub elapsed: Duration,
+    /// Trials that could not run (retries exhausted): the last failed session of each.
+    pub unfinished: Vec<FailedSession>,
+}
+
+impl Driven {
+    /// Prints on stderr, per arm, how many trials could not run and why (the reasons
+    /// grouped), and names every arm left with no counted trial. Returns the exit code
+    /// of the command: 3 when a trial could not run (the run is not complete, `resume`
+    /// tries those again), else 0.
+    pub(crate) fn report_unfinished(&self, out: &std::path::Path) -> i32 {
+        if self.unfinished.is_empty() {
+            return exit_code::OK;
+        }
+        for line in unfinished_lines(&self.unfinished) {
+            eprintln!("{line}");
+        }
+        eprintln!(
+            "the run is not complete: once the cause is fixed, `loopbench resume {}` tries those trials again",
+            out.display()
+        );
+        exit_code::INTERRUPTED
+    }
+}
+
+/// One line per arm with trials that could not run: how many, and each reason with
+/// how many trials it ended.
+pub(crate) fn unfinished_lines(unfinished: &[FailedSession]) -> Vec<String> {
+    let mut by_arm: BTreeMap<&str, BTreeMap<String, u64>> = BTreeMap::new();
+    for f in unfinished {
+        let kind = f.record.failure.map_or("infra", |k| k.as_str());
+        let reason = f
+            .record
+            .failure_reason
+            .as_deref()
+            .unwrap_or("no reason recorded");
+        *by_arm
+            .entry(f.record.key.arm.as_str())
+            .or_default()
+            .entry(format!("{kind}: {reason}"))
+            .or_insert(0) += 1;
+    }
+    by_arm
+        .into_iter()
+        .map(|(arm, reasons)| {
+            let n: u64 = reasons.values().sum();
+            let grouped: Vec<String> = reasons
+                .into_iter()
+                .map(|(reason, k)| format!("{k} × {reason}"))
+                .collect();
+            format!(
+                "warning: arm '{arm}': {n} trial{} could not run ({})",
+                if n == 1 { "" } else { "s" },
+                grouped.join("; ")
+            )
+        })
+        .collect()
 }
 
 /// Runs `plan` into `writer`'s directory, then writes the tables and the summary files.
@@ -64,6 +122,10 @@ pub(crate) fn drive(
         seed: plan.suite_source().map_or(0, |s| s.seed),
         run_dir: out.clone(),
         keep_repos: writer.manifest().keep_repos,
+        infra: plan
+            .suite_source()
+            .map_or_else(Default::default, |s| s.infra),
+        prior_attempts: crate::store::prior_attempts(&out)?,
     };
     let outcome = {
         let mut sink = Fanout::new().with(&mut writer).with(&mut progress);
@@ -86,16 +148,29 @@ pub(crate) fn drive(
         }
         outcome
     };
+    let recorded = |out: &std::path::Path| -> Result<usize> {
+        Ok(crate::store::read_jsonl::<crate::record::TrialRecord>(
+            &out.join(crate::store::TRIALS_JSONL),
+        )?
+        .len())
+    };
     let results = match outcome {
         Ok(results) => results,
         Err(Error::Cancelled) => {
-            let finished = crate::store::read_jsonl::<crate::record::TrialRecord>(
-                &out.join(crate::store::TRIALS_JSONL),
-            )?
-            .len();
             return Err(Error::Interrupted {
+                finished: recorded(&out)?,
                 run_dir: out,
-                finished,
+                planned,
+            });
+        }
+        Err(Error::Halted { cause }) => {
+            for line in unfinished_lines(&crate::store::unfinished_trials(&out)?) {
+                eprintln!("{line}");
+            }
+            return Err(Error::Stopped {
+                finished: recorded(&out)?,
+                run_dir: out,
+                cause,
                 planned,
             });
         }
@@ -104,9 +179,13 @@ pub(crate) fn drive(
     let summary = write_summary(&out, None, DEFAULT_CONFIDENCE)?;
     crate::report::html::write_run_html(&out, &summary)?;
     super::report::warn_unusable_arms(&summary);
+    for line in summary.attempts.agent_failure_lines() {
+        eprintln!("warning: {line}");
+    }
     Ok(Driven {
         summary,
         results,
         elapsed: start.elapsed(),
+        unfinished: crate::store::unfinished_trials(&out)?,
     })
 }

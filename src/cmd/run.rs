@@ -8,7 +8,6 @@ use super::args::RunArgs;
 use super::drive::{DriveOptions, drive};
 use crate::agent::command;
 use crate::error::{Error, Result};
-use crate::exit_code;
 use crate::report::{Summary, underpowered};
 use crate::runner::Plan;
 use crate::store::{Manifest, RunWriter, SequentialStep, new_run_dir};
@@ -180,7 +179,7 @@ pub(crate) fn finish(
         driven.elapsed.as_secs_f64(),
         out.display()
     );
-    Ok(exit_code::OK)
+    Ok(driven.report_unfinished(&out))
 }
 
 /// Warns on stderr, per arm, when its premature-done sessions are too few to detect

@@ -292,7 +292,13 @@ pub(crate) fn run(
             quiet,
             session_table: false,
         };
-        summary = Some(drive(&plan, &finished_of_arm, writer, options)?.summary);
+        let driven = drive(&plan, &finished_of_arm, writer, options)?;
+        if !driven.unfinished.is_empty() {
+            // A look is judged on every trial it planned; one that could not run
+            // leaves the look open until `resume` runs it.
+            return Ok(driven.report_unfinished(&out));
+        }
+        summary = Some(driven.summary);
         let rows = sequencer.judge(&out, look, &decided.active)?;
         decided.take(look, rows, suite);
         write_json(&out, &decided.rows)?;

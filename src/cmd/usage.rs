@@ -18,7 +18,18 @@ pub fn run(args: &UsageArgs) -> Result<i32> {
             args.capture.display()
         ))
     })?;
-    let report = cli_usage::parse(args.format, &String::from_utf8_lossy(&bytes));
+    let mut report = cli_usage::parse(args.format, &String::from_utf8_lossy(&bytes));
+    if let Some(printed) = &args.printed {
+        let bytes = std::fs::read(printed).map_err(|e| {
+            Error::BadInput(format!(
+                "cannot read --printed capture '{}': {e}",
+                printed.display()
+            ))
+        })?;
+        report.failure = report
+            .failure
+            .or_else(|| cli_usage::printed_failure(&String::from_utf8_lossy(&bytes)));
+    }
     print(&format!("{}\n", report.to_json()))?;
     Ok(exit_code::OK)
 }

@@ -189,6 +189,34 @@ pub fn compare_runs(
     let new_info = RunInfo::read(new)?;
     let base_agg = aggregate(base)?;
     let new_agg = aggregate(new)?;
+    // An arm whose every trial failed outside the agent, or every session of which
+    // failed `agent`, is an arm with no data, not one nobody asked to judge: fail
+    // closed before anything is compared.
+    for run in [base, new] {
+        let attempts = super::attempts::Attempts::read(run, &[])?;
+        let judged = |arm: &String| arms.is_none_or(|named| named.contains(arm));
+        let empty: Vec<String> = attempts
+            .arms
+            .iter()
+            .filter(|(arm, a)| a.finished == 0 && judged(arm))
+            .map(|(arm, a)| format!("'{arm}' ({} trials could not run)", a.unfinished()))
+            .chain(
+                attempts
+                    .all_agent_failures
+                    .iter()
+                    .filter(|(arm, _)| judged(arm))
+                    .map(|(arm, n)| format!("'{arm}' (all {n} sessions failed `agent`)")),
+            )
+            .collect();
+        if !empty.is_empty() {
+            return Err(Error::BadInput(format!(
+                "the run '{}' has no data for arm {}, so this is not a pass; fix the cause \
+                 and `loopbench resume` or rerun it",
+                run.display(),
+                empty.join(", "),
+            )));
+        }
+    }
     let mut order = base_info.order_arms(&base_agg.arms(), base_info.baseline.as_deref());
     if let Some(arms) = arms {
         for arm in arms {

@@ -2,6 +2,7 @@
 //! summaries, comparisons, weekly trends and plots.
 
 pub mod aggregate;
+pub mod attempts;
 pub mod compare;
 mod csv_input;
 pub mod export;

@@ -156,6 +156,9 @@ pub struct Summary {
     pub aggregate: Aggregate,
     /// Where the looks stopped, when the run is sequential.
     pub sequential: Option<super::sequential_outcome::SequentialOutcome>,
+    /// Trials that could not run and retried shares, per arm (empty without
+    /// failed attempts).
+    pub attempts: super::attempts::Attempts,
 }
 
 impl Summary {
@@ -250,6 +253,7 @@ pub fn summarize(run_dir: &Path, baseline: Option<&str>, confidence: f64) -> Res
     let arms = info.order_arms(&present, baseline.or(manifest_baseline));
     let mut summary = compute(agg, info, arms, confidence);
     summary.sequential = super::sequential_outcome::SequentialOutcome::read(run_dir)?;
+    summary.attempts = super::attempts::Attempts::read(run_dir, &summary.arms)?;
     Ok(summary)
 }
 
@@ -352,6 +356,7 @@ fn compute(agg: Aggregate, info: RunInfo, arms: Vec<String>, confidence: f64) ->
         info,
         aggregate: agg,
         sequential: None,
+        attempts: Default::default(),
     }
 }
 

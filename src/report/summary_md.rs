@@ -44,6 +44,7 @@ pub fn render(s: &Summary) -> String {
     }
     let Some(baseline) = &s.baseline else {
         out += "No sessions or trials in this run.\n";
+        out += &super::verdict::Verdict::of(s).to_markdown();
         return out;
     };
     out += &super::verdict::Verdict::of(s).to_markdown();

@@ -66,6 +66,9 @@ pub struct Verdict {
     pub shard: Option<String>,
     /// Where a sequential run's looks stopped (None for any other run).
     pub sequential: Option<SequentialOutcome>,
+    /// Trials that could not run, arms with no counted trial, unequal retried shares
+    /// (empty when no attempt failed).
+    pub failures: Vec<String>,
 }
 
 impl Verdict {
@@ -78,6 +81,7 @@ impl Verdict {
         v.simulated = summary.info.simulated;
         v.shard = summary.info.shard.clone();
         v.sequential = summary.sequential.clone();
+        v.failures = summary.attempts.lines();
         v
     }
 
@@ -90,7 +94,11 @@ impl Verdict {
     /// console prints after a run and what `show RUN_DIR` opens with.
     pub fn to_text(&self) -> String {
         let Some(baseline) = &self.baseline else {
-            return "Verdict: no sessions or trials in this run.\n".into();
+            let mut out = String::from("Verdict: no sessions or trials in this run.\n");
+            for f in &self.failures {
+                out += &wrap_hanging("  ", f, TEXT_WIDTH);
+            }
+            return out;
         };
         let mut out = format!(
             "Verdict (vs baseline {baseline}; Holm-adjusted p < {}):\n",
@@ -134,13 +142,19 @@ impl Verdict {
                 out += &wrap_hanging("  ", w, TEXT_WIDTH);
             }
         }
+        if !self.failures.is_empty() {
+            out += "Failures outside the agents (not counted):\n";
+            for f in &self.failures {
+                out += &wrap_hanging("  ", f, TEXT_WIDTH);
+            }
+        }
         out
     }
 
     /// The verdict as the opening section of `summary.md`.
     pub fn to_markdown(&self) -> String {
         let Some(baseline) = &self.baseline else {
-            return String::new();
+            return self.failures.iter().map(|f| format!("- {f}\n")).collect();
         };
         let mut out = format!(
             "## Verdict\n\nArms that differ from the baseline **{baseline}** after Holm \
@@ -166,6 +180,12 @@ impl Verdict {
             out += "\nSample size:\n\n";
             for w in &self.warnings {
                 out += &format!("- {w}\n");
+            }
+        }
+        if !self.failures.is_empty() {
+            out += "\nFailures outside the agents (not counted; failures.jsonl has every failed attempt):\n\n";
+            for f in &self.failures {
+                out += &format!("- {f}\n");
             }
         }
         out
@@ -335,6 +355,7 @@ pub fn decide(rows: &[SummaryRow], baseline: Option<&str>, alpha: f64) -> Verdic
         simulated: false,
         shard: None,
         sequential: None,
+        failures: Vec::new(),
     }
 }
 

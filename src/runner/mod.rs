@@ -13,4 +13,4 @@ pub use crate::events::{Event, EventKind, EventSink, Fanout, Notice};
 pub use plan::{Plan, PlannedTrial, ReplayArm, ReplaySet, Source, TraceFile};
 pub use repo_bundle::{REPOS_DIR, bundle_path};
 pub use run::{RunOptions, Shard, default_jobs, execute};
-pub use trial::{TrialResult, TrialSpec, run_trial, session_env};
+pub use trial::{Attempt, TrialResult, TrialSpec, run_trial, session_env};

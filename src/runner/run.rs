@@ -2,27 +2,29 @@
 //! sinks on one thread, so reporters never need to be thread-safe. Every way in (a
 //! suite, recorded traces, a resumed run) is a [`Plan`] for the same [`execute`].
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
 use super::plan::{Plan, PlannedTrial, ReplaySet, Source};
-use super::trial::{Budgets, TrialResult, TrialSpec, run_trial};
+use super::trial::{Attempt, Budgets, TrialResult, TrialSpec, run_trial};
 use crate::agent::command::CommandAgent;
 use crate::agent::replay::{ReplayAgent, RunActions};
 use crate::agent::sim::{Profile, SimAgent};
+use crate::agent::{Failure, FailureKind};
 use crate::error::{Error, Result};
 use crate::events::{Event, EventKind, EventSink, Notice};
 use crate::observe::{Observer, VerifyCache};
 use crate::record::TrialKey;
 use crate::sandbox::{Hidden, Redactor};
 use crate::seed;
-use crate::suite::{AgentDriver, Ledger, Prompts, Suite};
+use crate::suite::{AgentDriver, InfraPolicy, Ledger, Prompts, Suite};
 use crate::workspace::Workspace;
 
 /// How long agents in flight may go on after Ctrl-C before they are signalled.
@@ -73,6 +75,66 @@ pub struct RunOptions {
     pub run_dir: PathBuf,
     /// Write a git bundle of every trial under `repos/` of the results directory.
     pub keep_repos: bool,
+    /// Retries and circuit breaker for failures outside the agent.
+    pub infra: InfraPolicy,
+    /// Attempts an earlier process already made at a trial (`failures.jsonl`, for
+    /// `resume`): the next one is numbered after them.
+    pub prior_attempts: BTreeMap<String, u32>,
+}
+
+/// Stops the run on a dead endpoint: a refused key at once, and `limit` infrastructure
+/// failures in a row across the run. Once tripped, no new trial or session starts
+/// (the `cancel` flag); sessions in flight finish.
+struct Breaker {
+    limit: u32,
+    in_a_row: AtomicU32,
+    cause: Mutex<Option<String>>,
+}
+
+impl Breaker {
+    fn new(limit: u32) -> Breaker {
+        Breaker {
+            limit: limit.max(1),
+            in_a_row: AtomicU32::new(0),
+            cause: Mutex::new(None),
+        }
+    }
+
+    /// A trial finished: the endpoint works.
+    fn finished(&self) {
+        self.in_a_row.store(0, Ordering::Relaxed);
+    }
+
+    /// An attempt failed for `failure`; trips the breaker (and `cancel`) when that
+    /// makes the run pointless to go on with.
+    fn failed(&self, failure: &Failure, cancel: &AtomicBool) {
+        let cause = match failure.kind {
+            FailureKind::Auth => Some(format!(
+                "the provider refused the credentials ({})",
+                failure.reason
+            )),
+            FailureKind::Infra => {
+                let n = self.in_a_row.fetch_add(1, Ordering::Relaxed) + 1;
+                (n >= self.limit).then(|| {
+                    format!(
+                        "{n} infrastructure failures in a row (infra_circuit = {}), the last: {}",
+                        self.limit, failure.reason
+                    )
+                })
+            }
+            FailureKind::Agent => None,
+        };
+        if let Some(cause) = cause {
+            if let Ok(mut slot) = self.cause.lock() {
+                slot.get_or_insert(cause);
+            }
+            cancel.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn cause(&self) -> Option<String> {
+        self.cause.lock().ok().and_then(|c| c.clone())
+    }
 }
 
 /// A deterministic slice `index/count` (1-based) of a plan: every `count`-th trial,
@@ -203,6 +265,9 @@ pub fn execute(
         .map_err(|e| Error::io("cannot start the runtime", e))?;
     let cache = Arc::new(VerifyCache::default());
     let cancel = Arc::new(AtomicBool::new(false));
+    let breaker = Arc::new(Breaker::new(options.infra.circuit));
+    let prior = Arc::new(options.prior_attempts.clone());
+    let infra = options.infra;
     let outcome = runtime.block_on(async {
         // Before any agent starts, so that a stop never finds one unaccounted for.
         let mut signals = StopSignals::install()?;
@@ -226,6 +291,8 @@ pub fn execute(
             let hidden = hidden.clone();
             let redactor = redactor.clone();
             let cancel = cancel.clone();
+            let breaker = breaker.clone();
+            let prior = prior.clone();
             let seed = options.seed;
             let run_dir = options.run_dir.clone();
             let keep_repos = options.keep_repos;
@@ -248,6 +315,9 @@ pub fn execute(
                         cancel: &cancel,
                         run_start,
                         keep_repos,
+                        breaker: &breaker,
+                        infra,
+                        prior_attempts: &prior,
                     };
                     let mut sink = ChannelSink {
                         tx,
@@ -310,7 +380,7 @@ pub fn execute(
                 },
                 Some(joined) = set.join_next(), if !set.is_empty() => {
                     match joined {
-                        Ok((index, Ok(Ok(result)))) => results[index] = Some(result),
+                        Ok((index, Ok(Ok(result)))) => results[index] = result,
                         Ok((_, Ok(Err(Error::Cancelled)))) => {}
                         Ok((_, Ok(Err(e)))) => { failure.get_or_insert(e); }
                         Ok((_, Err(panic))) | Err(panic) => {
@@ -334,6 +404,9 @@ pub fn execute(
         if let Some(e) = failure {
             return Err(e);
         }
+        if let Some(cause) = breaker.cause() {
+            return Err(Error::Halted { cause });
+        }
         let finished: Vec<TrialResult> = results.into_iter().flatten().collect();
         if cancelled && finished.len() < trials.len() {
             return Err(Error::Cancelled);
@@ -356,6 +429,9 @@ struct RunContext<'a> {
     cancel: &'a AtomicBool,
     run_start: Instant,
     keep_repos: bool,
+    breaker: &'a Breaker,
+    infra: InfraPolicy,
+    prior_attempts: &'a BTreeMap<String, u32>,
 }
 
 impl RunContext<'_> {
@@ -366,14 +442,65 @@ impl RunContext<'_> {
     }
 }
 
+/// Runs a trial until an attempt finishes: an attempt that failed `infra` is started
+/// again from the task's initial state with the same seed, after a backoff, up to
+/// `infra_retries` times. `None`: the trial could not run (its attempts are in
+/// `failures.jsonl`; `resume` tries it again).
 fn run_one(
     ctx: &RunContext<'_>,
     trial: PlannedTrial,
     sink: &mut dyn EventSink,
-) -> Result<TrialResult> {
-    match ctx.source {
-        Source::Suite(suite) => run_suite_trial(ctx, suite, trial, sink),
-        Source::Replay(set) => replay_trial(ctx, set, trial, sink),
+) -> Result<Option<TrialResult>> {
+    let key = match ctx.source {
+        Source::Suite(suite) => TrialKey::new(
+            &suite.arms[trial.arm].name,
+            &suite.tasks[trial.task].name,
+            trial.replicate,
+        ),
+        Source::Replay(set) => {
+            TrialKey::new(&set.arms[trial.arm].name, &set.task.name, trial.replicate)
+        }
+    };
+    let first = ctx.prior_attempts.get(&key.trial_id).copied().unwrap_or(0) + 1;
+    let mut delay = ctx.infra.backoff;
+    for attempt in first..=first.saturating_add(ctx.infra.retries) {
+        if attempt > first {
+            sleep_unless_cancelled(delay, ctx.cancel)?;
+            delay = delay.saturating_mul(2);
+        }
+        let outcome = match ctx.source {
+            Source::Suite(suite) => run_suite_trial(ctx, suite, trial, attempt, sink)?,
+            Source::Replay(set) => replay_trial(ctx, set, trial, attempt, sink)?,
+        };
+        match outcome {
+            Attempt::Finished(result) => {
+                ctx.breaker.finished();
+                return Ok(Some(*result));
+            }
+            Attempt::Failed(failure) => {
+                ctx.breaker.failed(&failure, ctx.cancel);
+                if failure.kind != FailureKind::Infra {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Waits `delay` before a retry, in short steps, so that a stop is not held up by a
+/// long backoff.
+fn sleep_unless_cancelled(delay: Duration, cancel: &AtomicBool) -> Result<()> {
+    let until = Instant::now() + delay;
+    loop {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        let now = Instant::now();
+        if now >= until {
+            return Ok(());
+        }
+        std::thread::sleep((until - now).min(Duration::from_millis(100)));
     }
 }
 
@@ -381,8 +508,9 @@ fn run_suite_trial(
     ctx: &RunContext<'_>,
     suite: &Suite,
     trial: PlannedTrial,
+    attempt: u32,
     sink: &mut dyn EventSink,
-) -> Result<TrialResult> {
+) -> Result<Attempt> {
     let RunContext {
         suite_seed,
         run_dir,
@@ -421,6 +549,7 @@ fn run_suite_trial(
         schema: arm.list_schema,
         exit_check: arm.exit_check,
         budgets: Budgets::of(arm),
+        attempt,
     };
     match suite.agent_of(arm) {
         AgentDriver::Sim { profile } => {
@@ -443,8 +572,9 @@ fn replay_trial(
     ctx: &RunContext<'_>,
     set: &ReplaySet,
     trial: PlannedTrial,
+    attempt: u32,
     sink: &mut dyn EventSink,
-) -> Result<TrialResult> {
+) -> Result<Attempt> {
     let arm = &set.arms[trial.arm];
     let trace = &arm.traces[trial.replicate as usize];
     let task = &set.task;
@@ -478,11 +608,14 @@ fn replay_trial(
             session_tokens: arm.session_tokens,
             ..Budgets::default()
         },
+        attempt,
     };
     let mut agent = ReplayAgent::new(trace.trace.clone(), run_actions);
-    let mut result = run_trial(&spec, &ws, &mut agent, &observer, sink, ctx.run_start)?;
-    if set.keep_work {
+    let mut outcome = run_trial(&spec, &ws, &mut agent, &observer, sink, ctx.run_start)?;
+    if set.keep_work
+        && let Attempt::Finished(result) = &mut outcome
+    {
         result.kept_work = Some(ws.keep().join("work"));
     }
-    Ok(result)
+    Ok(outcome)
 }

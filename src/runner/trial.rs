@@ -11,7 +11,7 @@ use rand::RngExt;
 use super::gate::Gate;
 use super::prompt::{self, PromptVars};
 use super::repo_bundle::{SessionTree, write_bundle};
-use crate::agent::{Agent, SessionContext, SessionKind, SessionRun, Usage};
+use crate::agent::{Agent, Failure, SessionContext, SessionKind, SessionRun, Usage};
 use crate::error::{Error, Result};
 use crate::events::{Event, EventKind, EventSink};
 use crate::feature_list::{ListFormat, ListSchema};
@@ -59,6 +59,8 @@ pub struct TrialSpec<'a> {
     pub budgets: Budgets,
     /// `--keep-repos`: where to write the trial's git bundle (one commit per session).
     pub keep_repo: Option<std::path::PathBuf>,
+    /// Which attempt of the trial this is, from 1 (earlier ones failed `infra`).
+    pub attempt: u32,
 }
 
 /// Token and dollar limits of an arm; 0 means no limit.
@@ -106,6 +108,15 @@ impl Budgets {
     }
 }
 
+/// How one attempt at a trial ended.
+pub enum Attempt {
+    /// Every session ran; the trial is recorded.
+    Finished(Box<TrialResult>),
+    /// A session failed for a cause outside the agent (`infra` or `auth`): the
+    /// attempt's sessions went to `failures.jsonl` and no trial record was written.
+    Failed(Failure),
+}
+
 /// A finished trial.
 pub struct TrialResult {
     /// Its record (also emitted).
@@ -135,7 +146,7 @@ pub fn session_env(ws: &Workspace, key: &TrialKey, session: u32) -> Vec<(String,
     env
 }
 
-/// Runs one trial in `ws` with `agent`, sending events to `sink`.
+/// Runs one attempt at a trial in `ws` with `agent`, sending events to `sink`.
 pub fn run_trial(
     spec: &TrialSpec<'_>,
     ws: &Workspace,
@@ -143,7 +154,7 @@ pub fn run_trial(
     observer: &Observer<'_>,
     sink: &mut dyn EventSink,
     run_start: Instant,
-) -> Result<TrialResult> {
+) -> Result<Attempt> {
     // Shared by the loop and the agent's notices, which arrive while a session runs.
     let sink = RefCell::new(sink);
     let emit = |kind| {
@@ -354,9 +365,22 @@ pub fn run_trial(
             wall_ms,
             error: run.error,
             divergent: run.divergent,
+            failure: run.failure.as_ref().map(|f| f.kind),
+            failure_reason: run.failure.as_ref().map(|f| f.reason.clone()),
             evidence: Some(evidence),
         };
         emit(EventKind::SessionFinished(Box::new(record)))?;
+        if let Some(failure) = run.failure.filter(|f| !f.kind.counts()) {
+            // Nothing of this attempt describes the agent: it goes to failures.jsonl
+            // whole, and the trial is tried again from its initial state (or not at
+            // all, on a refused key).
+            emit(EventKind::AttemptFailed {
+                key: spec.key.clone(),
+                attempt: spec.attempt,
+                failure: failure.clone(),
+            })?;
+            return Ok(Attempt::Failed(failure));
+        }
         previous = Some(run.outcome);
         let done = after.all_verified() || run.outcome == Outcome::DeclaredComplete;
         before = after;
@@ -393,13 +417,14 @@ pub fn run_trial(
         wall_ms: u64::try_from(trial_start.elapsed().as_millis()).unwrap_or(u64::MAX),
         error: trial_error,
         evidence: TrialEvidence { plan_omitted },
+        attempts: spec.attempt,
     };
     emit(EventKind::TrialFinished(Box::new(record.clone())))?;
-    Ok(TrialResult {
+    Ok(Attempt::Finished(Box::new(TrialResult {
         record,
         bad_input,
         kept_work: None,
-    })
+    })))
 }
 
 fn render_prompt(spec: &TrialSpec<'_>, kind: SessionKind, session: u32) -> String {

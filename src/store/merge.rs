@@ -5,11 +5,11 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::{
-    JsonlAppender, MANIFEST, Manifest, RunLock, SESSIONS_JSONL, SIM_TRUTH_JSONL, TRIALS_JSONL,
-    claim_new_run_dir, now_rfc3339, read_jsonl, write_tables,
+    FAILURES_JSONL, JsonlAppender, MANIFEST, Manifest, RunLock, SESSIONS_JSONL, SIM_TRUTH_JSONL,
+    TRIALS_JSONL, claim_new_run_dir, now_rfc3339, read_jsonl, write_tables,
 };
 use crate::error::{Error, IoContext, Result};
-use crate::record::{SessionRecord, TrialRecord};
+use crate::record::{FailedSession, SessionRecord, TrialRecord};
 use crate::runner::Shard;
 
 /// Joins the shards `dirs` of one run into the new results directory `out`: checks
@@ -83,6 +83,7 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
     let mut sessions = JsonlAppender::open(&out.join(SESSIONS_JSONL))?;
     let mut trials = JsonlAppender::open(&out.join(TRIALS_JSONL))?;
     let mut truth: Option<JsonlAppender> = None;
+    let mut failures: Option<JsonlAppender> = None;
     for dir in dirs {
         for t in read_jsonl::<TrialRecord>(&dir.join(TRIALS_JSONL))? {
             if !seen.insert(t.key.trial_id.clone()) {
@@ -97,6 +98,18 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
             sessions.append(&s)?;
         }
         copy_bundles(dir, out)?;
+        // The failed attempts stay with the run: they say which trials were retried
+        // and which could not run.
+        let failures_file = dir.join(FAILURES_JSONL);
+        if failures_file.exists() {
+            let out_failures = match failures.as_mut() {
+                Some(f) => f,
+                None => failures.insert(JsonlAppender::open(&out.join(FAILURES_JSONL))?),
+            };
+            for line in read_jsonl::<FailedSession>(&failures_file)? {
+                out_failures.append(&line)?;
+            }
+        }
         let truth_file = dir.join(SIM_TRUTH_JSONL);
         if truth_file.exists() {
             let out_truth = match truth.as_mut() {

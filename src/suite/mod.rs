@@ -17,7 +17,7 @@ pub use agent_table::{
 pub use arm::{Arm, ArmPrompts, ExitCheck, Ledger, PromptOverride, Strategy};
 pub use key::TrialKey;
 pub use named_tests::{NamedTest, ORACLE_TESTS_AT};
-pub use suite_file::{MAX_PLAN_TRIALS, Prompts, Sequential, Suite, check_plan_size};
+pub use suite_file::{InfraPolicy, MAX_PLAN_TRIALS, Prompts, Sequential, Suite, check_plan_size};
 pub use task::{Feature, Task, TestDiscovery, is_simple_name};
 pub use toml_error::{config_error, from_toml, line_column};
 pub use verify_runner::{RunnerCheck, VerifyRunner};

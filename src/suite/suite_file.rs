@@ -42,6 +42,40 @@ struct SuiteFile {
     max_memory: Option<Spanned<toml::Value>>,
     /// Run in looks and stop arms early when the answer is known.
     sequential: Option<Spanned<SequentialFile>>,
+    /// Times a trial is started again after a session failed for a cause outside the
+    /// agent.
+    #[serde(default = "default_infra_retries")]
+    infra_retries: u32,
+    /// Wait before the first such retry (humantime); it doubles before each further one.
+    infra_backoff: Option<Spanned<String>>,
+    /// Infrastructure failures in a row, across the run, after which no new trial or
+    /// session starts.
+    infra_circuit: Option<Spanned<u32>>,
+}
+
+fn default_infra_retries() -> u32 {
+    InfraPolicy::default().retries
+}
+
+/// What the run does about sessions that failed for a cause outside the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InfraPolicy {
+    /// `infra_retries`: times a trial is started again (default 2).
+    pub retries: u32,
+    /// `infra_backoff`: wait before the first retry, doubling per retry (default 30s).
+    pub backoff: std::time::Duration,
+    /// `infra_circuit`: infrastructure failures in a row that stop the run (default 5).
+    pub circuit: u32,
+}
+
+impl Default for InfraPolicy {
+    fn default() -> Self {
+        InfraPolicy {
+            retries: 2,
+            backoff: std::time::Duration::from_secs(30),
+            circuit: 5,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -113,6 +147,8 @@ pub struct Suite {
     pub limits: crate::sandbox::Limits,
     /// `[sequential]`: run in looks, stopping arms early.
     pub sequential: Option<Sequential>,
+    /// Retries, backoff and circuit breaker for failures outside the agent.
+    pub infra: InfraPolicy,
     /// Prompt templates (`prompts/initializer.md`, `prompts/coding.md`), if present.
     pub prompts: Prompts,
     /// blake3 over suite.toml, prompts and every task file.
@@ -242,6 +278,24 @@ impl Suite {
                 return Err(err(span, message));
             }
         }
+        let mut infra = InfraPolicy {
+            retries: raw.infra_retries,
+            ..InfraPolicy::default()
+        };
+        if let Some(b) = &raw.infra_backoff {
+            infra.backoff = humantime::parse_duration(b.get_ref()).map_err(|e| {
+                err(
+                    b.span(),
+                    format!("infra_backoff: expected a duration like \"30s\" or \"0s\": {e}"),
+                )
+            })?;
+        }
+        if let Some(c) = &raw.infra_circuit {
+            if *c.get_ref() == 0 {
+                return Err(err(c.span(), "infra_circuit must be at least 1".into()));
+            }
+            infra.circuit = *c.get_ref();
+        }
         let prompts = read_prompts(&dir)?;
         let scenarios: Vec<&Path> = agents
             .values()
@@ -270,6 +324,7 @@ impl Suite {
             verify_sandbox,
             limits,
             sequential,
+            infra,
             prompts,
             content_hash,
         })

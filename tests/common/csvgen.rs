@@ -129,6 +129,7 @@ pub fn write_csvs(dir: &Path, arms: &[ArmSpec]) {
                     "ended_by" => "max_sessions".into(),
                     "premature_victory" => victory.to_string(),
                     "turns" => "400".into(),
+                    "attempts" => "1".into(),
                     "input_tokens" | "output_tokens" | "cost_usd" | "error" | "plan_omissions"
                     | "tokens" => String::new(),
                     other => panic!("unknown trial column {other}"),
@@ -173,7 +174,7 @@ fn session_row(
                 "false".into()
             }
             // Passes-schema rows: the status-schema fields are null.
-            "in_progress" | "contract_edits" => String::new(),
+            "in_progress" | "contract_edits" | "failure" => String::new(),
             "resume_success" | "input_tokens" | "output_tokens" | "cost_usd" | "error" => {
                 String::new()
             }

@@ -13,8 +13,8 @@ use super::capture::Captured;
 use super::child::{self, Capture, Ended, KILL_GRACE, Limits};
 use super::program::{harness_binary, resolve_program, sandboxed_program};
 use super::usage::{self, Reported};
-use crate::agent::Outcome;
 use crate::agent::{Agent, SessionContext, SessionRun, Usage};
+use crate::agent::{Failure, FailureKind, Outcome};
 use crate::error::{Error, IoContext, Result};
 use crate::notice::Notice;
 use crate::sandbox::{self, Cgroup, Hidden, Launch, Layout, Redactor, Started};
@@ -371,14 +371,18 @@ impl CommandAgent {
         }
     }
 
-    /// What the harness knows once the agent is gone: outcome, usage and notes (a
-    /// capture cap that was reached among them).
+    /// What the harness knows once the agent is gone: outcome, usage, notes (a
+    /// capture cap that was reached, a limit of the sandbox) and whose failure it was,
+    /// from facts only: the exit status, then what the wrapper's usage file or the CLI's
+    /// own structured output states. A harness timeout or a planned crash is no failure.
     fn judge(&self, ran: &Ran, crash_after: Option<Duration>, files: &SessionFiles) -> SessionRun {
         let Reported {
             usage,
             status: declared,
             mut notes,
+            failure: reported,
         } = usage::read_reports(&files.usage_file, &files.stdout);
+        let mut failure = None;
         notes.extend(ran.captured.iter().filter_map(Captured::note));
         notes.extend(ran.limits_reached.iter().cloned());
         let ended = ran.ended;
@@ -408,9 +412,32 @@ impl CommandAgent {
                     ));
                 }
                 match (exit.code(), exit.signal()) {
-                    (Some(0), _) => declared,
+                    (Some(0), _) => {
+                        failure = reported;
+                        declared
+                    }
+                    (Some(code @ (126 | 127)), _) => {
+                        // The shell's codes for a command it could not execute: the
+                        // agent never ran, whatever its wrapper wrote before.
+                        notes.push(format!("agent exited with code {code}"));
+                        failure = Some(Failure::new(
+                            FailureKind::Infra,
+                            format!(
+                                "exit {code}: the agent program or a program its wrapper runs {}",
+                                if code == 126 {
+                                    "could not be executed"
+                                } else {
+                                    "was not found"
+                                }
+                            ),
+                        ));
+                        declared
+                    }
                     (Some(code), _) => {
                         notes.push(format!("agent exited with code {code}"));
+                        failure = Some(reported.unwrap_or_else(|| {
+                            Failure::new(FailureKind::Agent, format!("exit {code}"))
+                        }));
                         declared
                     }
                     (None, signal) => {
@@ -423,10 +450,19 @@ impl CommandAgent {
                                 |s| s.as_str().to_string(),
                             );
                         notes.push(format!("agent was killed by {name}"));
+                        failure = Some(reported.unwrap_or_else(|| {
+                            Failure::new(FailureKind::Agent, format!("killed by {name}"))
+                        }));
                         Outcome::Interrupted
                     }
                 }
             }
+        };
+        // A session that did not run the way the agent meant says nothing about it:
+        // `error` ends the attempt, and the trial loop does not go on after it.
+        let outcome = match &failure {
+            Some(f) if !f.kind.counts() => Outcome::Error,
+            _ => outcome,
         };
         SessionRun {
             outcome,
@@ -436,6 +472,7 @@ impl CommandAgent {
             bad_input: false,
             truth: None,
             divergent: false,
+            failure,
         }
     }
 
@@ -540,6 +577,7 @@ impl CommandAgent {
     ) -> Result<SessionRun> {
         let tries = self.retry.tries.max(1);
         let mut failures: Vec<String> = Vec::new();
+        let mut last_reason = String::new();
         let mut delay = self.retry.first_delay;
         for attempt in 1..=tries {
             match self.try_once(ctx, files, env)? {
@@ -571,6 +609,7 @@ impl CommandAgent {
                 }
                 Err(reason) => {
                     let note = format!("try {attempt} of {tries} failed: {reason}; giving up");
+                    last_reason = format!("{reason} ({tries} tries)");
                     (ctx.notify)(Notice::AgentRetry {
                         key: self.key.clone(),
                         session: ctx.session,
@@ -580,6 +619,9 @@ impl CommandAgent {
                 }
             }
         }
+        // The program, its wrapper or its sandbox could not be started: nothing the
+        // agent did.
+        let reason = last_reason;
         Ok(SessionRun {
             outcome: Outcome::Error,
             usage: Usage::default(),
@@ -588,136 +630,11 @@ impl CommandAgent {
             bad_input: false,
             truth: None,
             divergent: false,
+            failure: Some(Failure::new(FailureKind::Infra, reason)),
         })
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::agent::SessionKind;
-    use crate::workspace::Workspace;
-
-    fn agent(crash: CrashMode, timeout: u64, window: u64) -> CommandAgent {
-        CommandAgent {
-            name: "a".into(),
-            program: "true".into(),
-            args: Vec::new(),
-            env: BTreeMap::from([("LOOPBENCH_SESSION".to_string(), "99".to_string())]),
-            pass_env: vec!["LB_TEST_PASSED_KEY".into()],
-            redactor: Redactor::default(),
-            limits: sandbox::Limits::default(),
-            timeout: Duration::from_secs(timeout),
-            crash,
-            crash_window: Duration::from_secs(window),
-            capture_limit: crate::suite::DEFAULT_CAPTURE_LIMIT,
-            sandbox: None,
-            model_server: None,
-            base_dir: PathBuf::from("/"),
-            hidden: Hidden::default(),
-            key: TrialKey::new("arm", "task", 0),
-            trial_seed: 42,
-            capture_dir: PathBuf::from("/nonexistent"),
-            retry: RetryPolicy::default(),
-            grace: KILL_GRACE,
-            next: 1,
-        }
-    }
-
-    #[test]
-    fn a_killed_crash_falls_in_the_shorter_of_timeout_and_crash_window() {
-        let a = agent(CrashMode::Kill, 1800, 600);
-        assert_eq!(a.crash_after(Some(0.5)), Some(Duration::from_secs(300)));
-        let a = agent(CrashMode::Kill, 60, 600);
-        assert_eq!(a.crash_after(Some(0.5)), Some(Duration::from_secs(30)));
-        assert_eq!(a.crash_after(None), None);
-        assert_eq!(
-            agent(CrashMode::Agent, 60, 600).crash_after(Some(0.5)),
-            None
-        );
-    }
-
-    #[test]
-    fn the_contract_wins_over_the_env_table_and_the_crash_is_told_only_in_agent_mode() {
-        let ws = Workspace::existing(
-            "/w/work".into(),
-            "/w/effects.log".into(),
-            "/w/prompt.md".into(),
-        );
-        let contract = vec![("LOOPBENCH_SESSION".to_string(), OsString::from("3"))];
-        let ctx = SessionContext {
-            workspace: &ws,
-            session: 3,
-            kind: SessionKind::Coding,
-            env: &contract,
-            prompt: "",
-            turn_budget: 60,
-            interrupt_at: Some(0.25),
-            notify: &|_| {},
-        };
-        let last = |env: &[(String, OsString)], k: &str| {
-            env.iter()
-                .rev()
-                .find(|(n, _)| n == k)
-                .map(|(_, v)| v.to_string_lossy().into_owned())
-        };
-        let usage = Path::new("/w/usage.json");
-        let state = Path::new("/w/state");
-        let home = Path::new("/w/home");
-        let env = agent(CrashMode::Kill, 60, 60).session_env(&ctx, usage, state, home);
-        assert_eq!(last(&env, "LOOPBENCH_SESSION").as_deref(), Some("3"));
-        assert_eq!(last(&env, "LOOPBENCH_TURNS").as_deref(), Some("60"));
-        assert_eq!(
-            last(&env, "LOOPBENCH_SESSION_KIND").as_deref(),
-            Some("coding")
-        );
-        assert_eq!(last(&env, "LOOPBENCH_TRIAL_SEED").as_deref(), Some("42"));
-        assert_eq!(
-            last(&env, "LOOPBENCH_USAGE_FILE").as_deref(),
-            Some("/w/usage.json")
-        );
-        assert_eq!(last(&env, "LOOPBENCH_INTERRUPT_AT"), None);
-        let bin = last(&env, "LOOPBENCH_BIN").unwrap();
-        assert!(
-            Path::new(&bin).is_absolute() && Path::new(&bin).is_file(),
-            "{bin}"
-        );
-        let env = agent(CrashMode::Agent, 60, 60).session_env(&ctx, usage, state, home);
-        assert_eq!(
-            last(&env, "LOOPBENCH_INTERRUPT_AT").as_deref(),
-            Some("0.25")
-        );
-    }
-
-    #[test]
-    fn the_environment_is_built_not_inherited() {
-        let ws = Workspace::existing(
-            "/w/work".into(),
-            "/w/effects.log".into(),
-            "/w/prompt.md".into(),
-        );
-        let ctx = SessionContext {
-            workspace: &ws,
-            session: 1,
-            kind: SessionKind::Coding,
-            env: &[],
-            prompt: "",
-            turn_budget: 60,
-            interrupt_at: None,
-            notify: &|_| {},
-        };
-        // CARGO_MANIFEST_DIR is in every test's environment and names no agent setting.
-        assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
-        let env = agent(CrashMode::Kill, 60, 60).session_env(
-            &ctx,
-            Path::new("/w/usage.json"),
-            Path::new("/w/state"),
-            Path::new("/w/home"),
-        );
-        let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
-        assert!(!names.contains(&"CARGO_MANIFEST_DIR"), "{names:?}");
-        assert!(names.contains(&"PATH"));
-        let home = env.iter().rev().find(|(k, _)| k == "HOME").unwrap();
-        assert_eq!(home.1, OsString::from("/w/home"));
-    }
-}
+#[path = "agent_tests.rs"]
+mod tests;

@@ -13,8 +13,9 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::usage::report_result_line;
+use super::usage::{is_api_retry, report_result_line, with_cli_retries};
 use crate::agent::trace::EndStatus;
+use crate::agent::{Failure, FailureKind, classify_error_message};
 
 /// The agent CLIs whose output can be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -48,6 +49,9 @@ pub struct UsageReport {
     /// How the session ended, when the output says it did not simply complete.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<EndStatus>,
+    /// A cause outside the agent the CLI's own error records state (or `agent`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
 }
 
 impl UsageReport {
@@ -81,6 +85,7 @@ fn objects(text: &str) -> impl Iterator<Item = Map<String, Value>> + '_ {
 /// `out_of_budget` for `error_max_turns`. Without a result line the session was cut
 /// off: `interrupted`.
 fn claude(text: &str) -> UsageReport {
+    let retries = objects(text).filter(is_api_retry).count() as u64;
     let Some(result) = objects(text)
         .filter(|m| m.get("type").and_then(Value::as_str) == Some("result"))
         .last()
@@ -97,23 +102,28 @@ fn claude(text: &str) -> UsageReport {
         output_tokens: reported.usage.output_tokens,
         cost_usd: reported.usage.cost_usd,
         status: reported.status,
+        failure: reported.failure.map(|f| with_cli_retries(f, retries)),
     }
 }
 
 /// Usage summed over `turn.completed` events (input_tokens already includes
 /// cached_input_tokens; reasoning tokens count as output). Codex reports no model-call
 /// count: turns = completed items (commands, file changes, messages, tool calls). No
-/// cost: Codex does not print one. A `turn.failed` or `error` event: `interrupted`.
+/// cost: Codex does not print one. A `turn.failed` or `error` event: `interrupted`,
+/// and its message, when no completed turn came after it (Codex retries a stream by
+/// itself), names the failure: an HTTP status, a refused key, a lost connection.
 fn codex(text: &str) -> UsageReport {
     let mut report = UsageReport {
         turns: Some(0),
         ..UsageReport::default()
     };
+    let mut last_error: Option<String> = None;
     let add = |slot: &mut Option<u64>, n: u64| *slot = Some(slot.unwrap_or(0).saturating_add(n));
     for event in objects(text) {
         match event.get("type").and_then(Value::as_str) {
             Some("item.completed") => add(&mut report.turns, 1),
             Some("turn.completed") => {
+                last_error = None;
                 let usage = event.get("usage");
                 let field = |name: &str| usage.and_then(|u| u.get(name)).and_then(Value::as_u64);
                 if let Some(n) = field("input_tokens") {
@@ -127,11 +137,63 @@ fn codex(text: &str) -> UsageReport {
                     add(&mut report.output_tokens, out.iter().sum());
                 }
             }
-            Some("turn.failed" | "error") => report.status = Some(EndStatus::Interrupted),
+            Some(kind @ ("turn.failed" | "error")) => {
+                report.status = Some(EndStatus::Interrupted);
+                let message = if kind == "error" {
+                    event.get("message")
+                } else {
+                    event.get("error").and_then(|e| e.get("message"))
+                };
+                last_error = message.and_then(Value::as_str).map(str::to_string);
+            }
             _ => {}
         }
     }
+    report.failure = last_error.as_deref().and_then(classify_error_message);
     report
+}
+
+/// The failure aider's printed output states (for `aider-analytics`, whose log holds
+/// the counts but not the exception that ended a session).
+pub fn printed_failure(text: &str) -> Option<Failure> {
+    aider_failure(text)
+}
+
+/// aider's provider exceptions, as it prints them: `litellm.<Class>: <message>` at
+/// the start of a line, the classes of litellm's exception mapping.
+static AIDER_EXCEPTION: LazyLock<Regex> =
+    LazyLock::new(|| fixed(r"^litellm\.([A-Za-z]+Error|Timeout): (.*)$"));
+
+/// The failure of aider's last provider exception when no model call (`Tokens:` line)
+/// succeeded after it (aider retries by itself). Authentication and permission errors
+/// are `auth`; rate limits, overload, server and connection errors and timeouts are
+/// `infra`; a bad request (a context too long) is the agent's, so none.
+fn aider_failure(text: &str) -> Option<Failure> {
+    let mut last: Option<(String, String)> = None;
+    for line in text.lines() {
+        let line = line.trim_end();
+        if TOKENS.is_match(line.trim()) {
+            last = None;
+        } else if let Some(m) = AIDER_EXCEPTION.captures(line) {
+            last = Some((m[1].to_string(), m[2].to_string()));
+        }
+    }
+    let (class, message) = last?;
+    let reason = format!("aider: litellm.{class}: {message}");
+    let status = classify_error_message(&message).and_then(|f| f.http_status);
+    let kind = match class.as_str() {
+        "AuthenticationError" | "PermissionDeniedError" => FailureKind::Auth,
+        "RateLimitError"
+        | "InternalServerError"
+        | "ServiceUnavailableError"
+        | "APIConnectionError"
+        | "Timeout"
+        | "APIError" => FailureKind::Infra,
+        _ => return None,
+    };
+    let mut failure = Failure::new(kind, reason);
+    failure.http_status = status;
+    Some(failure)
 }
 
 /// `Tokens: 2.3k sent, 1.1k cache write, 145 received. Cost: $0.01 message, $0.02
@@ -181,8 +243,12 @@ fn aider(text: &str) -> UsageReport {
         }
         cost = m[3].parse::<f64>().ok().or(cost);
     }
+    let failure = aider_failure(text);
     if turns == 0 {
-        return UsageReport::default();
+        return UsageReport {
+            failure,
+            ..UsageReport::default()
+        };
     }
     UsageReport {
         turns: Some(turns),
@@ -190,6 +256,7 @@ fn aider(text: &str) -> UsageReport {
         output_tokens: Some(output),
         cost_usd: cost,
         status: None,
+        failure,
     }
 }
 
@@ -305,6 +372,62 @@ mod tests {
             r#"{"status":"interrupted"}"#
         );
         assert_eq!(json(CliFormat::Aider, "Tokens: 1..2k sent. Cost: $x"), "{}");
+    }
+
+    #[test]
+    fn the_usage_report_carries_the_failure_each_cli_states_in_its_own_records() {
+        let claude = concat!(
+            "{\"type\":\"system\",\"subtype\":\"api_retry\",\"attempt\":1,\"error_status\":529}\n",
+            "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,\"terminal_reason\":\"api_error\",",
+            "\"api_error_status\":529,\"num_turns\":1}\n",
+        );
+        assert_eq!(
+            json(CliFormat::Claude, claude),
+            r#"{"turns":1,"failure":{"kind":"infra","reason":"HTTP 529 (api_error) in the CLI's result after 1 retry by the CLI","http_status":529}}"#
+        );
+        let codex = concat!(
+            "{\"type\":\"turn.started\"}\n",
+            "{\"type\":\"error\",\"message\":\"exceeded retry limit, last status: 401 Unauthorized\"}\n",
+            "{\"type\":\"turn.failed\",\"error\":{\"message\":\"exceeded retry limit, last status: 401 Unauthorized\"}}\n",
+        );
+        let report = parse(CliFormat::Codex, codex);
+        assert_eq!(
+            report.failure.as_ref().map(|f| f.kind),
+            Some(FailureKind::Auth)
+        );
+        assert_eq!(report.failure.and_then(|f| f.http_status), Some(401));
+        // Codex reconnected by itself and the turn completed: no failure.
+        let recovered = concat!(
+            "{\"type\":\"error\",\"message\":\"stream error: unexpected status 529; retrying 1/5\"}\n",
+            "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}\n",
+        );
+        assert_eq!(parse(CliFormat::Codex, recovered).failure, None);
+        let aider = concat!(
+            "litellm.InternalServerError: AnthropicException - Overloaded. Handle with `litellm.InternalServerError`.\n",
+            "The API provider's servers are down or overloaded.\n",
+            "Retrying in 0.2 seconds...\n",
+            "litellm.InternalServerError: AnthropicException - Overloaded.\n",
+        );
+        let f = parse(CliFormat::Aider, aider).failure.unwrap();
+        assert_eq!(f.kind, FailureKind::Infra);
+        assert!(
+            f.reason.starts_with("aider: litellm.InternalServerError"),
+            "{}",
+            f.reason
+        );
+        let auth = "litellm.AuthenticationError: AnthropicException - invalid x-api-key\n";
+        assert_eq!(
+            parse(CliFormat::Aider, auth).failure.map(|f| f.kind),
+            Some(FailureKind::Auth)
+        );
+        // aider retried and the next call went through; a bad request is the agent's.
+        let recovered = concat!(
+            "litellm.RateLimitError: rate limited\n",
+            "Tokens: 10 sent, 2 received. Cost: $0.00 message, $0.00 session.\n",
+        );
+        assert_eq!(parse(CliFormat::Aider, recovered).failure, None);
+        let bad = "litellm.BadRequestError: prompt is too long\n";
+        assert_eq!(parse(CliFormat::Aider, bad).failure, None);
     }
 
     #[test]

@@ -11,8 +11,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::agent::Usage;
 use crate::agent::trace::EndStatus;
+use crate::agent::{Failure, FailureKind, Usage};
 use crate::agent_file::{self, AgentFile, Links};
 use crate::lines::{BoundedLines, Line};
 
@@ -34,6 +34,9 @@ pub struct Reported {
     pub status: Option<EndStatus>,
     /// Things that could not be read, for the session's `error` field.
     pub notes: Vec<String>,
+    /// A cause the report states: the wrapper's `failure` object, or the CLI's own
+    /// error result (Claude Code's `is_error` result with its `api_error_status`).
+    pub failure: Option<Failure>,
 }
 
 impl Reported {
@@ -50,6 +53,7 @@ impl Reported {
             },
             status: self.status.or(other.status),
             notes: self.notes.into_iter().chain(other.notes).collect(),
+            failure: self.failure.or(other.failure),
         }
     }
 }
@@ -58,10 +62,12 @@ impl Reported {
 /// line for whatever the file leaves out.
 pub fn read_reports(usage_file: &Path, stdout: &Path) -> Reported {
     let file = read_usage_file(usage_file).unwrap_or_default();
+    // A wrapper that states no failure leaves the CLI's own error result to be read.
     let complete = file.usage.turns.is_some()
         && file.usage.input_tokens.is_some()
         && file.usage.output_tokens.is_some()
-        && file.usage.cost_usd.is_some();
+        && file.usage.cost_usd.is_some()
+        && file.failure.is_some();
     if complete {
         return file;
     }
@@ -77,7 +83,10 @@ pub fn read_reports(usage_file: &Path, stdout: &Path) -> Reported {
 /// ```
 ///
 /// Every field is optional; `status` is one of `completed`, `declared_complete`,
-/// `out_of_budget`, `interrupted` (the statuses of a trace's `end` line).
+/// `out_of_budget`, `interrupted` (the statuses of a trace's `end` line). `failure`,
+/// when the wrapper knows the session did not run the way the agent meant, is
+/// `{"kind": "infra"|"auth"|"agent", "reason": "...", "http_status": 529}` (reason and
+/// http_status optional).
 pub fn read_usage_file(path: &Path) -> Option<Reported> {
     let mut reported = Reported::default();
     // The agent may have left a FIFO or a device there: never a blocking open.
@@ -125,6 +134,10 @@ pub fn read_usage_file(path: &Path) -> Option<Reported> {
                     }
                 },
             };
+            reported.failure = match map.get("failure") {
+                None | Some(Value::Null) => None,
+                Some(v) => failure_object(v, &mut reported.notes),
+            };
         }
         Ok(_) => reported
             .notes
@@ -145,21 +158,149 @@ pub fn read_stream_json(path: &Path) -> Option<Reported> {
     let file = std::fs::File::open(path).ok()?;
     let mut lines = BoundedLines::new(BufReader::new(file), RESULT_LINE_MAX);
     let mut last: Option<Map<String, Value>> = None;
+    let mut retries = 0u64;
     while let Ok(Some((_, line))) = lines.next_line() {
         let Line::Text(line) = line else {
             continue;
         };
         // Cheap filter first: most lines of a transcript are messages and tool calls.
-        if !contains(line, b"\"result\"") {
+        let result = contains(line, b"\"result\"");
+        if !result && !contains(line, b"\"api_retry\"") {
             continue;
         }
-        if let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(line)
-            && map.get("type").and_then(Value::as_str) == Some("result")
-        {
-            last = Some(map);
+        // Only the CLI's own top-level records count: a tool's output is a string
+        // inside a message line, never a line of its own.
+        if let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(line) {
+            match map.get("type").and_then(Value::as_str) {
+                Some("result") => last = Some(map),
+                Some("system") if is_api_retry(&map) => retries += 1,
+                _ => {}
+            }
         }
     }
-    Some(report_result_line(&last?))
+    let mut reported = report_result_line(&last?);
+    reported.failure = reported.failure.map(|f| with_cli_retries(f, retries));
+    Some(reported)
+}
+
+/// Whether a stream-json line is Claude Code's `{"type":"system","subtype":"api_retry"}`
+/// record of one of its own retries.
+pub fn is_api_retry(map: &Map<String, Value>) -> bool {
+    map.get("type").and_then(Value::as_str) == Some("system")
+        && map.get("subtype").and_then(Value::as_str) == Some("api_retry")
+}
+
+/// `failure` with the number of retries the CLI made before it gave up in its reason.
+pub fn with_cli_retries(mut failure: Failure, retries: u64) -> Failure {
+    if retries > 0 {
+        let word = if retries == 1 { "retry" } else { "retries" };
+        failure.reason = format!("{} after {retries} {word} by the CLI", failure.reason);
+    }
+    failure
+}
+
+/// What a Claude Code result line says went wrong outside the agent: an error result
+/// (`is_error`) with the API's HTTP status (`api_error_status`), or an API error with no
+/// status (the connection). A success result is no failure even after `api_retry`
+/// records: the CLI recovered by itself. `error_max_turns` is a budget, not a failure.
+fn result_failure(map: &Map<String, Value>) -> Option<Failure> {
+    if map.get("is_error").and_then(Value::as_bool) != Some(true)
+        || map.get("subtype").and_then(Value::as_str) == Some("error_max_turns")
+    {
+        return None;
+    }
+    let terminal = map
+        .get("terminal_reason")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let text = map.get("result").and_then(Value::as_str).unwrap_or("");
+    let status = map
+        .get("api_error_status")
+        .and_then(Value::as_u64)
+        .and_then(|s| u16::try_from(s).ok());
+    if let Some(status) = status {
+        let why = if terminal.is_empty() {
+            String::new()
+        } else {
+            format!(" ({terminal})")
+        };
+        return Failure::of_http_status(status, format!("HTTP {status}{why} in the CLI's result"))
+            .map(|mut f| {
+                f.http_status = Some(status);
+                f
+            });
+    }
+    // The CLI's error text of its own error result, never the agent's words.
+    let from_text = crate::agent::classify_error_message(text);
+    match (terminal, from_text) {
+        (_, Some(f)) if f.kind == FailureKind::Auth => Some(f),
+        ("api_error", found) => Some(Failure::new(
+            FailureKind::Infra,
+            match found {
+                Some(f) => format!(
+                    "API error without an HTTP status in the CLI's result: {}",
+                    f.reason
+                ),
+                None => "API error without an HTTP status (no response) in the CLI's result".into(),
+            },
+        )),
+        _ => None,
+    }
+}
+
+/// The wrapper's `failure` object of a usage file; a malformed one is a note.
+fn failure_object(v: &Value, notes: &mut Vec<String>) -> Option<Failure> {
+    let Value::Object(obj) = v else {
+        notes.push(format!("usage file: failure {v} is not an object"));
+        return None;
+    };
+    let kind = match obj.get("kind") {
+        Some(k) => match serde_json::from_value::<FailureKind>(k.clone()) {
+            Ok(kind) => kind,
+            Err(_) => {
+                notes.push(format!(
+                    "usage file: failure kind {k} is not one of agent, infra, auth"
+                ));
+                return None;
+            }
+        },
+        None => {
+            notes.push("usage file: failure has no kind".to_string());
+            return None;
+        }
+    };
+    let http_status = match obj.get("http_status") {
+        None | Some(Value::Null) => None,
+        Some(s) => match s.as_u64().and_then(|n| u16::try_from(n).ok()) {
+            Some(n) if (100..=599).contains(&n) => Some(n),
+            _ => {
+                notes.push(format!(
+                    "usage file: failure http_status {s} is not an HTTP status"
+                ));
+                None
+            }
+        },
+    };
+    let reason = match obj.get("reason") {
+        // A wrapper's text, shown in reports: bounded, with control characters escaped.
+        Some(Value::String(r)) => r
+            .chars()
+            .take(300)
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+        _ => format!("the wrapper reported {}", kind.as_str()),
+    };
+    Some(Failure {
+        kind,
+        reason,
+        http_status,
+    })
 }
 
 /// What one `{"type":"result",...}` line of a stream-json transcript reports (see
@@ -190,6 +331,7 @@ pub fn report_result_line(map: &Map<String, Value>) -> Reported {
     Reported {
         usage,
         status,
+        failure: result_failure(map),
         notes: notes
             .into_iter()
             .map(|n| format!("stream-json result: {n}"))
@@ -374,6 +516,78 @@ mod tests {
             "{huge}\"result\"\n{{\"type\":\"result\",\"num_turns\":4}}\n"
         ));
         assert_eq!(read_stream_json(&p).unwrap().usage.turns, Some(4));
+    }
+
+    #[test]
+    fn a_wrappers_failure_object_is_read_and_a_malformed_one_is_a_note() {
+        let (_d, p) = file(
+            r#"{"turns": 2, "failure": {"kind": "infra", "reason": "HTTP 529 overloaded_error\u001b[2J", "http_status": 529}}"#,
+        );
+        let r = read_usage_file(&p).unwrap();
+        let f = r.failure.unwrap();
+        assert_eq!(f.kind, FailureKind::Infra);
+        assert_eq!(f.http_status, Some(529));
+        assert_eq!(f.reason, "HTTP 529 overloaded_error\\u{1b}[2J");
+        let (_d, p) = file(r#"{"failure": {"kind": "outage"}}"#);
+        let r = read_usage_file(&p).unwrap();
+        assert_eq!(r.failure, None);
+        assert!(
+            r.notes[0].contains("not one of agent, infra, auth"),
+            "{:?}",
+            r.notes
+        );
+        let (_d, p) = file(r#"{"failure": {"kind": "auth", "http_status": 99999}}"#);
+        let r = read_usage_file(&p).unwrap();
+        assert_eq!(r.failure.unwrap().http_status, None);
+        assert!(r.notes[0].contains("not an HTTP status"), "{:?}", r.notes);
+    }
+
+    #[test]
+    fn a_claude_error_result_with_an_api_status_is_a_failure_with_the_clis_retries() {
+        let (_d, p) = file(concat!(
+            "{\"type\":\"system\",\"subtype\":\"api_retry\",\"attempt\":1,\"max_retries\":2,\"error_status\":529}\n",
+            "{\"type\":\"system\",\"subtype\":\"api_retry\",\"attempt\":2,\"max_retries\":2,\"error_status\":529}\n",
+            "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,\"terminal_reason\":\"api_error\",",
+            "\"api_error_status\":529,\"result\":\"API Error: 529 overloaded\",\"num_turns\":1}\n",
+        ));
+        let f = read_stream_json(&p).unwrap().failure.unwrap();
+        assert_eq!(f.kind, FailureKind::Infra);
+        assert_eq!(f.http_status, Some(529));
+        assert_eq!(
+            f.reason,
+            "HTTP 529 (api_error) in the CLI's result after 2 retries by the CLI"
+        );
+        let (_d, p) = file(
+            "{\"type\":\"result\",\"is_error\":true,\"terminal_reason\":\"api_error\",\"api_error_status\":401}\n",
+        );
+        assert_eq!(
+            read_stream_json(&p).unwrap().failure.unwrap().kind,
+            FailureKind::Auth
+        );
+    }
+
+    #[test]
+    fn a_claude_success_after_its_own_retries_and_the_agents_prose_are_no_failure() {
+        // The CLI recovered by itself: no failure, whatever it retried.
+        let (_d, p) = file(concat!(
+            "{\"type\":\"system\",\"subtype\":\"api_retry\",\"attempt\":1,\"error_status\":529}\n",
+            "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"num_turns\":3}\n",
+        ));
+        assert_eq!(read_stream_json(&p).unwrap().failure, None);
+        // A tool's output is a string inside a message line: never evidence, even when
+        // it holds a whole error result line.
+        let (_d, p) = file(concat!(
+            "{\"type\":\"user\",\"message\":{\"content\":[{\"type\":\"tool_result\",\"content\":",
+            "\"API Error: 529\\n{\\\"type\\\":\\\"result\\\",\\\"is_error\\\":true,\\\"api_error_status\\\":529}\"}]}}\n",
+            "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"num_turns\":3}\n",
+        ));
+        assert_eq!(read_stream_json(&p).unwrap().failure, None);
+        // A 400 is a request the agent made; max turns is a budget.
+        let (_d, p) = file("{\"type\":\"result\",\"is_error\":true,\"api_error_status\":400}\n");
+        assert_eq!(read_stream_json(&p).unwrap().failure, None);
+        let (_d, p) =
+            file("{\"type\":\"result\",\"subtype\":\"error_max_turns\",\"is_error\":true}\n");
+        assert_eq!(read_stream_json(&p).unwrap().failure, None);
     }
 
     #[test]

@@ -190,6 +190,7 @@ impl Agent for SimAgent<'_> {
             bad_input: false,
             truth: serde_json::to_value(&truth).ok(),
             divergent: false,
+            failure: None,
         })
     }
 }

@@ -77,6 +77,9 @@ pub struct PageVerdict {
     pub warnings: Vec<String>,
     /// Where a sequential run's looks stopped, and what its p-values are.
     pub sequential: Option<String>,
+    /// Trials that could not run and unequal retried shares (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<String>,
 }
 
 /// One metric of the verdict.
@@ -328,6 +331,7 @@ fn page_verdict(summary: &Summary) -> PageVerdict {
             .collect(),
         rest: v.no_difference_line(),
         warnings: v.warnings.clone(),
+        failures: v.failures.clone(),
         sequential: v.sequential.as_ref().map(|seq| {
             let mut text = format!("Sequential run on {}: {}.", seq.metric, seq.stop_text());
             for crossing in seq.crossing_texts() {

@@ -48,6 +48,12 @@
       v.warnings.forEach(function (w) { wl.appendChild(el("li", null, w)); });
       vs.appendChild(wl);
     }
+    if (v.failures) {
+      vs.appendChild(el("p", null, "Failures outside the agents (not counted):"));
+      var fl = el("ul", "failures");
+      v.failures.forEach(function (f) { fl.appendChild(el("li", null, f)); });
+      vs.appendChild(fl);
+    }
   }
 
   // --- tables with sortable columns ----------------------------------------------------

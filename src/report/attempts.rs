@@ -1,0 +1,253 @@
+//! What the failed attempts of a run say per arm: trials that could not run (with
+//! their reasons, grouped), arms left with no counted trial, each arm's share of
+//! retried trials, with a warning when the arms differ in it (a difference in outages
+//! is itself a finding, and retries can select trials), and arms every session of which
+//! failed `agent`. Read from `failures.jsonl`, `trials.jsonl` and `sessions.jsonl`;
+//! empty for a run without failures, so that its reports are unchanged.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::agent::FailureKind;
+use crate::error::Result;
+use crate::record::{FailedSession, SessionRecord, TrialRecord};
+use crate::stats::{Alternative, fisher_exact};
+use crate::store::{FAILURES_JSONL, SESSIONS_JSONL, TRIALS_JSONL, read_jsonl};
+
+/// Significance level below which the arms' shares of retried trials are said to differ.
+pub const RETRY_ALPHA: f64 = 0.05;
+
+/// One arm's attempts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ArmAttempts {
+    /// Trials recorded (counted in the tables).
+    pub finished: u64,
+    /// Of those, the ones that needed more than one attempt.
+    pub retried: u64,
+    /// Trials that could not run, by the reason of their last failed session
+    /// (`kind: reason`).
+    pub could_not_run: BTreeMap<String, u64>,
+}
+
+impl ArmAttempts {
+    /// Trials that could not run.
+    pub fn unfinished(&self) -> u64 {
+        self.could_not_run.values().sum()
+    }
+
+    /// Trials that failed at least once: retried ones and ones that could not run.
+    fn failed_once(&self) -> u64 {
+        self.retried + self.unfinished()
+    }
+
+    /// Every trial that was tried.
+    fn tried(&self) -> u64 {
+        self.finished + self.unfinished()
+    }
+}
+
+/// The attempts of every arm of a run that had any failed attempt.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Attempts {
+    /// Per arm, in the order given to [`Attempts::read`]; empty when no attempt failed.
+    pub arms: Vec<(String, ArmAttempts)>,
+    /// Arms every counted session of which failed `agent`, with their session counts.
+    pub all_agent_failures: Vec<(String, u64)>,
+}
+
+impl Attempts {
+    /// Reads the run directory `dir`; `arms` gives the order (baseline first).
+    pub fn read(dir: &Path, arms: &[String]) -> Result<Attempts> {
+        let all_agent_failures = all_agent_failures(dir, arms)?;
+        let failed: Vec<FailedSession> = read_jsonl(&dir.join(FAILURES_JSONL))?;
+        if failed.is_empty() {
+            return Ok(Attempts {
+                all_agent_failures,
+                ..Attempts::default()
+            });
+        }
+        let trials: Vec<TrialRecord> = read_jsonl(&dir.join(TRIALS_JSONL))?;
+        let mut by_arm: BTreeMap<String, ArmAttempts> = BTreeMap::new();
+        for t in &trials {
+            let arm = by_arm.entry(t.key.arm.clone()).or_default();
+            arm.finished += 1;
+            arm.retried += u64::from(t.attempts > 1);
+        }
+        for last in crate::store::unfinished_trials(dir)? {
+            let kind = last.record.failure.map_or("infra", |k| k.as_str());
+            let reason = last
+                .record
+                .failure_reason
+                .unwrap_or_else(|| "no reason recorded".into());
+            *by_arm
+                .entry(last.record.key.arm.clone())
+                .or_default()
+                .could_not_run
+                .entry(format!("{kind}: {reason}"))
+                .or_insert(0) += 1;
+        }
+        let mut ordered: Vec<(String, ArmAttempts)> = Vec::new();
+        for arm in arms {
+            if let Some(a) = by_arm.remove(arm) {
+                ordered.push((arm.clone(), a));
+            }
+        }
+        ordered.extend(by_arm);
+        Ok(Attempts {
+            arms: ordered,
+            all_agent_failures,
+        })
+    }
+
+    /// The warnings on arms every session of which failed `agent`: they ran, but
+    /// nothing in them ended the way the agent meant.
+    pub fn agent_failure_lines(&self) -> Vec<String> {
+        self.all_agent_failures
+            .iter()
+            .map(|(arm, n)| {
+                format!(
+                    "arm {arm}: every one of its {n} session{} failed `agent` (exited non-zero or was killed); its rows measure an agent that did not work",
+                    if *n == 1 { "" } else { "s" }
+                )
+            })
+            .collect()
+    }
+
+    /// One sentence per arm with trials that could not run, one per arm with no
+    /// counted trial, and the warning on the shares of retried trials: what the
+    /// verdict says about failures outside the agents.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = self.agent_failure_lines();
+        for (arm, a) in &self.arms {
+            let n = a.unfinished();
+            if n == 0 {
+                continue;
+            }
+            let reasons: Vec<String> = a
+                .could_not_run
+                .iter()
+                .map(|(reason, k)| format!("{k} × {reason}"))
+                .collect();
+            lines.push(format!(
+                "arm {arm}: {n} trial{} could not run ({}){}",
+                if n == 1 { "" } else { "s" },
+                reasons.join("; "),
+                if a.finished == 0 {
+                    "; it has no counted trial: no data"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if !self.arms.is_empty() {
+            lines.push(format!(
+                "trials that failed outside the agent at least once (retried or could not run): {}",
+                self.shares().join(", ")
+            ));
+        }
+        if let Some(warning) = self.retry_warning() {
+            lines.push(warning);
+        }
+        lines
+    }
+
+    /// Each arm's trials that failed at least once, of the trials tried: "a 1/20".
+    fn shares(&self) -> Vec<String> {
+        self.arms
+            .iter()
+            .map(|(arm, a)| format!("{arm} {}/{}", a.failed_once(), a.tried()))
+            .collect()
+    }
+
+    /// Each arm's share of trials that failed at least once, when the first arm's
+    /// share and another's differ by Fisher's exact test (two-sided p < 0.05).
+    pub fn retry_warning(&self) -> Option<String> {
+        let (base, b) = self.arms.first()?;
+        let shares = self.shares();
+        let differing: Vec<String> = self.arms[1..]
+            .iter()
+            .filter_map(|(arm, a)| {
+                let table = [
+                    [a.failed_once(), a.tried() - a.failed_once()],
+                    [b.failed_once(), b.tried() - b.failed_once()],
+                ];
+                let p = fisher_exact(table, Alternative::TwoSided).ok()?;
+                (p < RETRY_ALPHA).then(|| format!("{arm} vs {base}: Fisher p = {p:.3}"))
+            })
+            .collect();
+        (!differing.is_empty()).then(|| {
+            format!(
+                "the arms differ in their share of trials that failed outside the agent \
+                 ({}; {}): outages hit them unequally, and a retried trial is a selected one",
+                shares.join(", "),
+                differing.join(", ")
+            )
+        })
+    }
+}
+
+/// The arms, in `order` (then any other), whose every counted session failed `agent`.
+fn all_agent_failures(dir: &Path, order: &[String]) -> Result<Vec<(String, u64)>> {
+    let mut by_arm: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for s in read_jsonl::<SessionRecord>(&dir.join(SESSIONS_JSONL))? {
+        let (n, k) = by_arm.entry(s.key.arm).or_default();
+        *n += 1;
+        *k += u64::from(s.failure == Some(FailureKind::Agent));
+    }
+    let mut arms: Vec<(String, u64)> = by_arm
+        .into_iter()
+        .filter(|(_, (n, k))| *n > 0 && k == n)
+        .map(|(arm, (n, _))| (arm, n))
+        .collect();
+    arms.sort_by_key(|(arm, _)| order.iter().position(|a| a == arm).unwrap_or(usize::MAX));
+    Ok(arms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arm(finished: u64, retried: u64, unfinished: u64) -> ArmAttempts {
+        ArmAttempts {
+            finished,
+            retried,
+            could_not_run: if unfinished > 0 {
+                BTreeMap::from([("infra: exit 127".to_string(), unfinished)])
+            } else {
+                BTreeMap::new()
+            },
+        }
+    }
+
+    #[test]
+    fn arms_that_could_not_run_are_named_with_their_grouped_reasons() {
+        let a = Attempts {
+            arms: vec![("a".into(), arm(3, 0, 0)), ("b".into(), arm(0, 0, 2))],
+            all_agent_failures: Vec::new(),
+        };
+        assert_eq!(
+            a.lines(),
+            [
+                "arm b: 2 trials could not run (2 × infra: exit 127); it has no counted trial: no data",
+                "trials that failed outside the agent at least once (retried or could not run): a 0/3, b 2/2",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_difference_in_retried_shares_is_warned_about_only_when_fisher_says_so() {
+        let same = Attempts {
+            arms: vec![("a".into(), arm(10, 1, 0)), ("b".into(), arm(10, 2, 0))],
+            all_agent_failures: Vec::new(),
+        };
+        assert_eq!(same.retry_warning(), None);
+        // scipy.stats.fisher_exact([[18, 2], [1, 19]]).pvalue = 5.4e-08
+        let unequal = Attempts {
+            arms: vec![("a".into(), arm(20, 1, 0)), ("b".into(), arm(20, 18, 0))],
+            all_agent_failures: Vec::new(),
+        };
+        let w = unequal.retry_warning().unwrap();
+        assert!(w.contains("a 1/20, b 18/20"), "{w}");
+        assert!(w.contains("b vs a: Fisher p = 0.000"), "{w}");
+    }
+}
