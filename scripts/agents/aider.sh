@@ -25,9 +25,11 @@
 # there is no log); a provider exception aider printed last (litellm.RateLimitError,
 # AuthenticationError, ...) becomes the usage file's `failure`. --no-stream: a streamed answer's usage is dropped by aider 0.86.2,
 # which then counts tokens with its own tokenizer (in the dry run 7,899 for the 8,592
-# the server reported); unstreamed it records the API's counts. aider's own files
-# (.aider.chat.history.md, .aider.input.history, .aider.tags.cache.v4/) are listed in
-# .git/info/exclude, so that they neither dirty the tree nor get committed.
+# the server reported); unstreamed it records the API's counts. aider's histories
+# (.aider.chat.history.md, .aider.input.history) go to $HOME, the trial's own directory
+# that the harness keeps with the run, not into the work directory, whose cleanliness the
+# harness judges by its own index (a .git/info/exclude entry does not hide a file from
+# it); the tag cache .aider.tags.cache.v4/ it leaves in the work directory is removed.
 #
 # Self-contained, so that it works under `sandbox = "bwrap"` wherever the checkout lies
 # (the sandbox may show the agent this file alone): it needs bash, git, mktemp, tee and
@@ -60,6 +62,8 @@ trap 'rm -rf "$scratch"' EXIT
         "$LOOPBENCH_TURNS"
 } >"$scratch/message"
 
+# Also what a session cut off before its end left behind.
+rm -rf .aider.tags.cache.v4
 if exclude="$(git rev-parse --git-path info/exclude 2>/dev/null)"; then
     mkdir -p "$(dirname "$exclude")"
     grep -qxF '.aider*' "$exclude" 2>/dev/null || printf '.aider*\n' >>"$exclude"
@@ -71,8 +75,11 @@ if [ "${LOOPBENCH_AIDER_YES_ALWAYS:-}" = 1 ]; then
 fi
 status=0
 aider --message-file "$scratch/message" "${yes[@]}" --no-pretty --no-stream --no-check-update \
-    --no-analytics --analytics-log "$scratch/analytics.jsonl" "$@" </dev/null |
+    --no-analytics --analytics-log "$scratch/analytics.jsonl" \
+    --chat-history-file "${HOME:-$scratch}/.aider.chat.history.md" \
+    --input-history-file "${HOME:-$scratch}/.aider.input.history" "$@" </dev/null |
     tee "$scratch/stdout" || status=$?
+rm -rf .aider.tags.cache.v4
 if [ -n "${LOOPBENCH_USAGE_FILE:-}" ]; then
     bin=${LOOPBENCH_BIN:-loopbench}
     # An aider that wrote no analytics log: its rounded "Tokens:" lines.
