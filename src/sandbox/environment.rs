@@ -51,26 +51,29 @@ impl Redactor {
     /// The redactor of the values the harness has for `names`. Values shorter than 4
     /// bytes are not secrets worth the false hits and are left alone.
     pub fn for_names<'a>(names: impl IntoIterator<Item = &'a String>) -> Redactor {
-        let mut secrets: Vec<(String, String)> = names
-            .into_iter()
-            .filter_map(|n| {
-                let value = std::env::var(n).ok()?;
-                (value.len() >= 4).then(|| (n.clone(), value))
-            })
-            .collect();
-        secrets.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
-        secrets.dedup();
-        Redactor { secrets }
+        Redactor::from_pairs(
+            names
+                .into_iter()
+                .filter_map(|n| Some((n.clone(), std::env::var(n).ok()?)))
+                .collect(),
+        )
     }
 
     /// A redactor of these (name, value) pairs, for tests and for values known otherwise.
     pub fn of(pairs: &[(&str, &str)]) -> Redactor {
-        let mut secrets: Vec<(String, String)> = pairs
-            .iter()
-            .filter(|(_, v)| v.len() >= 4)
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect();
+        Redactor::from_pairs(
+            pairs
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+
+    /// Keeps the pairs whose value is long enough to be a secret, longest first.
+    fn from_pairs(mut secrets: Vec<(String, String)>) -> Redactor {
+        secrets.retain(|(_, v)| v.len() >= 4);
         secrets.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+        secrets.dedup();
         Redactor { secrets }
     }
 
