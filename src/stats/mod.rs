@@ -18,7 +18,10 @@ mod proportion;
 mod sequential;
 mod welch;
 
-pub use bootstrap::{DEFAULT_RESAMPLES, cluster_bootstrap_rate, cluster_bootstrap_rates};
+pub use bootstrap::{
+    DEFAULT_RESAMPLES, cluster_bootstrap_rate, cluster_bootstrap_rates,
+    cluster_bootstrap_rates_within,
+};
 pub use chisq::{ChiSquare, chi2_2xk};
 pub use describe::{Describe, describe, percentile};
 pub use error::{Result, StatsError};
