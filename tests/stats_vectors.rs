@@ -395,3 +395,136 @@ fn reference_vectors_cover_the_required_edge_cases() {
         .collect();
     assert!(branches.contains(&"exact") && branches.contains(&"asymptotic"));
 }
+
+/// The stratified vectors: tests/data/stratified_vectors.json, made by
+/// scripts/gen_stratified_vectors.py (statsmodels for the CMH test, the Mantel–Haenszel
+/// odds ratio and Breslow–Day; R epiR's Greenland–Robins risk difference re-implemented in
+/// numpy; every value checked there against exact rational arithmetic).
+fn stratified_cases() -> &'static [Value] {
+    static V: OnceLock<Value> = OnceLock::new();
+    V.get_or_init(|| {
+        serde_json::from_str(include_str!("data/stratified_vectors.json")).expect("valid JSON")
+    })["stratified"]
+        .as_array()
+        .expect("a stratified array")
+}
+
+fn strata_of(case: &Value) -> Vec<Stratum> {
+    case["strata"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let c = counts(s);
+            Stratum::new(c[0], c[1], c[2], c[3]).unwrap()
+        })
+        .collect()
+}
+
+/// Both present or both absent; the values of a present one go to `check`.
+fn both<T: std::fmt::Debug>(
+    case: &Value,
+    key: &str,
+    got: Option<T>,
+    check: impl FnOnce(T, &Value),
+) {
+    match (got, case[key].is_null()) {
+        (Some(g), false) => check(g, &case[key]),
+        (None, true) => {}
+        (g, _) => panic!("{key}: got {g:?}, want {} in {}", case[key], case["label"]),
+    }
+}
+
+#[test]
+fn stratified_statistics_match_statsmodels_epir_and_exact_arithmetic() {
+    let mut c = Checker::new("stratified");
+    let checker = std::cell::RefCell::new(&mut c);
+    for case in stratified_cases() {
+        let s = stratified(&strata_of(case), f(case, "confidence")).unwrap();
+        assert_eq!(s.used as u64, u(case, "used"), "{}", case["label"]);
+        assert_eq!(s.left_out as u64, u(case, "left_out"), "{}", case["label"]);
+        let close = |what: &str, got: f64, want: f64| {
+            checker.borrow_mut().close(what, &case["label"], got, want)
+        };
+        both(case, "cmh", s.cmh, |g, w| {
+            close("cmh statistic", g.statistic, f(w, "statistic"));
+            close("cmh z", g.z, f(w, "z"));
+            close("cmh p", g.p, f(w, "p"));
+            close(
+                "cmh p greater",
+                g.p_value(Alternative::Greater),
+                f(w, "p_greater"),
+            );
+            close("cmh p less", g.p_value(Alternative::Less), f(w, "p_less"));
+        });
+        both(case, "odds_ratio", s.odds_ratio, |g, w| {
+            close("odds ratio", g.estimate, f(w, "estimate"));
+            close("odds ratio se_log", g.se_log, f(w, "se_log"));
+            close("odds ratio low", g.ci.low, f(w, "low"));
+            close("odds ratio high", g.ci.high, f(w, "high"));
+        });
+        both(case, "diff", s.diff, |g, w| {
+            close("diff", g.estimate, f(w, "estimate"));
+            close("diff se", g.se, f(w, "se"));
+            close("diff low", g.ci.low, f(w, "low"));
+            close("diff high", g.ci.high, f(w, "high"));
+        });
+        both(case, "homogeneity", s.homogeneity, |g, w| {
+            assert_eq!(g.dof, u(w, "dof"), "{}", case["label"]);
+            assert_eq!(g.strata as u64, u(w, "strata"), "{}", case["label"]);
+            close("breslow-day statistic", g.statistic, f(w, "statistic"));
+            close("breslow-day p", g.p, f(w, "p"));
+        });
+    }
+    c.finish();
+}
+
+#[test]
+fn stratified_vectors_cover_the_required_edge_cases() {
+    let case = |label: &str| {
+        stratified_cases()
+            .iter()
+            .find(|c| c["label"] == label)
+            .unwrap_or_else(|| panic!("no case {label}"))
+    };
+    // Simpson's paradox: pooled and Mantel–Haenszel differences of opposite signs.
+    let simpson = case("simpson_two_tasks");
+    let totals = counts(&simpson["strata"][0])
+        .iter()
+        .zip(counts(&simpson["strata"][1]))
+        .map(|(a, b)| a + b)
+        .collect::<Vec<_>>();
+    let pooled = totals[0] as f64 / totals[1] as f64 - totals[2] as f64 / totals[3] as f64;
+    assert!(pooled < 0.0 && f(&simpson["diff"], "estimate") > 0.0);
+    // n = 0 on one side, left out and counted; nothing left at all.
+    assert!(u(case("empty_side_left_out"), "left_out") > 0);
+    assert!(case("only_empty_sides")["diff"].is_null());
+    // Zero margins everywhere: no p, no odds ratio, no homogeneity, but a difference.
+    let zeros = case("zero_margins_everywhere");
+    assert!(zeros["cmh"].is_null() && zeros["homogeneity"].is_null());
+    assert!(zeros["odds_ratio"].is_null() && !zeros["diff"].is_null());
+    // One stratum, many strata, large counts, a pooled odds ratio of exactly 1, and an
+    // interval clipped at ±1.
+    assert_eq!(
+        case("single_stratum")["strata"].as_array().unwrap().len(),
+        1
+    );
+    assert!(
+        stratified_cases()
+            .iter()
+            .any(|c| c["strata"].as_array().unwrap().len() >= 40)
+    );
+    assert!(stratified_cases().iter().any(|c| {
+        c["strata"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| counts(s)[1] >= 1_000_000_000)
+    }));
+    assert!(!case("pooled_odds_ratio_exactly_one")["homogeneity"].is_null());
+    assert!(
+        stratified_cases()
+            .iter()
+            .any(|c| c["diff"]["clipped"] == true)
+    );
+}

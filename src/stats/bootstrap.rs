@@ -1,4 +1,8 @@
-//! Trial-clustered percentile bootstrap interval for a ratio rate.
+//! Trial-clustered percentile bootstrap interval for a ratio rate, optionally with the
+//! trials resampled within strata (tasks).
+
+use std::collections::HashMap;
+use std::hash::Hash;
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -93,6 +97,61 @@ pub fn cluster_bootstrap_rates(
     confidence: f64,
     seed: u64,
 ) -> Result<Vec<Result<Interval>>> {
+    let m = clusters.first().map_or(0, Vec::len);
+    bootstrap_groups(clusters, &[(0..m).collect()], resamples, confidence, seed)
+}
+
+/// [`cluster_bootstrap_rates`] with the clusters resampled within strata, so that every
+/// resample keeps the design's mix of strata: the trials of each (arm, task) are
+/// resampled among themselves.
+///
+/// `strata[i]` is the stratum (the task) of cluster `i`, the same for every metric.
+/// Strata are taken in the order they first appear in `strata`; a resample draws, for
+/// each stratum in turn, as many clusters as the stratum has, with replacement and
+/// uniformly among that stratum's clusters (`random_range(0..size)` on one
+/// `ChaCha8Rng::seed_from_u64(seed)` stream), then computes `Σk / Σn` over all the drawn
+/// clusters. Everything else (skipped resamples, quantiles, errors) is as in
+/// [`cluster_bootstrap_rates`]; with a single stratum the draws are the same, so the
+/// intervals are exactly that function's. A stratum with one cluster always contributes
+/// that cluster, so with one trial per stratum the interval shrinks to the rate itself:
+/// the design then has no within-task replication to resample.
+///
+/// Errors: `InvalidInput` when `strata` and the clusters differ in length, and those of
+/// [`cluster_bootstrap_rates`].
+pub fn cluster_bootstrap_rates_within<S: Eq + Hash>(
+    clusters: &[Vec<(u64, u64)>],
+    strata: &[S],
+    resamples: usize,
+    confidence: f64,
+    seed: u64,
+) -> Result<Vec<Result<Interval>>> {
+    let m = clusters.first().map_or(0, Vec::len);
+    if strata.len() != m {
+        return invalid(format!(
+            "{} strata labels for {m} clusters; every cluster needs one",
+            strata.len()
+        ));
+    }
+    let mut index: HashMap<&S, usize> = HashMap::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, label) in strata.iter().enumerate() {
+        let g = *index.entry(label).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(i);
+    }
+    bootstrap_groups(clusters, &groups, resamples, confidence, seed)
+}
+
+/// The bootstrap of every metric, resampling each group of cluster indices within itself.
+fn bootstrap_groups(
+    clusters: &[Vec<(u64, u64)>],
+    groups: &[Vec<usize>],
+    resamples: usize,
+    confidence: f64,
+    seed: u64,
+) -> Result<Vec<Result<Interval>>> {
     check_confidence(confidence)?;
     if resamples == 0 {
         return invalid("resamples must be positive");
@@ -124,7 +183,7 @@ pub fn cluster_bootstrap_rates(
         return Ok(results.into_iter().flatten().collect());
     }
     let live_clusters: Vec<&[(u64, u64)]> = live.iter().map(|&j| &clusters[j][..]).collect();
-    let rates = resample_rates(&live_clusters, m, resamples, seed);
+    let rates = resample_rates(&live_clusters, groups, resamples, seed);
     let alpha = 1.0 - confidence;
     for (&j, mut r) in live.iter().zip(rates) {
         results[j] = Some(if r.is_empty() {
@@ -140,20 +199,22 @@ pub fn cluster_bootstrap_rates(
     Ok(results.into_iter().flatten().collect())
 }
 
-/// The resampled rates of every metric: `resamples` times, draw `m` cluster indices
-/// (`random_range(0..m)` on `ChaCha8Rng::seed_from_u64(seed)`, one stream shared by
-/// the metrics) and compute `Σk / Σn` of each metric over the drawn clusters, skipping
-/// a resample whose `Σn` is 0.
+/// The resampled rates of every metric: `resamples` times, draw from each group of
+/// cluster indices as many as it holds (`group[random_range(0..group.len())]` on
+/// `ChaCha8Rng::seed_from_u64(seed)`, one stream shared by the metrics and the groups, in
+/// group order) and compute `Σk / Σn` of each metric over the drawn clusters, skipping a
+/// resample whose `Σn` is 0. One group `0..m` is the unstratified bootstrap.
 ///
 /// Sums are exact integers, so their order does not matter: when counts fit in `u32`
 /// the draws are tallied into multiplicities and each sum is one dot product (which the
 /// compiler vectorizes); otherwise each draw adds its cluster in `u128`.
 fn resample_rates(
     clusters: &[&[(u64, u64)]],
-    m: usize,
+    groups: &[Vec<usize>],
     resamples: usize,
     seed: u64,
 ) -> Vec<Vec<f64>> {
+    let m = clusters.first().map_or(0, |c| c.len());
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut rates: Vec<Vec<f64>> = vec![Vec::with_capacity(resamples); clusters.len()];
     let max_n = clusters
@@ -198,8 +259,10 @@ fn resample_rates(
         let mut sums = vec![0u64; columns.len()];
         for _ in 0..resamples {
             multiplicity.fill(0);
-            for _ in 0..m {
-                multiplicity[rng.random_range(0..m)] += 1;
+            for group in groups {
+                for _ in 0..group.len() {
+                    multiplicity[group[rng.random_range(0..group.len())]] += 1;
+                }
             }
             for (sum, column) in sums.iter_mut().zip(&columns) {
                 *sum = dot(&multiplicity, column);
@@ -216,11 +279,13 @@ fn resample_rates(
         let mut sums = vec![(0u128, 0u128); clusters.len()];
         for _ in 0..resamples {
             sums.fill((0, 0));
-            for _ in 0..m {
-                let i = rng.random_range(0..m);
-                for (sum, c) in sums.iter_mut().zip(clusters) {
-                    sum.0 += u128::from(c[i].0);
-                    sum.1 += u128::from(c[i].1);
+            for group in groups {
+                for _ in 0..group.len() {
+                    let i = group[rng.random_range(0..group.len())];
+                    for (sum, c) in sums.iter_mut().zip(clusters) {
+                        sum.0 += u128::from(c[i].0);
+                        sum.1 += u128::from(c[i].1);
+                    }
                 }
             }
             for (r, &(k_sum, n_sum)) in rates.iter_mut().zip(&sums) {
@@ -300,6 +365,58 @@ mod tests {
         let a = cluster_bootstrap_rates(&[small], 300, 0.95, 5).unwrap();
         let b = cluster_bootstrap_rates(&[large], 300, 0.95, 5).unwrap();
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn one_stratum_gives_exactly_the_unstratified_intervals() {
+        let a = clusters();
+        let b: Vec<(u64, u64)> = a.iter().map(|&(k, n)| (n - k, n + 1)).collect();
+        let metrics = [a.clone(), b];
+        let labels = vec!["task"; a.len()];
+        let within = cluster_bootstrap_rates_within(&metrics, &labels, 700, 0.95, 9).unwrap();
+        assert_eq!(
+            within,
+            cluster_bootstrap_rates(&metrics, 700, 0.95, 9).unwrap()
+        );
+    }
+
+    #[test]
+    fn resampling_within_tasks_keeps_the_task_mix_of_every_resample() {
+        // Task "easy" always succeeds, task "hard" never does; 3 easy and 5 hard trials
+        // of 2 sessions each, interleaved. Every stratified resample has 3 easy and 5
+        // hard trials, so its rate is always 6/16; resampling across tasks is not.
+        let labels = [
+            "easy", "hard", "hard", "easy", "hard", "hard", "easy", "hard",
+        ];
+        let trials: Vec<(u64, u64)> = labels
+            .iter()
+            .map(|&t| if t == "easy" { (2, 2) } else { (0, 2) })
+            .collect();
+        let metrics = [trials];
+        let within = cluster_bootstrap_rates_within(&metrics, &labels, 500, 0.95, 4).unwrap();
+        let ci = within[0].clone().unwrap();
+        assert_eq!((ci.low, ci.high), (6.0 / 16.0, 6.0 / 16.0));
+        let across = cluster_bootstrap_rates(&metrics, 500, 0.95, 4).unwrap();
+        let wide = across[0].clone().unwrap();
+        assert!(wide.low < 0.2 && wide.high > 0.55, "{wide:?}");
+    }
+
+    #[test]
+    fn stratified_counts_too_large_for_the_fast_path_give_the_same_intervals() {
+        let scale = 1u64 << 33;
+        let small = clusters();
+        let large: Vec<(u64, u64)> = small.iter().map(|&(k, n)| (k * scale, n * scale)).collect();
+        let labels: Vec<u64> = (0..small.len() as u64).map(|i| i % 3).collect();
+        let a = cluster_bootstrap_rates_within(&[small], &labels, 300, 0.95, 5).unwrap();
+        let b = cluster_bootstrap_rates_within(&[large], &labels, 300, 0.95, 5).unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn strata_labels_must_name_every_cluster() {
+        let c = clusters();
+        let short = vec![0u8; c.len() - 1];
+        assert!(cluster_bootstrap_rates_within(&[c], &short, 10, 0.95, 1).is_err());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Statistics for comparing loopbench arms: rates, exact and asymptotic tests,
-//! multiple comparisons, bootstrap, descriptive summaries, power and group-sequential
-//! designs.
+//! multiple comparisons, analyses stratified by task, bootstrap, descriptive summaries, power
+//! and group-sequential designs.
 //!
 //! Every function is pure and names the scipy / statsmodels / numpy call whose
 //! convention it follows; `tests/stats_vectors.rs` checks them against values
@@ -16,9 +16,14 @@ mod multiple;
 mod power;
 mod proportion;
 mod sequential;
+mod stratified;
+mod stratum;
 mod welch;
 
-pub use bootstrap::{DEFAULT_RESAMPLES, cluster_bootstrap_rate, cluster_bootstrap_rates};
+pub use bootstrap::{
+    DEFAULT_RESAMPLES, cluster_bootstrap_rate, cluster_bootstrap_rates,
+    cluster_bootstrap_rates_within,
+};
 pub use chisq::{ChiSquare, chi2_2xk};
 pub use describe::{Describe, describe, percentile};
 pub use error::{Result, StatsError};
@@ -31,4 +36,9 @@ pub use sequential::{
     Crossing, LookCounts, LookDecision, MAX_LOOKS, MIN_REPEATED_P, SequentialDesign,
     SequentialSampleSize, ldof_spending, look_fractions, pooled_z, sequential_sessions_per_arm,
 };
+pub use stratified::{
+    BreslowDay, Cmh, MhOddsRatio, MhRiskDifference, Stratified, breslow_day, cmh, mh_odds_ratio,
+    mh_risk_difference, stratified,
+};
+pub use stratum::{MAX_STRATUM_COUNT, Stratum};
 pub use welch::{Welch, welch};
