@@ -13,5 +13,6 @@ pub mod outcome;
 pub mod patch;
 pub mod rollout;
 pub mod session;
+mod tokens;
 
 pub use import::import;
