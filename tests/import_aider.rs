@@ -189,3 +189,33 @@ fn root_makes_absolute_paths_relative_and_rewrites_commands_that_name_it() {
         "{trace}"
     );
 }
+
+#[test]
+fn edits_aider_applied_stay_applied_when_the_model_is_asked_again_before_any_command() {
+    // The reply's edit is applied; the tests fail, aider hands that back, and the model's
+    // second reply changes nothing. Nothing ran in between to flush the first reply.
+    let tmp = tempfile::tempdir().unwrap();
+    let history = tmp.path().join(".aider.chat.history.md");
+    std::fs::write(
+        &history,
+        "\n# aider chat started at 2026-01-05 09:00:00\n\n\
+         > Main model: gpt-4o with diff edit format  \n\n\
+         #### add a note  \n\n\
+         NOTES.md\n```\n<<<<<<< SEARCH\n=======\nhello\n>>>>>>> REPLACE\n```\n\n\
+         > Tokens: 100 sent, 9 received. Cost: $0.00 message, $0.00 session.  \n\
+         > NOTES.md  \n\
+         > Create new file? (Y)es/(N)o [Yes]: y  \n\
+         > Applied edit to NOTES.md  \n\
+         > Added 12 lines of output to the chat.  \n\
+         > Attempt to fix test errors? (Y)es/(N)o [Yes]: y  \n\n\
+         The tests fail for another reason.\n\n\
+         > Tokens: 200 sent, 7 received. Cost: $0.00 message, $0.00 session.  \n",
+    )
+    .unwrap();
+    let (trace, stderr) = imported(&["aider", history.to_str().unwrap()]);
+    assert!(
+        trace.contains(r#"{"op":"write","path":"NOTES.md","content":"hello\n"}"#),
+        "{trace}\n{stderr}"
+    );
+    assert!(trace.contains(r#""status":"completed""#), "{trace}");
+}

@@ -124,8 +124,8 @@ impl Mapper<'_, '_> {
                 self.previous = None;
             }
             Event::Reply { line, text } => {
-                // A reply before it whose edits aider never confirmed is not applied.
-                self.pending = None;
+                // The reply before: its edits apply as far as aider confirmed them (none,
+                // when aider asked again first).
                 self.flush();
                 self.waiting = false;
                 self.pending = Some(Pending {
