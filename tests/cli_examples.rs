@@ -25,6 +25,8 @@ const ORDER: &[&str] = &[
     "import",
     "import claude-code",
     "import stream-json",
+    "import codex",
+    "import aider",
     "usage",
     "sim-agent",
     "mock-model",
@@ -39,6 +41,8 @@ const NOT_RUN: &[(&str, &str)] = &[
         "the full suite takes minutes",
     ),
     ("~/.claude/", "reads the user's own transcripts"),
+    ("~/.codex/", "reads the user's own Codex sessions"),
+    ("~/src/", "reads a history in the user's own repository"),
     ("RUN_DIR/", "a placeholder for a command agent's run"),
     ("scripts/agents/claude.sh", "needs the Claude Code CLI"),
 ];

@@ -110,6 +110,27 @@ fn every_command_in_real_ab_runs_as_written() {
     let trials = std::fs::read_to_string(root.join("ab/study/trials.csv")).unwrap();
     assert_eq!(trials.lines().count(), 1 + 2 * 2 * 12);
     assert!(root.join("ab/rescored/summary.csv").exists());
+    // The Codex and aider examples replay to the dry run's acts: per arm, the premature
+    // claim of session 3, the deleted test file of session 4 (3 tests), the crash of
+    // session 5 that repeats a reminder, and no divergent session.
+    let rescored = std::fs::read_to_string(root.join("ab/rescored-cli/sessions.csv")).unwrap();
+    let mut table = csv::Reader::from_reader(rescored.as_bytes());
+    let header = table.headers().unwrap().clone();
+    let rows: Vec<csv::StringRecord> = table.records().map(Result::unwrap).collect();
+    let at = |row: &csv::StringRecord, column: &str| {
+        row[header.iter().position(|h| h == column).unwrap()].to_string()
+    };
+    for arm in ["codex", "aider"] {
+        let sessions: Vec<&csv::StringRecord> =
+            rows.iter().filter(|r| at(r, "arm") == arm).collect();
+        assert_eq!(sessions.len(), 7, "{arm}: {rescored}");
+        let cells = |column: &str| sessions.iter().map(|r| at(r, column)).collect::<Vec<_>>();
+        assert_eq!(cells("premature_claims")[2], "1", "{arm}");
+        assert_eq!(cells("tests_removed")[3], "3", "{arm}");
+        assert_eq!(cells("outcome")[4], "interrupted", "{arm}");
+        assert_eq!(cells("dup_side_effects")[4], "1", "{arm}");
+        assert!(cells("divergent").iter().all(|d| d == "false"), "{arm}");
+    }
     // The sandboxed smoke run: an initializer and one coding session per task, each
     // with its usage from the wrapper.
     let smoke = std::fs::read_to_string(root.join("ab/smoke/sessions.csv")).unwrap();

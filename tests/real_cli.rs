@@ -1,8 +1,9 @@
 //! The real agent CLIs (Claude Code, Codex, aider) end to end, without an API key: the
 //! shipped `suites/real-cli-dryrun` runs each under bubblewrap against the scripted
 //! model server, and every session's metrics must equal a replay of the same scenario
-//! (the acts it scripts), its turns and tokens what the server served; Claude Code's
-//! own transcripts, imported and replayed, must give the live run's metrics again.
+//! (the acts it scripts), its turns and tokens what the server served; each CLI's own
+//! transcripts (Claude Code's session files, Codex's rollouts, aider's chat history),
+//! imported and replayed, must give the live run's metrics again.
 //!
 //! The CLIs are looked up in `$LOOPBENCH_CLI_DIR` (default `~/.cache/loopbench-clis`,
 //! where `.ci/run` installs the pinned versions): `npm/node_modules/.bin/` and
@@ -232,24 +233,31 @@ fn real_claude_code_does_exactly_the_scripted_acts_and_its_transcripts_replay_th
         .map(|e| e.unwrap().path())
         .find(|p| p.is_dir())
         .expect("a project folder");
-    let trace = tmp.path().join("imported.jsonl");
+    // The crashed session counts too: the scripted crash leaves the CLI a second
+    // (`agent::mock_model::CRASH_GRACE`) to write its transcript before the kill. Killed
+    // the moment its request arrives, Claude Code loses the last tool results it carried
+    // out from its transcript ("without a result" below), and no importer can restore
+    // what was never written.
+    imported_replay_matches_live(tmp.path(), "claude-code", &project, &live);
+}
+
+/// Imports the CLI's own transcripts of the live run (`input`, as `format`), replays the
+/// trace on the dry run's task and checks that every coding session did the acts the
+/// live run measured; returns the replayed rows. The importer numbers sessions from 1
+/// and never declares completion (what an agent claims is not evidence).
+fn imported_replay_matches_live(tmp: &Path, format: &str, input: &Path, live: &[Row]) -> Vec<Row> {
+    let trace = tmp.join("imported.jsonl");
     let import = common::loopbench()
-        .args(["import", "claude-code"])
-        .arg(&project)
+        .args(["import", format])
+        .arg(input)
         .arg("--out")
         .arg(&trace)
         .assert()
         .success();
     // What the importer applied and skipped per session, for a mismatch's message.
     let tally = String::from_utf8_lossy(&import.get_output().stderr).into_owned();
-    // The crashed session counts too: the scripted crash leaves the CLI a second
-    // (`agent::mock_model::CRASH_GRACE`) to write its transcript before the kill. Killed
-    // the moment its request arrives, Claude Code loses the last tool results it carried
-    // out from its transcript ("without a result" below), and no importer can restore
-    // what was never written.
-    let imported = replay(&trace, &tmp.path().join("imported"));
-    assert_eq!(imported.len(), live.len());
-    // The importer numbers sessions from 1 and never declares completion.
+    let imported = replay(&trace, &tmp.join("imported"));
+    assert_eq!(imported.len(), live.len(), "{tally}");
     for (l, i) in live.iter().zip(&imported).skip(1) {
         let n = &l["session"];
         let outcome = |o: &str| {
@@ -259,21 +267,44 @@ fn real_claude_code_does_exactly_the_scripted_acts_and_its_transcripts_replay_th
                 o.to_string()
             }
         };
-        assert_eq!(outcome(&l["outcome"]), i["outcome"], "session {n}: outcome");
+        assert_eq!(
+            outcome(&l["outcome"]),
+            i["outcome"],
+            "{format} session {n}: outcome"
+        );
         assert_eq!(
             acts(l),
             acts(i),
-            "session {n}: live, then imported and replayed; the import said:\n{tally}"
+            "{format} session {n}: live, then imported and replayed; the import said:\n{tally}"
         );
     }
+    imported
 }
 
+/// Codex's own rollouts of the live run (in the trial's HOME, `$CODEX_HOME/sessions`),
+/// imported and replayed, give the live run's acts, and the turns and tokens the live
+/// run read from `codex exec --json` (the crashed session's CLI reported nothing).
 #[test]
-fn real_codex_does_exactly_the_scripted_acts() {
+fn real_codex_does_exactly_the_scripted_acts_and_its_rollouts_replay_the_same() {
     let Some(path) = available("codex") else {
         return;
     };
-    live_run_matches_the_scenario("codex", path, &[]);
+    let (tmp, live) = live_run_matches_the_scenario("codex", path, &[]);
+    let trial = tmp.path().join("run/agents").join(&live[0]["trial_id"]);
+    let imported = imported_replay_matches_live(tmp.path(), "codex", &trial, &live);
+    for (l, i) in live.iter().zip(&imported) {
+        assert_eq!(i["divergent"], "false", "codex session {}", l["session"]);
+        if l["outcome"] == "interrupted" {
+            continue;
+        }
+        for column in ["turns", "input_tokens", "output_tokens"] {
+            assert_eq!(
+                l[column], i[column],
+                "codex session {}: {column}",
+                l["session"]
+            );
+        }
+    }
 }
 
 /// aider does every act of the scenario, with two limits of aider 0.86.2 that the
@@ -291,6 +322,29 @@ fn real_aider_does_exactly_the_scripted_acts() {
     };
     let (tmp, live) =
         live_run_matches_the_scenario("aider", path, &[("1", "dup_side_effects", "1")]);
+    // aider's chat history of the live run (the wrapper keeps it in the trial's HOME),
+    // imported and replayed, gives the live run's acts; a turn per model call, and the
+    // tokens aider printed, which it rounds to hundreds above a thousand.
+    let trial = tmp.path().join("run/agents").join(&live[0]["trial_id"]);
+    let history = trial.join("home/.aider.chat.history.md");
+    let imported = imported_replay_matches_live(tmp.path(), "aider", &history, &live);
+    for (l, i) in live.iter().zip(&imported) {
+        assert_eq!(i["divergent"], "false", "aider session {}", l["session"]);
+        if l["outcome"] == "interrupted" {
+            continue;
+        }
+        let n = &l["session"];
+        assert_eq!(l["turns"], i["turns"], "aider session {n}: turns");
+        let turns: i64 = l["turns"].parse().unwrap();
+        for column in ["input_tokens", "output_tokens"] {
+            let (live, printed): (i64, i64) =
+                (l[column].parse().unwrap(), i[column].parse().unwrap());
+            assert!(
+                (live - printed).abs() <= 50 * turns,
+                "aider session {n}: {column} {printed} printed, {live} counted"
+            );
+        }
+    }
     let stdout = tmp
         .path()
         .join("run/agents")

@@ -355,12 +355,36 @@ pub struct ReplayArgs {
     pub full: bool,
 }
 
-/// Arguments of `loopbench import`.
+/// Arguments of `loopbench import`: a subcommand that names the format, or the files
+/// alone with `--format` (default `auto`: the format is detected and named).
 #[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct ImportArgs {
     /// The transcript form.
     #[command(subcommand)]
-    pub command: ImportCommand,
+    pub command: Option<ImportCommand>,
+    /// The transcripts' format; `auto` tells it from the files' first lines and says
+    /// which it found.
+    #[arg(long, value_enum, default_value_t = ImportFormat::Auto)]
+    pub format: ImportFormat,
+    /// Inputs and output, when no subcommand names the format.
+    #[command(flatten)]
+    pub files: ImportFiles,
+}
+
+/// `--format` of `loopbench import`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImportFormat {
+    /// Detect it from the files (every input must be of one format).
+    Auto,
+    /// Claude Code session files.
+    ClaudeCode,
+    /// Captured `claude -p --output-format stream-json`.
+    StreamJson,
+    /// Codex CLI rollouts or `codex exec --json` captures.
+    Codex,
+    /// aider chat histories.
+    Aider,
 }
 
 /// The transcript forms `loopbench import` reads.
@@ -375,13 +399,23 @@ pub enum ImportCommand {
     /// trial's capture directory, RUN_DIR/agents/<trial_id>).
     #[command(after_help = super::examples::IMPORT_STREAM_JSON)]
     StreamJson(ImportFiles),
+    /// Codex CLI rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl; a directory
+    /// means every rollout-*.jsonl under it), in time order, of one project (--root, else
+    /// the first session's cwd); or `codex exec --json` captures (a trial's capture
+    /// directory means its session-<n>.stdout files).
+    #[command(after_help = super::examples::IMPORT_CODEX)]
+    Codex(ImportFiles),
+    /// aider chat histories (.aider.chat.history.md): a session at each "# aider chat
+    /// started at"; edits applied where aider confirmed them, shell commands it ran.
+    #[command(after_help = super::examples::IMPORT_AIDER)]
+    Aider(ImportFiles),
 }
 
 /// Inputs and output of an import.
 #[derive(Debug, clap::Args)]
 pub struct ImportFiles {
     /// Transcript files or directories.
-    #[arg(required = true)]
+    #[arg(required = true, value_name = "PATH")]
     pub inputs: Vec<PathBuf>,
     /// The recording machine's project directory that absolute paths are made relative
     /// to [default: the transcript's cwd].

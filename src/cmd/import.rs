@@ -1,24 +1,57 @@
-//! `loopbench import claude-code|stream-json INPUT... [--root DIR] [--out FILE]`: converts
-//! Claude Code transcripts into a trace, on stdout or into a file.
+//! `loopbench import [FORMAT] INPUT... [--format auto] [--root DIR] [--out FILE]`: converts
+//! Claude Code, Codex and aider transcripts into a trace, on stdout or into a file.
 
-use super::args::{ImportArgs, ImportCommand};
+use super::args::{ImportArgs, ImportCommand, ImportFiles, ImportFormat};
 use crate::agent::trace::Trace;
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
-use crate::import::{Imported, claude_code, stream_json};
+use crate::import::detect::{Format, detect};
+use crate::import::{Imported, aider, claude_code, codex, stream_json};
 use crate::store::{check_output_dir, write_atomic};
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &ImportArgs) -> Result<i32> {
-    let (files, imported) = match &args.command {
-        ImportCommand::ClaudeCode(files) => (
-            files,
-            claude_code::import(&files.inputs, root(files).as_deref())?,
-        ),
-        ImportCommand::StreamJson(files) => (
-            files,
-            stream_json::import(&files.inputs, root(files).as_deref())?,
-        ),
+    let (format, files) = match &args.command {
+        Some(ImportCommand::ClaudeCode(files)) => (Format::ClaudeCode, files),
+        Some(ImportCommand::StreamJson(files)) => (Format::StreamJson, files),
+        Some(ImportCommand::Codex(files)) => (Format::Codex, files),
+        Some(ImportCommand::Aider(files)) => (Format::Aider, files),
+        None => {
+            let files = &args.files;
+            // `import --root DIR codex PATH` reads "codex" as a path: the format goes first.
+            if let Some(name) = files
+                .inputs
+                .iter()
+                .find(|p| !p.exists() && Format::ALL.iter().any(|f| p.as_os_str() == f.name()))
+            {
+                return Err(Error::BadInput(format!(
+                    "'{}' is a format, not a transcript: name the format before the options (`loopbench import {} --root DIR PATH...`) or pass --format {}",
+                    name.display(),
+                    name.display(),
+                    name.display()
+                )));
+            }
+            let format = match args.format {
+                ImportFormat::Auto => {
+                    let format = detect(&files.inputs)?;
+                    eprintln!("detected format: {}", format.name());
+                    format
+                }
+                ImportFormat::ClaudeCode => Format::ClaudeCode,
+                ImportFormat::StreamJson => Format::StreamJson,
+                ImportFormat::Codex => Format::Codex,
+                ImportFormat::Aider => Format::Aider,
+            };
+            (format, files)
+        }
+    };
+    let root = root(files);
+    let root = root.as_deref();
+    let imported = match format {
+        Format::ClaudeCode => claude_code::import(&files.inputs, root)?,
+        Format::StreamJson => stream_json::import(&files.inputs, root)?,
+        Format::Codex => codex::import(&files.inputs, root)?,
+        Format::Aider => aider::import(&files.inputs, root)?,
     };
     let trace = checked_trace(&imported)?;
     // Notes and session lines quote the transcript (paths, tool names, reasons).
@@ -45,7 +78,7 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
     Ok(exit_code::OK)
 }
 
-fn root(files: &super::args::ImportFiles) -> Option<String> {
+fn root(files: &ImportFiles) -> Option<String> {
     files
         .root
         .as_ref()

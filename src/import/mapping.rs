@@ -42,7 +42,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::paths::{leading_cd, relative, rewrite_command, within};
+use super::emit::{Caller, Emitter};
+pub use super::emit::{Known, Mapped};
 use super::tally::{SkipReason, Tally};
 use crate::agent::trace::Line;
 
@@ -64,6 +65,16 @@ pub struct ToolCall {
     pub seq: u64,
 }
 
+impl ToolCall {
+    fn caller(&self) -> Caller<'_> {
+        Caller {
+            tool: &self.name,
+            origin: &self.origin,
+            cwd: self.cwd.as_deref(),
+        }
+    }
+}
+
 /// One `tool_result` block, with the line's structured result.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolOutcome {
@@ -75,21 +86,6 @@ pub struct ToolOutcome {
     pub result: Option<Value>,
 }
 
-/// What the calls of one session became.
-#[derive(Debug, Default, PartialEq)]
-pub struct Mapped {
-    /// Actions and skips, in order.
-    pub lines: Vec<Line>,
-    /// At least one file was reset to what the agent saw.
-    pub divergent: bool,
-    /// Some call never got a result.
-    pub unanswered: bool,
-}
-
-/// What the importer knows each file (relative path) to hold. It is carried from one
-/// session to the next, as replay carries the work directory.
-pub type Known = HashMap<String, String>;
-
 /// Maps the calls of one session, in the order given. `root` is the session's cwd or
 /// `--root`; problems worth a user's attention are pushed onto `notes`.
 pub fn map_calls(
@@ -100,26 +96,11 @@ pub fn map_calls(
     tally: &mut Tally,
     notes: &mut Vec<String>,
 ) -> Mapped {
-    let mut m = Mapper {
-        root,
-        tally,
-        notes,
-        out: Mapped::default(),
-        files,
-    };
+    let mut out = Emitter::new(root, files, tally, notes);
     for call in calls {
-        m.call(call, results.get(&call.id));
+        map_call(&mut out, call, results.get(&call.id));
     }
-    m.out
-}
-
-struct Mapper<'a> {
-    root: Option<&'a str>,
-    tally: &'a mut Tally,
-    notes: &'a mut Vec<String>,
-    out: Mapped,
-    /// Content the importer knows each file to have; absent: unknown.
-    files: &'a mut Known,
+    out.finish()
 }
 
 /// One replacement of an Edit or MultiEdit.
@@ -133,279 +114,189 @@ fn string<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
     v.get(key).and_then(Value::as_str)
 }
 
-impl Mapper<'_> {
-    fn call(&mut self, call: &ToolCall, outcome: Option<&ToolOutcome>) {
-        let Some(outcome) = outcome else {
-            self.tally.unanswered += 1;
-            self.out.unanswered = true;
-            return;
-        };
-        let applies = !outcome.is_error || (call.name == "Bash" && bash_ran(outcome));
-        if !applies {
-            self.tally.failed += 1;
-            if refused(outcome) {
-                self.tally.refused += 1;
-            }
-            return;
-        }
-        let input = &call.input;
-        let (actions, skipped) = (self.tally.actions, self.tally.skipped);
-        self.apply(call, input, outcome);
-        if self.tally.skipped == skipped && self.tally.actions > actions {
-            self.tally.applied += 1;
-        }
+fn map_call(out: &mut Emitter, call: &ToolCall, outcome: Option<&ToolOutcome>) {
+    let Some(outcome) = outcome else {
+        return out.unanswered();
+    };
+    let applies = !outcome.is_error || (call.name == "Bash" && bash_ran(outcome));
+    if !applies {
+        return out.failed(refused(outcome));
     }
+    out.call(|out| apply(out, call, outcome));
+}
 
-    /// Turns an answered call into actions, a skip, or nothing (no file effect).
-    fn apply(&mut self, call: &ToolCall, input: &Value, outcome: &ToolOutcome) {
-        match call.name.as_str() {
-            "Bash" => match string(input, "command") {
-                Some(cmd) => self.run(call, cmd),
-                None => self.skip(
-                    call,
-                    None,
-                    SkipReason::Malformed,
-                    "Bash call without a command",
-                ),
-            },
-            "Write" => {
-                let Some(path) = self.path(call, "file_path") else {
-                    return;
-                };
-                // What was written: the result's content (the user may have changed
-                // the proposal before accepting it), else the call's.
-                let written = outcome
-                    .result
-                    .as_ref()
-                    .and_then(|r| string(r, "content"))
-                    .or_else(|| string(input, "content"));
-                match written {
-                    Some(content) => self.write(path, content.to_string()),
-                    None => self.skip(
-                        call,
-                        Some(&path),
-                        SkipReason::Malformed,
-                        "Write call without content",
-                    ),
-                }
-            }
-            "Edit" => {
-                let Some(path) = self.path(call, "file_path") else {
-                    return;
-                };
-                let result = outcome.result.as_ref();
-                // When the user changed the proposed edit, the result holds what was applied.
-                let pick = |key: &str, result_key: &str| {
-                    result
-                        .and_then(|r| string(r, result_key))
-                        .or_else(|| string(input, key))
-                };
-                match (
-                    pick("old_string", "oldString"),
-                    pick("new_string", "newString"),
-                ) {
-                    (Some(old), Some(new)) => {
-                        let all = input.get("replace_all").and_then(Value::as_bool) == Some(true);
-                        let original = result.and_then(|r| string(r, "originalFile"));
-                        let replace = Replace {
-                            old: old.to_string(),
-                            new: new.to_string(),
-                            all,
-                        };
-                        self.edit(path, original, vec![replace]);
-                    }
-                    _ => self.skip(
-                        call,
-                        Some(&path),
-                        SkipReason::Malformed,
-                        "Edit call without old_string/new_string",
-                    ),
-                }
-            }
-            "MultiEdit" => {
-                let Some(path) = self.path(call, "file_path") else {
-                    return;
-                };
-                let edits: Option<Vec<Replace>> = input
-                    .get("edits")
-                    .and_then(Value::as_array)
-                    .and_then(|edits| {
-                        edits
-                            .iter()
-                            .map(|e| {
-                                Some(Replace {
-                                    old: string(e, "old_string")?.to_string(),
-                                    new: string(e, "new_string")?.to_string(),
-                                    all: e.get("replace_all").and_then(Value::as_bool)
-                                        == Some(true),
-                                })
-                            })
-                            .collect()
-                    });
-                let original = outcome.result.as_ref().and_then(|r| {
-                    string(r, "originalFile").or_else(|| string(r, "originalFileContents"))
-                });
-                match edits {
-                    Some(edits) => self.edit(path, original, edits),
-                    None => self.skip(
-                        call,
-                        Some(&path),
-                        SkipReason::Malformed,
-                        "MultiEdit call with malformed edits",
-                    ),
-                }
-            }
-            "NotebookEdit" => {
-                let path = string(input, "notebook_path").map(str::to_string);
-                self.skip(
-                    call,
-                    path.as_deref(),
-                    SkipReason::Notebook,
-                    "a notebook cell edit has no well-defined file content: the notebook's JSON is not in the transcript",
-                );
-            }
-            other => *self.tally.ignored.entry(other.to_string()).or_default() += 1,
-        }
-    }
-
-    /// Where the call's shell was, relative to the root (`""`: the root itself), or
-    /// why that is outside the work directory. Unknown (no cwd, no root) is the root.
-    fn shell_dir(&self, call: &ToolCall) -> Result<String, String> {
-        let (Some(cwd), Some(root)) = (call.cwd.as_deref(), self.root) else {
-            return Ok(String::new());
-        };
-        if !cwd.starts_with('/') {
-            return Ok(String::new());
-        }
-        within(cwd, root).ok_or_else(|| format!("its shell was in {cwd}, outside the root {root}"))
-    }
-
-    /// A `Bash` call: a `run` in the directory its shell was in, the root's absolute
-    /// path rewritten relative to it. A command that starts with `cd` to an absolute
-    /// directory does not depend on where the shell was: it runs at the root, and what
-    /// follows the `cd` is rewritten relative to that directory.
-    fn run(&mut self, call: &ToolCall, cmd: &str) {
-        let depth = |dir: &str| dir.split('/').filter(|p| !p.is_empty()).count();
-        if let Some((end, target)) = leading_cd(cmd) {
-            let after = self.root.and_then(|r| within(&target, r));
-            let tail = rewrite_command(&cmd[end..], self.root, after.as_deref().map_or(0, depth));
-            return self.emit(Line::Run {
-                cmd: rewrite_command(&cmd[..end], self.root, 0) + &tail,
-                cwd: None,
-            });
-        }
-        match self.shell_dir(call) {
-            Ok(dir) => self.emit(Line::Run {
-                cmd: rewrite_command(cmd, self.root, depth(&dir)),
-                cwd: (!dir.is_empty()).then_some(dir),
-            }),
-            Err(reason) => {
-                self.notes
-                    .push(format!("{}: Bash call skipped: {reason}", call.origin));
-                self.skip(call, None, SkipReason::OutsideRoot, &reason);
-            }
-        }
-    }
-
-    /// The relative path in `input[key]`, or `None` after recording a skip. A relative
-    /// path is taken from the directory the call's shell was in.
-    fn path(&mut self, call: &ToolCall, key: &str) -> Option<String> {
-        let Some(given) = string(&call.input, key) else {
-            self.skip(
-                call,
+/// Turns an answered call into actions, a skip, or nothing (no file effect).
+fn apply(out: &mut Emitter, call: &ToolCall, outcome: &ToolOutcome) {
+    let input = &call.input;
+    let caller = call.caller();
+    match call.name.as_str() {
+        "Bash" => match string(input, "command") {
+            Some(cmd) => out.run(&caller, cmd),
+            None => out.skip(
+                &caller,
                 None,
                 SkipReason::Malformed,
-                &format!("{} call without {key}", call.name),
-            );
-            return None;
-        };
-        let from_shell = match self.shell_dir(call) {
-            Ok(dir) if !dir.is_empty() && !given.starts_with('/') => Ok(format!("{dir}/{given}")),
-            Ok(_) => Ok(given.to_string()),
-            Err(reason) if !given.starts_with('/') => Err(reason),
-            Err(_) => Ok(given.to_string()),
-        };
-        match from_shell.and_then(|p| relative(&p, self.root)) {
-            Ok(rel) => Some(rel),
-            Err(reason) => {
-                self.notes.push(format!(
-                    "{}: {} of '{given}' skipped: {reason}",
-                    call.origin, call.name
-                ));
-                self.skip(call, Some(given), SkipReason::OutsideRoot, &reason);
-                None
+                "Bash call without a command",
+            ),
+        },
+        "Write" => {
+            let Some(path) = path(out, call, "file_path") else {
+                return;
+            };
+            // What was written: the result's content (the user may have changed
+            // the proposal before accepting it), else the call's.
+            let written = outcome
+                .result
+                .as_ref()
+                .and_then(|r| string(r, "content"))
+                .or_else(|| string(input, "content"));
+            match written {
+                Some(content) => out.write(path, content.to_string()),
+                None => out.skip(
+                    &caller,
+                    Some(&path),
+                    SkipReason::Malformed,
+                    "Write call without content",
+                ),
             }
         }
-    }
-
-    fn skip(&mut self, call: &ToolCall, path: Option<&str>, why: SkipReason, reason: &str) {
-        self.tally.skipped += 1;
-        *self.tally.skips.entry(why).or_default() += 1;
-        self.out.lines.push(Line::Skip {
-            tool: Some(call.name.clone()),
-            path: path.map(str::to_string),
-            reason: Some(reason.to_string()),
-        });
-    }
-
-    fn emit(&mut self, line: Line) {
-        self.tally.actions += 1;
-        self.out.lines.push(line);
-    }
-
-    fn write(&mut self, path: String, content: String) {
-        self.files.insert(path.clone(), content.clone());
-        self.emit(Line::Write { path, content });
-    }
-
-    /// Applies the divergence rule, then the replacements in order.
-    fn edit(&mut self, path: String, original: Option<&str>, edits: Vec<Replace>) {
-        // What replay should fall back to if the file it finds lacks the old text: the
-        // file the agent saw, when the importer cannot know what replay will find.
-        let mut fallback = None;
-        // An edit that creates the file (empty old text) does not depend on what was
-        // there: nothing to reset, nothing diverged.
-        let creates = edits.first().is_some_and(|e| e.old.is_empty());
-        if let Some(original) = original.filter(|_| !creates) {
-            match self.files.get(&path) {
-                Some(known) if known != original => {
-                    self.tally.resets += 1;
-                    self.out.divergent = true;
-                    self.write(path.clone(), original.to_string());
+        "Edit" => {
+            let Some(path) = path(out, call, "file_path") else {
+                return;
+            };
+            let result = outcome.result.as_ref();
+            // When the user changed the proposed edit, the result holds what was applied.
+            let pick = |key: &str, result_key: &str| {
+                result
+                    .and_then(|r| string(r, result_key))
+                    .or_else(|| string(input, key))
+            };
+            match (
+                pick("old_string", "oldString"),
+                pick("new_string", "newString"),
+            ) {
+                (Some(old), Some(new)) => {
+                    let all = input.get("replace_all").and_then(Value::as_bool) == Some(true);
+                    let original = result.and_then(|r| string(r, "originalFile"));
+                    let replace = Replace {
+                        old: old.to_string(),
+                        new: new.to_string(),
+                        all,
+                    };
+                    edit(out, path, original, vec![replace]);
                 }
-                Some(_) => {}
-                None => {
-                    self.files.insert(path.clone(), original.to_string());
-                    fallback = Some(original.to_string());
-                }
+                _ => out.skip(
+                    &caller,
+                    Some(&path),
+                    SkipReason::Malformed,
+                    "Edit call without old_string/new_string",
+                ),
             }
         }
-        for Replace { old, new, all } in edits {
-            if old.is_empty() {
-                // Claude Code creates a file from an edit with an empty old_string.
-                self.write(path.clone(), new);
-                continue;
-            }
-            let known = self.files.remove(&path);
-            if let Some(text) = known.filter(|t| t.contains(old.as_str())) {
-                let edited = if all {
-                    text.replace(old.as_str(), &new)
-                } else {
-                    text.replacen(old.as_str(), &new, 1)
-                };
-                self.files.insert(path.clone(), edited);
-            }
-            // Only the first replacement: the others edit what it produced.
-            let original = fallback.take();
-            self.tally.fallbacks += u64::from(original.is_some());
-            self.emit(Line::Edit {
-                path: path.clone(),
-                old,
-                new,
-                all,
-                original,
+        "MultiEdit" => {
+            let Some(path) = path(out, call, "file_path") else {
+                return;
+            };
+            let edits: Option<Vec<Replace>> = input
+                .get("edits")
+                .and_then(Value::as_array)
+                .and_then(|edits| {
+                    edits
+                        .iter()
+                        .map(|e| {
+                            Some(Replace {
+                                old: string(e, "old_string")?.to_string(),
+                                new: string(e, "new_string")?.to_string(),
+                                all: e.get("replace_all").and_then(Value::as_bool) == Some(true),
+                            })
+                        })
+                        .collect()
+                });
+            let original = outcome.result.as_ref().and_then(|r| {
+                string(r, "originalFile").or_else(|| string(r, "originalFileContents"))
             });
+            match edits {
+                Some(edits) => edit(out, path, original, edits),
+                None => out.skip(
+                    &caller,
+                    Some(&path),
+                    SkipReason::Malformed,
+                    "MultiEdit call with malformed edits",
+                ),
+            }
         }
+        "NotebookEdit" => {
+            let path = string(input, "notebook_path");
+            out.skip(
+                &caller,
+                path,
+                SkipReason::Notebook,
+                "a notebook cell edit has no well-defined file content: the notebook's JSON is not in the transcript",
+            );
+        }
+        other => out.ignored(other),
+    }
+}
+
+/// The relative path in `input[key]`, or `None` after recording a skip. A relative
+/// path is taken from the directory the call's shell was in.
+fn path(out: &mut Emitter, call: &ToolCall, key: &str) -> Option<String> {
+    let caller = call.caller();
+    let Some(given) = string(&call.input, key) else {
+        out.skip(
+            &caller,
+            None,
+            SkipReason::Malformed,
+            &format!("{} call without {key}", call.name),
+        );
+        return None;
+    };
+    out.path(&caller, given)
+}
+
+/// Applies the divergence rule, then the replacements in order.
+fn edit(out: &mut Emitter, path: String, original: Option<&str>, edits: Vec<Replace>) {
+    // What replay should fall back to if the file it finds lacks the old text: the
+    // file the agent saw, when the importer cannot know what replay will find.
+    let mut fallback = None;
+    // An edit that creates the file (empty old text) does not depend on what was
+    // there: nothing to reset, nothing diverged.
+    let creates = edits.first().is_some_and(|e| e.old.is_empty());
+    if let Some(original) = original.filter(|_| !creates) {
+        match out.files.get(&path) {
+            Some(known) if known != original => out.reset(path.clone(), original.to_string()),
+            Some(_) => {}
+            None => {
+                out.files.insert(path.clone(), original.to_string());
+                fallback = Some(original.to_string());
+            }
+        }
+    }
+    for Replace { old, new, all } in edits {
+        if old.is_empty() {
+            // Claude Code creates a file from an edit with an empty old_string.
+            out.write(path.clone(), new);
+            continue;
+        }
+        let known = out.files.remove(&path);
+        if let Some(text) = known.filter(|t| t.contains(old.as_str())) {
+            let edited = if all {
+                text.replace(old.as_str(), &new)
+            } else {
+                text.replacen(old.as_str(), &new, 1)
+            };
+            out.files.insert(path.clone(), edited);
+        }
+        // Only the first replacement: the others edit what it produced.
+        let original = fallback.take();
+        out.tally.fallbacks += u64::from(original.is_some());
+        out.emit(Line::Edit {
+            path: path.clone(),
+            old,
+            new,
+            all,
+            original,
+        });
     }
 }
 

@@ -7,8 +7,12 @@
 //! that marks a session `divergent` ([`mapping`]), and how paths and commands are made
 //! relative to the work directory ([`paths`]).
 
+pub mod aider;
 mod blocks;
 pub mod claude_code;
+pub mod codex;
+pub mod detect;
+pub mod emit;
 pub mod mapping;
 pub mod paths;
 mod session;

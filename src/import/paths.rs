@@ -129,6 +129,19 @@ pub fn rewrite_command(cmd: &str, root: Option<&str>, depth: usize) -> String {
     out
 }
 
+/// `word` as one `sh` word: unchanged when it is plain, else in single quotes.
+pub fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

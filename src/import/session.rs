@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::mapping::Known;
+use super::emit::Known;
 use super::tally::Tally;
 use crate::agent::Usage;
 use crate::agent::trace::{EndStatus, Line};
@@ -94,8 +94,13 @@ impl Imported {
     pub fn summary(&self) -> String {
         let t = &self.tally;
         let divergent = self.sessions.iter().filter(|s| s.divergent).count();
+        let unmatched = if t.diverged > 0 {
+            format!(", {} other divergent call(s)", t.diverged)
+        } else {
+            String::new()
+        };
         let mut text = format!(
-            "imported {} session(s): {} action(s); not applied: {} failed call(s) ({} refused), {} call(s) without a result; {} skip(s); {} file reset(s) in {divergent} divergent session(s)",
+            "imported {} session(s): {} action(s); not applied: {} failed call(s) ({} refused), {} call(s) without a result; {} skip(s); {} file reset(s){unmatched} in {divergent} divergent session(s)",
             self.sessions.len(),
             t.actions,
             t.failed,
@@ -171,6 +176,83 @@ impl Iterator for JsonLines {
     }
 }
 
+/// A transcript line as a JSON object, with its 1-based number.
+pub type ObjectLine = (usize, serde_json::Map<String, Value>);
+
+/// Reads a JSONL transcript whose every line is a JSON object. A line that is not one
+/// is bad input naming the file, the line and `expected`, unless it is the last line:
+/// a CLI stopped while writing leaves its last line cut off, which is dropped with a
+/// note. Blank lines are left out.
+pub fn read_objects(
+    path: &Path,
+    expected: &str,
+    notes: &mut Vec<String>,
+) -> Result<Vec<ObjectLine>> {
+    let cannot = |e: std::io::Error| {
+        Error::BadInput(format!("cannot read transcript '{}': {e}", path.display()))
+    };
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let mut reader = BoundedLines::new(BufReader::new(file), JSON_LINE_MAX);
+    let mut lines = Vec::new();
+    let mut pending: Option<(usize, String)> = None;
+    while let Some((number, line)) = reader.next_line().map_err(cannot)? {
+        let found = match line {
+            TextLine::TooLong(len) => format!(
+                "a line of {len} bytes, longer than {} MiB",
+                JSON_LINE_MAX >> 20
+            ),
+            TextLine::Text(bytes) => {
+                let text = String::from_utf8_lossy(bytes);
+                if text.trim().is_empty() {
+                    continue;
+                }
+                match serde_json::from_str::<Value>(&text) {
+                    Ok(Value::Object(map)) => {
+                        if let Some((line, found)) = pending.take() {
+                            return Err(bad_line(path, line, expected, &found));
+                        }
+                        lines.push((number, map));
+                        continue;
+                    }
+                    Ok(other) => format!("a JSON {}", json_kind(&other)),
+                    Err(_) => super::detect::describe_text(&text),
+                }
+            }
+        };
+        if let Some((line, found)) = pending.take() {
+            return Err(bad_line(path, line, expected, &found));
+        }
+        pending = Some((number, found));
+    }
+    if let Some((line, found)) = pending {
+        notes.push(format!(
+            "{}:{line}: the last line is cut off ({found}), dropped: the CLI was stopped while writing it",
+            path.display()
+        ));
+    }
+    Ok(lines)
+}
+
+/// The error for a transcript line that is not what its format has.
+pub fn bad_line(path: &Path, line: usize, expected: &str, found: &str) -> Error {
+    Error::BadLine {
+        file: path.to_path_buf(),
+        line,
+        message: format!("expected {expected}; found {found}"),
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
 /// `path`, or every file under the directory `path` whose name `keep` accepts, sorted.
 /// A path that does not exist is bad input naming it.
 pub fn expand(path: &Path, keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBuf>> {
@@ -189,6 +271,26 @@ pub fn expand(path: &Path, keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBuf>>
         .collect();
     files.sort();
     Ok(files)
+}
+
+/// The `session-<n>.stdout` files directly in a trial's capture directory of the
+/// `command` driver (`RUN_DIR/agents/<trial_id>/`), by n.
+pub fn capture_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut numbered: Vec<(u64, PathBuf)> = expand(dir, |_| true)?
+        .into_iter()
+        .filter(|p| p.parent() == Some(dir))
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?;
+            let n = name
+                .strip_prefix("session-")?
+                .strip_suffix(".stdout")?
+                .parse()
+                .ok()?;
+            Some((n, p))
+        })
+        .collect();
+    numbered.sort();
+    Ok(numbered.into_iter().map(|(_, p)| p).collect())
 }
 
 /// Fails when nothing was imported: a trace needs at least one session.

@@ -32,7 +32,9 @@ use serde_json::Value;
 
 use super::blocks::{UsageTally, tool_calls, tool_results};
 use super::mapping::map_calls;
-use super::session::{Imported, ImportedSession, expand, read_json_lines, require_sessions};
+use super::session::{
+    Imported, ImportedSession, capture_files, expand, read_json_lines, require_sessions,
+};
 use super::tally::Tally;
 use crate::agent::command::{Reported, report_result_line};
 use crate::agent::trace::EndStatus;
@@ -61,25 +63,6 @@ pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
     }
     require_sessions(&imported, inputs)?;
     Ok(imported)
-}
-
-/// `session-<n>.stdout` files of a capture directory, by n.
-fn capture_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut numbered: Vec<(u64, PathBuf)> = expand(dir, |_| true)?
-        .into_iter()
-        .filter(|p| p.parent() == Some(dir))
-        .filter_map(|p| {
-            let name = p.file_name()?.to_str()?;
-            let n = name
-                .strip_prefix("session-")?
-                .strip_suffix(".stdout")?
-                .parse()
-                .ok()?;
-            Some((n, p))
-        })
-        .collect();
-    numbered.sort();
-    Ok(numbered.into_iter().map(|(_, p)| p).collect())
 }
 
 fn import_file(

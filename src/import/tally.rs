@@ -18,17 +18,22 @@ pub enum SkipReason {
     Notebook,
     /// Its input lacked what the tool needs (no path, no content).
     Malformed,
+    /// The transcript does not say what it did to the file (a change recorded without
+    /// its content, an edit format the importer does not read): the session is
+    /// divergent.
+    Unreconstructed,
 }
 
 impl SkipReason {
     /// Every reason, in the order the summary names them.
-    pub const ALL: [SkipReason; 6] = [
+    pub const ALL: [SkipReason; 7] = [
         SkipReason::Refused,
         SkipReason::Failed,
         SkipReason::NoResult,
         SkipReason::OutsideRoot,
         SkipReason::Notebook,
         SkipReason::Malformed,
+        SkipReason::Unreconstructed,
     ];
 
     /// How the summary names it.
@@ -40,6 +45,7 @@ impl SkipReason {
             SkipReason::OutsideRoot => "outside the root",
             SkipReason::Notebook => "notebook edit",
             SkipReason::Malformed => "malformed",
+            SkipReason::Unreconstructed => "not reconstructable",
         }
     }
 }
@@ -59,11 +65,16 @@ pub struct Tally {
     pub unanswered: u64,
     /// Calls recorded as `skip`.
     pub skipped: u64,
-    /// The `skip` lines by reason ([`SkipReason::OutsideRoot`], `Notebook`, `Malformed`).
+    /// The `skip` lines by reason ([`SkipReason::OutsideRoot`], `Notebook`, `Malformed`,
+    /// `Unreconstructed`).
     pub skips: BTreeMap<SkipReason, u64>,
     /// Writes of `originalFile` emitted by the divergence rule: each is one call found
     /// divergent at import.
     pub resets: u64,
+    /// Calls found divergent at import without a reset: edits whose context does not
+    /// match what the importer knows of the file, changes recorded without their
+    /// content.
+    pub diverged: u64,
     /// Edits that carry what the agent saw (`original`) for replay to fall back to:
     /// replay may find them divergent.
     pub fallbacks: u64,
@@ -81,6 +92,7 @@ impl Tally {
         self.unanswered += other.unanswered;
         self.skipped += other.skipped;
         self.resets += other.resets;
+        self.diverged += other.diverged;
         self.fallbacks += other.fallbacks;
         for (reason, n) in &other.skips {
             *self.skips.entry(*reason).or_default() += n;
@@ -119,7 +131,7 @@ impl Tally {
         if !why.is_empty() {
             text += &format!(" ({})", why.join(", "));
         }
-        text += &format!(", {} divergent", self.resets);
+        text += &format!(", {} divergent", self.resets + self.diverged);
         if self.fallbacks > 0 {
             text += &format!(" (+{} edit(s) replay may find divergent)", self.fallbacks);
         }
