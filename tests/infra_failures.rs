@@ -254,13 +254,44 @@ fn infra_failures_in_a_row_trip_the_circuit_and_stop_scheduling() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(3), "{stderr}");
     assert!(
-        stderr.contains("stopped: 2 infrastructure failures in a row (infra_circuit = 2)"),
+        stderr.contains("stopped: 2 trials in a row failed outside the agent (infra_circuit = 2)"),
         "{stderr}"
     );
     assert_eq!(
         runs(tmp.path()).len(),
         2,
-        "nothing started after the breaker tripped"
+        "the first trial's retry waits its backoff without a job slot, the second trial \
+         fails too, and nothing starts after the breaker tripped"
+    );
+    // The tables and the summary of what ran are written all the same, so that show and
+    // report name the arm whose trials could not run.
+    assert_eq!(read_csv(&out.join("sessions.csv")).len(), 0);
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("arm cli: 2 trials could not run"),
+        "{summary}"
+    );
+    let shown = loopbench().arg("show").arg(&out).output().unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains("arm cli: 2 trials could not run"), "{shown}");
+}
+
+#[test]
+fn the_retries_of_one_trial_count_once_toward_the_circuit() {
+    let tmp = tempfile::tempdir().unwrap();
+    script(tmp.path(), "cli.sh", "echo 1 >> \"$0.runs\"\nexit 127\n");
+    let agents =
+        format!("infra_retries = 3\ninfra_backoff = \"10ms\"\ninfra_circuit = 2\n\n{CLI_AGENT}");
+    let suite = sh_suite(tmp.path(), &agents, &arm("cli", "cli", 1, ""));
+    let out = tmp.path().join("out");
+    let output = run_in(&suite, &out);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(!stderr.contains("stopped:"), "{stderr}");
+    assert_eq!(runs(tmp.path()).len(), 4, "every retry ran: {stderr}");
+    assert!(
+        stderr.contains("arm 'cli': 1 trial could not run (1 × infra: exit 127"),
+        "{stderr}"
     );
 }
 
