@@ -123,7 +123,7 @@ impl Error {
     /// Whether the harness ran out of a resource of its machine: no space or quota
     /// left on a disk it writes (its scratch directory, the results directory), no
     /// memory, no file descriptors. Such a failure is the harness's, never the agent's
-    /// (DESIGN §14, §15): known from the errno, never from a message an agent could
+    /// (docs/real-ab.md, section 9): known from the errno, never from a message an agent could
     /// have shaped.
     pub fn is_resource_exhaustion(&self) -> bool {
         let Error::Io { source, .. } = self else {

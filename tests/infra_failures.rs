@@ -220,6 +220,23 @@ fn a_refused_key_stops_the_run_and_resume_after_the_fix_finishes_it() {
     let failed = failures(&out);
     assert_eq!(failed.len(), 1);
     assert_eq!(failed[0]["failure"], "auth");
+    let show = |out: &Path| {
+        let shown = loopbench()
+            .args(["show"])
+            .arg(out)
+            .arg("cli:shtask:0")
+            .output()
+            .unwrap();
+        assert!(shown.status.success(), "{shown:?}");
+        String::from_utf8_lossy(&shown.stdout).into_owned()
+    };
+    let shown = show(&out);
+    assert!(
+        shown.contains("trial cli:shtask:0 could not run")
+            && shown.contains("attempt 1: failed auth: HTTP 401 (api_error)")
+            && shown.contains("session 1 (coding): error"),
+        "{shown}"
+    );
 
     // The key is fixed: resume runs every trial, the stopped one as its attempt 2.
     std::fs::remove_file(tmp.path().join("cli.sh.fault")).unwrap();
@@ -234,6 +251,12 @@ fn a_refused_key_stops_the_run_and_resume_after_the_fix_finishes_it() {
     assert_eq!(attempts, ["2", "1", "1"]);
     assert_eq!(read_csv(&out.join("sessions.csv")).len(), 6);
     assert_eq!(failures(&out).len(), 1, "resume keeps failures.jsonl");
+    let shown = show(&out);
+    assert!(
+        shown.contains("Failed attempts before it (not counted):")
+            && shown.contains("attempt 1: failed auth"),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -325,4 +348,18 @@ exit 1
     }
     assert_eq!(read_csv(&out.join("trials.csv"))[0]["attempts"], "1");
     assert!(failures(&out).is_empty());
+    // The verdict names the arm among the agents' failures, which are counted, not
+    // among those outside the agents.
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    let (_, counted) = summary
+        .split_once("Failures of the agents (counted, as the agent's):")
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert!(
+        counted.contains("arm liar: every one of its 2 sessions failed `agent`"),
+        "{summary}"
+    );
+    assert!(
+        !summary.contains("Failures outside the agents"),
+        "{summary}"
+    );
 }

@@ -456,7 +456,7 @@ fn trial_key(source: &Source, trial: PlannedTrial) -> TrialKey {
 
 /// Runs attempt `attempt` of a trial. A harness that ran out of room before a session
 /// could run (its scratch full when the work directory or the observer was made) fails
-/// the attempt `infra`, as a full scratch is the harness's failure (DESIGN §14).
+/// the attempt `infra`, as a full scratch is the harness's failure, not the agent's.
 fn run_attempt(
     ctx: &RunContext<'_>,
     trial: PlannedTrial,

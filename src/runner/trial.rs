@@ -276,7 +276,7 @@ pub fn run_trial(
             Ok(run) => run,
             Err(e @ Error::Cancelled) => return Err(e),
             // The harness's machine ran out of room: its failure, and the trial is tried
-            // again (DESIGN §14).
+            // again (docs/real-ab.md, section 9).
             Err(e) if crate::fsutil::out_of_room(&e) => {
                 SessionRun::harness_failed(format!("the harness failed: {}", with_causes(&e)))
             }
@@ -295,7 +295,7 @@ pub fn run_trial(
                     && run.failure.as_ref().is_none_or(|f| f.kind.counts())
                 {
                     // The harness's scratch is full (a copy for a check, its index): not
-                    // what the agent left, so not the agent's (DESIGN §14).
+                    // what the agent left, so not the agent's.
                     let reason = crate::agent::short_reason(&why);
                     run.failure = Some(Failure::new(FailureKind::Infra, reason));
                 }

@@ -95,12 +95,21 @@ pub struct Fault {
     pub requests: Option<u32>,
     /// The attempts of the trial it applies in (1 is the first); `None`: every one.
     pub attempts: Option<Vec<u32>>,
+    /// It lasts while this environment variable is unset or empty in the server's
+    /// environment (the agent's, under the harness: pass it with `pass_env`), so that
+    /// an outage can last until the operator fixes it (a new key exported) and resumes.
+    pub while_unset: Option<String>,
 }
 
 impl Fault {
-    /// Whether it applies in attempt `attempt` of the trial.
-    pub fn in_attempt(&self, attempt: u32) -> bool {
+    /// Whether it applies in attempt `attempt` of the trial, with the server's
+    /// environment as it is.
+    pub fn applies(&self, attempt: u32) -> bool {
         self.attempts.as_ref().is_none_or(|a| a.contains(&attempt))
+            && self
+                .while_unset
+                .as_ref()
+                .is_none_or(|name| std::env::var_os(name).is_none_or(|v| v.is_empty()))
     }
 
     /// A short name for the served log: `http 529`, `drop`, `stall`.
@@ -132,6 +141,8 @@ struct FaultLine {
     requests: Option<u32>,
     #[serde(default)]
     attempts: Option<Vec<u32>>,
+    #[serde(default)]
+    while_unset: Option<String>,
 }
 
 impl FaultLine {
@@ -176,11 +187,15 @@ impl FaultLine {
         {
             return Err("fault: attempts lists attempts from 1, e.g. [1]".into());
         }
+        if self.while_unset.as_deref().is_some_and(str::is_empty) {
+            return Err("fault: while_unset names an environment variable".into());
+        }
         Ok(Fault {
             at,
             kind,
             requests: self.requests,
             attempts: self.attempts,
+            while_unset: self.while_unset,
         })
     }
 }
@@ -251,7 +266,9 @@ impl Scenario {
                 let fault: FaultLine = serde_json::from_str(raw).map_err(|e| {
                     err(
                         line_no,
-                        format!("fault: {e} (fields: status, retry_after, drop, stall, requests, attempts)"),
+                        format!(
+                            "fault: {e} (fields: status, retry_after, drop, stall, requests, attempts, while_unset)"
+                        ),
                     )
                 })?;
                 let fault = fault
@@ -391,6 +408,8 @@ mod tests {
             "{\"op\":\"write\",\"path\":\"a.txt\",\"content\":\"x\"}\n",
             "{\"op\":\"fault\",\"drop\":true}\n",
             "{\"op\":\"fault\",\"stall\":\"stream\",\"requests\":1}\n",
+            "{\"op\":\"fault\",\"status\":401,\"while_unset\":\"LOOPBENCH_TEST_SURELY_UNSET_VARIABLE\"}\n",
+            "{\"op\":\"fault\",\"status\":401,\"while_unset\":\"PATH\"}\n",
             "{\"op\":\"end\",\"status\":\"completed\"}\n",
         ))
         .unwrap();
@@ -405,16 +424,19 @@ mod tests {
                 },
                 requests: Some(3),
                 attempts: Some(vec![1]),
+                while_unset: None,
             }
         );
-        assert!(faults[0].in_attempt(1) && !faults[0].in_attempt(2));
+        assert!(faults[0].applies(1) && !faults[0].applies(2));
         assert_eq!((faults[1].at, faults[1].kind), (1, FaultKind::Drop));
         assert_eq!(faults[1].requests, None);
-        assert!(faults[1].in_attempt(7));
+        assert!(faults[1].applies(7));
         assert_eq!(
             (faults[2].label(), faults[2].requests),
             ("stall stream".into(), Some(1))
         );
+        assert!(faults[3].applies(1), "its variable is unset");
+        assert!(!faults[4].applies(1), "PATH is set: the outage is over");
         assert_eq!(s.session(1).unwrap().steps.len(), 1);
     }
 

@@ -214,7 +214,7 @@ impl Server {
     }
 
     /// The fault that fails this main call, if one applies: the first fault of the
-    /// session, in the order written, that applies in this attempt, whose place among
+    /// session, in the order written, that applies in this attempt (and environment), whose place among
     /// the steps has been reached and that has calls left to fail. For aider, which
     /// takes a whole session in one answer, a fault before the first step applies to
     /// that answer's call and any other one to the calls after it.
@@ -228,7 +228,7 @@ impl Server {
             }
         };
         let index = self.session.faults.iter().enumerate().position(|(i, f)| {
-            f.in_attempt(self.attempt)
+            f.applies(self.attempt)
                 && reached(f)
                 && f.requests.is_none_or(|r| state.fault_used[i] < r)
         })?;
