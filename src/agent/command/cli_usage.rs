@@ -410,6 +410,18 @@ mod tests {
             json(CliFormat::Claude, claude),
             r#"{"turns":1,"failure":{"kind":"infra","reason":"HTTP 529 (api_error) in the CLI's result after 1 retry by the CLI","http_status":529}}"#
         );
+        // The delay of the CLI's last retry, which follows the API's retry-after, is
+        // kept for the trial's backoff.
+        let waited = concat!(
+            "{\"type\":\"system\",\"subtype\":\"api_retry\",\"attempt\":1,\"retry_delay_ms\":3728,\"error_status\":429}\n",
+            "{\"type\":\"result\",\"is_error\":true,\"terminal_reason\":\"api_error\",\"api_error_status\":429}\n",
+        );
+        assert_eq!(
+            parse(CliFormat::Claude, waited)
+                .failure
+                .and_then(|f| f.retry_after_ms),
+            Some(3728)
+        );
         let codex = concat!(
             "{\"type\":\"turn.started\"}\n",
             "{\"type\":\"error\",\"message\":\"exceeded retry limit, last status: 401 Unauthorized\"}\n",

@@ -142,6 +142,15 @@ fn a_wrappers_failure_object_is_read_and_a_malformed_one_is_a_note() {
         "{:?}",
         r.notes
     );
+    let (_d, p) = file(r#"{"failure": {"kind": "infra", "retry_after_ms": 30000}}"#);
+    assert_eq!(
+        read_usage_file(&p).unwrap().failure.unwrap().retry_after_ms,
+        Some(30000)
+    );
+    let (_d, p) = file(r#"{"failure": {"kind": "infra", "retry_after_ms": "soon"}}"#);
+    let r = read_usage_file(&p).unwrap();
+    assert_eq!(r.failure.unwrap().retry_after_ms, None);
+    assert!(r.notes[0].contains("retry_after_ms"), "{:?}", r.notes);
     let (_d, p) = file(r#"{"failure": {"kind": "auth", "http_status": 99999}}"#);
     let r = read_usage_file(&p).unwrap();
     assert_eq!(r.failure.unwrap().http_status, None);
