@@ -120,6 +120,22 @@ impl Error {
         matches!(self, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
     }
 
+    /// Whether the harness ran out of a resource of its machine: no space or quota
+    /// left on a disk it writes (its scratch directory, the results directory), no
+    /// memory, no file descriptors. Such a failure is the harness's, never the agent's
+    /// (docs/real-ab.md, section 9): known from the errno, never from a message an agent could
+    /// have shaped.
+    pub fn is_resource_exhaustion(&self) -> bool {
+        let Error::Io { source, .. } = self else {
+            return false;
+        };
+        use nix::libc;
+        matches!(
+            source.raw_os_error(),
+            Some(libc::ENOSPC | libc::EDQUOT | libc::ENOMEM | libc::EMFILE | libc::ENFILE)
+        )
+    }
+
     /// Wraps an I/O error with what was being done.
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {
@@ -127,6 +143,21 @@ impl Error {
             source,
         }
     }
+}
+
+/// The message and every cause under it ("cannot write 'x': No such file or
+/// directory"), so that an I/O failure says what the system said.
+pub fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut cause = err.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.ends_with(&more) {
+            text = format!("{text}: {more}");
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// Adds a description of what was being done to an `io::Result`.

@@ -56,6 +56,8 @@ pub enum EventKind {
         attempt: u32,
         /// What failed.
         failure: Failure,
+        /// Where the attempt's captures were put aside, relative to the run directory.
+        captures: Option<String>,
     },
     /// Every trial ended.
     RunFinished,

@@ -33,6 +33,31 @@ pub fn scratch_root() -> PathBuf {
     .clone()
 }
 
+/// Free space below which the harness's scratch filesystem counts as full: a write
+/// that failed there failed for want of room.
+const FULL_BELOW_BYTES: u64 = 1024 * 1024;
+/// Free inodes below which the scratch filesystem counts as full.
+const FULL_BELOW_INODES: u64 = 64;
+
+/// Whether `error` means the harness ran out of room on its own machine: an errno
+/// that says so ([`Error::is_resource_exhaustion`]), or a failed write of the harness
+/// (its I/O, or git run on its scratch) while the filesystem of [`scratch_root`] is
+/// found full. The second is measured by the harness itself, never read from a message,
+/// which may quote a file name the agent chose.
+pub fn out_of_room(error: &Error) -> bool {
+    error.is_resource_exhaustion()
+        || (matches!(error, Error::Io { .. } | Error::Tool(_)) && scratch_full(&scratch_root()))
+}
+
+/// Whether the filesystem holding `dir` has (nearly) no space or inodes left.
+pub fn scratch_full(dir: &Path) -> bool {
+    nix::sys::statvfs::statvfs(dir).is_ok_and(|s| {
+        let free = s.blocks_available().saturating_mul(s.fragment_size());
+        let inodes = s.files_available();
+        free < FULL_BELOW_BYTES || (s.files() > 0 && inodes < FULL_BELOW_INODES)
+    })
+}
+
 /// A fresh temporary directory under [`scratch_root`].
 pub fn scratch_dir(prefix: &str) -> Result<tempfile::TempDir> {
     let root = scratch_root();

@@ -85,6 +85,10 @@ fn one() -> u32 {
 pub struct FailedSession {
     /// 1-based attempt of the trial.
     pub attempt: u32,
+    /// Where the attempt's captured output and the agent's HOME were kept, relative to
+    /// the run directory (`agents/<trial_id>/attempt-<n>`), for command agents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub captures: Option<String>,
     /// The session as it was observed.
     #[serde(flatten)]
     pub record: SessionRecord,

@@ -351,7 +351,12 @@ impl EventSink for RunWriter {
                 }
                 self.trials.append(record.as_ref())
             }
-            EventKind::AttemptFailed { key, attempt, .. } => {
+            EventKind::AttemptFailed {
+                key,
+                attempt,
+                captures,
+                ..
+            } => {
                 if self.failures.is_none() {
                     self.failures = Some(JsonlAppender::open(&self.dir.join(FAILURES_JSONL))?);
                 }
@@ -360,6 +365,7 @@ impl EventSink for RunWriter {
                     Some(out) => sessions.into_iter().try_for_each(|record| {
                         out.append(&FailedSession {
                             attempt: *attempt,
+                            captures: captures.clone(),
                             record,
                         })
                     }),

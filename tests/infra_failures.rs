@@ -220,6 +220,23 @@ fn a_refused_key_stops_the_run_and_resume_after_the_fix_finishes_it() {
     let failed = failures(&out);
     assert_eq!(failed.len(), 1);
     assert_eq!(failed[0]["failure"], "auth");
+    let show = |out: &Path| {
+        let shown = loopbench()
+            .args(["show"])
+            .arg(out)
+            .arg("cli:shtask:0")
+            .output()
+            .unwrap();
+        assert!(shown.status.success(), "{shown:?}");
+        String::from_utf8_lossy(&shown.stdout).into_owned()
+    };
+    let shown = show(&out);
+    assert!(
+        shown.contains("trial cli:shtask:0 could not run")
+            && shown.contains("attempt 1: failed auth: HTTP 401 (api_error)")
+            && shown.contains("session 1 (coding): error"),
+        "{shown}"
+    );
 
     // The key is fixed: resume runs every trial, the stopped one as its attempt 2.
     std::fs::remove_file(tmp.path().join("cli.sh.fault")).unwrap();
@@ -234,6 +251,12 @@ fn a_refused_key_stops_the_run_and_resume_after_the_fix_finishes_it() {
     assert_eq!(attempts, ["2", "1", "1"]);
     assert_eq!(read_csv(&out.join("sessions.csv")).len(), 6);
     assert_eq!(failures(&out).len(), 1, "resume keeps failures.jsonl");
+    let shown = show(&out);
+    assert!(
+        shown.contains("Failed attempts before it (not counted):")
+            && shown.contains("attempt 1: failed auth"),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -254,13 +277,44 @@ fn infra_failures_in_a_row_trip_the_circuit_and_stop_scheduling() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(3), "{stderr}");
     assert!(
-        stderr.contains("stopped: 2 infrastructure failures in a row (infra_circuit = 2)"),
+        stderr.contains("stopped: 2 trials in a row failed outside the agent (infra_circuit = 2)"),
         "{stderr}"
     );
     assert_eq!(
         runs(tmp.path()).len(),
         2,
-        "nothing started after the breaker tripped"
+        "the first trial's retry waits its backoff without a job slot, the second trial \
+         fails too, and nothing starts after the breaker tripped"
+    );
+    // The tables and the summary of what ran are written all the same, so that show and
+    // report name the arm whose trials could not run.
+    assert_eq!(read_csv(&out.join("sessions.csv")).len(), 0);
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("arm cli: 2 trials could not run"),
+        "{summary}"
+    );
+    let shown = loopbench().arg("show").arg(&out).output().unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains("arm cli: 2 trials could not run"), "{shown}");
+}
+
+#[test]
+fn the_retries_of_one_trial_count_once_toward_the_circuit() {
+    let tmp = tempfile::tempdir().unwrap();
+    script(tmp.path(), "cli.sh", "echo 1 >> \"$0.runs\"\nexit 127\n");
+    let agents =
+        format!("infra_retries = 3\ninfra_backoff = \"10ms\"\ninfra_circuit = 2\n\n{CLI_AGENT}");
+    let suite = sh_suite(tmp.path(), &agents, &arm("cli", "cli", 1, ""));
+    let out = tmp.path().join("out");
+    let output = run_in(&suite, &out);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(!stderr.contains("stopped:"), "{stderr}");
+    assert_eq!(runs(tmp.path()).len(), 4, "every retry ran: {stderr}");
+    assert!(
+        stderr.contains("arm 'cli': 1 trial could not run (1 × infra: exit 127"),
+        "{stderr}"
     );
 }
 
@@ -294,4 +348,18 @@ exit 1
     }
     assert_eq!(read_csv(&out.join("trials.csv"))[0]["attempts"], "1");
     assert!(failures(&out).is_empty());
+    // The verdict names the arm among the agents' failures, which are counted, not
+    // among those outside the agents.
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    let (_, counted) = summary
+        .split_once("Failures of the agents (counted, as the agent's):")
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert!(
+        counted.contains("arm liar: every one of its 2 sessions failed `agent`"),
+        "{summary}"
+    );
+    assert!(
+        !summary.contains("Failures outside the agents"),
+        "{summary}"
+    );
 }

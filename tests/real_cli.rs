@@ -5,16 +5,15 @@
 //! transcripts (Claude Code's session files, Codex's rollouts, aider's chat history),
 //! imported and replayed, must give the live run's metrics again.
 //!
-//! The CLIs are looked up in `$LOOPBENCH_CLI_DIR` (default `~/.cache/loopbench-clis`,
-//! where `.ci/run` installs the pinned versions): `npm/node_modules/.bin/` and
-//! `aider/bin/`. A CLI that is not there is skipped with a message; under `CI=true` it
-//! fails the test.
+//! The CLIs are looked up as `tests/common/clis.rs` says: a CLI that is not installed
+//! is skipped with a message; under `CI=true` it fails the test.
 
 mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use common::clis::available;
 use serde_json::Value;
 
 /// The columns a session's acts decide (everything but timings, usage and notes).
@@ -44,44 +43,6 @@ fn read_csv(path: &Path) -> Vec<Row> {
     let mut reader = csv::Reader::from_path(path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     reader.deserialize().map(|r| r.unwrap()).collect()
-}
-
-fn cli_dirs() -> Vec<PathBuf> {
-    let root = std::env::var_os("LOOPBENCH_CLI_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
-                .join(".cache/loopbench-clis")
-        });
-    vec![root.join("npm/node_modules/.bin"), root.join("aider/bin")]
-}
-
-/// PATH with the CLI directories first, when `binary` is installed there.
-fn path_with(binary: &str) -> Option<std::ffi::OsString> {
-    let dirs = cli_dirs();
-    dirs.iter().find(|d| d.join(binary).is_file())?;
-    let rest = std::env::var_os("PATH").unwrap_or_default();
-    std::env::join_paths(dirs.into_iter().chain(std::env::split_paths(&rest))).ok()
-}
-
-/// Whether the test can run here; otherwise it says why, and fails under CI=true.
-fn available(binary: &str) -> Option<std::ffi::OsString> {
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    let missing = |why: String| {
-        assert!(!ci, "CI=true: {why}");
-        eprintln!("SKIPPED real_cli {binary}: {why}");
-        None
-    };
-    if !loopbench::sandbox::bwrap_works() {
-        return missing("bubblewrap does not work here".into());
-    }
-    match path_with(binary) {
-        Some(path) => Some(path),
-        None => missing(format!(
-            "'{binary}' is not installed in {:?} (.ci/run installs the pinned versions)",
-            cli_dirs()
-        )),
-    }
 }
 
 fn suite() -> PathBuf {
@@ -168,6 +129,10 @@ fn live_run_matches_the_scenario(
         let s = served(&out, &trial, n);
         if l["outcome"] == "interrupted" {
             assert_eq!(s["crashed"], true, "{cli} session {n}");
+            assert_eq!(
+                l["failure"], "",
+                "{cli} session {n}: the scenario's crash is the harness's plan, no failure"
+            );
             assert_eq!(
                 (l["turns"].as_str(), l["input_tokens"].as_str()),
                 ("", ""),

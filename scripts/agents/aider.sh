@@ -23,7 +23,9 @@
 # is sent anywhere): one message_send event per model call with its exact token counts
 # and cost (the "Tokens: 2.3k sent" lines aider prints are rounded; they are read when
 # there is no log); a provider exception aider printed last (litellm.RateLimitError,
-# AuthenticationError, ...) becomes the usage file's `failure`. --no-stream: a streamed answer's usage is dropped by aider 0.86.2,
+# AuthenticationError, ...) becomes the usage file's `failure`, when aider printed it
+# before it applied an edit or ran a command (after that, its output holds the agent's
+# commands' output, where such a line proves nothing). --no-stream: a streamed answer's usage is dropped by aider 0.86.2,
 # which then counts tokens with its own tokenizer (in the dry run 7,899 for the 8,592
 # the server reported); unstreamed it records the API's counts. aider's histories
 # (.aider.chat.history.md, .aider.input.history) go to $HOME, the trial's own directory
@@ -73,14 +75,21 @@ yes=()
 if [ "${LOOPBENCH_AIDER_YES_ALWAYS:-}" = 1 ]; then
     yes=(--yes-always)
 fi
+# The usage file is the wrapper's report, written once aider has ended: neither aider
+# nor the commands it runs for the agent see its path (a tool that wrote it could claim
+# an outage for the agent).
+usage_file=${LOOPBENCH_USAGE_FILE:-}
+unset LOOPBENCH_USAGE_FILE
 status=0
-aider --message-file "$scratch/message" "${yes[@]}" --no-pretty --no-stream --no-check-update \
+# COLUMNS: aider prints to a terminal width, and a provider exception wrapped over two
+# lines would lose the end of its reason.
+COLUMNS=4096 aider --message-file "$scratch/message" "${yes[@]}" --no-pretty --no-stream --no-check-update \
     --no-analytics --analytics-log "$scratch/analytics.jsonl" \
     --chat-history-file "${HOME:-$scratch}/.aider.chat.history.md" \
     --input-history-file "${HOME:-$scratch}/.aider.input.history" "$@" </dev/null |
     tee "$scratch/stdout" || status=$?
 rm -rf .aider.tags.cache.v4
-if [ -n "${LOOPBENCH_USAGE_FILE:-}" ]; then
+if [ -n "$usage_file" ]; then
     bin=${LOOPBENCH_BIN:-loopbench}
     # An aider that wrote no analytics log: its rounded "Tokens:" lines.
     if [ -s "$scratch/analytics.jsonl" ]; then
@@ -88,7 +97,7 @@ if [ -n "${LOOPBENCH_USAGE_FILE:-}" ]; then
     else
         usage=(aider "$scratch/stdout")
     fi
-    "$bin" usage "${usage[@]}" >"$LOOPBENCH_USAGE_FILE" ||
+    "$bin" usage "${usage[@]}" >"$usage_file" ||
         echo "${0##*/}: could not write the usage file with '$bin usage ${usage[0]}'" >&2
 fi
 exit "$status"

@@ -61,16 +61,21 @@ with_budget() {
 
 # run_reporting FORMAT CMD...: runs CMD (stdin is this function's), passes its stdout on
 # and keeps a copy, writes $LOOPBENCH_USAGE_FILE from that copy with `loopbench usage
-# FORMAT`, and returns CMD's exit status. The harness names its own binary in
-# $LOOPBENCH_BIN (and makes it readable in the sandbox); without it, loopbench on PATH.
+# FORMAT` once CMD has ended, and returns CMD's exit status. The CLI and the commands it
+# runs for the agent never see the usage file's path: it is the wrapper's report, and a
+# tool that wrote it could claim an outage for the agent. The harness names its own
+# binary in $LOOPBENCH_BIN (and makes it readable in the sandbox); without it, loopbench
+# on PATH.
 run_reporting() {
     local format=$1 capture status=0 bin=${LOOPBENCH_BIN:-loopbench}
+    local usage_file=${LOOPBENCH_USAGE_FILE:-}
+    unset LOOPBENCH_USAGE_FILE
     shift
     capture=$(mktemp "${TMPDIR:-/tmp}/loopbench-$format.XXXXXX" 2>/dev/null ||
         mktemp "/tmp/loopbench-$format.XXXXXX")
     "$@" | tee "$capture" || status=$?
-    if [ -n "${LOOPBENCH_USAGE_FILE:-}" ]; then
-        "$bin" usage "$format" "$capture" >"$LOOPBENCH_USAGE_FILE" ||
+    if [ -n "$usage_file" ]; then
+        "$bin" usage "$format" "$capture" >"$usage_file" ||
             echo "${0##*/}: could not write the usage file with '$bin usage $format'" >&2
     fi
     rm -f "$capture"

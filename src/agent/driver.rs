@@ -4,7 +4,7 @@ use std::ffi::OsString;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::{Failure, Outcome};
+use crate::agent::{Failure, FailureKind, Outcome};
 use crate::error::Result;
 use crate::notice::Notice;
 use crate::workspace::Workspace;
@@ -173,6 +173,20 @@ impl SessionRun {
         }
     }
 
+    /// A session the harness itself could not run or observe (its scratch full, a
+    /// cgroup it could not make): `error`, and the harness's failure, `infra`, so that
+    /// it is never counted and the trial is tried again.
+    /// `reason` is kept whole in the notes; the failure's reason is its first line.
+    pub fn harness_failed(reason: String) -> SessionRun {
+        SessionRun {
+            failure: Some(Failure::new(
+                FailureKind::Infra,
+                crate::agent::short_reason(&reason),
+            )),
+            ..SessionRun::failed(reason)
+        }
+    }
+
     /// Appends `note` to the session's notes.
     pub fn add_note(&mut self, note: String) {
         self.error = Some(match self.error.take() {
@@ -190,4 +204,13 @@ pub trait Agent {
 
     /// Runs one session in `ctx.workspace.work_dir`.
     fn run_session(&mut self, ctx: &SessionContext<'_>) -> Result<SessionRun>;
+
+    /// The attempt `attempt` failed outside the agent: puts what it left in the run
+    /// directory (captured output, the CLI's HOME) aside, so that the next attempt
+    /// starts from nothing of it, and returns where, relative to the run directory
+    /// (`failures.jsonl` names it). `None` for drivers that leave nothing there.
+    fn archive_attempt(&mut self, attempt: u32) -> Result<Option<String>> {
+        let _ = attempt;
+        Ok(None)
+    }
 }

@@ -66,6 +66,11 @@ pub struct Failure {
     /// The model API's HTTP status, when the evidence names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_status: Option<u16>,
+    /// How long the provider asked to wait before the next request, when the CLI's
+    /// records say (Claude Code's last `api_retry` delay, which follows the API's
+    /// `retry-after`): the trial's backoff is at least this long (capped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
 }
 
 impl Failure {
@@ -75,6 +80,7 @@ impl Failure {
             kind,
             reason: reason.into(),
             http_status: None,
+            retry_after_ms: None,
         }
     }
 
@@ -84,6 +90,7 @@ impl Failure {
             kind,
             reason: reason.into(),
             http_status: Some(status),
+            retry_after_ms: None,
         })
     }
 }
@@ -109,11 +116,24 @@ pub fn classify_error_message(message: &str) -> Option<Failure> {
     if AUTH.iter().any(|w| lower.contains(w)) {
         return Some(Failure::new(FailureKind::Auth, short(message)));
     }
-    const TRANSPORT: [&str; 8] = [
+    const TRANSPORT: [&str; 19] = [
         "connection refused",
         "connection reset",
         "connection error",
         "connection closed",
+        "connection was lost",
+        "econnreset",
+        "econnrefused",
+        "etimedout",
+        "socket hang up",
+        // Codex: "stream disconnected before completion: Transport error: network
+        // error: error decoding response body", "error sending request for url".
+        "stream disconnected",
+        "transport error",
+        "error sending request",
+        "error decoding response body",
+        "incomplete message",
+        "unexpected eof",
         "timed out",
         "timeout",
         "overloaded",
@@ -164,7 +184,7 @@ fn http_status_in(lower: &str) -> Option<u16> {
 }
 
 /// A message cut to one line of at most 200 characters, for a reason text.
-fn short(message: &str) -> String {
+pub fn short(message: &str) -> String {
     let line = message.lines().next().unwrap_or("").trim();
     match line.char_indices().nth(200) {
         Some((at, _)) => format!("{}…", &line[..at]),
@@ -216,6 +236,13 @@ mod tests {
             kind("stream error: connection reset by peer"),
             Some((FailureKind::Infra, None))
         );
+        for dropped in [
+            "stream disconnected before completion: Transport error: network error: error decoding response body",
+            "error sending request for url (http://127.0.0.1:9/v1/responses)",
+            "API Error: Connection to the API was lost (ECONNRESET). This is usually temporary",
+        ] {
+            assert_eq!(kind(dropped), Some((FailureKind::Infra, None)), "{dropped}");
+        }
         assert_eq!(
             kind("unexpected status 400 Bad Request: prompt too long"),
             None

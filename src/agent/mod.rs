@@ -14,5 +14,5 @@ pub mod trace;
 pub use driver::{
     Agent, MAX_COST_USD, MAX_COUNT, SessionContext, SessionKind, SessionRun, Usage, add_counts,
 };
-pub use failure::{Failure, FailureKind, classify_error_message};
+pub use failure::{Failure, FailureKind, classify_error_message, short as short_reason};
 pub use outcome::Outcome;

@@ -483,6 +483,10 @@ pub struct MockModelArgs {
     /// The session of the scenario to serve.
     #[arg(long)]
     pub session: u32,
+    /// The attempt of the trial being served (from 1): a scripted fault may apply in
+    /// some attempts only.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub attempt: u32,
     /// Append one JSON line per answer served (and the session's totals) to this file.
     #[arg(long)]
     pub log: Option<PathBuf>,

@@ -164,6 +164,12 @@ pub(crate) fn drive(
             });
         }
         Err(Error::Halted { cause }) => {
+            // What did run is reported as after any run (show, report, compare and
+            // report.html read these), and the verdict names the arms whose trials
+            // could not run; the run stays incomplete (exit 3, `resume` finishes it).
+            crate::store::write_tables(&out, &writer.manifest().arms)?;
+            let summary = write_summary(&out, None, DEFAULT_CONFIDENCE)?;
+            crate::report::html::write_run_html(&out, &summary)?;
             for line in unfinished_lines(&crate::store::unfinished_trials(&out)?) {
                 eprintln!("{line}");
             }

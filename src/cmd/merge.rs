@@ -34,7 +34,20 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
         trials,
         out.display()
     );
-    Ok(exit_code::OK)
+    // A shard whose trials could not run (retries exhausted, or stopped on a refused
+    // key) leaves the merged run incomplete, as it left the shard.
+    let unfinished = crate::store::unfinished_trials(out)?;
+    if unfinished.is_empty() {
+        return Ok(exit_code::OK);
+    }
+    for line in super::drive::unfinished_lines(&unfinished) {
+        eprintln!("{line}");
+    }
+    eprintln!(
+        "the merged run is not complete: once the cause is fixed, `loopbench resume` each \
+         shard that holds those trials, then merge again"
+    );
+    Ok(exit_code::INTERRUPTED)
 }
 
 /// The `min_detectable_effect` of the suite the merged run `out` was made from, when

@@ -10,6 +10,7 @@ pub fn run(args: &MockModelArgs) -> Result<i32> {
     launch(&Launch {
         scenario: args.scenario.clone(),
         session: args.session,
+        attempt: args.attempt,
         log: args.log.clone(),
         requests_dir: args.requests.clone(),
         home: args.home.clone(),

@@ -7,9 +7,9 @@ use std::path::Path;
 use super::args::ShowArgs;
 use crate::error::{Error, Result};
 use crate::exit_code;
-use crate::record::{SessionRecord, TrialRecord};
-use crate::report::show::{run_listing, trial_timeline};
-use crate::store::{SESSIONS_JSONL, TRIALS_JSONL, read_jsonl};
+use crate::record::{FailedSession, SessionRecord, TrialRecord};
+use crate::report::show::{failed_attempts, run_listing, trial_timeline};
+use crate::store::{FAILURES_JSONL, SESSIONS_JSONL, TRIALS_JSONL, read_jsonl};
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &ShowArgs) -> Result<i32> {
@@ -50,7 +50,14 @@ pub fn show(dir: &Path, trial_id: Option<&str>) -> Result<String> {
             run_listing(&trials)
         ));
     };
+    let failed: Vec<FailedSession> = read_jsonl::<FailedSession>(&dir.join(FAILURES_JSONL))?
+        .into_iter()
+        .filter(|f| f.record.key.trial_id == id)
+        .collect();
     let Some(trial) = trials.iter().find(|t| t.key.trial_id == id) else {
+        if !failed.is_empty() {
+            return Ok(failed_attempts(id, &failed, false));
+        }
         let known: Vec<&str> = trials
             .iter()
             .map(|t| t.key.trial_id.as_str())
@@ -78,5 +85,10 @@ pub fn show(dir: &Path, trial_id: Option<&str>) -> Result<String> {
         .filter(|s| s.key.trial_id == id)
         .collect();
     sessions.sort_by_key(|s| s.session);
-    Ok(trial_timeline(trial, &sessions))
+    let mut text = trial_timeline(trial, &sessions);
+    if !failed.is_empty() {
+        text += "\nFailed attempts before it (not counted):\n";
+        text += &failed_attempts(id, &failed, true);
+    }
+    Ok(text)
 }

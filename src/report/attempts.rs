@@ -11,7 +11,7 @@ use std::path::Path;
 use crate::agent::FailureKind;
 use crate::error::Result;
 use crate::record::{FailedSession, SessionRecord, TrialRecord};
-use crate::stats::{Alternative, fisher_exact};
+use crate::stats::{Alternative, fisher_exact, holm};
 use crate::store::{FAILURES_JSONL, SESSIONS_JSONL, TRIALS_JSONL, read_jsonl};
 
 /// Significance level below which the arms' shares of retried trials are said to differ.
@@ -115,9 +115,9 @@ impl Attempts {
 
     /// One sentence per arm with trials that could not run, one per arm with no
     /// counted trial, and the warning on the shares of retried trials: what the
-    /// verdict says about failures outside the agents.
+    /// verdict says about failures outside the agents (none of them counted).
     pub fn lines(&self) -> Vec<String> {
-        let mut lines = self.agent_failure_lines();
+        let mut lines = Vec::new();
         for (arm, a) in &self.arms {
             let n = a.unfinished();
             if n == 0 {
@@ -159,27 +159,42 @@ impl Attempts {
             .collect()
     }
 
-    /// Each arm's share of trials that failed at least once, when the first arm's
-    /// share and another's differ by Fisher's exact test (two-sided p < 0.05).
+    /// A warning when some two arms differ in their share of trials that failed at
+    /// least once: Fisher's exact test (two-sided) for every pair of arms, the p-values
+    /// Holm-adjusted over the pairs, and a pair differs at adjusted p < 0.05. Every
+    /// pair, not each arm against the baseline alone: an outage that hit two candidate
+    /// arms unequally selects their trials just as much.
     pub fn retry_warning(&self) -> Option<String> {
-        let (base, b) = self.arms.first()?;
-        let shares = self.shares();
-        let differing: Vec<String> = self.arms[1..]
-            .iter()
-            .filter_map(|(arm, a)| {
+        let mut pairs: Vec<(usize, usize, f64)> = Vec::new();
+        for (i, (_, a)) in self.arms.iter().enumerate() {
+            for (j, (_, b)) in self.arms.iter().enumerate().skip(i + 1) {
                 let table = [
                     [a.failed_once(), a.tried() - a.failed_once()],
                     [b.failed_once(), b.tried() - b.failed_once()],
                 ];
-                let p = fisher_exact(table, Alternative::TwoSided).ok()?;
-                (p < RETRY_ALPHA).then(|| format!("{arm} vs {base}: Fisher p = {p:.3}"))
+                if let Ok(p) = fisher_exact(table, Alternative::TwoSided) {
+                    pairs.push((i, j, p));
+                }
+            }
+        }
+        let raw: Vec<f64> = pairs.iter().map(|(_, _, p)| *p).collect();
+        let adjusted = holm(&raw).ok()?;
+        let differing: Vec<String> = pairs
+            .iter()
+            .zip(&adjusted)
+            .filter(|(_, p)| **p < RETRY_ALPHA)
+            .map(|((i, j, _), p)| {
+                format!(
+                    "{} vs {}: Holm-adjusted Fisher p = {p:.3}",
+                    self.arms[*j].0, self.arms[*i].0
+                )
             })
             .collect();
         (!differing.is_empty()).then(|| {
             format!(
                 "the arms differ in their share of trials that failed outside the agent \
                  ({}; {}): outages hit them unequally, and a retried trial is a selected one",
-                shares.join(", "),
+                self.shares().join(", "),
                 differing.join(", ")
             )
         })
@@ -248,6 +263,34 @@ mod tests {
         };
         let w = unequal.retry_warning().unwrap();
         assert!(w.contains("a 1/20, b 18/20"), "{w}");
-        assert!(w.contains("b vs a: Fisher p = 0.000"), "{w}");
+        assert!(w.contains("b vs a: Holm-adjusted Fisher p = 0.000"), "{w}");
+    }
+
+    #[test]
+    fn every_pair_of_arms_is_compared_not_only_each_with_the_first() {
+        // a and b alike; c unlike both: the pair (b, c) differs although b is not the
+        // first arm. scipy.stats.fisher_exact([[0, 20], [18, 2]]).pvalue = 2.9e-09 for
+        // each of (a, c) and (b, c); Holm over three pairs keeps them below 0.05.
+        let three = Attempts {
+            arms: vec![
+                ("a".into(), arm(20, 0, 0)),
+                ("b".into(), arm(20, 0, 0)),
+                ("c".into(), arm(20, 18, 0)),
+            ],
+            all_agent_failures: Vec::new(),
+        };
+        let w = three.retry_warning().unwrap();
+        assert!(
+            w.contains("c vs a: Holm-adjusted") && w.contains("c vs b: Holm-adjusted"),
+            "{w}"
+        );
+        assert!(!w.contains("b vs a"), "{w}");
+        // Agent failures are counted, so they are not among these lines.
+        let counted = Attempts {
+            arms: Vec::new(),
+            all_agent_failures: vec![("a".into(), 4)],
+        };
+        assert!(counted.lines().is_empty());
+        assert_eq!(counted.agent_failure_lines().len(), 1);
     }
 }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use super::table::{Align, Table};
 use crate::agent::SessionKind;
 use crate::metrics::{Evidence, FailedCheck};
-use crate::record::{SessionRecord, TrialRecord};
+use crate::record::{FailedSession, SessionRecord, TrialRecord};
 use crate::terminal;
 
 /// One line per trial: id, arm, task, why it ended, sessions, features verified.
@@ -68,6 +68,64 @@ pub fn trial_timeline(trial: &TrialRecord, sessions: &[SessionRecord]) -> String
         out.push('\n');
         out += &session_block(s, previous);
         previous = Some(s);
+    }
+    out
+}
+
+/// A trial's failed attempts as `failures.jsonl` holds them, each with the failure
+/// that ended it, where its captures were kept, and its sessions: what `show` prints
+/// for a trial that could not run, and after the timeline of one that was retried.
+/// `finished`: whether a later attempt of the trial was counted.
+pub fn failed_attempts(trial_id: &str, failed: &[FailedSession], finished: bool) -> String {
+    let mut out = String::new();
+    if !finished {
+        let _ = writeln!(
+            out,
+            "trial {} could not run: no attempt was counted ({} failed; `loopbench resume` tries it again)",
+            terminal::line(trial_id),
+            failed
+                .iter()
+                .map(|f| f.attempt)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
+        );
+    }
+    let mut attempts: Vec<u32> = failed.iter().map(|f| f.attempt).collect();
+    attempts.dedup();
+    for attempt in attempts {
+        let sessions: Vec<&FailedSession> =
+            failed.iter().filter(|f| f.attempt == attempt).collect();
+        let ended = sessions.iter().rev().find_map(|f| {
+            f.record
+                .failure
+                .map(|k| (k, f.record.failure_reason.as_deref()))
+        });
+        let why = match ended {
+            Some((kind, reason)) => format!(
+                "failed {}: {}",
+                kind.as_str(),
+                reason.unwrap_or("no reason recorded")
+            ),
+            None => "failed".to_string(),
+        };
+        let _ = writeln!(out, "\nattempt {attempt}: {}", terminal::line(&why));
+        if let Some(captures) = sessions.iter().find_map(|f| f.captures.as_deref()) {
+            let _ = writeln!(out, "  captures: {}", terminal::line(captures));
+        }
+        let mut previous: Option<&SessionRecord> = None;
+        for f in sessions {
+            out += &session_block(&f.record, previous);
+            if let Some(kind) = f.record.failure {
+                let reason = f.record.failure_reason.as_deref().unwrap_or("");
+                let _ = writeln!(
+                    out,
+                    "  failure: {}: {}",
+                    kind.as_str(),
+                    terminal::line(reason)
+                );
+            }
+            previous = Some(&f.record);
+        }
     }
     out
 }

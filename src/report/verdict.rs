@@ -67,8 +67,10 @@ pub struct Verdict {
     /// Where a sequential run's looks stopped (None for any other run).
     pub sequential: Option<SequentialOutcome>,
     /// Trials that could not run, arms with no counted trial, unequal retried shares
-    /// (empty when no attempt failed).
+    /// (empty when no attempt failed): failures outside the agents, never counted.
     pub failures: Vec<String>,
+    /// Arms every session of which failed `agent`: counted, as the agent's.
+    pub agent_failures: Vec<String>,
 }
 
 impl Verdict {
@@ -82,6 +84,7 @@ impl Verdict {
         v.shard = summary.info.shard.clone();
         v.sequential = summary.sequential.clone();
         v.failures = summary.attempts.lines();
+        v.agent_failures = summary.attempts.agent_failure_lines();
         v
     }
 
@@ -95,7 +98,7 @@ impl Verdict {
     pub fn to_text(&self) -> String {
         let Some(baseline) = &self.baseline else {
             let mut out = String::from("Verdict: no sessions or trials in this run.\n");
-            for f in &self.failures {
+            for f in self.agent_failures.iter().chain(&self.failures) {
                 out += &wrap_hanging("  ", f, TEXT_WIDTH);
             }
             return out;
@@ -142,6 +145,12 @@ impl Verdict {
                 out += &wrap_hanging("  ", w, TEXT_WIDTH);
             }
         }
+        if !self.agent_failures.is_empty() {
+            out += "Failures of the agents (counted):\n";
+            for f in &self.agent_failures {
+                out += &wrap_hanging("  ", f, TEXT_WIDTH);
+            }
+        }
         if !self.failures.is_empty() {
             out += "Failures outside the agents (not counted):\n";
             for f in &self.failures {
@@ -154,7 +163,12 @@ impl Verdict {
     /// The verdict as the opening section of `summary.md`.
     pub fn to_markdown(&self) -> String {
         let Some(baseline) = &self.baseline else {
-            return self.failures.iter().map(|f| format!("- {f}\n")).collect();
+            return self
+                .agent_failures
+                .iter()
+                .chain(&self.failures)
+                .map(|f| format!("- {f}\n"))
+                .collect();
         };
         let mut out = format!(
             "## Verdict\n\nArms that differ from the baseline **{baseline}** after Holm \
@@ -180,6 +194,12 @@ impl Verdict {
             out += "\nSample size:\n\n";
             for w in &self.warnings {
                 out += &format!("- {w}\n");
+            }
+        }
+        if !self.agent_failures.is_empty() {
+            out += "\nFailures of the agents (counted, as the agent's):\n\n";
+            for f in &self.agent_failures {
+                out += &format!("- {f}\n");
             }
         }
         if !self.failures.is_empty() {
@@ -356,6 +376,7 @@ pub fn decide(rows: &[SummaryRow], baseline: Option<&str>, alpha: f64) -> Verdic
         shard: None,
         sequential: None,
         failures: Vec::new(),
+        agent_failures: Vec::new(),
     }
 }
 

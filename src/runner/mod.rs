@@ -5,6 +5,7 @@ mod gate;
 mod plan;
 mod prompt;
 mod repo_bundle;
+mod retry;
 mod revert;
 mod run;
 mod trial;

@@ -4,20 +4,21 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
 use super::plan::{Plan, PlannedTrial, ReplaySet, Source};
-use super::trial::{Attempt, Budgets, TrialResult, TrialSpec, run_trial};
+use super::retry::{Backoff, Breaker, wait_unless_cancelled};
+use super::trial::{Attempt, Budgets, TrialResult, TrialSpec, harness_failed_attempt, run_trial};
 use crate::agent::command::CommandAgent;
 use crate::agent::replay::{ReplayAgent, RunActions};
 use crate::agent::sim::{Profile, SimAgent};
-use crate::agent::{Failure, FailureKind};
+use crate::agent::{FailureKind, SessionKind};
 use crate::error::{Error, Result};
 use crate::events::{Event, EventKind, EventSink, Notice};
 use crate::observe::{Observer, VerifyCache};
@@ -80,61 +81,6 @@ pub struct RunOptions {
     /// Attempts an earlier process already made at a trial (`failures.jsonl`, for
     /// `resume`): the next one is numbered after them.
     pub prior_attempts: BTreeMap<String, u32>,
-}
-
-/// Stops the run on a dead endpoint: a refused key at once, and `limit` infrastructure
-/// failures in a row across the run. Once tripped, no new trial or session starts
-/// (the `cancel` flag); sessions in flight finish.
-struct Breaker {
-    limit: u32,
-    in_a_row: AtomicU32,
-    cause: Mutex<Option<String>>,
-}
-
-impl Breaker {
-    fn new(limit: u32) -> Breaker {
-        Breaker {
-            limit: limit.max(1),
-            in_a_row: AtomicU32::new(0),
-            cause: Mutex::new(None),
-        }
-    }
-
-    /// A trial finished: the endpoint works.
-    fn finished(&self) {
-        self.in_a_row.store(0, Ordering::Relaxed);
-    }
-
-    /// An attempt failed for `failure`; trips the breaker (and `cancel`) when that
-    /// makes the run pointless to go on with.
-    fn failed(&self, failure: &Failure, cancel: &AtomicBool) {
-        let cause = match failure.kind {
-            FailureKind::Auth => Some(format!(
-                "the provider refused the credentials ({})",
-                failure.reason
-            )),
-            FailureKind::Infra => {
-                let n = self.in_a_row.fetch_add(1, Ordering::Relaxed) + 1;
-                (n >= self.limit).then(|| {
-                    format!(
-                        "{n} infrastructure failures in a row (infra_circuit = {}), the last: {}",
-                        self.limit, failure.reason
-                    )
-                })
-            }
-            FailureKind::Agent => None,
-        };
-        if let Some(cause) = cause {
-            if let Ok(mut slot) = self.cause.lock() {
-                slot.get_or_insert(cause);
-            }
-            cancel.store(true, Ordering::Relaxed);
-        }
-    }
-
-    fn cause(&self) -> Option<String> {
-        self.cause.lock().ok().and_then(|c| c.clone())
-    }
 }
 
 /// A deterministic slice `index/count` (1-based) of a plan: every `count`-th trial,
@@ -225,6 +171,17 @@ fn redacted(event: &Event, redactor: &Redactor) -> Result<Event> {
             EventKind::SessionFinished(Box::new(clean(&**r, redactor)?))
         }
         EventKind::TrialFinished(r) => EventKind::TrialFinished(Box::new(clean(&**r, redactor)?)),
+        EventKind::AttemptFailed {
+            key,
+            attempt,
+            failure,
+            captures,
+        } => EventKind::AttemptFailed {
+            key: key.clone(),
+            attempt: *attempt,
+            failure: clean(failure, redactor)?,
+            captures: captures.clone(),
+        },
         other => other.clone(),
     };
     Ok(Event {
@@ -297,35 +254,77 @@ pub fn execute(
             let run_dir = options.run_dir.clone();
             let keep_repos = options.keep_repos;
             set.spawn(async move {
-                let _permit = permits.acquire_owned().await;
-                if cancel.load(Ordering::Relaxed) {
-                    return (index, Ok(Err(Error::Cancelled)));
+                let key = trial_key(&source, trial);
+                let first = prior.get(&key.trial_id).copied().unwrap_or(0) + 1;
+                let mut backoff = Backoff::new(infra.backoff);
+                let mut wait = None;
+                // An attempt that failed `infra` is started again from the task's
+                // initial state with the same seed, after a backoff, up to
+                // `infra_retries` times; `None`: the trial could not run (its attempts
+                // are in failures.jsonl, and `resume` tries it again).
+                let mut result: std::result::Result<Result<Option<TrialResult>>, _> = Ok(Ok(None));
+                for attempt in first..=first.saturating_add(infra.retries) {
+                    // The backoff holds no job slot: other trials run meanwhile.
+                    if let Some(delay) = wait.take()
+                        && !wait_unless_cancelled(delay, &cancel).await
+                    {
+                        result = Ok(Err(Error::Cancelled));
+                        break;
+                    }
+                    let permit = permits.clone().acquire_owned().await;
+                    if cancel.load(Ordering::Relaxed) {
+                        result = Ok(Err(Error::Cancelled));
+                        break;
+                    }
+                    let (source, cache, tx) = (source.clone(), cache.clone(), tx.clone());
+                    let (hidden, redactor) = (hidden.clone(), redactor.clone());
+                    let (stop, run_dir) = (cancel.clone(), run_dir.clone());
+                    let ran = tokio::task::spawn_blocking(move || {
+                        let use_cache = match source.as_ref() {
+                            Source::Suite(suite) => suite.verify_cache,
+                            Source::Replay(_) => true,
+                        };
+                        let ctx = RunContext {
+                            source: &source,
+                            cache: use_cache.then_some(cache.as_ref()),
+                            suite_seed: seed,
+                            run_dir: &run_dir,
+                            hidden: &hidden,
+                            cancel: &stop,
+                            run_start,
+                            keep_repos,
+                        };
+                        let mut sink = ChannelSink {
+                            tx,
+                            redactor: &redactor,
+                        };
+                        run_attempt(&ctx, trial, attempt, &mut sink)
+                    })
+                    .await;
+                    drop(permit);
+                    match ran {
+                        Ok(Ok(Attempt::Finished(finished))) => {
+                            breaker.finished();
+                            result = Ok(Ok(Some(*finished)));
+                            break;
+                        }
+                        Ok(Ok(Attempt::Failed(failure))) => {
+                            breaker.failed(&key.trial_id, &failure, &cancel);
+                            if failure.kind != FailureKind::Infra {
+                                break;
+                            }
+                            wait = Some(backoff.next(&failure));
+                        }
+                        Ok(Err(e)) => {
+                            result = Ok(Err(e));
+                            break;
+                        }
+                        Err(panic) => {
+                            result = Err(panic);
+                            break;
+                        }
+                    }
                 }
-                let result = tokio::task::spawn_blocking(move || {
-                    let use_cache = match source.as_ref() {
-                        Source::Suite(suite) => suite.verify_cache,
-                        Source::Replay(_) => true,
-                    };
-                    let ctx = RunContext {
-                        source: &source,
-                        cache: use_cache.then_some(cache.as_ref()),
-                        suite_seed: seed,
-                        run_dir: &run_dir,
-                        hidden: &hidden,
-                        cancel: &cancel,
-                        run_start,
-                        keep_repos,
-                        breaker: &breaker,
-                        infra,
-                        prior_attempts: &prior,
-                    };
-                    let mut sink = ChannelSink {
-                        tx,
-                        redactor: &redactor,
-                    };
-                    run_one(&ctx, trial, &mut sink)
-                })
-                .await;
                 (index, result)
             });
         }
@@ -405,6 +404,8 @@ pub fn execute(
             return Err(e);
         }
         if let Some(cause) = breaker.cause() {
+            // The cause quotes the CLI's own error, which may echo a key it was given.
+            let cause = redactor.text(&cause).into_owned();
             return Err(Error::Halted { cause });
         }
         let finished: Vec<TrialResult> = results.into_iter().flatten().collect();
@@ -429,9 +430,6 @@ struct RunContext<'a> {
     cancel: &'a AtomicBool,
     run_start: Instant,
     keep_repos: bool,
-    breaker: &'a Breaker,
-    infra: InfraPolicy,
-    prior_attempts: &'a BTreeMap<String, u32>,
 }
 
 impl RunContext<'_> {
@@ -442,16 +440,9 @@ impl RunContext<'_> {
     }
 }
 
-/// Runs a trial until an attempt finishes: an attempt that failed `infra` is started
-/// again from the task's initial state with the same seed, after a backoff, up to
-/// `infra_retries` times. `None`: the trial could not run (its attempts are in
-/// `failures.jsonl`; `resume` tries it again).
-fn run_one(
-    ctx: &RunContext<'_>,
-    trial: PlannedTrial,
-    sink: &mut dyn EventSink,
-) -> Result<Option<TrialResult>> {
-    let key = match ctx.source {
+/// The key of a planned trial.
+fn trial_key(source: &Source, trial: PlannedTrial) -> TrialKey {
+    match source {
         Source::Suite(suite) => TrialKey::new(
             &suite.arms[trial.arm].name,
             &suite.tasks[trial.task].name,
@@ -460,47 +451,48 @@ fn run_one(
         Source::Replay(set) => {
             TrialKey::new(&set.arms[trial.arm].name, &set.task.name, trial.replicate)
         }
-    };
-    let first = ctx.prior_attempts.get(&key.trial_id).copied().unwrap_or(0) + 1;
-    let mut delay = ctx.infra.backoff;
-    for attempt in first..=first.saturating_add(ctx.infra.retries) {
-        if attempt > first {
-            sleep_unless_cancelled(delay, ctx.cancel)?;
-            delay = delay.saturating_mul(2);
-        }
-        let outcome = match ctx.source {
-            Source::Suite(suite) => run_suite_trial(ctx, suite, trial, attempt, sink)?,
-            Source::Replay(set) => replay_trial(ctx, set, trial, attempt, sink)?,
-        };
-        match outcome {
-            Attempt::Finished(result) => {
-                ctx.breaker.finished();
-                return Ok(Some(*result));
-            }
-            Attempt::Failed(failure) => {
-                ctx.breaker.failed(&failure, ctx.cancel);
-                if failure.kind != FailureKind::Infra {
-                    break;
-                }
-            }
-        }
     }
-    Ok(None)
 }
 
-/// Waits `delay` before a retry, in short steps, so that a stop is not held up by a
-/// long backoff.
-fn sleep_unless_cancelled(delay: Duration, cancel: &AtomicBool) -> Result<()> {
-    let until = Instant::now() + delay;
-    loop {
-        if cancel.load(Ordering::Relaxed) {
-            return Err(Error::Cancelled);
+/// Runs attempt `attempt` of a trial. A harness that ran out of room before a session
+/// could run (its scratch full when the work directory or the observer was made) fails
+/// the attempt `infra`, as a full scratch is the harness's failure, not the agent's.
+fn run_attempt(
+    ctx: &RunContext<'_>,
+    trial: PlannedTrial,
+    attempt: u32,
+    sink: &mut dyn EventSink,
+) -> Result<Attempt> {
+    let outcome = match ctx.source {
+        Source::Suite(suite) => run_suite_trial(ctx, suite, trial, attempt, sink),
+        Source::Replay(set) => replay_trial(ctx, set, trial, attempt, sink),
+    };
+    match outcome {
+        Err(e) if crate::fsutil::out_of_room(&e) => harness_failed_attempt(
+            &trial_key(ctx.source, trial),
+            attempt,
+            first_session(ctx.source, trial),
+            &e,
+            None,
+            sink,
+            ctx.run_start,
+        ),
+        outcome => outcome,
+    }
+}
+
+/// The first session a trial of the plan runs, and its kind.
+fn first_session(source: &Source, trial: PlannedTrial) -> (u32, SessionKind) {
+    match source {
+        Source::Suite(suite) if suite.arms[trial.arm].initializer => (0, SessionKind::Initializer),
+        Source::Suite(_) => (1, SessionKind::Coding),
+        Source::Replay(set) => {
+            let trace = &set.arms[trial.arm].traces[trial.replicate as usize].trace;
+            (
+                trace.sessions.first().map_or(1, |s| s.n),
+                SessionKind::Coding,
+            )
         }
-        let now = Instant::now();
-        if now >= until {
-            return Ok(());
-        }
-        std::thread::sleep((until - now).min(Duration::from_millis(100)));
     }
 }
 
@@ -559,8 +551,9 @@ fn run_suite_trial(
             run_trial(&spec, &ws, &mut agent, &observer, sink, run_start)
         }
         AgentDriver::Command { .. } => {
-            let mut agent =
-                CommandAgent::for_trial(suite, arm, trial_key, trial_seed, run_dir, hidden)?;
+            let mut agent = CommandAgent::for_trial(
+                suite, arm, trial_key, trial_seed, attempt, run_dir, hidden,
+            )?;
             run_trial(&spec, &ws, &mut agent, &observer, sink, run_start)
         }
     }

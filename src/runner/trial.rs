@@ -11,8 +11,8 @@ use rand::RngExt;
 use super::gate::Gate;
 use super::prompt::{self, PromptVars};
 use super::repo_bundle::{SessionTree, write_bundle};
-use crate::agent::{Agent, Failure, SessionContext, SessionKind, SessionRun, Usage};
-use crate::error::{Error, Result};
+use crate::agent::{Agent, Failure, FailureKind, SessionContext, SessionKind, SessionRun, Usage};
+use crate::error::{Error, Result, with_causes};
 use crate::events::{Event, EventKind, EventSink};
 use crate::feature_list::{ListFormat, ListSchema};
 use crate::metrics::{
@@ -172,7 +172,28 @@ pub fn run_trial(
         key: spec.key.clone(),
     })?;
 
-    let mut before = observer.observe(ws)?;
+    let first_session = if spec.initializer { 0 } else { 1 };
+    let first_kind = if spec.initializer {
+        SessionKind::Initializer
+    } else {
+        SessionKind::Coding
+    };
+    let mut before = match observer.observe(ws) {
+        Ok(before) => before,
+        Err(e) if crate::fsutil::out_of_room(&e) => {
+            let mut sink = sink.borrow_mut();
+            return harness_failed_attempt(
+                &spec.key,
+                spec.attempt,
+                (first_session, first_kind),
+                &e,
+                Some(agent),
+                &mut **sink,
+                run_start,
+            );
+        }
+        Err(e) => return Err(e),
+    };
     let start_tree = before.git_tree.clone();
     let mut session_trees: Vec<SessionTree> = Vec::new();
     let mut ends: Vec<SessionEnd> = Vec::new();
@@ -216,7 +237,21 @@ pub fn run_trial(
         let prompt = render_prompt(spec, kind, session);
         // A new file in place of whatever the last session left there: an open of a FIFO
         // for writing would block the trial for good.
-        crate::agent_file::replace(&ws.prompt_file, prompt.as_bytes())?;
+        if let Err(e) = crate::agent_file::replace(&ws.prompt_file, prompt.as_bytes()) {
+            if !crate::fsutil::out_of_room(&e) {
+                return Err(e);
+            }
+            let mut sink = sink.borrow_mut();
+            return harness_failed_attempt(
+                &spec.key,
+                spec.attempt,
+                (session, kind),
+                &e,
+                Some(agent),
+                &mut **sink,
+                run_start,
+            );
+        }
         let mut crash = seed::rng(spec.seed, &["crash", &session.to_string()]);
         let interrupt_at = (kind == SessionKind::Coding
             && spec.crash_rate > 0.0
@@ -240,6 +275,11 @@ pub fn run_trial(
         let mut run = match run {
             Ok(run) => run,
             Err(e @ Error::Cancelled) => return Err(e),
+            // The harness's machine ran out of room: its failure, and the trial is tried
+            // again (docs/real-ab.md, section 9).
+            Err(e) if crate::fsutil::out_of_room(&e) => {
+                SessionRun::harness_failed(format!("the harness failed: {}", with_causes(&e)))
+            }
             Err(e) => SessionRun::failed(e.to_string()),
         };
         let wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -250,7 +290,16 @@ pub fn run_trial(
             }
             Err(e) => {
                 run.outcome = Outcome::Error;
-                run.add_note(format!("cannot observe what the session left: {e}"));
+                let why = format!("cannot observe what the session left: {}", with_causes(&e));
+                if crate::fsutil::out_of_room(&e)
+                    && run.failure.as_ref().is_none_or(|f| f.kind.counts())
+                {
+                    // The harness's scratch is full (a copy for a check, its index): not
+                    // what the agent left, so not the agent's.
+                    let reason = crate::agent::short_reason(&why);
+                    run.failure = Some(Failure::new(FailureKind::Infra, reason));
+                }
+                run.add_note(why);
                 before.unobserved()
             }
         };
@@ -374,10 +423,12 @@ pub fn run_trial(
             // Nothing of this attempt describes the agent: it goes to failures.jsonl
             // whole, and the trial is tried again from its initial state (or not at
             // all, on a refused key).
+            let captures = agent.archive_attempt(spec.attempt)?;
             emit(EventKind::AttemptFailed {
                 key: spec.key.clone(),
                 attempt: spec.attempt,
                 failure: failure.clone(),
+                captures,
             })?;
             return Ok(Attempt::Failed(failure));
         }
@@ -425,6 +476,56 @@ pub fn run_trial(
         bad_input,
         kept_work: None,
     })))
+}
+
+/// An attempt the harness could not carry on with because its machine ran out of room
+/// (the scratch directory full, no memory or file descriptors) where no session could
+/// run or be observed: one record of the session it could not run, `error` with
+/// failure `infra` and the cause, goes to `failures.jsonl` with the sessions the attempt
+/// had already run, and the trial is tried again like any other `infra` attempt.
+pub fn harness_failed_attempt(
+    key: &TrialKey,
+    attempt: u32,
+    (session, kind): (u32, SessionKind),
+    error: &Error,
+    agent: Option<&mut dyn Agent>,
+    sink: &mut dyn EventSink,
+    run_start: Instant,
+) -> Result<Attempt> {
+    let reason = format!("the harness failed: {}", with_causes(error));
+    let failure = Failure::new(FailureKind::Infra, crate::agent::short_reason(&reason));
+    let mut emit = |kind| {
+        sink.handle(&Event {
+            elapsed: run_start.elapsed(),
+            kind,
+        })
+    };
+    emit(EventKind::SessionFinished(Box::new(SessionRecord {
+        key: key.clone(),
+        session,
+        kind,
+        outcome: Outcome::Error,
+        metrics: Default::default(),
+        actions_failed: 0,
+        usage: Usage::default(),
+        wall_ms: 0,
+        error: Some(reason.clone()),
+        divergent: false,
+        failure: Some(FailureKind::Infra),
+        failure_reason: Some(failure.reason.clone()),
+        evidence: None,
+    })))?;
+    let captures = match agent {
+        Some(agent) => agent.archive_attempt(attempt)?,
+        None => None,
+    };
+    emit(EventKind::AttemptFailed {
+        key: key.clone(),
+        attempt,
+        failure: failure.clone(),
+        captures,
+    })?;
+    Ok(Attempt::Failed(failure))
 }
 
 fn render_prompt(spec: &TrialSpec<'_>, kind: SessionKind, session: u32) -> String {

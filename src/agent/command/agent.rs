@@ -12,10 +12,10 @@ use std::time::Duration;
 use super::capture::Captured;
 use super::child::{self, Capture, Ended, KILL_GRACE, Limits};
 use super::program::{harness_binary, resolve_program, sandboxed_program};
-use super::usage::{self, Reported};
-use crate::agent::{Agent, SessionContext, SessionRun, Usage};
-use crate::agent::{Failure, FailureKind, Outcome};
-use crate::error::{Error, IoContext, Result};
+use crate::agent::mock_model::Scenario;
+use crate::agent::{Agent, SessionContext, SessionRun};
+use crate::agent::{Failure, FailureKind};
+use crate::error::{Error, IoContext, Result, with_causes};
 use crate::notice::Notice;
 use crate::sandbox::{self, Cgroup, Hidden, Launch, Layout, Redactor, Started};
 use crate::suite::TrialKey;
@@ -74,6 +74,8 @@ pub struct CommandAgent {
     hidden: Hidden,
     key: TrialKey,
     trial_seed: u64,
+    /// Which attempt at the trial this agent runs (from 1).
+    attempt: u32,
     capture_dir: PathBuf,
     retry: RetryPolicy,
     grace: Duration,
@@ -84,12 +86,14 @@ impl CommandAgent {
     /// The agent of `arm` (which must use the command driver) for one trial. Its output
     /// goes to `run_dir/agents/<trial_id>/`; a relative `program` with a `/` is taken
     /// relative to the suite directory, a bare name is looked up on `PATH`. `hidden`:
-    /// what its sandbox hides (the run's, computed once).
+    /// what its sandbox hides (the run's, computed once); `attempt`: which attempt at
+    /// the trial it runs (the scripted model server's faults may name attempts).
     pub fn for_trial(
         suite: &Suite,
         arm: &Arm,
         key: TrialKey,
         trial_seed: u64,
+        attempt: u32,
         run_dir: &Path,
         hidden: &Hidden,
     ) -> Result<CommandAgent> {
@@ -111,6 +115,10 @@ impl CommandAgent {
                 arm.name
             )));
         };
+        // Absolute: the agent and the model server run in the work directory.
+        let capture_dir = std::path::absolute(run_dir.join("agents").join(&key.trial_id))
+            .io_context(|| format!("cannot resolve '{}'", run_dir.display()))?;
+        attempt_dirs::clear_unrecorded(&capture_dir)?;
         Ok(CommandAgent {
             name: arm.agent.clone(),
             program: program.clone(),
@@ -132,9 +140,10 @@ impl CommandAgent {
             model_server: model_server.clone(),
             base_dir: suite.dir.clone(),
             hidden: hidden.clone(),
-            capture_dir: run_dir.join("agents").join(&key.trial_id),
+            capture_dir,
             key,
             trial_seed,
+            attempt,
             retry: RetryPolicy::default(),
             grace: KILL_GRACE,
             next: if arm.initializer { 0 } else { 1 },
@@ -144,6 +153,18 @@ impl CommandAgent {
     /// The program as it will be executed, `None` when there is no such executable.
     fn resolve_program(&self) -> Option<PathBuf> {
         resolve_program(&self.program, &self.base_dir, &self.env)
+    }
+
+    /// Whether the scripted model server's scenario ends session `n` in a crash (the
+    /// server then kills the CLI and exits with `CRASH_EXIT`).
+    fn scripted_crash(&self, n: u32) -> bool {
+        self.model_server.as_ref().is_some_and(|server| {
+            Scenario::load(&server.scenario).is_ok_and(|scenario| {
+                scenario
+                    .session(n)
+                    .is_some_and(|s| s.ending == crate::agent::mock_model::script::Ending::Crash)
+            })
+        })
     }
 
     /// The moment of an injected crash: `interrupt_at × min(timeout, crash_window)`.
@@ -314,6 +335,8 @@ impl CommandAgent {
                 .arg(&server.scenario)
                 .arg("--session")
                 .arg(ctx.session.to_string())
+                .arg("--attempt")
+                .arg(self.attempt.to_string())
                 .arg("--log")
                 .arg(log)
                 .arg("--home")
@@ -368,111 +391,6 @@ impl CommandAgent {
                     limits_reached,
                 }))
             }
-        }
-    }
-
-    /// What the harness knows once the agent is gone: outcome, usage, notes (a
-    /// capture cap that was reached, a limit of the sandbox) and whose failure it was,
-    /// from facts only: the exit status, then what the wrapper's usage file or the CLI's
-    /// own structured output states. A harness timeout or a planned crash is no failure.
-    fn judge(&self, ran: &Ran, crash_after: Option<Duration>, files: &SessionFiles) -> SessionRun {
-        let Reported {
-            usage,
-            status: declared,
-            mut notes,
-            failure: reported,
-        } = usage::read_reports(&files.usage_file, &files.stdout);
-        let mut failure = None;
-        notes.extend(ran.captured.iter().filter_map(Captured::note));
-        notes.extend(ran.limits_reached.iter().cloned());
-        let ended = ran.ended;
-        let declared = declared.map_or(Outcome::Completed, Outcome::from);
-        let outcome = match ended {
-            Ended::TimedOut => {
-                notes.push(format!(
-                    "timed out after {}; the process group got SIGTERM, then SIGKILL {} later",
-                    humantime::format_duration(self.timeout),
-                    humantime::format_duration(self.grace)
-                ));
-                Outcome::Timeout
-            }
-            Ended::Crashed => {
-                notes.push(format!(
-                    "crash injected: SIGKILL to the process group at {:.1}s",
-                    crash_after.unwrap_or_default().as_secs_f64()
-                ));
-                Outcome::Interrupted
-            }
-            Ended::Exited(exit) => {
-                use std::os::unix::process::ExitStatusExt;
-                if let Some(at) = crash_after {
-                    notes.push(format!(
-                        "crash planned at {:.1}s; the agent ended first",
-                        at.as_secs_f64()
-                    ));
-                }
-                match (exit.code(), exit.signal()) {
-                    (Some(0), _) => {
-                        failure = reported;
-                        declared
-                    }
-                    (Some(code @ (126 | 127)), _) => {
-                        // The shell's codes for a command it could not execute: the
-                        // agent never ran, whatever its wrapper wrote before.
-                        notes.push(format!("agent exited with code {code}"));
-                        failure = Some(Failure::new(
-                            FailureKind::Infra,
-                            format!(
-                                "exit {code}: the agent program or a program its wrapper runs {}",
-                                if code == 126 {
-                                    "could not be executed"
-                                } else {
-                                    "was not found"
-                                }
-                            ),
-                        ));
-                        declared
-                    }
-                    (Some(code), _) => {
-                        notes.push(format!("agent exited with code {code}"));
-                        failure = Some(reported.unwrap_or_else(|| {
-                            Failure::new(FailureKind::Agent, format!("exit {code}"))
-                        }));
-                        declared
-                    }
-                    (None, signal) => {
-                        // A crash nobody here caused (out of memory, a segfault) is still
-                        // a session cut off: the next one has to resume.
-                        let name = signal
-                            .and_then(|s| nix::sys::signal::Signal::try_from(s).ok())
-                            .map_or_else(
-                                || format!("signal {signal:?}"),
-                                |s| s.as_str().to_string(),
-                            );
-                        notes.push(format!("agent was killed by {name}"));
-                        failure = Some(reported.unwrap_or_else(|| {
-                            Failure::new(FailureKind::Agent, format!("killed by {name}"))
-                        }));
-                        Outcome::Interrupted
-                    }
-                }
-            }
-        };
-        // A session that did not run the way the agent meant says nothing about it:
-        // `error` ends the attempt, and the trial loop does not go on after it.
-        let outcome = match &failure {
-            Some(f) if !f.kind.counts() => Outcome::Error,
-            _ => outcome,
-        };
-        SessionRun {
-            outcome,
-            usage,
-            actions_failed: 0,
-            error: (!notes.is_empty()).then(|| notes.join("; ")),
-            bad_input: false,
-            truth: None,
-            divergent: false,
-            failure,
         }
     }
 
@@ -551,15 +469,42 @@ impl Agent for CommandAgent {
         Some(n)
     }
 
+    fn archive_attempt(&mut self, attempt: u32) -> Result<Option<String>> {
+        let archived = attempt_dirs::archive(&self.capture_dir, attempt)?;
+        Ok(archived.map(|name| format!("agents/{}/{name}", self.key.trial_id)))
+    }
+
     fn run_session(&mut self, ctx: &SessionContext<'_>) -> Result<SessionRun> {
-        let files = self.prepare(ctx)?;
+        let files = match self.prepare(ctx) {
+            Ok(files) => files,
+            // The agent can replace what `prepare` renews (its state directory, the
+            // usage file), so only a full disk or the like is surely the harness's.
+            Err(e) if crate::fsutil::out_of_room(&e) => {
+                return Ok(SessionRun::harness_failed(format!(
+                    "the harness could not prepare the session: {}",
+                    with_causes(&e)
+                )));
+            }
+            Err(e) => return Err(e),
+        };
         let env = self.session_env(ctx, &files.usage_file, &files.state_dir, &files.home);
-        let mut run = self.run_tries(ctx, &files, &env)?;
+        let mut run = self.run_tries(ctx, &files, &env);
         // What the session left in the run directory (captures, the CLI's transcripts
         // and logs in its HOME) must not keep a value passed by `pass_env`.
-        self.redactor
+        let redacted = self
+            .redactor
             .files_under(&self.capture_dir)
-            .io_context(|| format!("cannot redact '{}'", self.capture_dir.display()))?;
+            .io_context(|| format!("cannot redact '{}'", self.capture_dir.display()));
+        match redacted {
+            Ok(()) => {}
+            Err(e) if crate::fsutil::out_of_room(&e) => {
+                run = SessionRun::harness_failed(format!(
+                    "the harness could not store the session's output: {}",
+                    with_causes(&e)
+                ));
+            }
+            Err(e) => return Err(e),
+        }
         if let Some(error) = &run.error {
             run.error = Some(self.redactor.text(error).into_owned());
         }
@@ -568,21 +513,37 @@ impl Agent for CommandAgent {
 }
 
 impl CommandAgent {
-    /// Runs the session, trying again while the agent cannot be started at all.
+    /// Runs the session, trying again while the agent cannot be started at all. What
+    /// keeps the harness from starting it (its capture files, the session's cgroup, the
+    /// sandbox's report) is the harness's failure, `infra`.
     fn run_tries(
         &self,
         ctx: &SessionContext<'_>,
         files: &SessionFiles,
         env: &[(String, OsString)],
-    ) -> Result<SessionRun> {
+    ) -> SessionRun {
         let tries = self.retry.tries.max(1);
         let mut failures: Vec<String> = Vec::new();
         let mut last_reason = String::new();
         let mut delay = self.retry.first_delay;
         for attempt in 1..=tries {
-            match self.try_once(ctx, files, env)? {
+            let tried = match self.try_once(ctx, files, env) {
+                Ok(tried) => tried,
+                Err(e) => {
+                    return SessionRun::harness_failed(format!(
+                        "the harness could not run the session: {}",
+                        with_causes(&e)
+                    ));
+                }
+            };
+            match tried {
                 Ok(ran) => {
-                    let mut run = self.judge(&ran, self.crash_after(ctx.interrupt_at), files);
+                    let planned = judge::Planned {
+                        crash_after: self.crash_after(ctx.interrupt_at),
+                        agent_crash: self.crash == CrashMode::Agent && ctx.interrupt_at.is_some(),
+                        scripted_crash: self.scripted_crash(ctx.session),
+                    };
+                    let mut run = self.judge(&ran, planned, files);
                     if !failures.is_empty() {
                         let retried = failures.join("; ");
                         run.error = Some(match run.error {
@@ -590,7 +551,7 @@ impl CommandAgent {
                             None => retried,
                         });
                     }
-                    return Ok(run);
+                    return run;
                 }
                 Err(reason) if attempt < tries => {
                     let note = format!(
@@ -621,19 +582,17 @@ impl CommandAgent {
         }
         // The program, its wrapper or its sandbox could not be started: nothing the
         // agent did.
-        let reason = last_reason;
-        Ok(SessionRun {
-            outcome: Outcome::Error,
-            usage: Usage::default(),
-            actions_failed: 0,
-            error: Some(failures.join("; ")),
-            bad_input: false,
-            truth: None,
-            divergent: false,
-            failure: Some(Failure::new(FailureKind::Infra, reason)),
-        })
+        SessionRun {
+            failure: Some(Failure::new(FailureKind::Infra, last_reason)),
+            ..SessionRun::failed(failures.join("; "))
+        }
     }
 }
+
+#[path = "attempt_dirs.rs"]
+mod attempt_dirs;
+#[path = "judge.rs"]
+mod judge;
 
 #[cfg(test)]
 #[path = "agent_tests.rs"]

@@ -23,6 +23,7 @@ fn agent(crash: CrashMode, timeout: u64, window: u64) -> CommandAgent {
         hidden: Hidden::default(),
         key: TrialKey::new("arm", "task", 0),
         trial_seed: 42,
+        attempt: 1,
         capture_dir: PathBuf::from("/nonexistent"),
         retry: RetryPolicy::default(),
         grace: KILL_GRACE,

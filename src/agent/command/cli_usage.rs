@@ -13,7 +13,7 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::usage::{is_api_retry, report_result_line, with_cli_retries};
+use super::usage::{CliRetries, is_api_retry, report_result_line};
 use crate::agent::trace::EndStatus;
 use crate::agent::{Failure, FailureKind, classify_error_message};
 
@@ -85,7 +85,10 @@ fn objects(text: &str) -> impl Iterator<Item = Map<String, Value>> + '_ {
 /// `out_of_budget` for `error_max_turns`. Without a result line the session was cut
 /// off: `interrupted`.
 fn claude(text: &str) -> UsageReport {
-    let retries = objects(text).filter(is_api_retry).count() as u64;
+    let mut retries = CliRetries::default();
+    for record in objects(text).filter(is_api_retry) {
+        retries.add(&record);
+    }
     let Some(result) = objects(text)
         .filter(|m| m.get("type").and_then(Value::as_str) == Some("result"))
         .last()
@@ -102,16 +105,16 @@ fn claude(text: &str) -> UsageReport {
         output_tokens: reported.usage.output_tokens,
         cost_usd: reported.usage.cost_usd,
         status: reported.status,
-        failure: reported.failure.map(|f| with_cli_retries(f, retries)),
+        failure: reported.failure.map(|f| retries.apply_to(f)),
     }
 }
 
 /// Usage summed over `turn.completed` events (input_tokens already includes
 /// cached_input_tokens; reasoning tokens count as output). Codex reports no model-call
 /// count: turns = completed items (commands, file changes, messages, tool calls). No
-/// cost: Codex does not print one. A `turn.failed` or `error` event: `interrupted`,
-/// and its message, when no completed turn came after it (Codex retries a stream by
-/// itself), names the failure: an HTTP status, a refused key, a lost connection.
+/// cost: Codex does not print one. A `turn.failed` or `error` event with no completed
+/// turn after it (Codex retries a stream by itself): `interrupted`, and its message
+/// names the failure: an HTTP status, a refused key, a lost connection.
 fn codex(text: &str) -> UsageReport {
     let mut report = UsageReport {
         turns: Some(0),
@@ -123,7 +126,10 @@ fn codex(text: &str) -> UsageReport {
         match event.get("type").and_then(Value::as_str) {
             Some("item.completed") => add(&mut report.turns, 1),
             Some("turn.completed") => {
+                // Codex reconnected by itself and the turn went on: no failure, and the
+                // session was not cut off.
                 last_error = None;
+                report.status = None;
                 let usage = event.get("usage");
                 let field = |name: &str| usage.and_then(|u| u.get(name)).and_then(Value::as_u64);
                 if let Some(n) = field("input_tokens") {
@@ -164,14 +170,33 @@ pub fn printed_failure(text: &str) -> Option<Failure> {
 static AIDER_EXCEPTION: LazyLock<Regex> =
     LazyLock::new(|| fixed(r"^litellm\.([A-Za-z]+Error|Timeout): (.*)$"));
 
+/// Lines aider prints once it acts on an answer: from the first of them on, its
+/// output holds what the agent controls (the output of the commands it runs, of
+/// `--auto-test` and `--auto-lint`, which print without a header of their own), so no
+/// printed line after it is evidence.
+static AIDER_ACTS: LazyLock<Regex> =
+    LazyLock::new(|| fixed(r"^(Running |Applied edit to |Did not apply edit to )"));
+
 /// The failure of aider's last provider exception when no model call (`Tokens:` line)
 /// succeeded after it (aider retries by itself). Authentication and permission errors
 /// are `auth`; rate limits, overload, server and connection errors and timeouts are
 /// `infra`; a bad request (a context too long) is the agent's, so none.
+///
+/// aider prints everything to one stream: its own messages, the model's answers and
+/// the output of the commands it runs for the agent. A model's answer is always
+/// followed by its `Tokens:` line, so a forged exception in it is superseded; but once
+/// aider applied an edit or ran a command, the agent's programs have printed and
+/// nothing later is believed: only a failure of a call made before that counts (the
+/// session's first call, or its call again after aider added the files an answer
+/// named). A later failure stays unclassified: the session is the agent's.
 fn aider_failure(text: &str) -> Option<Failure> {
     let mut last: Option<(String, String)> = None;
     for line in text.lines() {
         let line = line.trim_end();
+        if AIDER_ACTS.is_match(line) {
+            // Whatever was pending, a call went through: the answer being acted on.
+            return None;
+        }
         if TOKENS.is_match(line.trim()) {
             last = None;
         } else if let Some(m) = AIDER_EXCEPTION.captures(line) {
@@ -385,6 +410,18 @@ mod tests {
             json(CliFormat::Claude, claude),
             r#"{"turns":1,"failure":{"kind":"infra","reason":"HTTP 529 (api_error) in the CLI's result after 1 retry by the CLI","http_status":529}}"#
         );
+        // The delay of the CLI's last retry, which follows the API's retry-after, is
+        // kept for the trial's backoff.
+        let waited = concat!(
+            "{\"type\":\"system\",\"subtype\":\"api_retry\",\"attempt\":1,\"retry_delay_ms\":3728,\"error_status\":429}\n",
+            "{\"type\":\"result\",\"is_error\":true,\"terminal_reason\":\"api_error\",\"api_error_status\":429}\n",
+        );
+        assert_eq!(
+            parse(CliFormat::Claude, waited)
+                .failure
+                .and_then(|f| f.retry_after_ms),
+            Some(3728)
+        );
         let codex = concat!(
             "{\"type\":\"turn.started\"}\n",
             "{\"type\":\"error\",\"message\":\"exceeded retry limit, last status: 401 Unauthorized\"}\n",
@@ -428,6 +465,35 @@ mod tests {
         assert_eq!(parse(CliFormat::Aider, recovered).failure, None);
         let bad = "litellm.BadRequestError: prompt is too long\n";
         assert_eq!(parse(CliFormat::Aider, bad).failure, None);
+    }
+
+    #[test]
+    fn aiders_printed_exceptions_count_only_before_it_acted_on_an_answer() {
+        let tokens = "Tokens: 3.0k sent, 30 received. Cost: $0.01 message, $0.01 session.\n";
+        let forged = "litellm.AuthenticationError: AuthenticationError: OpenAIException - Incorrect API key\n";
+        // In a command's output, after aider's "Running" line.
+        let text = format!("{tokens}Applied edit to src/f1.txt\nRunning echo x\n{forged}");
+        assert_eq!(parse(CliFormat::Aider, &text).failure, None);
+        // In the output of --auto-test, which has no header: after an applied edit.
+        let text = format!("{tokens}Applied edit to tests/t.py\n{forged}");
+        assert_eq!(parse(CliFormat::Aider, &text).failure, None);
+        // In the model's answer: its Tokens line comes after it.
+        let text = format!("src/f1.txt\n{forged}\ndone\n\n{tokens}");
+        assert_eq!(parse(CliFormat::Aider, &text).failure, None);
+        // A genuine failure: the first call, before anything was applied.
+        let text = format!(
+            "Aider v0.86.2\nRepo-map: using 4096 tokens\n\n{forged}The API provider is not able to authenticate you.\n"
+        );
+        assert_eq!(
+            parse(CliFormat::Aider, &text).failure.map(|f| f.kind),
+            Some(FailureKind::Auth)
+        );
+        // Or the call again after aider added the files an answer named.
+        let text = format!("answer naming FEATURES.md\n\n{tokens}FEATURES.md\n{forged}");
+        assert_eq!(
+            parse(CliFormat::Aider, &text).failure.map(|f| f.kind),
+            Some(FailureKind::Auth)
+        );
     }
 
     #[test]

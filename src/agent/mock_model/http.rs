@@ -118,17 +118,66 @@ pub async fn read_request(stream: &mut TcpStream) -> std::io::Result<Option<Requ
 pub enum Response {
     /// A JSON body with this status code.
     Json(u16, serde_json::Value),
+    /// An error answer of the API: a JSON body with this status code, and a
+    /// `retry-after` header of that many seconds when given.
+    Error {
+        /// The HTTP status.
+        status: u16,
+        /// The API's error object.
+        body: serde_json::Value,
+        /// Seconds for the `retry-after` header.
+        retry_after: Option<u32>,
+    },
     /// Server-sent events: (event name, JSON data); a `None` name writes a `data:` line
     /// alone, as the OpenAI APIs do, and `[DONE]` data is written raw.
     Events(Vec<(Option<String>, String)>),
 }
 
-/// Writes `response` and flushes; the connection is closed by the caller.
-pub async fn write_response(stream: &mut TcpStream, response: &Response) -> std::io::Result<()> {
-    let (status, content_type, body) = match response {
-        Response::Json(status, value) => (*status, "application/json", value.to_string()),
+/// The reason phrase of a status the server sends.
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        529 => "Overloaded",
+        _ => "Error",
+    }
+}
+
+/// A response as bytes: the head, the body, and how much of the body is its first
+/// part (the first event of a stream, half of any other body).
+fn encode(response: &Response) -> (String, Vec<u8>, usize) {
+    let mut extra = String::new();
+    let (status, content_type, body, first) = match response {
+        Response::Json(status, value) => {
+            let body = value.to_string();
+            let half = body.len() / 2;
+            (*status, "application/json", body, half)
+        }
+        Response::Error {
+            status,
+            body,
+            retry_after,
+        } => {
+            if let Some(seconds) = retry_after {
+                extra.push_str(&format!("retry-after: {seconds}\r\n"));
+            }
+            let body = body.to_string();
+            let half = body.len() / 2;
+            (*status, "application/json", body, half)
+        }
         Response::Events(events) => {
             let mut body = String::new();
+            let mut first = None;
             for (name, data) in events {
                 if let Some(name) = name {
                     body.push_str("event: ");
@@ -138,23 +187,35 @@ pub async fn write_response(stream: &mut TcpStream, response: &Response) -> std:
                 body.push_str("data: ");
                 body.push_str(data);
                 body.push_str("\n\n");
+                first.get_or_insert(body.len());
             }
-            (200, "text/event-stream", body)
+            (200, "text/event-stream", body, first.unwrap_or(0))
         }
     };
-    let reason = match status {
-        200 => "OK",
-        400 => "Bad Request",
-        404 => "Not Found",
-        _ => "Error",
-    };
     let head = format!(
-        "HTTP/1.1 {status} {reason}\r\ncontent-type: {content_type}\r\n\
-         content-length: {}\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n",
+        "HTTP/1.1 {status} {}\r\ncontent-type: {content_type}\r\n\
+         content-length: {}\r\ncache-control: no-cache\r\n{extra}connection: close\r\n\r\n",
+        reason(status),
         body.len()
     );
+    (head, body.into_bytes(), first)
+}
+
+/// Writes `response` and flushes; the connection is closed by the caller.
+pub async fn write_response(stream: &mut TcpStream, response: &Response) -> std::io::Result<()> {
+    let (head, body, _) = encode(response);
     stream.write_all(head.as_bytes()).await?;
-    stream.write_all(body.as_bytes()).await?;
+    stream.write_all(&body).await?;
+    stream.flush().await
+}
+
+/// Writes the head of `response` (its full length announced) and the first part of
+/// its body only: what a client has received when the connection then drops or the
+/// answer stalls.
+pub async fn write_first_part(stream: &mut TcpStream, response: &Response) -> std::io::Result<()> {
+    let (head, body, first) = encode(response);
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(&body[..first.min(body.len())]).await?;
     stream.flush().await
 }
 
@@ -182,6 +243,49 @@ mod tests {
         assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
         assert!(answer.ends_with("event: ping\ndata: {}\n\n"), "{answer}");
         request
+    }
+
+    async fn answer_of(response: Response, whole: bool) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client = tokio::spawn(async move {
+            let mut s = TcpStream::connect(addr).await.unwrap();
+            let mut back = Vec::new();
+            s.read_to_end(&mut back).await.unwrap();
+            String::from_utf8(back).unwrap()
+        });
+        let (mut conn, _) = listener.accept().await.unwrap();
+        if whole {
+            write_response(&mut conn, &response).await.unwrap();
+        } else {
+            write_first_part(&mut conn, &response).await.unwrap();
+        }
+        drop(conn);
+        client.await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_error_answer_carries_its_status_and_retry_after_and_a_cut_stream_its_first_event() {
+        let error = Response::Error {
+            status: 529,
+            body: serde_json::json!({"type": "error"}),
+            retry_after: Some(3),
+        };
+        let answer = answer_of(error, true).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 529 Overloaded\r\n"),
+            "{answer}"
+        );
+        assert!(answer.contains("\r\nretry-after: 3\r\n"), "{answer}");
+        assert!(answer.ends_with("\r\n\r\n{\"type\":\"error\"}"), "{answer}");
+        let events = Response::Events(vec![
+            (Some("a".into()), "{}".into()),
+            (Some("b".into()), "{}".into()),
+        ]);
+        let cut = answer_of(events, false).await;
+        // The head announces the whole stream; only its first event came.
+        assert!(cut.contains("content-length: 38\r\n"), "{cut}");
+        assert!(cut.ends_with("\r\n\r\nevent: a\ndata: {}\n\n"), "{cut}");
     }
 
     #[tokio::test]

@@ -29,6 +29,8 @@ pub struct Launch {
     pub scenario: PathBuf,
     /// The session to serve.
     pub session: u32,
+    /// The attempt of the trial (from 1), for faults that apply in some attempts only.
+    pub attempt: u32,
     /// Where the served log is appended.
     pub log: Option<PathBuf>,
     /// Where every request body is kept.
@@ -90,7 +92,13 @@ pub fn launch(args: &Launch) -> Result<i32> {
         .enable_all()
         .build()
         .io_context(|| "cannot start the server's runtime".into())?;
-    let server = Server::new(session, work_dir, log, args.requests_dir.clone());
+    let server = Server::new(
+        session,
+        args.attempt,
+        work_dir,
+        log,
+        args.requests_dir.clone(),
+    );
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
             .await

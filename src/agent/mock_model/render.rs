@@ -279,6 +279,74 @@ pub fn chat(body: &Value, id: &str, reply: &Reply, tokens: Tokens) -> Response {
     ])
 }
 
+/// The error body of the Anthropic Messages API for `status`, as the API sends it:
+/// `{"type": "error", "error": {"type": "overloaded_error", "message": ...}}`.
+pub fn anthropic_error(status: u16) -> Value {
+    let (kind, message) = match status {
+        400 => ("invalid_request_error", "Invalid request."),
+        401 => ("authentication_error", "invalid x-api-key"),
+        403 => (
+            "permission_error",
+            "Your API key does not have permission to use the specified resource.",
+        ),
+        404 => (
+            "not_found_error",
+            "The requested resource could not be found.",
+        ),
+        413 => (
+            "request_too_large",
+            "Request exceeds the maximum allowed number of bytes.",
+        ),
+        429 => (
+            "rate_limit_error",
+            "This request would exceed the rate limit for your organization.",
+        ),
+        529 => ("overloaded_error", "Overloaded"),
+        _ => ("api_error", "Internal server error"),
+    };
+    json!({"type": "error", "error": {"type": kind, "message": message},
+           "request_id": format!("req_loopbench_mock_{status}")})
+}
+
+/// The error body of the OpenAI APIs (Responses and Chat Completions) for `status`:
+/// `{"error": {"message": ..., "type": ..., "param": null, "code": ...}}`.
+pub fn openai_error(status: u16) -> Value {
+    let (message, kind, code) = match status {
+        400 => ("Invalid request.", "invalid_request_error", Value::Null),
+        401 => (
+            "Incorrect API key provided: loopbenc*******-key. You can find your API key at https://platform.openai.com/account/api-keys.",
+            "invalid_request_error",
+            json!("invalid_api_key"),
+        ),
+        403 => (
+            "You are not allowed to sample from this model",
+            "invalid_request_error",
+            json!("permission_denied"),
+        ),
+        404 => (
+            "The model does not exist.",
+            "invalid_request_error",
+            json!("model_not_found"),
+        ),
+        429 => (
+            "Rate limit reached for requests. Please try again later.",
+            "requests",
+            json!("rate_limit_exceeded"),
+        ),
+        503 | 529 => (
+            "The engine is currently overloaded, please try again later.",
+            "server_error",
+            Value::Null,
+        ),
+        _ => (
+            "The server had an error while processing your request. Sorry about that!",
+            "server_error",
+            Value::Null,
+        ),
+    };
+    json!({"error": {"message": message, "type": kind, "param": null, "code": code}})
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,8 +5,16 @@
 //! `declared_complete` (the same, and it declares the whole project done) or
 //! `interrupted` (the CLI is killed when it asks for the next step: a crash mid-session).
 //! `usage` and `skip` lines are ignored: the server reports its own usage.
+//!
+//! A `fault` line, the scenario's own (a trace has none), makes the server fail the
+//! CLI's model calls from where it stands among the steps: an HTTP error status for
+//! the next `requests` calls, a connection dropped mid-answer, or an answer that
+//! stalls, in the attempts of the trial it names. So a provider outage can be played
+//! against the real CLIs.
 
 use std::path::Path;
+
+use serde::Deserialize;
 
 use crate::agent::trace::{EndStatus, Line, Trace};
 use crate::error::{Error, IoContext, Result};
@@ -53,6 +61,145 @@ pub enum Ending {
     Crash,
 }
 
+/// What a fault does to a model call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultKind {
+    /// An error answer with this HTTP status, in the error body the API uses, and a
+    /// `retry-after` header of this many seconds when given.
+    Status {
+        /// 401, 403, 429, 500, 529, ...
+        status: u16,
+        /// Seconds for the `retry-after` header.
+        retry_after: Option<u32>,
+    },
+    /// The answer's head and its first part are sent, then the connection is closed.
+    Drop,
+    /// The answer stops coming (the connection stays open until the session ends),
+    /// and the CLI's own timeout decides: with `in_stream`, after its head and first
+    /// part (a stream that goes idle), else before anything (a request that hangs).
+    Stall {
+        /// The head and the first part are sent first.
+        in_stream: bool,
+    },
+}
+
+/// A fault of a scripted session: from the moment `at` steps were served, the next
+/// `requests` model calls of the CLI's loop fail this way, in the attempts named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    /// Steps served before it applies (its place among the session's steps).
+    pub at: usize,
+    /// What it does.
+    pub kind: FaultKind,
+    /// How many model calls it fails; `None`: every later one of the session.
+    pub requests: Option<u32>,
+    /// The attempts of the trial it applies in (1 is the first); `None`: every one.
+    pub attempts: Option<Vec<u32>>,
+    /// It lasts while this environment variable is unset or empty in the server's
+    /// environment (the agent's, under the harness: pass it with `pass_env`), so that
+    /// an outage can last until the operator fixes it (a new key exported) and resumes.
+    pub while_unset: Option<String>,
+}
+
+impl Fault {
+    /// Whether it applies in attempt `attempt` of the trial, with the server's
+    /// environment as it is.
+    pub fn applies(&self, attempt: u32) -> bool {
+        self.attempts.as_ref().is_none_or(|a| a.contains(&attempt))
+            && self
+                .while_unset
+                .as_ref()
+                .is_none_or(|name| std::env::var_os(name).is_none_or(|v| v.is_empty()))
+    }
+
+    /// A short name for the served log: `http 529`, `drop`, `stall`.
+    pub fn label(&self) -> String {
+        match self.kind {
+            FaultKind::Status { status, .. } => format!("http {status}"),
+            FaultKind::Drop => "drop".into(),
+            FaultKind::Stall { in_stream: false } => "stall request".into(),
+            FaultKind::Stall { in_stream: true } => "stall stream".into(),
+        }
+    }
+}
+
+/// A `fault` line as written: exactly one of `status`, `drop` and `stall`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FaultLine {
+    #[serde(rename = "op")]
+    _op: String,
+    #[serde(default)]
+    status: Option<u16>,
+    #[serde(default)]
+    retry_after: Option<u32>,
+    #[serde(default)]
+    drop: bool,
+    #[serde(default)]
+    stall: Option<String>,
+    #[serde(default)]
+    requests: Option<u32>,
+    #[serde(default)]
+    attempts: Option<Vec<u32>>,
+    #[serde(default)]
+    while_unset: Option<String>,
+}
+
+impl FaultLine {
+    fn into_fault(self, at: usize) -> std::result::Result<Fault, String> {
+        let kind = match (self.status, self.drop, self.stall.as_deref()) {
+            (Some(status), false, None) => {
+                if !(400..=599).contains(&status) {
+                    return Err(format!(
+                        "fault: status {status} is not an HTTP error status (400-599)"
+                    ));
+                }
+                FaultKind::Status {
+                    status,
+                    retry_after: self.retry_after,
+                }
+            }
+            (None, true, None) => FaultKind::Drop,
+            (None, false, Some("request")) => FaultKind::Stall { in_stream: false },
+            (None, false, Some("stream")) => FaultKind::Stall { in_stream: true },
+            (None, false, Some(other)) => {
+                return Err(format!(
+                    "fault: stall is \"request\" (no answer at all) or \"stream\" (the answer stops after its first part), not \"{other}\""
+                ));
+            }
+            _ => {
+                return Err(
+                    "fault: give exactly one of \"status\": N, \"drop\": true, \"stall\": \"request\"|\"stream\""
+                        .into(),
+                );
+            }
+        };
+        if self.retry_after.is_some() && !matches!(kind, FaultKind::Status { .. }) {
+            return Err("fault: retry_after goes with a status".into());
+        }
+        if self.requests == Some(0) {
+            return Err(
+                "fault: requests must be at least 1 (leave it out for every later call)".into(),
+            );
+        }
+        if let Some(a) = &self.attempts
+            && (a.is_empty() || a.contains(&0))
+        {
+            return Err("fault: attempts lists attempts from 1, e.g. [1]".into());
+        }
+        if self.while_unset.as_deref().is_some_and(str::is_empty) {
+            return Err("fault: while_unset names an environment variable".into());
+        }
+        Ok(Fault {
+            at,
+            kind,
+            requests: self.requests,
+            attempts: self.attempts,
+            while_unset: self.while_unset,
+        })
+    }
+}
+
 /// One scripted session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScriptedSession {
@@ -64,6 +211,8 @@ pub struct ScriptedSession {
     pub ending: Ending,
     /// The final answer's text.
     pub summary: String,
+    /// Injected failures of the provider, in the order written.
+    pub faults: Vec<Fault>,
 }
 
 /// A whole scenario.
@@ -83,19 +232,51 @@ impl Scenario {
 
     /// Parses scenario text; `path` is only used in messages.
     pub fn parse(path: &Path, text: &str) -> Result<Scenario> {
-        // The trace parser checks the structure (sessions, order, one end per session).
-        Trace::parse(path, text)?;
         let err = |line: usize, message: String| Error::BadLine {
             file: path.to_path_buf(),
             line,
             message,
         };
+        // `fault` lines are the scenario's own: the trace parser, which checks the
+        // structure (sessions, order, one end per session), sees them as blank lines.
+        let is_fault = |raw: &str| {
+            serde_json::from_str::<serde_json::Value>(raw)
+                .is_ok_and(|v| v.get("op").and_then(|o| o.as_str()) == Some("fault"))
+        };
+        let as_trace: String = text
+            .lines()
+            .map(|raw| if is_fault(raw) { "" } else { raw })
+            .collect::<Vec<_>>()
+            .join("\n");
+        Trace::parse(path, &as_trace)?;
         let mut sessions: Vec<ScriptedSession> = Vec::new();
+        let mut ended = false;
         for (index, raw) in text.lines().enumerate() {
             if raw.trim().is_empty() {
                 continue;
             }
             let line_no = index + 1;
+            if is_fault(raw) {
+                let Some(session) = sessions.last_mut().filter(|_| !ended) else {
+                    return Err(err(
+                        line_no,
+                        "a fault belongs to a session, before its end line".into(),
+                    ));
+                };
+                let fault: FaultLine = serde_json::from_str(raw).map_err(|e| {
+                    err(
+                        line_no,
+                        format!(
+                            "fault: {e} (fields: status, retry_after, drop, stall, requests, attempts, while_unset)"
+                        ),
+                    )
+                })?;
+                let fault = fault
+                    .into_fault(session.steps.len())
+                    .map_err(|m| err(line_no, m))?;
+                session.faults.push(fault);
+                continue;
+            }
             let line: Line = serde_json::from_str(raw).map_err(|e| err(line_no, e.to_string()))?;
             if let Line::Session { n, .. } = line {
                 sessions.push(ScriptedSession {
@@ -103,7 +284,9 @@ impl Scenario {
                     steps: Vec::new(),
                     ending: Ending::Completed,
                     summary: String::new(),
+                    faults: Vec::new(),
                 });
+                ended = false;
                 continue;
             }
             let Some(session) = sessions.last_mut() else {
@@ -159,6 +342,7 @@ impl Scenario {
                     session.steps.push(Step::Run { cmd });
                 }
                 Line::End { status, summary } => {
+                    ended = true;
                     session.ending = match status {
                         EndStatus::Completed => Ending::Completed,
                         EndStatus::DeclaredComplete => Ending::DeclaredComplete,
@@ -214,6 +398,88 @@ mod tests {
         );
         assert_eq!(s.session(2).unwrap().ending, Ending::Crash);
         assert!(s.session(3).is_none());
+    }
+
+    #[test]
+    fn faults_keep_their_place_among_the_steps_and_their_attempts() {
+        let s = parse(concat!(
+            "{\"op\":\"session\",\"n\":1}\n",
+            "{\"op\":\"fault\",\"status\":529,\"requests\":3,\"retry_after\":2,\"attempts\":[1]}\n",
+            "{\"op\":\"write\",\"path\":\"a.txt\",\"content\":\"x\"}\n",
+            "{\"op\":\"fault\",\"drop\":true}\n",
+            "{\"op\":\"fault\",\"stall\":\"stream\",\"requests\":1}\n",
+            "{\"op\":\"fault\",\"status\":401,\"while_unset\":\"LOOPBENCH_TEST_SURELY_UNSET_VARIABLE\"}\n",
+            "{\"op\":\"fault\",\"status\":401,\"while_unset\":\"PATH\"}\n",
+            "{\"op\":\"end\",\"status\":\"completed\"}\n",
+        ))
+        .unwrap();
+        let faults = &s.session(1).unwrap().faults;
+        assert_eq!(
+            faults[0],
+            Fault {
+                at: 0,
+                kind: FaultKind::Status {
+                    status: 529,
+                    retry_after: Some(2)
+                },
+                requests: Some(3),
+                attempts: Some(vec![1]),
+                while_unset: None,
+            }
+        );
+        assert!(faults[0].applies(1) && !faults[0].applies(2));
+        assert_eq!((faults[1].at, faults[1].kind), (1, FaultKind::Drop));
+        assert_eq!(faults[1].requests, None);
+        assert!(faults[1].applies(7));
+        assert_eq!(
+            (faults[2].label(), faults[2].requests),
+            ("stall stream".into(), Some(1))
+        );
+        assert!(faults[3].applies(1), "its variable is unset");
+        assert!(!faults[4].applies(1), "PATH is set: the outage is over");
+        assert_eq!(s.session(1).unwrap().steps.len(), 1);
+    }
+
+    #[test]
+    fn a_bad_fault_names_its_line_and_what_was_expected() {
+        let with = |fault: &str| {
+            parse(&format!(
+                "{{\"op\":\"session\",\"n\":1}}\n{fault}\n{{\"op\":\"end\",\"status\":\"completed\"}}\n"
+            ))
+            .unwrap_err()
+            .to_string()
+        };
+        let e = with("{\"op\":\"fault\",\"status\":200}");
+        assert!(e.contains("s.jsonl:2") && e.contains("400-599"), "{e}");
+        let e = with("{\"op\":\"fault\",\"status\":529,\"drop\":true}");
+        assert!(e.contains("exactly one of"), "{e}");
+        let e = with("{\"op\":\"fault\",\"stall\":true}");
+        assert!(e.contains("s.jsonl:2"), "{e}");
+        let e = with("{\"op\":\"fault\",\"stall\":\"later\"}");
+        assert!(e.contains("\"request\" (no answer at all)"), "{e}");
+        let e = with("{\"op\":\"fault\",\"drop\":true,\"retry_after\":1}");
+        assert!(e.contains("retry_after goes with a status"), "{e}");
+        let e = with("{\"op\":\"fault\",\"status\":529,\"requests\":0}");
+        assert!(e.contains("at least 1"), "{e}");
+        let e = with("{\"op\":\"fault\",\"status\":529,\"attempts\":[0]}");
+        assert!(e.contains("attempts from 1"), "{e}");
+        let e = with("{\"op\":\"fault\",\"status\":529,\"when\":1}");
+        assert!(
+            e.contains("s.jsonl:2") && e.contains("unknown field"),
+            "{e}"
+        );
+        let before = "{\"op\":\"fault\",\"status\":529}\n{\"op\":\"session\",\"n\":1}\n{\"op\":\"end\",\"status\":\"completed\"}\n";
+        let e = parse(before).unwrap_err().to_string();
+        assert!(
+            e.contains("s.jsonl:1") && e.contains("belongs to a session"),
+            "{e}"
+        );
+        let after_end = "{\"op\":\"session\",\"n\":1}\n{\"op\":\"end\",\"status\":\"completed\"}\n{\"op\":\"fault\",\"drop\":true}\n";
+        let e = parse(after_end).unwrap_err().to_string();
+        assert!(
+            e.contains("s.jsonl:3") && e.contains("before its end"),
+            "{e}"
+        );
     }
 
     #[test]

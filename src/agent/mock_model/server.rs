@@ -6,6 +6,8 @@
 //! A *main* call is one of the CLI's agent loop (its request offers the file and shell
 //! tools); it gets the next step. Anything else (a title or commit message the CLI asks
 //! a small model for, a token count) is a *side* call: a short text answer, logged apart.
+//! A scripted fault fails main calls only (and counts only them), so that where it
+//! lands does not depend on the side calls a CLI happens to make.
 
 use std::collections::HashSet;
 use std::io::Write as _;
@@ -20,7 +22,7 @@ use tokio::sync::Notify;
 use super::aider;
 use super::http::{self, Request, Response};
 use super::render::{self, Reply, Tokens};
-use super::script::{Ending, ScriptedSession, Step};
+use super::script::{Ending, Fault, FaultKind, ScriptedSession, Step};
 
 /// The wire protocol of a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -41,7 +43,8 @@ pub struct Served {
     pub session: u32,
     /// The protocol.
     pub api: Api,
-    /// `main`, `side`, `extra` (a main call after the final answer) or `crash`.
+    /// `main`, `side`, `extra` (a main call after the final answer), `crash` or
+    /// `fault` (a main call failed on purpose; `reply` says how).
     pub kind: &'static str,
     /// The scripted step answered (0-based), when one was.
     pub step: Option<usize>,
@@ -78,6 +81,8 @@ pub struct Summary {
     pub finished: bool,
     /// The CLI was killed at the scripted crash.
     pub crashed: bool,
+    /// Main calls failed by a scripted fault.
+    pub faults: u64,
 }
 
 struct State {
@@ -87,6 +92,8 @@ struct State {
     known: HashSet<String>,
     calls: u64,
     calls_main: u64,
+    /// Calls each fault of the session has failed so far.
+    fault_used: Vec<u32>,
     summary: Summary,
 }
 
@@ -97,6 +104,8 @@ pub struct Server {
     state: Mutex<State>,
     log: Mutex<Option<std::fs::File>>,
     requests_dir: Option<PathBuf>,
+    /// The attempt of the trial being served (faults may name attempts).
+    attempt: u32,
     /// Notified when the CLI reaches the scripted crash.
     pub crash: Notify,
 }
@@ -104,13 +113,19 @@ pub struct Server {
 enum Answer {
     Reply(Response),
     Crash,
+    /// The first part of this answer, then the connection is closed.
+    Drop(Response),
+    /// The answer stops coming: after the first part of this one, or before anything.
+    Stall(Option<Response>),
 }
 
 impl Server {
-    /// A server for `session`, the CLI running in `work_dir`; answers are appended to
-    /// `log`, and every request body is kept in `requests_dir` when given.
+    /// A server for `session` in attempt `attempt` of its trial, the CLI running in
+    /// `work_dir`; answers are appended to `log`, and every request body is kept in
+    /// `requests_dir` when given.
     pub fn new(
         session: ScriptedSession,
+        attempt: u32,
         work_dir: PathBuf,
         log: Option<std::fs::File>,
         requests_dir: Option<PathBuf>,
@@ -120,6 +135,7 @@ impl Server {
             steps: session.steps.len(),
             ..Summary::default()
         };
+        let faults = session.faults.len();
         Arc::new(Server {
             session,
             work_dir,
@@ -128,10 +144,12 @@ impl Server {
                 known: HashSet::new(),
                 calls: 0,
                 calls_main: 0,
+                fault_used: vec![0; faults],
                 summary,
             }),
             log: Mutex::new(log),
             requests_dir,
+            attempt,
             crash: Notify::new(),
         })
     }
@@ -181,6 +199,78 @@ impl Server {
                 // Hold the connection: the CLI is killed while it waits for its answer.
                 std::future::pending::<()>().await;
             }
+            Answer::Drop(response) => {
+                // The head announced the whole answer; closing now cuts it short.
+                let _ = http::write_first_part(&mut stream, &response).await;
+            }
+            Answer::Stall(first) => {
+                if let Some(response) = first {
+                    let _ = http::write_first_part(&mut stream, &response).await;
+                }
+                // Nothing more until the session ends (or the CLI gives up).
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+
+    /// The fault that fails this main call, if one applies: the first fault of the
+    /// session, in the order written, that applies in this attempt (and environment), whose place among
+    /// the steps has been reached and that has calls left to fail. For aider, which
+    /// takes a whole session in one answer, a fault before the first step applies to
+    /// that answer's call and any other one to the calls after it.
+    fn take_fault(&self, api: Api) -> Option<Fault> {
+        let mut state = self.lock();
+        let reached = |fault: &Fault| {
+            if api == Api::Chat {
+                fault.at == 0 || state.calls_main > 0
+            } else {
+                state.next >= fault.at
+            }
+        };
+        let index = self.session.faults.iter().enumerate().position(|(i, f)| {
+            f.applies(self.attempt)
+                && reached(f)
+                && f.requests.is_none_or(|r| state.fault_used[i] < r)
+        })?;
+        state.fault_used[index] += 1;
+        state.summary.faults += 1;
+        Some(self.session.faults[index].clone())
+    }
+
+    /// The answer to a main call failed by `fault`, in the API's own error shape.
+    fn fault_answer(&self, api: Api, body: &Value, id: &str, fault: &Fault) -> Answer {
+        self.log_line(&Served {
+            session: self.session.n,
+            api,
+            kind: "fault",
+            step: None,
+            reply: fault.label(),
+            input_tokens: 0,
+            output_tokens: 0,
+        });
+        let cut_short = || {
+            let reply = Reply::Text("loopbench: an answer cut short".into());
+            let tokens = Tokens::of(body.to_string().len(), &reply);
+            match api {
+                Api::Anthropic => render::anthropic(body, id, &reply, tokens),
+                Api::Responses => render::responses(body, id, &reply, tokens),
+                Api::Chat => render::chat(body, id, &reply, tokens),
+            }
+        };
+        match fault.kind {
+            FaultKind::Status {
+                status,
+                retry_after,
+            } => Answer::Reply(Response::Error {
+                status,
+                body: match api {
+                    Api::Anthropic => render::anthropic_error(status),
+                    Api::Responses | Api::Chat => render::openai_error(status),
+                },
+                retry_after,
+            }),
+            FaultKind::Drop => Answer::Drop(cut_short()),
+            FaultKind::Stall { in_stream } => Answer::Stall(in_stream.then(cut_short)),
         }
     }
 
@@ -225,7 +315,11 @@ impl Server {
             ));
         };
         let id = format!("mock_{}_{n}", self.session.n);
-        let (kind, step, reply) = if is_main(api, &body) {
+        let main = is_main(api, &body);
+        if main && let Some(fault) = self.take_fault(api) {
+            return self.fault_answer(api, &body, &id, &fault);
+        }
+        let (kind, step, reply) = if main {
             match self.next_reply(api, &body, &id) {
                 Some((kind, step, reply)) => (kind, step, reply),
                 None => {
@@ -452,89 +546,5 @@ fn is_main(api: Api, body: &Value) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::agent::mock_model::script::Scenario;
-    use std::path::Path;
-
-    fn chat(last_user: &str) -> Request {
-        let body = json!({"model": "gpt-4o", "stream": false, "messages": [
-            {"role": "system", "content": "Act as an expert software developer."},
-            {"role": "user", "content": last_user}]});
-        Request {
-            method: "POST".into(),
-            path: "/v1/chat/completions".into(),
-            headers: Vec::new(),
-            body: body.to_string().into_bytes(),
-        }
-    }
-
-    fn text(answer: Answer) -> (u16, String) {
-        match answer {
-            Answer::Reply(Response::Json(status, value)) => (
-                status,
-                value
-                    .pointer("/choices/0/message/content")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-            ),
-            Answer::Reply(other) => panic!("expected JSON, got {other:?}"),
-            Answer::Crash => panic!("unexpected crash"),
-        }
-    }
-
-    fn server(ending: &str) -> (tempfile::TempDir, Arc<Server>) {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("NOTES.md"), "old\n").unwrap();
-        let scenario = Scenario::parse(
-            Path::new("s.jsonl"),
-            &format!(
-                "{{\"op\":\"session\",\"n\":1}}\n\
-                 {{\"op\":\"write\",\"path\":\"NOTES.md\",\"content\":\"new\\n\"}}\n\
-                 {{\"op\":\"run\",\"cmd\":\"bin/tool A\"}}\n\
-                 {{\"op\":\"end\",\"status\":\"{ending}\",\"summary\":\"done\"}}\n"
-            ),
-        )
-        .unwrap();
-        let session = scenario.session(1).unwrap().clone();
-        let server = Server::new(session, dir.path().to_path_buf(), None, None);
-        (dir, server)
-    }
-
-    #[test]
-    fn aider_gets_the_session_again_after_adding_files_and_the_summary_after_that() {
-        let (_dir, server) = server("completed");
-        let (status, first) = text(server.answer(&chat("go")));
-        assert_eq!(status, 200);
-        assert!(
-            first.starts_with("NOTES.md\n````\n<<<<<<< SEARCH\nold\n=======\nnew\n"),
-            "{first}"
-        );
-        assert!(
-            first.ends_with("```bash\nbin/tool A\n```\n\ndone"),
-            "{first}"
-        );
-        let again = chat(
-            "I added these files to the chat: NOTES.md\nLet me know if there are others we should add.",
-        );
-        assert_eq!(text(server.answer(&again)).1, first);
-        assert_eq!(text(server.answer(&chat("FAILED (errors=1)"))).1, "done");
-        let summary = server.summary();
-        assert_eq!((summary.turns, summary.steps_served), (3, 2));
-        assert!(summary.finished && !summary.crashed);
-    }
-
-    #[test]
-    fn aiders_call_after_the_answer_is_where_a_scripted_crash_lands() {
-        let (_dir, server) = server("interrupted");
-        text(server.answer(&chat("go")));
-        assert!(matches!(
-            server.answer(&chat("FAILED (errors=1)")),
-            Answer::Crash
-        ));
-        let summary = server.summary();
-        assert!(summary.crashed && !summary.finished);
-        assert_eq!(summary.turns, 1);
-    }
-}
+#[path = "server_tests.rs"]
+mod tests;

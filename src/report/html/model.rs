@@ -80,6 +80,9 @@ pub struct PageVerdict {
     /// Trials that could not run and unequal retried shares (absent when none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<String>,
+    /// Arms every session of which failed `agent`, counted (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub agent_failures: Vec<String>,
 }
 
 /// One metric of the verdict.
@@ -332,6 +335,7 @@ fn page_verdict(summary: &Summary) -> PageVerdict {
         rest: v.no_difference_line(),
         warnings: v.warnings.clone(),
         failures: v.failures.clone(),
+        agent_failures: v.agent_failures.clone(),
         sequential: v.sequential.as_ref().map(|seq| {
             let mut text = format!("Sequential run on {}: {}.", seq.metric, seq.stop_text());
             for crossing in seq.crossing_texts() {

@@ -48,6 +48,12 @@
       v.warnings.forEach(function (w) { wl.appendChild(el("li", null, w)); });
       vs.appendChild(wl);
     }
+    if (v.agent_failures) {
+      vs.appendChild(el("p", null, "Failures of the agents (counted):"));
+      var al = el("ul", "failures");
+      v.agent_failures.forEach(function (f) { al.appendChild(el("li", null, f)); });
+      vs.appendChild(al);
+    }
     if (v.failures) {
       vs.appendChild(el("p", null, "Failures outside the agents (not counted):"));
       var fl = el("ul", "failures");

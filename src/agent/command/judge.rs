@@ -1,0 +1,160 @@
+//! What the harness makes of a command session once the agent is gone: its outcome,
+//! usage and notes, and whose failure it was. Decided from facts only: the exit status,
+//! what the harness itself planned (a timeout, an injected crash, the scenario's crash
+//! under the scripted model server), then what the wrapper's usage file or the CLI's own
+//! structured output states, and only where the wrapper could have written it after the
+//! CLI ended.
+
+use std::os::unix::process::ExitStatusExt;
+
+use super::super::usage::{self, Reported};
+use super::{CommandAgent, Ran, SessionFiles};
+use crate::agent::command::capture::Captured;
+use crate::agent::command::child::Ended;
+use crate::agent::mock_model::CRASH_EXIT;
+use crate::agent::trace::EndStatus;
+use crate::agent::{Failure, FailureKind, Outcome, SessionRun};
+
+/// What the harness planned for a session: an end it caused is nobody's failure.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Planned {
+    /// The moment of a crash the harness injects by SIGKILL (`crash = "kill"`).
+    pub crash_after: Option<std::time::Duration>,
+    /// The agent was told to stop itself (`crash = "agent"`, `LOOPBENCH_INTERRUPT_AT`).
+    pub agent_crash: bool,
+    /// The scenario of the scripted model server ends this session in a crash, which
+    /// the server carries out by killing the CLI and exiting with [`CRASH_EXIT`].
+    pub scripted_crash: bool,
+}
+
+/// The signal a shell, bwrap or the model server reports as exit code 128 + N for a
+/// child killed by signal N.
+fn signal_of_exit_code(code: i32) -> Option<i32> {
+    (129..=128 + 64).contains(&code).then_some(code - 128)
+}
+
+fn signal_name(signal: i32) -> String {
+    nix::sys::signal::Signal::try_from(signal)
+        .map_or_else(|_| format!("signal {signal}"), |s| s.as_str().to_string())
+}
+
+impl CommandAgent {
+    /// The session as the harness records it (see the module's documentation).
+    pub(super) fn judge(&self, ran: &Ran, planned: Planned, files: &SessionFiles) -> SessionRun {
+        let Reported {
+            usage,
+            status: declared,
+            mut notes,
+            failure: reported,
+        } = usage::read_reports(&files.usage_file, &files.stdout);
+        notes.extend(ran.captured.iter().filter_map(Captured::note));
+        notes.extend(ran.limits_reached.iter().cloned());
+        let ended_by_budget = declared == Some(EndStatus::OutOfBudget);
+        let declared = declared.map_or(Outcome::Completed, Outcome::from);
+        let agents = |why: String| Some(Failure::new(FailureKind::Agent, why));
+        let (outcome, failure) = match ran.ended {
+            Ended::TimedOut => {
+                notes.push(format!(
+                    "timed out after {}; the process group got SIGTERM, then SIGKILL {} later",
+                    humantime::format_duration(self.timeout),
+                    humantime::format_duration(self.grace)
+                ));
+                (Outcome::Timeout, None)
+            }
+            Ended::Crashed => {
+                notes.push(format!(
+                    "crash injected: SIGKILL to the process group at {:.1}s",
+                    planned.crash_after.unwrap_or_default().as_secs_f64()
+                ));
+                (Outcome::Interrupted, None)
+            }
+            Ended::Exited(exit) => {
+                if let Some(at) = planned.crash_after {
+                    notes.push(format!(
+                        "crash planned at {:.1}s; the agent ended first",
+                        at.as_secs_f64()
+                    ));
+                }
+                match (exit.code(), exit.signal()) {
+                    (Some(0), _) => (declared, reported),
+                    (Some(code @ (126 | 127)), _) => {
+                        // The shell's codes for a command it could not execute: the
+                        // agent never ran, whatever its wrapper wrote before.
+                        notes.push(format!("agent exited with code {code}"));
+                        let what = if code == 126 {
+                            "could not be executed"
+                        } else {
+                            "was not found"
+                        };
+                        let reason = format!(
+                            "exit {code}: the agent program or a program its wrapper runs {what}"
+                        );
+                        (declared, Some(Failure::new(FailureKind::Infra, reason)))
+                    }
+                    (Some(CRASH_EXIT), _) if planned.scripted_crash => {
+                        notes.push(
+                            "the scenario's crash: the scripted model server killed the CLI".into(),
+                        );
+                        (Outcome::Interrupted, None)
+                    }
+                    (Some(code), _) if planned.agent_crash => {
+                        notes.push(format!(
+                            "agent exited with code {code} at the crash it was told of"
+                        ));
+                        (Outcome::Interrupted, None)
+                    }
+                    (Some(code), _) if let Some(signal) = signal_of_exit_code(code) => {
+                        // A wrapper (or bwrap, or the model server) whose child was
+                        // killed. The usage file may have been written by anything in the
+                        // session before the kill: a failure it states is not believed.
+                        let name = signal_name(signal);
+                        notes.push(format!("agent exited with code {code} (killed by {name})"));
+                        (declared, agents(format!("exit {code}: killed by {name}")))
+                    }
+                    (Some(code), _) if ended_by_budget => {
+                        // The CLI's own max-turns ending (Claude Code exits 1 on it): a
+                        // budget, not a failure.
+                        notes.push(format!(
+                            "agent exited with code {code} at the end of its turn budget"
+                        ));
+                        (Outcome::OutOfBudget, None)
+                    }
+                    (Some(code), _) => {
+                        notes.push(format!("agent exited with code {code}"));
+                        let failure = reported.or_else(|| agents(format!("exit {code}")));
+                        (declared, failure)
+                    }
+                    (None, _) if planned.agent_crash => {
+                        notes.push("agent was killed at the crash it was told of".into());
+                        (Outcome::Interrupted, None)
+                    }
+                    (None, signal) => {
+                        // A crash nobody here caused (out of memory, a segfault, or a
+                        // tool that killed its own wrapper) is still a session cut off:
+                        // the next one has to resume. What the usage file says then was
+                        // not written by a wrapper that saw its CLI end.
+                        let name = signal.map_or_else(|| "a signal".into(), signal_name);
+                        notes.push(format!("agent was killed by {name}"));
+                        (Outcome::Interrupted, agents(format!("killed by {name}")))
+                    }
+                }
+            }
+        };
+        // A session that did not run the way the agent meant says nothing about it:
+        // `error` ends the attempt, and the trial loop does not go on after it.
+        let outcome = match &failure {
+            Some(f) if !f.kind.counts() => Outcome::Error,
+            _ => outcome,
+        };
+        SessionRun {
+            outcome,
+            usage,
+            actions_failed: 0,
+            error: (!notes.is_empty()).then(|| notes.join("; ")),
+            bad_input: false,
+            truth: None,
+            divergent: false,
+            failure,
+        }
+    }
+}
