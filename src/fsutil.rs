@@ -195,6 +195,33 @@ impl TreeSnapshot {
         hasher.finalize()
     }
 
+    /// This tree without the entries whose path `drop` matches.
+    pub fn without(&self, drop: impl Fn(&str) -> bool) -> TreeSnapshot {
+        let mut out = TreeSnapshot {
+            files: self
+                .files
+                .iter()
+                .filter(|f| !drop(&f.path))
+                .cloned()
+                .collect(),
+            links: self
+                .links
+                .iter()
+                .filter(|(p, _)| !drop(p))
+                .cloned()
+                .collect(),
+            others: self
+                .others
+                .iter()
+                .filter(|e| !drop(&e.path))
+                .cloned()
+                .collect(),
+            hash: self.hash,
+        };
+        out.hash = out.hash_where(|_| true);
+        out
+    }
+
     /// This tree as it is after `overlay` is copied over `target/` with [`copy_tree`]:
     /// overlay files replace what stood at their paths (and at the directories on the
     /// way), everything else stays.

@@ -13,76 +13,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::command::{Ran, arm, run_ok, script};
-use common::{loopbench, read_jsonl};
-use serde_json::Value;
-
-/// A task of three features checked by `python3 -m unittest`: feature `Fn` passes
-/// when `ledger/fn.py` sets `VALUE = n`; each test file holds two tests.
-fn py_task(root: &Path) -> PathBuf {
-    let dir = root.join("pytask");
-    for sub in ["repo/ledger", "repo/tests", "oracle/tests"] {
-        std::fs::create_dir_all(dir.join(sub)).unwrap();
-    }
-    std::fs::write(dir.join("repo/ledger/__init__.py"), "").unwrap();
-    std::fs::write(dir.join("repo/tests/__init__.py"), "").unwrap();
-    std::fs::write(dir.join("oracle/tests/__init__.py"), "").unwrap();
-    let mut toml = String::from(
-        "name = \"pytask\"\ngoal = \"three values\"\ntests = { glob = \"tests/**/*.py\", count_pattern = '^\\s*def test_' }\n",
-    );
-    for n in 1..=3 {
-        let test = format!(
-            "import unittest\n\nfrom ledger import f{n}\n\n\nclass TestF{n}(unittest.TestCase):\n    def test_value(self):\n        self.assertEqual(f{n}.VALUE, {n})\n\n    def test_positive(self):\n        self.assertGreater(f{n}.VALUE, 0)\n"
-        );
-        std::fs::write(dir.join(format!("repo/tests/test_f{n}.py")), &test).unwrap();
-        std::fs::write(dir.join(format!("oracle/tests/test_f{n}.py")), &test).unwrap();
-        toml += &format!(
-            "\n[[feature]]\nid = \"F{n}\"\ndescription = \"value {n}\"\nverify = \"python3 -m unittest -q tests.test_f{n}\"\n"
-        );
-    }
-    std::fs::write(dir.join("task.toml"), toml).unwrap();
-    dir
-}
-
-fn agent(name: &str, program: &str) -> String {
-    format!(
-        "[agents.{name}]\ndriver = \"command\"\nprogram = \"./{program}\"\ntimeout = \"60s\"\n\n"
-    )
-}
-
-/// `list PASSES ID...` writes the JSON feature list with those entries.
-const LIST: &str = r#"
-list() {
-  passes=$1; shift; sep=""
-  { printf '['
-    for id in "$@"; do
-      printf '%s{"id": "%s", "category": "functional", "description": "value %s", "steps": [], "passes": %s}' "$sep" "$id" "$id" "$passes"
-      sep=", "
-    done
-    printf ']\n'; } > feature_list.json
-}
-"#;
-
-/// The initializer writes the list, nothing claimed; the coding session does its work
-/// (the attack) and then claims every entry and commits everything.
-fn py_agent(work: &str) -> String {
-    format!(
-        r#"{LIST}
-if [ "$LOOPBENCH_SESSION_KIND" = initializer ]; then
-  list false F1 F2 F3
-  echo "list written" > PROGRESS.md
-else
-{work}
-  list true F1 F2 F3
-  echo "all three done" > PROGRESS.md
-fi
-git add -A && git commit -qm done
-"#
-    )
-}
-
-const HONEST: &str = r#"
-for n in 1 2 3; do echo "VALUE = $n" > "ledger/f$n.py"; done
-"#;
+use common::loopbench;
+use common::pytask::{HONEST, LIST, agent, evidence, only_session, py_task, run_py_arms};
 
 /// The check imports `ledger`, which ends the interpreter with status 0 before any
 /// test runs.
@@ -108,64 +40,18 @@ mkdir unittest
 
 fn run_py_suite(tmp: &Path, extra_args: &[&str]) -> (Ran, PathBuf) {
     py_task(tmp);
-    let mut agents = String::new();
-    let mut arms = String::new();
-    for (name, body) in [
-        ("honest", HONEST),
-        ("earlyexit", EARLY_EXIT),
-        ("shadow", SHADOW),
-        ("nested", NESTED_SHADOW),
-    ] {
-        script(tmp, &format!("{name}.sh"), &py_agent(body));
-        agents += &agent(name, &format!("{name}.sh"));
-        arms += &format!(
-            "[[arm]]\nname = \"{name}\"\nagent = \"{name}\"\nlist_format = \"json\"\ninitializer = true\nmax_sessions = 1\n\n"
-        );
-    }
-    std::fs::write(
-        tmp.join("suite.toml"),
-        format!(
-            "name = \"forged\"\nseed = 5\nreplicates = 1\ntasks = [\"pytask\"]\n\n{agents}\n{arms}"
-        ),
-    )
-    .unwrap();
-    let out = tmp.join("out");
-    let output = loopbench()
-        .arg("run")
-        .arg(tmp)
-        .args(["--quiet", "--jobs", "1", "--out"])
-        .arg(&out)
-        .args(extra_args)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(output.status.success(), "run failed: {stderr}");
-    let ran = Ran {
-        out: out.clone(),
-        sessions: common::read_csv(&out.join("sessions.csv")),
-        trials: common::read_csv(&out.join("trials.csv")),
-        stderr,
-    };
+    let ran = run_py_arms(
+        tmp,
+        &[
+            ("honest", HONEST),
+            ("earlyexit", EARLY_EXIT),
+            ("shadow", SHADOW),
+            ("nested", NESTED_SHADOW),
+        ],
+        extra_args,
+    );
+    let out = ran.out.clone();
     (ran, out)
-}
-
-/// The coding session of a one-coding-session arm.
-fn only_session<'a>(ran: &'a Ran, arm: &str) -> &'a BTreeMap<String, String> {
-    let rows: Vec<_> = ran
-        .arm(arm)
-        .into_iter()
-        .filter(|s| s["kind"] == "coding")
-        .collect();
-    assert_eq!(rows.len(), 1, "{rows:?}");
-    rows[0]
-}
-
-fn evidence(out: &Path, arm: &str, session: u64) -> Value {
-    read_jsonl(&out.join("sessions.jsonl"))
-        .into_iter()
-        .find(|s| s["arm"] == arm && s["session"] == session)
-        .unwrap_or_else(|| panic!("no session {session} of {arm}"))["evidence"]
-        .clone()
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {

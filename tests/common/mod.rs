@@ -4,6 +4,7 @@
 
 pub mod command;
 pub mod docs;
+pub mod pytask;
 
 use std::path::{Path, PathBuf};
 
