@@ -93,7 +93,8 @@ pub struct Observation {
     /// are known (`verify_tamper`).
     pub hooks: BTreeMap<String, blake3::Hash>,
     /// The git tree of the work directory as `git add -A && git write-tree` gives it
-    /// (uncommitted work included, ignored files not); `None` when git could not tell.
+    /// (uncommitted work included), with every git-ignored file a check can read added
+    /// too; `None` when git could not tell.
     pub git_tree: Option<String>,
 }
 
@@ -459,8 +460,10 @@ impl<'a> Observer<'a> {
 
         let hooks = hook_files(&tree, &self.paths, self.oracle.as_ref());
         let store = ws.root().join(TREE_STORE);
-        let git_tree = crate::git::write_tree(&ws.work_dir, &store).ok();
-        let clean = crate::git::is_clean(&ws.work_dir, &store, git_tree.as_deref());
+        // The tree holds every file a check can read, whatever a `.gitignore` says.
+        let seen = |path: &str| !unseen(path);
+        let git_tree = crate::git::write_tree(&ws.work_dir, &store, &seen).ok();
+        let clean = crate::git::is_clean(&ws.work_dir, &store, git_tree.as_deref(), &seen);
         Ok(Observation {
             list,
             verified,
