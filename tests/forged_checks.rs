@@ -395,6 +395,44 @@ verify = "grep -q yes notes.md"
     }
 }
 
+mod cache_links {
+    use loopbench::feature_list::ListFormat;
+    use loopbench::observe::{Check, Observer, VerifyCache};
+    use loopbench::suite::Task;
+    use loopbench::workspace::Workspace;
+
+    const TASK: &str = "name = \"linktask\"\ngoal = \"g\"\ntests = { glob = \"tests/**/*.sh\", count_pattern = '^# test' }\n\n[[feature]]\nid = \"L\"\ndescription = \"data through a link\"\nverify = \"grep -q yes data\"\n";
+
+    #[test]
+    fn a_tree_with_a_symlink_out_of_it_is_never_answered_from_the_cache() {
+        let tmp = tempfile::tempdir().unwrap();
+        let task_dir = tmp.path().join("task");
+        std::fs::create_dir_all(task_dir.join("repo")).unwrap();
+        std::fs::write(task_dir.join("task.toml"), TASK).unwrap();
+        let task = Task::load(&task_dir).unwrap();
+        let outside = tmp.path().join("outside.txt");
+        std::fs::write(&outside, "no\n").unwrap();
+        let root = tmp.path().join("trial");
+        let work = root.join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        std::os::unix::fs::symlink(&outside, work.join("data")).unwrap();
+        let ws = Workspace::existing(work, root.join("effects.log"), root.join("prompt.md"));
+        let cache = VerifyCache::default();
+        let check = || {
+            let observer = Observer::new(&task, ListFormat::Json, Some(&cache), 1).unwrap();
+            observer.observe(&ws).unwrap().verified["L"]
+        };
+        assert_eq!(check(), Check::Fail);
+        // The tree is the same; what its link leads to is not.
+        std::fs::write(&outside, "yes\n").unwrap();
+        assert_eq!(
+            check(),
+            Check::Pass,
+            "the cache answered for a file it never saw"
+        );
+    }
+}
+
 #[test]
 fn honest_simulated_sessions_are_never_flagged() {
     let tmp = common::visible_tempdir();

@@ -207,6 +207,55 @@ impl<'t> Index<'t> {
     }
 }
 
+/// Whether a symlink of `tree` leads outside it (an absolute target, `..` past the
+/// top, through another link that does, or round a loop): what a check reads through
+/// it can change while the tree stays the same, so no cached answer may stand for it.
+pub fn links_lead_outside(tree: &TreeSnapshot) -> bool {
+    if tree.links.is_empty() {
+        return false;
+    }
+    let index = Index::of(tree);
+    tree.links
+        .iter()
+        .any(|(path, target)| index.escapes(path, target, 0))
+}
+
+impl Index<'_> {
+    /// Whether the link at `path` with `target` leads outside the tree (see
+    /// [`links_lead_outside`]); a link that leads nowhere inside it does not.
+    fn escapes(&self, path: &str, target: &OsStr, hops: u32) -> bool {
+        let mut parent: Vec<String> = path.split('/').map(str::to_string).collect();
+        parent.pop();
+        self.real_target(parent, target, hops).is_none()
+    }
+
+    /// The real path, as components under the top, that `target` of a link in the real
+    /// directory `dir` leads to, resolving every link on the way as the kernel does;
+    /// `None` when it leaves the tree (or loops).
+    fn real_target(&self, mut at: Vec<String>, target: &OsStr, hops: u32) -> Option<Vec<String>> {
+        let target = target.to_str()?;
+        if target.starts_with('/') || hops > MAX_HOPS {
+            return None;
+        }
+        for part in target.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    at.pop()?;
+                }
+                p => {
+                    at.push(p.to_string());
+                    if let Some(next) = self.links.get(at.join("/").as_str()) {
+                        at.pop();
+                        at = self.real_target(at, next, hops + 1)?;
+                    }
+                }
+            }
+        }
+        Some(at)
+    }
+}
+
 /// Every entry of `tree` as an importer sees it: its files and links, and through each
 /// link that resolves inside the tree, the file it leads to or the files of the
 /// directory it leads to, at the link's path.

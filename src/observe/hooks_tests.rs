@@ -230,3 +230,29 @@ fn a_stand_in_for_the_runner_is_found_at_any_import_root_and_only_for_its_runner
         Some("unittest")
     );
 }
+
+#[test]
+fn links_that_leave_the_tree_are_told_from_links_that_stay_in_it() {
+    let case = |links: &[(&str, &str)]| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sub/deep")).unwrap();
+        std::fs::write(dir.path().join("sub/deep/f.txt"), "x").unwrap();
+        for (path, target) in links {
+            std::os::unix::fs::symlink(target, dir.path().join(path)).unwrap();
+        }
+        links_lead_outside(&TreeSnapshot::read(dir.path()).unwrap())
+    };
+    assert!(!case(&[]));
+    assert!(!case(&[
+        ("a", "sub/deep/f.txt"),
+        ("sub/b", "../sub/deep"),
+        ("c", "gone")
+    ]));
+    assert!(case(&[("a", "/etc/passwd")]));
+    assert!(case(&[("sub/a", "../../x")]));
+    // Through a link that goes down, `..` goes up from where it really is.
+    assert!(case(&[("a", "."), ("b", "a/a/../..")]));
+    assert!(!case(&[("a", "sub/deep"), ("b", "a/../..")]));
+    assert!(case(&[("a", "sub/deep"), ("b", "a/../../..")]));
+    assert!(case(&[("a", "b"), ("b", "a")]));
+}

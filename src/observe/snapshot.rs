@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::hooks::{CheckPaths, TOOL_CACHES, hook_files, runner_stand_in};
+use super::hooks::{CheckPaths, TOOL_CACHES, hook_files, links_lead_outside, runner_stand_in};
 use super::oracle::OracleTests;
 use super::runner_summary::expected_tests;
 use super::verify::{Check, Failure, VerifyCache, VerifyRun};
@@ -276,6 +276,7 @@ impl<'a> Observer<'a> {
         overlay: Option<&'r OracleTests>,
         seen: &TreeSnapshot,
         leave_out: &'r dyn Fn(&str) -> bool,
+        cache: Option<&'r VerifyCache>,
     ) -> VerifyRun<'r> {
         VerifyRun {
             work_dir: &ws.work_dir,
@@ -288,7 +289,7 @@ impl<'a> Observer<'a> {
             stand_in: runner_stand_in(seen, &self.paths.roots, &feature.runner),
             timeout: self.task.verify_timeout,
             repeats: self.repeats,
-            cache: self.cache,
+            cache,
             sandbox: self.sandbox.as_ref(),
         }
     }
@@ -383,20 +384,22 @@ impl<'a> Observer<'a> {
         let leave_out_own = |path: &str| unseen(path);
         let leave_out_overlaid =
             |path: &str| unseen(path) || skipped_with_parents(path, |p| left_out.contains(p));
+        // A symlink out of the tree lets a check read what the key does not cover.
+        let cache = self.cache.filter(|_| !links_lead_outside(&visible));
         let mut verified = BTreeMap::new();
         let mut self_verified = BTreeMap::new();
         let mut verify_timeouts = 0;
         let mut failures = BTreeMap::new();
         for feature in &self.task.features {
             let own = self
-                .verify_run(ws, feature, None, &visible, &leave_out_own)
+                .verify_run(ws, feature, None, &visible, &leave_out_own, cache)
                 .check()?;
             verify_timeouts += own.timeouts;
             let own_check = own.check;
             let truth = match (overlay, &overlaid) {
                 (Some(o), Some(seen)) => {
                     let truth = self
-                        .verify_run(ws, feature, Some(o), seen, &leave_out_overlaid)
+                        .verify_run(ws, feature, Some(o), seen, &leave_out_overlaid, cache)
                         .check()?;
                     verify_timeouts += truth.timeouts;
                     truth
@@ -443,7 +446,14 @@ impl<'a> Observer<'a> {
                 .filter(|l| !l.is_empty())
                 .map(str::to_string)
                 .collect(),
-            Ok(AgentFile::Missing) | Err(_) => Vec::new(),
+            Ok(AgentFile::Missing) => Vec::new(),
+            // A log that cannot be read (no permission, an I/O error) is not an empty
+            // log: what the session did cannot be counted.
+            Err(e) => {
+                return Err(Error::Unobservable(format!(
+                    "the effects log cannot be read, so its actions cannot be counted: {e}"
+                )));
+            }
             Ok(AgentFile::TooLarge(len)) => {
                 return Err(Error::Unobservable(format!(
                     "the effects log holds {len} bytes, more than max_tree_bytes = {limit}"
