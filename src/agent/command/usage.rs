@@ -219,10 +219,11 @@ fn result_failure(map: &Map<String, Value>) -> Option<Failure> {
         .and_then(Value::as_u64)
         .and_then(|s| u16::try_from(s).ok());
     if let Some(status) = status {
+        // The CLI's words, shown in reports and on the terminal: escaped.
         let why = if terminal.is_empty() {
             String::new()
         } else {
-            format!(" ({terminal})")
+            format!(" ({})", crate::terminal::line(terminal))
         };
         return Failure::of_http_status(status, format!("HTTP {status}{why} in the CLI's result"))
             .map(|mut f| {
@@ -283,17 +284,9 @@ fn failure_object(v: &Value, notes: &mut Vec<String>) -> Option<Failure> {
     };
     let reason = match obj.get("reason") {
         // A wrapper's text, shown in reports: bounded, with control characters escaped.
-        Some(Value::String(r)) => r
-            .chars()
-            .take(300)
-            .map(|c| {
-                if c.is_control() {
-                    c.escape_default().to_string()
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect(),
+        Some(Value::String(r)) => {
+            crate::terminal::line(&r.chars().take(300).collect::<String>()).into_owned()
+        }
         _ => format!("the wrapper reported {}", kind.as_str()),
     };
     Some(Failure {
@@ -521,13 +514,13 @@ mod tests {
     #[test]
     fn a_wrappers_failure_object_is_read_and_a_malformed_one_is_a_note() {
         let (_d, p) = file(
-            r#"{"turns": 2, "failure": {"kind": "infra", "reason": "HTTP 529 overloaded_error\u001b[2J", "http_status": 529}}"#,
+            r#"{"turns": 2, "failure": {"kind": "infra", "reason": "HTTP 529 overloaded_error\u001b[2J\u202e", "http_status": 529}}"#,
         );
         let r = read_usage_file(&p).unwrap();
         let f = r.failure.unwrap();
         assert_eq!(f.kind, FailureKind::Infra);
         assert_eq!(f.http_status, Some(529));
-        assert_eq!(f.reason, "HTTP 529 overloaded_error\\u{1b}[2J");
+        assert_eq!(f.reason, "HTTP 529 overloaded_error\\e[2J\\u{202e}");
         let (_d, p) = file(r#"{"failure": {"kind": "outage"}}"#);
         let r = read_usage_file(&p).unwrap();
         assert_eq!(r.failure, None);
