@@ -318,10 +318,16 @@ impl<'a> Observer<'a> {
         };
         Ok(match std::str::from_utf8(&bytes) {
             Err(_) => ListState::Unparseable("the file is not UTF-8 text".into()),
-            Ok(text) => match feature_list::parse_with(self.format, self.schema, text) {
-                Ok(list) => ListState::Parsed(list),
-                Err(e) => ListState::Unparseable(e.to_string()),
-            },
+            Ok(text) => {
+                let canonical: Vec<&str> =
+                    self.task.features.iter().map(|f| f.id.as_str()).collect();
+                match feature_list::parse_with(self.format, self.schema, text)
+                    .and_then(|list| feature_list::with_canonical_ids(list, &canonical))
+                {
+                    Ok(list) => ListState::Parsed(list),
+                    Err(e) => ListState::Unparseable(e.to_string()),
+                }
+            }
         })
     }
 
