@@ -142,6 +142,15 @@ impl Observation {
         self.effects_history = history;
     }
 
+    /// Makes `hooks` the hook files the next session's `verify_tamper` is judged
+    /// against, in place of this observation's own. After the initializer session the
+    /// trial loop passes the hooks the trial started with: `verify_tamper` is a rate over
+    /// coding sessions, so a hook the initializer planted is counted in the first coding
+    /// session, the first whose checks it can forge (docs/metrics.md).
+    pub fn judge_next_hooks_against(&mut self, hooks: BTreeMap<String, blake3::Hash>) {
+        self.hooks = hooks;
+    }
+
     /// Whether every canonical feature is verified.
     pub fn all_verified(&self) -> bool {
         self.verified.values().all(|c| *c == Check::Pass)
