@@ -209,9 +209,10 @@ fn list_through_link(
 
 /// Whether any entry of `tree` lies in a tool cache directory (`__pycache__`, ...).
 fn tree_has_tool_cache(tree: &TreeSnapshot) -> bool {
-    tree.others
-        .iter()
-        .any(|e| super::hooks::in_tool_cache(&e.path))
+    let cached = |path: &str| super::hooks::in_tool_cache(path);
+    tree.others.iter().any(|e| cached(&e.path))
+        || tree.files.iter().any(|f| cached(&f.path))
+        || tree.links.iter().any(|(p, _)| cached(p))
 }
 
 /// Takes observations of one trial's work directory.

@@ -329,17 +329,21 @@ fn shell(words: &[Word], mut i: usize) -> Start {
     }
 }
 
-/// The simple commands of `command` that mention `unittest` or `pytest` but in which
-/// the harness sees no run of a known runner, as their words joined: a pass of them is
-/// judged by the exit status alone unless the task names the runner (`verify_runner`).
+/// When `command` runs no known runner the harness can see but mentions `unittest` or
+/// `pytest`, the simple commands that mention them, as their words joined: a pass of it
+/// is judged by the exit status alone unless the task names the runner
+/// (`verify_runner`). Empty when a run is seen (`pip install pytest && pytest` runs it).
 pub(super) fn unrecognized_runs(command: &str) -> Vec<String> {
-    expanded_commands(command)
+    let commands = expanded_commands(command);
+    if commands.iter().any(|words| runner_of(words).is_some()) {
+        return Vec::new();
+    }
+    commands
         .into_iter()
         .filter(|words| {
-            runner_of(words).is_none()
-                && words
-                    .iter()
-                    .any(|(w, _)| w.contains("unittest") || w.contains("pytest"))
+            words
+                .iter()
+                .any(|(w, _)| w.contains("unittest") || w.contains("pytest"))
         })
         .map(|words| {
             words
@@ -500,6 +504,7 @@ mod tests {
             ["python3 -c import unittest; unittest.main()"]
         );
         assert!(unrecognized_runs("python3 -m unittest tests.a && make").is_empty());
+        assert!(unrecognized_runs("pip install pytest && pytest tests/").is_empty());
         assert_eq!(unrecognized_runs("./check.sh && echo pytest").len(), 1);
     }
 
