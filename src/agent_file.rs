@@ -17,6 +17,7 @@ use std::path::Path;
 use nix::libc;
 
 use crate::error::{IoContext, Result};
+use crate::fsutil::{Opened, kind_words};
 
 /// What stood at a path the harness read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,34 +62,13 @@ pub enum Links {
 /// what stands there (see the module documentation). I/O errors other than a missing
 /// path are errors; everything an agent can put there is a value.
 pub fn read(path: &Path, limit: u64, links: Links) -> Result<AgentFile> {
-    let mut flags = libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
-    if links == Links::Refuse {
-        flags |= libc::O_NOFOLLOW;
-    }
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(flags)
-        .open(path);
-    let file = match opened {
-        Ok(file) => file,
-        Err(e) => {
-            return match e.raw_os_error() {
-                Some(libc::ENOENT) | Some(libc::ENOTDIR) => Ok(AgentFile::Missing),
-                // O_NOFOLLOW on a symlink.
-                Some(libc::ELOOP) => Ok(AgentFile::NotRegular("a symlink")),
-                // open(2) of a socket.
-                Some(libc::ENXIO) | Some(libc::EOPNOTSUPP) => Ok(AgentFile::NotRegular("a socket")),
-                _ => Err(e).io_context(|| format!("cannot open '{}'", path.display())),
-            };
-        }
+    let opened = crate::fsutil::open_regular(path, links == Links::Follow)
+        .io_context(|| format!("cannot open '{}'", path.display()))?;
+    let (file, meta) = match opened {
+        Opened::Regular(file, meta) => (file, meta),
+        Opened::NotRegular(kind) => return Ok(AgentFile::NotRegular(kind_words(kind))),
+        Opened::Missing => return Ok(AgentFile::Missing),
     };
-    let meta = file
-        .metadata()
-        .io_context(|| format!("cannot stat '{}'", path.display()))?;
-    let kind = meta.file_type();
-    if !kind.is_file() {
-        return Ok(AgentFile::NotRegular(kind_name(kind)));
-    }
     if meta.len() > limit {
         return Ok(AgentFile::TooLarge(meta.len()));
     }
@@ -123,15 +103,6 @@ pub fn replace(path: &Path, bytes: &[u8]) -> Result<()> {
         .io_context(|| format!("cannot create '{}'", path.display()))?;
     std::io::Write::write_all(&mut file, bytes)
         .io_context(|| format!("cannot write '{}'", path.display()))
-}
-
-/// What kind of thing a non-regular file type is, in words (`a FIFO`, `a symlink`, ...).
-fn kind_name(kind: std::fs::FileType) -> &'static str {
-    if kind.is_symlink() {
-        "a symlink"
-    } else {
-        crate::fsutil::file_kind(kind)
-    }
 }
 
 #[cfg(test)]

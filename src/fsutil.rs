@@ -7,6 +7,10 @@ use walkdir::WalkDir;
 
 use crate::error::{Error, IoContext, Result};
 
+mod tree_snapshot;
+
+pub use tree_snapshot::{TreeEntry, TreeFile, TreeSnapshot};
+
 /// Name of the directory that never takes part in copies, hashes or test discovery.
 pub const GIT_DIR: &str = ".git";
 
@@ -72,45 +76,18 @@ pub fn scratch_dir(prefix: &str) -> Result<tempfile::TempDir> {
         })
 }
 
-/// One regular file of a tree, with its content.
-#[derive(Debug, Clone)]
-pub struct TreeFile {
-    /// Path relative to the tree root, with `/` separators.
-    pub path: String,
-    /// File content.
-    pub content: Vec<u8>,
-    /// Whether any execute bit is set (it changes what a verify command can do).
-    pub executable: bool,
-    /// Its permission bits (`mode & 0o7777`), which a check can read too.
-    pub mode: u32,
-}
-
-/// A directory entry that is neither a regular file nor a symlink: a directory (empty
-/// ones included), a FIFO, a socket or a device.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TreeEntry {
-    /// Path relative to the tree root, with `/` separators.
-    pub path: String,
-    /// `d` directory, `p` FIFO, `s` socket, `c` character device, `b` block device.
-    pub kind: u8,
-    /// Its permission bits (`mode & 0o7777`).
-    pub mode: u32,
-}
-
-/// Every entry of a tree (without `.git`) in path order: regular files with their
-/// content, symlinks with their target, and every other entry with its type, plus a
-/// hash over all of it.
-#[derive(Debug, Clone)]
-pub struct TreeSnapshot {
-    /// Regular files in path order.
-    pub files: Vec<TreeFile>,
-    /// Symlinks (path, target) in path order.
-    pub links: Vec<(String, std::ffi::OsString)>,
-    /// Directories and special files in path order (the root left out).
-    pub others: Vec<TreeEntry>,
-    /// Content hash of every entry: paths, types, permission bits, contents and
-    /// symlink targets.
-    pub hash: blake3::Hash,
+/// Whether `path` (relative, `/`-separated) is left out because it or a directory
+/// above it is matched by `skip`.
+pub fn skipped_with_parents(path: &str, skip: impl Fn(&str) -> bool) -> bool {
+    let mut end = 0;
+    for part in path.split('/') {
+        end += part.len();
+        if skip(&path[..end]) {
+            return true;
+        }
+        end += 1;
+    }
+    false
 }
 
 /// The permission bits a walk entry has, 0 when they cannot be read.
@@ -139,169 +116,67 @@ fn kind_of(ft: std::fs::FileType) -> u8 {
     }
 }
 
-/// Whether `path` (relative, `/`-separated) is left out because it or a directory
-/// above it is matched by `skip`.
-pub fn skipped_with_parents(path: &str, skip: impl Fn(&str) -> bool) -> bool {
-    let mut end = 0;
-    for part in path.split('/') {
-        end += part.len();
-        if skip(&path[..end]) {
-            return true;
-        }
-        end += 1;
-    }
-    false
+/// What [`open_regular`] found at a path.
+#[derive(Debug)]
+pub enum Opened {
+    /// A regular file, open for reading, with its metadata (from `fstat` on the open
+    /// descriptor, so it is the file that was opened).
+    Regular(std::fs::File, std::fs::Metadata),
+    /// Something else: `l` a symlink (not followed), else a kind letter of
+    /// [`TreeEntry::kind`].
+    NotRegular(u8),
+    /// Nothing (or a directory component that is missing).
+    Missing,
 }
 
-impl TreeSnapshot {
-    /// Reads the tree under `root`. Symlinks are hashed by target and never followed.
-    pub fn read(root: &Path) -> Result<TreeSnapshot> {
-        let mut files = Vec::new();
-        let mut links = Vec::new();
-        let mut others = Vec::new();
-        for entry in walk_without_git(root) {
-            let entry = entry.map_err(|e| walk_error(root, e))?;
-            if entry.depth() == 0 {
-                continue;
-            }
-            let rel = relative_slash_path(root, entry.path());
-            let ft = entry.file_type();
-            if ft.is_symlink() {
-                let target = std::fs::read_link(entry.path())
-                    .io_context(|| format!("cannot read link '{}'", entry.path().display()))?;
-                links.push((rel, target.into_os_string()));
-            } else if ft.is_file() {
-                let content = std::fs::read(entry.path())
-                    .io_context(|| format!("cannot read '{}'", entry.path().display()))?;
-                let mode = mode_of(&entry);
-                files.push(TreeFile {
-                    path: rel,
-                    content,
-                    executable: mode & 0o111 != 0,
-                    mode,
-                });
-            } else {
-                others.push(TreeEntry {
-                    path: rel,
-                    kind: kind_of(ft),
-                    mode: mode_of(&entry),
-                });
-            }
-        }
-        let mut snapshot = TreeSnapshot {
-            files,
-            links,
-            others,
-            hash: blake3::Hasher::new().finalize(),
-        };
-        snapshot.hash = snapshot.hash_where(|_| true);
-        Ok(snapshot)
+/// Opens `path` for reading without ever blocking on what stands there: `O_NONBLOCK`
+/// (a FIFO with no writer would block a plain open forever), `O_NOCTTY`, and
+/// `O_NOFOLLOW` unless `follow_link`; then `fstat` on the descriptor says whether it is
+/// a regular file. A process left running can put a FIFO or a device where a file was
+/// a moment before; this open sees what is there when it opens, never something that
+/// blocks. I/O errors other than a missing path are errors.
+pub fn open_regular(path: &Path, follow_link: bool) -> std::io::Result<Opened> {
+    use nix::libc;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut flags = libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
+    if !follow_link {
+        flags |= libc::O_NOFOLLOW;
     }
-
-    /// The content hash over the entries whose path passes `keep`.
-    pub fn hash_where(&self, keep: impl Fn(&str) -> bool) -> blake3::Hash {
-        let mut hasher = blake3::Hasher::new();
-        for f in self.files.iter().filter(|f| keep(&f.path)) {
-            hasher.update(b"F");
-            hasher.update(&f.mode.to_le_bytes());
-            hash_field(&mut hasher, f.path.as_bytes());
-            hash_field(&mut hasher, &f.content);
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(path);
+    let file = match opened {
+        Ok(file) => file,
+        Err(e) => {
+            return match e.raw_os_error() {
+                Some(libc::ENOENT) | Some(libc::ENOTDIR) => Ok(Opened::Missing),
+                // O_NOFOLLOW on a symlink.
+                Some(libc::ELOOP) => Ok(Opened::NotRegular(b'l')),
+                // open(2) of a socket.
+                Some(libc::ENXIO) | Some(libc::EOPNOTSUPP) => Ok(Opened::NotRegular(b's')),
+                _ => Err(e),
+            };
         }
-        for (path, target) in self.links.iter().filter(|(p, _)| keep(p)) {
-            hasher.update(b"L");
-            hash_field(&mut hasher, path.as_bytes());
-            hash_field(&mut hasher, target.as_encoded_bytes());
-        }
-        for e in self.others.iter().filter(|e| keep(&e.path)) {
-            hasher.update(&[e.kind]);
-            hasher.update(&e.mode.to_le_bytes());
-            hash_field(&mut hasher, e.path.as_bytes());
-        }
-        hasher.finalize()
+    };
+    let meta = file.metadata()?;
+    if meta.is_file() {
+        Ok(Opened::Regular(file, meta))
+    } else {
+        Ok(Opened::NotRegular(kind_of(meta.file_type())))
     }
+}
 
-    /// This tree as it is after `overlay` is copied over `target/` with [`copy_tree`]:
-    /// overlay files replace what stood at their paths (and at the directories on the
-    /// way), everything else stays.
-    pub fn overlaid(&self, target: &str, overlay: &TreeSnapshot) -> TreeSnapshot {
-        let placed: Vec<String> = overlay
-            .files
-            .iter()
-            .map(|f| format!("{target}/{}", f.path))
-            .collect();
-        let displaced = |path: &str| {
-            placed.iter().any(|p| {
-                p == path
-                    || p.strip_prefix(path)
-                        .is_some_and(|rest| rest.starts_with('/'))
-                    || path
-                        .strip_prefix(p.as_str())
-                        .is_some_and(|rest| rest.starts_with('/'))
-            })
-        };
-        let mut files: Vec<TreeFile> = self
-            .files
-            .iter()
-            .filter(|f| !displaced(&f.path))
-            .cloned()
-            .chain(overlay.files.iter().zip(&placed).map(|(f, p)| TreeFile {
-                path: p.clone(),
-                content: f.content.clone(),
-                executable: f.executable,
-                mode: f.mode,
-            }))
-            .collect();
-        files.sort_by(|a, b| a.path.cmp(&b.path));
-        let links = self
-            .links
-            .iter()
-            .filter(|(p, _)| !displaced(p))
-            .cloned()
-            .collect();
-        // The overlay's directories take its modes (as [`copy_tree`] leaves them); a
-        // directory where the overlay puts a file is gone.
-        let overlay_dirs: Vec<TreeEntry> = overlay
-            .others
-            .iter()
-            .filter(|e| e.kind == b'd')
-            .map(|e| TreeEntry {
-                path: format!("{target}/{}", e.path),
-                kind: e.kind,
-                mode: e.mode | COPIED_DIR_BITS,
-            })
-            .collect();
-        let mut others: Vec<TreeEntry> = self
-            .others
-            .iter()
-            .filter(|e| {
-                !placed.iter().any(|p| {
-                    p == &e.path
-                        || e.path
-                            .strip_prefix(p.as_str())
-                            .is_some_and(|rest| rest.starts_with('/'))
-                }) && !overlay_dirs.iter().any(|d| d.path == e.path)
-            })
-            .cloned()
-            .chain(overlay_dirs.iter().cloned())
-            .collect();
-        others.sort_by(|a, b| a.path.cmp(&b.path));
-        let mut out = TreeSnapshot {
-            files,
-            links,
-            others,
-            hash: self.hash,
-        };
-        out.hash = out.hash_where(|_| true);
-        out
-    }
-
-    /// The file at `path` (relative, `/`-separated), if present.
-    ///
-    /// A linear search: the walk orders names per directory, which is not the order of
-    /// the joined paths (`feature_list/a` comes before `feature_list.json` in the walk,
-    /// after it as a string), so a binary search could miss a file that is there.
-    pub fn get(&self, path: &str) -> Option<&TreeFile> {
-        self.files.iter().find(|f| f.path == path)
+/// What a kind letter of [`Opened::NotRegular`] is, in words (`a FIFO`, `a symlink`).
+pub fn kind_words(kind: u8) -> &'static str {
+    match kind {
+        b'l' => "a symlink",
+        b'd' => "a directory",
+        b'p' => "a FIFO",
+        b's' => "a socket",
+        b'c' => "a character device",
+        b'b' => "a block device",
+        _ => "not a file",
     }
 }
 
@@ -346,11 +221,6 @@ pub fn tree_size_within(root: &Path, max_bytes: u64, max_entries: u64) -> Result
         }
     }
     Ok(TreeSize::Within { bytes, entries })
-}
-
-fn hash_field(hasher: &mut blake3::Hasher, bytes: &[u8]) {
-    hasher.update(&(bytes.len() as u64).to_le_bytes());
-    hasher.update(bytes);
 }
 
 fn walk_without_git(root: &Path) -> impl Iterator<Item = walkdir::Result<walkdir::DirEntry>> {
@@ -462,13 +332,7 @@ pub fn copy_tree_except(
             std::os::unix::fs::symlink(&link, &target)
                 .io_context(|| format!("cannot create link '{}'", target.display()))?;
         } else if ft.is_file() {
-            std::fs::copy(entry.path(), &target).io_context(|| {
-                format!(
-                    "cannot copy '{}' to '{}'",
-                    entry.path().display(),
-                    target.display()
-                )
-            })?;
+            copy_regular(entry.path(), &target)?;
         }
     }
     for (dir, mode) in dir_modes.iter().rev() {
@@ -476,6 +340,30 @@ pub fn copy_tree_except(
             .io_context(|| format!("cannot set the mode of '{}'", dir.display()))?;
     }
     Ok(())
+}
+
+/// Copies the regular file at `src` to the new file `target` with its permission
+/// bits. What stands at `src` is opened without blocking and must still be a regular
+/// file (a FIFO or a device swapped in since the walk is not copied, as the walk skips
+/// them); at most the length `fstat` gave is copied.
+fn copy_regular(src: &Path, target: &Path) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let failed = || format!("cannot copy '{}' to '{}'", src.display(), target.display());
+    let (file, meta) = match open_regular(src, false).io_context(failed)? {
+        Opened::Regular(file, meta) => (file, meta),
+        Opened::NotRegular(_) | Opened::Missing => return Ok(()),
+    };
+    let mut out = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
+        .open(target)
+        .io_context(failed)?;
+    std::io::copy(&mut std::io::Read::take(file, meta.len()), &mut out).io_context(failed)?;
+    out.set_permissions(std::fs::Permissions::from_mode(
+        meta.permissions().mode() & 0o7777,
+    ))
+    .io_context(failed)
 }
 
 /// Removes a file, symlink or whole directory at `path` (never following a link).
@@ -600,54 +488,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_file_is_found_whatever_names_sort_around_it() {
-        let root = tempfile::tempdir().unwrap();
-        std::fs::create_dir(root.path().join("feature_list")).unwrap();
-        let names = [
-            "feature_list/a",
-            "feature_list/b",
-            "feature_list/c",
-            "feature_list.json",
-        ];
-        for name in names {
-            std::fs::write(root.path().join(name), name).unwrap();
-        }
-        let tree = TreeSnapshot::read(root.path()).unwrap();
-        for name in names {
-            assert!(tree.get(name).is_some(), "{name}");
-        }
-    }
-
-    #[test]
-    fn names_that_differ_only_in_invalid_utf8_are_two_paths() {
-        use std::ffi::OsStr;
-        use std::os::unix::ffi::OsStrExt;
-        let root = tempfile::tempdir().unwrap();
-        let tests = root.path().join("tests");
-        std::fs::create_dir(&tests).unwrap();
-        for name in [
-            &b"test_\xff.py"[..],
-            b"test_\xfe.py",
-            "test_\u{fffd}ff.py".as_bytes(),
-        ] {
-            std::fs::write(tests.join(OsStr::from_bytes(name)), "def test_a(): pass\n").unwrap();
-        }
-        let tree = TreeSnapshot::read(root.path()).unwrap();
-        let paths: Vec<&str> = tree.files.iter().map(|f| f.path.as_str()).collect();
-        assert_eq!(paths.len(), 3, "{paths:?}");
-        let mut unique = paths.clone();
-        unique.sort();
-        unique.dedup();
-        assert_eq!(unique.len(), 3, "{paths:?}");
-        assert!(paths.contains(&"tests/test_\u{fffd}ff.py"), "{paths:?}");
-        assert!(
-            paths.contains(&"tests/test_\u{fffd}\u{fffd}ff.py"),
-            "{paths:?}"
-        );
-        assert_eq!(name_text(OsStr::new("plain é.py")), "plain é.py");
-    }
-
-    #[test]
     fn confine_rejects_absolute_parent_and_symlink_escapes() {
         let outside = tempfile::tempdir().unwrap();
         let root = tempfile::tempdir().unwrap();
@@ -671,18 +511,6 @@ mod tests {
     }
 
     #[test]
-    fn snapshot_hash_changes_with_content_and_ignores_git() {
-        let root = tempfile::tempdir().unwrap();
-        std::fs::write(root.path().join("a.txt"), "one").unwrap();
-        let first = TreeSnapshot::read(root.path()).unwrap();
-        std::fs::create_dir(root.path().join(".git")).unwrap();
-        std::fs::write(root.path().join(".git/HEAD"), "x").unwrap();
-        assert_eq!(TreeSnapshot::read(root.path()).unwrap().hash, first.hash);
-        std::fs::write(root.path().join("a.txt"), "two").unwrap();
-        assert_ne!(TreeSnapshot::read(root.path()).unwrap().hash, first.hash);
-    }
-
-    #[test]
     fn copy_over_a_planted_symlink_replaces_the_link_and_writes_nothing_outside() {
         let outside = tempfile::tempdir().unwrap();
         let victim = outside.path().join("victim.txt");
@@ -697,25 +525,6 @@ mod tests {
             std::fs::read_to_string(dst.path().join("t.py")).unwrap(),
             "pristine"
         );
-    }
-
-    #[test]
-    fn an_overlaid_snapshot_hashes_like_the_tree_the_copy_produces() {
-        let root = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(root.path().join("tests")).unwrap();
-        std::fs::write(root.path().join("tests/a.sh"), "weakened").unwrap();
-        std::fs::write(root.path().join("src.sh"), "code").unwrap();
-        let oracle = tempfile::tempdir().unwrap();
-        std::fs::write(oracle.path().join("a.sh"), "pristine").unwrap();
-        std::fs::write(oracle.path().join("b.sh"), "deleted by the agent").unwrap();
-        let tree = TreeSnapshot::read(root.path()).unwrap();
-        let predicted = tree.overlaid("tests", &TreeSnapshot::read(oracle.path()).unwrap());
-        copy_tree(oracle.path(), &root.path().join("tests"), false).unwrap();
-        assert_eq!(
-            predicted.hash,
-            TreeSnapshot::read(root.path()).unwrap().hash
-        );
-        assert_ne!(predicted.hash, tree.hash);
     }
 
     #[test]

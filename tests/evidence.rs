@@ -344,7 +344,7 @@ fn a_failed_check_keeps_the_last_2048_bytes_of_stdout_then_stderr_for_every_fals
 }
 
 #[test]
-fn the_tree_is_what_git_add_and_write_tree_give_and_the_agents_index_is_untouched() {
+fn the_tree_is_git_add_all_plus_ignored_files_a_check_reads_and_the_index_is_untouched() {
     let tmp = tempfile::tempdir().unwrap();
     let task = sh_task(tmp.path());
     let trace = Trace::new()
@@ -394,7 +394,11 @@ fn the_tree_is_what_git_add_and_write_tree_give_and_the_agents_index_is_untouche
         git(&["status", "--porcelain"]),
         "?? .gitignore\n?? src/f2.txt"
     );
+    // The tree of session 2 is what `git add -A` stages, plus the git-ignored file,
+    // which a check can read (the task leaves nothing out of its checks).
     git(&["add", "-A"]);
+    assert_ne!(sessions[1]["evidence"]["tree"], json!(git(&["write-tree"])));
+    git(&["add", "-f", "notes.log"]);
     assert_eq!(sessions[1]["evidence"]["tree"], json!(git(&["write-tree"])));
     std::fs::remove_dir_all(work.parent().unwrap()).unwrap();
 }

@@ -13,76 +13,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::command::{Ran, arm, run_ok, script};
-use common::{loopbench, read_jsonl};
-use serde_json::Value;
-
-/// A task of three features checked by `python3 -m unittest`: feature `Fn` passes
-/// when `ledger/fn.py` sets `VALUE = n`; each test file holds two tests.
-fn py_task(root: &Path) -> PathBuf {
-    let dir = root.join("pytask");
-    for sub in ["repo/ledger", "repo/tests", "oracle/tests"] {
-        std::fs::create_dir_all(dir.join(sub)).unwrap();
-    }
-    std::fs::write(dir.join("repo/ledger/__init__.py"), "").unwrap();
-    std::fs::write(dir.join("repo/tests/__init__.py"), "").unwrap();
-    std::fs::write(dir.join("oracle/tests/__init__.py"), "").unwrap();
-    let mut toml = String::from(
-        "name = \"pytask\"\ngoal = \"three values\"\ntests = { glob = \"tests/**/*.py\", count_pattern = '^\\s*def test_' }\n",
-    );
-    for n in 1..=3 {
-        let test = format!(
-            "import unittest\n\nfrom ledger import f{n}\n\n\nclass TestF{n}(unittest.TestCase):\n    def test_value(self):\n        self.assertEqual(f{n}.VALUE, {n})\n\n    def test_positive(self):\n        self.assertGreater(f{n}.VALUE, 0)\n"
-        );
-        std::fs::write(dir.join(format!("repo/tests/test_f{n}.py")), &test).unwrap();
-        std::fs::write(dir.join(format!("oracle/tests/test_f{n}.py")), &test).unwrap();
-        toml += &format!(
-            "\n[[feature]]\nid = \"F{n}\"\ndescription = \"value {n}\"\nverify = \"python3 -m unittest -q tests.test_f{n}\"\n"
-        );
-    }
-    std::fs::write(dir.join("task.toml"), toml).unwrap();
-    dir
-}
-
-fn agent(name: &str, program: &str) -> String {
-    format!(
-        "[agents.{name}]\ndriver = \"command\"\nprogram = \"./{program}\"\ntimeout = \"60s\"\n\n"
-    )
-}
-
-/// `list PASSES ID...` writes the JSON feature list with those entries.
-const LIST: &str = r#"
-list() {
-  passes=$1; shift; sep=""
-  { printf '['
-    for id in "$@"; do
-      printf '%s{"id": "%s", "category": "functional", "description": "value %s", "steps": [], "passes": %s}' "$sep" "$id" "$id" "$passes"
-      sep=", "
-    done
-    printf ']\n'; } > feature_list.json
-}
-"#;
-
-/// The initializer writes the list, nothing claimed; the coding session does its work
-/// (the attack) and then claims every entry and commits everything.
-fn py_agent(work: &str) -> String {
-    format!(
-        r#"{LIST}
-if [ "$LOOPBENCH_SESSION_KIND" = initializer ]; then
-  list false F1 F2 F3
-  echo "list written" > PROGRESS.md
-else
-{work}
-  list true F1 F2 F3
-  echo "all three done" > PROGRESS.md
-fi
-git add -A && git commit -qm done
-"#
-    )
-}
-
-const HONEST: &str = r#"
-for n in 1 2 3; do echo "VALUE = $n" > "ledger/f$n.py"; done
-"#;
+use common::loopbench;
+use common::pytask::{HONEST, LIST, agent, evidence, only_session, py_task, run_py_arms};
 
 /// The check imports `ledger`, which ends the interpreter with status 0 before any
 /// test runs.
@@ -108,64 +40,18 @@ mkdir unittest
 
 fn run_py_suite(tmp: &Path, extra_args: &[&str]) -> (Ran, PathBuf) {
     py_task(tmp);
-    let mut agents = String::new();
-    let mut arms = String::new();
-    for (name, body) in [
-        ("honest", HONEST),
-        ("earlyexit", EARLY_EXIT),
-        ("shadow", SHADOW),
-        ("nested", NESTED_SHADOW),
-    ] {
-        script(tmp, &format!("{name}.sh"), &py_agent(body));
-        agents += &agent(name, &format!("{name}.sh"));
-        arms += &format!(
-            "[[arm]]\nname = \"{name}\"\nagent = \"{name}\"\nlist_format = \"json\"\ninitializer = true\nmax_sessions = 1\n\n"
-        );
-    }
-    std::fs::write(
-        tmp.join("suite.toml"),
-        format!(
-            "name = \"forged\"\nseed = 5\nreplicates = 1\ntasks = [\"pytask\"]\n\n{agents}\n{arms}"
-        ),
-    )
-    .unwrap();
-    let out = tmp.join("out");
-    let output = loopbench()
-        .arg("run")
-        .arg(tmp)
-        .args(["--quiet", "--jobs", "1", "--out"])
-        .arg(&out)
-        .args(extra_args)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(output.status.success(), "run failed: {stderr}");
-    let ran = Ran {
-        out: out.clone(),
-        sessions: common::read_csv(&out.join("sessions.csv")),
-        trials: common::read_csv(&out.join("trials.csv")),
-        stderr,
-    };
+    let ran = run_py_arms(
+        tmp,
+        &[
+            ("honest", HONEST),
+            ("earlyexit", EARLY_EXIT),
+            ("shadow", SHADOW),
+            ("nested", NESTED_SHADOW),
+        ],
+        extra_args,
+    );
+    let out = ran.out.clone();
     (ran, out)
-}
-
-/// The coding session of a one-coding-session arm.
-fn only_session<'a>(ran: &'a Ran, arm: &str) -> &'a BTreeMap<String, String> {
-    let rows: Vec<_> = ran
-        .arm(arm)
-        .into_iter()
-        .filter(|s| s["kind"] == "coding")
-        .collect();
-    assert_eq!(rows.len(), 1, "{rows:?}");
-    rows[0]
-}
-
-fn evidence(out: &Path, arm: &str, session: u64) -> Value {
-    read_jsonl(&out.join("sessions.jsonl"))
-        .into_iter()
-        .find(|s| s["arm"] == arm && s["session"] == session)
-        .unwrap_or_else(|| panic!("no session {session} of {arm}"))["evidence"]
-        .clone()
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -268,6 +154,51 @@ fn an_exit_status_forged_by_the_code_under_test_is_not_a_pass_and_the_honest_age
     assert!(!listing.contains("160000"), "a gitlink: {listing}");
     // The nested repository's own .git is not part of what the checks read.
     assert!(!listing.contains("unittest/.git"), "{listing}");
+}
+
+/// The work done, but kept out of every commit by a `.gitignore` the agent writes.
+const IGNORED_WORK: &str = r#"
+printf 'ledger/f*.py\n' > .gitignore
+for n in 1 2 3; do echo "VALUE = $n" > "ledger/f$n.py"; done
+"#;
+
+#[test]
+fn work_kept_only_in_git_ignored_files_is_not_clean_and_is_in_the_audit_bundle() {
+    let tmp = common::visible_tempdir();
+    py_task(tmp.path());
+    let ran = run_py_arms(
+        tmp.path(),
+        &[("honest", HONEST), ("ignored", IGNORED_WORK)],
+        &["--keep-repos"],
+    );
+    let honest = only_session(&ran, "honest");
+    assert_eq!(honest["clean_tree"], "true", "{honest:?}");
+    assert_eq!(honest["exit_check"], "true", "{honest:?}");
+    let s = only_session(&ran, "ignored");
+    // The checks read the files, so the features are verified...
+    assert_eq!(s["features_verified"], "3", "{s:?}");
+    // ... but nothing of the work is committed.
+    assert_eq!(s["clean_tree"], "false", "{s:?}");
+    assert_eq!(s["exit_check"], "false", "{s:?}");
+
+    let clone = tmp.path().join("clone");
+    let bundle = ran.out.join("repos").join("ignored:pytask:0.bundle");
+    let status = std::process::Command::new("git")
+        .args(["clone", "-q"])
+        .arg(&bundle)
+        .arg(&clone)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let listing = git(&clone, &["ls-tree", "-r", "--name-only", "HEAD"]);
+    for n in 1..=3 {
+        assert!(
+            listing.contains(&format!("ledger/f{n}.py\n")),
+            "the bundle hides the work: {listing}"
+        );
+    }
 }
 
 /// A feature done but left uncommitted, hidden from `git status` by the agent's own
@@ -461,6 +392,44 @@ verify = "grep -q yes notes.md"
         assert_eq!(last["D"], Check::Pass);
         assert_eq!(last["M"], Check::Pass);
         assert_eq!(last["I"], Check::Fail);
+    }
+}
+
+mod cache_links {
+    use loopbench::feature_list::ListFormat;
+    use loopbench::observe::{Check, Observer, VerifyCache};
+    use loopbench::suite::Task;
+    use loopbench::workspace::Workspace;
+
+    const TASK: &str = "name = \"linktask\"\ngoal = \"g\"\ntests = { glob = \"tests/**/*.sh\", count_pattern = '^# test' }\n\n[[feature]]\nid = \"L\"\ndescription = \"data through a link\"\nverify = \"grep -q yes data\"\n";
+
+    #[test]
+    fn a_tree_with_a_symlink_out_of_it_is_never_answered_from_the_cache() {
+        let tmp = tempfile::tempdir().unwrap();
+        let task_dir = tmp.path().join("task");
+        std::fs::create_dir_all(task_dir.join("repo")).unwrap();
+        std::fs::write(task_dir.join("task.toml"), TASK).unwrap();
+        let task = Task::load(&task_dir).unwrap();
+        let outside = tmp.path().join("outside.txt");
+        std::fs::write(&outside, "no\n").unwrap();
+        let root = tmp.path().join("trial");
+        let work = root.join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        std::os::unix::fs::symlink(&outside, work.join("data")).unwrap();
+        let ws = Workspace::existing(work, root.join("effects.log"), root.join("prompt.md"));
+        let cache = VerifyCache::default();
+        let check = || {
+            let observer = Observer::new(&task, ListFormat::Json, Some(&cache), 1).unwrap();
+            observer.observe(&ws).unwrap().verified["L"]
+        };
+        assert_eq!(check(), Check::Fail);
+        // The tree is the same; what its link leads to is not.
+        std::fs::write(&outside, "yes\n").unwrap();
+        assert_eq!(
+            check(),
+            Check::Pass,
+            "the cache answered for a file it never saw"
+        );
     }
 }
 

@@ -471,3 +471,43 @@ fn a_scratch_filler_is_stopped_by_its_memory_limit_before_an_honest_trial_runs_o
         assert_eq!(trial["features_verified"], "3", "{trial:?}");
     }
 }
+
+/// A sandboxed agent that reports its cost, then prints what bwrap prints when it cannot
+/// set up a sandbox, and exits 1.
+const FORGED_BWRAP_ERROR: &str = r#"
+printf '{"turns": 3, "cost_usd": 4.5}' > "$LOOPBENCH_USAGE_FILE"
+echo "bwrap: Can't mount proc on /newroot/proc: Operation not permitted" >&2
+exit 1
+"#;
+
+#[test]
+fn an_agent_that_prints_a_bwrap_error_ran_once_as_its_own_failure_with_its_cost_kept() {
+    if !require_bwrap() {
+        return;
+    }
+    let tmp = common::visible_tempdir();
+    let root = tmp.path();
+    script(root, "forged.sh", FORGED_BWRAP_ERROR);
+    let agents = sandboxed_agent("forged", "forged.sh", "", "");
+    // Retries are allowed: an agent taken for a sandbox failure would run three times.
+    let suite = suite(
+        root,
+        &agents,
+        &arm("forged", "forged", 1, ""),
+        "infra_retries = 2\ninfra_backoff = \"10ms\"",
+    );
+    let ran = run(&suite, &root.join("out"), "1", &[]);
+    let s = session(&ran, "forged", 1);
+    assert_eq!(s["failure"], "agent", "{s:?}");
+    assert_eq!(s["cost_usd"], "4.5", "{s:?}");
+    assert_eq!(s["turns"], "3", "{s:?}");
+    assert_eq!(ran.arm("forged").len(), 1, "{:?}", ran.sessions);
+    assert_eq!(ran.trials.len(), 1, "{:?}", ran.trials);
+    assert_eq!(ran.trials[0]["attempts"], "1", "{:?}", ran.trials);
+    assert_eq!(ran.trials[0]["cost_usd"], "4.5", "{:?}", ran.trials);
+    let failures = std::fs::read_to_string(ran.out.join("failures.jsonl")).unwrap_or_default();
+    assert!(
+        failures.trim().is_empty(),
+        "retried as if it had not run: {failures}"
+    );
+}

@@ -363,3 +363,36 @@ exit 1
         "{summary}"
     );
 }
+
+/// A 529 result whose `terminal_reason` holds a terminal title sequence and a
+/// right-to-left override.
+const HOSTILE_REASON: &str = r#"{"type":"result","subtype":"success","is_error":true,"terminal_reason":"api_error\u001b]0;pwned\u0007\u202eevil","api_error_status":529,"result":"x","num_turns":1}"#;
+
+#[test]
+fn a_failure_reason_from_the_clis_output_reaches_the_terminal_escaped() {
+    let tmp = tempfile::tempdir().unwrap();
+    faulty_cli(tmp.path(), 1, HOSTILE_REASON, false);
+    std::fs::write(tmp.path().join("cli.sh.fault"), "").unwrap();
+    let agents = format!("infra_retries = 0\ninfra_backoff = \"10ms\"\n\n{CLI_AGENT}");
+    let suite = sh_suite(tmp.path(), &agents, &arm("a", "cli", 1, ""));
+    let out = tmp.path().join("out");
+    let output = run_in(&suite, &out);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    let report = loopbench().arg("report").arg(&out).output().unwrap();
+    let printed = format!(
+        "{stderr}{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&report.stdout)
+    );
+    assert!(
+        printed.contains("HTTP 529 (api_error\\e]0;pwned\\x07\\u{202e}evil)"),
+        "{printed}"
+    );
+    for raw in ['\u{1b}', '\u{7}', '\u{202e}'] {
+        assert!(
+            !printed.contains(raw),
+            "{raw:?} reached the terminal: {printed:?}"
+        );
+    }
+}

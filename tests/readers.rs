@@ -173,6 +173,41 @@ fn a_claim_key_given_twice_with_different_values_makes_the_list_unparseable() {
 }
 
 #[test]
+fn an_id_a_person_reads_as_a_features_id_is_that_feature_and_its_claim_can_be_premature() {
+    // Nothing is implemented: every claim is premature, whatever case or whitespace
+    // the ids are written in.
+    let json = "[{\"id\": \"f1\", \"description\": \"file 1 exists\", \"passes\": true}, {\"id\": \" F2 \", \"description\": \"file 2 exists\", \"passes\": true}, {\"id\": \"F3\", \"description\": \"file 3 exists\"}]";
+    let markdown =
+        "- [x] **f1** file 1 exists\n- [x] ** F2 ** file 2 exists\n- [ ] **F3** file 3 exists\n";
+    for (format, text) in [(ListFormat::Json, json), (ListFormat::Markdown, markdown)] {
+        let (sessions, _tmp) = replay(&writes(format, text), format, ListSchema::Passes);
+        let s = &sessions[0];
+        assert_eq!(claims(s), counted(2), "{format}: {s}");
+        assert_eq!(s["entries_removed"], json!(0), "{format}: {s}");
+        assert_eq!(s["entries_added"], json!(0), "{format}: {s}");
+    }
+}
+
+#[test]
+fn an_id_given_twice_in_one_entry_with_different_values_makes_the_list_unparseable() {
+    let text = "[{\"id\": \"F1\", \"id\": \"F2\", \"passes\": true}, {\"id\": \"F3\"}]";
+    let (sessions, _tmp) = replay(
+        &writes(ListFormat::Json, text),
+        ListFormat::Json,
+        ListSchema::Passes,
+    );
+    assert_eq!(claims(&sessions[0]), UNPARSEABLE);
+    // f1 and F1 in one list are one feature twice.
+    let text = "[{\"id\": \"F1\"}, {\"id\": \"f1\", \"passes\": true}, {\"id\": \"F2\"}, {\"id\": \"F3\"}]";
+    let (sessions, _tmp) = replay(
+        &writes(ListFormat::Json, text),
+        ListFormat::Json,
+        ListSchema::Passes,
+    );
+    assert_eq!(claims(&sessions[0]), UNPARSEABLE);
+}
+
+#[test]
 fn a_task_item_in_a_numbered_list_is_a_claim_under_both_schemas() {
     for schema in [ListSchema::Passes, ListSchema::Status] {
         let text = rendered(ListFormat::Markdown, schema, &claimed(schema, "F1"))

@@ -227,3 +227,112 @@ fn a_plan_of_more_than_ten_million_trials_is_refused_by_validate_and_run() {
         "{stderr}"
     );
 }
+
+mod observed {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, mpsc};
+    use std::time::Duration;
+
+    use loopbench::Error;
+    use loopbench::feature_list::ListFormat;
+    use loopbench::fsutil::{TreeSnapshot, copy_tree};
+    use loopbench::observe::Observer;
+    use loopbench::suite::Task;
+    use loopbench::workspace::Workspace;
+
+    const TASK: &str = "name = \"t\"\ngoal = \"g\"\ntests = { glob = \"tests/**/*.sh\", count_pattern = '^# test' }\n\n[[feature]]\nid = \"F1\"\ndescription = \"one\"\nverify = \"test -f f1.txt\"\n";
+
+    fn is_root() -> bool {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().nth(1))
+            == Some("0")
+    }
+
+    #[test]
+    fn an_effects_log_that_cannot_be_read_makes_the_tree_unobservable_not_an_empty_log() {
+        let tmp = tempfile::tempdir().unwrap();
+        let task_dir = tmp.path().join("task");
+        std::fs::create_dir_all(task_dir.join("repo")).unwrap();
+        std::fs::write(task_dir.join("task.toml"), TASK).unwrap();
+        let task = Task::load(&task_dir).unwrap();
+        let work = tmp.path().join("trial/work");
+        std::fs::create_dir_all(&work).unwrap();
+        let observer = Observer::new(&task, ListFormat::Json, None, 1).unwrap();
+        let observe = |effects: std::path::PathBuf| {
+            let ws = Workspace::existing(work.clone(), effects, tmp.path().join("prompt.md"));
+            observer.observe(&ws)
+        };
+        // An open that fails with something other than "not there": a name longer than
+        // any file system allows (as root, permissions never refuse).
+        let too_long = tmp.path().join("e".repeat(300));
+        match observe(too_long) {
+            Err(Error::Unobservable(why)) => {
+                assert!(why.contains("the effects log cannot be read"), "{why}")
+            }
+            other => panic!("a log that cannot be read was taken as {other:?}"),
+        }
+        if !is_root() {
+            let locked = tmp.path().join("effects.log");
+            std::fs::write(&locked, "remind:A\n").unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+            assert!(matches!(observe(locked), Err(Error::Unobservable(_))));
+        }
+        // A log that is not there is an empty log.
+        let seen = observe(tmp.path().join("absent.log")).unwrap();
+        assert!(seen.effects.is_empty());
+    }
+
+    /// Runs `f` on another thread; false when it has not returned within 20 seconds (a
+    /// blocking open of a FIFO never returns).
+    fn returns_in_time(f: impl FnOnce() + Send + 'static) -> bool {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            f();
+            let _ = tx.send(());
+        });
+        rx.recv_timeout(Duration::from_secs(20)).is_ok()
+    }
+
+    #[test]
+    fn a_fifo_swapped_in_for_a_file_while_the_tree_is_read_or_copied_never_blocks_the_harness() {
+        let tmp = tempfile::tempdir().unwrap();
+        let tree = tmp.path().join("tree");
+        std::fs::create_dir_all(&tree).unwrap();
+        for n in 0..40 {
+            std::fs::write(tree.join(format!("f{n:02}.txt")), "data").unwrap();
+        }
+        // A process left running swaps a FIFO in and out where a file is, as fast as it
+        // can, while the harness reads and copies the tree.
+        let stop = Arc::new(AtomicBool::new(false));
+        let swapper = {
+            let stop = stop.clone();
+            let tree = tree.clone();
+            std::thread::spawn(move || {
+                let mut n = 0u32;
+                while !stop.load(Ordering::Relaxed) {
+                    let path = tree.join(format!("f{:02}.txt", n % 40));
+                    let _ = std::fs::remove_file(&path);
+                    let _ = std::process::Command::new("mkfifo").arg(&path).status();
+                    let _ = std::fs::remove_file(&path);
+                    let _ = std::fs::write(&path, "data");
+                    n += 1;
+                }
+            })
+        };
+        let work = tree.clone();
+        let copies = tmp.path().to_path_buf();
+        let done = returns_in_time(move || {
+            for i in 0..300 {
+                let _ = TreeSnapshot::read(&work);
+                let _ = copy_tree(&work, &copies.join(format!("copy{}", i % 3)), true);
+            }
+        });
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().unwrap();
+        assert!(done, "reading or copying the tree blocked on a FIFO");
+    }
+}

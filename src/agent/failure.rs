@@ -183,13 +183,15 @@ fn http_status_in(lower: &str) -> Option<u16> {
     None
 }
 
-/// A message cut to one line of at most 200 characters, for a reason text.
+/// A message cut to one line of at most 200 characters, for a reason text, with its
+/// control characters escaped (it is the CLI's text, printed on terminals).
 pub fn short(message: &str) -> String {
     let line = message.lines().next().unwrap_or("").trim();
-    match line.char_indices().nth(200) {
+    let cut = match line.char_indices().nth(200) {
         Some((at, _)) => format!("{}…", &line[..at]),
         None => line.to_string(),
-    }
+    };
+    crate::terminal::line(&cut).into_owned()
 }
 
 #[cfg(test)]

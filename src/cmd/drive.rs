@@ -71,7 +71,8 @@ pub(crate) fn unfinished_lines(unfinished: &[FailedSession]) -> Vec<String> {
         *by_arm
             .entry(f.record.key.arm.as_str())
             .or_default()
-            .entry(format!("{kind}: {reason}"))
+            // The reason quotes what a CLI or a wrapper wrote.
+            .entry(format!("{kind}: {}", crate::terminal::line(reason)))
             .or_insert(0) += 1;
     }
     by_arm

@@ -169,7 +169,11 @@ pub(crate) fn finish(
         }
         if let Some(reason) = &result.bad_input {
             let path = &set.arms[trial.arm].traces[trial.replicate as usize].path;
-            eprintln!("error: {}: {reason}", path.display());
+            eprintln!(
+                "error: {}: {}",
+                path.display(),
+                crate::terminal::line(reason)
+            );
             bad_traces += 1;
         }
     }

@@ -35,7 +35,7 @@ pub fn run(args: &WeeklyArgs) -> Result<i32> {
         args.confidence,
     )?;
     for reason in &weekly.skipped {
-        eprintln!("warning: skipped: {reason}");
+        eprintln!("warning: skipped: {}", crate::terminal::line(reason));
     }
     let out = args
         .out

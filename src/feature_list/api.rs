@@ -42,6 +42,34 @@ pub fn parse_with(
     Ok(list)
 }
 
+/// `list` with its ids read against the task's `canonical` ids the way a person reads
+/// them: an id that is no canonical id but equals exactly one of them when ASCII case is
+/// ignored (`f1` in a task whose features are `F1`, `F2`) is that feature's id. Ids are
+/// already trimmed by the readers (`"F1 "` is `F1`). A list in which two entries then
+/// share an id is refused, as [`parse_with`] refuses one that says it outright: a reader
+/// could take either entry's claim.
+pub fn with_canonical_ids(
+    mut list: FeatureList,
+    canonical: &[&str],
+) -> Result<FeatureList, ParseError> {
+    for entry in &mut list.entries {
+        if canonical.contains(&entry.id.as_str()) {
+            continue;
+        }
+        let mut same = canonical
+            .iter()
+            .filter(|c| c.eq_ignore_ascii_case(&entry.id));
+        if let (Some(one), None) = (same.next(), same.next()) {
+            entry.id = (*one).to_string();
+        }
+    }
+    refuse_duplicate_ids(&list).map_err(|message| ParseError {
+        line: None,
+        message,
+    })?;
+    Ok(list)
+}
+
 /// Renders entries in the given format under the passes schema: deterministic, ending
 /// with a newline.
 pub fn render(format: ListFormat, entries: &[Entry]) -> String {
@@ -451,6 +479,20 @@ mod tests {
             })
     }
 
+    /// `entries` as a reader reads them back: ids without the whitespace around them,
+    /// entries without a usable (non-blank) id left out.
+    fn as_read(entries: &[Entry]) -> Vec<Entry> {
+        entries
+            .iter()
+            .filter(|e| !e.id.trim().is_empty())
+            .cloned()
+            .map(|mut e| {
+                e.id = e.id.trim().to_string();
+                e
+            })
+            .collect()
+    }
+
     /// Whether no two entries share an id (a list with a repeated id is unparseable).
     fn unique_ids(entries: &[Entry]) -> bool {
         let mut seen = BTreeSet::new();
@@ -505,6 +547,17 @@ mod tests {
             .map(|l| l.entries.into_iter().map(|e| (e.id, e.passes)).collect())
     }
 
+    /// Ids as an agent may write them: a canonical-looking id, sometimes with
+    /// whitespace around it.
+    fn padded_id() -> impl Strategy<Value = String> {
+        (
+            prop::sample::select(vec!["", "", " ", "\t"]),
+            "F[1-6]",
+            prop::sample::select(vec!["", "", " ", "  "]),
+        )
+            .prop_map(|(before, id, after)| format!("{before}{id}{after}"))
+    }
+
     /// One visible Markdown entry line with `marker`, or a decoy inside a comment.
     fn markdown_line(marker: &str, id: &str, passes: bool) -> String {
         format!(
@@ -518,12 +571,22 @@ mod tests {
 
         #[test]
         fn json_and_yaml_readers_agree_with_a_person_on_generated_lists(
-            items in prop::collection::vec(("F[1-6]", claim()), 0..6),
+            items in prop::collection::vec(
+                (padded_id(), claim(), prop::option::weighted(0.2, padded_id())),
+                0..6,
+            ),
         ) {
-            let want = reference(&items);
+            // An id given twice in one entry: the same id twice is one id, two
+            // different ids could be read either way.
+            let twice_differs = items
+                .iter()
+                .any(|(id, _, again)| again.as_ref().is_some_and(|a| a.trim() != id.trim()));
+            let trimmed: Vec<(String, Claim)> =
+                items.iter().map(|(id, c, _)| (id.trim().to_string(), c.clone())).collect();
+            let want = if twice_differs { None } else { reference(&trimmed) };
             let mut json = String::from("[");
             let mut yaml = String::new();
-            for (i, (id, claim)) in items.iter().enumerate() {
+            for (i, (id, claim, again)) in items.iter().enumerate() {
                 if i > 0 {
                     json.push(',');
                 }
@@ -532,8 +595,13 @@ mod tests {
                     Claim::Absent => (String::new(), String::new()),
                     Claim::Ambiguous(j, y) => (format!(", \"passes\": {j}"), format!("\n  passes: {y}")),
                 };
-                json.push_str(&format!("{{\"id\": \"{id}\"{j}}}"));
-                yaml.push_str(&format!("- id: {id}{y}\n"));
+                let quoted = |id: &str| serde_json::to_string(id).unwrap();
+                let (j2, y2) = match again {
+                    Some(a) => (format!(", \"id\": {}", quoted(a)), format!("\n  id: {}", quoted(a))),
+                    None => (String::new(), String::new()),
+                };
+                json.push_str(&format!("{{\"id\": {}{j}{j2}}}", quoted(id)));
+                yaml.push_str(&format!("- id: {}{y}{y2}\n", quoted(id)));
             }
             json.push(']');
             if items.is_empty() {
@@ -541,6 +609,60 @@ mod tests {
             }
             prop_assert_eq!(read(ListFormat::Json, &json), want.clone(), "{}", json);
             prop_assert_eq!(read(ListFormat::Yaml, &yaml), want, "{}", yaml);
+        }
+
+        #[test]
+        fn ids_are_matched_to_the_tasks_as_a_person_reads_them(
+            ids in prop::collection::vec(
+                prop::sample::select(vec!["F1", "f1", "F2", "f2", "F3", "x1", "X1", "G"]),
+                0..5,
+            ),
+        ) {
+            let canonical = ["F1", "F2", "F3", "x1"];
+            // A person's reading: an id of the task as it is; else the one task id it
+            // equals ignoring case; else the id as written. Two entries read as one id
+            // could be read either way.
+            let person: Vec<String> = ids
+                .iter()
+                .map(|id| {
+                    if canonical.contains(id) {
+                        return id.to_string();
+                    }
+                    let same: Vec<&&str> =
+                        canonical.iter().filter(|c| c.eq_ignore_ascii_case(id)).collect();
+                    match same.as_slice() {
+                        [one] => one.to_string(),
+                        _ => id.to_string(),
+                    }
+                })
+                .collect();
+            let mut unique = person.clone();
+            unique.sort();
+            unique.dedup();
+            let want = (unique.len() == person.len()).then_some(person);
+            let entries: Vec<Entry> = ids
+                .iter()
+                .map(|id| Entry {
+                    id: id.to_string(),
+                    category: String::new(),
+                    description: String::new(),
+                    steps: Vec::new(),
+                    passes: false,
+                    status: None,
+                    notes: String::new(),
+                })
+                .collect();
+            let text = render(ListFormat::Json, &entries);
+            let got = parse(ListFormat::Json, &text)
+                .and_then(|l| with_canonical_ids(l, &canonical))
+                .ok()
+                .map(|l| l.entries.into_iter().map(|e| e.id).collect::<Vec<_>>());
+            // A list that repeats an id as written is refused before any matching.
+            let repeated = {
+                let mut seen = BTreeSet::new();
+                !ids.iter().all(|id| seen.insert(*id))
+            };
+            prop_assert_eq!(got, if repeated { None } else { want });
         }
 
         #[test]
@@ -600,9 +722,9 @@ mod tests {
             contract in fz::any_contract(),
             entries in prop::collection::vec(fz::any_status_entry(), 0..4),
         ) {
-            // Blank ids are not usable and are skipped on parse; everything else survives.
-            let kept: Vec<Entry> = entries.iter().filter(|e| !e.id.trim().is_empty()).cloned().collect();
-            let want = FeatureList { entries: kept, contract: contract.clone() };
+            // Blank ids are not usable and are skipped on parse; ids lose the whitespace
+            // around them; everything else survives.
+            let want = FeatureList { entries: as_read(&entries), contract: contract.clone() };
             for format in [ListFormat::Json, ListFormat::Yaml] {
                 let text = render_with(format, ListSchema::Status, &contract, &entries, &RenderOptions::default());
                 if unique_ids(&want.entries) {
@@ -615,8 +737,9 @@ mod tests {
 
         #[test]
         fn json_and_yaml_round_trip_any_strings(entries in prop::collection::vec(fz::any_entry(), 0..4)) {
-            // Blank ids are not usable and are skipped on parse; everything else survives.
-            let kept: Vec<Entry> = entries.iter().filter(|e| !e.id.trim().is_empty()).cloned().collect();
+            // Blank ids are not usable and are skipped on parse; ids lose the whitespace
+            // around them; everything else survives.
+            let kept = as_read(&entries);
             for format in [ListFormat::Json, ListFormat::Yaml] {
                 let text = render(format, &entries);
                 if unique_ids(&kept) {

@@ -46,7 +46,7 @@ mod yaml;
 #[cfg(test)]
 mod fuzz_support;
 
-pub use api::{RenderOptions, parse, parse_with, render, render_with};
+pub use api::{RenderOptions, parse, parse_with, render, render_with, with_canonical_ids};
 pub use schema::{Contract, ListSchema, Status};
 
 use std::fmt;

@@ -337,26 +337,50 @@ fn text_list(node: Option<&Node>) -> Vec<String> {
     }
 }
 
-/// The fields both schemas share, with `passes` false; `None` when the item is not a map
-/// or has no usable id.
-fn common_fields(item: &Node) -> Option<Entry> {
-    if !matches!(item, Node::Map(_)) {
-        return None;
-    }
-    let id = match item.field("id")? {
-        Node::Str(s) | Node::Int(s) => s.clone(),
-        _ => return None,
+/// The fields both schemas share, with `passes` false; `Ok(None)` when the item is not a
+/// map or has no usable id, `Err` when it gives its id twice with different values (a
+/// reader could take either).
+///
+/// The id is read as a person reads it: without the whitespace around it (`"F1 "` is
+/// `F1`).
+fn common_fields(item: &Node) -> Result<Option<Entry>, String> {
+    let Node::Map(pairs) = item else {
+        return Ok(None);
     };
+    let ids: Vec<Option<&str>> = pairs
+        .iter()
+        .filter(|(k, _)| matches!(k, Node::Str(s) if s == "id"))
+        .map(|(_, v)| match v {
+            Node::Str(s) | Node::Int(s) => Some(s.trim()),
+            _ => None,
+        })
+        .collect();
+    if let Some(first) = ids.first()
+        && ids.iter().any(|id| id != first)
+    {
+        let shown: Vec<String> = ids
+            .iter()
+            .map(|id| id.map_or_else(|| "a value that is no id".into(), |id| format!("{id:?}")))
+            .collect();
+        return Err(format!(
+            "an entry gives its \"id\" twice with different values ({}); a reader could take either",
+            shown.join(", ")
+        ));
+    }
+    let Some(Some(id)) = ids.last() else {
+        return Ok(None);
+    };
+    let id = (*id).to_string();
     // A blank id cannot be referred to (and cannot be written in Markdown), so it is not usable.
-    if id.trim().is_empty() {
-        return None;
+    if id.is_empty() {
+        return Ok(None);
     }
     let text = |key: &str| {
         item.field(key)
             .and_then(Node::scalar_text)
             .unwrap_or_default()
     };
-    Some(Entry {
+    Ok(Some(Entry {
         id,
         category: text("category"),
         description: text("description"),
@@ -364,7 +388,7 @@ fn common_fields(item: &Node) -> Option<Entry> {
         passes: false,
         status: None,
         notes: String::new(),
-    })
+    }))
 }
 
 /// One item as a passes-schema entry (`Ok(None)` when it is not a map or has no usable
@@ -376,7 +400,7 @@ fn common_fields(item: &Node) -> Option<Entry> {
 /// as strings, or `null`), and two `passes` keys with different values are too: both
 /// refuse the whole list instead of counting it as false.
 fn to_entry(item: &Node) -> Result<Option<Entry>, String> {
-    let Some(mut entry) = common_fields(item) else {
+    let Some(mut entry) = common_fields(item)? else {
         return Ok(None);
     };
     entry.passes = match single_field(item, "passes", &entry.id)? {
@@ -435,7 +459,7 @@ pub(crate) fn refuse_duplicate_ids(list: &FeatureList) -> Result<(), String> {
 /// One item as a status-schema entry (`Ok(None)` when it is skipped as unusable), or the
 /// reason its state cannot be read. A `passes` key is ignored: the state is the claim.
 fn to_status_entry(item: &Node) -> Result<Option<Entry>, String> {
-    let Some(mut entry) = common_fields(item) else {
+    let Some(mut entry) = common_fields(item)? else {
         return Ok(None);
     };
     let state = match single_field(item, "status", &entry.id)? {
@@ -472,11 +496,35 @@ mod tests {
     }
 
     #[test]
-    fn duplicate_keys_resolve_to_the_last_value() {
+    fn an_id_given_twice_with_different_values_is_refused_and_twice_the_same_is_one_id() {
         let item = map(&[("id", s("A")), ("id", s("B"))]);
+        let why = to_entry(&item).unwrap_err();
+        assert!(why.contains("gives its \"id\" twice"), "{why}");
+        let item = map(&[("id", s("A")), ("id", Node::Seq(vec![]))]);
+        assert!(to_entry(&item).is_err());
+        let item = map(&[("id", s("A")), ("id", s(" A "))]);
         assert_eq!(
             to_entry(&item).map(|e| e.map(|e| e.id)),
-            Ok(Some("B".to_string()))
+            Ok(Some("A".to_string()))
+        );
+        // Other keys given twice still resolve to the last value.
+        let item = map(&[
+            ("id", s("A")),
+            ("description", s("x")),
+            ("description", s("y")),
+        ]);
+        assert_eq!(
+            to_entry(&item).map(|e| e.map(|e| e.description)),
+            Ok(Some("y".to_string()))
+        );
+    }
+
+    #[test]
+    fn an_id_is_read_without_the_whitespace_around_it() {
+        let item = map(&[("id", s("\tF1 "))]);
+        assert_eq!(
+            to_entry(&item).map(|e| e.map(|e| e.id)),
+            Ok(Some("F1".to_string()))
         );
     }
 

@@ -4,6 +4,12 @@
 //! whether the tree is clean, judged against `HEAD^{tree}` with nothing of the agent's
 //! index or configuration (`skip-worktree`, `assume-unchanged`,
 //! `status.showUntrackedFiles`, `info/exclude`) taking part.
+//!
+//! The tree holds every file git would track (the tree's `.gitignore` files honoured)
+//! and, whatever a `.gitignore` says, every file a check can read: work kept only in
+//! git-ignored files is uncommitted work the checks see, so it makes the tree dirty
+//! and is in the `--keep-repos` bundle. A file is left out only when a `.gitignore`
+//! matches it and no check reads it (`verify_ignores`, tool caches).
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -14,17 +20,22 @@ use super::{GIT_TIMEOUT, ensure_store, harness_command, output_within, run_store
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil::GIT_DIR;
 
+/// Whether a check can read the file at a `/`-separated path relative to the work
+/// directory (paths as [`crate::fsutil::relative_slash_path`] gives them).
+pub type SeenByChecks<'a> = &'a dyn Fn(&str) -> bool;
+
 /// The git tree hash of `work_dir` as `git add -A && git write-tree` gives it, in a
 /// throw-away index: uncommitted and untracked files count, files ignored by the
-/// tree's `.gitignore` files do not, and `.git` itself never does. A directory below
+/// tree's `.gitignore` files do not unless `seen` says a check can read them, and
+/// `.git` itself never does. A directory below
 /// the top that holds a `.git` of its own (a nested repository) is recorded with every
 /// file in it, `.git` directories left out, instead of as a gitlink. The objects go to
 /// the harness's store `store` (created when missing), so that the trees can be
 /// committed later ([`super::commit_tree`]) and the agent's repository is never
 /// touched. An agent's `.git/info/exclude` is not its tree's and is not honoured.
-pub fn write_tree(work_dir: &Path, store: &Path) -> Result<String> {
+pub fn write_tree(work_dir: &Path, store: &Path, seen: SeenByChecks<'_>) -> Result<String> {
     ensure_store(store)?;
-    tree_in_fresh_index(work_dir, store, None)
+    tree_in_fresh_index(work_dir, store, None, seen)
 }
 
 /// Whether the work directory holds exactly `HEAD^{tree}` of its repository, given its
@@ -32,11 +43,11 @@ pub fn write_tree(work_dir: &Path, store: &Path) -> Result<String> {
 /// once the index starts from `HEAD` (so that a committed file that a `.gitignore`
 /// also matches, which `git status` calls clean, is clean here too). False when there
 /// is no commit, no tree, or git cannot tell.
-pub fn is_clean(work_dir: &Path, store: &Path, tree: Option<&str>) -> bool {
+pub fn is_clean(work_dir: &Path, store: &Path, tree: Option<&str>, seen: SeenByChecks<'_>) -> bool {
     let (Some(tree), Some(head)) = (tree, head_tree(work_dir)) else {
         return false;
     };
-    tree == head || tree_in_fresh_index(work_dir, store, Some(&head)).is_ok_and(|t| t == head)
+    tree == head || tree_in_fresh_index(work_dir, store, Some(&head), seen).is_ok_and(|t| t == head)
 }
 
 /// `HEAD^{tree}` of the repository in `work_dir`, with replace refs ignored.
@@ -54,7 +65,12 @@ fn head_tree(work_dir: &Path) -> Option<String> {
 /// The tree of `work_dir` in an index of the harness that starts empty, or from
 /// `start` (a tree of the agent's repository, read through its object directory as an
 /// alternate, read only).
-fn tree_in_fresh_index(work_dir: &Path, store: &Path, start: Option<&str>) -> Result<String> {
+fn tree_in_fresh_index(
+    work_dir: &Path,
+    store: &Path,
+    start: Option<&str>,
+    seen: SeenByChecks<'_>,
+) -> Result<String> {
     let scratch = crate::fsutil::scratch_dir("loopbench-index-")?;
     let index = scratch.path().join("index");
     let objects = work_dir.join(GIT_DIR).join("objects");
@@ -70,22 +86,86 @@ fn tree_in_fresh_index(work_dir: &Path, store: &Path, start: Option<&str>) -> Re
         read.args(["read-tree", tree]);
         run_store("read-tree (throw-away index)", read)?;
     }
+    let scan = scan(work_dir)?;
     let mut add = command();
     add.args(["add", "-A", "--", "."]);
     run_store("add -A (throw-away index)", add)?;
-    let nested = nested_repositories(work_dir)?;
-    if !nested.is_empty() {
-        record_files_of(work_dir, &nested, scratch.path(), &command)?;
+    if scan.has_gitignore {
+        add_ignored_files_checks_read(scratch.path(), &command, seen)?;
+    }
+    if !scan.nested.is_empty() {
+        record_files_of(work_dir, &scan.nested, scratch.path(), &command, seen)?;
     }
     let mut write = command();
     write.arg("write-tree");
     run_store("write-tree", write)
 }
 
-/// Directories below the top of `work_dir` that hold a `.git` entry, relative to it,
-/// outermost only.
-fn nested_repositories(work_dir: &Path) -> Result<Vec<Vec<u8>>> {
+/// What one walk of a work directory finds for [`tree_in_fresh_index`].
+struct Scan {
+    /// Directories below the top that hold a `.git` entry, relative to it, outermost
+    /// only.
+    nested: Vec<Vec<u8>>,
+    /// Some entry is named `.gitignore` (outside nested repositories), so that git may
+    /// leave out files a check reads.
+    has_gitignore: bool,
+}
+
+/// Adds, with `--force`, every file that a `.gitignore` of the tree kept out of the
+/// index and that a check can read (`seen`).
+fn add_ignored_files_checks_read(
+    scratch: &Path,
+    command: &dyn Fn() -> std::process::Command,
+    seen: SeenByChecks<'_>,
+) -> Result<()> {
+    let mut list = command();
+    list.args([
+        "ls-files",
+        "-z",
+        "--others",
+        "--ignored",
+        "--exclude-standard",
+    ]);
+    let out = super::output_within(list, super::GIT_TIMEOUT)
+        .map_err(|e| Error::Tool(format!("cannot run git (is it installed?): {e}")))?
+        .ok_or_else(|| Error::Tool("git ls-files (throw-away index) timed out".into()))?;
+    if !out.status.success() {
+        return Err(Error::Tool(format!(
+            "git ls-files (throw-away index) failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let mut paths = Vec::new();
+    for path in out.stdout.split(|b| *b == 0) {
+        // A directory (a nested repository) is recorded by its files elsewhere.
+        if path.is_empty() || path.ends_with(b"/") {
+            continue;
+        }
+        let text: Vec<_> = path
+            .split(|b| *b == b'/')
+            .map(|part| crate::fsutil::name_text(OsStr::from_bytes(part)).into_owned())
+            .collect();
+        if seen(&text.join("/")) {
+            paths.extend_from_slice(path);
+            paths.push(0);
+        }
+    }
+    if paths.is_empty() {
+        return Ok(());
+    }
+    let file = scratch.join("ignored-paths");
+    std::fs::write(&file, &paths).io_context(|| format!("cannot write '{}'", file.display()))?;
+    let mut add = command();
+    add.args(["add", "--force", "--pathspec-file-nul"])
+        .arg(format!("--pathspec-from-file={}", file.display()))
+        .env("GIT_LITERAL_PATHSPECS", "1");
+    run_store("add --force (throw-away index)", add).map(drop)
+}
+
+/// Walks `work_dir` once: its nested repositories and whether it holds a `.gitignore`.
+fn scan(work_dir: &Path) -> Result<Scan> {
     let mut found = Vec::new();
+    let mut has_gitignore = false;
     let mut walk = walkdir::WalkDir::new(work_dir)
         .follow_links(false)
         .sort_by_file_name()
@@ -104,19 +184,25 @@ fn nested_repositories(work_dir: &Path) -> Result<Vec<Vec<u8>>> {
             let rel = entry.path().strip_prefix(work_dir).unwrap_or(entry.path());
             found.push(rel.as_os_str().as_bytes().to_vec());
             walk.skip_current_dir();
+            continue;
         }
+        has_gitignore |= entry.file_name() == ".gitignore";
     }
-    Ok(found)
+    Ok(Scan {
+        nested: found,
+        has_gitignore,
+    })
 }
 
 /// Replaces the gitlinks `git add` made for the nested repositories `dirs` with every
-/// file under them (regular files and symlinks; `.git` directories left out), hashed
-/// into the store.
+/// file under them that a check can read (`seen`; regular files and symlinks; `.git`
+/// directories left out), hashed into the store.
 fn record_files_of(
     work_dir: &Path,
     dirs: &[Vec<u8>],
     scratch: &Path,
     command: &dyn Fn() -> std::process::Command,
+    seen: SeenByChecks<'_>,
 ) -> Result<()> {
     let mut remove = command();
     remove.args(["update-index", "-q", "--force-remove", "--"]);
@@ -137,6 +223,9 @@ fn record_files_of(
         for entry in walk {
             let entry =
                 entry.map_err(|e| Error::Tool(format!("cannot walk '{}': {e}", root.display())))?;
+            if !seen(&crate::fsutil::relative_slash_path(work_dir, entry.path())) {
+                continue;
+            }
             let rel = entry.path().strip_prefix(work_dir).unwrap_or(entry.path());
             let rel = rel.as_os_str().as_bytes().to_vec();
             if rel.contains(&b'\n') {
@@ -241,8 +330,10 @@ mod tests {
 
     fn clean(dir: &Path, store: &Path) -> bool {
         let store = store.join("trees.git");
-        let tree = write_tree(dir, &store).ok();
-        is_clean(dir, &store, tree.as_deref())
+        // As for a task whose checks never read `*.log` files (`verify_ignores`).
+        let seen = |path: &str| !path.ends_with(".log");
+        let tree = write_tree(dir, &store, &seen).ok();
+        is_clean(dir, &store, tree.as_deref(), &seen)
     }
 
     #[test]
@@ -328,6 +419,38 @@ mod tests {
     }
 
     #[test]
+    fn work_kept_in_git_ignored_files_that_a_check_reads_is_not_clean() {
+        let (dir, store) = repo();
+        let d = dir.path();
+        std::fs::write(d.join(".gitignore"), "ledger/\n*.log\n").unwrap();
+        agent_git(d, &["add", "-A"]);
+        agent_git(d, &["commit", "-qm", "ignore rules"]);
+        std::fs::create_dir(d.join("ledger")).unwrap();
+        std::fs::write(d.join("ledger/f1.py"), "VALUE = 1\n").unwrap();
+        std::fs::write(d.join("run.log"), "noise\n").unwrap();
+        assert_eq!(
+            status_porcelain(d).unwrap(),
+            "",
+            "git status calls it clean"
+        );
+        let checks_read = |path: &str| !path.ends_with(".log");
+        let store = store.path().join("trees.git");
+        let tree = write_tree(d, &store, &checks_read).unwrap();
+        assert!(!is_clean(d, &store, Some(&tree), &checks_read));
+        let mut ls = store_command(&store, None, None);
+        ls.args(["ls-tree", "-r", "--name-only", &tree]);
+        let listing = run_store("ls-tree", ls).unwrap();
+        assert!(listing.contains("ledger/f1.py"), "{listing}");
+        assert!(!listing.contains("run.log"), "{listing}");
+        // Once the work is committed (forced past the .gitignore), only the log is
+        // left, which no check reads: clean.
+        agent_git(d, &["add", "-f", "ledger/f1.py"]);
+        agent_git(d, &["commit", "-qm", "f1"]);
+        let tree = write_tree(d, &store, &checks_read).unwrap();
+        assert!(is_clean(d, &store, Some(&tree), &checks_read));
+    }
+
+    #[test]
     fn a_nested_repository_is_recorded_with_its_files_not_as_a_gitlink() {
         let (dir, store) = repo();
         let d = dir.path();
@@ -340,7 +463,7 @@ mod tests {
         agent_git(&nested, &["add", "-A"]);
         agent_git(&nested, &["commit", "-qm", "nested"]);
         let store = store.path().join("trees.git");
-        let tree = write_tree(d, &store).unwrap();
+        let tree = write_tree(d, &store, &|_| true).unwrap();
         let mut ls = store_command(&store, None, None);
         ls.args(["ls-tree", "-r", &tree]);
         let listing = run_store("ls-tree", ls).unwrap();

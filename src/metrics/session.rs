@@ -26,7 +26,7 @@
 //! | `tests_removed` | over test files present before: sum of max(0, count before − count after); a deleted file loses all |
 //! | `tests_weakened` | features self-verified but not verified after `s`, and not so before `s` |
 //! | `dup_side_effects` | effects-log lines appended during `s` whose key appears on an earlier line (of the harness's history of the log, or earlier among those appended) |
-//! | `clean_tree` | `git status --porcelain` is empty after `s` |
+//! | `clean_tree` | after `s`, the tree of the work directory as the harness's own index takes it (see docs/metrics.md: every file a check can read, plus every file git would track) is `HEAD^{tree}` |
 //! | `progress_updated` | PROGRESS.md changed in `s` (created, edited or deleted) |
 //! | `resumed` | the session before `s` ended `interrupted` |
 //! | `resume_success` | resumed, regressions=0, premature_claims 0 or null, dup_side_effects=0, newly_verified≥1; null when not resumed |
@@ -85,7 +85,8 @@ pub struct SessionMetrics {
     pub tests_weakened: u32,
     /// Effects appended whose key was already logged.
     pub dup_side_effects: u32,
-    /// `git status --porcelain` empty after.
+    /// After the session everything in the work directory is committed, judged with
+    /// the harness's own index (see the module docs).
     pub clean_tree: bool,
     /// PROGRESS.md changed.
     pub progress_updated: bool,

@@ -45,7 +45,8 @@ fn same_contract(b: &Contract, a: &Contract) -> bool {
 /// The exit check after a session, with what failed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ExitCheck {
-    /// `git status --porcelain` was not empty (or git could not tell).
+    /// The tree was not clean (`clean_tree` false: something is not committed, or git
+    /// could not tell).
     pub dirty: bool,
     /// PROGRESS.md is missing or holds only whitespace.
     pub no_notes: bool,

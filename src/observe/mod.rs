@@ -2,7 +2,9 @@
 //! session. Observing never changes the work directory.
 
 mod hooks;
+mod oracle;
 mod runner_summary;
+mod shadowed_names;
 mod snapshot;
 mod verify;
 

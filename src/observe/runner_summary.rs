@@ -6,8 +6,9 @@
 
 use regex::Regex;
 
-use crate::fsutil::TreeSnapshot;
-use crate::suite::{NamedTest, RunnerCheck};
+use crate::agent::{MAX_COUNT, add_counts};
+use crate::fsutil::{TreeFile, TreeSnapshot};
+use crate::suite::{Collected, Discovery, NamedTest, RunnerCheck, VerifyRunner};
 
 /// How much of each of stdout and stderr is kept to look for summaries in: far more
 /// than a summary, so that output after one (or a first run's summary before a second
@@ -26,26 +27,194 @@ struct Summary {
 }
 
 /// The tests the check should see pass on `tree`: the matches of `pattern` in the
-/// files the command names. `None` when that cannot be told: the runner is not known
-/// to name files, or a dotted name goes on past a module file into a class or a
-/// method, or names a package or nothing that exists in `tree`.
+/// files the command names, and in the files its runners find by themselves under a
+/// directory ([`discovered`]). `None` when that cannot be told: the runner is not known
+/// to name files, a dotted name goes on past a module file into a class or a method,
+/// or names a package or nothing that exists in `tree`, or a runner's discovery meets
+/// something the harness cannot count.
 pub fn expected_tests(check: &RunnerCheck, tree: &TreeSnapshot, pattern: &Regex) -> Option<u64> {
-    let named = check.named.as_ref()?;
+    let collected = check.collected.as_ref()?;
     let mut total: u64 = 0;
-    for test in named {
-        let file = module_file(test, tree)?;
-        let text = String::from_utf8_lossy(&file.content);
-        let count = u64::try_from(pattern.find_iter(&text).count()).unwrap_or(u64::MAX);
-        total = total.saturating_add(count);
+    for tests in collected {
+        let count = match tests {
+            Collected::Named(test) => matches_in(module_file(test, tree)?, pattern),
+            Collected::Under(discovery) => discovered(discovery, tree, pattern)?,
+        };
+        total = add_counts(total, count);
     }
     Some(total)
 }
 
+/// The matches of `pattern` in one file.
+fn matches_in(file: &TreeFile, pattern: &Regex) -> u64 {
+    let text = String::from_utf8_lossy(&file.content);
+    u64::try_from(pattern.find_iter(&text).count()).unwrap_or(MAX_COUNT)
+}
+
+/// The matches of `pattern` in the files `discovery`'s runner takes under its
+/// directory of `tree`:
+/// - unittest (`discover`): files whose name is a module name (`[_a-z]\w*\.py`) and
+///   matches its pattern, in the directory and in every package below it (a directory
+///   with `__init__.py`; others are not entered);
+/// - pytest: files named `test_*.py` or `*_test.py` anywhere below it, but not in
+///   directories it does not enter by default (`.*`, `build`, `dist`, `CVS`, `_darcs`,
+///   `node_modules`, `venv`, `*.egg`, `{arch}`, a virtual environment); a named path
+///   that is a file is that file.
+///
+/// `None` when the directory is not in the tree, when a symlink stands where a test
+/// file could be (what it leads to is not counted), and for pytest when a configuration
+/// file of the tree could choose other files (`python_files`, `testpaths`,
+/// `norecursedirs`, `addopts`, ...).
+pub fn discovered(discovery: &Discovery, tree: &TreeSnapshot, pattern: &Regex) -> Option<u64> {
+    let dir = discovery.dir.as_str();
+    let under = |path: &str| -> Option<String> {
+        if dir.is_empty() {
+            Some(path.to_string())
+        } else {
+            path.strip_prefix(dir)?
+                .strip_prefix('/')
+                .map(str::to_string)
+        }
+    };
+    let is_dir = dir.is_empty() || tree.others.iter().any(|e| e.kind == b'd' && e.path == dir);
+    let pytest = discovery.runner != VerifyRunner::Unittest;
+    if pytest {
+        if let Some(file) = tree.get(dir) {
+            return Some(matches_in(file, pattern));
+        }
+        if pytest_configured(tree, dir) {
+            return None;
+        }
+    }
+    if !is_dir {
+        return None;
+    }
+    let names = if pytest {
+        globset::GlobSetBuilder::new()
+            .add(globset::Glob::new("test_*.py").ok()?)
+            .add(globset::Glob::new("*_test.py").ok()?)
+            .build()
+            .ok()?
+    } else {
+        globset::GlobSetBuilder::new()
+            .add(globset::Glob::new(&discovery.pattern).ok()?)
+            .build()
+            .ok()?
+    };
+    let entered = |rel: &str| -> bool {
+        let parts: Vec<&str> = rel.split('/').collect();
+        let mut at = dir.to_string();
+        parts[..parts.len() - 1].iter().all(|part| {
+            at = if at.is_empty() {
+                (*part).to_string()
+            } else {
+                format!("{at}/{part}")
+            };
+            if pytest {
+                !pytest_skips(part, &at, tree)
+            } else {
+                let init = format!("{at}/__init__.py");
+                tree.get(&init).is_some() || tree.links.iter().any(|(p, _)| *p == init)
+            }
+        })
+    };
+    let takes = |rel: &str| -> bool {
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        names.is_match(name) && (pytest || is_module_file_name(name)) && entered(rel)
+    };
+    if tree
+        .links
+        .iter()
+        .any(|(path, _)| under(path).is_some_and(|rel| takes(&rel)))
+    {
+        return None;
+    }
+    let mut total = 0;
+    for file in &tree.files {
+        if under(&file.path).is_some_and(|rel| takes(&rel)) {
+            total = add_counts(total, matches_in(file, pattern));
+        }
+    }
+    Some(total)
+}
+
+/// unittest's `VALID_MODULE_NAME`: `[_a-z]\w*\.py`, ignoring case.
+fn is_module_file_name(name: &str) -> bool {
+    name.strip_suffix(".py").is_some_and(|stem| {
+        let mut chars = stem.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
+/// Whether pytest, by default, does not enter the directory `name` (at `path`).
+fn pytest_skips(name: &str, path: &str, tree: &TreeSnapshot) -> bool {
+    const SKIPPED: &[&str] = &[
+        "build",
+        "dist",
+        "CVS",
+        "_darcs",
+        "node_modules",
+        "venv",
+        "{arch}",
+    ];
+    let venv = ["bin/activate", "Scripts/activate"]
+        .iter()
+        .any(|script| tree.get(&format!("{path}/{script}")).is_some());
+    name.starts_with('.') || name.ends_with(".egg") || SKIPPED.contains(&name) || venv
+}
+
+/// Whether a pytest configuration file at the top of `tree`, or in `dir` or a directory
+/// above it, sets something that chooses which files pytest collects.
+fn pytest_configured(tree: &TreeSnapshot, dir: &str) -> bool {
+    const FILES: &[&str] = &[
+        "pytest.ini",
+        ".pytest.ini",
+        "pytest.toml",
+        ".pytest.toml",
+        "tox.ini",
+        "setup.cfg",
+        "pyproject.toml",
+    ];
+    const KEYS: &[&str] = &[
+        "python_files",
+        "testpaths",
+        "norecursedirs",
+        "addopts",
+        "python_classes",
+        "python_functions",
+        "collect_ignore",
+    ];
+    let mut dirs = vec![String::new()];
+    let mut at = String::new();
+    for part in dir.split('/').filter(|p| !p.is_empty()) {
+        at = if at.is_empty() {
+            part.to_string()
+        } else {
+            format!("{at}/{part}")
+        };
+        dirs.push(at.clone());
+    }
+    dirs.iter().any(|d| {
+        FILES.iter().any(|name| {
+            let path = if d.is_empty() {
+                (*name).to_string()
+            } else {
+                format!("{d}/{name}")
+            };
+            tree.links.iter().any(|(p, _)| *p == path)
+                || tree.get(&path).is_some_and(|f| {
+                    let text = String::from_utf8_lossy(&f.content);
+                    KEYS.iter().any(|k| text.contains(k))
+                })
+        })
+    })
+}
+
 /// The file a named test is, when it is exactly one whole test file of `tree`.
-fn module_file<'t>(
-    test: &NamedTest,
-    tree: &'t TreeSnapshot,
-) -> Option<&'t crate::fsutil::TreeFile> {
+fn module_file<'t>(test: &NamedTest, tree: &'t TreeSnapshot) -> Option<&'t TreeFile> {
     match test.paths.as_slice() {
         [path] => tree.get(path),
         // A dotted name: (file, directory) for each prefix, shortest first; a shorter
@@ -110,8 +279,9 @@ pub fn missing_evidence(
             bad.ran, bad.passed
         ));
     }
-    let ran: u64 = summaries.iter().map(|s| s.ran).sum();
-    let passed: u64 = summaries.iter().map(|s| s.passed).sum();
+    // The numbers are the code under test's to print: summed held at MAX_COUNT.
+    let ran = summaries.iter().fold(0, |sum, s| add_counts(sum, s.ran));
+    let passed = summaries.iter().fold(0, |sum, s| add_counts(sum, s.passed));
     if passed < ran {
         return Some(format!(
             "exit 0, but {} of {ran} tests that ran did not pass (skipped or expected to fail)",
@@ -119,25 +289,33 @@ pub fn missing_evidence(
         ));
     }
     match expected {
+        _ if passed == 0 => Some(format!("exit 0, but {name} ran no test")),
         Some(n) if passed != n => Some(format!(
-            "exit 0, but {name} reports {passed} test{} passed where the test files the command names hold {n}",
+            "exit 0, but {name} reports {passed} test{} passed where the test files the command runs hold {n}",
             if passed == 1 { "" } else { "s" }
         )),
-        None if passed == 0 => Some(format!("exit 0, but {name} ran no test")),
         _ => None,
     }
 }
 
+/// The number right after `key` in `text` (0 when there is none), held at
+/// [`MAX_COUNT`]: a number too long for a count is as large as a count gets, never 0.
 fn number_after(text: &str, key: &str) -> u64 {
     text.find(key)
-        .and_then(|at| {
-            let digits: String = text[at + key.len()..]
-                .chars()
-                .take_while(char::is_ascii_digit)
-                .collect();
-            digits.parse().ok()
-        })
+        .map(|at| count_of(&text[at + key.len()..]))
         .unwrap_or(0)
+}
+
+/// The decimal digits at the start of `text` as a count held at [`MAX_COUNT`]; 0 when
+/// there are none.
+fn count_of(text: &str) -> u64 {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return 0;
+    }
+    text[..digits]
+        .parse::<u64>()
+        .map_or(MAX_COUNT, |n| n.min(MAX_COUNT))
 }
 
 /// The summaries of unittest's text runner: a line `Ran N tests in 0.001s`, then (after
@@ -152,12 +330,11 @@ fn unittest_summaries(stderr: &str) -> Vec<Summary> {
         let Some((count, tail)) = rest.split_once(' ') else {
             continue;
         };
-        let (Ok(ran), true) = (
-            count.parse::<u64>(),
-            tail.starts_with("test in ") || tail.starts_with("tests in "),
-        ) else {
+        let digits = !count.is_empty() && count.bytes().all(|b| b.is_ascii_digit());
+        if !digits || !(tail.starts_with("test in ") || tail.starts_with("tests in ")) {
             continue;
-        };
+        }
+        let ran = count_of(count);
         let result = lines[i + 1..]
             .iter()
             .find(|l| !l.is_empty())
@@ -215,20 +392,21 @@ fn pytest_summaries(stdout: &str) -> Vec<Summary> {
                 parsed = false;
                 break;
             };
-            let Ok(n) = n.parse::<u64>() else {
+            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
                 parsed = false;
                 break;
-            };
+            }
+            let n = count_of(n);
             match what {
                 "passed" => {
-                    summary.passed += n;
-                    summary.ran += n;
+                    summary.passed = add_counts(summary.passed, n);
+                    summary.ran = add_counts(summary.ran, n);
                 }
                 "failed" | "error" | "errors" => {
                     summary.ok = false;
-                    summary.ran += n;
+                    summary.ran = add_counts(summary.ran, n);
                 }
-                "skipped" | "xfailed" | "xpassed" => summary.ran += n,
+                "skipped" | "xfailed" | "xpassed" => summary.ran = add_counts(summary.ran, n),
                 "deselected" | "warning" | "warnings" | "rerun" => {}
                 _ => {
                     parsed = false;
@@ -251,7 +429,7 @@ mod tests {
         RunnerCheck {
             unittest: runs,
             pytest: 0,
-            named: None,
+            collected: None,
         }
     }
 
@@ -264,7 +442,7 @@ mod tests {
         assert_eq!(missing_evidence(&c, None, b"", OK3.as_bytes()), None);
         let short = missing_evidence(&c, Some(4), b"", OK3.as_bytes()).unwrap();
         assert!(
-            short.contains("reports 3 tests passed where the test files the command names hold 4"),
+            short.contains("reports 3 tests passed where the test files the command runs hold 4"),
             "{short}"
         );
         let none = missing_evidence(&c, Some(3), b"Ran 3 tests in 0.1s\n\nOK\n", b"").unwrap();
@@ -291,7 +469,7 @@ mod tests {
         let mixed = RunnerCheck {
             unittest: 1,
             pytest: 1,
-            named: None,
+            collected: None,
         };
         let pytest_out = b"2 passed in 0.01s\n";
         assert_eq!(
@@ -302,11 +480,137 @@ mod tests {
     }
 
     #[test]
+    fn counts_too_large_for_a_count_are_held_at_the_largest_and_never_wrap() {
+        let huge = "Ran 99999999999999999999999 tests in 0.1s\n\nOK\n";
+        let why = missing_evidence(&unittest(1), Some(2), b"", huge.as_bytes()).unwrap();
+        assert!(
+            why.contains(&format!("reports {MAX_COUNT} tests passed")),
+            "{why}"
+        );
+        let twice = format!("Ran {} tests in 0.1s\n\nOK\n", u64::MAX).repeat(2);
+        let why = missing_evidence(&unittest(2), Some(2), b"", twice.as_bytes()).unwrap();
+        assert!(
+            why.contains(&format!("reports {MAX_COUNT} tests passed")),
+            "{why}"
+        );
+        let skipped = "Ran 3 tests in 0.1s\n\nOK (skipped=99999999999999999999999)\n";
+        assert!(missing_evidence(&unittest(1), None, b"", skipped.as_bytes()).is_some());
+        let pytest = RunnerCheck {
+            unittest: 0,
+            pytest: 1,
+            collected: None,
+        };
+        let out = format!(
+            "{m} passed, {m} passed, {m} skipped in 0.1s\n",
+            m = u64::MAX
+        );
+        assert!(missing_evidence(&pytest, Some(1), out.as_bytes(), b"").is_some());
+    }
+
+    fn tree(files: &[&str]) -> (tempfile::TempDir, TreeSnapshot) {
+        let dir = tempfile::tempdir().unwrap();
+        for path in files {
+            let p = dir.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, "def test_a(): pass\ndef test_b(): pass\n").unwrap();
+        }
+        let snapshot = TreeSnapshot::read(dir.path()).unwrap();
+        (dir, snapshot)
+    }
+
+    fn count(command: &str, tree: &TreeSnapshot) -> Option<u64> {
+        let glob = globset::GlobBuilder::new("tests/**/*.py")
+            .literal_separator(true)
+            .build()
+            .unwrap()
+            .compile_matcher();
+        let check = RunnerCheck::of(command, None, &glob);
+        expected_tests(&check, tree, &Regex::new(r"(?m)^\s*def test_").unwrap())
+    }
+
+    #[test]
+    fn discovery_counts_the_files_the_runner_would_take() {
+        let (_d, t) = tree(&[
+            "tests/__init__.py",
+            "tests/test_a.py",
+            "tests/unit/__init__.py",
+            "tests/unit/test_b.py",
+            "tests/plain/test_c.py",
+            "tests/helper_test.py",
+            "tests/test-d.py",
+            "ledger/__init__.py",
+            "ledger/test_e.py",
+            "notes/test_f.py",
+            ".venv/test_g.py",
+        ]);
+        // unittest enters packages only and takes module names matching its pattern.
+        assert_eq!(count("python3 -m unittest discover -s tests", &t), Some(4));
+        assert_eq!(
+            count("python3 -m unittest discover -s tests -p '*_test.py'", &t),
+            Some(2)
+        );
+        // From the top: tests/ and ledger/ are packages, notes/ is not.
+        assert_eq!(count("python3 -m unittest", &t), Some(6));
+        // pytest enters every directory but hidden ones and takes test_*.py, *_test.py.
+        assert_eq!(count("pytest tests", &t), Some(8));
+        assert_eq!(count("pytest", &t), Some(12));
+        assert_eq!(count("pytest tests/unit", &t), Some(2));
+        assert_eq!(count("pytest tests/missing", &t), None);
+        assert_eq!(count("pytest -p xdist -n 2 tests/unit", &t), Some(2));
+        // Selected tests cannot be counted.
+        assert_eq!(count("pytest -k b tests", &t), None);
+    }
+
+    #[test]
+    fn pytest_configuration_that_chooses_files_makes_a_directory_uncountable() {
+        let (d, _) = tree(&["tests/test_a.py"]);
+        std::fs::write(d.path().join("pytest.ini"), "[pytest]\ntestpaths = other\n").unwrap();
+        let t = TreeSnapshot::read(d.path()).unwrap();
+        assert_eq!(count("pytest tests", &t), None);
+        assert_eq!(count("pytest tests/test_a.py", &t), Some(2));
+        std::fs::write(
+            d.path().join("pytest.ini"),
+            "[pytest]\nxfail_strict = true\n",
+        )
+        .unwrap();
+        let t = TreeSnapshot::read(d.path()).unwrap();
+        assert_eq!(count("pytest tests", &t), Some(2));
+    }
+
+    #[test]
+    fn a_pass_always_needs_at_least_one_test() {
+        let zero = "Ran 0 tests in 0.000s\n\nOK\n";
+        assert!(missing_evidence(&unittest(1), Some(0), b"", zero.as_bytes()).is_some());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_summary_reader_never_panics_on_what_the_code_under_test_prints(
+            lines in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "Ran [0-9]{1,25} tests? in 0\\.[0-9]s",
+                    "(OK|FAILED|NO TESTS RAN)( \\((skipped|failures|expected failures)=[0-9]{1,25}\\))?",
+                    "=* ?([0-9]{1,25} (passed|failed|skipped|error|errors|xfailed|warning|deselected), ){0,4}[0-9]{1,25} passed in [0-9.]{1,4}s ?=*",
+                    ".{0,40}",
+                ],
+                0..12,
+            ),
+            unittest in 0u32..3,
+            pytest in 0u32..3,
+            expected in proptest::option::of(proptest::prelude::any::<u64>()),
+        ) {
+            let text = lines.join("\n");
+            let check = RunnerCheck { unittest, pytest, collected: None };
+            let _ = missing_evidence(&check, expected, text.as_bytes(), text.as_bytes());
+        }
+    }
+
+    #[test]
     fn pytest_summaries_are_read_with_and_without_rules() {
         let c = RunnerCheck {
             unittest: 0,
             pytest: 1,
-            named: None,
+            collected: None,
         };
         for (out, expected, pass) in [
             ("..\n===== 2 passed in 0.12s =====\n", Some(2), true),

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -14,11 +14,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{IoContext, Result};
-use crate::fsutil::{TreeSnapshot, copy_tree, copy_tree_except, scratch_dir};
+use crate::fsutil::{copy_tree, copy_tree_except, scratch_dir};
 use crate::process::{Isolation, ShellCommand};
 use crate::sandbox::Hidden;
 use crate::suite::RunnerCheck;
 
+use super::oracle::OracleTests;
 use super::runner_summary::{SUMMARY_TAIL_BYTES, missing_evidence};
 
 /// The result of checking one feature on one tree.
@@ -125,49 +126,15 @@ impl RunResult {
     }
 }
 
-/// The pristine tests of a task, read once.
-#[derive(Debug, Clone)]
-pub struct OracleTests {
-    /// Directory holding them (`oracle/tests`).
-    pub dir: PathBuf,
-    /// Where they are laid in the copy, relative to its root.
-    pub target: &'static str,
-    /// Their files.
-    pub snapshot: TreeSnapshot,
-}
-
-impl OracleTests {
-    /// Reads `dir` (the task's `oracle/tests`).
-    pub fn read(dir: &Path) -> Result<OracleTests> {
-        Ok(OracleTests {
-            dir: dir.to_path_buf(),
-            target: crate::suite::ORACLE_TESTS_AT,
-            snapshot: TreeSnapshot::read(dir)?,
-        })
-    }
-
-    /// Whether laying the oracle over `tree` would change nothing, so that `verified`
-    /// equals `self_verified` without running anything twice.
-    pub fn already_in(&self, tree: &TreeSnapshot) -> bool {
-        self.snapshot.files.iter().all(|o| {
-            tree.get(&format!("{}/{}", self.target, o.path))
-                .is_some_and(|f| f.content == o.content && f.executable == o.executable)
-        })
-    }
-
-    /// `tree` as a check sees it once the oracle is laid over it.
-    pub fn overlay(&self, tree: &TreeSnapshot) -> TreeSnapshot {
-        tree.overlaid(self.target, &self.snapshot)
-    }
-}
-
 /// Everything needed to run one verify command.
 pub struct VerifyRun<'a> {
     /// The live work directory (copied, never touched).
     pub work_dir: &'a Path,
-    /// Files the checks never read (`verify_ignores`): left out of the copy, as they
-    /// are left out of `tree_key`, so that the key covers all the check can read.
-    pub ignores: &'a globset::GlobSet,
+    /// Entries of the work directory left out of the copy (`verify_ignores`, tool
+    /// caches, and what the overlay displaces), as they are left out of `tree_key`,
+    /// so that the key covers all the check can read. Called with each `/`-separated
+    /// relative path; a directory left out goes with everything in it.
+    pub leave_out: &'a dyn Fn(&str) -> bool,
     /// Content hash of what the check can read, with the overlay already laid over
     /// when there is one: a tree whose weakened tests are restored by the oracle shares
     /// its results with the same code under pristine tests.
@@ -180,6 +147,9 @@ pub struct VerifyRun<'a> {
     pub runner: &'a RunnerCheck,
     /// The tests the runner must report passed on this tree, when that is known.
     pub expected: Option<u64>,
+    /// A module or package of the tree that stands in for the runner whose summary is
+    /// needed (its path): then no summary is evidence, and the check fails.
+    pub stand_in: Option<String>,
     /// Time limit of one run.
     pub timeout: Duration,
     /// How many times to run it; more than one detects flakiness and skips the cache.
@@ -252,6 +222,10 @@ impl VerifyRun<'_> {
             b[1..].copy_from_slice(&n.to_le_bytes());
             b
         }));
+        if let Some(path) = &self.stand_in {
+            h.update(b"stand-in");
+            h.update(path.as_bytes());
+        }
         h.update(if self.sandbox.is_some() {
             b"bwrap"
         } else {
@@ -264,9 +238,7 @@ impl VerifyRun<'_> {
     fn run_once(&self) -> Result<RunResult> {
         let scratch = scratch_dir("loopbench-verify-")?;
         let copy = scratch.path().join("tree");
-        copy_tree_except(self.work_dir, &copy, true, |path| {
-            self.ignores.is_match(path)
-        })?;
+        copy_tree_except(self.work_dir, &copy, true, self.leave_out)?;
         if let Some(oracle) = self.overlay {
             copy_tree(&oracle.dir, &copy.join(oracle.target), false)?;
         }
@@ -309,6 +281,11 @@ impl VerifyRun<'_> {
             RunResult::TimedOut(failure(None))
         } else if !outcome.success() {
             RunResult::Failed(failure(None))
+        } else if let Some(path) = self.stand_in.as_ref().filter(|_| !self.runner.exit_only()) {
+            RunResult::Failed(failure(Some(format!(
+                "exit 0, but '{path}' of the tree stands in for the test runner, so its \
+                 summary is no evidence"
+            ))))
         } else if let Some(why) = missing_evidence(self.runner, self.expected, &stdout, &stderr) {
             RunResult::Failed(failure(Some(why)))
         } else {

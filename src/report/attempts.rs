@@ -83,7 +83,8 @@ impl Attempts {
                 .entry(last.record.key.arm.clone())
                 .or_default()
                 .could_not_run
-                .entry(format!("{kind}: {reason}"))
+                // The reason quotes what a CLI or a wrapper wrote: printed escaped.
+                .entry(format!("{kind}: {}", crate::terminal::line(&reason)))
                 .or_insert(0) += 1;
         }
         let mut ordered: Vec<(String, ArmAttempts)> = Vec::new();

@@ -195,6 +195,7 @@ pub fn run_trial(
         Err(e) => return Err(e),
     };
     let start_tree = before.git_tree.clone();
+    let start_hooks = before.hooks.clone();
     let mut session_trees: Vec<SessionTree> = Vec::new();
     let mut ends: Vec<SessionEnd> = Vec::new();
     let mut usage = Usage::default();
@@ -327,6 +328,8 @@ pub fn run_trial(
             }
         }
         if kind == SessionKind::Initializer {
+            // Hooks the initializer planted count in the first coding session.
+            after.judge_next_hooks_against(start_hooks.clone());
             // The exit check is a coding session's; the initializer's tree still
             // counts as a passing point to revert to when it passes.
             if reverts && metrics.exit_check == Some(true) {

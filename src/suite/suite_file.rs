@@ -443,7 +443,9 @@ pub fn check_plan_size(
     match trials {
         Some(n) if n <= MAX_PLAN_TRIALS => Ok(n),
         _ => Err(format!(
-            "{key} = {replicates} gives a plan of {} trials ({arms} arms x {tasks} tasks x              {replicates} replicates), more than the {MAX_PLAN_TRIALS} one run may hold;              lower {key} (or split the study into several suites)",
+            "{key} = {replicates} gives a plan of {} trials ({arms} arms x {tasks} tasks x \
+             {replicates} replicates), more than the {MAX_PLAN_TRIALS} one run may hold; \
+             lower {key} (or split the study into several suites)",
             trials.map_or_else(|| "too many".to_string(), |n| n.to_string())
         )),
     }

@@ -11,7 +11,7 @@ use toml::Spanned;
 
 use super::named_tests::{ORACLE_TESTS_AT, named_tests};
 use super::toml_error::{config_error, from_toml};
-use super::verify_runner::{RunnerCheck, VerifyRunner};
+use super::verify_runner::{RunnerCheck, VerifyRunner, unrecognized_runner};
 use crate::error::{Error, IoContext, Result};
 use crate::feature_list::{Contract, Entry};
 
@@ -342,6 +342,15 @@ impl Task {
                 oracle_tests.display()
             ));
         }
+        for f in &raw.features {
+            let setting = f.verify_runner.or(raw.verify_runner);
+            if let Some(why) = unrecognized_runner(f.verify.get_ref(), setting) {
+                warnings.push(format!(
+                    "task '{name}' feature '{}': verify {why}",
+                    f.id.get_ref()
+                ));
+            }
+        }
         // A check whose test exists nowhere fails until the agent writes that test, and
         // then checks the agent's own test: every claim before that counts premature.
         let in_oracle = |path: &str| {
@@ -647,6 +656,31 @@ verify = "true"
             ),
             "{warning}"
         );
+        std::fs::create_dir_all(dir.path().join("oracle/tests")).unwrap();
+        assert!(Task::load(dir.path()).unwrap().warnings().is_empty());
+    }
+
+    #[test]
+    fn a_verify_that_mentions_a_runner_loopbench_cannot_read_is_warned_about_by_name() {
+        let dir = write_task(&MINIMAL.replace(
+            "verify = \"true\"",
+            "verify = \"python3 -c 'import pytest; raise SystemExit(pytest.main())'\"",
+        ));
+        std::fs::create_dir_all(dir.path().join("oracle/tests")).unwrap();
+        let task = Task::load(dir.path()).unwrap();
+        let [warning] = task.warnings() else {
+            panic!("{:?}", task.warnings());
+        };
+        assert!(
+            warning.starts_with("task 't' feature 'F1': verify '"),
+            "{warning}"
+        );
+        assert!(warning.contains("set verify_runner"), "{warning}");
+        let named = MINIMAL.replace(
+            "verify = \"true\"",
+            "verify = \"python3 -c 'import pytest'\"\nverify_runner = \"pytest\"",
+        );
+        let dir = write_task(&named);
         std::fs::create_dir_all(dir.path().join("oracle/tests")).unwrap();
         assert!(Task::load(dir.path()).unwrap().warnings().is_empty());
     }

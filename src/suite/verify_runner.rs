@@ -1,21 +1,26 @@
-//! Which test runner a verify command runs and which test files it names, so that a
-//! pass can need the runner's own summary and not only an exit status, which the code
-//! under test can forge (`os._exit(0)` at import, a top-level `unittest/` package that
+//! Which test runner a verify command runs and which tests it runs, so that a pass can
+//! need the runner's own summary and not only an exit status, which the code under
+//! test can forge (`os._exit(0)` at import, a top-level `unittest/` package that
 //! shadows the runner).
 //!
-//! A command runs a known runner when one of its simple commands is `python… -m
-//! unittest …`, `python… -m pytest …` or `pytest …` (the program's file name is looked
-//! at, so `/usr/bin/python3.12` counts too). The tests it runs are known when every
-//! argument of every such run names a test file the way `named_tests` reads it (a
-//! dotted module under `tests`, or a file under `tests/`) and no option selects among
-//! the tests (`-k`, pytest's `-m`, `--deselect`, `--lf`, ...); a node id with `::` or a
-//! dotted name that goes on into a class or method (found when the check runs) makes
-//! them unknown, and so do `discover`, no argument at all, a `cd` anywhere in the
-//! command and any argument the harness cannot read as a test file.
+//! A command runs a known runner when one of its simple commands (the script of `sh -c`
+//! included) is `python… -m unittest …`, `python… -m pytest …` or `pytest …`, behind
+//! any variable assignments, wrappers and interpreter options (`runner_command`). The
+//! tests it runs are known when every run names test files the way `named_tests` reads
+//! them (a dotted module under `tests`, or a file under `tests/`), or leaves them to
+//! the runner's own discovery under a directory (`unittest discover -s DIR -p PAT`, no
+//! test argument at all, `pytest DIR`), whose files are then counted by the runner's
+//! rules on the tree the check sees. They are unknown, and a pass then needs only a
+//! summary in which every test passed and at least one ran, when an option selects
+//! among the tests (`-k`, pytest's `-m`, `--deselect`, `--lf`, `--ignore`, ...), a node
+//! id with `::` or a dotted name that goes on into a class or method (found when the
+//! check runs), a `cd` anywhere in the command, or any argument the harness cannot read
+//! as a test file or a directory.
 
 use globset::GlobMatcher;
 
-use super::named_tests::{NamedTest, named_test, simple_commands};
+use super::named_tests::{NamedTest, named_test};
+use super::runner_command::{expanded_commands, relative_dir, runner_of, unrecognized_runs};
 use super::setting::setting;
 
 setting! {
@@ -31,6 +36,30 @@ setting! {
     }
 }
 
+/// Tests one run of a runner collects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Collected {
+    /// A test file or module the command names.
+    Named(NamedTest),
+    /// Every test file the runner finds by itself under a directory.
+    Under(Discovery),
+}
+
+/// The test files a runner finds by itself under a directory of the tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discovery {
+    /// The runner, whose rules say which files and directories it takes.
+    pub runner: VerifyRunner,
+    /// The directory, `/`-separated and relative to the work directory (`""` for it).
+    pub dir: String,
+    /// unittest's file-name pattern (`-p`, `test*.py` unless given); empty for pytest,
+    /// whose default `test_*.py` and `*_test.py` are used.
+    pub pattern: String,
+}
+
+/// unittest's default discovery pattern.
+pub const UNITTEST_PATTERN: &str = "test*.py";
+
 /// What a pass of one verify command needs besides exit status 0.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunnerCheck {
@@ -39,11 +68,11 @@ pub struct RunnerCheck {
     pub unittest: u32,
     /// Runs of pytest the command makes: at least this many pytest summaries.
     pub pytest: u32,
-    /// The test files the runs name, whose matches of the task's `count_pattern` must
+    /// The tests the runs collect, whose matches of the task's `count_pattern` must
     /// add up to the tests that passed; `None` when the harness cannot tell which
     /// tests the command runs (then the summaries are needed, every test in them passed
     /// and at least one ran, but their number is not checked).
-    pub named: Option<Vec<NamedTest>>,
+    pub collected: Option<Vec<Collected>>,
 }
 
 impl RunnerCheck {
@@ -51,7 +80,7 @@ impl RunnerCheck {
     pub const EXIT: RunnerCheck = RunnerCheck {
         unittest: 0,
         pytest: 0,
-        named: Some(Vec::new()),
+        collected: Some(Vec::new()),
     };
 
     /// Whether a pass needs no runner's summary.
@@ -64,7 +93,7 @@ impl RunnerCheck {
     /// naming a runner the command is not seen to run still needs one summary of it
     /// (the command may run it through a script).
     pub fn of(command: &str, setting: Option<VerifyRunner>, glob: &GlobMatcher) -> RunnerCheck {
-        let commands = simple_commands(command);
+        let commands = expanded_commands(command);
         let runs: Vec<(VerifyRunner, &[(String, bool)])> = commands
             .iter()
             .filter_map(|c| runner_of(c))
@@ -86,130 +115,275 @@ impl RunnerCheck {
             .iter()
             .flatten()
             .any(|(w, quoted)| !quoted && (w == "cd" || w == "pushd"));
-        let mut named = (!runs.is_empty() && !changes_directory).then(Vec::new);
+        let mut collected = (!runs.is_empty() && !changes_directory).then(Vec::new);
         for (runner, args) in &runs {
-            match (named.as_mut(), named_by(*runner, args, glob)) {
+            let these = match runner {
+                VerifyRunner::Unittest => unittest_collects(args, glob),
+                _ => pytest_collects(args, glob),
+            };
+            match (collected.as_mut(), these) {
                 (Some(all), Some(these)) => all.extend(these),
-                _ => named = None,
+                _ => collected = None,
             }
         }
         RunnerCheck {
             unittest,
             pytest,
-            named,
+            collected,
         }
     }
 }
 
-/// Words that run the command after them (with their own options first).
-const WRAPPERS: &[&str] = &["env", "exec", "command", "nice", "nohup", "timeout"];
-
-/// The runner one simple command runs and its arguments, if it runs one: its program
-/// (after variable assignments and wrappers such as `env` or `timeout 60`) is pytest,
-/// or a Python interpreter given `-m unittest` or `-m pytest`.
-fn runner_of(words: &[(String, bool)]) -> Option<(VerifyRunner, &[(String, bool)])> {
-    let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
-    let mut i = 0;
-    while let Some((word, _)) = words.get(i) {
-        let assignment = word
-            .split_once('=')
-            .is_some_and(|(name, _)| !name.is_empty() && !name.contains('/'));
-        if assignment || word.starts_with('-') {
-            i += 1;
-        } else if WRAPPERS.contains(&base(word).as_str()) {
-            // `timeout` takes its duration first.
-            i += if base(word) == "timeout" { 2 } else { 1 };
-        } else {
-            break;
-        }
-    }
-    let (word, quoted) = words.get(i)?;
-    if *quoted {
+/// Why a pass of `command` will be judged by its exit status alone although it seems
+/// to run a test runner: the parts of it that mention `unittest` or `pytest` in which
+/// no run of a known runner is recognized, when `setting` (the feature's or the
+/// task's `verify_runner`) does not name one. `None` when nothing is amiss.
+pub fn unrecognized_runner(command: &str, setting: Option<VerifyRunner>) -> Option<String> {
+    if setting.is_some() {
         return None;
     }
-    let name = base(word);
-    if name == "pytest" || name == "py.test" {
-        return Some((VerifyRunner::Pytest, &words[i + 1..]));
-    }
-    let python = name
-        .strip_prefix("python")
-        .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'));
-    if !python {
-        return None;
-    }
-    // The interpreter's own options come before `-m`.
-    let mut j = i + 1;
-    while words
-        .get(j)
-        .is_some_and(|(w, _)| w.starts_with('-') && w != "-m" && w != "-c")
-    {
-        j += 1;
-    }
-    if words.get(j).is_some_and(|(w, _)| w == "-m") {
-        match words.get(j + 1).map(|(w, _)| w.as_str()) {
-            Some("unittest") => return Some((VerifyRunner::Unittest, &words[j + 2..])),
-            Some("pytest") => return Some((VerifyRunner::Pytest, &words[j + 2..])),
-            _ => {}
-        }
-    }
-    None
+    let missed = unrecognized_runs(command);
+    (!missed.is_empty()).then(|| {
+        format!(
+            "'{}' mentions a test runner that loopbench does not recognize, so a pass is \
+             judged by its exit status alone (which the code under test can forge); set \
+             verify_runner = \"unittest\" or \"pytest\" (or \"exit\" to keep it so)",
+            missed.join("', '")
+        )
+    })
 }
 
-/// Options that choose some of the tests, so that their number is not the files'.
-const SELECTING: &[&str] = &[
+/// unittest's options whose value is the next word (and that select no test).
+const UNITTEST_VALUED: &[&str] = &["--durations"];
+
+/// The tests one run of unittest collects (its arguments `args`), `None` when they
+/// cannot be told.
+fn unittest_collects(args: &[(String, bool)], glob: &GlobMatcher) -> Option<Vec<Collected>> {
+    if args.first().is_some_and(|(w, _)| w == "discover") {
+        return unittest_discover(&args[1..]).map(|d| vec![Collected::Under(d)]);
+    }
+    let mut named = Vec::new();
+    let mut words = args.iter();
+    while let Some((word, quoted)) = words.next() {
+        if word.starts_with('-') {
+            let option = word.split('=').next().unwrap_or(word);
+            if option == "-k" || (option.starts_with("-k") && !option.starts_with("--")) {
+                return None;
+            }
+            if UNITTEST_VALUED.contains(&word.as_str()) {
+                words.next();
+            }
+            continue;
+        }
+        named.push(Collected::Named(named_test(word.clone(), *quoted, glob)?));
+    }
+    if named.is_empty() {
+        // No test named: unittest discovers from its directory with its defaults.
+        named.push(Collected::Under(Discovery {
+            runner: VerifyRunner::Unittest,
+            dir: String::new(),
+            pattern: UNITTEST_PATTERN.into(),
+        }));
+    }
+    Some(named)
+}
+
+/// `unittest discover`'s arguments: `-s`/`--start-directory`, `-p`/`--pattern`,
+/// `-t`/`--top-level-directory` (or the same three as positional words).
+fn unittest_discover(args: &[(String, bool)]) -> Option<Discovery> {
+    let mut start = None;
+    let mut pattern = None;
+    let mut top = None;
+    let mut positional = Vec::new();
+    let mut words = args.iter();
+    while let Some((word, _)) = words.next() {
+        let (option, attached) = match word.split_once('=') {
+            Some((o, v)) if o.starts_with("--") => (o, Some(v.to_string())),
+            _ => (word.as_str(), None),
+        };
+        let slot = match option {
+            "-s" | "--start-directory" => &mut start,
+            "-p" | "--pattern" => &mut pattern,
+            "-t" | "--top-level-directory" => &mut top,
+            o if o.starts_with("-k") && !o.starts_with("--") => return None,
+            o if o.starts_with("--durations") => {
+                if attached.is_none() {
+                    words.next();
+                }
+                continue;
+            }
+            o if o.len() > 2 && !o.starts_with("--") && "-s-p-t".contains(&o[..2]) => {
+                // `-stests`: the value attached to a one-letter option.
+                let value = Some(o[2..].to_string());
+                match &o[..2] {
+                    "-s" => start = value,
+                    "-p" => pattern = value,
+                    _ => top = value,
+                }
+                continue;
+            }
+            o if o.starts_with('-') => continue,
+            _ => {
+                positional.push(word.clone());
+                continue;
+            }
+        };
+        *slot = match attached {
+            Some(v) => Some(v),
+            None => Some(words.next()?.0.clone()),
+        };
+    }
+    let mut positional = positional.into_iter();
+    let start = start
+        .or_else(|| positional.next())
+        .unwrap_or_else(|| ".".into());
+    let pattern = pattern
+        .or_else(|| positional.next())
+        .unwrap_or_else(|| UNITTEST_PATTERN.into());
+    if let Some(top) = top.or_else(|| positional.next()) {
+        relative_dir(&top)?;
+    }
+    Some(Discovery {
+        runner: VerifyRunner::Unittest,
+        dir: relative_dir(&start)?,
+        pattern,
+    })
+}
+
+/// pytest's options that choose some of the tests it would collect, so that their
+/// number is not the files': with one, the count is unknown.
+const PYTEST_SELECTING: &[&str] = &[
     "-k",
     "-m",
     "--deselect",
     "--lf",
     "--last-failed",
-    "--ff",
-    "--failed-first",
     "--sw",
     "--stepwise",
     "--pyargs",
-    "-p",
+    "--ignore",
+    "--ignore-glob",
+    "--doctest-modules",
+    "--doctest-glob",
+    "--trace-config",
 ];
 
-/// Options whose value is the next word (and names no test).
-const TAKES_VALUE: &[&str] = &[
+/// pytest's options that change its configuration (and so, for a directory, which
+/// files it collects).
+const PYTEST_CONFIGURING: &[&str] = &[
     "-c",
+    "--config-file",
     "-o",
+    "--override-ini",
+    "--rootdir",
+    "--confcutdir",
+];
+
+/// pytest's (and its common plugins') options whose value is the next word.
+const PYTEST_VALUED: &[&str] = &[
+    "-c",
+    "--config-file",
+    "-o",
+    "--override-ini",
     "-W",
+    "--pythonwarnings",
+    "-k",
+    "-m",
+    "-p",
+    "-n",
+    "--numprocesses",
+    "-r",
     "--tb",
     "--rootdir",
     "--basetemp",
     "--durations",
+    "--durations-min",
     "--confcutdir",
+    "--deselect",
+    "--ignore",
+    "--ignore-glob",
+    "--maxfail",
+    "--import-mode",
+    "--capture",
+    "--color",
+    "--code-highlight",
+    "--verbosity",
+    "--show-capture",
+    "--junitxml",
+    "--junit-xml",
+    "--junit-prefix",
+    "--doctest-glob",
+    "--doctest-report",
+    "--log-level",
+    "--log-file",
+    "--log-format",
+    "--log-date-format",
+    "--log-cli-level",
+    "--log-file-level",
+    "--log-file-format",
+    "--log-file-date-format",
+    "--log-auto-indent",
+    "--cov",
+    "--cov-report",
+    "--cov-config",
+    "--cov-fail-under",
+    "--timeout",
+    "--dist",
+    "--tx",
+    "--max-worker-restart",
+    "--reruns",
+    "--reruns-delay",
+    "--count",
+    "--randomly-seed",
 ];
 
-/// The test files one run names, `None` when it is not certain which tests it runs.
-fn named_by(
-    runner: VerifyRunner,
-    args: &[(String, bool)],
-    glob: &GlobMatcher,
-) -> Option<Vec<NamedTest>> {
-    let mut named = Vec::new();
-    let mut args = args.iter();
-    while let Some((word, quoted)) = args.next() {
-        if word.starts_with('-') {
+/// The tests one run of pytest collects (its arguments `args`), `None` when they
+/// cannot be told.
+fn pytest_collects(args: &[(String, bool)], glob: &GlobMatcher) -> Option<Vec<Collected>> {
+    let mut collected = Vec::new();
+    let mut configured = false;
+    let mut words = args.iter();
+    while let Some((word, quoted)) = words.next() {
+        if word.starts_with('-') && word != "-" {
             let option = word.split('=').next().unwrap_or(word);
-            let selects = SELECTING.contains(&option)
-                || (option.starts_with("-k") && !option.starts_with("--"))
-                || (runner == VerifyRunner::Pytest && option.starts_with("-m"));
-            if selects {
+            let one_letter = |letter: &str| option.starts_with(letter) && !option.starts_with("--");
+            if PYTEST_SELECTING.contains(&option) || one_letter("-k") || one_letter("-m") {
                 return None;
             }
-            if TAKES_VALUE.contains(&word.as_str()) {
-                args.next();
+            configured |=
+                PYTEST_CONFIGURING.contains(&option) || one_letter("-c") || one_letter("-o");
+            if PYTEST_VALUED.contains(&word.as_str()) {
+                words.next();
             }
             continue;
         }
-        if word.contains("::") || word == "discover" {
+        if word.contains("::") {
             return None;
         }
-        named.push(named_test(word.clone(), *quoted, glob)?);
+        if let Some(test) = named_test(word.clone(), *quoted, glob) {
+            collected.push(Collected::Named(test));
+            continue;
+        }
+        // A directory (or a file the glob does not take, found so when counted).
+        if *quoted || word.ends_with(".py") {
+            return None;
+        }
+        collected.push(Collected::Under(Discovery {
+            runner: VerifyRunner::Pytest,
+            dir: relative_dir(word)?,
+            pattern: String::new(),
+        }));
     }
-    (!named.is_empty()).then_some(named)
+    if collected.is_empty() {
+        // No argument: pytest collects from its directory.
+        collected.push(Collected::Under(Discovery {
+            runner: VerifyRunner::Pytest,
+            dir: String::new(),
+            pattern: String::new(),
+        }));
+    }
+    let discovers = collected.iter().any(|c| matches!(c, Collected::Under(_)));
+    (!(configured && discovers)).then_some(collected)
 }
 
 #[cfg(test)]
@@ -228,11 +402,20 @@ mod tests {
         RunnerCheck::of(command, None, &glob())
     }
 
+    /// What each run collects: the word of a named test, or `dir/pattern` of a
+    /// discovery (`runner:dir` for pytest).
     fn words(check: &RunnerCheck) -> Option<Vec<String>> {
-        check
-            .named
-            .as_ref()
-            .map(|n| n.iter().map(|t| t.word.clone()).collect())
+        check.collected.as_ref().map(|n| {
+            n.iter()
+                .map(|c| match c {
+                    Collected::Named(t) => t.word.clone(),
+                    Collected::Under(d) if d.runner == VerifyRunner::Unittest => {
+                        format!("{}/{}", d.dir, d.pattern)
+                    }
+                    Collected::Under(d) => format!("pytest:{}", d.dir),
+                })
+                .collect()
+        })
     }
 
     #[test]
@@ -250,6 +433,10 @@ mod tests {
         let c = check("python3 -m unittest tests.test_a && python3 -m pytest tests/test_b.py");
         assert_eq!((c.unittest, c.pytest), (1, 1));
         assert_eq!(words(&c).unwrap().len(), 2);
+        let c = check("python3 -W error -X dev -m unittest tests.test_a");
+        assert_eq!(words(&c), Some(vec!["tests.test_a".to_string()]));
+        let c = check("pytest -n 4 -p no:cacheprovider -r a tests/test_a.py");
+        assert_eq!(words(&c), Some(vec!["tests/test_a.py".to_string()]));
     }
 
     #[test]
@@ -263,25 +450,73 @@ mod tests {
         ] {
             assert_eq!(check(command), RunnerCheck::EXIT, "{command}");
         }
-        let c = check("env -i timeout 60 python3 -m unittest tests.test_a");
-        assert_eq!(c.unittest, 1);
+        for command in [
+            "env -i timeout 60 python3 -m unittest tests.test_a",
+            "timeout -s KILL 60 python3 -m unittest tests.test_a",
+            "bash -c 'python3 -m unittest tests.test_a'",
+            "coverage run -m unittest tests.test_a",
+            "uv run python3 -m unittest tests.test_a",
+        ] {
+            let c = check(command);
+            assert_eq!(c.unittest, 1, "{command}");
+            assert_eq!(
+                words(&c),
+                Some(vec!["tests.test_a".to_string()]),
+                "{command}"
+            );
+        }
     }
 
     #[test]
-    fn the_tests_are_unknown_when_the_command_selects_discovers_or_moves() {
+    fn discovery_and_directories_collect_by_the_runners_rules() {
+        for (command, want) in [
+            ("python3 -m unittest", "/test*.py"),
+            ("python3 -m unittest -v", "/test*.py"),
+            ("python3 -m unittest discover", "/test*.py"),
+            ("python3 -m unittest discover -s tests", "tests/test*.py"),
+            (
+                "python3 -m unittest discover -s ./tests/ -p '*_test.py'",
+                "tests/*_test.py",
+            ),
+            (
+                "python3 -m unittest discover --start-directory=tests -t .",
+                "tests/test*.py",
+            ),
+            (
+                "python3 -m unittest discover tests 'check_*.py' .",
+                "tests/check_*.py",
+            ),
+            (
+                "python3 -m unittest discover -stests -pt*.py",
+                "tests/t*.py",
+            ),
+            ("pytest", "pytest:"),
+            ("pytest tests/", "pytest:tests"),
+            ("uv run pytest -q -n 4 tests", "pytest:tests"),
+        ] {
+            let c = check(command);
+            assert_eq!(words(&c), Some(vec![want.to_string()]), "{command}");
+        }
+    }
+
+    #[test]
+    fn the_tests_are_unknown_when_the_command_selects_or_moves() {
         for command in [
-            "python3 -m unittest",
-            "python3 -m unittest discover -s tests",
             "python3 -m unittest -k late tests.test_late_fee",
+            "python3 -m unittest discover -s tests -k late",
+            "python3 -m unittest discover -s /abs/tests",
             "python3 -m pytest tests/test_a.py::test_one",
             "pytest -m slow tests/test_a.py",
-            "pytest tests/",
+            "pytest -k 'late and fee' tests/",
+            "pytest --ignore tests/x tests/",
+            "pytest -c other.ini tests/",
+            "pytest src/test_app.py",
             "python3 -m unittest ledger.tests.test_a",
             "cd tests && python3 -m unittest test_a",
         ] {
             let c = check(command);
             assert!(!c.exit_only(), "{command}");
-            assert_eq!(c.named, None, "{command}");
+            assert_eq!(c.collected, None, "{command}");
         }
     }
 
@@ -294,6 +529,15 @@ mod tests {
         let c = RunnerCheck::of(both, Some(VerifyRunner::Exit), &glob());
         assert_eq!(c, RunnerCheck::EXIT);
         let c = RunnerCheck::of("./run_tests.sh", Some(VerifyRunner::Unittest), &glob());
-        assert_eq!((c.unittest, c.pytest, c.named), (1, 0, None));
+        assert_eq!((c.unittest, c.pytest, c.collected), (1, 0, None));
+    }
+
+    #[test]
+    fn a_runner_that_is_mentioned_but_not_recognized_is_warned_about_unless_named() {
+        let why = unrecognized_runner("python3 -c 'import unittest; unittest.main()'", None);
+        assert!(why.unwrap().contains("verify_runner"));
+        assert!(unrecognized_runner("./check.sh --pytest", Some(VerifyRunner::Exit)).is_none());
+        assert!(unrecognized_runner("timeout 9 python3 -W error -m unittest", None).is_none());
+        assert!(unrecognized_runner("sh tests/a.sh", None).is_none());
     }
 }

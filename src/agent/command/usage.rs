@@ -242,7 +242,7 @@ fn result_failure(map: &Map<String, Value>) -> Option<Failure> {
         let why = if terminal.is_empty() {
             String::new()
         } else {
-            format!(" ({terminal})")
+            format!(" ({})", crate::terminal::line(terminal))
         };
         return Failure::of_http_status(status, format!("HTTP {status}{why} in the CLI's result"))
             .map(|mut f| {
@@ -307,17 +307,9 @@ fn failure_object(v: &Value, notes: &mut Vec<String>) -> Option<Failure> {
     };
     let reason = match obj.get("reason") {
         // A wrapper's text, shown in reports: bounded, with control characters escaped.
-        Some(Value::String(r)) => r
-            .chars()
-            .take(300)
-            .map(|c| {
-                if c.is_control() {
-                    c.escape_default().to_string()
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect(),
+        Some(Value::String(r)) => {
+            crate::terminal::line(&r.chars().take(300).collect::<String>()).into_owned()
+        }
         _ => format!("the wrapper reported {}", kind.as_str()),
     };
     let retry_after_ms = match obj.get("retry_after_ms") {

@@ -127,13 +127,13 @@ fn a_stdout_line_longer_than_the_bound_is_skipped_and_the_result_after_it_found(
 #[test]
 fn a_wrappers_failure_object_is_read_and_a_malformed_one_is_a_note() {
     let (_d, p) = file(
-        r#"{"turns": 2, "failure": {"kind": "infra", "reason": "HTTP 529 overloaded_error\u001b[2J", "http_status": 529}}"#,
+        r#"{"turns": 2, "failure": {"kind": "infra", "reason": "HTTP 529 overloaded_error\u001b[2J\u202e", "http_status": 529}}"#,
     );
     let r = read_usage_file(&p).unwrap();
     let f = r.failure.unwrap();
     assert_eq!(f.kind, FailureKind::Infra);
     assert_eq!(f.http_status, Some(529));
-    assert_eq!(f.reason, "HTTP 529 overloaded_error\\u{1b}[2J");
+    assert_eq!(f.reason, "HTTP 529 overloaded_error\\e[2J\\u{202e}");
     let (_d, p) = file(r#"{"failure": {"kind": "outage"}}"#);
     let r = read_usage_file(&p).unwrap();
     assert_eq!(r.failure, None);
