@@ -217,9 +217,10 @@ fn each_wrapper_passes_prompt_budget_and_arguments_and_its_usage_lands_in_sessio
             "Your budget for this session is 17 turns; leave notes before it runs out.\n"
         )
     );
-    // turns = completed items; output includes reasoning tokens; codex prints no cost.
-    assert_eq!(w.usage("codex", 1), ["2", "1000", "33", ""]);
-    assert_eq!(w.usage("codex", 2), ["2", "2000", "63", ""]);
+    // turns = completed items; output_tokens already hold the reasoning tokens (not
+    // added again); codex prints no cost.
+    assert_eq!(w.usage("codex", 1), ["2", "1000", "30", ""]);
+    assert_eq!(w.usage("codex", 2), ["2", "2000", "60", ""]);
 
     // aider: the prompt (and budget) as a message file.
     let args = w.args("aider", 1);
@@ -388,6 +389,6 @@ fn wrappers_work_in_the_sandbox_from_a_checkout_the_sandbox_hides() {
         ]
     };
     assert_eq!(usage("claude"), ["3", "111", "7", "0.15"]);
-    assert_eq!(usage("codex"), ["2", "1000", "33", ""]);
+    assert_eq!(usage("codex"), ["2", "1000", "30", ""]);
     assert_eq!(usage("aider"), ["2", "7900", "146", "0.03"]);
 }

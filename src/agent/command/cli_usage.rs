@@ -40,7 +40,7 @@ pub struct UsageReport {
     /// Prompt tokens, cached or not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
-    /// Output tokens (reasoning included).
+    /// Output tokens (for Codex, its reasoning tokens are a part of them).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
     /// What the CLI says the session cost.
@@ -110,7 +110,9 @@ fn claude(text: &str) -> UsageReport {
 }
 
 /// Usage summed over `turn.completed` events (input_tokens already includes
-/// cached_input_tokens; reasoning tokens count as output). Codex reports no model-call
+/// cached_input_tokens, and output_tokens its reasoning_output_tokens: Codex copies the
+/// Responses API's counts, whose reasoning tokens are a breakdown of the output, so
+/// adding them would count them twice). Codex reports no model-call
 /// count: turns = completed items (commands, file changes, messages, tool calls). No
 /// cost: Codex does not print one. A `turn.failed` or `error` event with no completed
 /// turn after it (Codex retries a stream by itself): `interrupted`, and its message
@@ -135,12 +137,8 @@ fn codex(text: &str) -> UsageReport {
                 if let Some(n) = field("input_tokens") {
                     add(&mut report.input_tokens, n);
                 }
-                let out: Vec<u64> = ["output_tokens", "reasoning_output_tokens"]
-                    .iter()
-                    .filter_map(|name| field(name))
-                    .collect();
-                if !out.is_empty() {
-                    add(&mut report.output_tokens, out.iter().sum());
+                if let Some(n) = field("output_tokens") {
+                    add(&mut report.output_tokens, n);
                 }
             }
             Some(kind @ ("turn.failed" | "error")) => {
@@ -355,7 +353,7 @@ mod tests {
         );
         assert_eq!(
             json(CliFormat::Codex, text),
-            r#"{"turns":2,"input_tokens":1010,"output_tokens":34}"#
+            r#"{"turns":2,"input_tokens":1010,"output_tokens":31}"#
         );
         assert_eq!(
             json(CliFormat::Codex, "{\"type\":\"turn.failed\"}\n"),

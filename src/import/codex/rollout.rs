@@ -26,8 +26,8 @@
 //! event adds what it grew by (a repeated total adds nothing, a total that starts over
 //! adds itself); events with only a per-call `last_token_usage` (or the flat counts of
 //! early versions) add that. A turn is one model call: one count that added tokens.
-//! input_tokens include cached ones, as Codex counts them; output_tokens add reasoning
-//! tokens, as the command driver reads `codex exec --json`.
+//! input_tokens include cached ones and output_tokens the reasoning ones, as Codex
+//! counts them and as the command driver reads `codex exec --json`.
 //!
 //! **Status.** `interrupted` when the last turn was aborted (`turn_aborted`) or never
 //! completed (a `task_started` without its `task_complete`: the CLI was killed), or,

@@ -2,8 +2,9 @@
 //! `total_token_usage` adds what it grew by (a repeated total adds nothing, a total that
 //! starts over adds itself); events with only a per-call `last_token_usage`, or the flat
 //! counts of early versions, add that. A turn is one model call: one count that added
-//! tokens. input_tokens include cached ones, as Codex counts them; output_tokens add
-//! reasoning tokens, as the command driver reads `codex exec --json`.
+//! tokens. input_tokens include cached ones and output_tokens the reasoning ones, as
+//! Codex counts them (its `reasoning_output_tokens` is a breakdown of the output, as in
+//! the Responses API it copies), and as the command driver reads `codex exec --json`.
 
 use serde_json::Value;
 
@@ -22,7 +23,7 @@ pub struct Tokens {
 
 fn counts(usage: &Value) -> [u64; 3] {
     let field = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
-    let output = field("output_tokens").saturating_add(field("reasoning_output_tokens"));
+    let output = field("output_tokens");
     let total = usage
         .get("total_tokens")
         .and_then(Value::as_u64)
@@ -103,7 +104,7 @@ mod tests {
         let u = t.usage();
         assert_eq!(
             (u.turns, u.input_tokens, u.output_tokens),
-            (Some(2), Some(250), Some(31))
+            (Some(2), Some(250), Some(30))
         );
         // A total that starts over (a resumed process) adds itself.
         t.count(&info(40, 4));
@@ -118,7 +119,7 @@ mod tests {
         let u = t.usage();
         assert_eq!(
             (u.turns, u.input_tokens, u.output_tokens),
-            (Some(2), Some(12), Some(6))
+            (Some(2), Some(12), Some(3))
         );
         assert_eq!(Tokens::default().usage(), Usage::default());
     }
