@@ -455,6 +455,12 @@ fn under_bwrap_the_oracle_and_the_network_are_out_of_reach_and_the_run_records_i
     // The place the probe tries to write must lie outside /tmp wherever the checkout
     // is: under bwrap /tmp is a private tmpfs, where any write succeeds harmlessly.
     let system = tempfile::tempdir_in("/var/tmp").unwrap();
+    // As root the sandbox runs as an unprivileged user, which may write only what it is
+    // given: a root user hands the CLI's writable directory over, as the README says.
+    if nix::unistd::geteuid().is_root() {
+        let user = loopbench::sandbox::SandboxUser::default();
+        user.hand_over(&[system.path()]).unwrap();
+    }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     script(tmp.path(), "probe.sh", PROBE);
@@ -572,6 +578,133 @@ fn sandbox_settings_without_the_sandbox_or_a_missing_writable_directory_exit_2()
             tmp.path().join("no-such-dir-for-loopbench").display()
         )));
     assert!(!tmp.path().join("never").exists());
+}
+
+#[test]
+fn declared_places_showing_the_host_a_home_sockets_or_answers_are_refused() {
+    if !bwrap_works() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true: no bwrap"
+        );
+        return;
+    }
+    let tmp = common::visible_tempdir();
+    let home = tmp.path().join("home");
+    let copy = tmp.path().join("study/copy-of-shtask");
+    let tools = tmp.path().join("tools");
+    for dir in [home.join(".cli"), copy.join("oracle/tests"), tools.clone()] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::write(copy.join("task.toml"), "name = \"copy\"\n").unwrap();
+    let study = tmp.path().join("study");
+    let cases: Vec<(String, String, String)> = vec![
+        ("sandbox_ro".into(), "/".into(), "is the whole host".into()),
+        (
+            "sandbox_ro".into(),
+            "/root".into(),
+            "is a home directory".into(),
+        ),
+        (
+            "sandbox_ro".into(),
+            "~".into(),
+            "is a home directory".into(),
+        ),
+        (
+            "sandbox_rw".into(),
+            "/run".into(),
+            "lies in /run, the kernel's".into(),
+        ),
+        (
+            "sandbox_ro".into(),
+            study.display().to_string(),
+            format!("holds {}, a task's oracle", copy.join("oracle").display()),
+        ),
+    ];
+    for (key, place, why) in cases {
+        let agents = format!(
+            "[agents.x]\ndriver = \"command\"\nprogram = \"/bin/sh\"\nsandbox = \"bwrap\"\n{key} = [\"{place}\"]\n"
+        );
+        let suite = sh_suite(tmp.path(), &agents, &arm("x", "x", 1, ""));
+        let shown = if place == "~" {
+            home.display().to_string()
+        } else {
+            place.clone()
+        };
+        for command in ["validate", "run"] {
+            loopbench()
+                .arg(command)
+                .arg(&suite)
+                .env("HOME", &home)
+                .assert()
+                .code(2)
+                .stderr(predicate::str::contains(format!(
+                    "{}: agent 'x': {key}: '{shown}' {why}",
+                    suite.join("suite.toml").display()
+                )));
+        }
+    }
+    // A place inside the home, holding no answer, is what the keys are for.
+    let agents = format!(
+        "[agents.x]\ndriver = \"command\"\nprogram = \"/bin/sh\"\nsandbox = \"bwrap\"\nsandbox_ro = [\"~/.cli\", \"{}\"]\n",
+        tools.display()
+    );
+    let suite = sh_suite(tmp.path(), &agents, &arm("x", "x", 1, ""));
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .env("HOME", &home)
+        .assert()
+        .success();
+    // A wrapper's own declaration is held to the same rules.
+    let wrapper = script(
+        tmp.path(),
+        "wrapper.sh",
+        "# loopbench: sandbox-query\nif [ -n \"$LOOPBENCH_SANDBOX_QUERY\" ]; then echo 'ro /'; exit 0; fi\n",
+    );
+    let agents =
+        "[agents.x]\ndriver = \"command\"\nprogram = \"./wrapper.sh\"\nsandbox = \"bwrap\"\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("x", "x", 1, ""));
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "agent 'x': program '{}': its sandbox query declares 'ro /', which is the whole host",
+            wrapper.display()
+        )));
+}
+
+#[test]
+fn as_root_a_writable_place_the_sandbox_user_cannot_write_is_refused_with_the_fix() {
+    if !bwrap_works() || !nix::unistd::geteuid().is_root() {
+        eprintln!("skipping: only a root harness runs its sandbox as another user");
+        return;
+    }
+    let tmp = common::visible_tempdir();
+    let state = tmp.path().join("cli-state");
+    std::fs::create_dir(&state).unwrap();
+    std::fs::set_permissions(&state, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let agents = format!(
+        "[agents.x]\ndriver = \"command\"\nprogram = \"/bin/sh\"\nsandbox = \"bwrap\"\nsandbox_rw = [\"{}\"]\n",
+        state.display()
+    );
+    let suite = sh_suite(tmp.path(), &agents, &arm("x", "x", 1, ""));
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "sandbox_rw: '{}' cannot be written by the sandbox's user 65534:65534",
+            state.display()
+        )))
+        .stderr(predicate::str::contains("chown -R 65534:65534"));
+    loopbench::sandbox::SandboxUser::default()
+        .hand_over(&[&state])
+        .unwrap();
+    loopbench().arg("validate").arg(&suite).assert().success();
 }
 
 #[test]

@@ -110,6 +110,42 @@ fn replay_cmd(trace: &Path, task: &Path, out: &Path) -> assert_cmd::assert::Asse
 }
 
 #[test]
+fn a_sandbox_that_cannot_be_confined_refuses_the_replay_instead_of_checking_on_the_host() {
+    // As root, the sandbox runs as an unprivileged user; a setting that names root (or
+    // anything else the harness cannot use) leaves no confined sandbox to make. Before,
+    // a failed confinement check read as "no bwrap" and the checks ran on the host.
+    if !loopbench::sandbox::bwrap_works() || !nix::unistd::geteuid().is_root() {
+        eprintln!("skipping: needs a root harness where bwrap works");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // No `run` action: only the checks would have run, on the host, silently.
+    let trace = tmp.path().join("no-run-actions.jsonl");
+    let text = std::fs::read_to_string(example_trace()).unwrap();
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.contains("\"op\": \"run\""))
+        .collect();
+    std::fs::write(&trace, kept.join("\n") + "\n").unwrap();
+    let out = tmp.path().join("out");
+    loopbench()
+        .arg("replay")
+        .arg(&trace)
+        .arg("--task")
+        .arg(example_task())
+        .args(["--format", "json", "--out"])
+        .arg(&out)
+        .env("LOOPBENCH_SANDBOX_USER", "0:0")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "replay runs checks and `run` actions under bubblewrap, but LOOPBENCH_SANDBOX_USER: \
+             expected UID:GID, two numbers other than 0, got '0:0'",
+        ));
+    assert!(!out.join("sessions.csv").exists());
+}
+
+#[test]
 fn a_trace_writing_above_the_work_directory_exits_2_names_the_path_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let task = sh_task(tmp.path());

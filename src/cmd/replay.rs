@@ -81,9 +81,14 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
 
 /// Whether the replay runs sandboxed: where bubblewrap works, unless the user said
 /// `--unsandboxed`. Where it does not work, traces that run shell commands are refused
-/// without `--unsandboxed`, naming the first such line.
+/// without `--unsandboxed`, naming the first such line. Where it works but its sandbox
+/// would not be confined (a capability left, a root harness's sandbox running as
+/// root), the replay is refused: never run on the host instead.
 fn sandbox_for(arms: &[ReplayArm], unsandboxed: bool) -> Result<bool> {
     let sandboxed = !unsandboxed && crate::sandbox::bwrap_works();
+    if sandboxed {
+        crate::sandbox::check_bwrap_for("replay runs checks and `run` actions under bubblewrap")?;
+    }
     if !sandboxed && !unsandboxed {
         let with_run = arms
             .iter()
@@ -250,6 +255,12 @@ pub(crate) fn plan_from_manifest(dir: &Path, manifest: &Manifest) -> Result<Plan
             "'{}' was replayed under bubblewrap, which does not work here; resume it where it does",
             dir.display()
         )));
+    }
+    if manifest.verify_sandboxed {
+        crate::sandbox::check_bwrap_for(&format!(
+            "'{}' was replayed under bubblewrap",
+            dir.display()
+        ))?;
     }
     Ok(Plan::replay(ReplaySet {
         task,

@@ -238,7 +238,7 @@ impl CommandAgent {
                     .filter(exists)
                     .map(|p| canon(p)),
             );
-            layout.writable_dirs.extend(
+            layout.declared_rw.extend(
                 sandbox
                     .read_write
                     .iter()
@@ -294,6 +294,20 @@ impl CommandAgent {
         let mut sandboxed = None;
         if self.sandbox.is_some() {
             let layout = self.layout(ctx, &program, files);
+            // A root harness runs the agent as the sandbox's user: what it may write
+            // (and the prompt it reads) must be that user's.
+            layout.hand_over().io_context(|| {
+                format!(
+                    "cannot hand '{}' over to the sandbox's user",
+                    ctx.workspace.work_dir.display()
+                )
+            })?;
+            if let Some(run_as) = &layout.run_as {
+                run_as
+                    .user
+                    .hand_over(&[&ctx.workspace.prompt_file])
+                    .io_context(|| "cannot hand the prompt over to the sandbox's user".into())?;
+            }
             let cgroup = Cgroup::create(self.limits)
                 .io_context(|| "cannot create the session's cgroup".into())?;
             let _ = std::fs::remove_file(&files.bwrap_status);
