@@ -547,6 +547,24 @@ fn a_root_agent_reads_no_root_file_no_answer_in_a_shown_toolchain_and_cannot_rew
     .unwrap();
     let ran = run(&suite, &out, "1", &[("PATH", path.to_str().unwrap())]);
 
+    // The run says once how limits are enforced here and who the sandbox runs as, and
+    // records both.
+    assert_eq!(ran.stderr.matches("sandbox: ").count(), 1, "{}", ran.stderr);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let limits = manifest["sandbox_limits"].as_str().unwrap();
+    assert!(ran.stderr.contains(limits), "{limits}\n{}", ran.stderr);
+    assert!(limits.contains("max_pids and max_memory"), "{limits}");
+    if root {
+        assert_eq!(manifest["sandbox_user"], "65534:65534");
+        assert!(
+            ran.stderr.contains(
+                "sandbox: agents and checks run as 65534:65534 (the harness runs as root)"
+            ),
+            "{}",
+            ran.stderr
+        );
+    }
     let shown = ran.capture("shown:shtask:0", 1, "stdout");
     // The toolchain is shown (so the masks are what keeps the answers out).
     assert!(shown.contains("toolchain: shown"), "{shown}");

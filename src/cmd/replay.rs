@@ -33,6 +33,11 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
         None => new_run_dir(&Path::new("results").join("replay")),
     };
     let sandboxed = sandbox_for(&arms, args.unsandboxed)?;
+    let (sandbox_limits, sandbox_user) = if sandboxed {
+        super::run::sandbox_facts()
+    } else {
+        (None, None)
+    };
     let manifest = Manifest {
         suite: "replay".into(),
         suite_hash: inputs_hash(&task, &arms)?,
@@ -48,6 +53,8 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
         verify_sandboxed: sandboxed,
         unsandboxed: args.unsandboxed,
         keep_repos: args.keep_repos,
+        sandbox_limits,
+        sandbox_user,
         replay: Some(ReplayInputs {
             task: std::path::absolute(&task.dir)
                 .unwrap_or_else(|_| task.dir.clone())

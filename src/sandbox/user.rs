@@ -111,6 +111,11 @@ impl RunAs {
 }
 
 impl SandboxUser {
+    /// `UID:GID`, as `LOOPBENCH_SANDBOX_USER` and the manifest spell it.
+    pub fn spelled(&self) -> String {
+        format!("{}:{}", self.uid, self.gid)
+    }
+
     /// Parses `UID:GID` (numbers, neither 0).
     pub fn parse(text: &str) -> std::result::Result<SandboxUser, String> {
         let expected = || format!("expected UID:GID, two numbers other than 0, got '{text}'");
