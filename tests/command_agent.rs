@@ -775,6 +775,69 @@ fn an_agent_printing_200_mb_is_captured_up_to_its_cap_and_the_harness_stays_smal
 }
 
 #[test]
+fn a_secret_at_the_end_of_a_250_mb_file_in_home_is_redacted_and_the_harness_stays_small() {
+    let tmp = common::visible_tempdir();
+    script(
+        tmp.path(),
+        "big-home.sh",
+        "head -c 250000000 /dev/zero | tr '\\0' x > \"$HOME/big.log\"\necho \"key $LB_BIG_KEY\" >> \"$HOME/big.log\"\n",
+    );
+    let agents = "[agents.big]\ndriver = \"command\"\nprogram = \"./big-home.sh\"\ntimeout = \"5m\"\npass_env = [\"LB_BIG_KEY\"]\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("big", "big", 1, ""));
+    let (ran, peak_kib) = common::command::run_ok_measured_with(
+        &suite,
+        &tmp.path().join("out"),
+        &[("LB_BIG_KEY", "sk-big-secret-31337")],
+    );
+    let log = ran.out.join("agents/big:shtask:0/home/big.log");
+    assert_eq!(std::fs::metadata(&log).unwrap().len(), 250_000_000 + 26);
+    let mut tail = std::fs::File::open(&log).unwrap();
+    std::io::Seek::seek(&mut tail, std::io::SeekFrom::End(-40)).unwrap();
+    let mut end = String::new();
+    std::io::Read::read_to_string(&mut tail, &mut end).unwrap();
+    assert!(end.ends_with("xkey [redacted LB_BIG_KEY]\n"), "{end:?}");
+    assert!(
+        peak_kib < 150 * 1024,
+        "the harness grew to {peak_kib} KiB redacting a 250 MB file"
+    );
+}
+
+#[test]
+fn a_home_past_max_home_bytes_is_emptied_and_ends_the_trial_with_the_limit_as_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    script(
+        tmp.path(),
+        "fill-home.sh",
+        "mkdir -p \"$HOME/.cache\" && head -c 3000000 /dev/zero > \"$HOME/.cache/blob\"\n",
+    );
+    let agents = "[agents.fill]\ndriver = \"command\"\nprogram = \"./fill-home.sh\"\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("fill", "fill", 3, ""));
+    let text = std::fs::read_to_string(suite.join("suite.toml")).unwrap();
+    std::fs::write(
+        suite.join("suite.toml"),
+        text.replace("tasks = [", "max_home_bytes = \"2MiB\"\ntasks = ["),
+    )
+    .unwrap();
+    let ran = run_ok(&suite, &tmp.path().join("out"));
+    assert_eq!(
+        ran.sessions.len(),
+        1,
+        "the trial went on: {:?}",
+        ran.sessions
+    );
+    let s = &ran.sessions[0];
+    assert_eq!(s["outcome"], "error", "{s:?}");
+    assert_eq!(s["failure"], "agent", "{s:?}");
+    assert!(
+        s["error"].contains("reached max_home_bytes = 2097152"),
+        "{}",
+        s["error"]
+    );
+    let home = ran.out.join("agents/fill:shtask:0/home");
+    assert_eq!(std::fs::read_dir(&home).unwrap().count(), 0);
+}
+
+#[test]
 fn validate_names_the_line_of_a_capture_limit_that_is_no_size() {
     let tmp = tempfile::tempdir().unwrap();
     for (value, message) in [

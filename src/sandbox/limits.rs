@@ -21,6 +21,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub const DEFAULT_MAX_PIDS: u64 = 1024;
 /// Memory one session may use, unless the suite says (`max_memory`): 4 GiB.
 pub const DEFAULT_MAX_MEMORY: u64 = 4 * 1024 * 1024 * 1024;
+/// Bytes a command agent's HOME may hold after a session, unless the suite says
+/// (`max_home_bytes`): 1 GiB.
+pub const DEFAULT_MAX_HOME_BYTES: u64 = 1024 * 1024 * 1024;
 
 /// What one session may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +32,9 @@ pub struct Limits {
     pub max_pids: u64,
     /// Bytes of memory, page cache of RAM-backed files included.
     pub max_memory: u64,
+    /// Bytes of a command agent's HOME and scripted model log after a session (checked
+    /// then: the HOME lies in the run directory, on disk, where no cgroup counts it).
+    pub max_home_bytes: u64,
 }
 
 impl Default for Limits {
@@ -36,6 +42,7 @@ impl Default for Limits {
         Limits {
             max_pids: DEFAULT_MAX_PIDS,
             max_memory: DEFAULT_MAX_MEMORY,
+            max_home_bytes: DEFAULT_MAX_HOME_BYTES,
         }
     }
 }
@@ -469,6 +476,7 @@ mod tests {
         let limits = Limits {
             max_pids: 16,
             max_memory: 64 * 1024 * 1024,
+            ..Limits::default()
         };
         let Some(group) = Cgroup::create(limits).unwrap() else {
             eprintln!("skipping: {}", Enforcement::here().describe());

@@ -16,7 +16,9 @@ pub use allowlist::{Allowlist, SYSTEM_DIRS, SYSTEM_SECRETS, Shown};
 pub use environment::{INHERITED, Redactor, base as base_env, passed as passed_env};
 pub use launch::{Launch, Started};
 pub use layout::{BWRAP, DEFAULT_TMP_BYTES, Hidden, Layout};
-pub use limits::{Cgroup, DEFAULT_MAX_MEMORY, DEFAULT_MAX_PIDS, Enforcement, Limits};
+pub use limits::{
+    Cgroup, DEFAULT_MAX_HOME_BYTES, DEFAULT_MAX_MEMORY, DEFAULT_MAX_PIDS, Enforcement, Limits,
+};
 pub use places::{
     Answer, SEARCH_DEPTH, SEARCH_ENTRIES, SEARCHED_SYSTEM_DIRS, answers_inside, refused_place,
 };

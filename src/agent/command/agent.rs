@@ -568,16 +568,75 @@ impl Agent for CommandAgent {
     fn run_session(&mut self, ctx: &SessionContext<'_>) -> Result<SessionRun> {
         let files = self.prepare(ctx)?;
         let env = self.session_env(ctx, &files.usage_file, &files.state_dir, &files.home);
+        let started = std::time::SystemTime::now();
         let mut run = self.run_tries(ctx, &files, &env)?;
+        if let Some(over) = self.bound_home(&files)? {
+            run.error = Some(match run.error.take() {
+                Some(e) => format!("{e}; {over}"),
+                None => over.clone(),
+            });
+            run.outcome = Outcome::Error;
+            run.failure = Some(Failure::new(FailureKind::Agent, over));
+        }
         // What the session left in the run directory (captures, the CLI's transcripts
-        // and logs in its HOME) must not keep a value passed by `pass_env`.
-        self.redactor
-            .files_under(&self.capture_dir)
+        // and logs in its HOME) must not keep a value passed by `pass_env`. Read in
+        // chunks, only what this session changed, and no more than it may have left.
+        let cap = self
+            .limits
+            .max_home_bytes
+            .saturating_add(self.capture_limit.saturating_mul(2));
+        let removed = self
+            .redactor
+            .files_under(&self.capture_dir, Some(started), cap)
             .io_context(|| format!("cannot redact '{}'", self.capture_dir.display()))?;
+        if !removed.is_empty() {
+            run.add_note(format!(
+                "{} files the session left were removed unread: more than {cap} bytes to \
+                 redact",
+                removed.len()
+            ));
+        }
         if let Some(error) = &run.error {
             run.error = Some(self.redactor.text(error).into_owned());
         }
         Ok(run)
+    }
+}
+
+impl CommandAgent {
+    /// Checks the size of the trial's HOME and the scripted model's log after a
+    /// session: past `max_home_bytes`, both are emptied (the run directory lies on disk,
+    /// where no cgroup counts what the CLI keeps) and the sentence for the session's
+    /// record is returned; the trial ends with it.
+    fn bound_home(&self, files: &SessionFiles) -> Result<Option<String>> {
+        let limit = self.limits.max_home_bytes;
+        let mut bytes: u64 = files
+            .model_log
+            .as_ref()
+            .and_then(|log| std::fs::symlink_metadata(log).ok())
+            .map_or(0, |m| m.len());
+        for entry in walkdir::WalkDir::new(&files.home).follow_links(false) {
+            let Ok(entry) = entry else { continue };
+            if entry.file_type().is_file() {
+                bytes = bytes.saturating_add(entry.metadata().map_or(0, |m| m.len()));
+            }
+            if bytes > limit {
+                break;
+            }
+        }
+        if bytes <= limit {
+            return Ok(None);
+        }
+        std::fs::remove_dir_all(&files.home)
+            .and_then(|()| std::fs::create_dir(&files.home))
+            .io_context(|| format!("cannot empty '{}'", files.home.display()))?;
+        if let Some(log) = &files.model_log {
+            crate::agent_file::replace(log, b"")?;
+        }
+        Ok(Some(format!(
+            "reached max_home_bytes = {limit}: the agent's HOME (and the model log) held more \
+             after the session; both were emptied"
+        )))
     }
 }
 
