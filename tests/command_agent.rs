@@ -838,6 +838,71 @@ fn a_home_past_max_home_bytes_is_emptied_and_ends_the_trial_with_the_limit_as_re
 }
 
 #[test]
+fn a_passed_key_quoted_by_the_failure_that_stops_the_run_is_redacted_on_stderr() {
+    let tmp = tempfile::tempdir().unwrap();
+    script(
+        tmp.path(),
+        "refused.sh",
+        "printf '{\"failure\": {\"kind\": \"auth\", \"reason\": \"the provider refused key %s\"}}\\n' \"$LB_AUTH_KEY\" > \"$LOOPBENCH_USAGE_FILE\"\nexit 1\n",
+    );
+    let agents = "[agents.refused]\ndriver = \"command\"\nprogram = \"./refused.sh\"\npass_env = [\"LB_AUTH_KEY\"]\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("refused", "refused", 1, ""));
+    let out = tmp.path().join("out");
+    let output = loopbench()
+        .arg("run")
+        .arg(&suite)
+        .args(["--quiet", "--out"])
+        .arg(&out)
+        .env("LB_AUTH_KEY", "sk-auth-secret-4711")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("the provider refused key [redacted LB_AUTH_KEY]"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("sk-auth-secret-4711"), "{stderr}");
+    for file in ["failures.jsonl", "sessions.jsonl"] {
+        let text = std::fs::read_to_string(out.join(file)).unwrap_or_default();
+        assert!(!text.contains("sk-auth-secret-4711"), "{file}: {text}");
+    }
+}
+
+#[test]
+fn a_check_that_outlasts_observe_timeout_is_stopped_at_the_deadline() {
+    let tmp = tempfile::tempdir().unwrap();
+    script(
+        tmp.path(),
+        "slow-test.sh",
+        "printf '# test: a\\n# test: b\\nsleep 40\\n' > tests/check_F1.sh\n",
+    );
+    let agents = "[agents.slow]\ndriver = \"command\"\nprogram = \"./slow-test.sh\"\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("slow", "slow", 1, ""));
+    let task = suite.join("shtask/task.toml");
+    let text = std::fs::read_to_string(&task).unwrap();
+    std::fs::write(
+        &task,
+        format!("verify_timeout = \"60s\"\nobserve_timeout = \"2s\"\n{text}"),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let ran = run_ok(&suite, &tmp.path().join("out"));
+    let elapsed = started.elapsed();
+    let s = &ran.sessions[0];
+    assert_eq!(s["outcome"], "error", "{s:?}");
+    assert!(
+        s["error"].contains("observe_timeout = 2s"),
+        "{}",
+        s["error"]
+    );
+    assert!(
+        elapsed < std::time::Duration::from_secs(20),
+        "the check ran on past the observation's deadline: {elapsed:?}"
+    );
+}
+
+#[test]
 fn validate_names_the_line_of_a_capture_limit_that_is_no_size() {
     let tmp = tempfile::tempdir().unwrap();
     for (value, message) in [

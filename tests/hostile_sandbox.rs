@@ -114,6 +114,14 @@ case "$LOOPBENCH_SESSION" in
 esac
 "#;
 
+/// Leaves a test of its own that starts processes without end: the code under test
+/// runs inside the check, under the check's limits.
+const FORKING_CHECK: &str = r#"
+printf '# test: f1 exists\n# test: f1 is a file\nfor i in $(seq 300); do sleep 3 & done\nexit 1\n' > tests/check_F1.sh
+git add -A >/dev/null 2>&1; git commit -qm "a test that forks" >/dev/null 2>&1
+exit 0
+"#;
+
 /// Starts processes without end.
 const FORK_STORM: &str = r#"
 i=0
@@ -530,15 +538,19 @@ fn a_root_agent_reads_no_root_file_no_answer_in_a_shown_toolchain_and_cannot_rew
     let tmp = common::visible_tempdir();
     script(tmp.path(), "shown-places.sh", SHOWN_PLACES);
     script(tmp.path(), "truncate.sh", TRUNCATE_EFFECTS);
+    script(tmp.path(), "forking-check.sh", FORKING_CHECK);
     let etc_path = etc.as_ref().map_or_else(
         || "/etc/hostname".to_string(),
         |c| c.0.display().to_string(),
     );
     let env = format!("ETC_CANARY = \"{etc_path}\", TOOL = \"{}\"", tool.display());
     let agents = sandboxed_agent("shown", "shown-places.sh", &env, "")
-        + &sandboxed_agent("truncate", "truncate.sh", "", "");
-    let arms = arm("shown", "shown", 1, "") + &arm("truncate", "truncate", 3, "");
-    let suite = suite(tmp.path(), &agents, &arms, "");
+        + &sandboxed_agent("truncate", "truncate.sh", "", "")
+        + &sandboxed_agent("forkcheck", "forking-check.sh", "", "");
+    let arms = arm("shown", "shown", 1, "")
+        + &arm("truncate", "truncate", 3, "")
+        + &arm("forkcheck", "forkcheck", 1, "");
+    let suite = suite(tmp.path(), &agents, &arms, "max_pids = 64");
     let out = tmp.path().join("out");
     let path = std::env::join_paths(
         std::iter::once(tool.join("bin"))
@@ -589,6 +601,19 @@ fn a_root_agent_reads_no_root_file_no_answer_in_a_shown_toolchain_and_cannot_rew
     assert_eq!(cells(1), ("0".into(), "false".into()));
     assert_eq!(cells(2), ("1".into(), "true".into()));
     assert_eq!(cells(3), ("0".into(), "false".into()));
+
+    // A limit the agent's own test reached while the harness checked it is in the
+    // record of the session that left that test.
+    let enforcement = loopbench::sandbox::Enforcement::here();
+    if matches!(enforcement, loopbench::sandbox::Enforcement::None(_)) {
+        eprintln!("not checking a check's limits: {}", enforcement.describe());
+    } else {
+        let forked = session(&ran, "forkcheck", 1);
+        assert!(
+            forked["error"].contains("check of F1: reached max_pids = 64"),
+            "{forked:?}"
+        );
+    }
     drop(etc);
 }
 

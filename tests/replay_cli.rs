@@ -146,6 +146,33 @@ fn a_sandbox_that_cannot_be_confined_refuses_the_replay_instead_of_checking_on_t
 }
 
 #[test]
+fn a_run_action_that_reaches_a_limit_of_the_sandbox_says_so_in_its_session() {
+    let enforcement = loopbench::sandbox::Enforcement::here();
+    if !loopbench::sandbox::bwrap_works()
+        || matches!(enforcement, loopbench::sandbox::Enforcement::None(_))
+    {
+        eprintln!("skipping: no sandbox with limits here");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let task = sh_task(tmp.path());
+    // More processes at once than a replay's sandbox allows (max_pids = 1024).
+    let trace = Trace::new()
+        .session(1)
+        .run("for i in $(seq 1100); do sleep 5 & done; exit 0")
+        .end("completed")
+        .save(tmp.path());
+    let replayed = replay_ok(&trace, &task, Json, tmp.path());
+    let error = replayed.sessions[0]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains(
+            "line 2: 'for i in $(seq 1100); do sleep 5 & done; exit 0' reached max_pids = 1024"
+        ),
+        "{error}"
+    );
+}
+
+#[test]
 fn a_trace_writing_above_the_work_directory_exits_2_names_the_path_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let task = sh_task(tmp.path());

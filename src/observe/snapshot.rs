@@ -95,6 +95,10 @@ pub struct Observation {
     /// The git tree of the work directory as `git add -A && git write-tree` gives it
     /// (uncommitted work included, ignored files not); `None` when git could not tell.
     pub git_tree: Option<String>,
+    /// The sandbox's limits the checks of this observation reached, each as a sentence
+    /// naming the feature ("check of F1: reached max_pids = ..."): what the code under
+    /// test did, for the record of the session that left it.
+    pub limits_reached: Vec<String>,
 }
 
 impl Observation {
@@ -116,6 +120,7 @@ impl Observation {
             verify_timeouts: 0,
             progress_nonblank: false,
             git_tree: None,
+            limits_reached: Vec::new(),
             ..self.clone()
         }
     }
@@ -260,7 +265,9 @@ impl<'a> Observer<'a> {
         overlay: Option<&'r OracleTests>,
         tree_key: blake3::Hash,
         seen: &TreeSnapshot,
+        time_left: std::time::Duration,
     ) -> VerifyRun<'r> {
+        let full = self.task.verify_timeout;
         VerifyRun {
             work_dir: &ws.work_dir,
             ignores: &self.task.verify_ignores,
@@ -269,7 +276,8 @@ impl<'a> Observer<'a> {
             command: &feature.verify,
             runner: &feature.runner,
             expected: expected_tests(&feature.runner, seen, &self.task.tests.count_pattern),
-            timeout: self.task.verify_timeout,
+            timeout: full.min(time_left),
+            cut_short: time_left < full,
             repeats: self.repeats,
             cache: self.cache,
             sandbox: self.sandbox.as_ref(),
@@ -364,18 +372,37 @@ impl<'a> Observer<'a> {
         let mut self_verified = BTreeMap::new();
         let mut verify_timeouts = 0;
         let mut failures = BTreeMap::new();
+        let mut limits_reached = Vec::new();
+        // Every check runs within what is left of observe_timeout: a deadline, not a
+        // look at the clock between features.
+        let time_left = || self.task.observe_timeout.saturating_sub(started.elapsed());
         for feature in &self.task.features {
-            let own = self.verify_run(ws, feature, None, own_key, &tree).check()?;
+            if let Some(late) = out_of_time() {
+                return Err(late);
+            }
+            let own = self
+                .verify_run(ws, feature, None, own_key, &tree, time_left())
+                .check()?;
             verify_timeouts += own.timeouts;
             let own_check = own.check;
+            let mut reached = own.limits_reached.clone();
             let truth = match (overlay, overlaid_key, &overlaid) {
                 (Some(o), Some(key), Some(seen)) => {
-                    let truth = self.verify_run(ws, feature, Some(o), key, seen).check()?;
+                    let truth = self
+                        .verify_run(ws, feature, Some(o), key, seen, time_left())
+                        .check()?;
                     verify_timeouts += truth.timeouts;
+                    reached.extend(truth.limits_reached.iter().cloned());
                     truth
                 }
                 _ => own,
             };
+            reached.dedup();
+            limits_reached.extend(
+                reached
+                    .into_iter()
+                    .map(|r| format!("check of {}: {r}", feature.id)),
+            );
             if truth.check == Check::Fail
                 && let Some(failure) = truth.failure
             {
@@ -458,6 +485,7 @@ impl<'a> Observer<'a> {
             failures,
             git_tree,
             hooks,
+            limits_reached,
         })
     }
 }

@@ -225,6 +225,15 @@ fn redacted(event: &Event, redactor: &Redactor) -> Result<Event> {
             EventKind::SessionFinished(Box::new(clean(&**r, redactor)?))
         }
         EventKind::TrialFinished(r) => EventKind::TrialFinished(Box::new(clean(&**r, redactor)?)),
+        EventKind::AttemptFailed {
+            key,
+            attempt,
+            failure,
+        } => EventKind::AttemptFailed {
+            key: key.clone(),
+            attempt: *attempt,
+            failure: clean(failure, redactor)?,
+        },
         other => other.clone(),
     };
     Ok(Event {
@@ -405,6 +414,8 @@ pub fn execute(
             return Err(e);
         }
         if let Some(cause) = breaker.cause() {
+            // Printed on stderr: a failure's reason may quote a passed key.
+            let cause = redactor.text(&cause).into_owned();
             return Err(Error::Halted { cause });
         }
         let finished: Vec<TrialResult> = results.into_iter().flatten().collect();

@@ -39,22 +39,26 @@ pub fn passed(pass_env: &[String]) -> Vec<(String, OsString)> {
         .collect()
 }
 
-/// Replaces the values passed by `pass_env` with `[redacted NAME]`.
+/// Replaces the values passed by `pass_env` with `[redacted NAME]`. Values are bytes: a
+/// value that is not UTF-8 is passed to the agent as it is, and redacted in its raw
+/// bytes and in the spelling a lossy decoding of them gives (how text the harness
+/// stores shows it).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Redactor {
     /// (name, value), longest value first so that one secret holding another is
     /// replaced whole.
-    secrets: Vec<(String, String)>,
+    secrets: Vec<(String, Vec<u8>)>,
 }
 
 impl Redactor {
     /// The redactor of the values the harness has for `names`. Values shorter than 4
     /// bytes are not secrets worth the false hits and are left alone.
     pub fn for_names<'a>(names: impl IntoIterator<Item = &'a String>) -> Redactor {
+        use std::os::unix::ffi::OsStrExt;
         Redactor::from_pairs(
             names
                 .into_iter()
-                .filter_map(|n| Some((n.clone(), std::env::var(n).ok()?)))
+                .filter_map(|n| Some((n.clone(), std::env::var_os(n)?.as_bytes().to_vec())))
                 .collect(),
         )
     }
@@ -64,13 +68,13 @@ impl Redactor {
         Redactor::from_pairs(
             pairs
                 .iter()
-                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .map(|(n, v)| (n.to_string(), v.as_bytes().to_vec()))
                 .collect(),
         )
     }
 
     /// Keeps the pairs whose value is long enough to be a secret, longest first.
-    fn from_pairs(mut secrets: Vec<(String, String)>) -> Redactor {
+    fn from_pairs(mut secrets: Vec<(String, Vec<u8>)>) -> Redactor {
         secrets.retain(|(_, v)| v.len() >= 4);
         secrets.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
         secrets.dedup();
@@ -82,35 +86,39 @@ impl Redactor {
         self.secrets.is_empty()
     }
 
+    /// The spellings of one value in text: its lossy decoding and that JSON-escaped.
+    fn text_spellings(value: &[u8]) -> [String; 2] {
+        let text = String::from_utf8_lossy(value).into_owned();
+        let escaped = serde_json::to_string(&text).unwrap_or_default();
+        let escaped = escaped.trim_matches('"').to_string();
+        [text, escaped]
+    }
+
     /// `text` with every secret replaced, also in its JSON-escaped spelling.
     pub fn text<'t>(&self, text: &'t str) -> Cow<'t, str> {
         let mut out = Cow::Borrowed(text);
         for (name, value) in &self.secrets {
-            let escaped = serde_json::to_string(value).unwrap_or_default();
-            let escaped = escaped.trim_matches('"');
-            for spelling in [value.as_str(), escaped] {
-                if !spelling.is_empty() && out.contains(spelling) {
-                    out = Cow::Owned(out.replace(spelling, &format!("[redacted {name}]")));
+            for spelling in Redactor::text_spellings(value) {
+                if !spelling.is_empty() && out.contains(&spelling) {
+                    out = Cow::Owned(out.replace(&spelling, &format!("[redacted {name}]")));
                 }
             }
         }
         out
     }
 
-    /// `bytes` with every secret replaced.
+    /// `bytes` with every secret replaced, in each of its spellings.
     pub fn bytes<'b>(&self, bytes: &'b [u8]) -> Cow<'b, [u8]> {
         let mut out = Cow::Borrowed(bytes);
-        for (name, value) in &self.secrets {
-            let needle = value.as_bytes();
-            if find(&out, needle).is_none() {
+        for (needle, label) in self.needles() {
+            if find(&out, &needle).is_none() {
                 continue;
             }
-            let label = format!("[redacted {name}]");
             let mut replaced = Vec::with_capacity(out.len());
             let mut rest: &[u8] = &out;
-            while let Some(at) = find(rest, needle) {
+            while let Some(at) = find(rest, &needle) {
                 replaced.extend_from_slice(&rest[..at]);
-                replaced.extend_from_slice(label.as_bytes());
+                replaced.extend_from_slice(&label);
                 rest = &rest[at + needle.len()..];
             }
             replaced.extend_from_slice(rest);
@@ -177,16 +185,16 @@ impl Redactor {
         Ok(removed)
     }
 
-    /// Every spelling of every secret with its label, longest first.
+    /// Every spelling of every secret (raw bytes, lossy text, JSON-escaped) with its
+    /// label, longest first.
     fn needles(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
         let mut needles: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         for (name, value) in &self.secrets {
             let label = format!("[redacted {name}]").into_bytes();
-            let escaped = serde_json::to_string(value).unwrap_or_default();
-            let escaped = escaped.trim_matches('"');
-            for spelling in [value.as_str(), escaped] {
-                if !spelling.is_empty() && !needles.iter().any(|(n, _)| n == spelling.as_bytes()) {
-                    needles.push((spelling.as_bytes().to_vec(), label.clone()));
+            let [text, escaped] = Redactor::text_spellings(value);
+            for spelling in [value.clone(), text.into_bytes(), escaped.into_bytes()] {
+                if !spelling.is_empty() && !needles.iter().any(|(n, _)| *n == spelling) {
+                    needles.push((spelling, label.clone()));
                 }
             }
         }
@@ -290,6 +298,18 @@ mod tests {
             v,
             serde_json::json!({"error": "key [redacted API_KEY]", "n": [1, "[redacted API_KEY]"]})
         );
+    }
+
+    #[test]
+    fn a_value_that_is_not_utf8_is_redacted_raw_and_as_text_shows_it() {
+        let r = Redactor::from_pairs(vec![("RAW".into(), b"sk-\xffraw-secret".to_vec())]);
+        assert!(!r.is_empty(), "a non-UTF-8 value was dropped");
+        assert_eq!(
+            &*r.bytes(b"key sk-\xffraw-secret end"),
+            b"key [redacted RAW] end"
+        );
+        let shown = String::from_utf8_lossy(b"error: sk-\xffraw-secret").into_owned();
+        assert_eq!(r.text(&shown), "error: [redacted RAW]");
     }
 
     #[test]

@@ -158,15 +158,12 @@ impl Cgroup {
         } else {
             counter(&read(&memory_dir.join("memory.oom_control")), "oom_kill ")
         };
-        let at_limit = !self.v2 && counter(&read(&memory_dir.join("memory.failcnt")), "") > 0;
+        // Only a kill says the limit stopped something: v1's `memory.failcnt` also
+        // counts every time the kernel reclaimed page cache at the limit, which a
+        // session writing files near it does without anything failing.
         if oom_kills > 0 {
             hit.push(format!(
                 "reached max_memory = {} bytes: the kernel killed {oom_kills} processes",
-                self.limits.max_memory
-            ));
-        } else if at_limit {
-            hit.push(format!(
-                "reached max_memory = {} bytes",
                 self.limits.max_memory
             ));
         }
@@ -469,6 +466,41 @@ mod tests {
             ))
         );
         assert_eq!(v2_own_dir("4:memory:/x\n", MOUNTS), None);
+    }
+
+    #[test]
+    fn under_v1_memory_is_reported_reached_only_when_the_kernel_killed() {
+        let root = tempfile::tempdir().unwrap();
+        let (pids, memory) = (root.path().join("pids"), root.path().join("memory"));
+        for d in [&pids, &memory] {
+            std::fs::create_dir(d).unwrap();
+        }
+        std::fs::write(pids.join("pids.events"), "max 0\n").unwrap();
+        std::fs::write(memory.join("memory.failcnt"), "5812\n").unwrap();
+        std::fs::write(
+            memory.join("memory.oom_control"),
+            "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n",
+        )
+        .unwrap();
+        let group = Cgroup {
+            dirs: vec![pids.clone(), memory.clone()],
+            v2: false,
+            limits: Limits::default(),
+        };
+        assert_eq!(group.reached(), Vec::<String>::new());
+        std::fs::write(
+            memory.join("memory.oom_control"),
+            "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n",
+        )
+        .unwrap();
+        let reached = group.reached();
+        assert_eq!(reached.len(), 1, "{reached:?}");
+        assert!(
+            reached[0].contains("the kernel killed 2 processes"),
+            "{reached:?}"
+        );
+        // Dropping it must not remove the fake directories' files (they are no cgroup).
+        std::mem::forget(group);
     }
 
     #[test]
