@@ -705,6 +705,25 @@ fn as_root_a_writable_place_the_sandbox_user_cannot_write_is_refused_with_the_fi
         .hand_over(&[&state])
         .unwrap();
     loopbench().arg("validate").arg(&suite).assert().success();
+    // A program only root may run would fail in the sandbox with exit 126: refused.
+    let private = script(tmp.path(), "private.sh", "exit 0\n");
+    std::fs::set_permissions(
+        &private,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let agents =
+        "[agents.x]\ndriver = \"command\"\nprogram = \"./private.sh\"\nsandbox = \"bwrap\"\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("x", "x", 1, ""));
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "agent 'x': program '{}' cannot be read and executed by the sandbox's user 65534:65534",
+            std::fs::canonicalize(&private).unwrap().display()
+        )));
 }
 
 #[test]

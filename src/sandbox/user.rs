@@ -155,6 +155,21 @@ impl SandboxUser {
         Ok(())
     }
 
+    /// Whether this user may read and execute the file `file` by its mode (the agent's
+    /// program, which the sandbox binds alone: its directories do not matter).
+    pub fn can_run(&self, file: &Path) -> bool {
+        std::fs::metadata(file).is_ok_and(|m| {
+            let mode = m.mode();
+            if m.uid() == self.uid {
+                mode & 0o500 == 0o500
+            } else if m.gid() == self.gid {
+                mode & 0o050 == 0o050
+            } else {
+                mode & 0o005 == 0o005
+            }
+        })
+    }
+
     /// Whether this user may write the directory `dir` by its mode (owner, group or
     /// other bits), for a declared `sandbox_rw` place the harness does not hand over.
     pub fn can_write(&self, dir: &Path) -> bool {

@@ -213,6 +213,19 @@ pub fn preflight(suite: &Suite, arms: &[usize]) -> Result<()> {
             }
             if let Some(resolved) = resolve_program(program, &suite.dir, env) {
                 let wrapper = sandboxed_program(&resolved);
+                if let Ok(Some(run_as)) = sandbox::RunAs::of_harness()
+                    && !run_as.user.can_run(&wrapper)
+                {
+                    return Err(Error::BadInput(format!(
+                        "agent '{}': program '{}' cannot be read and executed by the \
+                         sandbox's user {} (the harness runs as root, and the sandbox as that \
+                         user): chmod a+rx '{}'",
+                        arm.agent,
+                        wrapper.display(),
+                        run_as.user.spelled(),
+                        wrapper.display()
+                    )));
+                }
                 let in_wrapper = |e: String| {
                     Error::BadInput(format!(
                         "agent '{}': program '{}': {e}",
