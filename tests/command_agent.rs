@@ -704,7 +704,14 @@ fn as_root_a_writable_place_the_sandbox_user_cannot_write_is_refused_with_the_fi
     loopbench::sandbox::SandboxUser::default()
         .hand_over(&[&state])
         .unwrap();
-    loopbench().arg("validate").arg(&suite).assert().success();
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "agents and checks run as 65534:65534 (the harness runs as root)",
+        ));
     // A program only root may run would fail in the sandbox with exit 126: refused.
     let private = script(tmp.path(), "private.sh", "exit 0\n");
     std::fs::set_permissions(
