@@ -21,10 +21,14 @@
 #                                      day (200 runs span 15 ISO weeks), release build;
 #                                      with BIN (an older build), times it on the same
 #                                      runs too and checks that weekly.csv is identical
-#   scripts/bench.sh sandbox [SUITE]   the suite with verify commands under bubblewrap
-#                                      (verify_sandbox = "bwrap") against without, in one
-#                                      invocation; prints the ratio and checks that the
-#                                      tables are identical
+#   scripts/bench.sh sandbox [SUITE]   in one invocation: SUITE's tasks (default: the
+#                                      default suite's) done by a command agent through the
+#                                      agent sandbox against without it (GOLD_REPLICATES,
+#                                      default 6); SUITE itself with its checks under
+#                                      bubblewrap against on the host; the real-CLI dry run
+#                                      with sandbox = "none" against "bwrap" (when the CLIs
+#                                      are installed). Prints each ratio and checks that the
+#                                      tables agree
 # Compare ratios within one run: these machines are shared and noisy.
 # Each section prints wall time and peak memory (GNU time's "Maximum resident set size").
 # Needs: cargo, awk, /usr/bin/time (Debian: apt-get install time).
@@ -175,26 +179,125 @@ bench_run() {
     }'
 }
 
+# A suite in DIR over SUITE's tasks whose one agent is a command agent doing one feature
+# per session from a copy of the gold files outside the tasks (DIR/answers, shown to
+# the sandbox read-only): real sessions through the agent's sandbox, with its checks
+# there too. MODE is "bwrap" or "none".
+make_gold_suite() {
+    local suite="$1" dir="$2" mode="$3" replicates="$4"
+    mkdir -p "$dir"
+    local answers="${dir%/*}/answers" tasks="" t
+    if [[ ! -d "$answers" ]]; then
+        mkdir -p "$answers"
+        for t in "$suite"/tasks/*/; do
+            t="${t%/}"
+            cp -r "$t/oracle/gold" "$answers/${t##*/}"
+        done
+    fi
+    for t in "$suite"/tasks/*/; do tasks+="\"${t%/}\", "; done
+    cat >"$dir/gold.sh" <<'AGENT'
+#!/bin/sh
+# One feature per session: the gold files of F<session>, then a commit.
+id="F$LOOPBENCH_SESSION"
+[ -d "$ANSWERS/$LOOPBENCH_TASK/$id" ] || exit 0
+cp -r "$ANSWERS/$LOOPBENCH_TASK/$id/." .
+git add -A >/dev/null 2>&1 && git commit -qm "$id" >/dev/null 2>&1
+exit 0
+AGENT
+    chmod 755 "$dir/gold.sh"
+    local ro=""
+    [[ "$mode" == bwrap ]] && ro="sandbox_ro = [\"$answers\"]"
+    cat >"$dir/suite.toml" <<SUITE
+name = "gold-$mode"
+seed = 20260704
+replicates = $replicates
+tasks = [${tasks%, }]
+
+[agents.gold]
+driver = "command"
+program = "./gold.sh"
+timeout = "60s"
+sandbox = "$mode"
+$ro
+env = { ANSWERS = "$answers" }
+
+[[arm]]
+name = "gold"
+agent = "gold"
+list_format = "json"
+initializer = false
+max_sessions = 12
+SUITE
+}
+
+# The real-CLI dry run (suites/real-cli-dryrun) in DIR with its agents' sandbox set to
+# MODE, its relative paths made absolute.
+make_dryrun_suite() {
+    local dir="$1" mode="$2"
+    mkdir -p "$dir"
+    sed -e "s#\"\.\./\.\./#\"$root/#" -e "s#\"\.\./examples/#\"$root/suites/examples/#" \
+        -e "s#scenario = \"scenario.jsonl\"#scenario = \"$root/suites/real-cli-dryrun/scenario.jsonl\"#" \
+        -e "s#^sandbox = \"bwrap\"#sandbox = \"$mode\"#" \
+        "$root/suites/real-cli-dryrun/suite.toml" >"$dir/suite.toml"
+}
+
 bench_sandbox() {
-    local suite="${1:-$root/suites/seed-replication}"
+    local suite="${1:-$root/suites/seed-replication}" replicates="${GOLD_REPLICATES:-6}"
     (cd "$root" && cargo build --release --quiet)
     local bin="$root/target/release/loopbench" dir
     dir="$(mktemp -d)"
     trap 'rm -rf "$dir"' RETURN
-    # The same suite with verify_sandbox set: a copy whose tasks are the originals.
+    echo "== sandbox: $bin (release, --jobs 2), $(id -un) on $(nproc) cores"
+    "$bin" validate "$root/suites/real-cli-dryrun" 2>/dev/null | grep -i "sandbox" || true
+
+    # 1. The default suite's tasks, a command agent doing real sessions, with and
+    # without the agent sandbox (its checks follow it).
+    make_gold_suite "$suite" "$dir/gold-none" none "$replicates"
+    make_gold_suite "$suite" "$dir/gold-bwrap" bwrap "$replicates"
+    "$bin" validate "$dir/gold-bwrap" >/dev/null
+    local none boxed same
+    none=$(seconds "$bin" run "$dir/gold-none" --quiet --jobs 2 --out "$dir/out-gold-none")
+    boxed=$(seconds "$bin" run "$dir/gold-bwrap" --quiet --jobs 2 --out "$dir/out-gold-bwrap")
+    local sessions=$(($(wc -l <"$dir/out-gold-none/sessions.csv") - 1))
+    cut -d, -f2- "$dir/out-gold-none/sessions.csv" >"$dir/a.csv"
+    cut -d, -f2- "$dir/out-gold-bwrap/sessions.csv" >"$dir/b.csv"
+    cmp -s "$dir/a.csv" "$dir/b.csv" && same=yes || same=NO
+    echo "gold agent on $(basename "$suite")'s tasks, $sessions sessions, sandbox = \"none\": ${none}s"
+    echo "gold agent, sandbox = \"bwrap\" (agent and checks sandboxed): ${boxed}s"
+    awk -v h="$none" -v b="$boxed" 'BEGIN { printf "bwrap/none: %.2f (target <= 1.3)\n", b / h }'
+    echo "sessions.csv identical but for the arm's name: $same"
+
+    # 2. The default suite itself (the built-in sim agent, which is the harness's own
+    # code): its checks on the host against under the sandbox.
     mkdir -p "$dir/boxed"
     cp -r "$suite/." "$dir/boxed/"
     sed -i '0,/^name = /s//verify_sandbox = "bwrap"\nname = /' "$dir/boxed/suite.toml"
-    "$bin" validate "$dir/boxed" >/dev/null
-    echo "== sandbox: $suite (release, --jobs 2), verify on the host vs under bwrap"
-    local host boxed
+    local host vboxed
     host=$(seconds "$bin" run "$suite" --quiet --jobs 2 --out "$dir/host")
-    boxed=$(seconds "$bin" run "$dir/boxed" --quiet --jobs 2 --out "$dir/bwrap")
+    vboxed=$(seconds "$bin" run "$dir/boxed" --quiet --jobs 2 --out "$dir/bwrap")
     cmp -s "$dir/host/sessions.csv" "$dir/bwrap/sessions.csv" && same=yes || same=NO
-    echo "verify on the host (unshare: no network, own PID namespace): ${host}s"
-    echo "verify under bwrap: ${boxed}s"
-    awk -v h="$host" -v b="$boxed" 'BEGIN { printf "bwrap/host: %.2f\n", b / h }'
+    echo "default suite, checks on the host: ${host}s; under bwrap: ${vboxed}s"
+    awk -v h="$host" -v b="$vboxed" 'BEGIN { printf "bwrap/host: %.2f\n", b / h }'
     echo "sessions.csv identical: $same"
+
+    # 3. The real-CLI dry run, before (no sandbox) and after (bwrap).
+    local clis="${LOOPBENCH_CLI_DIR:-$HOME/.cache/loopbench-clis}"
+    if [[ -x "$clis/npm/node_modules/.bin/claude" && -x "$clis/aider/bin/aider" ]]; then
+        make_dryrun_suite "$dir/dry-none" none
+        make_dryrun_suite "$dir/dry-bwrap" bwrap
+        local path="$clis/npm/node_modules/.bin:$clis/aider/bin:$PATH" before after
+        before=$(PATH="$path" seconds "$bin" run "$dir/dry-none" --quiet --jobs 1 --out "$dir/dry1")
+        after=$(PATH="$path" seconds "$bin" run "$dir/dry-bwrap" --quiet --jobs 1 --out "$dir/dry2")
+        cut -d, -f1-27 "$dir/dry1/sessions.csv" >"$dir/a.csv"
+        cut -d, -f1-27 "$dir/dry2/sessions.csv" >"$dir/b.csv"
+        cmp -s "$dir/a.csv" "$dir/b.csv" && same=yes || same=NO
+        echo "real-CLI dry run (3 CLIs, 18 sessions, --jobs 1), sandbox = \"none\": ${before}s"
+        echo "real-CLI dry run, sandbox = \"bwrap\": ${after}s"
+        awk -v h="$before" -v b="$after" 'BEGIN { printf "bwrap/none: %.2f\n", b / h }'
+        echo "the sessions' acts identical: $same"
+    else
+        echo "real-CLI dry run skipped: the CLIs are not installed in $clis (.ci/run installs them)"
+    fi
 }
 
 # A task of three features checked by POSIX sh, in DIR/task.

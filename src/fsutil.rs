@@ -279,7 +279,9 @@ pub fn name_text(name: &std::ffi::OsStr) -> std::borrow::Cow<'_, str> {
 }
 
 /// Copies the tree under `src` into `dst` (created if needed), keeping permissions and
-/// copying symlinks as symlinks. With `skip_git`, `.git` at the top is left out.
+/// copying symlinks as symlinks. With `skip_git`, every `.git` is left out, a nested
+/// repository's too: what a check's copy holds is what the snapshot hashes and the
+/// tree limits count, none of which looks into a `.git`.
 pub fn copy_tree(src: &Path, dst: &Path, skip_git: bool) -> Result<()> {
     copy_tree_except(src, dst, skip_git, |_| false)
 }
@@ -301,7 +303,7 @@ pub fn copy_tree_except(
         .follow_links(false)
         .into_iter()
         .filter_entry(|e| {
-            !(skip_git && e.depth() == 1 && e.file_name() == GIT_DIR)
+            !(skip_git && e.depth() > 0 && e.file_name() == GIT_DIR)
                 && (e.depth() == 0 || !skip(&relative_slash_path(src, e.path())))
         });
     // Set once the directories are filled, so that a read-only one can be filled.
@@ -486,6 +488,38 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_checks_copy_holds_exactly_what_the_snapshot_hashes_and_the_limits_count() {
+        let src = tempfile::tempdir().unwrap();
+        let s = src.path();
+        for dir in [".git/objects", "sub/.git/objects", "sub/deeper/.git"] {
+            std::fs::create_dir_all(s.join(dir)).unwrap();
+        }
+        for i in 0..50 {
+            std::fs::write(s.join(format!("sub/.git/objects/{i}")), "x".repeat(1000)).unwrap();
+        }
+        std::fs::write(s.join("sub/deeper/.git/note"), "hidden").unwrap();
+        std::fs::write(s.join("sub/a.txt"), "a").unwrap();
+        std::fs::write(s.join("b.txt"), "b").unwrap();
+        let dst = tempfile::tempdir().unwrap();
+        let copy = dst.path().join("copy");
+        copy_tree(s, &copy, true).unwrap();
+        assert!(!copy.join("sub/.git").exists());
+        assert!(!copy.join("sub/deeper/.git").exists());
+        assert_eq!(
+            TreeSnapshot::read(s).unwrap().hash,
+            TreeSnapshot::read(&copy).unwrap().hash
+        );
+        let copied = WalkDir::new(&copy).min_depth(1).into_iter().count() as u64;
+        assert_eq!(
+            tree_size_within(s, u64::MAX, u64::MAX).unwrap(),
+            TreeSize::Within {
+                bytes: 2,
+                entries: copied
+            }
+        );
+    }
 
     #[test]
     fn confine_rejects_absolute_parent_and_symlink_escapes() {

@@ -137,9 +137,13 @@ fn harness_command(work_dir: &Path, extra_config: &[(String, String)]) -> Comman
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    // A root harness hands the work directory over to the sandbox's user; git refuses
+    // a repository another user owns ("dubious ownership") unless a protected scope
+    // (this command-line one) says it is safe. The harness reads it defused anyway.
     let config: Vec<(&str, &str)> = NEUTRAL_CONFIG
         .iter()
         .copied()
+        .chain([("safe.directory", "*")])
         .chain(extra_config.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .collect();
     // GIT_CONFIG_COUNT/KEY/VALUE: command-line scope without `-c`'s parsing of `=`.

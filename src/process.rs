@@ -109,6 +109,7 @@ impl ShellCommand<'_> {
         let mut cgroup = None;
         let mut cmd = match self.isolation {
             Isolation::Sandbox(layout) => {
+                layout.hand_over()?;
                 cgroup = layout.limits.map(Cgroup::create).transpose()?.flatten();
                 let procs = cgroup.as_ref().map(Cgroup::procs_files).unwrap_or_default();
                 let start = Launch::in_scratch(procs).map_err(std::io::Error::other)?;

@@ -97,6 +97,15 @@ pub struct Manifest {
     /// `resume`).
     #[serde(default)]
     pub keep_repos: bool,
+    /// How the sandbox's `max_pids` and `max_memory` were enforced on this machine (a
+    /// cgroup version, or that they were not and which bounds still held); absent when
+    /// nothing ran sandboxed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_limits: Option<String>,
+    /// The host user the sandboxed processes ran as (`UID:GID`), when the harness ran
+    /// as root; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_user: Option<String>,
 }
 
 /// One look of a sharded sequential run: which look, and the merged run of the looks
@@ -162,6 +171,8 @@ impl Manifest {
             replay: None,
             sequential_step: None,
             keep_repos: false,
+            sandbox_limits: None,
+            sandbox_user: None,
         }
     }
 

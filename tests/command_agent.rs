@@ -455,6 +455,12 @@ fn under_bwrap_the_oracle_and_the_network_are_out_of_reach_and_the_run_records_i
     // The place the probe tries to write must lie outside /tmp wherever the checkout
     // is: under bwrap /tmp is a private tmpfs, where any write succeeds harmlessly.
     let system = tempfile::tempdir_in("/var/tmp").unwrap();
+    // As root the sandbox runs as an unprivileged user, which may write only what it is
+    // given: a root user hands the CLI's writable directory over, as the README says.
+    if nix::unistd::geteuid().is_root() {
+        let user = loopbench::sandbox::SandboxUser::default();
+        user.hand_over(&[system.path()]).unwrap();
+    }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     script(tmp.path(), "probe.sh", PROBE);
@@ -575,6 +581,159 @@ fn sandbox_settings_without_the_sandbox_or_a_missing_writable_directory_exit_2()
 }
 
 #[test]
+fn declared_places_showing_the_host_a_home_sockets_or_answers_are_refused() {
+    if !bwrap_works() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true: no bwrap"
+        );
+        return;
+    }
+    let tmp = common::visible_tempdir();
+    let home = tmp.path().join("home");
+    let copy = tmp.path().join("study/copy-of-shtask");
+    let tools = tmp.path().join("tools");
+    for dir in [home.join(".cli"), copy.join("oracle/tests"), tools.clone()] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::write(copy.join("task.toml"), "name = \"copy\"\n").unwrap();
+    let study = tmp.path().join("study");
+    let cases: Vec<(String, String, String)> = vec![
+        ("sandbox_ro".into(), "/".into(), "is the whole host".into()),
+        (
+            "sandbox_ro".into(),
+            "/root".into(),
+            "is a home directory".into(),
+        ),
+        (
+            "sandbox_ro".into(),
+            "~".into(),
+            "is a home directory".into(),
+        ),
+        (
+            "sandbox_rw".into(),
+            "/run".into(),
+            "lies in /run, the kernel's".into(),
+        ),
+        (
+            "sandbox_ro".into(),
+            study.display().to_string(),
+            format!("holds {}, a task's oracle", copy.join("oracle").display()),
+        ),
+    ];
+    for (key, place, why) in cases {
+        let agents = format!(
+            "[agents.x]\ndriver = \"command\"\nprogram = \"/bin/sh\"\nsandbox = \"bwrap\"\n{key} = [\"{place}\"]\n"
+        );
+        let suite = sh_suite(tmp.path(), &agents, &arm("x", "x", 1, ""));
+        let shown = if place == "~" {
+            home.display().to_string()
+        } else {
+            place.clone()
+        };
+        for command in ["validate", "run"] {
+            loopbench()
+                .arg(command)
+                .arg(&suite)
+                .env("HOME", &home)
+                .assert()
+                .code(2)
+                .stderr(predicate::str::contains(format!(
+                    "{}: agent 'x': {key}: '{shown}' {why}",
+                    suite.join("suite.toml").display()
+                )));
+        }
+    }
+    // A place inside the home, holding no answer, is what the keys are for.
+    let agents = format!(
+        "[agents.x]\ndriver = \"command\"\nprogram = \"/bin/sh\"\nsandbox = \"bwrap\"\nsandbox_ro = [\"~/.cli\", \"{}\"]\n",
+        tools.display()
+    );
+    let suite = sh_suite(tmp.path(), &agents, &arm("x", "x", 1, ""));
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .env("HOME", &home)
+        .assert()
+        .success();
+    // A wrapper's own declaration is held to the same rules.
+    let wrapper = script(
+        tmp.path(),
+        "wrapper.sh",
+        "# loopbench: sandbox-query\nif [ -n \"$LOOPBENCH_SANDBOX_QUERY\" ]; then echo 'ro /'; exit 0; fi\n",
+    );
+    let agents =
+        "[agents.x]\ndriver = \"command\"\nprogram = \"./wrapper.sh\"\nsandbox = \"bwrap\"\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("x", "x", 1, ""));
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "agent 'x': program '{}': its sandbox query declares 'ro /', which is the whole host",
+            wrapper.display()
+        )));
+}
+
+#[test]
+fn as_root_a_writable_place_the_sandbox_user_cannot_write_is_refused_with_the_fix() {
+    if !bwrap_works() || !nix::unistd::geteuid().is_root() {
+        eprintln!("skipping: only a root harness runs its sandbox as another user");
+        return;
+    }
+    let tmp = common::visible_tempdir();
+    let state = tmp.path().join("cli-state");
+    std::fs::create_dir(&state).unwrap();
+    std::fs::set_permissions(&state, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let agents = format!(
+        "[agents.x]\ndriver = \"command\"\nprogram = \"/bin/sh\"\nsandbox = \"bwrap\"\nsandbox_rw = [\"{}\"]\n",
+        state.display()
+    );
+    let suite = sh_suite(tmp.path(), &agents, &arm("x", "x", 1, ""));
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "sandbox_rw: '{}' cannot be written by the sandbox's user 65534:65534",
+            state.display()
+        )))
+        .stderr(predicate::str::contains("chown -R 65534:65534"));
+    loopbench::sandbox::SandboxUser::default()
+        .hand_over(&[&state])
+        .unwrap();
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "agents and checks run as 65534:65534 (the harness runs as root)",
+        ));
+    // A program only root may run would fail in the sandbox with exit 126: refused.
+    let private = script(tmp.path(), "private.sh", "exit 0\n");
+    std::fs::set_permissions(
+        &private,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let agents =
+        "[agents.x]\ndriver = \"command\"\nprogram = \"./private.sh\"\nsandbox = \"bwrap\"\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("x", "x", 1, ""));
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "agent 'x': program '{}' cannot be read and executed by the sandbox's user 65534:65534",
+            std::fs::canonicalize(&private).unwrap().display()
+        )));
+}
+
+#[test]
 fn validate_names_the_line_of_an_unknown_crash_mode() {
     let tmp = tempfile::tempdir().unwrap();
     let agents = "[agents.x]\ndriver = \"command\"\nprogram = \"/bin/sh\"\ncrash = \"explode\"\n";
@@ -638,6 +797,134 @@ fn an_agent_printing_200_mb_is_captured_up_to_its_cap_and_the_harness_stays_smal
     assert!(
         peak_kib < 150 * 1024,
         "the harness grew to {peak_kib} KiB while the agent wrote 200 MB"
+    );
+}
+
+#[test]
+fn a_secret_at_the_end_of_a_250_mb_file_in_home_is_redacted_and_the_harness_stays_small() {
+    let tmp = common::visible_tempdir();
+    script(
+        tmp.path(),
+        "big-home.sh",
+        "head -c 250000000 /dev/zero | tr '\\0' x > \"$HOME/big.log\"\necho \"key $LB_BIG_KEY\" >> \"$HOME/big.log\"\n",
+    );
+    let agents = "[agents.big]\ndriver = \"command\"\nprogram = \"./big-home.sh\"\ntimeout = \"5m\"\npass_env = [\"LB_BIG_KEY\"]\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("big", "big", 1, ""));
+    let (ran, peak_kib) = common::command::run_ok_measured_with(
+        &suite,
+        &tmp.path().join("out"),
+        &[("LB_BIG_KEY", "sk-big-secret-31337")],
+    );
+    let log = ran.out.join("agents/big:shtask:0/home/big.log");
+    assert_eq!(std::fs::metadata(&log).unwrap().len(), 250_000_000 + 26);
+    let mut tail = std::fs::File::open(&log).unwrap();
+    std::io::Seek::seek(&mut tail, std::io::SeekFrom::End(-40)).unwrap();
+    let mut end = String::new();
+    std::io::Read::read_to_string(&mut tail, &mut end).unwrap();
+    assert!(end.ends_with("xkey [redacted LB_BIG_KEY]\n"), "{end:?}");
+    assert!(
+        peak_kib < 150 * 1024,
+        "the harness grew to {peak_kib} KiB redacting a 250 MB file"
+    );
+}
+
+#[test]
+fn a_home_past_max_home_bytes_is_emptied_and_ends_the_trial_with_the_limit_as_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    script(
+        tmp.path(),
+        "fill-home.sh",
+        "mkdir -p \"$HOME/.cache\" && head -c 3000000 /dev/zero > \"$HOME/.cache/blob\"\n",
+    );
+    let agents = "[agents.fill]\ndriver = \"command\"\nprogram = \"./fill-home.sh\"\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("fill", "fill", 3, ""));
+    let text = std::fs::read_to_string(suite.join("suite.toml")).unwrap();
+    std::fs::write(
+        suite.join("suite.toml"),
+        text.replace("tasks = [", "max_home_bytes = \"2MiB\"\ntasks = ["),
+    )
+    .unwrap();
+    let ran = run_ok(&suite, &tmp.path().join("out"));
+    assert_eq!(
+        ran.sessions.len(),
+        1,
+        "the trial went on: {:?}",
+        ran.sessions
+    );
+    let s = &ran.sessions[0];
+    assert_eq!(s["outcome"], "error", "{s:?}");
+    assert_eq!(s["failure"], "agent", "{s:?}");
+    assert!(
+        s["error"].contains("reached max_home_bytes = 2097152"),
+        "{}",
+        s["error"]
+    );
+    let home = ran.out.join("agents/fill:shtask:0/home");
+    assert_eq!(std::fs::read_dir(&home).unwrap().count(), 0);
+}
+
+#[test]
+fn a_passed_key_quoted_by_the_failure_that_stops_the_run_is_redacted_on_stderr() {
+    let tmp = tempfile::tempdir().unwrap();
+    script(
+        tmp.path(),
+        "refused.sh",
+        "printf '{\"failure\": {\"kind\": \"auth\", \"reason\": \"the provider refused key %s\"}}\\n' \"$LB_AUTH_KEY\" > \"$LOOPBENCH_USAGE_FILE\"\nexit 1\n",
+    );
+    let agents = "[agents.refused]\ndriver = \"command\"\nprogram = \"./refused.sh\"\npass_env = [\"LB_AUTH_KEY\"]\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("refused", "refused", 1, ""));
+    let out = tmp.path().join("out");
+    let output = loopbench()
+        .arg("run")
+        .arg(&suite)
+        .args(["--quiet", "--out"])
+        .arg(&out)
+        .env("LB_AUTH_KEY", "sk-auth-secret-4711")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("the provider refused key [redacted LB_AUTH_KEY]"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("sk-auth-secret-4711"), "{stderr}");
+    for file in ["failures.jsonl", "sessions.jsonl"] {
+        let text = std::fs::read_to_string(out.join(file)).unwrap_or_default();
+        assert!(!text.contains("sk-auth-secret-4711"), "{file}: {text}");
+    }
+}
+
+#[test]
+fn a_check_that_outlasts_observe_timeout_is_stopped_at_the_deadline() {
+    let tmp = tempfile::tempdir().unwrap();
+    script(
+        tmp.path(),
+        "slow-test.sh",
+        "printf '# test: a\\n# test: b\\nsleep 40\\n' > tests/check_F1.sh\n",
+    );
+    let agents = "[agents.slow]\ndriver = \"command\"\nprogram = \"./slow-test.sh\"\n";
+    let suite = sh_suite(tmp.path(), agents, &arm("slow", "slow", 1, ""));
+    let task = suite.join("shtask/task.toml");
+    let text = std::fs::read_to_string(&task).unwrap();
+    std::fs::write(
+        &task,
+        format!("verify_timeout = \"60s\"\nobserve_timeout = \"2s\"\n{text}"),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let ran = run_ok(&suite, &tmp.path().join("out"));
+    let elapsed = started.elapsed();
+    let s = &ran.sessions[0];
+    assert_eq!(s["outcome"], "error", "{s:?}");
+    assert!(
+        s["error"].contains("observe_timeout = 2s"),
+        "{}",
+        s["error"]
+    );
+    assert!(
+        elapsed < std::time::Duration::from_secs(20),
+        "the check ran on past the observation's deadline: {elapsed:?}"
     );
 }
 

@@ -314,7 +314,7 @@ mod cache {
     use loopbench::workspace::Workspace;
 
     /// Checks that read what the old cache key left out: an empty directory, a mode
-    /// bit, and a file the task says no check reads.
+    /// bit, a file the task says no check reads, and a nested repository's `.git`.
     const TASK: &str = r#"
 name = "cachetask"
 goal = "g"
@@ -335,6 +335,11 @@ verify = "test \"$(stat -c %a data.txt)\" = 600"
 id = "I"
 description = "a note that no check should read"
 verify = "grep -q yes notes.md"
+
+[[feature]]
+id = "G"
+description = "a note inside a nested repository's .git"
+verify = "grep -q yes sub/.git/note"
 "#;
 
     fn checks(task: &Task, ws: &Workspace, cache: Option<&VerifyCache>) -> Vec<(String, Check)> {
@@ -358,6 +363,8 @@ verify = "grep -q yes notes.md"
         std::fs::write(&data, "data\n").unwrap();
         std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o644)).unwrap();
         std::fs::write(work.join("notes.md"), "no\n").unwrap();
+        std::fs::create_dir_all(work.join("sub/.git")).unwrap();
+        std::fs::write(work.join("sub/.git/note"), "no\n").unwrap();
         let ws = Workspace::existing(
             work.clone(),
             root.join("effects.log"),
@@ -367,7 +374,7 @@ verify = "grep -q yes notes.md"
         let first = checks(&task, &ws, Some(&cache));
         assert!(first.iter().all(|(_, c)| *c == Check::Fail), "{first:?}");
 
-        let mutations: [(&str, &dyn Fn()); 3] = [
+        let mutations: [(&str, &dyn Fn()); 4] = [
             ("an ignored file", &|| {
                 std::fs::write(work.join("notes.md"), "yes\n").unwrap()
             }),
@@ -376,6 +383,9 @@ verify = "grep -q yes notes.md"
             }),
             ("a mode bit", &|| {
                 std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o600)).unwrap()
+            }),
+            ("a nested repository's .git", &|| {
+                std::fs::write(work.join("sub/.git/note"), "yes\n").unwrap()
             }),
         ];
         for (what, mutate) in mutations {
@@ -392,6 +402,9 @@ verify = "grep -q yes notes.md"
         assert_eq!(last["D"], Check::Pass);
         assert_eq!(last["M"], Check::Pass);
         assert_eq!(last["I"], Check::Fail);
+        // No `.git` is part of a check's copy, a nested repository's neither: none is
+        // hashed or counted against the tree limits.
+        assert_eq!(last["G"], Check::Fail);
     }
 }
 

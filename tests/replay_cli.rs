@@ -110,6 +110,69 @@ fn replay_cmd(trace: &Path, task: &Path, out: &Path) -> assert_cmd::assert::Asse
 }
 
 #[test]
+fn a_sandbox_that_cannot_be_confined_refuses_the_replay_instead_of_checking_on_the_host() {
+    // As root, the sandbox runs as an unprivileged user; a setting that names root (or
+    // anything else the harness cannot use) leaves no confined sandbox to make. Before,
+    // a failed confinement check read as "no bwrap" and the checks ran on the host.
+    if !loopbench::sandbox::bwrap_works() || !nix::unistd::geteuid().is_root() {
+        eprintln!("skipping: needs a root harness where bwrap works");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // No `run` action: only the checks would have run, on the host, silently.
+    let trace = tmp.path().join("no-run-actions.jsonl");
+    let text = std::fs::read_to_string(example_trace()).unwrap();
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.contains("\"op\": \"run\""))
+        .collect();
+    std::fs::write(&trace, kept.join("\n") + "\n").unwrap();
+    let out = tmp.path().join("out");
+    loopbench()
+        .arg("replay")
+        .arg(&trace)
+        .arg("--task")
+        .arg(example_task())
+        .args(["--format", "json", "--out"])
+        .arg(&out)
+        .env("LOOPBENCH_SANDBOX_USER", "0:0")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "replay runs checks and `run` actions under bubblewrap, but LOOPBENCH_SANDBOX_USER: \
+             expected UID:GID, two numbers other than 0, got '0:0'",
+        ));
+    assert!(!out.join("sessions.csv").exists());
+}
+
+#[test]
+fn a_run_action_that_reaches_a_limit_of_the_sandbox_says_so_in_its_session() {
+    let enforcement = loopbench::sandbox::Enforcement::here();
+    if !loopbench::sandbox::bwrap_works()
+        || matches!(enforcement, loopbench::sandbox::Enforcement::None(_))
+    {
+        eprintln!("skipping: no sandbox with limits here");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let task = sh_task(tmp.path());
+    // More processes at once than a replay's sandbox allows (max_pids = 1024).
+    let trace = Trace::new()
+        .session(1)
+        .run("for i in $(seq 1100); do sleep 5 & done; exit 0")
+        .end("completed")
+        .save(tmp.path());
+    let replayed = replay_ok(&trace, &task, Json, tmp.path());
+    let error = replayed.sessions[0]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains(
+            "line 2: 'for i in $(seq 1100); do sleep 5 & done; exit 0' reached max_pids = 1024"
+        ),
+        "{error}"
+    );
+}
+
+#[test]
 fn a_trace_writing_above_the_work_directory_exits_2_names_the_path_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let task = sh_task(tmp.path());

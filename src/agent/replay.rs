@@ -85,6 +85,7 @@ impl Agent for ReplayAgent {
                     run.actions_failed += 1;
                     notes.push(format!("line {}: {failure}", action.line));
                 }
+                Ok(Applied::Noted(note)) => notes.push(format!("line {}: {note}", action.line)),
                 Err(e @ Error::PathEscape { .. }) => {
                     run.outcome = Outcome::Error;
                     run.bad_input = true;
@@ -111,6 +112,9 @@ enum Applied {
     AfterReset,
     /// A failed action that the trial survives.
     Failed(String),
+    /// Done, and this is worth the record (a `run` action that reached a limit of the
+    /// sandbox).
+    Noted(String),
 }
 
 impl From<Option<String>> for Applied {
@@ -229,7 +233,7 @@ fn apply(op: &Line, ctx: &SessionContext<'_>, run_actions: &RunActions) -> Resul
                 }
                 RunActions::Unsandboxed => None,
             };
-            ShellCommand {
+            let outcome = ShellCommand {
                 script: cmd,
                 cwd: &start,
                 env: ctx.env,
@@ -238,7 +242,14 @@ fn apply(op: &Line, ctx: &SessionContext<'_>, run_actions: &RunActions) -> Resul
             }
             .run()
             .io_context(|| format!("cannot run '{cmd}'"))?;
-            Ok(Applied::Done)
+            if outcome.limits_reached.is_empty() {
+                Ok(Applied::Done)
+            } else {
+                Ok(Applied::Noted(format!(
+                    "'{cmd}' {}",
+                    outcome.limits_reached.join("; ")
+                )))
+            }
         }
         // A skip documents what an importer could not apply: nothing to do.
         Line::Session { .. } | Line::Skip { .. } | Line::Usage { .. } | Line::End { .. } => {

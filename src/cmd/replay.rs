@@ -33,6 +33,11 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
         None => new_run_dir(&Path::new("results").join("replay")),
     };
     let sandboxed = sandbox_for(&arms, args.unsandboxed)?;
+    let (sandbox_limits, sandbox_user) = if sandboxed {
+        super::run::sandbox_facts()
+    } else {
+        (None, None)
+    };
     let manifest = Manifest {
         suite: "replay".into(),
         suite_hash: inputs_hash(&task, &arms)?,
@@ -48,6 +53,8 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
         verify_sandboxed: sandboxed,
         unsandboxed: args.unsandboxed,
         keep_repos: args.keep_repos,
+        sandbox_limits,
+        sandbox_user,
         replay: Some(ReplayInputs {
             task: std::path::absolute(&task.dir)
                 .unwrap_or_else(|_| task.dir.clone())
@@ -81,9 +88,14 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
 
 /// Whether the replay runs sandboxed: where bubblewrap works, unless the user said
 /// `--unsandboxed`. Where it does not work, traces that run shell commands are refused
-/// without `--unsandboxed`, naming the first such line.
+/// without `--unsandboxed`, naming the first such line. Where it works but its sandbox
+/// would not be confined (a capability left, a root harness's sandbox running as
+/// root), the replay is refused: never run on the host instead.
 fn sandbox_for(arms: &[ReplayArm], unsandboxed: bool) -> Result<bool> {
     let sandboxed = !unsandboxed && crate::sandbox::bwrap_works();
+    if sandboxed {
+        crate::sandbox::check_bwrap_for("replay runs checks and `run` actions under bubblewrap")?;
+    }
     if !sandboxed && !unsandboxed {
         let with_run = arms
             .iter()
@@ -254,6 +266,12 @@ pub(crate) fn plan_from_manifest(dir: &Path, manifest: &Manifest) -> Result<Plan
             "'{}' was replayed under bubblewrap, which does not work here; resume it where it does",
             dir.display()
         )));
+    }
+    if manifest.verify_sandboxed {
+        crate::sandbox::check_bwrap_for(&format!(
+            "'{}' was replayed under bubblewrap",
+            dir.display()
+        ))?;
     }
     Ok(Plan::replay(ReplaySet {
         task,

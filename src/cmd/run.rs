@@ -13,6 +13,32 @@ use crate::runner::Plan;
 use crate::store::{Manifest, RunWriter, SequentialStep, new_run_dir};
 use crate::suite::{AgentDriver, Suite};
 
+/// How the sandbox's limits are enforced here and who the sandboxed processes run as
+/// (a root harness's sandbox user), for the manifest.
+pub(crate) fn sandbox_facts() -> (Option<String>, Option<String>) {
+    let limits = crate::sandbox::Enforcement::here().describe();
+    let user = match crate::sandbox::RunAs::of_harness() {
+        Ok(Some(run_as)) => Some(run_as.user.spelled()),
+        _ => None,
+    };
+    (Some(limits), user)
+}
+
+/// Says once, on stderr, who the sandboxed processes run as and how their limits are
+/// enforced here (or that they are not, and what still bounds them); returns both for
+/// the manifest.
+fn announce_sandbox() -> (Option<String>, Option<String>) {
+    let (limits, user) = sandbox_facts();
+    let limits = limits.unwrap_or_default();
+    match &user {
+        Some(user) => eprintln!(
+            "sandbox: agents and checks run as {user} (the harness runs as root); {limits}"
+        ),
+        None => eprintln!("sandbox: {limits}"),
+    }
+    (Some(limits), user)
+}
+
 /// Runs the command; returns the exit code.
 pub fn run(args: &RunArgs) -> Result<i32> {
     let mut suite = Suite::load(&args.suite)?;
@@ -54,6 +80,12 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     }
     let arms = select_arms(&suite, args.arms.as_deref())?;
     command::preflight(&suite, &arms)?;
+    let sandboxed = arms.iter().any(|&i| suite.verify_sandboxed(&suite.arms[i]));
+    let (sandbox_limits, sandbox_user) = if sandboxed {
+        announce_sandbox()
+    } else {
+        (None, None)
+    };
     let after = match &args.after {
         Some(dir) => Some(std::fs::canonicalize(dir).map_err(|e| {
             Error::BadInput(format!("--after: cannot open '{}': {e}", dir.display()))
@@ -113,6 +145,8 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             after: after.as_ref().map(|a| a.display().to_string()),
         }),
         keep_repos: args.keep_repos,
+        sandbox_limits,
+        sandbox_user,
         ..Manifest::stamped()
     };
     let writer = RunWriter::create(&out, manifest)?;

@@ -90,6 +90,12 @@ fn sandbox_summary(suite: &Suite) -> String {
         crate::sandbox::Enforcement::here().describe(),
         crate::sandbox::DEFAULT_TMP_BYTES
     );
+    if let Ok(Some(run_as)) = crate::sandbox::RunAs::of_harness() {
+        text += &format!(
+            "; agents and checks run as {} (the harness runs as root)",
+            run_as.user.spelled()
+        );
+    }
     let hidden = crate::sandbox::Hidden::for_run(
         &suite.dir.join("results"),
         suite.tasks.iter().map(|t| t.dir.as_path()),

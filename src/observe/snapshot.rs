@@ -96,6 +96,10 @@ pub struct Observation {
     /// (uncommitted work included), with every git-ignored file a check can read added
     /// too; `None` when git could not tell.
     pub git_tree: Option<String>,
+    /// The sandbox's limits the checks of this observation reached, each as a sentence
+    /// naming the feature ("check of F1: reached max_pids = ..."): what the code under
+    /// test did, for the record of the session that left it.
+    pub limits_reached: Vec<String>,
 }
 
 impl Observation {
@@ -117,6 +121,7 @@ impl Observation {
             verify_timeouts: 0,
             progress_nonblank: false,
             git_tree: None,
+            limits_reached: Vec::new(),
             ..self.clone()
         }
     }
@@ -287,7 +292,9 @@ impl<'a> Observer<'a> {
         seen: &TreeSnapshot,
         leave_out: &'r dyn Fn(&str) -> bool,
         cache: Option<&'r VerifyCache>,
+        time_left: std::time::Duration,
     ) -> VerifyRun<'r> {
+        let full = self.task.verify_timeout;
         VerifyRun {
             work_dir: &ws.work_dir,
             leave_out,
@@ -297,7 +304,8 @@ impl<'a> Observer<'a> {
             runner: &feature.runner,
             expected: expected_tests(&feature.runner, seen, &self.task.tests.count_pattern),
             stand_in: runner_stand_in(seen, &self.paths.roots, &feature.runner),
-            timeout: self.task.verify_timeout,
+            timeout: full.min(time_left),
+            cut_short: time_left < full,
             repeats: self.repeats,
             cache,
             sandbox: self.sandbox.as_ref(),
@@ -406,22 +414,45 @@ impl<'a> Observer<'a> {
         let mut self_verified = BTreeMap::new();
         let mut verify_timeouts = 0;
         let mut failures = BTreeMap::new();
+        let mut limits_reached = Vec::new();
+        // Every check runs within what is left of observe_timeout: a deadline, not a
+        // look at the clock between features.
+        let time_left = || self.task.observe_timeout.saturating_sub(started.elapsed());
         for feature in &self.task.features {
+            if let Some(late) = out_of_time() {
+                return Err(late);
+            }
             let own = self
-                .verify_run(ws, feature, None, &visible, &leave_out_own, cache)
+                .verify_run(ws, feature, None, &visible, &leave_out_own, cache, time_left())
                 .check()?;
             verify_timeouts += own.timeouts;
             let own_check = own.check;
+            let mut reached = own.limits_reached.clone();
             let truth = match (overlay, &overlaid) {
                 (Some(o), Some(seen)) => {
                     let truth = self
-                        .verify_run(ws, feature, Some(o), seen, &leave_out_overlaid, cache)
+                        .verify_run(
+                            ws,
+                            feature,
+                            Some(o),
+                            seen,
+                            &leave_out_overlaid,
+                            cache,
+                            time_left(),
+                        )
                         .check()?;
                     verify_timeouts += truth.timeouts;
+                    reached.extend(truth.limits_reached.iter().cloned());
                     truth
                 }
                 _ => own,
             };
+            reached.dedup();
+            limits_reached.extend(
+                reached
+                    .into_iter()
+                    .map(|r| format!("check of {}: {r}", feature.id)),
+            );
             if truth.check == Check::Fail
                 && let Some(failure) = truth.failure
             {
@@ -506,6 +537,7 @@ impl<'a> Observer<'a> {
             failures,
             git_tree,
             hooks,
+            limits_reached,
         })
     }
 }

@@ -71,6 +71,9 @@ pub struct Verdict {
     pub timeouts: u32,
     /// The last failing run, when one failed.
     pub failure: Option<Failure>,
+    /// The sandbox's limits a run of it reached (`max_pids`, `max_memory`), each as a
+    /// sentence; empty for an answer from the cache.
+    pub limits_reached: Vec<String>,
 }
 
 /// Memo of verify results keyed by (hash of the tree the check sees, command, whether
@@ -152,6 +155,10 @@ pub struct VerifyRun<'a> {
     pub stand_in: Option<String>,
     /// Time limit of one run.
     pub timeout: Duration,
+    /// `timeout` is what is left of the observation's time limit, shorter than the
+    /// task's `verify_timeout`: a run it stops is not cached (another observation would
+    /// give it its whole time).
+    pub cut_short: bool,
     /// How many times to run it; more than one detects flakiness and skips the cache.
     pub repeats: u32,
     /// Memo, when the suite allows it.
@@ -174,18 +181,26 @@ impl VerifyRun<'_> {
                 },
                 timeouts: u32::from(matches!(result, RunResult::TimedOut(_))),
                 failure: result.failure().cloned(),
+                limits_reached: Vec::new(),
             });
         }
         let mut passes = 0;
         let mut timeouts = 0;
         let mut last = RunResult::Passed;
         let mut failure = None;
+        let mut limits_reached: Vec<String> = Vec::new();
         let runs = self.repeats.max(1);
         for _ in 0..runs {
             if let Some(cache) = self.cache {
                 cache.runs.fetch_add(1, Ordering::Relaxed);
             }
-            last = self.run_once()?;
+            let reached;
+            (last, reached) = self.run_once()?;
+            for r in reached {
+                if !limits_reached.contains(&r) {
+                    limits_reached.push(r);
+                }
+            }
             match &last {
                 RunResult::Passed => passes += 1,
                 RunResult::TimedOut(f) => {
@@ -200,13 +215,18 @@ impl VerifyRun<'_> {
             p if p == runs => Check::Pass,
             _ => Check::Flaky,
         };
-        if use_cache && let Some(cache) = self.cache {
+        let stopped_early = self.cut_short && matches!(last, RunResult::TimedOut(_));
+        if use_cache
+            && !stopped_early
+            && let Some(cache) = self.cache
+        {
             cache.put(key, last);
         }
         Ok(Verdict {
             check,
             timeouts,
             failure,
+            limits_reached,
         })
     }
 
@@ -234,8 +254,9 @@ impl VerifyRun<'_> {
         h.finalize()
     }
 
-    /// One run in a fresh copy, so that one check cannot leave anything for the next.
-    fn run_once(&self) -> Result<RunResult> {
+    /// One run in a fresh copy, so that one check cannot leave anything for the next;
+    /// with the sandbox's limits it reached.
+    fn run_once(&self) -> Result<(RunResult, Vec<String>)> {
         let scratch = scratch_dir("loopbench-verify-")?;
         let copy = scratch.path().join("tree");
         copy_tree_except(self.work_dir, &copy, true, self.leave_out)?;
@@ -277,7 +298,7 @@ impl VerifyRun<'_> {
                 reason,
             }
         };
-        Ok(if outcome.timed_out {
+        let result = if outcome.timed_out {
             RunResult::TimedOut(failure(None))
         } else if !outcome.success() {
             RunResult::Failed(failure(None))
@@ -290,6 +311,7 @@ impl VerifyRun<'_> {
             RunResult::Failed(failure(Some(why)))
         } else {
             RunResult::Passed
-        })
+        };
+        Ok((result, outcome.limits_reached))
     }
 }

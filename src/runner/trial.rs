@@ -287,6 +287,10 @@ pub fn run_trial(
         let mut after = match observer.observe(ws) {
             Ok(mut after) => {
                 after.carry_effects_from(&before);
+                // What the code the session left did under the checks' limits.
+                for reached in &after.limits_reached {
+                    run.add_note(reached.clone());
+                }
                 after
             }
             Err(e) => {

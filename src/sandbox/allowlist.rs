@@ -1,9 +1,13 @@
 //! What a sandbox shows of the host: the system directories a toolchain needs (read
 //! only, with the secrets among them masked) and the toolchains the harness's `PATH`
-//! names. Everything else of the host is absent, so that no home directory, host socket,
-//! other task's `oracle/` or earlier results directory can be read, wherever it lies.
+//! names. Everything else of the host is absent, so that no home directory or host
+//! socket can be read; a task's `oracle/`, a results directory or a trial's scratch
+//! directory that the search of [`super::places`] finds inside a shown toolchain or a
+//! searched system directory is masked.
 
 use std::path::{Path, PathBuf};
+
+use super::places::answers_inside;
 
 /// Top-level system directories shown read-only when they exist. A top-level symlink
 /// among them (`/bin -> usr/bin` on a merged-/usr system) is recreated as the same
@@ -105,6 +109,13 @@ impl Allowlist {
                 .filter(|p| std::fs::symlink_metadata(p).is_ok()),
         );
         list.masked.extend(host_keys(&at("/etc/ssh")));
+        for dir in super::places::SEARCHED_SYSTEM_DIRS {
+            let host = at(dir);
+            if host.is_dir() && list.shows(&host) {
+                list.masked
+                    .extend(answers_inside(&host).into_iter().map(|a| a.path));
+            }
+        }
         for entry in path.map(std::env::split_paths).into_iter().flatten() {
             match toolchain_dir(&entry, root, home, &system, hidden) {
                 Ok(Some(dir)) => {
@@ -126,12 +137,16 @@ impl Allowlist {
                             .map(|s| dir.join(s))
                             .filter(|p| std::fs::symlink_metadata(p).is_ok()),
                     );
+                    list.masked
+                        .extend(answers_inside(&dir).into_iter().map(|a| a.path));
                     list.shown.push(Shown::Bind(dir));
                 }
                 Ok(None) => {}
                 Err(why) => list.skipped.push((entry, why)),
             }
         }
+        list.masked.sort();
+        list.masked.dedup();
         list
     }
 
@@ -331,5 +346,38 @@ mod tests {
             "{reasons:?}"
         );
         assert!(reasons.contains(&"not an absolute path"), "{reasons:?}");
+    }
+
+    #[test]
+    fn answers_inside_a_toolchain_or_a_searched_system_directory_are_masked() {
+        let m = machine();
+        let r = std::fs::canonicalize(m.path()).unwrap();
+        for d in [
+            "opt/tool/bin",
+            "opt/tool/share/copy/oracle/gold",
+            "srv/s2/bin",
+            "srv/s2/out/r",
+        ] {
+            std::fs::create_dir_all(r.join(d)).unwrap();
+        }
+        for f in [
+            "opt/tool/share/copy/task.toml",
+            "srv/s2/out/r/manifest.json",
+            "srv/s2/out/r/sessions.jsonl",
+            "etc/study/t/task.toml",
+        ] {
+            std::fs::create_dir_all(r.join(f).parent().unwrap()).unwrap();
+            std::fs::write(r.join(f), "x").unwrap();
+        }
+        std::fs::create_dir_all(r.join("etc/study/t/oracle")).unwrap();
+        let path = path_of(&r, &["/opt/tool/bin", "/srv/s2/bin"]);
+        let list = Allowlist::build(&r, Some(&path), None, &[]);
+        assert!(list.shows(&r.join("opt/tool/share")));
+        assert!(!list.shows(&r.join("opt/tool/share/copy/oracle/gold")));
+        assert!(list.shows(&r.join("srv/s2/bin")));
+        assert!(!list.shows(&r.join("srv/s2/out/r")), "{list:?}");
+        // A task copy in a searched system directory is masked too.
+        assert!(list.shows(&r.join("etc/study/t/task.toml")));
+        assert!(!list.shows(&r.join("etc/study/t/oracle")));
     }
 }

@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Variables taken from the harness's environment by name for every agent and check.
 pub const INHERITED: &[&str] = &["PATH", "LANG", "TERM"];
@@ -39,22 +39,26 @@ pub fn passed(pass_env: &[String]) -> Vec<(String, OsString)> {
         .collect()
 }
 
-/// Replaces the values passed by `pass_env` with `[redacted NAME]`.
+/// Replaces the values passed by `pass_env` with `[redacted NAME]`. Values are bytes: a
+/// value that is not UTF-8 is passed to the agent as it is, and redacted in its raw
+/// bytes and in the spelling a lossy decoding of them gives (how text the harness
+/// stores shows it).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Redactor {
     /// (name, value), longest value first so that one secret holding another is
     /// replaced whole.
-    secrets: Vec<(String, String)>,
+    secrets: Vec<(String, Vec<u8>)>,
 }
 
 impl Redactor {
     /// The redactor of the values the harness has for `names`. Values shorter than 4
     /// bytes are not secrets worth the false hits and are left alone.
     pub fn for_names<'a>(names: impl IntoIterator<Item = &'a String>) -> Redactor {
+        use std::os::unix::ffi::OsStrExt;
         Redactor::from_pairs(
             names
                 .into_iter()
-                .filter_map(|n| Some((n.clone(), std::env::var(n).ok()?)))
+                .filter_map(|n| Some((n.clone(), std::env::var_os(n)?.as_bytes().to_vec())))
                 .collect(),
         )
     }
@@ -64,13 +68,13 @@ impl Redactor {
         Redactor::from_pairs(
             pairs
                 .iter()
-                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .map(|(n, v)| (n.to_string(), v.as_bytes().to_vec()))
                 .collect(),
         )
     }
 
     /// Keeps the pairs whose value is long enough to be a secret, longest first.
-    fn from_pairs(mut secrets: Vec<(String, String)>) -> Redactor {
+    fn from_pairs(mut secrets: Vec<(String, Vec<u8>)>) -> Redactor {
         secrets.retain(|(_, v)| v.len() >= 4);
         secrets.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
         secrets.dedup();
@@ -82,35 +86,39 @@ impl Redactor {
         self.secrets.is_empty()
     }
 
+    /// The spellings of one value in text: its lossy decoding and that JSON-escaped.
+    fn text_spellings(value: &[u8]) -> [String; 2] {
+        let text = String::from_utf8_lossy(value).into_owned();
+        let escaped = serde_json::to_string(&text).unwrap_or_default();
+        let escaped = escaped.trim_matches('"').to_string();
+        [text, escaped]
+    }
+
     /// `text` with every secret replaced, also in its JSON-escaped spelling.
     pub fn text<'t>(&self, text: &'t str) -> Cow<'t, str> {
         let mut out = Cow::Borrowed(text);
         for (name, value) in &self.secrets {
-            let escaped = serde_json::to_string(value).unwrap_or_default();
-            let escaped = escaped.trim_matches('"');
-            for spelling in [value.as_str(), escaped] {
-                if !spelling.is_empty() && out.contains(spelling) {
-                    out = Cow::Owned(out.replace(spelling, &format!("[redacted {name}]")));
+            for spelling in Redactor::text_spellings(value) {
+                if !spelling.is_empty() && out.contains(&spelling) {
+                    out = Cow::Owned(out.replace(&spelling, &format!("[redacted {name}]")));
                 }
             }
         }
         out
     }
 
-    /// `bytes` with every secret replaced.
+    /// `bytes` with every secret replaced, in each of its spellings.
     pub fn bytes<'b>(&self, bytes: &'b [u8]) -> Cow<'b, [u8]> {
         let mut out = Cow::Borrowed(bytes);
-        for (name, value) in &self.secrets {
-            let needle = value.as_bytes();
-            if find(&out, needle).is_none() {
+        for (needle, label) in self.needles() {
+            if find(&out, &needle).is_none() {
                 continue;
             }
-            let label = format!("[redacted {name}]");
             let mut replaced = Vec::with_capacity(out.len());
             let mut rest: &[u8] = &out;
-            while let Some(at) = find(rest, needle) {
+            while let Some(at) = find(rest, &needle) {
                 replaced.extend_from_slice(&rest[..at]);
-                replaced.extend_from_slice(label.as_bytes());
+                replaced.extend_from_slice(&label);
                 rest = &rest[at + needle.len()..];
             }
             replaced.extend_from_slice(rest);
@@ -134,24 +142,132 @@ impl Redactor {
     }
 
     /// Rewrites every regular file under `dir` (not following symlinks) that holds a
-    /// secret: the captures, logs and CLI state a session left in the run directory.
-    pub fn files_under(&self, dir: &Path) -> std::io::Result<()> {
+    /// secret, in its raw or JSON-escaped spelling: the captures, logs and CLI state a
+    /// session left in the run directory. Files are read in chunks, so a file of any
+    /// size costs [`REDACT_CHUNK`] bytes of memory; only files whose status changed
+    /// since `changed_since` are read (an earlier session's were redacted then, and the
+    /// change time cannot be set back). At most `cap` bytes are read in all: a file past
+    /// the cap is removed, never kept unread, and returned.
+    pub fn files_under(
+        &self,
+        dir: &Path,
+        changed_since: Option<std::time::SystemTime>,
+        cap: u64,
+    ) -> std::io::Result<Vec<PathBuf>> {
+        use std::os::unix::fs::MetadataExt;
+        let mut removed = Vec::new();
         if self.is_empty() || !dir.is_dir() {
-            return Ok(());
+            return Ok(removed);
         }
+        let since = changed_since.map(|t| {
+            t.duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        });
+        let mut read: u64 = 0;
         for entry in walkdir::WalkDir::new(dir).follow_links(false) {
             let entry = entry.map_err(std::io::Error::other)?;
             if !entry.file_type().is_file() {
                 continue;
             }
-            let bytes = std::fs::read(entry.path())?;
-            if let Cow::Owned(clean) = self.bytes(&bytes) {
-                std::fs::write(entry.path(), clean)?;
+            let meta = entry.metadata().map_err(std::io::Error::other)?;
+            // A second of slack: change times are compared in whole seconds.
+            if since.is_some_and(|s| meta.ctime() < s - 1) {
+                continue;
+            }
+            if read.saturating_add(meta.len()) > cap {
+                std::fs::remove_file(entry.path())?;
+                removed.push(entry.path().to_path_buf());
+                continue;
+            }
+            read += meta.len();
+            self.redact_file(entry.path(), &meta)?;
+        }
+        Ok(removed)
+    }
+
+    /// Every spelling of every secret (raw bytes, lossy text, JSON-escaped) with its
+    /// label, longest first.
+    fn needles(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut needles: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        for (name, value) in &self.secrets {
+            let label = format!("[redacted {name}]").into_bytes();
+            let [text, escaped] = Redactor::text_spellings(value);
+            for spelling in [value.clone(), text.into_bytes(), escaped.into_bytes()] {
+                if !spelling.is_empty() && !needles.iter().any(|(n, _)| *n == spelling) {
+                    needles.push((spelling, label.clone()));
+                }
             }
         }
+        needles.sort_by_key(|n| std::cmp::Reverse(n.0.len()));
+        needles
+    }
+
+    /// Redacts one file through a temporary file beside it, which replaces it (with
+    /// the file's mode and owner) only when a secret was found.
+    fn redact_file(&self, path: &Path, meta: &std::fs::Metadata) -> std::io::Result<()> {
+        use std::io::{Read, Write};
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+        let needles = self.needles();
+        let keep = needles.iter().map(|(n, _)| n.len()).max().unwrap_or(1) - 1;
+        let mut source = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+            .open(path)?;
+        let parent = path.parent().unwrap_or(Path::new("."));
+        let mut out = tempfile::NamedTempFile::new_in(parent)?;
+        let mut found = false;
+        let mut window: Vec<u8> = Vec::new();
+        let mut chunk = vec![0u8; REDACT_CHUNK];
+        loop {
+            let n = source.read(&mut chunk)?;
+            window.extend_from_slice(&chunk[..n]);
+            // Bytes before `cut` can no longer start a secret the next chunk completes.
+            let cut = if n == 0 {
+                window.len()
+            } else {
+                window.len().saturating_sub(keep)
+            };
+            let mut at = 0;
+            while at < cut {
+                let next = needles
+                    .iter()
+                    .filter_map(|(needle, label)| {
+                        find(&window[at..], needle).map(|p| (at + p, needle.len(), label))
+                    })
+                    .min_by_key(|(p, len, _)| (*p, std::cmp::Reverse(*len)));
+                match next {
+                    Some((p, len, label)) if p < cut => {
+                        out.write_all(&window[at..p])?;
+                        out.write_all(label)?;
+                        found = true;
+                        at = p + len;
+                    }
+                    _ => {
+                        out.write_all(&window[at..cut])?;
+                        at = cut;
+                    }
+                }
+            }
+            window.drain(..at.min(window.len()));
+            if n == 0 {
+                break;
+            }
+        }
+        if !found {
+            return Ok(());
+        }
+        out.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o7777))?;
+        if nix::unistd::geteuid().is_root() {
+            std::os::unix::fs::fchown(out.as_file(), Some(meta.uid()), Some(meta.gid()))?;
+        }
+        out.persist(path).map_err(|e| e.error)?;
         Ok(())
     }
 }
+
+/// How much of a file [`Redactor::files_under`] holds in memory at once.
+pub const REDACT_CHUNK: usize = 64 * 1024;
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     if needle.is_empty() || needle.len() > haystack.len() {
@@ -185,6 +301,18 @@ mod tests {
     }
 
     #[test]
+    fn a_value_that_is_not_utf8_is_redacted_raw_and_as_text_shows_it() {
+        let r = Redactor::from_pairs(vec![("RAW".into(), b"sk-\xffraw-secret".to_vec())]);
+        assert!(!r.is_empty(), "a non-UTF-8 value was dropped");
+        assert_eq!(
+            &*r.bytes(b"key sk-\xffraw-secret end"),
+            b"key [redacted RAW] end"
+        );
+        let shown = String::from_utf8_lossy(b"error: sk-\xffraw-secret").into_owned();
+        assert_eq!(r.text(&shown), "error: [redacted RAW]");
+    }
+
+    #[test]
     fn a_secret_is_redacted_in_its_json_escaped_spelling_too() {
         let r = Redactor::of(&[("TOKEN", "a\"b\\c-long")]);
         let json = serde_json::to_string(&serde_json::json!({"e": "a\"b\\c-long"})).unwrap();
@@ -204,11 +332,63 @@ mod tests {
         std::fs::write(dir.path().join("home/log"), "Bearer sk-secret-1234\n").unwrap();
         std::fs::write(dir.path().join("clean"), "nothing\n").unwrap();
         Redactor::of(&[("API_KEY", "sk-secret-1234")])
-            .files_under(dir.path())
+            .files_under(dir.path(), None, u64::MAX)
             .unwrap();
         assert_eq!(
             std::fs::read_to_string(dir.path().join("home/log")).unwrap(),
             "Bearer [redacted API_KEY]\n"
+        );
+    }
+
+    #[test]
+    fn a_file_larger_than_memory_allows_is_redacted_in_chunks_across_their_borders() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = "sk-secret-0123456789";
+        // Secrets at every offset around the chunk borders, and one JSON-escaped.
+        let mut text = Vec::new();
+        let mut expected = Vec::new();
+        for i in 0..40 {
+            let pad = "x".repeat(REDACT_CHUNK - 7 + i);
+            text.extend_from_slice(pad.as_bytes());
+            expected.extend_from_slice(pad.as_bytes());
+            text.extend_from_slice(secret.as_bytes());
+            expected.extend_from_slice(b"[redacted KEY]");
+        }
+        let file = dir.path().join("big.log");
+        std::fs::write(&file, &text).unwrap();
+        let r = Redactor::of(&[("KEY", secret)]);
+        assert_eq!(
+            r.files_under(dir.path(), None, u64::MAX).unwrap(),
+            Vec::<PathBuf>::new()
+        );
+        assert!(
+            std::fs::read(&file).unwrap() == expected,
+            "not redacted whole"
+        );
+    }
+
+    #[test]
+    fn files_past_the_cap_are_removed_and_old_files_are_not_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.log"), "key sk-secret-1234\n").unwrap();
+        std::fs::write(dir.path().join("b.log"), "key sk-secret-1234\n").unwrap();
+        let r = Redactor::of(&[("API_KEY", "sk-secret-1234")]);
+        let removed = r.files_under(dir.path(), None, 30).unwrap();
+        assert_eq!(removed.len(), 1, "{removed:?}");
+        assert!(!removed[0].exists());
+        let kept: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(
+            std::fs::read_to_string(kept[0].path()).unwrap(),
+            "key [redacted API_KEY]\n"
+        );
+        // A file that has not changed since the last pass is not read.
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(10);
+        std::fs::write(dir.path().join("c.log"), "sk-secret-1234").unwrap();
+        r.files_under(dir.path(), Some(later), u64::MAX).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("c.log")).unwrap(),
+            "sk-secret-1234"
         );
     }
 }

@@ -8,7 +8,8 @@
 //! Inside, before the program, a second small shell moves itself into the session's
 //! cgroups (their `cgroup.procs` files are the only part of /sys the sandbox shows), so
 //! that the cgroups hold the sandboxed processes alone: a memory limit the agent reaches
-//! can never kill bwrap's own monitor, whose report says whether the agent ran.
+//! can never kill bwrap's own monitor, whose report says whether the agent ran. Under a
+//! root harness it then switches to the sandbox's user ([`Layout::entry_args`]).
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -107,6 +108,8 @@ impl Launch {
             argv.extend(self.cgroup_procs.iter().map(|p| p.clone().into_os_string()));
             argv.push("--".into());
         }
+        // Joined as whoever bwrap started; then the switch to the sandbox's user.
+        argv.extend(layout.entry_args());
         argv
     }
 

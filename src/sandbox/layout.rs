@@ -16,13 +16,26 @@
 //! | `--ro-bind /dev/null` or an empty `--tmpfs` over each masked secret and each hidden place inside a shown one | `/etc/shadow`, host keys; a run directory under /usr |
 //! | `--remount-ro` each masking tmpfs, then `/` | the sandbox's own root stays empty and read-only |
 //!
-//! plus `--unshare-all` (no network unless `share_net` adds `--share-net`; own PID
-//! namespace), `--unshare-user --disable-userns` where bwrap supports it (no nested user
-//! namespace that could regain a capability), `--cap-drop ALL` (no capability even when
-//! the harness runs as root, so no mount can be undone from inside), `--die-with-parent`
-//! and `--new-session` (no keystrokes pushed into the harness's terminal). Under
-//! `--new-session` the agent leaves the harness's process group; a timeout's SIGTERM
-//! reaches bwrap, whose death takes the whole PID namespace with it.
+//! plus its own IPC, UTS, PID and network namespaces (no network unless `share_net`
+//! keeps the host's), `--cap-drop ALL` (no capability, so no mount can be undone from
+//! inside), `--die-with-parent` and `--new-session` (no keystrokes pushed into the
+//! harness's terminal). Under `--new-session` the agent leaves the harness's process
+//! group; a timeout's SIGTERM reaches bwrap, whose death takes the whole PID namespace
+//! with it. No cgroup namespace: the first program joins the session's cgroups by their
+//! host paths, which a cgroup namespace rooted at the harness's own cgroup would hide
+//! under cgroup v2.
+//!
+//! Who runs inside depends on who runs the harness ([`RunAs`]):
+//! - an ordinary user: a user namespace of that user (`--unshare-user`, and
+//!   `--disable-userns` where bwrap supports it, so no nested user namespace), the
+//!   private `/tmp` and `/dev/shm` its own;
+//! - root: no user namespace, so that the host uid can change; bwrap keeps only the
+//!   capabilities to switch user for the first program, `setpriv`, which becomes the
+//!   unprivileged [`super::SandboxUser`] with none left. A root-owned `0600` file in a
+//!   shown directory is then as unreadable as to any other user; the private `/tmp` and
+//!   `/dev/shm` are sticky and world-writable (`1777`) as on a host. Mounts the
+//!   sandbox inherits into a user namespace it makes itself are locked, so that cannot
+//!   undo them either.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -31,6 +44,7 @@ use std::sync::Arc;
 use super::allowlist::{Allowlist, Shown};
 use super::limits::Limits;
 use super::probe;
+use super::user::RunAs;
 
 /// The program bubblewrap is run as.
 pub const BWRAP: &str = "bwrap";
@@ -48,6 +62,7 @@ pub struct Hidden {
     allowlist: Arc<Allowlist>,
     tmp_bytes: u64,
     limits: Option<Limits>,
+    run_as: Option<RunAs>,
 }
 
 impl Default for Hidden {
@@ -82,6 +97,7 @@ impl Hidden {
             allowlist,
             tmp_bytes: DEFAULT_TMP_BYTES,
             limits: None,
+            run_as: RunAs::for_layouts(),
         }
     }
 
@@ -119,12 +135,14 @@ impl Hidden {
             start_dir: None,
             writable_files: writable_files.iter().map(|f| abs(f)).collect(),
             writable_dirs: writable_dirs.iter().map(|d| abs(d)).collect(),
+            declared_rw: Vec::new(),
             readable: Vec::new(),
             hidden: self.dirs.clone(),
             allowlist: self.allowlist.clone(),
             tmp_bytes: self.tmp_bytes,
             limits: self.limits,
             share_net: false,
+            run_as: self.run_as.clone(),
         }
     }
 }
@@ -139,8 +157,13 @@ pub struct Layout {
     pub start_dir: Option<PathBuf>,
     /// Files outside the work directory the agent may write (they must exist).
     pub writable_files: Vec<PathBuf>,
-    /// Directories outside the work directory the agent may write (they must exist).
+    /// Directories outside the work directory the agent may write (they must exist):
+    /// the harness's own, handed over to the sandbox's user before it starts.
     pub writable_dirs: Vec<PathBuf>,
+    /// Writable directories the suite or a wrapper declares (`sandbox_rw`): the user's
+    /// own places, never handed over (a root harness checks the sandbox's user may
+    /// write them).
+    pub declared_rw: Vec<PathBuf>,
     /// Files and directories shown read-only at their own path: the program, the
     /// harness's binary, the prompt, an agent's `sandbox_ro`.
     pub readable: Vec<PathBuf>,
@@ -154,6 +177,9 @@ pub struct Layout {
     pub limits: Option<Limits>,
     /// Keep the host's network (an agent CLI that calls its API needs it).
     pub share_net: bool,
+    /// The unprivileged user the sandboxed program becomes (a root harness); `None`:
+    /// the harness's own user, in a user namespace.
+    pub run_as: Option<RunAs>,
 }
 
 impl Layout {
@@ -172,15 +198,28 @@ impl Layout {
                 a.push(p.as_os_str().to_owned());
             }
         };
-        push("--unshare-all", &[]);
-        if self.share_net {
-            push("--share-net", &[]);
+        for ns in ["--unshare-ipc", "--unshare-uts", "--unshare-pid"] {
+            push(ns, &[]);
         }
-        if probe::disables_userns() {
-            push("--unshare-user", &[]);
-            push("--disable-userns", &[]);
+        if !self.share_net {
+            push("--unshare-net", &[]);
         }
-        for flag in ["--cap-drop", "ALL", "--die-with-parent", "--new-session"] {
+        match &self.run_as {
+            None => {
+                push("--unshare-user", &[]);
+                if probe::disables_userns() {
+                    push("--disable-userns", &[]);
+                }
+                push("--cap-drop", &[Path::new("ALL")]);
+            }
+            Some(_) => {
+                push("--cap-drop", &[Path::new("ALL")]);
+                for cap in RunAs::SWITCH_CAPS {
+                    push("--cap-add", &[Path::new(cap)]);
+                }
+            }
+        }
+        for flag in ["--die-with-parent", "--new-session"] {
             push(flag, &[]);
         }
         let size = self.tmp_bytes.to_string();
@@ -193,15 +232,21 @@ impl Layout {
         }
         mounts.push(Mount::Special("--dev", "/dev".into()));
         mounts.push(Mount::Special("--proc", "/proc".into()));
-        for tmp in ["/tmp", "/run", "/dev/shm"] {
-            mounts.push(Mount::Tmpfs(tmp.into(), size.clone()));
+        for (tmp, perms) in [("/tmp", "1777"), ("/run", "0755"), ("/dev/shm", "1777")] {
+            mounts.push(Mount::Tmpfs(tmp.into(), size.clone(), perms));
         }
         mounts.extend(self.readable.iter().cloned().map(Mount::ReadOnly));
+        if let Some(run_as) = &self.run_as
+            && !self.allowlist.shows(&run_as.setpriv)
+        {
+            mounts.push(Mount::ReadOnly(run_as.setpriv.clone()));
+        }
         mounts.push(Mount::ReadWrite(self.work_dir.clone()));
         mounts.extend(
             self.writable_files
                 .iter()
                 .chain(&self.writable_dirs)
+                .chain(&self.declared_rw)
                 .cloned()
                 .map(Mount::ReadWrite),
         );
@@ -211,6 +256,7 @@ impl Layout {
                     .readable
                     .iter()
                     .chain(&self.writable_dirs)
+                    .chain(&self.declared_rw)
                     .any(|r| p.starts_with(r))
         };
         let masked: Vec<&PathBuf> = self
@@ -222,13 +268,28 @@ impl Layout {
         mounts.extend(masked.iter().map(|m| Mount::Mask((*m).clone())));
         // Stable: the order above breaks ties, binds before masks at one depth.
         mounts.sort_by_key(|m| (m.path().components().count(), matches!(m, Mount::Mask(_))));
+        // bwrap makes the missing parents of a mount point itself, but bwrap 0.8 makes
+        // them `0700`: fine for a user namespace of the harness's own user, a wall for
+        // the sandbox's user of a root harness. So every parent is made `0755` first
+        // (a no-op where it exists).
+        let mut made: std::collections::BTreeSet<&Path> = std::collections::BTreeSet::new();
         for mount in &mounts {
+            let mut parents: Vec<&Path> = mount.path().ancestors().skip(1).collect();
+            parents.pop(); // `/`
+            for parent in parents.into_iter().rev() {
+                if made.insert(parent) {
+                    push("--perms", &[Path::new("0755")]);
+                    push("--dir", &[parent]);
+                }
+            }
+            made.insert(mount.path());
             match mount {
                 Mount::ReadOnly(p) => push("--ro-bind", &[p, p]),
                 Mount::ReadWrite(p) => push("--bind", &[p, p]),
                 Mount::Symlink(link, target) => push("--symlink", &[target, link]),
                 Mount::Special(flag, p) => push(flag, &[p]),
-                Mount::Tmpfs(p, size) => {
+                Mount::Tmpfs(p, size, perms) => {
+                    push("--perms", &[Path::new(perms)]);
                     push("--size", &[Path::new(size)]);
                     push("--tmpfs", &[p]);
                 }
@@ -251,6 +312,31 @@ impl Layout {
         push("--", &[]);
         a
     }
+
+    /// Hands the places the harness lets the sandbox write (the work directory, the
+    /// writable files and the harness's writable directories, everything under them)
+    /// over to the sandbox's user, when a root harness runs it as another user. Called
+    /// before every start: the harness itself writes into them between sessions.
+    pub fn hand_over(&self) -> std::io::Result<()> {
+        let Some(run_as) = &self.run_as else {
+            return Ok(());
+        };
+        let paths: Vec<&Path> = std::iter::once(&self.work_dir)
+            .chain(&self.writable_files)
+            .chain(&self.writable_dirs)
+            .map(PathBuf::as_path)
+            .collect();
+        run_as.user.hand_over(&paths)
+    }
+
+    /// What goes between bwrap's arguments (after any cgroup join) and the sandboxed
+    /// program: the switch to [`RunAs`]'s user, or nothing.
+    pub fn entry_args(&self) -> Vec<OsString> {
+        self.run_as
+            .as_ref()
+            .map(RunAs::entry_args)
+            .unwrap_or_default()
+    }
 }
 
 /// One mount of a sandbox.
@@ -259,7 +345,8 @@ enum Mount {
     ReadWrite(PathBuf),
     Symlink(PathBuf, PathBuf),
     Special(&'static str, PathBuf),
-    Tmpfs(PathBuf, String),
+    /// Path, size, permission bits.
+    Tmpfs(PathBuf, String, &'static str),
     /// A secret or a hidden place inside a shown one: an empty directory or file.
     Mask(PathBuf),
 }
@@ -271,7 +358,7 @@ impl Mount {
             | Mount::ReadWrite(p)
             | Mount::Symlink(p, _)
             | Mount::Special(_, p)
-            | Mount::Tmpfs(p, _)
+            | Mount::Tmpfs(p, _, _)
             | Mount::Mask(p) => p,
         }
     }
@@ -287,6 +374,7 @@ mod tests {
             start_dir: None,
             writable_files: vec!["/dev/shm/t1/effects.log".into()],
             writable_dirs: vec!["/dev/shm/t1/state".into()],
+            declared_rw: Vec::new(),
             readable: vec!["/dev/shm/t1/prompt.md".into()],
             hidden: vec!["/usr/srv/run".into(), "/srv/suite/tasks/a/oracle".into()],
             allowlist: Arc::new(Allowlist {
@@ -303,6 +391,7 @@ mod tests {
             tmp_bytes: 1024,
             limits: None,
             share_net: false,
+            run_as: None,
         }
     }
 
@@ -311,18 +400,66 @@ mod tests {
     }
 
     #[test]
-    fn the_network_is_shared_only_when_asked() {
-        let has_share_net = |l: Layout| l.bwrap_args().iter().any(|a| a == "--share-net");
-        assert!(!has_share_net(layout()));
+    fn the_network_is_unshared_unless_asked() {
+        let has = |l: &Layout, flag: &str| l.bwrap_args().iter().any(|a| a == flag);
+        assert!(has(&layout(), "--unshare-net"));
         let netted = Layout {
             share_net: true,
             ..layout()
         };
-        let args = netted.bwrap_args();
-        let at = |s: &str| args.iter().position(|a| a == s).unwrap();
+        assert!(!has(&netted, "--unshare-net"));
+        assert!(has(&netted, "--unshare-pid"));
+    }
+
+    #[test]
+    fn an_ordinary_user_gets_a_user_namespace_and_no_capability_to_keep() {
+        let joined = strings(layout().bwrap_args()).join(" ");
+        assert!(joined.contains("--unshare-user"), "{joined}");
+        assert!(!joined.contains("--cap-add"), "{joined}");
+        assert!(layout().entry_args().is_empty());
+    }
+
+    #[test]
+    fn a_root_harness_switches_to_the_sandbox_user_without_a_user_namespace() {
+        let rooted = Layout {
+            run_as: Some(RunAs {
+                user: super::super::SandboxUser {
+                    uid: 4242,
+                    gid: 4343,
+                },
+                setpriv: "/opt/util/setpriv".into(),
+            }),
+            ..layout()
+        };
+        let joined = strings(rooted.bwrap_args()).join(" ");
+        // A user namespace of root's would map the sandbox to host uid 0 again.
+        assert!(!joined.contains("--unshare-user"), "{joined}");
         assert!(
-            at("--unshare-all") < at("--share-net"),
-            "share-net must come after unshare-all"
+            joined.contains(
+                "--cap-drop ALL --cap-add CAP_SETUID --cap-add CAP_SETGID --cap-add CAP_SETPCAP"
+            ),
+            "{joined}"
+        );
+        // setpriv outside the shown places is bound so that it can run.
+        assert!(
+            joined.contains("--ro-bind /opt/util/setpriv /opt/util/setpriv"),
+            "{joined}"
+        );
+        assert!(
+            joined.contains("--perms 1777 --size 1024 --tmpfs /tmp"),
+            "{joined}"
+        );
+        assert_eq!(
+            strings(rooted.entry_args()),
+            [
+                "/opt/util/setpriv",
+                "--reuid=4242",
+                "--regid=4343",
+                "--clear-groups",
+                "--bounding-set=-all",
+                "--inh-caps=-all",
+                "--"
+            ]
         );
     }
 
@@ -361,7 +498,7 @@ mod tests {
         // /usr/srv/run lies in the shown /usr; the oracle under /srv is not shown at all.
         assert!(at("/usr/srv/run") < at("/dev/shm/t1/work"));
         assert!(!args.contains(&"/srv/suite/tasks/a/oracle".to_string()));
-        for flag in ["--unshare-all", "--die-with-parent", "--new-session"] {
+        for flag in ["--unshare-pid", "--die-with-parent", "--new-session"] {
             assert!(args.contains(&flag.to_string()), "{flag}");
         }
         let inside = Layout {

@@ -1,9 +1,17 @@
 //! Per-session limits on processes and memory, enforced by the kernel through a cgroup
-//! of the session's own: cgroup v2 where this process's cgroup delegates the `pids` and
-//! `memory` controllers, else the v1 `pids` and `memory` hierarchies, else none (the
-//! run says so once). Memory includes the pages of files written to RAM-backed places
-//! (the scratch root, the private `/tmp`), so the limit also bounds how much of the
-//! shared scratch one session can fill.
+//! of the session's own: cgroup v2 where the harness's own cgroup can give its children
+//! the `pids` and `memory` controllers, else the v1 `pids` and `memory` hierarchies,
+//! else none (the run says so once, and records it in its manifest). Memory includes
+//! the pages of files written to RAM-backed places (the scratch root, the private
+//! `/tmp`), so the limit also bounds how much of the shared scratch one session can
+//! fill.
+//!
+//! Under cgroup v2 a cgroup that gives controllers to its children may hold no process
+//! itself (the "no internal processes" rule), so the harness first moves itself into a
+//! leaf of its own cgroup, `loopbench-harness`, and then enables `+pids +memory` in its
+//! cgroup's `cgroup.subtree_control`: possible when the parent offers both controllers
+//! (`cgroup.controllers`), no other process shares the harness's cgroup, and the
+//! harness may write there (root, or a cgroup delegated to its user).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -13,6 +21,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub const DEFAULT_MAX_PIDS: u64 = 1024;
 /// Memory one session may use, unless the suite says (`max_memory`): 4 GiB.
 pub const DEFAULT_MAX_MEMORY: u64 = 4 * 1024 * 1024 * 1024;
+/// Bytes a command agent's HOME may hold after a session, unless the suite says
+/// (`max_home_bytes`): 1 GiB.
+pub const DEFAULT_MAX_HOME_BYTES: u64 = 1024 * 1024 * 1024;
 
 /// What one session may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +32,9 @@ pub struct Limits {
     pub max_pids: u64,
     /// Bytes of memory, page cache of RAM-backed files included.
     pub max_memory: u64,
+    /// Bytes of a command agent's HOME and scripted model log after a session (checked
+    /// then: the HOME lies in the run directory, on disk, where no cgroup counts it).
+    pub max_home_bytes: u64,
 }
 
 impl Default for Limits {
@@ -28,6 +42,7 @@ impl Default for Limits {
         Limits {
             max_pids: DEFAULT_MAX_PIDS,
             max_memory: DEFAULT_MAX_MEMORY,
+            max_home_bytes: DEFAULT_MAX_HOME_BYTES,
         }
     }
 }
@@ -143,15 +158,12 @@ impl Cgroup {
         } else {
             counter(&read(&memory_dir.join("memory.oom_control")), "oom_kill ")
         };
-        let at_limit = !self.v2 && counter(&read(&memory_dir.join("memory.failcnt")), "") > 0;
+        // Only a kill says the limit stopped something: v1's `memory.failcnt` also
+        // counts every time the kernel reclaimed page cache at the limit, which a
+        // session writing files near it does without anything failing.
         if oom_kills > 0 {
             hit.push(format!(
                 "reached max_memory = {} bytes: the kernel killed {oom_kills} processes",
-                self.limits.max_memory
-            ));
-        } else if at_limit {
-            hit.push(format!(
-                "reached max_memory = {} bytes",
                 self.limits.max_memory
             ));
         }
@@ -224,26 +236,37 @@ fn write(file: &Path, value: &str) -> std::io::Result<()> {
 fn probe() -> Enforcement {
     let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    if let Some(dir) = v2_base(&own, &mounts).filter(|d| can_make_children(d)) {
-        return Enforcement::V2(dir);
-    }
+    let v2 = match v2_own_dir(&own, &mounts) {
+        Some(dir) => match prepare_v2(&dir, std::process::id()) {
+            Ok(()) if can_make_children(&dir) => return Enforcement::V2(dir),
+            Ok(()) => Some(format!(
+                "cgroup v2: no cgroup can be made under {}",
+                dir.display()
+            )),
+            Err(why) => Some(format!("cgroup v2: {why}")),
+        },
+        None => None,
+    };
     let pids = v1_base(&own, &mounts, "pids");
     let memory = v1_base(&own, &mounts, "memory");
     match (pids, memory) {
         (Some(pids), Some(memory)) if can_make_children(&pids) && can_make_children(&memory) => {
             Enforcement::V1 { pids, memory }
         }
-        _ => Enforcement::None(
+        _ => Enforcement::None(v2.unwrap_or_else(|| {
             "no cgroup with the pids and memory controllers can be created here \
              (that takes root, or a cgroup delegated to this user)"
-                .into(),
-        ),
+                .into()
+        })),
     }
 }
 
-/// The v2 cgroup of this process, when its `cgroup.subtree_control` already gives
-/// children both controllers.
-fn v2_base(own: &str, mounts: &str) -> Option<PathBuf> {
+/// The name of the leaf the harness moves itself into under cgroup v2.
+pub const HARNESS_LEAF: &str = "loopbench-harness";
+
+/// The v2 cgroup directory of this process, from `/proc/self/cgroup` and the cgroup2
+/// mount of `/proc/self/mountinfo`.
+fn v2_own_dir(own: &str, mounts: &str) -> Option<PathBuf> {
     let rel = own.lines().find_map(|l| l.strip_prefix("0::"))?;
     let mount = mounts.lines().find_map(|l| {
         let (left, right) = l.split_once(" - ")?;
@@ -251,10 +274,89 @@ fn v2_base(own: &str, mounts: &str) -> Option<PathBuf> {
             .starts_with("cgroup2 ")
             .then(|| left.split(' ').nth(4).map(PathBuf::from))?
     })?;
-    let dir = mount.join(rel.trim_start_matches('/'));
-    let delegated = std::fs::read_to_string(dir.join("cgroup.subtree_control")).ok()?;
-    let has = |c: &str| delegated.split_whitespace().any(|w| w == c);
-    (has("pids") && has("memory")).then_some(dir)
+    Some(mount.join(rel.trim_start_matches('/')))
+}
+
+/// What the harness must do in its own cgroup v2 directory so that cgroups made under
+/// it get the `pids` and `memory` controllers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum V2Plan {
+    /// Its children get both already (the harness's cgroup is a namespace's root,
+    /// where processes and controllers for children may mix).
+    Ready,
+    /// Move the harness into the leaf [`HARNESS_LEAF`], then enable both controllers.
+    MoveAndEnable,
+    /// It cannot be done, and why.
+    Cannot(String),
+}
+
+/// The decision, from the files of `dir`: its `cgroup.subtree_control`,
+/// `cgroup.controllers` (what its parent gives it) and `cgroup.procs` (who is in it;
+/// `own_pid` is the harness).
+fn plan_v2(dir: &Path, own_pid: u32) -> V2Plan {
+    let read = |f: &str| std::fs::read_to_string(dir.join(f));
+    let has_both = |text: &str| {
+        let has = |c: &str| text.split_whitespace().any(|w| w == c);
+        has("pids") && has("memory")
+    };
+    let Ok(subtree) = read("cgroup.subtree_control") else {
+        return V2Plan::Cannot(format!("{} is not a cgroup v2 directory", dir.display()));
+    };
+    if has_both(&subtree) {
+        return V2Plan::Ready;
+    }
+    let offered = read("cgroup.controllers").unwrap_or_default();
+    if !has_both(&offered) {
+        return V2Plan::Cannot(format!(
+            "the harness's cgroup {} is not given the pids and memory controllers by its \
+             parent (cgroup.controllers: '{}'); run the harness in a delegated cgroup \
+             (systemd-run --scope -p Delegate=yes, or a container with a cgroup of its own)",
+            dir.display(),
+            offered.trim()
+        ));
+    }
+    let others = read("cgroup.procs")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().parse::<u32>().ok())
+        .filter(|pid| *pid != own_pid)
+        .count();
+    if others > 0 {
+        return V2Plan::Cannot(format!(
+            "{others} other processes share the harness's cgroup {}, and under cgroup v2 \
+             a cgroup holding processes cannot give controllers to its children (the \
+             no-internal-processes rule); start the harness in a cgroup of its own \
+             (systemd-run --scope -p Delegate=yes loopbench ...)",
+            dir.display()
+        ));
+    }
+    V2Plan::MoveAndEnable
+}
+
+/// Carries out [`plan_v2`] for the process `own_pid` in its cgroup `dir`; on a failure
+/// half-way the harness moves back. `Err` says why limits cannot use cgroup v2.
+fn prepare_v2(dir: &Path, own_pid: u32) -> std::result::Result<(), String> {
+    match plan_v2(dir, own_pid) {
+        V2Plan::Ready => Ok(()),
+        V2Plan::Cannot(why) => Err(why),
+        V2Plan::MoveAndEnable => {
+            let leaf = dir.join(HARNESS_LEAF);
+            let moved = match std::fs::create_dir(&leaf) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+                _ => write(&leaf.join("cgroup.procs"), &own_pid.to_string()),
+            };
+            let enabled =
+                moved.and_then(|()| write(&dir.join("cgroup.subtree_control"), "+pids +memory"));
+            enabled.map_err(|e| {
+                let _ = write(&dir.join("cgroup.procs"), &own_pid.to_string());
+                format!(
+                    "cannot move the harness into {} and give its cgroup's children the pids \
+                     and memory controllers: {e}",
+                    leaf.display()
+                )
+            })
+        }
+    }
 }
 
 /// This process's cgroup in the v1 hierarchy of `controller`.
@@ -304,11 +406,109 @@ mod tests {
         assert_eq!(v1_base(OWN, MOUNTS, "cpuset"), None);
     }
 
+    /// A fake cgroup v2 directory with these files.
+    fn fake_v2(subtree: &str, controllers: &str, procs: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("cgroup.subtree_control"), subtree).unwrap();
+        std::fs::write(dir.path().join("cgroup.controllers"), controllers).unwrap();
+        std::fs::write(dir.path().join("cgroup.procs"), procs).unwrap();
+        dir
+    }
+
+    #[test]
+    fn under_cgroup_v2_the_harness_moves_to_a_leaf_only_when_nothing_else_shares_its_cgroup() {
+        let ready = fake_v2("memory pids\n", "cpu memory pids\n", "7\n8\n");
+        assert_eq!(plan_v2(ready.path(), 7), V2Plan::Ready);
+        let alone = fake_v2("\n", "cpu io memory pids\n", "7\n");
+        assert_eq!(plan_v2(alone.path(), 7), V2Plan::MoveAndEnable);
+        let shared = fake_v2("\n", "memory pids\n", "1\n7\n9\n");
+        let V2Plan::Cannot(why) = plan_v2(shared.path(), 7) else {
+            panic!("a shared cgroup was planned for");
+        };
+        assert!(why.contains("2 other processes"), "{why}");
+        assert!(why.contains("no-internal-processes"), "{why}");
+        let undelegated = fake_v2("\n", "cpu io\n", "7\n");
+        let V2Plan::Cannot(why) = plan_v2(undelegated.path(), 7) else {
+            panic!("an undelegated cgroup was planned for");
+        };
+        assert!(why.contains("cgroup.controllers: 'cpu io'"), "{why}");
+        assert!(matches!(
+            plan_v2(Path::new("/nonexistent/cgroup"), 7),
+            V2Plan::Cannot(_)
+        ));
+    }
+
+    #[test]
+    fn moving_to_the_leaf_comes_before_enabling_the_controllers() {
+        let alone = fake_v2("", "memory pids\n", "7\n");
+        assert_eq!(prepare_v2(alone.path(), 7), Ok(()));
+        let leaf = alone.path().join(HARNESS_LEAF);
+        assert_eq!(
+            std::fs::read_to_string(leaf.join("cgroup.procs")).unwrap(),
+            "7"
+        );
+        assert_eq!(
+            std::fs::read_to_string(alone.path().join("cgroup.subtree_control")).unwrap(),
+            "+pids +memory"
+        );
+        // Nothing is moved where the plan says it cannot be done.
+        let shared = fake_v2("", "memory pids\n", "3\n7\n");
+        assert!(prepare_v2(shared.path(), 7).is_err());
+        assert!(!shared.path().join(HARNESS_LEAF).exists());
+    }
+
+    #[test]
+    fn the_v2_cgroup_of_this_process_is_found_from_its_mounts() {
+        assert_eq!(
+            v2_own_dir("0::/system.slice/ci.service\n", MOUNTS),
+            Some(PathBuf::from(
+                "/sys/fs/cgroup/unified/system.slice/ci.service"
+            ))
+        );
+        assert_eq!(v2_own_dir("4:memory:/x\n", MOUNTS), None);
+    }
+
+    #[test]
+    fn under_v1_memory_is_reported_reached_only_when_the_kernel_killed() {
+        let root = tempfile::tempdir().unwrap();
+        let (pids, memory) = (root.path().join("pids"), root.path().join("memory"));
+        for d in [&pids, &memory] {
+            std::fs::create_dir(d).unwrap();
+        }
+        std::fs::write(pids.join("pids.events"), "max 0\n").unwrap();
+        std::fs::write(memory.join("memory.failcnt"), "5812\n").unwrap();
+        std::fs::write(
+            memory.join("memory.oom_control"),
+            "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n",
+        )
+        .unwrap();
+        let group = Cgroup {
+            dirs: vec![pids.clone(), memory.clone()],
+            v2: false,
+            limits: Limits::default(),
+        };
+        assert_eq!(group.reached(), Vec::<String>::new());
+        std::fs::write(
+            memory.join("memory.oom_control"),
+            "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n",
+        )
+        .unwrap();
+        let reached = group.reached();
+        assert_eq!(reached.len(), 1, "{reached:?}");
+        assert!(
+            reached[0].contains("the kernel killed 2 processes"),
+            "{reached:?}"
+        );
+        // Dropping it must not remove the fake directories' files (they are no cgroup).
+        std::mem::forget(group);
+    }
+
     #[test]
     fn a_cgroup_is_made_limited_and_removed_where_the_machine_allows() {
         let limits = Limits {
             max_pids: 16,
             max_memory: 64 * 1024 * 1024,
+            ..Limits::default()
         };
         let Some(group) = Cgroup::create(limits).unwrap() else {
             eprintln!("skipping: {}", Enforcement::here().describe());

@@ -1,13 +1,17 @@
-//! What this machine's bubblewrap can do, probed before anything runs: whether it is
-//! installed and can create its namespaces, whether it can forbid nested user
-//! namespaces, and whether a sandbox really holds no capability (the harness refuses
-//! to run otherwise, as root above all).
+//! What this machine's bubblewrap can do, probed before anything runs, as two separate
+//! questions: whether it is installed and can create its namespaces ([`bwrap_works`];
+//! where it cannot, a run may fall back to what the README says), and whether a sandbox
+//! the harness builds really holds no capability and, as root, runs as the unprivileged
+//! sandbox user ([`check_confined`]; where it does not, the harness refuses to run,
+//! never falls back).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
+use super::launch::{Launch, Started};
 use super::layout::{BWRAP, Hidden};
+use super::user::RunAs;
 use crate::error::{Error, Result};
 
 /// Checks that bwrap is installed and can create its namespaces here, for the agent
@@ -17,41 +21,47 @@ pub fn check_bwrap(agent: &str) -> Result<()> {
 }
 
 /// [`check_bwrap`] for whatever `needs` says wants the sandbox ("the suite sets
-/// verify_sandbox = \"bwrap\""). Also checks, once, that a sandbox holds no capability.
+/// verify_sandbox = \"bwrap\""): bwrap's namespaces, then, once, that a sandbox holds
+/// no capability and runs as the sandbox's user.
 pub fn check_bwrap_for(needs: &str) -> Result<()> {
-    let Some(bwrap) = find_program(BWRAP, std::env::var_os("PATH").as_deref()) else {
-        return Err(Error::BadInput(format!(
-            "{needs}, but bwrap is not installed \
-             (on Debian or Ubuntu: apt-get install bubblewrap)"
-        )));
-    };
-    let out = Command::new(&bwrap)
-        .args(["--ro-bind", "/", "/", "--unshare-all", "--die-with-parent"])
-        .args(["--new-session", "--", "true"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-        .map_err(|e| {
-            Error::BadInput(format!(
-                "{needs}, but '{}' cannot be run: {e}",
-                bwrap.display()
-            ))
-        })?;
-    if !out.status.success() {
-        return Err(Error::BadInput(format!(
-            "{needs}, but bwrap cannot create its namespaces \
-             on this machine: {} (user namespaces may be disabled, e.g. inside a container)",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
+    namespaces().map_err(|why| Error::BadInput(format!("{needs}, but {why}")))?;
     check_confined().map_err(|why| Error::BadInput(format!("{needs}, but {why}")))
 }
 
-/// Whether bwrap is installed and works here. Probed once.
+/// Whether bwrap is installed and can create its namespaces here (nothing about
+/// capabilities: see [`check_confined`]). Probed once.
 pub fn bwrap_works() -> bool {
-    static WORKS: OnceLock<bool> = OnceLock::new();
-    *WORKS.get_or_init(|| check_bwrap_for("probe").is_ok())
+    namespaces().is_ok()
+}
+
+/// `Err` says why bwrap cannot make a sandbox here at all. Probed once.
+fn namespaces() -> std::result::Result<(), String> {
+    static FOUND: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let Some(bwrap) = find_program(BWRAP, std::env::var_os("PATH").as_deref()) else {
+                return Err("bwrap is not installed \
+                            (on Debian or Ubuntu: apt-get install bubblewrap)"
+                    .into());
+            };
+            let out = Command::new(&bwrap)
+                .args(["--ro-bind", "/", "/", "--unshare-all", "--die-with-parent"])
+                .args(["--new-session", "--", "true"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .output()
+                .map_err(|e| format!("'{}' cannot be run: {e}", bwrap.display()))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "bwrap cannot create its namespaces on this machine: {} \
+                     (user namespaces may be disabled, e.g. inside a container)",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+            }
+            Ok(())
+        })
+        .clone()
 }
 
 /// Whether this bwrap takes `--unshare-user --disable-userns` (0.8 and later, where
@@ -71,31 +81,73 @@ pub fn disables_userns() -> bool {
     })
 }
 
-/// Checks, once per process, that a process in the sandbox the harness builds holds no
-/// capability: `CapEff`, `CapPrm` and `CapBnd` of `/proc/self/status` all zero.
-/// `Err` says what was found.
+/// Checks, once per process, that a process in the sandbox the harness builds (started
+/// the way every sandbox is, through [`Launch`]) holds no capability: `CapEff`,
+/// `CapPrm` and `CapBnd` of `/proc/self/status` all zero; and, when the harness runs as
+/// root, that it runs as the sandbox's user, never as uid or gid 0. `Err` says what
+/// was found.
 pub fn check_confined() -> std::result::Result<(), String> {
     static CONFINED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
     CONFINED
         .get_or_init(|| {
-            let scratch = tempfile::tempdir().map_err(|e| format!("no scratch directory: {e}"))?;
+            let run_as = RunAs::of_harness().clone()?;
+            let scratch = crate::fsutil::scratch_dir("loopbench-probe-")
+                .map_err(|e| format!("no scratch directory: {e}"))?;
             let layout = Hidden::default().layout(scratch.path(), &[], &[]);
-            let out = Command::new(BWRAP)
-                .args(layout.bwrap_args())
+            layout
+                .hand_over()
+                .map_err(|e| format!("cannot hand the probe's directory over: {e}"))?;
+            let launch = Launch::in_scratch(Vec::new()).map_err(|e| e.to_string())?;
+            let argv = launch.argv(&layout);
+            let out = Command::new(&argv[0])
+                .args(&argv[1..])
                 .args(["cat", "/proc/self/status"])
                 .stdin(Stdio::null())
                 .stderr(Stdio::piped())
                 .output()
                 .map_err(|e| format!("bwrap cannot be run: {e}"))?;
-            if !out.status.success() {
-                return Err(format!(
-                    "the sandbox cannot start: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ));
+            let bwrap_said = || String::from_utf8_lossy(&out.stderr).trim().to_string();
+            match launch.started(None, None).map_err(|e| e.to_string())? {
+                Started::Ran(0) => {}
+                Started::Ran(code) => {
+                    return Err(format!(
+                        "a program in the sandbox cannot run (exit {code}): {}",
+                        bwrap_said()
+                    ));
+                }
+                Started::Failed(why) => {
+                    return Err(format!("the sandbox cannot start: {why} {}", bwrap_said()));
+                }
             }
-            capabilities_dropped(&String::from_utf8_lossy(&out.stdout))
+            let status = String::from_utf8_lossy(&out.stdout);
+            capabilities_dropped(&status)?;
+            match &run_as {
+                Some(run_as) => runs_as(&status, run_as.user.uid, run_as.user.gid),
+                None => Ok(()),
+            }
         })
         .clone()
+}
+
+/// `Ok` when every uid and gid of a `/proc/PID/status` text (real, effective, saved,
+/// filesystem) is the sandbox user's.
+fn runs_as(status: &str, uid: u32, gid: u32) -> std::result::Result<(), String> {
+    for (key, want) in [("Uid", uid), ("Gid", gid)] {
+        let ids: Vec<&str> = status
+            .lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+            .map(|v| v.split_whitespace().collect())
+            .unwrap_or_default();
+        if ids.len() != 4 || ids.iter().any(|id| id.parse::<u32>().ok() != Some(want)) {
+            return Err(format!(
+                "a process in the sandbox does not run as the sandbox's user \
+                 ({key}: {}, expected {want}); refusing to run an agent as the owner of \
+                 root's files",
+                ids.join(" ")
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `Ok` when the capability sets of a `/proc/PID/status` text are all empty.
@@ -168,8 +220,24 @@ mod tests {
     }
 
     #[test]
+    fn a_sandbox_of_another_uid_or_gid_is_refused() {
+        let status = "Uid:\t65534\t65534\t65534\t65534\nGid:\t65534\t65534\t65534\t65534\n";
+        assert_eq!(runs_as(status, 65534, 65534), Ok(()));
+        let root = "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n";
+        let err = runs_as(root, 65534, 65534).unwrap_err();
+        assert!(err.contains("Uid: 0 0 0 0, expected 65534"), "{err}");
+        let saved_root = "Uid:\t65534\t65534\t0\t65534\nGid:\t65534\t65534\t65534\t65534\n";
+        assert!(runs_as(saved_root, 65534, 65534).is_err());
+        assert!(runs_as("Name: cat\n", 65534, 65534).is_err());
+    }
+
+    #[test]
     fn the_harness_sandbox_holds_no_capability_even_as_root() {
         if !bwrap_works() {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true: bwrap does not work here"
+            );
             eprintln!("skipping: bwrap does not work here");
             return;
         }

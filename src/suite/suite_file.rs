@@ -40,6 +40,8 @@ struct SuiteFile {
     max_pids: Option<Spanned<u64>>,
     /// Memory one sandboxed session may use: a size like "4GiB" or bytes.
     max_memory: Option<Spanned<toml::Value>>,
+    /// Bytes a command agent's HOME (and scripted model log) may hold after a session.
+    max_home_bytes: Option<Spanned<toml::Value>>,
     /// Run in looks and stop arms early when the answer is known.
     sequential: Option<Spanned<SequentialFile>>,
     /// Times a trial is started again after a session failed for a cause outside the
@@ -143,7 +145,8 @@ pub struct Suite {
     pub min_detectable_effect: Option<f64>,
     /// `verify_sandbox = "bwrap"`: every arm's verify commands run under bubblewrap.
     pub verify_sandbox: bool,
-    /// What each sandboxed session may use (`max_pids`, `max_memory`).
+    /// What each session may use (`max_pids`, `max_memory` when sandboxed;
+    /// `max_home_bytes` for every command agent).
     pub limits: crate::sandbox::Limits,
     /// `[sequential]`: run in looks, stopping arms early.
     pub sequential: Option<Sequential>,
@@ -256,6 +259,10 @@ impl Suite {
         if let Some(memory) = &raw.max_memory {
             limits.max_memory = super::agent_table::capture_limit(memory.get_ref())
                 .map_err(|e| err(memory.span(), format!("max_memory: {e}")))?;
+        }
+        if let Some(home) = &raw.max_home_bytes {
+            limits.max_home_bytes = super::agent_table::capture_limit(home.get_ref())
+                .map_err(|e| err(home.span(), format!("max_home_bytes: {e}")))?;
         }
 
         let sequential = match &raw.sequential {

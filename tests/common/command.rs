@@ -86,11 +86,17 @@ pub fn run_ok(suite: &Path, out: &Path) -> Ran {
 /// (`VmHWM`) while it runs; returns what it wrote and that peak in KiB. The last moments
 /// before exit can be missed, so the peak may be an underestimate, never an overestimate.
 pub fn run_ok_measured(suite: &Path, out: &Path) -> (Ran, u64) {
+    run_ok_measured_with(suite, out, &[])
+}
+
+/// [`run_ok_measured`] with these variables added to the harness's environment.
+pub fn run_ok_measured_with(suite: &Path, out: &Path, env: &[(&str, &str)]) -> (Ran, u64) {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_loopbench"))
         .arg("run")
         .arg(suite)
         .args(["--quiet", "--jobs", "1", "--out"])
         .arg(out)
+        .envs(env.iter().copied())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()

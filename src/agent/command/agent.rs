@@ -259,7 +259,7 @@ impl CommandAgent {
                     .filter(exists)
                     .map(|p| canon(p)),
             );
-            layout.writable_dirs.extend(
+            layout.declared_rw.extend(
                 sandbox
                     .read_write
                     .iter()
@@ -315,6 +315,20 @@ impl CommandAgent {
         let mut sandboxed = None;
         if self.sandbox.is_some() {
             let layout = self.layout(ctx, &program, files);
+            // A root harness runs the agent as the sandbox's user: what it may write
+            // (and the prompt it reads) must be that user's.
+            layout.hand_over().io_context(|| {
+                format!(
+                    "cannot hand '{}' over to the sandbox's user",
+                    ctx.workspace.work_dir.display()
+                )
+            })?;
+            if let Some(run_as) = &layout.run_as {
+                run_as
+                    .user
+                    .hand_over(&[&ctx.workspace.prompt_file])
+                    .io_context(|| "cannot hand the prompt over to the sandbox's user".into())?;
+            }
             let cgroup = Cgroup::create(self.limits)
                 .io_context(|| "cannot create the session's cgroup".into())?;
             let _ = std::fs::remove_file(&files.bwrap_status);
@@ -488,15 +502,37 @@ impl Agent for CommandAgent {
             Err(e) => return Err(e),
         };
         let env = self.session_env(ctx, &files.usage_file, &files.state_dir, &files.home);
+        let started = std::time::SystemTime::now();
         let mut run = self.run_tries(ctx, &files, &env);
+        if let Some(over) = self.bound_home(&files)? {
+            run.error = Some(match run.error.take() {
+                Some(e) => format!("{e}; {over}"),
+                None => over.clone(),
+            });
+            run.outcome = Outcome::Error;
+            run.failure = Some(Failure::new(FailureKind::Agent, over));
+        }
         // What the session left in the run directory (captures, the CLI's transcripts
-        // and logs in its HOME) must not keep a value passed by `pass_env`.
+        // and logs in its HOME) must not keep a value passed by `pass_env`. Read in
+        // chunks, only what this session changed, and no more than it may have left.
+        let cap = self
+            .limits
+            .max_home_bytes
+            .saturating_add(self.capture_limit.saturating_mul(2));
         let redacted = self
             .redactor
-            .files_under(&self.capture_dir)
+            .files_under(&self.capture_dir, Some(started), cap)
             .io_context(|| format!("cannot redact '{}'", self.capture_dir.display()));
         match redacted {
-            Ok(()) => {}
+            Ok(removed) => {
+                if !removed.is_empty() {
+                    run.add_note(format!(
+                        "{} files the session left were removed unread: more than {cap} \
+                         bytes to redact",
+                        removed.len()
+                    ));
+                }
+            }
             Err(e) if crate::fsutil::out_of_room(&e) => {
                 run = SessionRun::harness_failed(format!(
                     "the harness could not store the session's output: {}",
@@ -509,6 +545,43 @@ impl Agent for CommandAgent {
             run.error = Some(self.redactor.text(error).into_owned());
         }
         Ok(run)
+    }
+}
+
+impl CommandAgent {
+    /// Checks the size of the trial's HOME and the scripted model's log after a
+    /// session: past `max_home_bytes`, both are emptied (the run directory lies on disk,
+    /// where no cgroup counts what the CLI keeps) and the sentence for the session's
+    /// record is returned; the trial ends with it.
+    fn bound_home(&self, files: &SessionFiles) -> Result<Option<String>> {
+        let limit = self.limits.max_home_bytes;
+        let mut bytes: u64 = files
+            .model_log
+            .as_ref()
+            .and_then(|log| std::fs::symlink_metadata(log).ok())
+            .map_or(0, |m| m.len());
+        for entry in walkdir::WalkDir::new(&files.home).follow_links(false) {
+            let Ok(entry) = entry else { continue };
+            if entry.file_type().is_file() {
+                bytes = bytes.saturating_add(entry.metadata().map_or(0, |m| m.len()));
+            }
+            if bytes > limit {
+                break;
+            }
+        }
+        if bytes <= limit {
+            return Ok(None);
+        }
+        std::fs::remove_dir_all(&files.home)
+            .and_then(|()| std::fs::create_dir(&files.home))
+            .io_context(|| format!("cannot empty '{}'", files.home.display()))?;
+        if let Some(log) = &files.model_log {
+            crate::agent_file::replace(log, b"")?;
+        }
+        Ok(Some(format!(
+            "reached max_home_bytes = {limit}: the agent's HOME (and the model log) held more \
+             after the session; both were emptied"
+        )))
     }
 }
 

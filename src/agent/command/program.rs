@@ -190,15 +190,93 @@ pub fn preflight(suite: &Suite, arms: &[usize]) -> Result<()> {
                     missing.display()
                 )));
             }
+            let suite_file = suite.dir.join("suite.toml");
+            let declared_in_suite = settings
+                .read_only
+                .iter()
+                .map(|p| ("sandbox_ro", p, false))
+                .chain(
+                    settings
+                        .read_write
+                        .iter()
+                        .map(|p| (settings.read_write_key, p, true)),
+                );
+            for (key, place, writable) in declared_in_suite {
+                check_declared(place, writable).map_err(|why| {
+                    Error::BadInput(format!(
+                        "{}: agent '{}': {key}: '{}' {why}",
+                        suite_file.display(),
+                        arm.agent,
+                        place.display()
+                    ))
+                })?;
+            }
             if let Some(resolved) = resolve_program(program, &suite.dir, env) {
-                query_wrapper(&sandboxed_program(&resolved)).map_err(|e| {
+                let wrapper = sandboxed_program(&resolved);
+                if let Ok(Some(run_as)) = sandbox::RunAs::of_harness()
+                    && !run_as.user.can_run(&wrapper)
+                {
+                    return Err(Error::BadInput(format!(
+                        "agent '{}': program '{}' cannot be read and executed by the \
+                         sandbox's user {} (the harness runs as root, and the sandbox as that \
+                         user): chmod a+rx '{}'",
+                        arm.agent,
+                        wrapper.display(),
+                        run_as.user.spelled(),
+                        wrapper.display()
+                    )));
+                }
+                let in_wrapper = |e: String| {
                     Error::BadInput(format!(
                         "agent '{}': program '{}': {e}",
                         arm.agent,
                         resolved.display()
                     ))
-                })?;
+                };
+                let declared = query_wrapper(&wrapper).map_err(in_wrapper)?;
+                let lines = declared.iter().flat_map(|d| {
+                    d.read_only
+                        .iter()
+                        .map(|p| ("ro", p, false))
+                        .chain(d.read_write.iter().map(|p| ("rw", p, true)))
+                });
+                for (word, place, writable) in lines {
+                    check_declared(place, writable).map_err(|why| {
+                        in_wrapper(format!(
+                            "its sandbox query declares '{word} {}', which {why}",
+                            place.display()
+                        ))
+                    })?;
+                }
             }
+        }
+    }
+    Ok(())
+}
+
+/// Why a declared place may not be shown (the whole host, a home, a socket place, a
+/// place holding answers: see [`sandbox::refused_place`]), or, for a writable one under
+/// a root harness, why the sandbox's user cannot write it.
+fn check_declared(place: &Path, writable: bool) -> std::result::Result<(), String> {
+    if !place.exists() {
+        // What does not exist is never bound; the suite's keys were checked above.
+        return Ok(());
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    if let Some(why) = sandbox::refused_place(place, home.as_deref()) {
+        return Err(why);
+    }
+    if writable && let Ok(Some(run_as)) = sandbox::RunAs::of_harness() {
+        let user = run_as.user;
+        if !user.can_write(place) {
+            return Err(format!(
+                "cannot be written by the sandbox's user {uid}:{gid} (the harness runs as \
+                 root, and the sandbox as that user): give it the directory \
+                 (chown -R {uid}:{gid} '{}') or leave the key out",
+                place.display(),
+                uid = user.uid,
+                gid = user.gid
+            ));
         }
     }
     Ok(())
