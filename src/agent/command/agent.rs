@@ -14,7 +14,7 @@ use super::child::{self, Capture, Ended, KILL_GRACE, Limits};
 use super::program::{harness_binary, resolve_program, sandboxed_program};
 use crate::agent::mock_model::Scenario;
 use crate::agent::{Agent, SessionContext, SessionRun};
-use crate::agent::{Failure, FailureKind};
+use crate::agent::{Failure, FailureKind, Outcome};
 use crate::error::{Error, IoContext, Result, with_causes};
 use crate::notice::Notice;
 use crate::sandbox::{self, Cgroup, Hidden, Launch, Layout, Redactor, Started};
