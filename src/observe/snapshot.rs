@@ -283,7 +283,7 @@ impl<'a> Observer<'a> {
 
     /// One verify run of `feature` on `seen`, the tree as the check sees it (the
     /// overlay laid over when there is one), copied from the work directory without
-    /// what `leave_out` names.
+    /// what `leave_out` names, with what is left of the observation's time.
     fn verify_run<'r>(
         &'r self,
         ws: &'r Workspace,
@@ -291,8 +291,7 @@ impl<'a> Observer<'a> {
         overlay: Option<&'r OracleTests>,
         seen: &TreeSnapshot,
         leave_out: &'r dyn Fn(&str) -> bool,
-        cache: Option<&'r VerifyCache>,
-        time_left: std::time::Duration,
+        (cache, time_left): (Option<&'r VerifyCache>, std::time::Duration),
     ) -> VerifyRun<'r> {
         let full = self.task.verify_timeout;
         VerifyRun {
@@ -423,7 +422,14 @@ impl<'a> Observer<'a> {
                 return Err(late);
             }
             let own = self
-                .verify_run(ws, feature, None, &visible, &leave_out_own, cache, time_left())
+                .verify_run(
+                    ws,
+                    feature,
+                    None,
+                    &visible,
+                    &leave_out_own,
+                    (cache, time_left()),
+                )
                 .check()?;
             verify_timeouts += own.timeouts;
             let own_check = own.check;
@@ -437,8 +443,7 @@ impl<'a> Observer<'a> {
                             Some(o),
                             seen,
                             &leave_out_overlaid,
-                            cache,
-                            time_left(),
+                            (cache, time_left()),
                         )
                         .check()?;
                     verify_timeouts += truth.timeouts;
