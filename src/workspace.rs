@@ -111,12 +111,16 @@ impl Workspace {
         self.root.as_ref().map_or(&self.kept_root, |r| r.path())
     }
 
-    /// Keeps the directory after the workspace is dropped; returns where it is.
-    pub fn keep(&mut self) -> &Path {
+    /// Keeps the directory after the workspace is dropped, owned by the harness's user
+    /// again (a root harness handed its work directory to the sandbox's user); returns
+    /// where it is.
+    pub fn keep(&mut self) -> Result<&Path> {
         if let Some(root) = self.root.take() {
             self.kept_root = root.keep();
         }
-        &self.kept_root
+        crate::sandbox::take_back(&[&self.kept_root])
+            .io_context(|| format!("giving back {}", self.kept_root.display()))?;
+        Ok(&self.kept_root)
     }
 
     /// `git init`, stage everything and commit with the harness identity.

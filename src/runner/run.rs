@@ -608,7 +608,7 @@ fn replay_trial(
     if set.keep_work
         && let Attempt::Finished(result) = &mut outcome
     {
-        result.kept_work = Some(ws.keep().join("work"));
+        result.kept_work = Some(ws.keep()?.join("work"));
     }
     Ok(outcome)
 }

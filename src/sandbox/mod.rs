@@ -25,4 +25,4 @@ pub use places::{
 pub use probe::{
     bwrap_works, check_bwrap, check_bwrap_for, check_confined, disables_userns, find_program,
 };
-pub use user::{DEFAULT_SANDBOX_ID, RunAs, SANDBOX_USER_VAR, SandboxUser};
+pub use user::{DEFAULT_SANDBOX_ID, RunAs, SANDBOX_USER_VAR, SandboxUser, take_back};

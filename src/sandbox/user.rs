@@ -186,6 +186,42 @@ impl SandboxUser {
     }
 }
 
+/// Gives `paths` (each with everything under it, symlinks not followed) back to the
+/// harness's own user, so that a work directory kept for a person to inspect opens
+/// as theirs (root's git refuses a repository another user owns). Set-uid and
+/// set-gid bits are cleared on the way: what the sandbox user left must never become
+/// a program that runs as the harness's user. A file with more than one link is
+/// left as it is, as in [`SandboxUser::hand_over`]. Nothing to do for an ordinary
+/// user, whose sandbox wrote as that user.
+pub fn take_back(paths: &[&Path]) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
+    if !uid.is_root() {
+        return Ok(());
+    }
+    for path in paths {
+        if std::fs::symlink_metadata(path).is_err() {
+            continue;
+        }
+        for entry in walkdir::WalkDir::new(path).follow_links(false) {
+            let entry = entry.map_err(std::io::Error::other)?;
+            let ft = entry.file_type();
+            let meta = entry.metadata().map_err(std::io::Error::other)?;
+            if ft.is_symlink() || (ft.is_file() && meta.nlink() > 1) {
+                continue;
+            }
+            if meta.uid() != uid.as_raw() || meta.gid() != gid.as_raw() {
+                std::os::unix::fs::lchown(entry.path(), Some(uid.as_raw()), Some(gid.as_raw()))?;
+            }
+            if meta.mode() & 0o6000 != 0 {
+                let mode = meta.mode() & 0o7777 & !0o6000;
+                std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(mode))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,6 +241,44 @@ mod tests {
             let err = SandboxUser::parse(bad).unwrap_err();
             assert!(err.contains("expected UID:GID"), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn taking_back_a_kept_tree_gives_it_to_root_and_clears_set_id_bits() {
+        use std::os::unix::fs::PermissionsExt;
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("skipping: only root can change owners");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let tree = dir.path().join("tree");
+        std::fs::create_dir_all(tree.join("sub")).unwrap();
+        let program = tree.join("sub/program");
+        std::fs::write(&program, "#!/bin/sh\n").unwrap();
+        let host = dir.path().join("host-file");
+        std::fs::write(&host, "host").unwrap();
+        std::fs::hard_link(&host, tree.join("linked")).unwrap();
+        let user = SandboxUser {
+            uid: 4242,
+            gid: 4343,
+        };
+        user.hand_over(&[&tree]).unwrap();
+        // What the sandbox user could do to its own file.
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o6755)).unwrap();
+        std::os::unix::fs::lchown(&host, Some(4242), Some(4343)).unwrap();
+        take_back(&[&tree]).unwrap();
+        for p in [tree.clone(), tree.join("sub"), program.clone()] {
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            assert_eq!((m.uid(), m.gid()), (0, 0), "{}", p.display());
+        }
+        let mode = std::fs::metadata(&program).unwrap().mode() & 0o7777;
+        assert_eq!(mode, 0o755, "set-id bits survived: {mode:o}");
+        let m = std::fs::metadata(&host).unwrap();
+        assert_eq!(
+            (m.uid(), m.gid()),
+            (4242, 4343),
+            "a hard-linked file was taken"
+        );
     }
 
     #[test]
