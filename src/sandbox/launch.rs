@@ -20,7 +20,10 @@ use super::limits::Cgroup;
 use crate::error::{IoContext, Result};
 
 /// The launcher on the host: `$1` is the status file, `$2` bwrap, then its arguments.
-const LAUNCHER: &str = r#"status=$1; bwrap=$2; shift 2
+/// bwrap makes the parents of mount points under the umask it inherits, and a
+/// harness's umask of 027 or 077 would make them walls for the sandbox's user of a
+/// root harness: so bwrap, and what runs in the sandbox, get 022.
+const LAUNCHER: &str = r#"umask 022; status=$1; bwrap=$2; shift 2
 exec "$bwrap" --json-status-fd 3 "$@" 3>"$status"
 "#;
 

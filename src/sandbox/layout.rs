@@ -38,6 +38,7 @@
 //!   undo them either.
 
 use std::ffi::OsString;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -326,7 +327,26 @@ impl Layout {
             .chain(&self.writable_dirs)
             .map(PathBuf::as_path)
             .collect();
-        run_as.user.hand_over(&paths)
+        run_as.user.hand_over(&paths)?;
+        // bwrap changes into the start directory after it dropped its capabilities and
+        // before the switch of user: as a uid 0 that owns nothing there, which reads
+        // only the bits for others. Under a umask such as 027 the harness made these
+        // directories without them, so each, from the work directory down, gets `o+x`
+        // (passing through, not listing).
+        let start = self.start_dir.as_deref().unwrap_or(&self.work_dir);
+        for dir in start
+            .ancestors()
+            .take_while(|d| d.starts_with(&self.work_dir))
+        {
+            let Ok(meta) = std::fs::symlink_metadata(dir) else {
+                continue;
+            };
+            if meta.is_dir() && meta.mode() & 0o001 == 0 {
+                let mode = (meta.mode() & 0o7777) | 0o001;
+                std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode))?;
+            }
+        }
+        Ok(())
     }
 
     /// What goes between bwrap's arguments (after any cgroup join) and the sandboxed

@@ -2,7 +2,7 @@
 //!
 //! **SEARCH/REPLACE** (edit formats `diff`, `diff-fenced`, `editor-diff`):
 //!
-//! ```text
+//! ````text
 //! ledger/fees.py
 //! ```python
 //! <<<<<<< SEARCH
@@ -11,7 +11,7 @@
 //! RATE_PERCENT = 2
 //! >>>>>>> REPLACE
 //! ```
-//! ```
+//! ````
 //!
 //! The file is named on one of the three lines before `<<<<<<< SEARCH` (the first that
 //! is not a fence, with `#`, `*`, backquotes and a trailing `:` stripped, or a fence's
