@@ -6,12 +6,11 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
+use crate::events::{Event, EventKind, EventSink, Fanout};
 use crate::exit_code;
 use crate::record::FailedSession;
 use crate::report::{DEFAULT_CONFIDENCE, Progress, SessionTable, Summary, write_summary};
-use crate::runner::{
-    Event, EventKind, EventSink, Fanout, Plan, RunOptions, TrialResult, default_jobs, execute,
-};
+use crate::runner::{Plan, RunOptions, TrialResult, default_jobs, execute};
 use crate::store::RunWriter;
 
 /// How to drive a plan.

@@ -11,9 +11,9 @@ use crate::agent::trace::Trace;
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
 use crate::feature_list::ListFormat;
-use crate::record::TrialKey;
 use crate::runner::{Plan, ReplayArm, ReplaySet, Source, TraceFile};
 use crate::store::{Manifest, ReplayInputs, RunWriter, new_run_dir};
+use crate::suite::TrialKey;
 use crate::suite::{Task, is_simple_name};
 
 /// The file that says which trace each trial replayed.

@@ -26,7 +26,7 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
     let sequential = super::sequential::sequential_summary(&args.run_dir, &summary)?;
     if let Some(md) = &sequential {
         let path = args.run_dir.join(SUMMARY_MD);
-        crate::store::write_atomic(&path, md.as_bytes())?;
+        crate::fsutil::write_atomic(&path, md.as_bytes())?;
     }
     if args.html {
         write_run_html(&args.run_dir, &summary)?;

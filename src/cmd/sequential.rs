@@ -19,15 +19,14 @@ use std::path::Path;
 use super::drive::{DriveOptions, drive};
 use crate::error::{Error, Result};
 use crate::exit_code;
+use crate::fsutil::write_atomic;
 use crate::rates::{Metric, Unit};
 use crate::record::TrialRecord;
 use crate::report::format::{fixed, pp, pvalue};
 use crate::report::{Align, Table};
 use crate::runner::Plan;
 use crate::stats::{LookCounts, SequentialDesign, look_fractions};
-use crate::store::{
-    Manifest, RunLock, RunWriter, SESSIONS_JSONL, TRIALS_JSONL, read_jsonl, write_atomic,
-};
+use crate::store::{Manifest, RunLock, RunWriter, SESSIONS_JSONL, TRIALS_JSONL, read_jsonl};
 use crate::suite::{Sequential, Suite};
 
 use crate::report::sequential_outcome::{

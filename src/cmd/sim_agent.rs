@@ -21,12 +21,13 @@ use serde_json::json;
 
 use super::args::SimAgentArgs;
 use crate::agent::Outcome;
-use crate::agent::sim::{Profile, SimAgent, SimMemory};
+use crate::agent::sim::{SimAgent, SimMemory};
 use crate::agent::{Agent, SessionContext, SessionKind};
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
-use crate::store::write_atomic;
+use crate::fsutil::write_atomic;
 use crate::suite::Suite;
+use crate::suite::sim_profile::Profile;
 use crate::workspace::Workspace;
 
 /// File in `$LOOPBENCH_STATE_DIR` that carries the sim's memory between sessions.

@@ -8,7 +8,6 @@ mod csv_input;
 pub mod export;
 pub mod format;
 pub mod html;
-pub mod metric;
 pub mod plot;
 pub mod power;
 mod progress;
@@ -24,7 +23,6 @@ pub mod verdict;
 pub mod weekly;
 
 pub use aggregate::{Aggregate, Count, Counts, aggregate};
-pub use metric::{FEATURES_VERIFIED, Metric};
 pub use power::underpowered;
 pub use progress::Progress;
 pub use run_info::RunInfo;

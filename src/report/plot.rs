@@ -8,10 +8,10 @@ use plotters::coord::ranged1d::{SegmentValue, SegmentedCoord};
 use plotters::coord::types::{RangedCoordf64, RangedCoordusize};
 use plotters::prelude::*;
 
-use super::metric::{FEATURES_VERIFIED, Metric};
 use super::summary::Summary;
 use crate::error::{Error, Result};
-use crate::store::write_atomic;
+use crate::fsutil::write_atomic;
+use crate::rates::{FEATURES_VERIFIED, Metric};
 
 /// A point estimate with its interval.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -8,14 +8,14 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::aggregate::{Aggregate, Counts, aggregate};
 use super::export::{self, Cell, Document, export_text};
-use super::metric::{FEATURES_VERIFIED, Metric};
 use super::run_info::RunInfo;
 use super::{plot, summary_md};
 use crate::error::{Error, IoContext, Result};
+use crate::fsutil::write_atomic;
+use crate::rates::{FEATURES_VERIFIED, Metric};
 use crate::stats::{
     self, Alternative, ChiSquare, DEFAULT_RESAMPLES, Describe, Interval, StatsError,
 };
-use crate::store::write_atomic;
 
 /// `summary.csv`.
 pub const SUMMARY_CSV: &str = "summary.csv";
@@ -479,8 +479,8 @@ fn usage_rows(agg: &Aggregate, arms: &[String]) -> Vec<SummaryRow> {
     let mut rows = Vec::new();
     type UsageOf = fn(&Counts) -> &[Option<f64>];
     let columns: [(&str, UsageOf); 2] = [
-        (crate::metrics::TOKENS_PER_FEATURE, |c| &c.tokens),
-        (crate::metrics::COST_PER_FEATURE, |c| &c.cost_usd),
+        (crate::rates::TOKENS_PER_FEATURE, |c| &c.tokens),
+        (crate::rates::COST_PER_FEATURE, |c| &c.cost_usd),
     ];
     for (name, usage) in columns {
         let known = |c: &Counts| !usage(c).is_empty() && usage(c).iter().all(Option::is_some);

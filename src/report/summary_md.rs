@@ -3,9 +3,9 @@
 //! spelled out.
 
 use super::format::{fixed, level, pct, pp, pvalue};
-use super::metric::{FEATURES_VERIFIED, Metric};
 use super::summary::{BOOTSTRAP_WIDTH_NOTE, Summary, SummaryRow};
 use super::table::{Align, Table};
+use crate::rates::{FEATURES_VERIFIED, Metric};
 use crate::stats::DEFAULT_RESAMPLES;
 
 /// The sentence every report of a simulated run carries.

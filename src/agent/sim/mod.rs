@@ -8,6 +8,5 @@ mod ledger;
 mod plan;
 mod truth;
 
-pub use crate::suite::sim_profile::{FormatParams, Profile};
 pub use agent::{SimAgent, SimMemory};
 pub use truth::Truth;
