@@ -39,6 +39,8 @@ const LAYERS: &[&str] = &[
     "store",
     "import",
     "report",
+    // a study: the plan of a command, driven, its looks judged
+    "study",
     // the commands
     "cmd",
     "cli",
@@ -370,7 +372,7 @@ fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
 }
 
 #[test]
-#[ignore = "the circles in cmd/, report/, import/, sandbox/ and suite/ are being taken apart"]
+#[ignore = "the circles in import/, sandbox/ and suite/ are being taken apart"]
 fn no_files_import_each_other_in_a_circle() {
     let graph = import_graph();
     let found: Vec<String> = circles(&graph).into_iter().map(|c| c.join(", ")).collect();

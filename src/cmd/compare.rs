@@ -7,7 +7,7 @@ use crate::rates::Metric;
 use crate::report::compare::{Rule, compare_runs, render};
 use crate::report::export::export_text;
 
-use super::report::print;
+use super::output::print;
 
 /// Runs the command; returns 1 when any arm regressed on any metric, else 0.
 pub fn run(args: &CompareArgs) -> Result<i32> {

@@ -74,7 +74,7 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
             write_atomic(path, trace.as_bytes())?;
             eprintln!("trace written to {}", path.display());
         }
-        None => super::report::print(&trace)?,
+        None => super::output::print(&trace)?,
     }
     Ok(exit_code::OK)
 }

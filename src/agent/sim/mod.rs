@@ -6,6 +6,7 @@ mod agent;
 mod exec;
 mod ledger;
 mod plan;
+pub mod process;
 mod truth;
 
 pub use agent::{SimAgent, SimMemory};

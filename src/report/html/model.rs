@@ -10,9 +10,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::super::format::{fixed, level, pct, pp, pvalue};
+use super::super::notes::{SIMULATED_NOTE, shard_note};
 use super::super::plot::{Estimate, YAxis, rate_chart};
-use super::super::summary::{Summary, SummaryRow};
-use super::super::summary_md::{SIMULATED_NOTE, shard_note};
+use super::super::summary_data::{Summary, SummaryRow};
 use super::super::verdict::{Verdict, side_text};
 use super::super::weekly::Weekly;
 use crate::error::{Error, Result};

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::model::{Page, run_page, weekly_page};
 use crate::error::{Error, Result};
 use crate::fsutil::write_atomic;
-use crate::report::summary::Summary;
+use crate::report::summary_data::Summary;
 use crate::report::weekly::Weekly;
 
 /// `report.html` in a run directory.
