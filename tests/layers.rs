@@ -371,16 +371,40 @@ fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     s.found
 }
 
+/// Circles found when this test was written, in folders whose files were not yet taken
+/// apart: each line is the files of one circle. The list only shrinks: a circle that is
+/// gone must leave it, and any other circle fails the test.
+const KNOWN_CIRCLES: &[&str] = &[
+    "import::codex::exec_json, import::codex::rollout, import::detect, import::session",
+    "sandbox::launch, sandbox::layout, sandbox::probe, sandbox::user",
+    "suite::runner_command, suite::verify_runner",
+];
+
 #[test]
-#[ignore = "the circles in import/, sandbox/ and suite/ are being taken apart"]
 fn no_files_import_each_other_in_a_circle() {
     let graph = import_graph();
     let found: Vec<String> = circles(&graph).into_iter().map(|c| c.join(", ")).collect();
+    let new: Vec<&String> = found
+        .iter()
+        .filter(|c| !KNOWN_CIRCLES.contains(&c.as_str()))
+        .collect();
+    let gone: Vec<&&str> = KNOWN_CIRCLES
+        .iter()
+        .filter(|k| !found.iter().any(|c| c == *k))
+        .collect();
     assert!(
-        found.is_empty(),
+        new.is_empty(),
         "{} import circles among files (each line: files that reach each other):\n{}",
-        found.len(),
-        found.join("\n")
+        new.len(),
+        new.iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(
+        gone.is_empty(),
+        "these circles are gone: take them off KNOWN_CIRCLES:\n{}",
+        gone.iter().map(|c| **c).collect::<Vec<_>>().join("\n")
     );
 }
 
