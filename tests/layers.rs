@@ -1,7 +1,9 @@
 //! Layers import downward only: every module of the crate sits in one layer, and no
 //! `crate::` path in a module names a layer above its own. The order is the data flow
 //! of docs/architecture.md (suite → plan → trial → session → observation → record →
-//! report), under the plumbing every layer may use.
+//! report), under the plumbing every layer may use. Inside the layers, no files import
+//! each other in a circle, and a module re-exports only its own items, so that a type
+//! is imported from the module that defines it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
