@@ -4,7 +4,7 @@
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::cmd;
-pub use crate::cmd::args::*;
+use crate::cmd::args::*;
 use crate::error::Result;
 
 /// loopbench: batch A/B harness for long-running coding-agent loops.

@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use crate::agent::Failure;
 use crate::error::Result;
-pub use crate::notice::Notice;
-use crate::record::{SessionRecord, TrialKey, TrialRecord};
+use crate::notice::Notice;
+use crate::record::{SessionRecord, TrialRecord};
+use crate::suite::TrialKey;
 
 /// Something that happened in a run, with the time since the run started.
 #[derive(Debug, Clone)]

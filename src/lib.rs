@@ -27,6 +27,7 @@ pub mod sandbox;
 pub mod seed;
 pub mod stats;
 pub mod store;
+pub mod study;
 pub mod suite;
 pub mod terminal;
 pub mod timestamp;

@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::{FailureKind, SessionKind, Usage};
-use crate::metrics::{Evidence, Outcome, SessionMetrics, TrialMetrics};
-pub use crate::suite::TrialKey;
+use crate::agent::{FailureKind, Outcome, SessionKind, Usage};
+use crate::metrics::{Evidence, SessionMetrics, TrialMetrics};
+use crate::suite::TrialKey;
 
 /// One finished session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -10,19 +10,19 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, IoContext, Result};
+use crate::events::{Event, EventKind, EventSink};
+use crate::fsutil::{check_output_file, write_atomic};
 use crate::record::{FailedSession, SESSION_COLUMNS, SessionRecord, TRIAL_COLUMNS, TrialRecord};
-use crate::runner::{Event, EventKind, EventSink};
 
 mod failures;
 mod lock;
 mod merge;
 mod output;
 
-pub use crate::fsutil::write_atomic;
 pub use failures::{prior_attempts, unfinished_trials};
 pub use lock::{LOCK_FILE, RunLock};
 pub use merge::merge_shards;
-pub use output::{check_output_dir, check_output_file, claim_new_run_dir};
+pub use output::{check_output_dir, claim_new_run_dir};
 
 /// `manifest.json`.
 pub const MANIFEST: &str = "manifest.json";

@@ -6,9 +6,8 @@ use std::path::{Path, PathBuf};
 use crate::error::{IoContext, Result};
 use crate::feature_list::{self, ListFormat, ListSchema};
 use crate::fsutil::{copy_tree, scratch_dir};
+use crate::git::git;
 use crate::suite::Task;
-
-pub use crate::git::{GIT_EMAIL, GIT_NAME};
 
 /// The free-text shift notes that sessions keep.
 pub const PROGRESS_FILE: &str = "PROGRESS.md";
@@ -146,5 +145,3 @@ impl Workspace {
         Ok(())
     }
 }
-
-pub use crate::git::{git, status_porcelain as git_status_porcelain};

@@ -324,7 +324,7 @@ fn usage_parser_survives_output_it_does_not_know() {
 
 #[test]
 fn wrappers_work_in_the_sandbox_from_a_checkout_the_sandbox_hides() {
-    if !loopbench::agent::command::bwrap_works() {
+    if !loopbench::sandbox::bwrap_works() {
         eprintln!("skipped: bwrap does not work here");
         return;
     }

@@ -10,7 +10,7 @@ use common::command::{
     unique_sleep_seconds,
 };
 use common::{loopbench, repo_root};
-use loopbench::agent::command::{bwrap_works, find_program};
+use loopbench::sandbox::{bwrap_works, find_program};
 use predicates::prelude::*;
 
 /// A suite over the shipped `invoicer` task whose arms all use `agent` (`sim`, or `cmd`:

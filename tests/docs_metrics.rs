@@ -13,7 +13,7 @@ fn the_rate_table_in_docs_metrics_md_is_the_generated_one() {
     let text = std::fs::read_to_string(&path).unwrap();
     let start = text.find(START).expect("no generated block start") + START.len();
     let end = text.find(END).expect("no generated block end");
-    let generated = loopbench::metrics::rates_markdown();
+    let generated = loopbench::rates::rates_markdown();
     if std::env::var_os("LOOPBENCH_BLESS").is_some() {
         let blessed = format!("{}{generated}{}", &text[..start], &text[end..]);
         std::fs::write(&path, blessed).unwrap();

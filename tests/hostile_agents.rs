@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use common::command::{Ran, arm, live_processes_with_arg, run_ok, script, unique_sleep_seconds};
 use common::loopbench;
-use loopbench::agent::command::bwrap_works;
+use loopbench::sandbox::bwrap_works;
 
 /// Where canaries go: a directory the test owns, outside every sandbox's writable
 /// places. Only code running on the host can create files in it.
@@ -42,8 +42,7 @@ impl Canaries {
 
 fn require_bwrap() -> bool {
     assert!(
-        loopbench::agent::command::find_program("bwrap", std::env::var_os("PATH").as_deref())
-            .is_some(),
+        loopbench::sandbox::find_program("bwrap", std::env::var_os("PATH").as_deref()).is_some(),
         "bwrap is not installed (apt-get install bubblewrap; .ci/run does)"
     );
     if !bwrap_works() {
@@ -598,7 +597,7 @@ fn path_without_bwrap(root: &Path) -> PathBuf {
         "echo", "sed", "head",
     ] {
         if let Some(found) =
-            loopbench::agent::command::find_program(tool, std::env::var_os("PATH").as_deref())
+            loopbench::sandbox::find_program(tool, std::env::var_os("PATH").as_deref())
         {
             std::os::unix::fs::symlink(found, bin.join(tool)).unwrap();
         }

@@ -111,11 +111,10 @@ fn a_tool_that_forges_an_outage_in_the_usage_file_and_kills_its_wrapper_stays_th
 #[test]
 fn under_bwrap_a_forged_outage_in_the_usage_file_stays_the_agents() {
     assert!(
-        loopbench::agent::command::find_program("bwrap", std::env::var_os("PATH").as_deref())
-            .is_some(),
+        loopbench::sandbox::find_program("bwrap", std::env::var_os("PATH").as_deref()).is_some(),
         "bwrap is not installed (apt-get install bubblewrap; .ci/run does)"
     );
-    if !loopbench::agent::command::bwrap_works() {
+    if !loopbench::sandbox::bwrap_works() {
         eprintln!("skipping: bwrap cannot create namespaces on this machine");
         return;
     }

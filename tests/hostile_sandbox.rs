@@ -19,12 +19,11 @@ use std::path::{Path, PathBuf};
 
 use common::command::{Ran, arm, live_processes_with_arg, script, unique_sleep_seconds};
 use common::{loopbench, read_csv};
-use loopbench::agent::command::bwrap_works;
+use loopbench::sandbox::bwrap_works;
 
 fn require_bwrap() -> bool {
     assert!(
-        loopbench::agent::command::find_program("bwrap", std::env::var_os("PATH").as_deref())
-            .is_some(),
+        loopbench::sandbox::find_program("bwrap", std::env::var_os("PATH").as_deref()).is_some(),
         "bwrap is not installed (apt-get install bubblewrap; .ci/run does)"
     );
     if !bwrap_works() {

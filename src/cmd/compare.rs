@@ -3,11 +3,11 @@
 use super::args::{CompareArgs, CompareFormat, arm_names};
 use crate::error::{Error, Result};
 use crate::exit_code;
-use crate::report::Metric;
+use crate::rates::Metric;
 use crate::report::compare::{Rule, compare_runs, render};
 use crate::report::export::export_text;
 
-use super::report::print;
+use super::output::print;
 
 /// Runs the command; returns 1 when any arm regressed on any metric, else 0.
 pub fn run(args: &CompareArgs) -> Result<i32> {
@@ -74,7 +74,7 @@ fn append_github_summary(markdown: &str) -> Result<()> {
         ));
     };
     let path = std::path::PathBuf::from(path);
-    crate::store::check_output_file(&path)?;
+    crate::fsutil::check_output_file(&path)?;
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)

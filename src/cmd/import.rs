@@ -5,9 +5,10 @@ use super::args::{ImportArgs, ImportCommand, ImportFiles, ImportFormat};
 use crate::agent::trace::Trace;
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
+use crate::fsutil::write_atomic;
 use crate::import::detect::{Format, detect};
 use crate::import::{Imported, aider, claude_code, codex, stream_json};
-use crate::store::{check_output_dir, write_atomic};
+use crate::store::check_output_dir;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &ImportArgs) -> Result<i32> {
@@ -73,7 +74,7 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
             write_atomic(path, trace.as_bytes())?;
             eprintln!("trace written to {}", path.display());
         }
-        None => super::report::print(&trace)?,
+        None => super::output::print(&trace)?,
     }
     Ok(exit_code::OK)
 }

@@ -5,9 +5,12 @@
 use std::path::Path;
 
 use super::args::MergeArgs;
+use super::output::warn_underpowered;
 use crate::error::Result;
 use crate::exit_code;
 use crate::store::{Manifest, merge_shards};
+use crate::study::drive::{unfinished_lines, warn_unusable_arms};
+use crate::study::sequential::{SEQUENTIAL_MD, judge_merged};
 use crate::suite::Suite;
 
 /// Runs the command; returns the exit code.
@@ -21,12 +24,12 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
     let (_lock, trials) = merge_shards(&args.run_dirs, &args.out)?;
     let out = &args.out;
     let summary = crate::report::write_summary(out, None, crate::report::DEFAULT_CONFIDENCE)?;
-    super::report::warn_unusable_arms(&summary);
+    warn_unusable_arms(&summary);
     crate::report::html::write_run_html(out, &summary)?;
     if looks {
-        super::sequential::after_merge(out, &summary)?;
+        say_what_runs_next(out, &summary)?;
     } else if let Some(effect) = min_detectable_effect(out) {
-        super::run::warn_underpowered(&summary, effect);
+        warn_underpowered(&summary, effect);
     }
     eprintln!(
         "merged {} runs ({} trials) into {}",
@@ -40,7 +43,7 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
     if unfinished.is_empty() {
         return Ok(exit_code::OK);
     }
-    for line in super::drive::unfinished_lines(&unfinished) {
+    for line in unfinished_lines(&unfinished) {
         eprintln!("{line}");
     }
     eprintln!(
@@ -48,6 +51,31 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
          shard that holds those trials, then merge again"
     );
     Ok(exit_code::INTERRUPTED)
+}
+
+/// Judges the looks the merged shards complete and says what runs next.
+fn say_what_runs_next(dir: &Path, summary: &crate::report::Summary) -> Result<()> {
+    let judged = judge_merged(dir, summary)?;
+    if judged.finished {
+        eprintln!(
+            "the sequential run is finished after look {} of {} (see {})",
+            judged.looks_done,
+            judged.looks,
+            dir.join(SEQUENTIAL_MD).display()
+        );
+    } else {
+        let manifest = Manifest::read(dir)?;
+        let path = manifest.suite_path.as_deref().unwrap_or_default();
+        eprintln!(
+            "looks 1 to {} judged; next: look {} for {} (`loopbench run {path} --look {} --after {} --shard I/N`)",
+            judged.looks_done,
+            judged.looks_done + 1,
+            judged.running.join(", "),
+            judged.looks_done + 1,
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 /// The `min_detectable_effect` of the suite the merged run `out` was made from, when

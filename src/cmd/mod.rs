@@ -1,18 +1,18 @@
-//! One module per subcommand: each turns arguments into engine calls and reporters.
+//! One module per subcommand: each parses its arguments, calls a study, the engine or
+//! a reporter, and prints the outcome (what several print alike is in `output.rs`).
 
 pub mod args;
 pub mod compare;
-mod drive;
 pub mod examples;
 pub mod import;
 pub mod merge;
 pub mod mock_model;
+mod output;
 pub mod power;
 pub mod replay;
 pub mod report;
 pub mod resume;
 pub mod run;
-pub mod sequential;
 pub mod shell;
 pub mod show;
 pub mod sim_agent;

@@ -11,7 +11,7 @@ use crate::exit_code;
 use crate::report::summary::stats_error;
 use crate::stats::{self, SequentialSampleSize};
 
-use super::report::print;
+use super::output::print;
 
 /// Looks of `--sequential` when `--looks` is not given.
 pub const DEFAULT_LOOKS: usize = 5;

@@ -3,7 +3,7 @@
 //! they can never list a flag the binary does not have.
 
 use super::args::{CompletionsArgs, ManArgs};
-use super::report::print;
+use super::output::print;
 use crate::error::{IoContext, Result};
 use crate::exit_code;
 

@@ -16,7 +16,7 @@ pub fn run(args: &ShowArgs) -> Result<i32> {
     let text = show(&args.run_dir, args.trial_id.as_deref())?;
     // Every line quotes records the agent's session filled; nothing in them reaches the
     // terminal as a control sequence.
-    super::report::print(&crate::terminal::block(&text))?;
+    super::output::print(&crate::terminal::block(&text))?;
     Ok(exit_code::OK)
 }
 

@@ -12,171 +12,17 @@
 //! `$LOOPBENCH_STATE_DIR/sim-agent.json`. It reports turns, tokens and how the session
 //! ended in `$LOOPBENCH_USAGE_FILE`, and prints its ground truth as one JSON line.
 
-use std::ffi::OsString;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::str::FromStr;
-
-use serde_json::json;
 
 use super::args::SimAgentArgs;
-use crate::agent::Outcome;
-use crate::agent::sim::{Profile, SimAgent, SimMemory};
-use crate::agent::{Agent, SessionContext, SessionKind};
-use crate::error::{Error, IoContext, Result};
+use crate::agent::sim::process::run_session;
+use crate::error::{IoContext, Result};
 use crate::exit_code;
-use crate::store::write_atomic;
-use crate::suite::Suite;
-use crate::workspace::Workspace;
-
-/// File in `$LOOPBENCH_STATE_DIR` that carries the sim's memory between sessions.
-pub const MEMORY_FILE: &str = "sim-agent.json";
 
 /// Runs one session; returns the exit code.
 pub fn run(args: &SimAgentArgs) -> Result<i32> {
-    let suite = Suite::load(&args.suite)?;
-    let arm_name = match &args.arm {
-        Some(a) => a.clone(),
-        None => var("LOOPBENCH_ARM")?,
-    };
-    let arm = suite
-        .arms
-        .iter()
-        .find(|a| a.name == arm_name)
-        .ok_or_else(|| {
-            Error::BadInput(format!(
-                "sim-agent: suite '{}' has no arm '{arm_name}'",
-                suite.name
-            ))
-        })?;
-    let task_name = var("LOOPBENCH_TASK")?;
-    let task = suite
-        .tasks
-        .iter()
-        .find(|t| t.name == task_name)
-        .ok_or_else(|| {
-            Error::BadInput(format!(
-                "sim-agent: suite '{}' has no task '{task_name}'",
-                suite.name
-            ))
-        })?;
-    let profile = Profile::named(&args.profile).ok_or_else(|| {
-        Error::BadInput(format!(
-            "sim-agent: unknown sim profile '{}' (known: {})",
-            args.profile,
-            Profile::names().join(", ")
-        ))
-    })?;
-    let session: u32 = parsed("LOOPBENCH_SESSION")?;
-    let kind = match std::env::var("LOOPBENCH_SESSION_KIND").as_deref() {
-        Ok("initializer") => SessionKind::Initializer,
-        Ok("coding") => SessionKind::Coding,
-        _ if session == 0 && arm.initializer => SessionKind::Initializer,
-        _ => SessionKind::Coding,
-    };
-    let turn_budget: u32 = parsed("LOOPBENCH_TURNS")?;
-    let trial_seed: u64 = parsed("LOOPBENCH_TRIAL_SEED")?;
-    let interrupt_at = match std::env::var("LOOPBENCH_INTERRUPT_AT") {
-        Ok(text) => Some(text.parse::<f64>().map_err(|e| {
-            Error::BadInput(format!(
-                "sim-agent: LOOPBENCH_INTERRUPT_AT='{text}' is not a number: {e}"
-            ))
-        })?),
-        Err(_) => None,
-    };
-    let work_dir = std::env::current_dir()
-        .io_context(|| "sim-agent: cannot read the current directory".to_string())?;
-    let workspace = Workspace::existing(
-        work_dir,
-        PathBuf::from(var("LOOPBENCH_EFFECTS")?),
-        PathBuf::from(var("LOOPBENCH_PROMPT_FILE")?),
-    );
-    let prompt = std::fs::read_to_string(&workspace.prompt_file).unwrap_or_default();
-    let state_dir = std::env::var_os("LOOPBENCH_STATE_DIR").map(PathBuf::from);
-
-    let mut agent = SimAgent::new(profile, task, arm, trial_seed)?;
-    if let Some(dir) = &state_dir {
-        agent.restore(read_memory(&dir.join(MEMORY_FILE))?);
-    }
-    // The harness's environment contract is this process's environment, which every
-    // command the sim runs inherits.
-    let env: [(String, OsString); 0] = [];
-    let run = agent.run_session(&SessionContext {
-        workspace: &workspace,
-        session,
-        kind,
-        env: &env,
-        prompt: &prompt,
-        turn_budget,
-        interrupt_at,
-        // One session run by a harness, whose own reporters show what matters: the sim
-        // has nothing to say while it works.
-        notify: &|_| {},
-    })?;
-    if let Some(dir) = &state_dir {
-        let memory = serde_json::to_vec(&agent.memory())
-            .map_err(|e| Error::Tool(format!("sim-agent: cannot encode its memory: {e}")))?;
-        write_atomic(&dir.join(MEMORY_FILE), &memory)?;
-    }
-    let status = match run.outcome {
-        Outcome::Completed => "completed",
-        Outcome::DeclaredComplete => "declared_complete",
-        Outcome::OutOfBudget => "out_of_budget",
-        Outcome::Interrupted => "interrupted",
-        Outcome::Timeout | Outcome::Error => {
-            return Err(Error::Tool(format!(
-                "sim-agent: session ended {} ({})",
-                run.outcome.as_str(),
-                run.error.unwrap_or_default()
-            )));
-        }
-    };
-    let report = json!({
-        "turns": run.usage.turns,
-        "input_tokens": run.usage.input_tokens,
-        "output_tokens": run.usage.output_tokens,
-        "cost_usd": run.usage.cost_usd,
-        "status": status,
-    });
-    if let Some(path) = std::env::var_os("LOOPBENCH_USAGE_FILE") {
-        let path = PathBuf::from(path);
-        std::fs::write(&path, format!("{report}\n"))
-            .io_context(|| format!("sim-agent: cannot write '{}'", path.display()))?;
-    }
-    let line = json!({"session": session, "status": status, "truth": run.truth});
+    let line = run_session(&args.suite, args.arm.as_deref(), &args.profile)?;
     writeln!(std::io::stdout().lock(), "{line}")
         .io_context(|| "sim-agent: cannot print".to_string())?;
     Ok(exit_code::OK)
-}
-
-fn var(name: &str) -> Result<String> {
-    std::env::var(name).map_err(|_| {
-        Error::BadInput(format!(
-            "sim-agent: ${name} is not set; sim-agent runs as a command agent of \
-             `loopbench run`, which sets it"
-        ))
-    })
-}
-
-fn parsed<T: FromStr>(name: &str) -> Result<T>
-where
-    T::Err: std::fmt::Display,
-{
-    let text = var(name)?;
-    text.trim()
-        .parse()
-        .map_err(|e| Error::BadInput(format!("sim-agent: ${name}='{text}' is not valid: {e}")))
-}
-
-fn read_memory(path: &Path) -> Result<SimMemory> {
-    match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-            Error::BadInput(format!(
-                "sim-agent: '{}' is not a sim-agent memory file: {e}",
-                path.display()
-            ))
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(SimMemory::default()),
-        Err(e) => Err(Error::io(format!("cannot read '{}'", path.display()), e)),
-    }
 }

@@ -7,7 +7,7 @@ use crate::agent::command::cli_usage;
 use crate::error::{Error, Result};
 use crate::exit_code;
 
-use super::report::print;
+use super::output::print;
 
 /// Runs the command: one line of JSON on stdout. A capture that cannot be read is bad
 /// input (exit 2); bytes that are not UTF-8 are replaced.

@@ -5,6 +5,7 @@ use std::io::Write;
 use super::args::ValidateArgs;
 use crate::error::{IoContext, Result};
 use crate::exit_code;
+use crate::study::suite_run::print_warnings;
 use crate::suite::{Arm, Suite};
 
 /// Runs the command; returns the exit code (errors carry exit code 2).
@@ -136,11 +137,4 @@ fn arm_keys(arm: &Arm) -> String {
     keys.push(format!("trial_tokens = {}", arm.trial_tokens));
     keys.push(format!("trial_cost_usd = {:?}", arm.trial_cost_usd));
     keys.join(", ")
-}
-
-/// Prints what loading a suite or task warned about on stderr, one `warning:` line each.
-pub(crate) fn print_warnings<'a>(warnings: impl IntoIterator<Item = &'a str>) {
-    for warning in warnings {
-        eprintln!("warning: {warning}");
-    }
 }

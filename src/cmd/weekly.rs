@@ -9,7 +9,7 @@ use crate::report::compare::Rule;
 use crate::report::export::export_text;
 use crate::report::weekly::build;
 
-use super::report::print;
+use super::output::print;
 
 /// Runs the command: writes weekly.csv, weekly.json, weekly.md and plots/ (and
 /// weekly.html with `--html`) and prints the file `--format` names.

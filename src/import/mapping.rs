@@ -42,8 +42,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::emit::{Caller, Emitter};
-pub use super::emit::{Known, Mapped};
+use super::emit::{Caller, Emitter, Known, Mapped};
 use super::tally::{SkipReason, Tally};
 use crate::agent::trace::Line;
 

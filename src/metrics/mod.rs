@@ -7,11 +7,6 @@ mod session;
 mod status;
 mod trial;
 
-pub use crate::agent::Outcome;
-pub use crate::rates::{
-    Better, COST_PER_FEATURE, FEATURES_VERIFIED, Metric, RateDef, TOKENS_PER_FEATURE, Tally, Unit,
-    rates_markdown,
-};
 pub use evidence::{DescEdit, Evidence, FailedCheck, TestsRemoved, session_evidence};
 pub use session::{SessionMetrics, session_metrics, session_metrics_with_evidence};
 pub use status::{ExitCheck, contract_changed, exit_check, in_progress_ids};

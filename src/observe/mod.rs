@@ -8,7 +8,6 @@ mod shadowed_names;
 mod snapshot;
 mod verify;
 
-pub use crate::workspace::PROGRESS_FILE;
 pub use hooks::tampered as tampered_hooks;
 pub use snapshot::{ListState, Observation, Observer, TREE_STORE};
 pub use verify::{Check, Failure, OUTPUT_TAIL_BYTES, VerifyCache};

@@ -7,10 +7,10 @@ use std::path::Path;
 
 use polars::prelude::*;
 
-use super::metric::Metric;
 use super::run_tables::RunTables;
 use crate::error::{Error, Result};
-use crate::metrics::Tally;
+use crate::rates::Metric;
+use crate::rates::Tally;
 
 /// k events among n units.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -328,7 +328,7 @@ fn trial_rows(trials: DataFrame) -> PolarsResult<DataFrame> {
         col("arm"),
         col("task"),
         col("trial_id"),
-        col(super::metric::FEATURES_VERIFIED).cast(DataType::Float64),
+        col(crate::rates::FEATURES_VERIFIED).cast(DataType::Float64),
     ];
     // Usage columns are optional; without one, every trial's usage is unknown.
     for usage in [USAGE_TOKENS, USAGE_COST] {

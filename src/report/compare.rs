@@ -6,12 +6,11 @@ use std::path::Path;
 use super::aggregate::{Aggregate, Count, aggregate};
 use super::export::{Cell, Document};
 use super::format::{pct, pp, pvalue};
-use super::metric::Metric;
+use super::notes::{SIMULATED_NOTE, shard_note};
 use super::run_info::RunInfo;
-use super::summary_md::SIMULATED_NOTE;
-use super::summary_md::shard_note;
 use super::table::{Align, Table};
 use crate::error::{Error, Result};
+use crate::rates::Metric;
 use crate::stats::{self, Alternative};
 
 /// The thresholds of the rule.

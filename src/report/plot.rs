@@ -8,10 +8,10 @@ use plotters::coord::ranged1d::{SegmentValue, SegmentedCoord};
 use plotters::coord::types::{RangedCoordf64, RangedCoordusize};
 use plotters::prelude::*;
 
-use super::metric::{FEATURES_VERIFIED, Metric};
-use super::summary::Summary;
+use super::summary_data::Summary;
 use crate::error::{Error, Result};
-use crate::store::write_atomic;
+use crate::fsutil::write_atomic;
+use crate::rates::{FEATURES_VERIFIED, Metric};
 
 /// A point estimate with its interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -255,7 +255,8 @@ pub fn trend_chart(
 
 /// Writes `plots/<metric>.svg` for every rate metric and for `features_verified`.
 pub fn write_summary_plots(summary: &Summary, dir: &Path) -> Result<()> {
-    let estimate = |row: &super::summary::SummaryRow| match (row.rate, row.ci_low, row.ci_high) {
+    let estimate = |row: &super::summary_data::SummaryRow| match (row.rate, row.ci_low, row.ci_high)
+    {
         (Some(value), Some(low), Some(high)) => Some(Estimate { value, low, high }),
         (Some(value), _, _) => Some(Estimate {
             value,

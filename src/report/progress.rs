@@ -8,7 +8,8 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::agent::SessionKind;
 use crate::error::Result;
-use crate::runner::{Event, EventKind, EventSink, Notice};
+use crate::events::{Event, EventKind, EventSink};
+use crate::notice::Notice;
 
 /// The progress display of one run.
 pub struct Progress {

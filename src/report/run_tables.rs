@@ -8,10 +8,10 @@ use std::sync::Arc;
 use polars::prelude::*;
 
 use super::csv_input::{Cell, Input};
-use super::metric::Metric;
 use crate::error::{Error, Result};
-use crate::metrics::Unit;
 use crate::rates::ADDED_COLUMNS;
+use crate::rates::Metric;
+use crate::rates::Unit;
 use crate::store::{SESSIONS_CSV, TRIALS_CSV};
 
 /// The two tables of a run, as read.
@@ -101,7 +101,7 @@ pub fn required_session_columns() -> Vec<&'static str> {
 pub fn required_trial_columns() -> Vec<&'static str> {
     TRIAL_ID_COLUMNS
         .into_iter()
-        .chain([super::metric::FEATURES_VERIFIED])
+        .chain([crate::rates::FEATURES_VERIFIED])
         .chain(tally_columns(Unit::Trial).into_iter().map(|(c, _)| c))
         .filter(|c| !ADDED_COLUMNS.contains(c))
         .collect()
@@ -123,7 +123,7 @@ fn trial_schema() -> Vec<(&'static str, DataType)> {
         ("arm", DataType::String),
         ("task", DataType::String),
         ("replicate", DataType::Int64),
-        (super::metric::FEATURES_VERIFIED, DataType::Int64),
+        (crate::rates::FEATURES_VERIFIED, DataType::Int64),
     ];
     schema.extend(tally_columns(Unit::Trial).into_iter().map(column_type));
     schema

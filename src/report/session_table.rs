@@ -4,8 +4,8 @@ use std::io::Write;
 
 use super::table::{Align, Table};
 use crate::error::{IoContext, Result};
+use crate::events::{Event, EventKind, EventSink};
 use crate::record::SessionRecord;
-use crate::runner::{Event, EventKind, EventSink};
 
 /// Collects session records and prints them as one table at the end of the run.
 pub struct SessionTable<W: Write> {

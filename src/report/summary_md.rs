@@ -3,22 +3,11 @@
 //! spelled out.
 
 use super::format::{fixed, level, pct, pp, pvalue};
-use super::metric::{FEATURES_VERIFIED, Metric};
-use super::summary::{BOOTSTRAP_WIDTH_NOTE, Summary, SummaryRow};
+use super::notes::{SIMULATED_NOTE, shard_note};
+use super::summary_data::{BOOTSTRAP_WIDTH_NOTE, Summary, SummaryRow};
 use super::table::{Align, Table};
+use crate::rates::{FEATURES_VERIFIED, Metric};
 use crate::stats::DEFAULT_RESAMPLES;
-
-/// The sentence every report of a simulated run carries.
-pub const SIMULATED_NOTE: &str = "simulated agent: these numbers are synthetic";
-
-/// The sentence every report of one shard carries: its tables compare the arms on a
-/// slice of the trials, which is not the study.
-pub fn shard_note(shard: &str) -> String {
-    format!(
-        "shard {shard}: these numbers are of this shard's slice of the trials, not of the \
-         study; `loopbench merge` the shards for its verdict"
-    )
-}
 
 /// Marks a Holm-adjusted p below 1 − confidence.
 const SIGNIFICANT: &str = "*";

@@ -5,9 +5,9 @@
 //! and as Markdown (the top of `summary.md`).
 
 use super::format::{fixed, pp, pvalue};
+use super::notes::shard_note;
 use super::sequential_outcome::SequentialOutcome;
-use super::summary::{Summary, SummaryRow};
-use super::summary_md::shard_note;
+use super::summary_data::{Summary, SummaryRow};
 use crate::rates::{Better, FEATURES_VERIFIED, better_of};
 
 /// A rate or mean from fewer units than this is named in the sample-size warnings: a

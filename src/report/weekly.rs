@@ -11,15 +11,16 @@ use super::aggregate::{Count, arm_sums, count_sums, rates_at};
 use super::compare::{Judgement, Rule, judge};
 use super::export::{Cell, Document, export_text};
 use super::format::{level, pct, pp, pvalue};
-use super::metric::Metric;
+use super::notes::SIMULATED_NOTE;
 use super::plot::{Estimate, YAxis, trend_chart};
 use super::run_info::RunInfo;
 use super::run_tables::RunTables;
-use super::summary_md::SIMULATED_NOTE;
 use super::table::{Align, Table};
 use crate::error::{Error, IoContext, Result};
+use crate::fsutil::write_atomic;
+use crate::rates::Metric;
 use crate::stats;
-use crate::store::{MANIFEST, write_atomic};
+use crate::store::MANIFEST;
 use crate::timestamp::parse_rfc3339;
 
 /// `weekly.csv`.

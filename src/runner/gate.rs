@@ -10,9 +10,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::error::{Error, Result};
 use crate::feature_list::{self, Contract, Entry, ListFormat, ListSchema, RenderOptions, Status};
 use crate::fsutil::write_atomic;
+use crate::git::git;
 use crate::observe::{Check, ListState, Observation};
 use crate::suite::Task;
-use crate::workspace::{Workspace, git};
+use crate::workspace::Workspace;
 
 /// Failed attempts after which a feature is blocked.
 pub const MAX_ATTEMPTS: u32 = 3;

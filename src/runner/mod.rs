@@ -10,7 +10,6 @@ mod revert;
 mod run;
 mod trial;
 
-pub use crate::events::{Event, EventKind, EventSink, Fanout, Notice};
 pub use plan::{Plan, PlannedTrial, ReplayArm, ReplaySet, Source, TraceFile};
 pub use repo_bundle::{REPOS_DIR, bundle_path};
 pub use run::{RunOptions, Shard, default_jobs, execute};

@@ -5,10 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::agent::Outcome;
 use crate::agent::SessionKind;
 use crate::error::{Error, IoContext, Result};
 use crate::git::{CommitBy, GIT_EMAIL, GIT_NAME, bundle_main, commit_tree};
-use crate::metrics::{Evidence, Outcome};
+use crate::metrics::Evidence;
 
 /// The directory of a results directory that holds the bundles.
 pub const REPOS_DIR: &str = "repos";

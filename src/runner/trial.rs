@@ -11,16 +11,16 @@ use rand::RngExt;
 use super::gate::Gate;
 use super::prompt::{self, PromptVars};
 use super::repo_bundle::{SessionTree, write_bundle};
+use crate::agent::Outcome;
 use crate::agent::{Agent, Failure, FailureKind, SessionContext, SessionKind, SessionRun, Usage};
 use crate::error::{Error, Result, with_causes};
 use crate::events::{Event, EventKind, EventSink};
 use crate::feature_list::{ListFormat, ListSchema};
-use crate::metrics::{
-    Outcome, PlanCoverage, SessionEnd, session_metrics_with_evidence, trial_metrics,
-};
+use crate::metrics::{PlanCoverage, SessionEnd, session_metrics_with_evidence, trial_metrics};
 use crate::observe::{Observer, TREE_STORE};
-use crate::record::{SessionRecord, TrialEvidence, TrialKey, TrialRecord};
+use crate::record::{SessionRecord, TrialEvidence, TrialRecord};
 use crate::seed;
+use crate::suite::TrialKey;
 use crate::suite::{ExitCheck, Ledger, Prompts, Task};
 use crate::workspace::Workspace;
 

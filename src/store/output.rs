@@ -8,8 +8,6 @@ use super::lock::{LOCK_FILE, RunLock, busy};
 use super::{MANIFEST, SESSIONS_JSONL, TRIALS_JSONL};
 use crate::error::{Error, IoContext, Result};
 
-pub use crate::fsutil::check_output_file;
-
 /// Refuses `dir` as an output directory when it exists and is not a directory. Exit 2,
 /// naming the path.
 pub fn check_output_dir(dir: &Path) -> Result<()> {
@@ -87,6 +85,7 @@ fn refuse_unless_empty(dir: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fsutil::check_output_file;
 
     #[test]
     fn a_device_is_not_an_output_file_or_directory() {

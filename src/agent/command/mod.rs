@@ -22,7 +22,6 @@ mod program;
 pub mod supervise;
 mod usage;
 
-pub use crate::sandbox::{BWRAP, bwrap_works, check_bwrap, find_program};
 pub use agent::{CommandAgent, RetryPolicy, STATE_DIR, USAGE_FILE};
 pub use child::{KILL_GRACE, signal_running_agents};
 pub use program::{preflight, runs_sim_agent};

@@ -6,8 +6,8 @@ mod agent;
 mod exec;
 mod ledger;
 mod plan;
+pub mod process;
 mod truth;
 
-pub use crate::suite::sim_profile::{FormatParams, Profile};
 pub use agent::{SimAgent, SimMemory};
 pub use truth::Truth;

@@ -10,14 +10,14 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::super::format::{fixed, level, pct, pp, pvalue};
-use super::super::metric::{FEATURES_VERIFIED, Metric};
+use super::super::notes::{SIMULATED_NOTE, shard_note};
 use super::super::plot::{Estimate, YAxis, rate_chart};
-use super::super::summary::{Summary, SummaryRow};
-use super::super::summary_md::{SIMULATED_NOTE, shard_note};
+use super::super::summary_data::{Summary, SummaryRow};
 use super::super::verdict::{Verdict, side_text};
 use super::super::weekly::Weekly;
 use crate::error::{Error, Result};
 use crate::rates::{Better, Unit, counts_against};
+use crate::rates::{FEATURES_VERIFIED, Metric};
 use crate::store::{SESSIONS_CSV, SESSIONS_JSONL, TRIALS_CSV, read_jsonl};
 
 // The page filters with a bit per metric in a JavaScript number: 53 bits at most.

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use super::model::{Page, run_page, weekly_page};
 use crate::error::{Error, Result};
-use crate::report::summary::Summary;
+use crate::fsutil::write_atomic;
+use crate::report::summary_data::Summary;
 use crate::report::weekly::Weekly;
-use crate::store::write_atomic;
 
 /// `report.html` in a run directory.
 pub const REPORT_HTML: &str = "report.html";

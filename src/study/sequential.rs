@@ -18,16 +18,14 @@ use std::path::Path;
 
 use super::drive::{DriveOptions, drive};
 use crate::error::{Error, Result};
-use crate::exit_code;
+use crate::fsutil::write_atomic;
 use crate::rates::{Metric, Unit};
 use crate::record::TrialRecord;
 use crate::report::format::{fixed, pp, pvalue};
 use crate::report::{Align, Table};
 use crate::runner::Plan;
 use crate::stats::{LookCounts, SequentialDesign, look_fractions};
-use crate::store::{
-    Manifest, RunLock, RunWriter, SESSIONS_JSONL, TRIALS_JSONL, read_jsonl, write_atomic,
-};
+use crate::store::{Manifest, RunLock, RunWriter, SESSIONS_JSONL, TRIALS_JSONL, read_jsonl};
 use crate::suite::{Sequential, Suite};
 
 use crate::report::sequential_outcome::{
@@ -40,10 +38,7 @@ pub const SEQUENTIAL_MD: &str = "sequential.md";
 /// `summary.md` of a run: the summary's Markdown, and the sequential section when the
 /// run was sequential (so that `report` keeps it). `None` for any other run, whose
 /// `summary.md` is the summary's Markdown as written.
-pub(crate) fn sequential_summary(
-    dir: &Path,
-    summary: &crate::report::Summary,
-) -> Result<Option<String>> {
+pub fn sequential_summary(dir: &Path, summary: &crate::report::Summary) -> Result<Option<String>> {
     let path = dir.join(SEQUENTIAL_MD);
     match std::fs::read_to_string(&path) {
         Ok(section) => Ok(Some(format!("{}\n{section}", summary.to_markdown()))),
@@ -53,7 +48,7 @@ pub(crate) fn sequential_summary(
 }
 
 /// The sequential design of a suite over its selected arms.
-pub(crate) struct Sequencer<'a> {
+pub struct Sequencer<'a> {
     suite: &'a Suite,
     seq: Sequential,
     design: SequentialDesign,
@@ -85,7 +80,8 @@ impl Decided {
 }
 
 impl<'a> Sequencer<'a> {
-    pub(crate) fn new(suite: &'a Suite, arms: &[usize]) -> Result<Sequencer<'a>> {
+    /// The design of `suite` over `arms`; the baseline must be among them.
+    pub fn new(suite: &'a Suite, arms: &[usize]) -> Result<Sequencer<'a>> {
         let Some(seq) = suite.sequential.clone() else {
             return Err(Error::BadInput(format!(
                 "suite '{}' has no [sequential] table, so it has no looks",
@@ -254,17 +250,25 @@ impl<'a> Sequencer<'a> {
     }
 }
 
+/// How the looks of a sequential run ended.
+pub enum Looks {
+    /// A look's trial could not run: the look stays open until `resume` runs it. The
+    /// exit code of the command (what could not run is already said on stderr).
+    Open(i32),
+    /// The run stopped (every arm crossed, or the last look ran): the summary with
+    /// where the looks stopped, already written.
+    Finished(Box<crate::report::Summary>),
+}
+
 /// Runs (or, with finished trials already recorded, resumes) the sequential plan of
-/// `suite` over `arms` into `writer`'s directory, look after look, and prints the
-/// verdict and where the rest is (with `full`, all of `summary.md` and the looks).
-pub(crate) fn run(
+/// `suite` over `arms` into `writer`'s directory, look after look.
+pub fn run(
     suite: &Suite,
     arms: &[usize],
     writer: RunWriter,
     jobs: Option<usize>,
     quiet: bool,
-    full: bool,
-) -> Result<i32> {
+) -> Result<Looks> {
     let sequencer = Sequencer::new(suite, arms)?;
     let out = writer.dir().to_path_buf();
     let mut decided = Decided {
@@ -296,7 +300,7 @@ pub(crate) fn run(
         if !driven.unfinished.is_empty() {
             // A look is judged on every trial it planned; one that could not run
             // leaves the look open until `resume` runs it.
-            return Ok(driven.report_unfinished(&out));
+            return Ok(Looks::Open(driven.report_unfinished(&out)));
         }
         summary = Some(driven.summary);
         let rows = sequencer.judge(&out, look, &decided.active)?;
@@ -309,22 +313,16 @@ pub(crate) fn run(
     let Some(summary) = summary else {
         return Err(Error::Tool("a sequential run ran no look".into()));
     };
-    let summary = sequencer.write(&out, &decided, &summary)?;
-    super::report::print_finished(&summary, &out, full)?;
-    eprintln!("results in {}", out.display());
-    Ok(exit_code::OK)
+    Ok(Looks::Finished(Box::new(
+        sequencer.write(&out, &decided, &summary)?,
+    )))
 }
 
 /// The trials `run --look LOOK` runs: the look's new replicates for the arms that the
 /// merged run `after` of the earlier looks leaves running. Checked before anything is
 /// written: `after` must be that merged run of this suite, with every earlier look
 /// complete and some arm still running.
-pub(crate) fn look_plan(
-    suite: &Suite,
-    arms: &[usize],
-    look: usize,
-    after: Option<&Path>,
-) -> Result<Plan> {
+pub fn look_plan(suite: &Suite, arms: &[usize], look: usize, after: Option<&Path>) -> Result<Plan> {
     let sequencer = Sequencer::new(suite, arms)?;
     let looks = sequencer.looks();
     if look == 0 || look > looks {
@@ -416,39 +414,37 @@ fn check_after(suite: &Suite, arms: &[usize], dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Where a merged sequential run stands after its looks are judged.
+pub struct Judged {
+    /// Every arm crossed, or the last look ran.
+    pub finished: bool,
+    /// Looks judged.
+    pub looks_done: usize,
+    /// Looks of the design.
+    pub looks: usize,
+    /// The arms the next look runs (the baseline and those that have not crossed).
+    pub running: Vec<String>,
+}
+
 /// After `merge` of the shards of a look (and the merged run of the looks before it):
-/// judges every look the merged records complete, writes the sequential files and
-/// `summary.md` into `dir`, and says what runs next.
-pub(crate) fn after_merge(dir: &Path, summary: &crate::report::Summary) -> Result<()> {
+/// judges every look the merged records complete and writes the sequential files and
+/// `summary.md` into `dir`.
+pub fn judge_merged(dir: &Path, summary: &crate::report::Summary) -> Result<Judged> {
     let manifest = Manifest::read(dir)?;
-    let (suite, arms) = super::resume::suite_of_run(dir, &manifest)?;
-    let path = manifest.suite_path.as_deref().unwrap_or_default();
+    let (suite, arms) = super::suite_run::suite_of_run(dir, &manifest)?;
     let sequencer = Sequencer::new(&suite, &arms)?;
     let decided = sequencer.decided(dir)?;
     sequencer.write(dir, &decided, summary)?;
-    if decided.active.is_empty() || decided.looks_done == sequencer.looks() {
-        eprintln!(
-            "the sequential run is finished after look {} of {} (see {})",
-            decided.looks_done,
-            sequencer.looks(),
-            dir.join(SEQUENTIAL_MD).display()
-        );
-    } else {
-        let running: Vec<&str> = sequencer
+    Ok(Judged {
+        finished: decided.active.is_empty() || decided.looks_done == sequencer.looks(),
+        looks_done: decided.looks_done,
+        looks: sequencer.looks(),
+        running: sequencer
             .running(&decided.active)
             .iter()
-            .map(|&a| suite.arms[a].name.as_str())
-            .collect();
-        eprintln!(
-            "looks 1 to {} judged; next: look {} for {} (`loopbench run {path} --look {} --after {} --shard I/N`)",
-            decided.looks_done,
-            decided.looks_done + 1,
-            running.join(", "),
-            decided.looks_done + 1,
-            dir.display()
-        );
-    }
-    Ok(())
+            .map(|&a| suite.arms[a].name.clone())
+            .collect(),
+    })
 }
 
 type Record = serde_json::Map<String, serde_json::Value>;

@@ -1,22 +1,22 @@
-//! The one way every command runs a plan: progress bars, the results writer, the
-//! engine, the interrupted message, then the summary files. `run`, `resume` and
-//! `replay` differ only in the plan they build and in what they print afterwards.
+//! The one way every study runs a plan: progress bars, the results writer, the engine,
+//! the interrupted message, then the summary files and the warnings of a run. `run`,
+//! `resume` and `replay` differ only in the plan they build and in what they print
+//! afterwards.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
+use crate::events::{Event, EventKind, EventSink, Fanout};
 use crate::exit_code;
 use crate::record::FailedSession;
 use crate::report::{DEFAULT_CONFIDENCE, Progress, SessionTable, Summary, write_summary};
-use crate::runner::{
-    Event, EventKind, EventSink, Fanout, Plan, RunOptions, TrialResult, default_jobs, execute,
-};
+use crate::runner::{Plan, RunOptions, TrialResult, default_jobs, execute};
 use crate::store::RunWriter;
 
 /// How to drive a plan.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct DriveOptions {
+pub struct DriveOptions {
     /// `--jobs` (default [`default_jobs`]).
     pub jobs: Option<usize>,
     /// No progress bars.
@@ -26,7 +26,7 @@ pub(crate) struct DriveOptions {
 }
 
 /// What a driven plan left.
-pub(crate) struct Driven {
+pub struct Driven {
     /// The summary, already written to the run directory.
     pub summary: Summary,
     /// The trials this process ran, in plan order.
@@ -42,7 +42,7 @@ impl Driven {
     /// grouped), and names every arm left with no counted trial. Returns the exit code
     /// of the command: 3 when a trial could not run (the run is not complete, `resume`
     /// tries those again), else 0.
-    pub(crate) fn report_unfinished(&self, out: &std::path::Path) -> i32 {
+    pub fn report_unfinished(&self, out: &std::path::Path) -> i32 {
         if self.unfinished.is_empty() {
             return exit_code::OK;
         }
@@ -59,7 +59,7 @@ impl Driven {
 
 /// One line per arm with trials that could not run: how many, and each reason with
 /// how many trials it ended.
-pub(crate) fn unfinished_lines(unfinished: &[FailedSession]) -> Vec<String> {
+pub fn unfinished_lines(unfinished: &[FailedSession]) -> Vec<String> {
     let mut by_arm: BTreeMap<&str, BTreeMap<String, u64>> = BTreeMap::new();
     for f in unfinished {
         let kind = f.record.failure.map_or("infra", |k| k.as_str());
@@ -94,7 +94,7 @@ pub(crate) fn unfinished_lines(unfinished: &[FailedSession]) -> Vec<String> {
 
 /// Runs `plan` into `writer`'s directory, then writes the tables and the summary files.
 /// `finished_of_arm`: trials per arm an earlier process already recorded (resume).
-pub(crate) fn drive(
+pub fn drive(
     plan: &Plan,
     finished_of_arm: &BTreeMap<String, u64>,
     mut writer: RunWriter,
@@ -185,7 +185,7 @@ pub(crate) fn drive(
     };
     let summary = write_summary(&out, None, DEFAULT_CONFIDENCE)?;
     crate::report::html::write_run_html(&out, &summary)?;
-    super::report::warn_unusable_arms(&summary);
+    warn_unusable_arms(&summary);
     for line in summary.attempts.agent_failure_lines() {
         eprintln!("warning: {line}");
     }
@@ -195,4 +195,12 @@ pub(crate) fn drive(
         elapsed: start.elapsed(),
         unfinished: crate::store::unfinished_trials(&out)?,
     })
+}
+
+/// Warns on stderr about every arm none of whose sessions is usable (all ended in
+/// `error`), so that a run whose agent never started cannot pass for a result.
+pub fn warn_unusable_arms(summary: &Summary) {
+    for arm in summary.unusable_arms() {
+        eprintln!("warning: arm with no usable sessions: {arm}");
+    }
 }

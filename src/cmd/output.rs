@@ -1,0 +1,86 @@
+//! What the commands print: all of `summary.md` or the verdict and where the rest of a
+//! run is, the power warning of a finished run, and text to stdout.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::error::{IoContext, Result};
+use crate::report::html::REPORT_HTML;
+use crate::report::summary::{PLOTS_DIR, SUMMARY_CSV, SUMMARY_JSON, SUMMARY_MD};
+use crate::report::{Summary, Verdict, underpowered};
+use crate::store::{SESSIONS_CSV, TRIALS_CSV};
+use crate::study::sequential::sequential_summary;
+
+/// What a finished `run`, `replay` or `resume` prints: all of `summary.md` (a sequential
+/// run's section included) with `full`, else the verdict and where the rest is.
+pub(crate) fn print_finished(summary: &Summary, run_dir: &Path, full: bool) -> Result<()> {
+    if full {
+        let md = sequential_summary(run_dir, summary)?.unwrap_or_else(|| summary.to_markdown());
+        print(&md)
+    } else {
+        print(&verdict_and_paths(summary, run_dir))
+    }
+}
+
+/// What `run` and `report` print: the verdict, then where every table, plot and
+/// record of the run is. Fits one screen; `--full` prints summary.md instead.
+pub(crate) fn verdict_and_paths(summary: &Summary, run_dir: &Path) -> String {
+    let mut out = Verdict::of(summary).to_text();
+    let at = |file: &str| run_dir.join(file).display().to_string();
+    out += "\nThe rest of the run:\n";
+    out += &format!(
+        "  {}  every table (k/n, intervals, p, by task); --full prints it\n",
+        at(SUMMARY_MD)
+    );
+    if run_dir.join(REPORT_HTML).exists() {
+        out += &format!(
+            "  {}  the tables, plots and every trial's sessions, in a browser\n",
+            at(REPORT_HTML)
+        );
+    }
+    out += &format!(
+        "  {}, {}, {}/  the same numbers for programs, and plots\n",
+        at(SUMMARY_CSV),
+        SUMMARY_JSON,
+        PLOTS_DIR
+    );
+    out += &format!(
+        "  {}, {}  one row per session and per trial\n",
+        at(SESSIONS_CSV),
+        TRIALS_CSV
+    );
+    out
+}
+
+/// Writes `text` to stdout. A closed pipe comes back as an I/O error of kind
+/// `BrokenPipe`, which `main` turns into exit 0.
+pub(crate) fn print(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .io_context(|| "cannot write to stdout".to_string())
+}
+
+/// Warns on stderr, per arm, when its premature-done sessions are too few to detect
+/// the suite's `min_detectable_effect` (two-sided, alpha 0.05, power 0.8).
+pub(crate) fn warn_underpowered(summary: &Summary, effect: f64) {
+    let rows: Vec<_> = summary
+        .rows
+        .iter()
+        .filter(|r| r.metric == "premature_done")
+        .collect();
+    let baseline_rate = rows
+        .iter()
+        .find(|r| Some(&r.arm) == summary.baseline.as_ref())
+        .and_then(|r| r.rate);
+    let Some(baseline_rate) = baseline_rate else {
+        return;
+    };
+    for row in rows {
+        if let Ok(Some(warning)) =
+            underpowered("premature_done", row.n, baseline_rate, effect, 0.05, 0.8)
+        {
+            eprintln!("warning: arm '{}': {}", row.arm, warning.message);
+        }
+    }
+}

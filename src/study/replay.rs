@@ -1,0 +1,378 @@
+//! A replay study: recorded traces grouped into arms and parsed, whether they run
+//! sandboxed, the hash that names the experiment, `traces.csv` (which trace each trial
+//! replayed), and the plan rebuilt from a replay run's manifest to resume it.
+
+use std::path::{Path, PathBuf};
+
+use crate::agent::trace::Trace;
+use crate::error::{Error, IoContext, Result};
+use crate::feature_list::{ListFormat, ListSchema};
+use crate::runner::{Plan, ReplayArm, ReplaySet, TraceFile};
+use crate::store::{Manifest, ReplayInputs};
+use crate::suite::{ExitCheck, Task, TrialKey, is_simple_name};
+
+/// The file that says which trace each trial replayed.
+pub const TRACES_CSV: &str = "traces.csv";
+
+/// Arm name of trace files given without `--arm`.
+const DEFAULT_ARM: &str = "replay";
+
+/// What `replay` was given: the traces and how to group, name and score them.
+pub struct TraceInputs<'a> {
+    /// Trace files or directories of traces.
+    pub inputs: &'a [PathBuf],
+    /// Arm names: none, once, or once per input.
+    pub arm: &'a [String],
+    /// Feature-list formats: once, or once per arm.
+    pub format: &'a [ListFormat],
+    /// List schema of every arm.
+    pub schema: ListSchema,
+    /// What the harness does after a failed exit check.
+    pub exit_check: ExitCheck,
+    /// Most tokens one recorded session may use (0: no limit).
+    pub session_tokens: u64,
+}
+
+/// Groups the inputs into arms, names them and parses every trace.
+pub fn load_arms(args: &TraceInputs) -> Result<Vec<ReplayArm>> {
+    // (arm name, inputs) in the order the arms will appear.
+    let groups: Vec<(String, Vec<&PathBuf>)> = match args.arm.len() {
+        0 => {
+            let mut groups = Vec::new();
+            let files: Vec<&PathBuf> = args.inputs.iter().filter(|p| !p.is_dir()).collect();
+            for dir in args.inputs.iter().filter(|p| p.is_dir()) {
+                groups.push((dir_arm_name(dir)?, vec![dir]));
+            }
+            if !files.is_empty() {
+                groups.insert(0, (DEFAULT_ARM.to_string(), files));
+            }
+            groups
+        }
+        1 => vec![(args.arm[0].clone(), args.inputs.iter().collect())],
+        n if n == args.inputs.len() => args
+            .arm
+            .iter()
+            .cloned()
+            .zip(args.inputs.iter().map(|p| vec![p]))
+            .collect(),
+        n => {
+            return Err(Error::BadInput(format!(
+                "--arm given {n} times for {} inputs: give it once (one arm) or once per input",
+                args.inputs.len()
+            )));
+        }
+    };
+    let formats: Vec<ListFormat> = match args.format.len() {
+        1 => vec![args.format[0]; groups.len()],
+        n if n == groups.len() => args.format.to_vec(),
+        n => {
+            return Err(Error::BadInput(format!(
+                "--format given {n} times for {} arms ({}): give it once or once per arm",
+                groups.len(),
+                groups
+                    .iter()
+                    .map(|(name, _)| name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    };
+
+    let mut arms: Vec<ReplayArm> = Vec::new();
+    for ((name, inputs), format) in groups.into_iter().zip(formats) {
+        if !is_simple_name(&name) {
+            return Err(Error::BadInput(format!(
+                "arm name '{name}' must be non-empty ASCII letters, digits, '_', '.' or '-', and not '.' or '..' (name it with --arm)"
+            )));
+        }
+        if arms.iter().any(|a| a.name == name) {
+            return Err(Error::BadInput(format!(
+                "arm '{name}' is named twice: give each input its own --arm"
+            )));
+        }
+        let mut traces = Vec::new();
+        for input in inputs {
+            for path in trace_files(input)? {
+                let trace = Trace::load(&path)?;
+                traces.push(TraceFile { path, trace });
+            }
+        }
+        arms.push(ReplayArm {
+            name,
+            format,
+            schema: args.schema,
+            exit_check: args.exit_check,
+            session_tokens: args.session_tokens,
+            traces,
+        });
+    }
+    Ok(arms)
+}
+
+/// The arm a directory of traces becomes when no `--arm` names it: its own name.
+fn dir_arm_name(dir: &Path) -> Result<String> {
+    let absolute = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    absolute
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| {
+            Error::BadInput(format!(
+                "cannot name an arm after '{}': give --arm",
+                dir.display()
+            ))
+        })
+}
+
+/// A trace file as itself; a directory as its `*.jsonl` files in file-name order.
+fn trace_files(input: &Path) -> Result<Vec<PathBuf>> {
+    if !input.is_dir() {
+        // A missing file is reported by `Trace::load`, naming the path.
+        return Ok(vec![input.to_path_buf()]);
+    }
+    let entries = std::fs::read_dir(input)
+        .io_context(|| format!("cannot list traces in '{}'", input.display()))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry
+            .io_context(|| format!("cannot list traces in '{}'", input.display()))?
+            .path();
+        if path.is_file() && path.extension().is_some_and(|e| e == "jsonl") {
+            files.push(path);
+        }
+    }
+    if files.is_empty() {
+        return Err(Error::BadInput(format!(
+            "'{}' holds no traces (expected *.jsonl files)",
+            input.display()
+        )));
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Whether the replay runs sandboxed: where bubblewrap works, unless the user said
+/// `--unsandboxed`. Where it does not work, traces that run shell commands are refused
+/// without `--unsandboxed`, naming the first such line. Where it works but its sandbox
+/// would not be confined (a capability left, a root harness's sandbox running as
+/// root), the replay is refused: never run on the host instead.
+pub fn sandbox_for(arms: &[ReplayArm], unsandboxed: bool) -> Result<bool> {
+    let sandboxed = !unsandboxed && crate::sandbox::bwrap_works();
+    if sandboxed {
+        crate::sandbox::check_bwrap_for("replay runs checks and `run` actions under bubblewrap")?;
+    }
+    if !sandboxed && !unsandboxed {
+        let with_run = arms
+            .iter()
+            .flat_map(|a| &a.traces)
+            .find_map(|t| t.trace.first_run_action().map(|line| (&t.path, line)));
+        if let Some((path, line)) = with_run {
+            return Err(Error::BadInput(format!(
+                "{}:{line}: the trace runs shell commands, and no bubblewrap sandbox can be made \
+                 here to run them in (install bubblewrap), so nothing was replayed; pass \
+                 --unsandboxed to run them on this machine as the recorded agent did",
+                path.display()
+            )));
+        }
+    }
+    Ok(sandboxed)
+}
+
+/// blake3 over the task's files, the arms, their formats and every trace.
+pub fn inputs_hash(task: &Task, arms: &[ReplayArm]) -> Result<String> {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(
+        crate::fsutil::TreeSnapshot::read(&task.dir)?
+            .hash
+            .as_bytes(),
+    );
+    for arm in arms {
+        hasher.update(arm.name.as_bytes());
+        hasher.update(arm.format.as_str().as_bytes());
+        // Only a non-default schema is hashed, so passes-schema runs keep their hash.
+        if arm.schema != ListSchema::Passes {
+            hasher.update(arm.schema.as_str().as_bytes());
+        }
+        // Likewise the harness settings: they change what the same trace scores.
+        if arm.exit_check != ExitCheck::Off {
+            hasher.update(arm.exit_check.as_str().as_bytes());
+        }
+        if arm.session_tokens > 0 {
+            hasher.update(&arm.session_tokens.to_le_bytes());
+        }
+        for t in &arm.traces {
+            hasher.update(&t.trace.content_hash);
+        }
+    }
+    Ok(hasher.finalize().to_hex().to_string())
+}
+
+/// The whole plan of a replay run, rebuilt from its manifest and `traces.csv` (for
+/// `resume`): every trace must still hold what it held when the run started.
+pub fn plan_from_manifest(dir: &Path, manifest: &Manifest) -> Result<Plan> {
+    let Some(inputs) = &manifest.replay else {
+        return Err(Error::BadInput(format!(
+            "'{}' is not a replay run",
+            dir.display()
+        )));
+    };
+    let task = Task::load(Path::new(&inputs.task))?;
+    let path = dir.join(TRACES_CSV);
+    let mut reader = csv::Reader::from_path(&path)
+        .map_err(|e| Error::BadInput(format!("cannot read '{}': {e}", path.display())))?;
+    let mut rows: Vec<(String, u32, PathBuf, String)> = Vec::new();
+    for (i, row) in reader.records().enumerate() {
+        let row = row.map_err(|e| Error::BadInput(format!("'{}': {e}", path.display())))?;
+        let bad = || Error::BadLine {
+            file: path.clone(),
+            line: i + 2,
+            message: "expected trial_id,arm,replicate,trace,blake3".into(),
+        };
+        let replicate: u32 = row.get(2).and_then(|r| r.parse().ok()).ok_or_else(bad)?;
+        rows.push((
+            row.get(1).ok_or_else(bad)?.to_string(),
+            replicate,
+            PathBuf::from(row.get(3).ok_or_else(bad)?),
+            row.get(4).ok_or_else(bad)?.to_string(),
+        ));
+    }
+    let mut arms = Vec::new();
+    for (name, format) in manifest.arms.iter().zip(&inputs.formats) {
+        let mut mine: Vec<&(String, u32, PathBuf, String)> =
+            rows.iter().filter(|r| &r.0 == name).collect();
+        mine.sort_by_key(|r| r.1);
+        let mut traces = Vec::new();
+        for (_, _, trace_path, hash) in mine {
+            let trace = Trace::load(trace_path)?;
+            if blake3::Hash::from(trace.content_hash).to_hex().as_str() != hash {
+                return Err(Error::BadInput(format!(
+                    "trace '{}' changed since this run started; resuming would mix two \
+                     experiments. Start a new replay instead.",
+                    trace_path.display()
+                )));
+            }
+            traces.push(TraceFile {
+                path: trace_path.clone(),
+                trace,
+            });
+        }
+        arms.push(ReplayArm {
+            name: name.clone(),
+            format: *format,
+            schema: inputs.schema,
+            exit_check: inputs.exit_check,
+            session_tokens: inputs.session_tokens,
+            traces,
+        });
+    }
+    if inputs_hash(&task, &arms)? != manifest.suite_hash {
+        return Err(Error::BadInput(format!(
+            "the task at '{}' changed since this run started; resuming would mix two \
+             experiments. Start a new replay instead.",
+            inputs.task
+        )));
+    }
+    if manifest.verify_sandboxed && !crate::sandbox::bwrap_works() {
+        return Err(Error::BadInput(format!(
+            "'{}' was replayed under bubblewrap, which does not work here; resume it where it does",
+            dir.display()
+        )));
+    }
+    if manifest.verify_sandboxed {
+        crate::sandbox::check_bwrap_for(&format!(
+            "'{}' was replayed under bubblewrap",
+            dir.display()
+        ))?;
+    }
+    Ok(Plan::replay(ReplaySet {
+        task,
+        arms,
+        sandboxed: manifest.verify_sandboxed,
+        keep_work: inputs.keep_work,
+    }))
+}
+
+/// Writes `traces.csv`: which trace file (and which exact content) each trial replayed.
+pub fn write_traces_csv(out: &Path, task: &str, arms: &[ReplayArm]) -> Result<()> {
+    let path = out.join(TRACES_CSV);
+    let context = || format!("cannot write '{}'", path.display());
+    let mut csv = csv::Writer::from_path(&path).map_err(|e| Error::io(context(), e.into()))?;
+    let mut write = |row: [&str; 5]| {
+        csv.write_record(row)
+            .map_err(|e| Error::io(context(), e.into()))
+    };
+    write(["trial_id", "arm", "replicate", "trace", "blake3"])?;
+    for arm in arms {
+        for (replicate, TraceFile { path, trace }) in arm.traces.iter().enumerate() {
+            let key = TrialKey::new(&arm.name, task, replicate as u32);
+            let hash = blake3::Hash::from(trace.content_hash).to_hex();
+            write([
+                &key.trial_id,
+                &arm.name,
+                &replicate.to_string(),
+                // Absolute, so that `resume` finds it from any directory.
+                &std::path::absolute(path)
+                    .unwrap_or_else(|_| path.clone())
+                    .display()
+                    .to_string(),
+                hash.as_str(),
+            ])?;
+        }
+    }
+    csv.flush().io_context(context)
+}
+
+/// How a replay runs, beyond its traces.
+pub struct ReplaySetup {
+    /// Checks and `run` actions under bubblewrap.
+    pub sandboxed: bool,
+    /// `--unsandboxed`: the user allowed running on the host.
+    pub unsandboxed: bool,
+    /// `--keep-work`.
+    pub keep_work: bool,
+    /// `--keep-repos`.
+    pub keep_repos: bool,
+}
+
+/// The manifest of a replay of `arms` against `task`.
+pub fn replay_manifest(
+    task: &Task,
+    arms: &[ReplayArm],
+    inputs: &TraceInputs,
+    setup: &ReplaySetup,
+) -> Result<Manifest> {
+    let (sandbox_limits, sandbox_user) = if setup.sandboxed {
+        super::suite_run::sandbox_facts()
+    } else {
+        (None, None)
+    };
+    Ok(Manifest {
+        suite: "replay".into(),
+        suite_hash: inputs_hash(task, arms)?,
+        arms: arms.iter().map(|a| a.name.clone()).collect(),
+        baseline: Some(arms[0].name.clone()),
+        tasks: vec![task.name.clone()],
+        replicates: arms
+            .iter()
+            .map(|a| a.traces.len() as u32)
+            .max()
+            .unwrap_or(1),
+        driver: "replay".into(),
+        verify_sandboxed: setup.sandboxed,
+        unsandboxed: setup.unsandboxed,
+        keep_repos: setup.keep_repos,
+        sandbox_limits,
+        sandbox_user,
+        replay: Some(ReplayInputs {
+            task: std::path::absolute(&task.dir)
+                .unwrap_or_else(|_| task.dir.clone())
+                .display()
+                .to_string(),
+            formats: arms.iter().map(|a| a.format).collect(),
+            schema: inputs.schema,
+            exit_check: inputs.exit_check,
+            session_tokens: inputs.session_tokens,
+            keep_work: setup.keep_work,
+        }),
+        ..Manifest::stamped()
+    })
+}

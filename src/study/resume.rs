@@ -1,0 +1,108 @@
+//! Resuming a run: its plan rebuilt from the manifest (the suite or the traces must be
+//! unchanged), less the trials already recorded, whose partial records are dropped
+//! first, so nothing is lost or counted twice.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use super::suite_run::{manifest_arms, select_arms, suite_plan};
+use crate::agent::command;
+use crate::error::{Error, Result};
+use crate::record::TrialRecord;
+use crate::runner::{Plan, Shard};
+use crate::store::{Manifest, RunLock, TRIALS_JSONL, read_jsonl};
+
+/// What a run to resume holds and what is left of it.
+pub struct Resume {
+    /// The trials left to run.
+    pub plan: Plan,
+    /// The run's lock, held since before anything was read.
+    pub lock: RunLock,
+    /// The run's manifest.
+    pub manifest: Manifest,
+    /// Trials recorded per arm.
+    pub finished_of_arm: BTreeMap<String, u64>,
+    /// Trials recorded.
+    pub finished: usize,
+    /// What kind of run it is.
+    pub kind: RunKind,
+}
+
+/// The kinds of run, each finished its own way.
+pub enum RunKind {
+    /// A suite's trials.
+    Suite,
+    /// Recorded traces.
+    Replay,
+    /// A sequential suite run in one process, over these arms: its looks are replayed
+    /// over what is recorded.
+    Sequential(Vec<usize>),
+}
+
+/// Reads the run in `dir` and what is left of it: locks it, rebuilds its plan, refuses
+/// an agent that cannot be started here, and drops the partial records of the trials
+/// that will be rerun.
+pub fn prepare(dir: &Path) -> Result<Resume> {
+    if !dir.join(crate::store::MANIFEST).is_file() {
+        return Err(Error::BadInput(format!(
+            "'{}' is not a results directory (no manifest.json)",
+            dir.display()
+        )));
+    }
+    // Before anything is read: a live run appending to these files must not have them
+    // replaced under it.
+    let lock = RunLock::acquire(dir)?;
+    let manifest = Manifest::read(dir)?;
+    let mut plan = if manifest.replay.is_some() {
+        super::replay::plan_from_manifest(dir, &manifest)?
+    } else {
+        suite_plan(dir, &manifest)?
+    };
+    // One look of a sharded sequential run: only that look's trials, which the merged
+    // run of the looks before it decides.
+    let step = manifest.sequential_step.clone();
+    if let (Some(step), Some(suite)) = (&step, plan.suite_source()) {
+        let arms = select_arms(suite, Some(&manifest_arms(&manifest)))?;
+        let after = step.after.as_deref().map(Path::new);
+        plan = super::sequential::look_plan(suite, &arms, step.look, after)?;
+    }
+    if let Some(shard) = &manifest.shard {
+        let shard: Shard = shard
+            .parse()
+            .map_err(|e| Error::BadInput(format!("manifest shard: {e}")))?;
+        plan = plan.sharded(shard);
+    }
+
+    let finished: Vec<TrialRecord> = read_jsonl(&dir.join(TRIALS_JSONL))?;
+    let done: BTreeSet<String> = finished.iter().map(|t| t.key.trial_id.clone()).collect();
+    let plan = plan.without(&done);
+    // Like `run`: an agent that cannot be started here is refused before anything runs
+    // or is rewritten (the program may have moved since the run started).
+    if let Some(suite) = plan.suite_source() {
+        let mut pending: Vec<usize> = plan.trials.iter().map(|t| t.arm).collect();
+        pending.dedup();
+        command::preflight(suite, &pending)?;
+    }
+
+    crate::store::prune_unfinished(dir, &done)?;
+
+    let mut finished_of_arm = BTreeMap::new();
+    for t in &finished {
+        *finished_of_arm.entry(t.key.arm.clone()).or_insert(0u64) += 1;
+    }
+    let kind = match plan.suite_source() {
+        _ if manifest.replay.is_some() => RunKind::Replay,
+        Some(suite) if suite.sequential.is_some() && step.is_none() => {
+            RunKind::Sequential(select_arms(suite, Some(&manifest_arms(&manifest)))?)
+        }
+        _ => RunKind::Suite,
+    };
+    Ok(Resume {
+        plan,
+        lock,
+        manifest,
+        finished_of_arm,
+        finished: done.len(),
+        kind,
+    })
+}

@@ -1,0 +1,235 @@
+//! A suite's run: which arms it selects, the manifest that records the experiment, and
+//! the suite of an existing run read back from its manifest (to resume it, or to judge
+//! its looks), which must be unchanged since.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::agent::command;
+use crate::error::{Error, Result};
+use crate::runner::{Plan, Shard};
+use crate::store::{Manifest, SequentialStep};
+use crate::suite::{AgentDriver, Suite};
+
+/// How the sandbox's limits are enforced here and who the sandboxed processes run as
+/// (a root harness's sandbox user), for the manifest.
+pub fn sandbox_facts() -> (Option<String>, Option<String>) {
+    let limits = crate::sandbox::Enforcement::here().describe();
+    let user = match crate::sandbox::RunAs::of_harness() {
+        Ok(Some(run_as)) => Some(run_as.user.spelled()),
+        _ => None,
+    };
+    (Some(limits), user)
+}
+
+/// Says once, on stderr, who the sandboxed processes run as and how their limits are
+/// enforced here (or that they are not, and what still bounds them); returns both for
+/// the manifest.
+pub fn announce_sandbox() -> (Option<String>, Option<String>) {
+    let (limits, user) = sandbox_facts();
+    let limits = limits.unwrap_or_default();
+    match &user {
+        Some(user) => eprintln!(
+            "sandbox: agents and checks run as {user} (the harness runs as root); {limits}"
+        ),
+        None => eprintln!("sandbox: {limits}"),
+    }
+    (Some(limits), user)
+}
+
+/// Indices of the arms named (all when `None`), in suite order.
+pub fn select_arms(suite: &Suite, names: Option<&[&str]>) -> Result<Vec<usize>> {
+    let Some(names) = names else {
+        return Ok((0..suite.arms.len()).collect());
+    };
+    let index: BTreeMap<&str, usize> = suite
+        .arms
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.name.as_str(), i))
+        .collect();
+    let mut picked = Vec::new();
+    for &name in names {
+        match index.get(name) {
+            Some(&i) => picked.push(i),
+            None => {
+                return Err(Error::BadInput(format!(
+                    "--arms: '{name}' is not an arm of suite '{}' (arms: {})",
+                    suite.name,
+                    suite
+                        .arms
+                        .iter()
+                        .map(|a| a.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        }
+    }
+    picked.sort_unstable();
+    picked.dedup();
+    Ok(picked)
+}
+
+/// What `run` was asked to change of a suite.
+pub struct RunSettings {
+    /// `--seed`.
+    pub seed: Option<u64>,
+    /// `--replicates`.
+    pub replicates: Option<u32>,
+    /// `--look K` of a sequential run.
+    pub look: Option<usize>,
+    /// `--shard I/N` was given.
+    pub sharded: bool,
+}
+
+/// Applies `asked` to `suite`: a sequential run is bounded by its `max_replicates`, is
+/// sharded one look at a time, and takes no `--replicates`; `--look` needs a sequential
+/// suite.
+pub fn apply_settings(suite: &mut Suite, asked: &RunSettings) -> Result<()> {
+    if let Some(seed) = asked.seed {
+        suite.seed = seed;
+    }
+    if let Some(r) = asked.replicates {
+        if r == 0 {
+            return Err(Error::BadInput("--replicates must be at least 1".into()));
+        }
+        suite.replicates = r;
+        crate::suite::check_plan_size(suite.arms.len(), suite.tasks.len(), r, "--replicates")
+            .map_err(Error::BadInput)?;
+    }
+    if let Some(seq) = &suite.sequential {
+        if asked.sharded && asked.look.is_none() {
+            return Err(Error::BadInput(
+                "a sequential run decides after each look from every trial so far, so its \
+                 shards are shards of one look: run `--look 1 --shard I/N`, merge them, then \
+                 `--look 2 --after MERGED --shard I/N`, and so on (or run it in one process)"
+                    .into(),
+            ));
+        }
+        if asked.replicates.is_some() {
+            return Err(Error::BadInput(
+                "--replicates does not apply to a sequential run: its [sequential] table's \
+                 max_replicates bounds it"
+                    .into(),
+            ));
+        }
+        suite.replicates = seq.max_replicates;
+    } else if asked.look.is_some() {
+        return Err(Error::BadInput(format!(
+            "--look applies to a sequential run, and suite '{}' has no [sequential] table",
+            suite.name
+        )));
+    }
+    Ok(())
+}
+
+/// How a suite run was asked for, beyond the suite and its arms.
+pub struct SuiteRunSetup<'a> {
+    /// The suite file as given.
+    pub suite_file: &'a Path,
+    /// `--shard I/N`.
+    pub shard: Option<Shard>,
+    /// `--look K` and `--after DIR` of one look of a sharded sequential run.
+    pub sequential_step: Option<SequentialStep>,
+    /// `--keep-repos`.
+    pub keep_repos: bool,
+    /// What [`sandbox_facts`] said, when any arm is sandboxed.
+    pub sandbox: (Option<String>, Option<String>),
+}
+
+/// The manifest of a run of `suite` over `arms`.
+pub fn suite_manifest(suite: &Suite, arms: &[usize], setup: SuiteRunSetup) -> Manifest {
+    let selected: Vec<String> = arms.iter().map(|&i| suite.arms[i].name.clone()).collect();
+    let simulated = arms.iter().all(|&i| {
+        let driver = suite.agent_of(&suite.arms[i]);
+        matches!(driver, AgentDriver::Sim { .. }) || command::runs_sim_agent(driver)
+    });
+    let mut drivers: Vec<&str> = arms
+        .iter()
+        .map(|&i| suite.agent_of(&suite.arms[i]).name())
+        .collect();
+    drivers.sort_unstable();
+    drivers.dedup();
+    let suite_path = std::fs::canonicalize(setup.suite_file)
+        .unwrap_or_else(|_| setup.suite_file.to_path_buf())
+        .display()
+        .to_string();
+    let (sandbox_limits, sandbox_user) = setup.sandbox;
+    Manifest {
+        suite: suite.name.clone(),
+        suite_path: Some(suite_path),
+        suite_hash: suite.content_hash.clone(),
+        baseline: Some(if selected.contains(&suite.baseline) {
+            suite.baseline.clone()
+        } else {
+            selected[0].clone()
+        }),
+        arms: selected,
+        tasks: suite.tasks.iter().map(|t| t.name.clone()).collect(),
+        seed: Some(suite.seed),
+        replicates: suite.replicates,
+        driver: match drivers.as_slice() {
+            [one] => (*one).into(),
+            _ => "mixed".into(),
+        },
+        simulated,
+        shard: setup.shard.map(|s| s.to_string()),
+        verify_sandboxed: arms.iter().all(|&i| suite.verify_sandboxed(&suite.arms[i])),
+        sequential_step: setup.sequential_step,
+        keep_repos: setup.keep_repos,
+        sandbox_limits,
+        sandbox_user,
+        ..Manifest::stamped()
+    }
+}
+
+/// The whole plan of a suite run, from its manifest: the suite must be unchanged.
+pub fn suite_plan(dir: &Path, manifest: &Manifest) -> Result<Plan> {
+    let (suite, arms) = suite_of_run(dir, manifest)?;
+    let replicates = suite.replicates;
+    Ok(Plan::suite(suite, &arms, replicates))
+}
+
+/// The suite a run was made from, with the run's seed and replicates, and the indices
+/// of its arms: the suite must be unchanged since. Says the suite's warnings on stderr.
+pub fn suite_of_run(dir: &Path, manifest: &Manifest) -> Result<(Suite, Vec<usize>)> {
+    let Some(suite_path) = manifest.suite_path.clone() else {
+        return Err(Error::BadInput(format!(
+            "'{}' was written neither by `loopbench run` nor by `loopbench replay` (no suite or traces in its manifest); it cannot be resumed",
+            dir.display()
+        )));
+    };
+    let mut suite = Suite::load(Path::new(&suite_path))?;
+    print_warnings(suite.warnings());
+    if suite.content_hash != manifest.suite_hash {
+        return Err(Error::BadInput(format!(
+            "the suite at '{suite_path}' changed since this run started (content hash {} is now {}); \
+             resuming would mix two experiments. Start a new run instead.",
+            short(&manifest.suite_hash),
+            short(&suite.content_hash)
+        )));
+    }
+    if let Some(seed) = manifest.seed {
+        suite.seed = seed;
+    }
+    suite.replicates = manifest.replicates;
+    let arms = select_arms(&suite, Some(&manifest_arms(manifest)))?;
+    Ok((suite, arms))
+}
+
+/// The arm names of a run's manifest.
+pub fn manifest_arms(manifest: &Manifest) -> Vec<&str> {
+    manifest.arms.iter().map(String::as_str).collect()
+}
+
+/// Says each warning of a suite or task on stderr.
+pub fn print_warnings<'a>(warnings: impl IntoIterator<Item = &'a str>) {
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+}
+
+fn short(hash: &str) -> &str {
+    hash.get(..12).unwrap_or(hash)
+}
