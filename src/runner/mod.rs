@@ -8,6 +8,7 @@ mod repo_bundle;
 mod retry;
 mod revert;
 mod run;
+mod steps;
 mod trial;
 
 pub use crate::events::{Event, EventKind, EventSink, Fanout, Notice};
