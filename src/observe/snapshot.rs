@@ -353,6 +353,52 @@ impl<'a> Observer<'a> {
     /// runs past `observe_timeout` is [`Error::Unobservable`].
     pub fn observe(&self, ws: &Workspace) -> Result<Observation> {
         let started = std::time::Instant::now();
+        self.check_tree_size(ws)?;
+        let tree = TreeSnapshot::read(&ws.work_dir)?;
+
+        let list = self.read_list(ws, &tree)?;
+        let checks = self.run_checks(ws, &tree, started)?;
+        let tests = self.count_tests(&tree);
+
+        let progress = tree.get(PROGRESS_FILE);
+        let progress_hash = progress.map(|f| blake3::hash(&f.content).to_hex().to_string());
+        let progress_nonblank = progress.is_some_and(|f| {
+            String::from_utf8_lossy(&f.content)
+                .chars()
+                .any(|c| !c.is_whitespace())
+        });
+
+        let effects = self.read_effects(ws)?;
+
+        let hooks = hook_files(&tree, &self.paths, self.oracle.as_ref());
+        let store = ws.root().join(TREE_STORE);
+        // The tree holds every file a check can read, whatever a `.gitignore` says.
+        let seen = |path: &str| !self.unseen(path);
+        let git_tree = crate::git::write_tree(&ws.work_dir, &store, &seen).ok();
+        let clean = crate::git::is_clean(&ws.work_dir, &store, git_tree.as_deref(), &seen);
+        Ok(Observation {
+            list,
+            verified: checks.verified,
+            self_verified: checks.self_verified,
+            tests,
+            clean,
+            progress_hash,
+            effects_history: effects.clone(),
+            effects,
+            tree_hash: tree.hash.to_hex().to_string(),
+            verify_timeouts: checks.verify_timeouts,
+            schema: self.schema,
+            progress_nonblank,
+            failures: checks.failures,
+            git_tree,
+            hooks,
+            limits_reached: checks.limits_reached,
+        })
+    }
+
+    /// The work directory is there and within the task's `max_tree_bytes` and
+    /// `max_tree_files` (else it is not observed at all).
+    fn check_tree_size(&self, ws: &Workspace) -> Result<()> {
         let limit = self.task.max_tree_bytes;
         if !ws.work_dir.is_dir() {
             return Err(Error::Unobservable(
@@ -361,20 +407,36 @@ impl<'a> Observer<'a> {
         }
         let max_files = self.task.max_tree_files;
         match tree_size_within(&ws.work_dir, limit, max_files)? {
-            TreeSize::Within { .. } => {}
-            TreeSize::OverBytes => {
-                return Err(Error::Unobservable(format!(
-                    "the work directory holds more than max_tree_bytes = {limit} bytes of \
-                     files (without .git); it was not observed"
-                )));
-            }
-            TreeSize::OverEntries => {
-                return Err(Error::Unobservable(format!(
-                    "the work directory holds more than max_tree_files = {max_files} files \
-                     and directories (without .git); it was not observed"
-                )));
-            }
+            TreeSize::Within { .. } => Ok(()),
+            TreeSize::OverBytes => Err(Error::Unobservable(format!(
+                "the work directory holds more than max_tree_bytes = {limit} bytes of \
+                 files (without .git); it was not observed"
+            ))),
+            TreeSize::OverEntries => Err(Error::Unobservable(format!(
+                "the work directory holds more than max_tree_files = {max_files} files \
+                 and directories (without .git); it was not observed"
+            ))),
         }
+    }
+
+    /// A path the checks do not see: matched by the task's `verify_ignores`, or in a
+    /// tool cache.
+    fn unseen(&self, path: &str) -> bool {
+        let ignores = &self.task.verify_ignores;
+        skipped_with_parents(path, |p| {
+            ignores.is_match(p) || TOOL_CACHES.contains(&p.rsplit('/').next().unwrap_or(p))
+        })
+    }
+
+    /// Runs every feature's check on `tree`: with the agent's own tests, and with the
+    /// pristine tests laid over when there are any, all within what is left of
+    /// `observe_timeout` since `started`.
+    fn run_checks(
+        &self,
+        ws: &Workspace,
+        tree: &TreeSnapshot,
+        started: std::time::Instant,
+    ) -> Result<Checks> {
         let out_of_time = || {
             let limit = self.task.observe_timeout;
             (started.elapsed() > limit).then(|| {
@@ -385,19 +447,11 @@ impl<'a> Observer<'a> {
                 ))
             })
         };
-        let tree = TreeSnapshot::read(&ws.work_dir)?;
-
-        let list = self.read_list(ws, &tree)?;
-
         // The tree as the checks see it: without `verify_ignores` and tool caches.
         let ignores = &self.task.verify_ignores;
-        let unseen = |path: &str| {
-            skipped_with_parents(path, |p| {
-                ignores.is_match(p) || TOOL_CACHES.contains(&p.rsplit('/').next().unwrap_or(p))
-            })
-        };
-        let visible = if ignores.is_empty() && !tree_has_tool_cache(&tree) {
-            std::borrow::Cow::Borrowed(&tree)
+        let unseen = |path: &str| self.unseen(path);
+        let visible = if ignores.is_empty() && !tree_has_tool_cache(tree) {
+            std::borrow::Cow::Borrowed(tree)
         } else {
             std::borrow::Cow::Owned(tree.without(unseen))
         };
@@ -470,8 +524,18 @@ impl<'a> Observer<'a> {
             }
         }
 
-        let tests = tree
-            .files
+        Ok(Checks {
+            verified,
+            self_verified,
+            verify_timeouts,
+            failures,
+            limits_reached,
+        })
+    }
+
+    /// The matches of the task's count pattern in each of its test files.
+    fn count_tests(&self, tree: &TreeSnapshot) -> BTreeMap<String, u64> {
+        tree.files
             .iter()
             .filter(|f| self.task.tests.glob.is_match(&f.path))
             .map(|f| {
@@ -479,70 +543,44 @@ impl<'a> Observer<'a> {
                 let count = self.task.tests.count_pattern.find_iter(&text).count() as u64;
                 (f.path.clone(), count)
             })
-            .collect();
+            .collect()
+    }
 
-        let progress = tree.get(PROGRESS_FILE);
-        let progress_hash = progress.map(|f| blake3::hash(&f.content).to_hex().to_string());
-        let progress_nonblank = progress.is_some_and(|f| {
-            String::from_utf8_lossy(&f.content)
-                .chars()
-                .any(|c| !c.is_whitespace())
-        });
-
+    /// The non-empty lines of the effects log, read as the agent may have left it.
+    fn read_effects(&self, ws: &Workspace) -> Result<Vec<String>> {
         // The agent may have put a FIFO, a device or a symlink to one there: never a
         // blocking open, never an endless read.
-        let effects = match agent_file::read(&ws.effects_log, limit, Links::Refuse) {
-            Ok(AgentFile::Bytes(bytes)) => String::from_utf8_lossy(&bytes)
+        let limit = self.task.max_tree_bytes;
+        match agent_file::read(&ws.effects_log, limit, Links::Refuse) {
+            Ok(AgentFile::Bytes(bytes)) => Ok(String::from_utf8_lossy(&bytes)
                 .lines()
                 .map(str::trim_end)
                 .filter(|l| !l.is_empty())
                 .map(str::to_string)
-                .collect(),
-            Ok(AgentFile::Missing) => Vec::new(),
+                .collect()),
+            Ok(AgentFile::Missing) => Ok(Vec::new()),
             // A log that cannot be read (no permission, an I/O error) is not an empty
             // log: what the session did cannot be counted.
-            Err(e) => {
-                return Err(Error::Unobservable(format!(
-                    "the effects log cannot be read, so its actions cannot be counted: {e}"
-                )));
-            }
-            Ok(AgentFile::TooLarge(len)) => {
-                return Err(Error::Unobservable(format!(
-                    "the effects log holds {len} bytes, more than max_tree_bytes = {limit}"
-                )));
-            }
-            Ok(refused) => {
-                return Err(Error::Unobservable(
-                    refused
-                        .refusal("the effects log", limit)
-                        .unwrap_or_else(|| "the effects log cannot be read".into()),
-                ));
-            }
-        };
-
-        let hooks = hook_files(&tree, &self.paths, self.oracle.as_ref());
-        let store = ws.root().join(TREE_STORE);
-        // The tree holds every file a check can read, whatever a `.gitignore` says.
-        let seen = |path: &str| !unseen(path);
-        let git_tree = crate::git::write_tree(&ws.work_dir, &store, &seen).ok();
-        let clean = crate::git::is_clean(&ws.work_dir, &store, git_tree.as_deref(), &seen);
-        Ok(Observation {
-            list,
-            verified,
-            self_verified,
-            tests,
-            clean,
-            progress_hash,
-            effects_history: effects.clone(),
-            effects,
-            tree_hash: tree.hash.to_hex().to_string(),
-            verify_timeouts,
-            schema: self.schema,
-            progress_nonblank,
-            failures,
-            git_tree,
-            hooks,
-            limits_reached,
-        })
+            Err(e) => Err(Error::Unobservable(format!(
+                "the effects log cannot be read, so its actions cannot be counted: {e}"
+            ))),
+            Ok(AgentFile::TooLarge(len)) => Err(Error::Unobservable(format!(
+                "the effects log holds {len} bytes, more than max_tree_bytes = {limit}"
+            ))),
+            Ok(refused) => Err(Error::Unobservable(
+                refused
+                    .refusal("the effects log", limit)
+                    .unwrap_or_else(|| "the effects log cannot be read".into()),
+            )),
+        }
     }
+}
+
+/// What the checks of one observation found.
+struct Checks {
+    verified: BTreeMap<String, Check>,
+    self_verified: BTreeMap<String, Check>,
+    verify_timeouts: u32,
+    failures: BTreeMap<String, Failure>,
+    limits_reached: Vec<String>,
 }
