@@ -7,7 +7,7 @@ use std::path::Path;
 use super::hooks::{CheckPaths, TOOL_CACHES, hook_files, links_lead_outside, runner_stand_in};
 use super::oracle::OracleTests;
 use super::runner_summary::expected_tests;
-use super::verify::{Check, Failure, VerifyCache, VerifyRun};
+use super::verify::{Check, Failure, Verdict, VerifyCache, VerifyRun};
 use crate::agent_file::{self, AgentFile, Links};
 use crate::error::{Error, Result};
 use crate::feature_list::{self, FeatureList, ListFormat, ListSchema};
@@ -437,16 +437,7 @@ impl<'a> Observer<'a> {
         tree: &TreeSnapshot,
         started: std::time::Instant,
     ) -> Result<Checks> {
-        let out_of_time = || {
-            let limit = self.task.observe_timeout;
-            (started.elapsed() > limit).then(|| {
-                Error::Unobservable(format!(
-                    "observing the work directory took longer than observe_timeout = {}; \
-                     it was not observed",
-                    humantime::format_duration(limit)
-                ))
-            })
-        };
+        let out_of_time = || self.out_of_time(started);
         // The tree as the checks see it: without `verify_ignores` and tool caches.
         let ignores = &self.task.verify_ignores;
         let unseen = |path: &str| self.unseen(path);
@@ -463,11 +454,7 @@ impl<'a> Observer<'a> {
             |path: &str| unseen(path) || skipped_with_parents(path, |p| left_out.contains(p));
         // A symlink out of the tree lets a check read what the key does not cover.
         let cache = self.cache.filter(|_| !links_lead_outside(&visible));
-        let mut verified = BTreeMap::new();
-        let mut self_verified = BTreeMap::new();
-        let mut verify_timeouts = 0;
-        let mut failures = BTreeMap::new();
-        let mut limits_reached = Vec::new();
+        let mut checks = Checks::default();
         // Every check runs within what is left of observe_timeout: a deadline, not a
         // look at the clock between features.
         let time_left = || self.task.observe_timeout.saturating_sub(started.elapsed());
@@ -485,7 +472,7 @@ impl<'a> Observer<'a> {
                     (cache, time_left()),
                 )
                 .check()?;
-            verify_timeouts += own.timeouts;
+            checks.verify_timeouts += own.timeouts;
             let own_check = own.check;
             let mut reached = own.limits_reached.clone();
             let truth = match (overlay, &overlaid) {
@@ -500,36 +487,30 @@ impl<'a> Observer<'a> {
                             (cache, time_left()),
                         )
                         .check()?;
-                    verify_timeouts += truth.timeouts;
+                    checks.verify_timeouts += truth.timeouts;
                     reached.extend(truth.limits_reached.iter().cloned());
                     truth
                 }
                 _ => own,
             };
-            reached.dedup();
-            limits_reached.extend(
-                reached
-                    .into_iter()
-                    .map(|r| format!("check of {}: {r}", feature.id)),
-            );
-            if truth.check == Check::Fail
-                && let Some(failure) = truth.failure
-            {
-                failures.insert(feature.id.clone(), failure);
-            }
-            self_verified.insert(feature.id.clone(), own_check);
-            verified.insert(feature.id.clone(), truth.check);
+            checks.add(&feature.id, own_check, truth, reached);
             if let Some(late) = out_of_time() {
                 return Err(late);
             }
         }
+        Ok(checks)
+    }
 
-        Ok(Checks {
-            verified,
-            self_verified,
-            verify_timeouts,
-            failures,
-            limits_reached,
+    /// The error of an observation that has run past `observe_timeout` since
+    /// `started`, if it has.
+    fn out_of_time(&self, started: std::time::Instant) -> Option<Error> {
+        let limit = self.task.observe_timeout;
+        (started.elapsed() > limit).then(|| {
+            Error::Unobservable(format!(
+                "observing the work directory took longer than observe_timeout = {}; \
+                 it was not observed",
+                humantime::format_duration(limit)
+            ))
         })
     }
 
@@ -577,10 +558,29 @@ impl<'a> Observer<'a> {
 }
 
 /// What the checks of one observation found.
+#[derive(Default)]
 struct Checks {
     verified: BTreeMap<String, Check>,
     self_verified: BTreeMap<String, Check>,
     verify_timeouts: u32,
     failures: BTreeMap<String, Failure>,
     limits_reached: Vec<String>,
+}
+
+impl Checks {
+    /// Adds one feature's checks: with the agent's own tests (`own`) and the one that
+    /// counts (`truth`, with the pristine tests where there are any), and the sandbox
+    /// limits they reached.
+    fn add(&mut self, id: &str, own: Check, truth: Verdict, mut reached: Vec<String>) {
+        reached.dedup();
+        self.limits_reached
+            .extend(reached.into_iter().map(|r| format!("check of {id}: {r}")));
+        if truth.check == Check::Fail
+            && let Some(failure) = truth.failure
+        {
+            self.failures.insert(id.to_string(), failure);
+        }
+        self.self_verified.insert(id.to_string(), own);
+        self.verified.insert(id.to_string(), truth.check);
+    }
 }
