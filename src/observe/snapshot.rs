@@ -7,7 +7,7 @@ use std::path::Path;
 use super::hooks::{CheckPaths, TOOL_CACHES, hook_files, links_lead_outside, runner_stand_in};
 use super::oracle::OracleTests;
 use super::runner_summary::expected_tests;
-use super::verify::{Check, Failure, VerifyCache, VerifyRun};
+use super::verify::{Check, Failure, Verdict, VerifyCache, VerifyRun};
 use crate::agent_file::{self, AgentFile, Links};
 use crate::error::{Error, Result};
 use crate::feature_list::{self, FeatureList, ListFormat, ListSchema};
@@ -353,6 +353,52 @@ impl<'a> Observer<'a> {
     /// runs past `observe_timeout` is [`Error::Unobservable`].
     pub fn observe(&self, ws: &Workspace) -> Result<Observation> {
         let started = std::time::Instant::now();
+        self.check_tree_size(ws)?;
+        let tree = TreeSnapshot::read(&ws.work_dir)?;
+
+        let list = self.read_list(ws, &tree)?;
+        let checks = self.run_checks(ws, &tree, started)?;
+        let tests = self.count_tests(&tree);
+
+        let progress = tree.get(PROGRESS_FILE);
+        let progress_hash = progress.map(|f| blake3::hash(&f.content).to_hex().to_string());
+        let progress_nonblank = progress.is_some_and(|f| {
+            String::from_utf8_lossy(&f.content)
+                .chars()
+                .any(|c| !c.is_whitespace())
+        });
+
+        let effects = self.read_effects(ws)?;
+
+        let hooks = hook_files(&tree, &self.paths, self.oracle.as_ref());
+        let store = ws.root().join(TREE_STORE);
+        // The tree holds every file a check can read, whatever a `.gitignore` says.
+        let seen = |path: &str| !self.unseen(path);
+        let git_tree = crate::git::write_tree(&ws.work_dir, &store, &seen).ok();
+        let clean = crate::git::is_clean(&ws.work_dir, &store, git_tree.as_deref(), &seen);
+        Ok(Observation {
+            list,
+            verified: checks.verified,
+            self_verified: checks.self_verified,
+            tests,
+            clean,
+            progress_hash,
+            effects_history: effects.clone(),
+            effects,
+            tree_hash: tree.hash.to_hex().to_string(),
+            verify_timeouts: checks.verify_timeouts,
+            schema: self.schema,
+            progress_nonblank,
+            failures: checks.failures,
+            git_tree,
+            hooks,
+            limits_reached: checks.limits_reached,
+        })
+    }
+
+    /// The work directory is there and within the task's `max_tree_bytes` and
+    /// `max_tree_files` (else it is not observed at all).
+    fn check_tree_size(&self, ws: &Workspace) -> Result<()> {
         let limit = self.task.max_tree_bytes;
         if !ws.work_dir.is_dir() {
             return Err(Error::Unobservable(
@@ -361,43 +407,42 @@ impl<'a> Observer<'a> {
         }
         let max_files = self.task.max_tree_files;
         match tree_size_within(&ws.work_dir, limit, max_files)? {
-            TreeSize::Within { .. } => {}
-            TreeSize::OverBytes => {
-                return Err(Error::Unobservable(format!(
-                    "the work directory holds more than max_tree_bytes = {limit} bytes of \
-                     files (without .git); it was not observed"
-                )));
-            }
-            TreeSize::OverEntries => {
-                return Err(Error::Unobservable(format!(
-                    "the work directory holds more than max_tree_files = {max_files} files \
-                     and directories (without .git); it was not observed"
-                )));
-            }
+            TreeSize::Within { .. } => Ok(()),
+            TreeSize::OverBytes => Err(Error::Unobservable(format!(
+                "the work directory holds more than max_tree_bytes = {limit} bytes of \
+                 files (without .git); it was not observed"
+            ))),
+            TreeSize::OverEntries => Err(Error::Unobservable(format!(
+                "the work directory holds more than max_tree_files = {max_files} files \
+                 and directories (without .git); it was not observed"
+            ))),
         }
-        let out_of_time = || {
-            let limit = self.task.observe_timeout;
-            (started.elapsed() > limit).then(|| {
-                Error::Unobservable(format!(
-                    "observing the work directory took longer than observe_timeout = {}; \
-                     it was not observed",
-                    humantime::format_duration(limit)
-                ))
-            })
-        };
-        let tree = TreeSnapshot::read(&ws.work_dir)?;
+    }
 
-        let list = self.read_list(ws, &tree)?;
+    /// A path the checks do not see: matched by the task's `verify_ignores`, or in a
+    /// tool cache.
+    fn unseen(&self, path: &str) -> bool {
+        let ignores = &self.task.verify_ignores;
+        skipped_with_parents(path, |p| {
+            ignores.is_match(p) || TOOL_CACHES.contains(&p.rsplit('/').next().unwrap_or(p))
+        })
+    }
 
+    /// Runs every feature's check on `tree`: with the agent's own tests, and with the
+    /// pristine tests laid over when there are any, all within what is left of
+    /// `observe_timeout` since `started`.
+    fn run_checks(
+        &self,
+        ws: &Workspace,
+        tree: &TreeSnapshot,
+        started: std::time::Instant,
+    ) -> Result<Checks> {
+        let out_of_time = || self.out_of_time(started);
         // The tree as the checks see it: without `verify_ignores` and tool caches.
         let ignores = &self.task.verify_ignores;
-        let unseen = |path: &str| {
-            skipped_with_parents(path, |p| {
-                ignores.is_match(p) || TOOL_CACHES.contains(&p.rsplit('/').next().unwrap_or(p))
-            })
-        };
-        let visible = if ignores.is_empty() && !tree_has_tool_cache(&tree) {
-            std::borrow::Cow::Borrowed(&tree)
+        let unseen = |path: &str| self.unseen(path);
+        let visible = if ignores.is_empty() && !tree_has_tool_cache(tree) {
+            std::borrow::Cow::Borrowed(tree)
         } else {
             std::borrow::Cow::Owned(tree.without(unseen))
         };
@@ -409,11 +454,7 @@ impl<'a> Observer<'a> {
             |path: &str| unseen(path) || skipped_with_parents(path, |p| left_out.contains(p));
         // A symlink out of the tree lets a check read what the key does not cover.
         let cache = self.cache.filter(|_| !links_lead_outside(&visible));
-        let mut verified = BTreeMap::new();
-        let mut self_verified = BTreeMap::new();
-        let mut verify_timeouts = 0;
-        let mut failures = BTreeMap::new();
-        let mut limits_reached = Vec::new();
+        let mut checks = Checks::default();
         // Every check runs within what is left of observe_timeout: a deadline, not a
         // look at the clock between features.
         let time_left = || self.task.observe_timeout.saturating_sub(started.elapsed());
@@ -431,7 +472,7 @@ impl<'a> Observer<'a> {
                     (cache, time_left()),
                 )
                 .check()?;
-            verify_timeouts += own.timeouts;
+            checks.verify_timeouts += own.timeouts;
             let own_check = own.check;
             let mut reached = own.limits_reached.clone();
             let truth = match (overlay, &overlaid) {
@@ -446,32 +487,36 @@ impl<'a> Observer<'a> {
                             (cache, time_left()),
                         )
                         .check()?;
-                    verify_timeouts += truth.timeouts;
+                    checks.verify_timeouts += truth.timeouts;
                     reached.extend(truth.limits_reached.iter().cloned());
                     truth
                 }
                 _ => own,
             };
-            reached.dedup();
-            limits_reached.extend(
-                reached
-                    .into_iter()
-                    .map(|r| format!("check of {}: {r}", feature.id)),
-            );
-            if truth.check == Check::Fail
-                && let Some(failure) = truth.failure
-            {
-                failures.insert(feature.id.clone(), failure);
-            }
-            self_verified.insert(feature.id.clone(), own_check);
-            verified.insert(feature.id.clone(), truth.check);
+            checks.add(&feature.id, own_check, truth, reached);
             if let Some(late) = out_of_time() {
                 return Err(late);
             }
         }
+        Ok(checks)
+    }
 
-        let tests = tree
-            .files
+    /// The error of an observation that has run past `observe_timeout` since
+    /// `started`, if it has.
+    fn out_of_time(&self, started: std::time::Instant) -> Option<Error> {
+        let limit = self.task.observe_timeout;
+        (started.elapsed() > limit).then(|| {
+            Error::Unobservable(format!(
+                "observing the work directory took longer than observe_timeout = {}; \
+                 it was not observed",
+                humantime::format_duration(limit)
+            ))
+        })
+    }
+
+    /// The matches of the task's count pattern in each of its test files.
+    fn count_tests(&self, tree: &TreeSnapshot) -> BTreeMap<String, u64> {
+        tree.files
             .iter()
             .filter(|f| self.task.tests.glob.is_match(&f.path))
             .map(|f| {
@@ -479,70 +524,63 @@ impl<'a> Observer<'a> {
                 let count = self.task.tests.count_pattern.find_iter(&text).count() as u64;
                 (f.path.clone(), count)
             })
-            .collect();
+            .collect()
+    }
 
-        let progress = tree.get(PROGRESS_FILE);
-        let progress_hash = progress.map(|f| blake3::hash(&f.content).to_hex().to_string());
-        let progress_nonblank = progress.is_some_and(|f| {
-            String::from_utf8_lossy(&f.content)
-                .chars()
-                .any(|c| !c.is_whitespace())
-        });
-
+    /// The non-empty lines of the effects log, read as the agent may have left it.
+    fn read_effects(&self, ws: &Workspace) -> Result<Vec<String>> {
         // The agent may have put a FIFO, a device or a symlink to one there: never a
         // blocking open, never an endless read.
-        let effects = match agent_file::read(&ws.effects_log, limit, Links::Refuse) {
-            Ok(AgentFile::Bytes(bytes)) => String::from_utf8_lossy(&bytes)
+        let limit = self.task.max_tree_bytes;
+        match agent_file::read(&ws.effects_log, limit, Links::Refuse) {
+            Ok(AgentFile::Bytes(bytes)) => Ok(String::from_utf8_lossy(&bytes)
                 .lines()
                 .map(str::trim_end)
                 .filter(|l| !l.is_empty())
                 .map(str::to_string)
-                .collect(),
-            Ok(AgentFile::Missing) => Vec::new(),
+                .collect()),
+            Ok(AgentFile::Missing) => Ok(Vec::new()),
             // A log that cannot be read (no permission, an I/O error) is not an empty
             // log: what the session did cannot be counted.
-            Err(e) => {
-                return Err(Error::Unobservable(format!(
-                    "the effects log cannot be read, so its actions cannot be counted: {e}"
-                )));
-            }
-            Ok(AgentFile::TooLarge(len)) => {
-                return Err(Error::Unobservable(format!(
-                    "the effects log holds {len} bytes, more than max_tree_bytes = {limit}"
-                )));
-            }
-            Ok(refused) => {
-                return Err(Error::Unobservable(
-                    refused
-                        .refusal("the effects log", limit)
-                        .unwrap_or_else(|| "the effects log cannot be read".into()),
-                ));
-            }
-        };
+            Err(e) => Err(Error::Unobservable(format!(
+                "the effects log cannot be read, so its actions cannot be counted: {e}"
+            ))),
+            Ok(AgentFile::TooLarge(len)) => Err(Error::Unobservable(format!(
+                "the effects log holds {len} bytes, more than max_tree_bytes = {limit}"
+            ))),
+            Ok(refused) => Err(Error::Unobservable(
+                refused
+                    .refusal("the effects log", limit)
+                    .unwrap_or_else(|| "the effects log cannot be read".into()),
+            )),
+        }
+    }
+}
 
-        let hooks = hook_files(&tree, &self.paths, self.oracle.as_ref());
-        let store = ws.root().join(TREE_STORE);
-        // The tree holds every file a check can read, whatever a `.gitignore` says.
-        let seen = |path: &str| !unseen(path);
-        let git_tree = crate::git::write_tree(&ws.work_dir, &store, &seen).ok();
-        let clean = crate::git::is_clean(&ws.work_dir, &store, git_tree.as_deref(), &seen);
-        Ok(Observation {
-            list,
-            verified,
-            self_verified,
-            tests,
-            clean,
-            progress_hash,
-            effects_history: effects.clone(),
-            effects,
-            tree_hash: tree.hash.to_hex().to_string(),
-            verify_timeouts,
-            schema: self.schema,
-            progress_nonblank,
-            failures,
-            git_tree,
-            hooks,
-            limits_reached,
-        })
+/// What the checks of one observation found.
+#[derive(Default)]
+struct Checks {
+    verified: BTreeMap<String, Check>,
+    self_verified: BTreeMap<String, Check>,
+    verify_timeouts: u32,
+    failures: BTreeMap<String, Failure>,
+    limits_reached: Vec<String>,
+}
+
+impl Checks {
+    /// Adds one feature's checks: with the agent's own tests (`own`) and the one that
+    /// counts (`truth`, with the pristine tests where there are any), and the sandbox
+    /// limits they reached.
+    fn add(&mut self, id: &str, own: Check, truth: Verdict, mut reached: Vec<String>) {
+        reached.dedup();
+        self.limits_reached
+            .extend(reached.into_iter().map(|r| format!("check of {id}: {r}")));
+        if truth.check == Check::Fail
+            && let Some(failure) = truth.failure
+        {
+            self.failures.insert(id.to_string(), failure);
+        }
+        self.self_verified.insert(id.to_string(), own);
+        self.verified.insert(id.to_string(), truth.check);
     }
 }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::table::{Align, Table};
 use crate::agent::SessionKind;
-use crate::metrics::{Evidence, FailedCheck};
+use crate::metrics::{Evidence, FailedCheck, SessionMetrics};
 use crate::record::{FailedSession, SessionRecord, TrialRecord};
 use crate::terminal;
 
@@ -175,35 +175,34 @@ fn session_block(s: &SessionRecord, previous: Option<&SessionRecord>) -> String 
     out
 }
 
-/// The non-zero counts of a session, by their column names.
+/// The non-zero counts of a session, by their column names: every count of the
+/// session's metrics (`SessionMetrics`) in the order of its columns, then
+/// `actions_failed`, then `features_verified` whatever it is. A count added to the
+/// metrics is shown here without a list to keep in step.
 fn counts_line(s: &SessionRecord) -> String {
     let m = &s.metrics;
-    let opt = |v: Option<u32>| u64::from(v.unwrap_or(0));
-    let all: [(&str, u64); 16] = [
-        ("newly_claimed", opt(m.newly_claimed)),
-        ("premature_claims", opt(m.premature_claims)),
-        ("newly_verified", u64::from(m.newly_verified)),
-        ("regressions", u64::from(m.regressions)),
-        ("told_false", opt(m.told_false)),
-        ("desc_edits", opt(m.desc_edits)),
-        ("step_edits", opt(m.step_edits)),
-        ("entries_removed", opt(m.entries_removed)),
-        ("entries_added", opt(m.entries_added)),
-        ("tests_removed", m.tests_removed),
-        ("tests_weakened", u64::from(m.tests_weakened)),
-        ("dup_side_effects", u64::from(m.dup_side_effects)),
-        ("flaky", u64::from(m.flaky)),
-        ("verify_timeouts", u64::from(m.verify_timeouts)),
-        ("verify_tamper", opt(m.verify_tamper)),
-        ("actions_failed", u64::from(s.actions_failed)),
-    ];
-    let mut parts: Vec<String> = all
-        .iter()
+    let mut parts: Vec<String> = metric_counts(m)
+        .into_iter()
+        .chain([("actions_failed".to_string(), u64::from(s.actions_failed))])
         .filter(|(_, v)| *v > 0)
         .map(|(k, v)| format!("{k} {v}"))
         .collect();
     parts.push(format!("features_verified {}", m.features_verified));
     parts.join(", ")
+}
+
+/// The integer fields of `m` that hold a number, by column name in column order (the
+/// record's JSON keeps the fields' order), but for `features_verified`, which is a level
+/// rather than a count of events.
+fn metric_counts(m: &SessionMetrics) -> Vec<(String, u64)> {
+    let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(m) else {
+        return Vec::new();
+    };
+    fields
+        .into_iter()
+        .filter(|(name, _)| name != "features_verified")
+        .filter_map(|(name, value)| value.as_u64().map(|v| (name, v)))
+        .collect()
 }
 
 /// Every cause, in the order of the counts.
@@ -363,6 +362,17 @@ fn causes(s: &SessionRecord, e: &Evidence, before: Option<&Evidence>) -> Vec<Str
                 .into()
         }
     });
+    if m.exit_check == Some(false) {
+        out.push("left a tree that fails the exit check".into());
+    }
+    if m.reverted {
+        out.push(
+            "the harness reverted the tree to the last commit that passed the exit check".into(),
+        );
+    }
+    if m.over_budget {
+        out.push("used more tokens than the arm's session budget".into());
+    }
     if m.resumed {
         out.push(match m.resume_success {
             Some(true) => "resumed after an interrupted session, and resumed correctly".into(),
@@ -456,4 +466,142 @@ fn word<T: serde::Serialize + std::fmt::Debug>(value: &T) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_else(|| format!("{value:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::{Outcome, Usage};
+    use crate::rates::{Metric, Tally, Unit};
+    use crate::suite::TrialKey;
+    use serde_json::{Value, json};
+
+    fn coding_session() -> SessionRecord {
+        SessionRecord {
+            key: TrialKey::new("a", "t", 0),
+            session: 1,
+            kind: SessionKind::Coding,
+            outcome: Outcome::Completed,
+            metrics: SessionMetrics::default(),
+            actions_failed: 0,
+            usage: Usage::default(),
+            wall_ms: 0,
+            error: None,
+            divergent: false,
+            failure: None,
+            failure_reason: None,
+            evidence: Some(Evidence::default()),
+        }
+    }
+
+    /// `record` with its fields `set` to the values given, through its JSON form.
+    fn with(record: &SessionRecord, set: &[(&str, Value)]) -> SessionRecord {
+        let mut row = serde_json::to_value(record).unwrap();
+        for (name, value) in set {
+            row[*name] = value.clone();
+        }
+        serde_json::from_value(row).unwrap()
+    }
+
+    /// The fields that make `tally`'s event happen, or not.
+    fn event(tally: Tally, happens: bool) -> Vec<(&'static str, Value)> {
+        match tally {
+            Tally::Above { column, threshold } => {
+                vec![(column, json!(threshold + i64::from(happens)))]
+            }
+            Tally::AllTrue(columns) => columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (*c, json!(happens || i > 0)))
+                .collect(),
+            Tally::TrueGiven { given, column } => {
+                vec![(given, json!(true)), (column, json!(happens))]
+            }
+            Tally::True(column) => vec![(column, json!(happens))],
+            Tally::False(column) => vec![(column, json!(!happens))],
+        }
+    }
+
+    #[test]
+    fn every_session_rate_s_event_changes_what_show_says_of_a_session() {
+        let base = coding_session();
+        for metric in Metric::ALL {
+            let def = metric.def();
+            if def.unit != Unit::Session {
+                continue;
+            }
+            let without = session_block(&with(&base, &event(def.tally, false)), None);
+            let happened = session_block(&with(&base, &event(def.tally, true)), None);
+            assert_ne!(without, happened, "show does not tell {metric}'s event");
+        }
+    }
+
+    #[test]
+    fn every_count_of_the_session_metrics_is_shown_by_its_column_name() {
+        let base = coding_session();
+        let row = serde_json::to_value(&base.metrics).unwrap();
+        let Value::Object(fields) = row else {
+            panic!("metrics are not an object")
+        };
+        let mut counts = 0;
+        for name in fields.keys() {
+            let Ok(record) = serde_json::from_value::<SessionRecord>({
+                let mut row = serde_json::to_value(&base).unwrap();
+                row[name.as_str()] = json!(7);
+                row
+            }) else {
+                continue; // not an integer field
+            };
+            counts += 1;
+            assert!(
+                counts_line(&record).contains(&format!("{name} 7")),
+                "{name} is missing from {}",
+                counts_line(&record)
+            );
+        }
+        assert!(counts >= 15, "only {counts} integer fields found");
+    }
+
+    /// A value of each shape an evidence field can have, one of which fits each field.
+    fn evidence_samples() -> [Value; 5] {
+        [
+            json!(["F9"]),
+            json!([{"id": "F9", "before": "old words", "after": "new words"}]),
+            json!([{"path": "tests/test_a.py", "before": 3, "after": 1}]),
+            json!([{"id": "F9", "cmd": "python3 -m unittest", "exit": 1, "output": "boom"}]),
+            json!("4b825dc642cb6eb9a060e54bf8d69288f3cbcd8b"),
+        ]
+    }
+
+    #[test]
+    fn every_kind_of_evidence_is_told_in_a_sentence() {
+        let base = coding_session();
+        let Value::Object(kinds) = serde_json::to_value(Evidence::default()).unwrap() else {
+            panic!("evidence is not an object")
+        };
+        for kind in kinds.keys() {
+            // A premature claim is told as what became of a claim.
+            let mut before: Evidence = Evidence::default();
+            if kind == "premature" {
+                before.newly_claimed = Some(vec!["F9".into()]);
+            }
+            let before_json = serde_json::to_value(&before).unwrap();
+            let after = evidence_samples()
+                .into_iter()
+                .find_map(|sample| {
+                    let mut e = before_json.clone();
+                    e[kind.as_str()] = sample;
+                    serde_json::from_value::<Evidence>(e)
+                        .ok()
+                        .filter(|e| *e != before)
+                })
+                .unwrap_or_else(|| panic!("no sample fits evidence {kind}"));
+            let told = |e: &Evidence| causes(&base, e, None);
+            assert_ne!(
+                told(&before),
+                told(&after),
+                "show says nothing of evidence {kind}"
+            );
+        }
+    }
 }

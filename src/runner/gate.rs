@@ -51,27 +51,8 @@ impl Gate {
         session: u32,
         coding: bool,
     ) -> (ListState, Option<String>) {
+        let attempt_note = self.attempt_note(task, (before, after), session, coding);
         let passes = |obs: &Observation, id: &str| obs.verified.get(id) == Some(&Check::Pass);
-        let current = task
-            .features
-            .iter()
-            .find(|f| !passes(before, &f.id) && !self.blocked.contains(&f.id))
-            .filter(|_| coding);
-        let mut attempt_note = None;
-        if let Some(f) = current {
-            if passes(after, &f.id) {
-                attempt_note = Some((f.id.clone(), format!("session {session}: verified")));
-            } else {
-                let n = self.attempts.entry(f.id.clone()).or_default();
-                *n += 1;
-                let mut note = format!("session {session}: attempt {n} failed");
-                if *n >= MAX_ATTEMPTS {
-                    self.blocked.insert(f.id.clone());
-                    note.push_str(&format!("; blocked after {MAX_ATTEMPTS} failed attempts"));
-                }
-                attempt_note = Some((f.id.clone(), note));
-            }
-        }
 
         let (mut entries, contract): (Vec<Entry>, Contract) = match &after.list {
             ListState::Parsed(list) => (list.entries.clone(), list.contract.clone()),
@@ -126,6 +107,36 @@ impl Gate {
             Err(e) => ListState::Unparseable(format!("the gate's own list: {e}")),
         };
         (list, note)
+    }
+
+    /// What became of the attempt of a coding session at the feature it was to work on
+    /// (the first in task order not verified before it and not blocked), as the id and
+    /// the note for that entry; counts a failed attempt, and blocks the feature after
+    /// [`MAX_ATTEMPTS`]. `None` after the initializer, or when every feature was done.
+    fn attempt_note(
+        &mut self,
+        task: &Task,
+        (before, after): (&Observation, &Observation),
+        session: u32,
+        coding: bool,
+    ) -> Option<(String, String)> {
+        let passes = |obs: &Observation, id: &str| obs.verified.get(id) == Some(&Check::Pass);
+        let f = task
+            .features
+            .iter()
+            .find(|f| !passes(before, &f.id) && !self.blocked.contains(&f.id))
+            .filter(|_| coding)?;
+        if passes(after, &f.id) {
+            return Some((f.id.clone(), format!("session {session}: verified")));
+        }
+        let n = self.attempts.entry(f.id.clone()).or_default();
+        *n += 1;
+        let mut note = format!("session {session}: attempt {n} failed");
+        if *n >= MAX_ATTEMPTS {
+            self.blocked.insert(f.id.clone());
+            note.push_str(&format!("; blocked after {MAX_ATTEMPTS} failed attempts"));
+        }
+        Some((f.id.clone(), note))
     }
 
     /// Puts `text` at the list's path, replacing whatever stands there (never writing

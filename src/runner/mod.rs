@@ -8,6 +8,7 @@ mod repo_bundle;
 mod retry;
 mod revert;
 mod run;
+mod steps;
 mod trial;
 
 pub use plan::{Plan, PlannedTrial, ReplayArm, ReplaySet, Source, TraceFile};

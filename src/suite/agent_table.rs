@@ -157,201 +157,254 @@ impl AgentDriver {
     }
 }
 
+/// The driver an `[agents.NAME]` table declares, each of its keys checked against it.
 pub(super) fn agent_driver(
     suite_dir: &Path,
     name: &str,
     spec: &Spanned<AgentFile>,
     err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
 ) -> Result<AgentDriver> {
+    match spec.get_ref().driver {
+        DriverKind::Sim => sim_driver(name, spec, err),
+        DriverKind::Command => command_driver(suite_dir, name, spec, err),
+    }
+}
+
+/// The error of a key that does not apply to the table's driver.
+fn misplaced(
+    name: &str,
+    spec: &Spanned<AgentFile>,
+    err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
+    (key, driver): (&str, &str),
+) -> Error {
+    err(
+        spec.span(),
+        format!("agent '{name}': '{key}' does not apply to driver '{driver}'"),
+    )
+}
+
+/// `driver = "sim"`: a known profile, and none of the keys of a command.
+fn sim_driver(
+    name: &str,
+    spec: &Spanned<AgentFile>,
+    err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
+) -> Result<AgentDriver> {
     let a = spec.get_ref();
-    let misplaced = |key: &str, driver: &str| {
-        err(
+    let misplaced = |key: &str, driver: &str| misplaced(name, spec, err, (key, driver));
+    if a.program.is_some() {
+        return Err(misplaced("program", "sim"));
+    }
+    if a.sandbox.is_some() {
+        return Err(misplaced("sandbox", "sim"));
+    }
+    if a.crash.is_some() {
+        return Err(misplaced("crash", "sim"));
+    }
+    if a.crash_window.is_some() {
+        return Err(misplaced("crash_window", "sim"));
+    }
+    if a.capture_limit.is_some() {
+        return Err(misplaced("capture_limit", "sim"));
+    }
+    if a.model_server.is_some() {
+        return Err(misplaced("model_server", "sim"));
+    }
+    if a.pass_env.is_some() {
+        return Err(misplaced("pass_env", "sim"));
+    }
+    let profile = a
+        .profile
+        .as_ref()
+        .map_or_else(|| "calibrated".to_string(), |p| p.get_ref().clone());
+    if !super::sim_profile::Profile::exists(&profile) {
+        let span = a.profile.as_ref().map_or(spec.span(), Spanned::span);
+        return Err(err(
+            span,
+            format!(
+                "agent '{name}': unknown sim profile '{profile}' (known: {})",
+                super::sim_profile::Profile::names().join(", ")
+            ),
+        ));
+    }
+    Ok(AgentDriver::Sim { profile })
+}
+
+/// `driver = "command"`: its program, timeout, sandbox, environment, crash and capture
+/// settings and scripted model server, in the order their errors are reported.
+fn command_driver(
+    suite_dir: &Path,
+    name: &str,
+    spec: &Spanned<AgentFile>,
+    err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
+) -> Result<AgentDriver> {
+    let a = spec.get_ref();
+    if a.profile.is_some() {
+        return Err(misplaced(name, spec, err, ("profile", "command")));
+    }
+    let Some(program) = a.program.clone() else {
+        return Err(err(
             spec.span(),
-            format!("agent '{name}': '{key}' does not apply to driver '{driver}'"),
-        )
+            format!("agent '{name}': driver 'command' needs 'program'"),
+        ));
     };
-    match a.driver {
-        DriverKind::Sim => {
-            if a.program.is_some() {
-                return Err(misplaced("program", "sim"));
-            }
-            if a.sandbox.is_some() {
-                return Err(misplaced("sandbox", "sim"));
-            }
-            if a.crash.is_some() {
-                return Err(misplaced("crash", "sim"));
-            }
-            if a.crash_window.is_some() {
-                return Err(misplaced("crash_window", "sim"));
-            }
-            if a.capture_limit.is_some() {
-                return Err(misplaced("capture_limit", "sim"));
-            }
-            if a.model_server.is_some() {
-                return Err(misplaced("model_server", "sim"));
-            }
-            if a.pass_env.is_some() {
-                return Err(misplaced("pass_env", "sim"));
-            }
-            let profile = a
-                .profile
-                .as_ref()
-                .map_or_else(|| "calibrated".to_string(), |p| p.get_ref().clone());
-            if !super::sim_profile::Profile::exists(&profile) {
-                let span = a.profile.as_ref().map_or(spec.span(), Spanned::span);
-                return Err(err(
-                    span,
-                    format!(
-                        "agent '{name}': unknown sim profile '{profile}' (known: {})",
-                        super::sim_profile::Profile::names().join(", ")
-                    ),
-                ));
-            }
-            Ok(AgentDriver::Sim { profile })
-        }
-        DriverKind::Command => {
-            if a.profile.is_some() {
-                return Err(misplaced("profile", "command"));
-            }
-            let Some(program) = a.program.clone() else {
-                return Err(err(
-                    spec.span(),
-                    format!("agent '{name}': driver 'command' needs 'program'"),
-                ));
-            };
-            let timeout = match &a.timeout {
-                None => Duration::from_secs(30 * 60),
-                Some(t) => humantime::parse_duration(t.get_ref()).map_err(|e| {
-                    err(
-                        t.span(),
-                        format!("agent '{name}': timeout: expected a duration like \"30m\": {e}"),
-                    )
-                })?,
-            };
-            let bwrap = a.sandbox == Some(SandboxMode::Bwrap);
-            if !bwrap {
-                let stray = [
-                    (
-                        "sandbox_network",
-                        a.sandbox_network.as_ref().map(Spanned::span),
-                    ),
-                    ("sandbox_rw", a.sandbox_rw.as_ref().map(Spanned::span)),
-                    (
-                        "sandbox_writable",
-                        a.sandbox_writable.as_ref().map(Spanned::span),
-                    ),
-                    ("sandbox_ro", a.sandbox_ro.as_ref().map(Spanned::span)),
-                ];
-                if let Some((key, Some(span))) = stray.into_iter().find(|(_, s)| s.is_some()) {
-                    return Err(err(
-                        span,
-                        format!("agent '{name}': {key} needs sandbox = \"bwrap\""),
-                    ));
-                }
-            }
-            let places = |list: &Option<Spanned<Vec<String>>>| -> Vec<PathBuf> {
-                list.as_ref()
-                    .map(|w| w.get_ref().iter().map(|p| expand_home(p)).collect())
-                    .unwrap_or_default()
-            };
-            if let (Some(_), Some(older)) = (&a.sandbox_rw, &a.sandbox_writable) {
-                return Err(err(
-                    older.span(),
-                    format!(
-                        "agent '{name}': sandbox_writable is the older name of sandbox_rw; \
-                         give one of them"
-                    ),
-                ));
-            }
-            let (read_write_key, read_write) = match &a.sandbox_writable {
-                Some(_) => ("sandbox_writable", places(&a.sandbox_writable)),
-                None => ("sandbox_rw", places(&a.sandbox_rw)),
-            };
-            let sandbox = bwrap.then(|| {
-                Box::new(Sandbox {
-                    network: a.sandbox_network.as_ref().is_some_and(|n| *n.get_ref()),
-                    read_write,
-                    read_only: places(&a.sandbox_ro),
-                    read_write_key,
-                })
-            });
-            let pass_env = a
-                .pass_env
-                .as_ref()
-                .map(Spanned::get_ref)
-                .cloned()
-                .unwrap_or_default();
-            if let (Some(bad), Some(spanned)) = (
-                pass_env
-                    .iter()
-                    .find(|n| n.is_empty() || n.contains('=') || n.starts_with("LOOPBENCH_")),
-                &a.pass_env,
-            ) {
-                return Err(err(
-                    spanned.span(),
-                    format!(
-                        "agent '{name}': pass_env: '{bad}' is not a variable the harness can \
-                         pass (expected a name without '=', not one of the LOOPBENCH_ contract)"
-                    ),
-                ));
-            }
-            let crash = a.crash.unwrap_or(CrashMode::Kill);
-            let crash_window = match &a.crash_window {
-                None => DEFAULT_CRASH_WINDOW,
-                Some(w) => match humantime::parse_duration(w.get_ref()) {
-                    Ok(d) if !d.is_zero() => d,
-                    Ok(_) => {
-                        return Err(err(
-                            w.span(),
-                            format!("agent '{name}': crash_window must be longer than zero"),
-                        ));
-                    }
-                    Err(e) => {
-                        return Err(err(
-                            w.span(),
-                            format!(
-                                "agent '{name}': crash_window: expected a duration like \"10m\": {e}"
-                            ),
-                        ));
-                    }
-                },
-            };
-            let capture_limit = match &a.capture_limit {
-                None => DEFAULT_CAPTURE_LIMIT,
-                Some(v) => capture_limit(v.get_ref())
-                    .map_err(|e| err(v.span(), format!("agent '{name}': capture_limit: {e}")))?,
-            };
-            let model_server = match &a.model_server {
-                None => None,
-                Some(m) => {
-                    let scenario = suite_dir.join(&m.get_ref().scenario);
-                    if !scenario.is_file() {
-                        return Err(err(
-                            m.span(),
-                            format!(
-                                "agent '{name}': model_server: scenario '{}' is not a file",
-                                scenario.display()
-                            ),
-                        ));
-                    }
-                    let scenario = std::path::absolute(&scenario).unwrap_or(scenario);
-                    Some(ModelServer { scenario })
-                }
-            };
-            Ok(AgentDriver::Command {
-                program,
-                args: a.args.clone(),
-                timeout,
-                sandbox,
-                env: a.env.clone(),
-                pass_env,
-                crash,
-                crash_window,
-                capture_limit,
-                model_server,
-            })
+    let timeout = match &a.timeout {
+        None => Duration::from_secs(30 * 60),
+        Some(t) => humantime::parse_duration(t.get_ref()).map_err(|e| {
+            err(
+                t.span(),
+                format!("agent '{name}': timeout: expected a duration like \"30m\": {e}"),
+            )
+        })?,
+    };
+    let sandbox = sandbox_of(name, a, err)?;
+    let pass_env = a
+        .pass_env
+        .as_ref()
+        .map(Spanned::get_ref)
+        .cloned()
+        .unwrap_or_default();
+    if let (Some(bad), Some(spanned)) = (
+        pass_env
+            .iter()
+            .find(|n| n.is_empty() || n.contains('=') || n.starts_with("LOOPBENCH_")),
+        &a.pass_env,
+    ) {
+        return Err(err(
+            spanned.span(),
+            format!(
+                "agent '{name}': pass_env: '{bad}' is not a variable the harness can \
+                 pass (expected a name without '=', not one of the LOOPBENCH_ contract)"
+            ),
+        ));
+    }
+    let crash = a.crash.unwrap_or(CrashMode::Kill);
+    let crash_window = crash_window_of(name, a, err)?;
+    let capture_limit = match &a.capture_limit {
+        None => DEFAULT_CAPTURE_LIMIT,
+        Some(v) => capture_limit(v.get_ref())
+            .map_err(|e| err(v.span(), format!("agent '{name}': capture_limit: {e}")))?,
+    };
+    let model_server = model_server_of(suite_dir, name, a, err)?;
+    Ok(AgentDriver::Command {
+        program,
+        args: a.args.clone(),
+        timeout,
+        sandbox,
+        env: a.env.clone(),
+        pass_env,
+        crash,
+        crash_window,
+        capture_limit,
+        model_server,
+    })
+}
+
+/// The bubblewrap sandbox of a command agent, `None` without `sandbox = "bwrap"` (and
+/// then no sandbox key may be given).
+fn sandbox_of(
+    name: &str,
+    a: &AgentFile,
+    err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
+) -> Result<Option<Box<Sandbox>>> {
+    let bwrap = a.sandbox == Some(SandboxMode::Bwrap);
+    if !bwrap {
+        let stray = [
+            (
+                "sandbox_network",
+                a.sandbox_network.as_ref().map(Spanned::span),
+            ),
+            ("sandbox_rw", a.sandbox_rw.as_ref().map(Spanned::span)),
+            (
+                "sandbox_writable",
+                a.sandbox_writable.as_ref().map(Spanned::span),
+            ),
+            ("sandbox_ro", a.sandbox_ro.as_ref().map(Spanned::span)),
+        ];
+        if let Some((key, Some(span))) = stray.into_iter().find(|(_, s)| s.is_some()) {
+            return Err(err(
+                span,
+                format!("agent '{name}': {key} needs sandbox = \"bwrap\""),
+            ));
         }
     }
+    let places = |list: &Option<Spanned<Vec<String>>>| -> Vec<PathBuf> {
+        list.as_ref()
+            .map(|w| w.get_ref().iter().map(|p| expand_home(p)).collect())
+            .unwrap_or_default()
+    };
+    if let (Some(_), Some(older)) = (&a.sandbox_rw, &a.sandbox_writable) {
+        return Err(err(
+            older.span(),
+            format!(
+                "agent '{name}': sandbox_writable is the older name of sandbox_rw; \
+                 give one of them"
+            ),
+        ));
+    }
+    let (read_write_key, read_write) = match &a.sandbox_writable {
+        Some(_) => ("sandbox_writable", places(&a.sandbox_writable)),
+        None => ("sandbox_rw", places(&a.sandbox_rw)),
+    };
+    Ok(bwrap.then(|| {
+        Box::new(Sandbox {
+            network: a.sandbox_network.as_ref().is_some_and(|n| *n.get_ref()),
+            read_write,
+            read_only: places(&a.sandbox_ro),
+            read_write_key,
+        })
+    }))
+}
+
+/// `crash_window`, longer than zero; its default when not given.
+fn crash_window_of(
+    name: &str,
+    a: &AgentFile,
+    err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
+) -> Result<Duration> {
+    Ok(match &a.crash_window {
+        None => DEFAULT_CRASH_WINDOW,
+        Some(w) => match humantime::parse_duration(w.get_ref()) {
+            Ok(d) if !d.is_zero() => d,
+            Ok(_) => {
+                return Err(err(
+                    w.span(),
+                    format!("agent '{name}': crash_window must be longer than zero"),
+                ));
+            }
+            Err(e) => {
+                return Err(err(
+                    w.span(),
+                    format!("agent '{name}': crash_window: expected a duration like \"10m\": {e}"),
+                ));
+            }
+        },
+    })
+}
+
+/// `model_server`: a scenario file beside the suite, made absolute.
+fn model_server_of(
+    suite_dir: &Path,
+    name: &str,
+    a: &AgentFile,
+    err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
+) -> Result<Option<ModelServer>> {
+    Ok(match &a.model_server {
+        None => None,
+        Some(m) => {
+            let scenario = suite_dir.join(&m.get_ref().scenario);
+            if !scenario.is_file() {
+                return Err(err(
+                    m.span(),
+                    format!(
+                        "agent '{name}': model_server: scenario '{}' is not a file",
+                        scenario.display()
+                    ),
+                ));
+            }
+            let scenario = std::path::absolute(&scenario).unwrap_or(scenario);
+            Some(ModelServer { scenario })
+        }
+    })
 }
 
 /// A `capture_limit`: a positive number of bytes, or a string such as "64MiB", "500 KB"

@@ -220,18 +220,7 @@ impl Suite {
             ));
         }
         let arms = build_arms(&raw.arms, &agents, &dir, &err)?;
-        let baseline = match &raw.baseline {
-            Some(b) => {
-                if !arms.iter().any(|a| &a.name == b.get_ref()) {
-                    return Err(err(
-                        b.span(),
-                        format!("baseline '{}' is not an arm of this suite", b.get_ref()),
-                    ));
-                }
-                b.get_ref().clone()
-            }
-            None => arms[0].name.clone(),
-        };
+        let baseline = baseline_of(raw.baseline.as_ref(), &arms, &err)?;
         if *raw.verify_repeats.get_ref() == 0 {
             return Err(err(
                 raw.verify_repeats.span(),
@@ -249,60 +238,14 @@ impl Suite {
         };
 
         let verify_sandbox = raw.verify_sandbox == Some(SandboxMode::Bwrap);
-        let mut limits = crate::sandbox::Limits::default();
-        if let Some(pids) = &raw.max_pids {
-            if *pids.get_ref() == 0 {
-                return Err(err(pids.span(), "max_pids must be at least 1".into()));
-            }
-            limits.max_pids = *pids.get_ref();
-        }
-        if let Some(memory) = &raw.max_memory {
-            limits.max_memory = super::agent_table::capture_limit(memory.get_ref())
-                .map_err(|e| err(memory.span(), format!("max_memory: {e}")))?;
-        }
-        if let Some(home) = &raw.max_home_bytes {
-            limits.max_home_bytes = super::agent_table::capture_limit(home.get_ref())
-                .map_err(|e| err(home.span(), format!("max_home_bytes: {e}")))?;
-        }
+        let limits = sandbox_limits(&raw, &err)?;
 
         let sequential = match &raw.sequential {
             None => None,
             Some(table) => Some(sequential(table, &err)?),
         };
-        // The plan is built in memory before anything runs: refuse one no machine can
-        // hold (or finish) here, with the key that sets it, not as an allocation abort.
-        let mut sizes = vec![(
-            "replicates",
-            *raw.replicates.get_ref(),
-            raw.replicates.span(),
-        )];
-        if let (Some(table), Some(seq)) = (&raw.sequential, &sequential) {
-            let span = table.get_ref().max_replicates.span();
-            sizes.push(("sequential.max_replicates", seq.max_replicates, span));
-        }
-        for (key, replicates, span) in sizes {
-            if let Err(message) = check_plan_size(arms.len(), tasks.len(), replicates, key) {
-                return Err(err(span, message));
-            }
-        }
-        let mut infra = InfraPolicy {
-            retries: raw.infra_retries,
-            ..InfraPolicy::default()
-        };
-        if let Some(b) = &raw.infra_backoff {
-            infra.backoff = humantime::parse_duration(b.get_ref()).map_err(|e| {
-                err(
-                    b.span(),
-                    format!("infra_backoff: expected a duration like \"30s\" or \"0s\": {e}"),
-                )
-            })?;
-        }
-        if let Some(c) = &raw.infra_circuit {
-            if *c.get_ref() == 0 {
-                return Err(err(c.span(), "infra_circuit must be at least 1".into()));
-            }
-            infra.circuit = *c.get_ref();
-        }
+        check_plan_sizes(&raw, sequential.as_ref(), arms.len(), tasks.len(), &err)?;
+        let infra = infra_policy(&raw, &err)?;
         let prompts = read_prompts(&dir)?;
         let scenarios: Vec<&Path> = agents
             .values()
@@ -382,6 +325,103 @@ impl Suite {
             .iter()
             .flat_map(|t| t.warnings().iter().map(String::as_str))
     }
+}
+
+/// The sandbox's limits on what runs inside it: `max_pids`, `max_memory`,
+/// `max_home_bytes`, each its default when not given.
+fn sandbox_limits(
+    raw: &SuiteFile,
+    err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
+) -> Result<crate::sandbox::Limits> {
+    let mut limits = crate::sandbox::Limits::default();
+    if let Some(pids) = &raw.max_pids {
+        if *pids.get_ref() == 0 {
+            return Err(err(pids.span(), "max_pids must be at least 1".into()));
+        }
+        limits.max_pids = *pids.get_ref();
+    }
+    if let Some(memory) = &raw.max_memory {
+        limits.max_memory = super::agent_table::capture_limit(memory.get_ref())
+            .map_err(|e| err(memory.span(), format!("max_memory: {e}")))?;
+    }
+    if let Some(home) = &raw.max_home_bytes {
+        limits.max_home_bytes = super::agent_table::capture_limit(home.get_ref())
+            .map_err(|e| err(home.span(), format!("max_home_bytes: {e}")))?;
+    }
+    Ok(limits)
+}
+
+/// The plan is built in memory before anything runs: refuse one no machine can hold
+/// (or finish) here, with the key that sets it, not as an allocation abort.
+fn check_plan_sizes(
+    raw: &SuiteFile,
+    sequential: Option<&Sequential>,
+    arms: usize,
+    tasks: usize,
+    err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
+) -> Result<()> {
+    let mut sizes = vec![(
+        "replicates",
+        *raw.replicates.get_ref(),
+        raw.replicates.span(),
+    )];
+    if let (Some(table), Some(seq)) = (&raw.sequential, sequential) {
+        let span = table.get_ref().max_replicates.span();
+        sizes.push(("sequential.max_replicates", seq.max_replicates, span));
+    }
+    for (key, replicates, span) in sizes {
+        if let Err(message) = check_plan_size(arms, tasks, replicates, key) {
+            return Err(err(span, message));
+        }
+    }
+    Ok(())
+}
+
+/// What to do about attempts that fail outside the agent: `infra_retries`,
+/// `infra_backoff` and `infra_circuit`.
+fn infra_policy(
+    raw: &SuiteFile,
+    err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
+) -> Result<InfraPolicy> {
+    let mut infra = InfraPolicy {
+        retries: raw.infra_retries,
+        ..InfraPolicy::default()
+    };
+    if let Some(b) = &raw.infra_backoff {
+        infra.backoff = humantime::parse_duration(b.get_ref()).map_err(|e| {
+            err(
+                b.span(),
+                format!("infra_backoff: expected a duration like \"30s\" or \"0s\": {e}"),
+            )
+        })?;
+    }
+    if let Some(c) = &raw.infra_circuit {
+        if *c.get_ref() == 0 {
+            return Err(err(c.span(), "infra_circuit must be at least 1".into()));
+        }
+        infra.circuit = *c.get_ref();
+    }
+    Ok(infra)
+}
+
+/// The arm the others are compared with: the one `baseline` names, else the first.
+fn baseline_of(
+    baseline: Option<&Spanned<String>>,
+    arms: &[Arm],
+    err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
+) -> Result<String> {
+    Ok(match baseline {
+        Some(b) => {
+            if !arms.iter().any(|a| &a.name == b.get_ref()) {
+                return Err(err(
+                    b.span(),
+                    format!("baseline '{}' is not an arm of this suite", b.get_ref()),
+                ));
+            }
+            b.get_ref().clone()
+        }
+        None => arms[0].name.clone(),
+    })
 }
 
 /// The directory of a suite and its `suite.toml`, from the path the user gave (either).

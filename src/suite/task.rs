@@ -180,80 +180,13 @@ impl Task {
         Task::validate(dir, &file, &text, raw)
     }
 
+    /// Checks what `task.toml` (`text`, read from `file`) says against itself and
+    /// against the task directory `dir`, in the order its errors are reported.
     fn validate(dir: PathBuf, file: &Path, text: &str, raw: TaskFile) -> Result<Task> {
-        let err = |span, message: String| config_error(file, text, Some(span), message);
-
-        // The name becomes part of trial ids and of paths under the run directory.
-        let name = raw.name.get_ref();
-        if !is_simple_name(name) {
-            return Err(err(
-                raw.name.span(),
-                format!(
-                    "task name '{name}' must be ASCII letters, digits, '_', '.' or '-', and not '.' or '..'"
-                ),
-            ));
-        }
-
-        let glob_text = raw.tests.glob.get_ref().clone();
-        let glob = Glob::new(&glob_text)
-            .and_then(|g| {
-                globset::GlobBuilder::new(g.glob())
-                    .literal_separator(true)
-                    .build()
-            })
-            .map_err(|e| {
-                err(
-                    raw.tests.glob.span(),
-                    format!("tests.glob is not a valid glob: {e}"),
-                )
-            })?
-            .compile_matcher();
-        let count_pattern = regex::RegexBuilder::new(raw.tests.count_pattern.get_ref())
-            .multi_line(true)
-            .build()
-            .map_err(|e| {
-                err(
-                    raw.tests.count_pattern.span(),
-                    format!("tests.count_pattern is not a valid regex: {e}"),
-                )
-            })?;
-
-        if raw.features.is_empty() {
-            return Err(config_error(
-                file,
-                text,
-                None,
-                "a task needs at least one [[feature]] table",
-            ));
-        }
-        let mut seen = BTreeSet::new();
-        for f in &raw.features {
-            let id = f.id.get_ref();
-            if id.is_empty()
-                || !id
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
-            {
-                return Err(err(
-                    f.id.span(),
-                    format!(
-                        "feature id '{id}' must be non-empty ASCII letters, digits, '_', '.' or '-'"
-                    ),
-                ));
-            }
-            if !seen.insert(id.clone()) {
-                return Err(err(
-                    f.id.span(),
-                    format!("feature id '{id}' is defined twice"),
-                ));
-            }
-            if f.verify.get_ref().trim().is_empty() {
-                return Err(err(
-                    f.verify.span(),
-                    format!("feature '{id}' has an empty verify command"),
-                ));
-            }
-        }
+        let source = Source { file, text };
+        check_name(&source, &raw.name)?;
+        let tests = test_discovery(&source, &raw.tests)?;
+        check_features(&source, &raw.features)?;
         let runners: Vec<RunnerCheck> = raw
             .features
             .iter()
@@ -261,163 +194,21 @@ impl Task {
                 RunnerCheck::of(
                     f.verify.get_ref(),
                     f.verify_runner.or(raw.verify_runner),
-                    &glob,
+                    &tests.glob,
                 )
             })
             .collect();
-        for f in &raw.features {
-            for dep in &f.depends_on {
-                if !seen.contains(dep.get_ref()) {
-                    return Err(err(
-                        dep.span(),
-                        format!(
-                            "feature '{}' depends on '{}', which is not a feature of this task",
-                            f.id.get_ref(),
-                            dep.get_ref()
-                        ),
-                    ));
-                }
-            }
-        }
-        if let Some(cycle_at) = first_dependency_cycle(&raw.features) {
-            let f = &raw.features[cycle_at];
-            return Err(err(
-                f.id.span(),
-                format!(
-                    "feature '{}' depends on itself through depends_on",
-                    f.id.get_ref()
-                ),
-            ));
-        }
-
-        let verify_timeout = match &raw.verify_timeout {
-            None => DEFAULT_VERIFY_TIMEOUT,
-            Some(t) => humantime::parse_duration(t.get_ref()).map_err(|e| {
-                err(
-                    t.span(),
-                    format!("verify_timeout: expected a duration like \"90s\" or \"2m\": {e}"),
-                )
-            })?,
-        };
-
-        let max_tree_bytes = match &raw.max_tree_bytes {
-            None => DEFAULT_MAX_TREE_BYTES,
-            Some(m) if *m.get_ref() == 0 => {
-                return Err(err(m.span(), "max_tree_bytes must be at least 1".into()));
-            }
-            Some(m) => *m.get_ref(),
-        };
-
-        let max_tree_files = match &raw.max_tree_files {
-            None => DEFAULT_MAX_TREE_FILES,
-            Some(m) if *m.get_ref() == 0 => {
-                return Err(err(m.span(), "max_tree_files must be at least 1".into()));
-            }
-            Some(m) => *m.get_ref(),
-        };
-        let observe_timeout = match &raw.observe_timeout {
-            None => DEFAULT_OBSERVE_TIMEOUT,
-            Some(t) => humantime::parse_duration(t.get_ref()).map_err(|e| {
-                err(
-                    t.span(),
-                    format!("observe_timeout: expected a duration like \"30m\": {e}"),
-                )
-            })?,
-        };
-
-        let repo = dir.join("repo");
-        if !repo.is_dir() {
-            return Err(Error::BadInput(format!(
-                "task '{}' has no repo/ directory (expected '{}')",
-                dir.display(),
-                repo.display()
-            )));
-        }
-        let oracle_tests = dir.join("oracle").join("tests");
-        let has_oracle = oracle_tests.is_dir();
-        let mut warnings = Vec::new();
-        if !has_oracle {
-            warnings.push(format!(
-                "task '{name}' has no oracle/tests ('{}'): verified then equals self_verified, so tests the agent weakens cannot be detected",
-                oracle_tests.display()
-            ));
-        }
-        for f in &raw.features {
-            let setting = f.verify_runner.or(raw.verify_runner);
-            if let Some(why) = unrecognized_runner(f.verify.get_ref(), setting) {
-                warnings.push(format!(
-                    "task '{name}' feature '{}': verify {why}",
-                    f.id.get_ref()
-                ));
-            }
-        }
-        // A check whose test exists nowhere fails until the agent writes that test, and
-        // then checks the agent's own test: every claim before that counts premature.
-        let in_oracle = |path: &str| {
-            has_oracle
-                && path
-                    .strip_prefix(ORACLE_TESTS_AT)
-                    .and_then(|rest| rest.strip_prefix('/'))
-                    .is_some_and(|rest| oracle_tests.join(rest).exists())
-        };
-        for f in &raw.features {
-            for named in named_tests(f.verify.get_ref(), &glob) {
-                if !named
-                    .paths
-                    .iter()
-                    .any(|p| repo.join(p).exists() || in_oracle(p))
-                {
-                    return Err(err(
-                        f.verify.span(),
-                        format!(
-                            "feature '{}': verify names test '{}', which is in neither repo/ nor oracle/tests (looked for {})",
-                            f.id.get_ref(),
-                            named.word,
-                            named.paths.join(", ")
-                        ),
-                    ));
-                }
-            }
-        }
-        for tool in &raw.side_effect_tools {
-            if !repo.join(tool.get_ref()).is_file() {
-                return Err(err(
-                    tool.span(),
-                    format!(
-                        "side-effect tool '{}' is not a file in repo/",
-                        tool.get_ref()
-                    ),
-                ));
-            }
-        }
-
-        let mut ignores = globset::GlobSetBuilder::new();
-        for pattern in &raw.verify_ignores {
-            let glob = globset::GlobBuilder::new(pattern.get_ref())
-                .literal_separator(true)
-                .build()
-                .map_err(|e| {
-                    err(
-                        pattern.span(),
-                        format!("verify_ignores: not a valid glob: {e}"),
-                    )
-                })?;
-            ignores.add(glob);
-        }
-        let verify_ignores = ignores
-            .build()
-            .map_err(|e| config_error(file, text, None, format!("verify_ignores: {e}")))?;
+        check_dependencies(&source, &raw.features)?;
+        let limits = Limits::of(&source, &raw)?;
+        let warnings = check_files(&source, &dir, &raw, &tests.glob)?;
+        let verify_ignores = verify_ignores(&source, &raw.verify_ignores)?;
 
         Ok(Task {
             dir,
             verify_ignores,
             name: raw.name.into_inner(),
             goal: raw.goal,
-            tests: TestDiscovery {
-                glob_text,
-                glob,
-                count_pattern,
-            },
+            tests,
             features: raw
                 .features
                 .into_iter()
@@ -432,10 +223,10 @@ impl Task {
                     runner,
                 })
                 .collect(),
-            verify_timeout,
-            max_tree_bytes,
-            max_tree_files,
-            observe_timeout,
+            verify_timeout: limits.verify_timeout,
+            max_tree_bytes: limits.max_tree_bytes,
+            max_tree_files: limits.max_tree_files,
+            observe_timeout: limits.observe_timeout,
             warnings,
             acceptance: raw.acceptance,
             forbidden: raw.forbidden,
@@ -511,6 +302,288 @@ pub fn is_simple_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+}
+
+/// The text of a `task.toml` and where it was read from, for errors that point into it.
+struct Source<'a> {
+    file: &'a Path,
+    text: &'a str,
+}
+
+impl Source<'_> {
+    /// An error at `span` of the file.
+    fn err(&self, span: std::ops::Range<usize>, message: String) -> Error {
+        config_error(self.file, self.text, Some(span), message)
+    }
+}
+
+/// The name becomes part of trial ids and of paths under the run directory.
+fn check_name(source: &Source<'_>, name: &Spanned<String>) -> Result<()> {
+    let text = name.get_ref();
+    if !is_simple_name(text) {
+        return Err(source.err(
+            name.span(),
+            format!(
+                "task name '{text}' must be ASCII letters, digits, '_', '.' or '-', and not '.' or '..'"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// How the task's test files are found and counted: `[tests]`.
+fn test_discovery(source: &Source<'_>, raw: &TestsFile) -> Result<TestDiscovery> {
+    let glob_text = raw.glob.get_ref().clone();
+    let glob = Glob::new(&glob_text)
+        .and_then(|g| {
+            globset::GlobBuilder::new(g.glob())
+                .literal_separator(true)
+                .build()
+        })
+        .map_err(|e| {
+            source.err(
+                raw.glob.span(),
+                format!("tests.glob is not a valid glob: {e}"),
+            )
+        })?
+        .compile_matcher();
+    let count_pattern = regex::RegexBuilder::new(raw.count_pattern.get_ref())
+        .multi_line(true)
+        .build()
+        .map_err(|e| {
+            source.err(
+                raw.count_pattern.span(),
+                format!("tests.count_pattern is not a valid regex: {e}"),
+            )
+        })?;
+    Ok(TestDiscovery {
+        glob_text,
+        glob,
+        count_pattern,
+    })
+}
+
+/// At least one feature, each with a simple id of its own and a verify command.
+fn check_features(source: &Source<'_>, features: &[FeatureFile]) -> Result<()> {
+    if features.is_empty() {
+        return Err(config_error(
+            source.file,
+            source.text,
+            None,
+            "a task needs at least one [[feature]] table",
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    for f in features {
+        let id = f.id.get_ref();
+        if id.is_empty()
+            || !id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+        {
+            return Err(source.err(
+                f.id.span(),
+                format!(
+                    "feature id '{id}' must be non-empty ASCII letters, digits, '_', '.' or '-'"
+                ),
+            ));
+        }
+        if !seen.insert(id.clone()) {
+            return Err(source.err(f.id.span(), format!("feature id '{id}' is defined twice")));
+        }
+        if f.verify.get_ref().trim().is_empty() {
+            return Err(source.err(
+                f.verify.span(),
+                format!("feature '{id}' has an empty verify command"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every `depends_on` names a feature of the task, and no feature depends on itself.
+fn check_dependencies(source: &Source<'_>, features: &[FeatureFile]) -> Result<()> {
+    let ids: BTreeSet<&String> = features.iter().map(|f| f.id.get_ref()).collect();
+    for f in features {
+        for dep in &f.depends_on {
+            if !ids.contains(dep.get_ref()) {
+                return Err(source.err(
+                    dep.span(),
+                    format!(
+                        "feature '{}' depends on '{}', which is not a feature of this task",
+                        f.id.get_ref(),
+                        dep.get_ref()
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(cycle_at) = first_dependency_cycle(features) {
+        let f = &features[cycle_at];
+        return Err(source.err(
+            f.id.span(),
+            format!(
+                "feature '{}' depends on itself through depends_on",
+                f.id.get_ref()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The task's time and size limits, each its default when not set.
+struct Limits {
+    verify_timeout: Duration,
+    max_tree_bytes: u64,
+    max_tree_files: u64,
+    observe_timeout: Duration,
+}
+
+impl Limits {
+    fn of(source: &Source<'_>, raw: &TaskFile) -> Result<Limits> {
+        let verify_timeout = match &raw.verify_timeout {
+            None => DEFAULT_VERIFY_TIMEOUT,
+            Some(t) => humantime::parse_duration(t.get_ref()).map_err(|e| {
+                source.err(
+                    t.span(),
+                    format!("verify_timeout: expected a duration like \"90s\" or \"2m\": {e}"),
+                )
+            })?,
+        };
+        let max_tree_bytes = match &raw.max_tree_bytes {
+            None => DEFAULT_MAX_TREE_BYTES,
+            Some(m) if *m.get_ref() == 0 => {
+                return Err(source.err(m.span(), "max_tree_bytes must be at least 1".into()));
+            }
+            Some(m) => *m.get_ref(),
+        };
+        let max_tree_files = match &raw.max_tree_files {
+            None => DEFAULT_MAX_TREE_FILES,
+            Some(m) if *m.get_ref() == 0 => {
+                return Err(source.err(m.span(), "max_tree_files must be at least 1".into()));
+            }
+            Some(m) => *m.get_ref(),
+        };
+        let observe_timeout = match &raw.observe_timeout {
+            None => DEFAULT_OBSERVE_TIMEOUT,
+            Some(t) => humantime::parse_duration(t.get_ref()).map_err(|e| {
+                source.err(
+                    t.span(),
+                    format!("observe_timeout: expected a duration like \"30m\": {e}"),
+                )
+            })?,
+        };
+        Ok(Limits {
+            verify_timeout,
+            max_tree_bytes,
+            max_tree_files,
+            observe_timeout,
+        })
+    }
+}
+
+/// What the task names in its directory: `repo/`, the tests each verify command names
+/// (in `repo/` or `oracle/tests`) and the side-effect tools. Gives back the warnings of
+/// what is questionable but not wrong (no `oracle/tests`, a verify command whose test
+/// runner is not recognized).
+fn check_files(
+    source: &Source<'_>,
+    dir: &Path,
+    raw: &TaskFile,
+    glob: &GlobMatcher,
+) -> Result<Vec<String>> {
+    let name = raw.name.get_ref();
+    let repo = dir.join("repo");
+    if !repo.is_dir() {
+        return Err(Error::BadInput(format!(
+            "task '{}' has no repo/ directory (expected '{}')",
+            dir.display(),
+            repo.display()
+        )));
+    }
+    let oracle_tests = dir.join("oracle").join("tests");
+    let has_oracle = oracle_tests.is_dir();
+    let mut warnings = Vec::new();
+    if !has_oracle {
+        warnings.push(format!(
+            "task '{name}' has no oracle/tests ('{}'): verified then equals self_verified, so tests the agent weakens cannot be detected",
+            oracle_tests.display()
+        ));
+    }
+    for f in &raw.features {
+        let setting = f.verify_runner.or(raw.verify_runner);
+        if let Some(why) = unrecognized_runner(f.verify.get_ref(), setting) {
+            warnings.push(format!(
+                "task '{name}' feature '{}': verify {why}",
+                f.id.get_ref()
+            ));
+        }
+    }
+    // A check whose test exists nowhere fails until the agent writes that test, and
+    // then checks the agent's own test: every claim before that counts premature.
+    let in_oracle = |path: &str| {
+        has_oracle
+            && path
+                .strip_prefix(ORACLE_TESTS_AT)
+                .and_then(|rest| rest.strip_prefix('/'))
+                .is_some_and(|rest| oracle_tests.join(rest).exists())
+    };
+    for f in &raw.features {
+        for named in named_tests(f.verify.get_ref(), glob) {
+            if !named
+                .paths
+                .iter()
+                .any(|p| repo.join(p).exists() || in_oracle(p))
+            {
+                return Err(source.err(
+                    f.verify.span(),
+                    format!(
+                        "feature '{}': verify names test '{}', which is in neither repo/ nor oracle/tests (looked for {})",
+                        f.id.get_ref(),
+                        named.word,
+                        named.paths.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    for tool in &raw.side_effect_tools {
+        if !repo.join(tool.get_ref()).is_file() {
+            return Err(source.err(
+                tool.span(),
+                format!(
+                    "side-effect tool '{}' is not a file in repo/",
+                    tool.get_ref()
+                ),
+            ));
+        }
+    }
+    Ok(warnings)
+}
+
+/// `verify_ignores`: the files left out of every check's copy.
+fn verify_ignores(source: &Source<'_>, patterns: &[Spanned<String>]) -> Result<globset::GlobSet> {
+    let mut ignores = globset::GlobSetBuilder::new();
+    for pattern in patterns {
+        let glob = globset::GlobBuilder::new(pattern.get_ref())
+            .literal_separator(true)
+            .build()
+            .map_err(|e| {
+                source.err(
+                    pattern.span(),
+                    format!("verify_ignores: not a valid glob: {e}"),
+                )
+            })?;
+        ignores.add(glob);
+    }
+    ignores.build().map_err(|e| {
+        config_error(
+            source.file,
+            source.text,
+            None,
+            format!("verify_ignores: {e}"),
+        )
+    })
 }
 
 /// Index of a feature that lies on a `depends_on` cycle, if any (depth-first search).

@@ -1,0 +1,583 @@
+//! The named steps of a trial, each a method of [`Trial`]: `start` (observe the work
+//! directory the trial starts from), then per session `next_session`, `prepare_session`
+//! (its prompt), `run_agent`, `observe_after`, `judge`, `gate_or_revert` and
+//! `record_session`, and at the end `finish` (record the trial). `run_trial` runs them in
+//! that order; what one session leaves for the next is a [`TrialState`], so a retry or
+//! a task check can run any step on its own.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use rand::RngExt;
+
+use super::gate::Gate;
+use super::repo_bundle::{SessionTree, write_bundle};
+use super::trial::{
+    Attempt, TrialResult, TrialSpec, harness_failed_attempt, render_prompt, session_env,
+};
+use crate::agent::{
+    Agent, Failure, FailureKind, Outcome, SessionContext, SessionKind, SessionRun, Usage,
+};
+use crate::error::{Error, Result, with_causes};
+use crate::events::{Event, EventKind, EventSink};
+use crate::feature_list::ListSchema;
+use crate::metrics::{
+    Evidence, PlanCoverage, SessionEnd, SessionMetrics, session_metrics_with_evidence,
+    trial_metrics,
+};
+use crate::notice::Notice;
+use crate::observe::{Observation, Observer, TREE_STORE};
+use crate::record::{SessionRecord, TrialEvidence, TrialRecord};
+use crate::seed;
+use crate::suite::{ExitCheck, Ledger};
+use crate::workspace::Workspace;
+
+/// Where a trial's events go: shared by the steps and by the agent's notices, which
+/// arrive while a session runs.
+pub(crate) struct Events<'s> {
+    sink: RefCell<&'s mut dyn EventSink>,
+    run_start: Instant,
+}
+
+impl<'s> Events<'s> {
+    /// Events to `sink`, timed from `run_start`.
+    pub(crate) fn new(sink: &'s mut dyn EventSink, run_start: Instant) -> Events<'s> {
+        Events {
+            sink: RefCell::new(sink),
+            run_start,
+        }
+    }
+
+    /// Sends one event.
+    pub(crate) fn emit(&self, kind: EventKind) -> Result<()> {
+        self.sink.borrow_mut().handle(&Event {
+            elapsed: self.run_start.elapsed(),
+            kind,
+        })
+    }
+
+    /// Sends a notice of the agent's. A notice that cannot be shown must not stop the
+    /// trial.
+    pub(crate) fn notify(&self, notice: Notice) {
+        let _ = self.emit(EventKind::Notice(notice));
+    }
+
+    /// Ends the attempt as the harness's own failure at `at` (session, kind): see
+    /// [`harness_failed_attempt`].
+    fn harness_failed(
+        &self,
+        spec: &TrialSpec<'_>,
+        at: (u32, SessionKind),
+        error: &Error,
+        agent: &mut dyn Agent,
+    ) -> Result<Attempt> {
+        let mut sink = self.sink.borrow_mut();
+        harness_failed_attempt(
+            &spec.key,
+            spec.attempt,
+            at,
+            error,
+            Some(agent),
+            &mut **sink,
+            self.run_start,
+        )
+    }
+}
+
+/// One attempt at a trial: what every step reads.
+pub(crate) struct Trial<'t> {
+    /// What the trial runs.
+    pub spec: &'t TrialSpec<'t>,
+    /// Its work directory.
+    pub ws: &'t Workspace,
+    /// Who observes the work directory.
+    pub observer: &'t Observer<'t>,
+    /// Where its events go.
+    pub events: Events<'t>,
+}
+
+/// What a trial carries from one session to the next.
+pub(crate) struct TrialState {
+    /// The observation the next session starts from: the last one's "after".
+    pub before: Observation,
+    /// The git tree the trial started from (for `--keep-repos`).
+    start_tree: Option<String>,
+    /// The hook files the trial started with (the first coding session is judged
+    /// against them).
+    start_hooks: BTreeMap<String, blake3::Hash>,
+    /// Each session's tree, for `--keep-repos`.
+    session_trees: Vec<SessionTree>,
+    /// How each session ended.
+    ends: Vec<SessionEnd>,
+    /// What the sessions used so far.
+    usage: Usage,
+    /// The first rule a session broke that makes the input bad.
+    bad_input: Option<String>,
+    /// Why the last session that ended in error did.
+    trial_error: Option<String>,
+    /// How the session before ended.
+    previous: Option<Outcome>,
+    /// Coding sessions started.
+    coding_sessions: u32,
+    /// The harness-owned ledger of the `passes` flags.
+    gate: Gate,
+    /// Which canonical ids the lists have named.
+    plan: PlanCoverage,
+    /// No new session started because the trial's budget was used up.
+    budget_spent: bool,
+    /// The last commit that passed the exit check (a reverting arm only).
+    last_pass: Option<String>,
+    /// When the trial started.
+    started: Instant,
+}
+
+/// A session as the agent ran it.
+pub(crate) struct Session {
+    /// Its number.
+    pub number: u32,
+    /// Initializer or coding.
+    pub kind: SessionKind,
+    /// How the driver says it went (the later steps add notes and may change the
+    /// outcome).
+    pub run: SessionRun,
+    /// Its wall time, without observing it.
+    pub wall_ms: u64,
+}
+
+/// A session judged: what it left and the metrics of that.
+pub(crate) struct Judged {
+    /// The observation after the session (after a gate or revert, what the next
+    /// session finds).
+    pub after: Observation,
+    /// Every feature was verified in what the agent left, before any revert.
+    pub left_all_verified: bool,
+    /// The session's metrics.
+    pub metrics: SessionMetrics,
+    /// The evidence behind them.
+    pub evidence: Evidence,
+}
+
+impl Trial<'_> {
+    /// Announces the trial and observes the work directory it starts from. Breaks with
+    /// the attempt when the harness's machine has no room to observe it.
+    pub(crate) fn start(&self, agent: &mut dyn Agent) -> Result<ControlFlow<Attempt, TrialState>> {
+        let (spec, ws) = (self.spec, self.ws);
+        let started = Instant::now();
+        self.events.emit(EventKind::TrialStarted {
+            key: spec.key.clone(),
+        })?;
+        let before = match self.observer.observe(ws) {
+            Ok(before) => before,
+            Err(e) if crate::fsutil::out_of_room(&e) => {
+                let first = if spec.initializer {
+                    (0, SessionKind::Initializer)
+                } else {
+                    (1, SessionKind::Coding)
+                };
+                return self
+                    .events
+                    .harness_failed(spec, first, &e, agent)
+                    .map(ControlFlow::Break);
+            }
+            Err(e) => return Err(e),
+        };
+        // The initial commit counts as passing the exit check.
+        // Only a reverting arm needs the commit to go back to (asking git costs processes).
+        let last_pass = self
+            .reverts()
+            .then(|| crate::git::head(&ws.work_dir))
+            .flatten();
+        Ok(ControlFlow::Continue(TrialState {
+            start_tree: before.git_tree.clone(),
+            start_hooks: before.hooks.clone(),
+            before,
+            session_trees: Vec::new(),
+            ends: Vec::new(),
+            usage: Usage::default(),
+            bad_input: None,
+            trial_error: None,
+            previous: None,
+            coding_sessions: 0,
+            gate: Gate::default(),
+            plan: PlanCoverage::default(),
+            budget_spent: false,
+            last_pass,
+            started,
+        }))
+    }
+
+    /// Whether the arm reverts a coding session whose exit check fails.
+    fn reverts(&self) -> bool {
+        self.spec.exit_check == ExitCheck::Revert
+    }
+
+    /// The next session's number and kind, or `None` when the trial has had its
+    /// sessions: the most coding sessions, the budget used up, or the agent has no
+    /// more. A stopped run is [`Error::Cancelled`].
+    pub(crate) fn next_session(
+        &self,
+        state: &mut TrialState,
+        agent: &mut dyn Agent,
+    ) -> Result<Option<(u32, SessionKind)>> {
+        let spec = self.spec;
+        let initializer = spec.initializer && state.ends.is_empty();
+        if !initializer
+            && spec
+                .max_coding_sessions
+                .is_some_and(|max| state.coding_sessions >= max)
+        {
+            return Ok(None);
+        }
+        if spec.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Err(Error::Cancelled);
+        }
+        if spec.budgets.spent(&state.usage) {
+            state.budget_spent = true;
+            return Ok(None);
+        }
+        let Some(session) = agent.next_session() else {
+            return Ok(None);
+        };
+        let kind = if initializer {
+            SessionKind::Initializer
+        } else {
+            state.coding_sessions += 1;
+            SessionKind::Coding
+        };
+        Ok(Some((session, kind)))
+    }
+
+    /// Writes the session's prompt where the agent reads it, and gives it back. Breaks
+    /// with the attempt when the harness's machine has no room to write it.
+    pub(crate) fn prepare_session(
+        &self,
+        (session, kind): (u32, SessionKind),
+        agent: &mut dyn Agent,
+    ) -> Result<ControlFlow<Attempt, String>> {
+        let prompt = render_prompt(self.spec, kind, session);
+        // A new file in place of whatever the last session left there: an open of a FIFO
+        // for writing would block the trial for good.
+        if let Err(e) = crate::agent_file::replace(&self.ws.prompt_file, prompt.as_bytes()) {
+            if !crate::fsutil::out_of_room(&e) {
+                return Err(e);
+            }
+            return self
+                .events
+                .harness_failed(self.spec, (session, kind), &e, agent)
+                .map(ControlFlow::Break);
+        }
+        Ok(ControlFlow::Continue(prompt))
+    }
+
+    /// Runs the session with the agent, interrupting it where the arm's crash rate says.
+    /// Only a stopped run is an error: a driver that failed is a session in `error`.
+    pub(crate) fn run_agent(
+        &self,
+        (session, kind): (u32, SessionKind),
+        prompt: &str,
+        agent: &mut dyn Agent,
+    ) -> Result<Session> {
+        let spec = self.spec;
+        let mut crash = seed::rng(spec.seed, &["crash", &session.to_string()]);
+        let interrupt_at = (kind == SessionKind::Coding
+            && spec.crash_rate > 0.0
+            && crash.random_range(0.0..1.0) < spec.crash_rate)
+            .then(|| crash.random_range(0.0..1.0));
+        let env = session_env(self.ws, &spec.key, session);
+        let started = Instant::now();
+        let run = agent.run_session(&SessionContext {
+            workspace: self.ws,
+            session,
+            kind,
+            env: &env,
+            prompt,
+            turn_budget: spec.turn_budget,
+            interrupt_at,
+            notify: &|notice| self.events.notify(notice),
+        });
+        // What a session did to its directory is data, never a reason to stop the run:
+        // a driver that failed, or a tree that cannot be observed, ends this trial in
+        // `error` with the reason, and the other trials go on.
+        let run = match run {
+            Ok(run) => run,
+            Err(e @ Error::Cancelled) => return Err(e),
+            // The harness's machine ran out of room: its failure, and the trial is tried
+            // again (docs/real-ab.md, section 9).
+            Err(e) if crate::fsutil::out_of_room(&e) => {
+                SessionRun::harness_failed(format!("the harness failed: {}", with_causes(&e)))
+            }
+            Err(e) => SessionRun::failed(e.to_string()),
+        };
+        let wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        Ok(Session {
+            number: session,
+            kind,
+            run,
+            wall_ms,
+        })
+    }
+
+    /// Observes what the session left. A tree that cannot be observed ends the session
+    /// in `error` (the harness's failure when its own scratch is full) and is taken to
+    /// be `before` with nothing vouched for.
+    pub(crate) fn observe_after(&self, before: &Observation, run: &mut SessionRun) -> Observation {
+        match self.observer.observe(self.ws) {
+            Ok(mut after) => {
+                after.carry_effects_from(before);
+                // What the code the session left did under the checks' limits.
+                for reached in &after.limits_reached {
+                    run.add_note(reached.clone());
+                }
+                after
+            }
+            Err(e) => {
+                run.outcome = Outcome::Error;
+                let why = format!("cannot observe what the session left: {}", with_causes(&e));
+                if crate::fsutil::out_of_room(&e)
+                    && run.failure.as_ref().is_none_or(|f| f.kind.counts())
+                {
+                    // The harness's scratch is full (a copy for a check, its index): not
+                    // what the agent left, so not the agent's.
+                    let reason = crate::agent::short_reason(&why);
+                    run.failure = Some(Failure::new(FailureKind::Infra, reason));
+                }
+                run.add_note(why);
+                before.unobserved()
+            }
+        }
+    }
+
+    /// The metrics of what the agent left, before any gate rewrites the list or the
+    /// exit check reverts the tree; a session over the arm's budgets, or whose usage
+    /// cannot be held to them, is marked so.
+    pub(crate) fn judge(
+        &self,
+        state: &mut TrialState,
+        after: Observation,
+        run: &mut SessionRun,
+    ) -> Judged {
+        let budgets = self.spec.budgets;
+        // What the agent left, before a revert puts the tree back.
+        let left_all_verified = after.all_verified();
+        if let Some(why) = budgets.unenforceable(&run.usage)
+            && run.outcome != Outcome::Error
+        {
+            run.outcome = Outcome::Error;
+            run.error = Some(why);
+        }
+        let (mut metrics, evidence) =
+            session_metrics_with_evidence(&state.before, &after, state.previous);
+        state.plan.add(&after);
+        if budgets.session_tokens > 0
+            && run
+                .usage
+                .tokens()
+                .is_some_and(|t| t > budgets.session_tokens)
+        {
+            metrics.over_budget = true;
+            if run.outcome != Outcome::Error {
+                run.outcome = Outcome::OutOfBudget;
+            }
+        }
+        Judged {
+            after,
+            left_all_verified,
+            metrics,
+            evidence,
+        }
+    }
+
+    /// After the initializer, carries its hooks to the first coding session; after a
+    /// coding session whose exit check fails on a reverting arm, puts the tree back to
+    /// the last passing commit; then, on a gated arm, lets the harness's gate write the
+    /// list the next session finds.
+    pub(crate) fn gate_or_revert(
+        &self,
+        state: &mut TrialState,
+        session: &mut Session,
+        judged: &mut Judged,
+    ) {
+        let (spec, ws) = (self.spec, self.ws);
+        let reverts = self.reverts();
+        let (run, kind) = (&mut session.run, session.kind);
+        let (after, metrics) = (&mut judged.after, &mut judged.metrics);
+        if kind == SessionKind::Initializer {
+            // Hooks the initializer planted count in the first coding session.
+            after.judge_next_hooks_against(state.start_hooks.clone());
+            // The exit check is a coding session's; the initializer's tree still
+            // counts as a passing point to revert to when it passes.
+            if reverts && metrics.exit_check == Some(true) {
+                state.last_pass = crate::git::head(&ws.work_dir).or(state.last_pass.take());
+            }
+            metrics.exit_check = None;
+        } else if run.outcome != Outcome::Error && metrics.exit_check == Some(false) && reverts {
+            match super::revert::revert(ws, self.observer, state.last_pass.as_deref()) {
+                Ok(mut reset) => {
+                    // The reset leaves the effects log alone: its history goes on.
+                    reset.carry_effects_from(after);
+                    *after = reset;
+                    metrics.reverted = true;
+                }
+                Err(e) => {
+                    run.outcome = Outcome::Error;
+                    run.add_note(format!("exit check failed and the revert failed: {e}"));
+                }
+            }
+        }
+        // Under the status schema the gate also runs after the initializer, so that the
+        // first coding session finds its feature `in_progress`.
+        if spec.ledger == Ledger::Gate
+            && (kind == SessionKind::Coding || spec.schema == ListSchema::Status)
+            && run.outcome != Outcome::Error
+        {
+            // The next session finds the list as the gate left it; the checks do not
+            // read the list, so the rest of the observation still holds.
+            let (list, note) = state.gate.apply(
+                ws,
+                spec.task,
+                spec.format,
+                spec.schema,
+                &state.before,
+                after,
+                session.number,
+                kind == SessionKind::Coding,
+            );
+            if let Some(note) = note {
+                run.add_note(note);
+            }
+            after.list = list;
+        }
+        if reverts && kind == SessionKind::Coding && metrics.exit_check == Some(true) {
+            // After the gate's own commit, so that a later revert keeps its list.
+            state.last_pass = crate::git::head(&ws.work_dir).or(state.last_pass.take());
+        }
+    }
+
+    /// Records the session: adds it to the trial's totals and emits its record. Breaks
+    /// with the attempt when the session failed outside the agent; otherwise says
+    /// whether the trial goes on to another session.
+    pub(crate) fn record_session(
+        &self,
+        state: &mut TrialState,
+        session: Session,
+        judged: Judged,
+        agent: &mut dyn Agent,
+    ) -> Result<ControlFlow<Attempt, bool>> {
+        let spec = self.spec;
+        let Session {
+            number,
+            kind,
+            run,
+            wall_ms,
+        } = session;
+        if spec.keep_repo.is_some() {
+            state.session_trees.push(SessionTree {
+                session: number,
+                kind,
+                outcome: run.outcome,
+                evidence: judged.evidence.clone(),
+            });
+        }
+        if run.bad_input && state.bad_input.is_none() {
+            state.bad_input = run.error.clone();
+        }
+        state.usage = state.usage + run.usage;
+        if run.outcome == Outcome::Error {
+            state.trial_error = run.error.clone();
+        }
+        state.ends.push(SessionEnd {
+            outcome: run.outcome,
+            all_verified: judged.left_all_verified,
+        });
+        if let Some(truth) = run.truth {
+            self.events.emit(EventKind::SimTruth {
+                key: spec.key.clone(),
+                session: number,
+                truth,
+            })?;
+        }
+        let record = SessionRecord {
+            key: spec.key.clone(),
+            session: number,
+            kind,
+            outcome: run.outcome,
+            metrics: judged.metrics,
+            actions_failed: run.actions_failed,
+            usage: run.usage,
+            wall_ms,
+            error: run.error,
+            divergent: run.divergent,
+            failure: run.failure.as_ref().map(|f| f.kind),
+            failure_reason: run.failure.as_ref().map(|f| f.reason.clone()),
+            evidence: Some(judged.evidence),
+        };
+        self.events
+            .emit(EventKind::SessionFinished(Box::new(record)))?;
+        if let Some(failure) = run.failure.filter(|f| !f.kind.counts()) {
+            // Nothing of this attempt describes the agent: it goes to failures.jsonl
+            // whole, and the trial is tried again from its initial state (or not at
+            // all, on a refused key).
+            let captures = agent.archive_attempt(spec.attempt)?;
+            self.events.emit(EventKind::AttemptFailed {
+                key: spec.key.clone(),
+                attempt: spec.attempt,
+                failure: failure.clone(),
+                captures,
+            })?;
+            return Ok(ControlFlow::Break(Attempt::Failed(failure)));
+        }
+        state.previous = Some(run.outcome);
+        let done = judged.after.all_verified() || run.outcome == Outcome::DeclaredComplete;
+        state.before = judged.after;
+        let stop = run.outcome == Outcome::Error || (spec.stop_when_done && done);
+        Ok(ControlFlow::Continue(!stop))
+    }
+
+    /// Records the trial: writes its bundle when asked to, computes its metrics and
+    /// emits its record.
+    pub(crate) fn finish(&self, state: TrialState) -> Result<Attempt> {
+        let spec = self.spec;
+        if let Some(out) = &spec.keep_repo {
+            // Before the trial's record: a trial recorded as finished has its bundle, and
+            // one that is not is run again by `resume`.
+            let start = state.start_tree.ok_or_else(|| {
+                Error::Tool(format!(
+                    "--keep-repos: git could not give the tree trial {} started from",
+                    spec.key.trial_id
+                ))
+            })?;
+            write_bundle(
+                &self.ws.root().join(TREE_STORE),
+                &start,
+                &format!("loopbench: start task {}", spec.task.name),
+                &state.session_trees,
+                out,
+            )?;
+        }
+        let plan_omitted = state
+            .plan
+            .omitted(spec.task.features.iter().map(|f| f.id.as_str()));
+        let mut metrics = trial_metrics(&state.ends, &state.before, state.budget_spent);
+        metrics.plan_omissions = plan_omitted.as_deref().map(crate::metrics::count_of);
+        metrics.tokens = state.usage.tokens();
+        let record = TrialRecord {
+            key: spec.key.clone(),
+            metrics,
+            usage: state.usage,
+            wall_ms: u64::try_from(state.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            error: state.trial_error,
+            evidence: TrialEvidence { plan_omitted },
+            attempts: spec.attempt,
+        };
+        self.events
+            .emit(EventKind::TrialFinished(Box::new(record.clone())))?;
+        Ok(Attempt::Finished(Box::new(TrialResult {
+            record,
+            bad_input: state.bad_input,
+            kept_work: None,
+        })))
+    }
+}
