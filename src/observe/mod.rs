@@ -11,4 +11,4 @@ mod verify;
 pub use crate::workspace::PROGRESS_FILE;
 pub use hooks::tampered as tampered_hooks;
 pub use snapshot::{ListState, Observation, Observer, TREE_STORE};
-pub use verify::{Check, Failure, OUTPUT_TAIL_BYTES, VerifyCache};
+pub use verify::{Check, Failure, OUTPUT_TAIL_BYTES, Verdict, VerifyCache};
