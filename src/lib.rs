@@ -28,6 +28,7 @@ pub mod seed;
 pub mod stats;
 pub mod store;
 pub mod suite;
+pub mod taskcheck;
 pub mod terminal;
 pub mod timestamp;
 pub mod workspace;

@@ -39,6 +39,7 @@ const LAYERS: &[&str] = &[
     "store",
     "import",
     "report",
+    "taskcheck",
     // the commands
     "cmd",
     "cli",

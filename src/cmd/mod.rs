@@ -1,6 +1,7 @@
 //! One module per subcommand: each turns arguments into engine calls and reporters.
 
 pub mod args;
+pub mod check_task;
 pub mod compare;
 mod drive;
 pub mod examples;
