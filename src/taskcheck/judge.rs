@@ -220,7 +220,7 @@ pub fn judge_task(task: &Task, trees: &[(&TreeJob, Answers)], repeats: u32) -> R
             TreeKind::Alone(f) => {
                 let needs = super::order::closure(task, &order, f);
                 let what = if needs.is_empty() {
-                    "its gold alone".to_string()
+                    "its gold".to_string()
                 } else {
                     format!("its gold with that of {}", ids(&needs))
                 };
