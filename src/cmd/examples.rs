@@ -31,7 +31,7 @@ pub const CHECK_TASK: &str = "\
 Examples:
   loopbench check-task suites/examples/tasks/latefees
   loopbench check-task suites/seed-replication --jobs 2 --format json
-  loopbench validate suites/examples/invoicing --checks";
+  loopbench validate suites/seed-replication --checks";
 
 /// `loopbench replay`.
 pub const REPLAY: &str = "\
