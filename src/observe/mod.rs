@@ -2,6 +2,7 @@
 //! session. Observing never changes the work directory.
 
 mod hooks;
+mod list_file;
 mod oracle;
 mod runner_summary;
 mod shadowed_names;
