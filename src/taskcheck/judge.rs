@@ -62,7 +62,12 @@ impl Judge<'_> {
         self.rows[f].max_ms = self.rows[f].max_ms.max(ms);
         let limit = self.task.verify_timeout;
         let id = self.id(f).to_string();
-        if v.timeouts > 0 {
+        let already = |control: &str, problems: &[Problem]| {
+            problems
+                .iter()
+                .any(|p| p.control == control && p.feature.as_deref() == Some(id.as_str()))
+        };
+        if v.timeouts > 0 && !already("time", &self.problems) {
             self.problem(
                 "time",
                 f,
@@ -73,7 +78,13 @@ impl Judge<'_> {
                 "make the check faster, or raise verify_timeout in task.toml",
                 None,
             );
-        } else if v.slowest > limit / 2 {
+        } else if v.timeouts == 0
+            && v.slowest > limit / 2
+            && !self
+                .notes
+                .iter()
+                .any(|n| n.starts_with(&format!("{id} took ")))
+        {
             self.notes.push(format!(
                 "{id} took {} ms on {what}, more than half of verify_timeout = {}: a busier machine may time it out",
                 v.slowest.as_millis(),
