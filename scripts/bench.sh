@@ -29,6 +29,12 @@
 #                                      with sandbox = "none" against "bwrap" (when the CLIs
 #                                      are installed). Prints each ratio and checks that the
 #                                      tables agree
+#   scripts/bench.sh check-task [INPUT...]
+#                                      `check-task` over the shipped tasks (default: the
+#                                      default suite and every task of suites/examples/
+#                                      tasks) at --jobs 1 and --jobs 2 in one invocation,
+#                                      release build (or $BIN); prints the speed-up and
+#                                      checks that the JSON reports are identical
 # Compare ratios within one run: these machines are shared and noisy.
 # Each section prints wall time and peak memory (GNU time's "Maximum resident set size").
 # Needs: cargo, awk, /usr/bin/time (Debian: apt-get install time).
@@ -431,15 +437,47 @@ bench_weekly() {
     fi
 }
 
+# check-task over INPUT... (default: every shipped task) at --jobs 1 and --jobs 2; the
+# binary is the release build, or $BIN when set (an existing build, to skip compiling).
+bench_check_task() {
+    local bin="${BIN:-}" dir
+    if [ -z "$bin" ]; then
+        (cd "$root" && cargo build --release --quiet)
+        bin="$root/target/release/loopbench"
+    fi
+    dir="$(mktemp -d)"
+    trap 'rm -rf "$dir"' RETURN
+    local inputs=("$@")
+    if [ ${#inputs[@]} -eq 0 ]; then
+        inputs=("$root/suites/seed-replication" "$root"/suites/examples/tasks/*/)
+    fi
+    echo "== check-task: ${inputs[*]#"$root"/} (--repeats 3)"
+    local jobs start end
+    declare -A took
+    for jobs in 1 2; do
+        start=$(date +%s.%N)
+        "$bin" check-task "${inputs[@]}" --format json --quiet --jobs "$jobs" >"$dir/jobs$jobs.json" || true
+        end=$(date +%s.%N)
+        took[$jobs]=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
+        echo "check-task --jobs $jobs: ${took[$jobs]}s"
+    done
+    awk -v a="${took[1]}" -v b="${took[2]}" 'BEGIN { printf "speed-up jobs 2 / jobs 1: %.2fx\n", a / b }'
+    # max_ms differs from run to run; nothing else may.
+    local same=yes
+    cmp -s <(grep -v max_ms "$dir/jobs1.json") <(grep -v max_ms "$dir/jobs2.json") || same=NO
+    echo "reports identical at jobs 1 and 2 (max_ms aside): $same"
+}
+
 case "${1:-}" in
 run) shift; bench_run "$@" ;;
+check-task) shift; bench_check_task "$@" ;;
 weekly) shift; bench_weekly "$@" ;;
 html) shift; bench_html "$@" ;;
 report) shift; bench_report "$@" ;;
 sandbox) shift; bench_sandbox "$@" ;;
 replay) shift; bench_replay "$@" ;;
 *)
-    echo "usage: $0 run [SUITE] | report [ROWS [BIN]] | replay [TRACES] | html [TRIALS] | weekly [RUNS [BIN]] | sandbox [SUITE]" >&2
+    echo "usage: $0 run [SUITE] | report [ROWS [BIN]] | replay [TRACES] | html [TRIALS] | weekly [RUNS [BIN]] | sandbox [SUITE] | check-task [INPUT...]" >&2
     exit 2
     ;;
 esac

@@ -31,6 +31,10 @@ pub enum Command {
     /// Check a suite, its tasks and arms without running anything.
     #[command(after_help = cmd::examples::VALIDATE)]
     Validate(ValidateArgs),
+    /// Whether tasks can measure: each feature's check before any work, after its gold
+    /// and with only what it declares it needs, repeated, timed; exit 1 on a problem.
+    #[command(after_help = cmd::examples::CHECK_TASK)]
+    CheckTask(CheckTaskArgs),
     /// Replay one recorded trace against a task as one trial; writes a results directory.
     #[command(after_help = cmd::examples::REPLAY)]
     Replay(ReplayArgs),
@@ -88,6 +92,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Resume(args) => cmd::resume::run(&args),
         Command::Merge(args) => cmd::merge::run(&args),
         Command::Validate(args) => cmd::validate::run(&args),
+        Command::CheckTask(args) => cmd::check_task::run(&args),
         Command::Replay(args) => cmd::replay::run(&args),
         Command::Import(args) => cmd::import::run(&args),
         Command::Report(args) => cmd::report::run(&args),

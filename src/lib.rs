@@ -29,6 +29,7 @@ pub mod stats;
 pub mod store;
 pub mod study;
 pub mod suite;
+pub mod taskcheck;
 pub mod terminal;
 pub mod timestamp;
 pub mod workspace;

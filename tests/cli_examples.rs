@@ -13,6 +13,7 @@ use common::{loopbench, repo_root, visible_tempdir};
 /// the ones before made (results/demo, results/merged, results/example).
 const ORDER: &[&str] = &[
     "validate",
+    "check-task",
     "run",
     "resume",
     "merge",

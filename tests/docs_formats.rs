@@ -218,6 +218,25 @@ fn every_field_of_power_json_is_named() {
 }
 
 #[test]
+fn every_field_of_check_task_json_is_named() {
+    let out = loopbench()
+        .args(["check-task", "--repeats", "1", "--format", "json"])
+        .arg(repo_root().join("suites/examples/tasks/latefees"))
+        .assert()
+        .success();
+    let mut keys = BTreeSet::new();
+    json_keys(
+        &serde_json::from_slice(&out.get_output().stdout).unwrap(),
+        &mut keys,
+    );
+    assert!(keys.len() >= 12, "{keys:?}");
+    assert_eq!(
+        missing(keys.iter().map(String::as_str)),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
 fn the_shell_blocks_run_as_written_and_name_every_file_they_make() {
     let tmp = visible_tempdir();
     let root = tmp.path();

@@ -9,10 +9,11 @@ use common::docs::sh_blocks;
 use common::repo_root;
 
 /// The pages with untagged `sh` blocks and the test that runs them.
-const RUN_BY: [(&str, &str); 3] = [
+const RUN_BY: [(&str, &str); 4] = [
     ("formats.md", "tests/docs_formats.rs"),
     ("real-ab.md", "tests/docs_real_ab.rs"),
     ("scale-out.md", "tests/docs_scale_out.rs"),
+    ("writing-tasks.md", "tests/docs_writing_tasks.rs"),
 ];
 
 #[test]

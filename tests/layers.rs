@@ -41,6 +41,7 @@ const LAYERS: &[&str] = &[
     "store",
     "import",
     "report",
+    "taskcheck",
     // a study: the plan of a command, driven, its looks judged
     "study",
     // the commands

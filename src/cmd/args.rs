@@ -292,6 +292,54 @@ pub struct MergeArgs {
 pub struct ValidateArgs {
     /// The suite directory (holding suite.toml).
     pub suite: PathBuf,
+    /// Also run `check-task` over the suite's tasks (default settings); exit 1 when a
+    /// task cannot measure.
+    #[arg(long)]
+    pub checks: bool,
+}
+
+/// Arguments of `loopbench check-task`.
+#[derive(Debug, clap::Args)]
+pub struct CheckTaskArgs {
+    /// Task directories (holding task.toml), or one suite directory: all its tasks.
+    #[arg(required = true, value_name = "TASK_DIR|SUITE")]
+    pub inputs: Vec<PathBuf>,
+    /// Runs of every check on the same tree; they must agree (1 skips `repeat`).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeats: u32,
+    /// What to print: tables for people, or one JSON object (docs/formats.md).
+    #[arg(long, value_enum, default_value_t = CheckTaskFormat::Text)]
+    pub format: CheckTaskFormat,
+    /// Trees checked at once [default: min(4, cores)].
+    #[arg(long, value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
+    /// Where the checks run: `auto` (under bubblewrap where it works here, else on the
+    /// host with a warning), `bwrap` (refuse to run without it) or `none` (on the host).
+    #[arg(long, value_enum, default_value_t = CheckTaskSandbox::Auto)]
+    pub sandbox: CheckTaskSandbox,
+    /// No progress display.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// What `loopbench check-task` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckTaskFormat {
+    /// One table per task and each problem with what to fix.
+    Text,
+    /// One JSON object (field names are stable; see docs/formats.md).
+    Json,
+}
+
+/// Where `loopbench check-task` runs the checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckTaskSandbox {
+    /// Under bubblewrap where it works on this machine, else on the host.
+    Auto,
+    /// Under bubblewrap, or exit 2.
+    Bwrap,
+    /// On the host.
+    None,
 }
 
 /// Arguments of `loopbench replay`.

@@ -26,6 +26,13 @@ pub const VALIDATE: &str = "\
 Examples:
   loopbench validate suites/seed-replication";
 
+/// `loopbench check-task`.
+pub const CHECK_TASK: &str = "\
+Examples:
+  loopbench check-task suites/examples/tasks/latefees
+  loopbench check-task suites/seed-replication --jobs 2 --format json
+  loopbench validate suites/seed-replication --checks";
+
 /// `loopbench replay`.
 pub const REPLAY: &str = "\
 Examples:

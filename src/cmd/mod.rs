@@ -2,6 +2,7 @@
 //! a reporter, and prints the outcome (what several print alike is in `output.rs`).
 
 pub mod args;
+pub mod check_task;
 pub mod compare;
 pub mod examples;
 pub mod import;

@@ -64,6 +64,17 @@ pub fn run(args: &ValidateArgs) -> Result<i32> {
         Ok(())
     })
     .io_context(|| "cannot print".to_string())?;
+    drop(out);
+    if args.checks {
+        return super::check_task::run(&super::args::CheckTaskArgs {
+            inputs: vec![args.suite.clone()],
+            repeats: 3,
+            format: super::args::CheckTaskFormat::Text,
+            jobs: None,
+            sandbox: super::args::CheckTaskSandbox::Auto,
+            quiet: false,
+        });
+    }
     Ok(exit_code::OK)
 }
 

@@ -2,6 +2,7 @@
 //! session. Observing never changes the work directory.
 
 mod hooks;
+mod list_file;
 mod oracle;
 mod runner_summary;
 mod shadowed_names;
@@ -10,4 +11,4 @@ mod verify;
 
 pub use hooks::tampered as tampered_hooks;
 pub use snapshot::{ListState, Observation, Observer, TREE_STORE};
-pub use verify::{Check, Failure, OUTPUT_TAIL_BYTES, VerifyCache};
+pub use verify::{Check, Failure, OUTPUT_TAIL_BYTES, Verdict, VerifyCache};

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::hooks::{CheckPaths, TOOL_CACHES, hook_files, links_lead_outside, runner_stand_in};
+use super::list_file::list_through_link;
 use super::oracle::OracleTests;
 use super::runner_summary::expected_tests;
 use super::verify::{Check, Failure, Verdict, VerifyCache, VerifyRun};
@@ -13,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::feature_list::{self, FeatureList, ListFormat, ListSchema};
 use crate::fsutil::{TreeSize, TreeSnapshot, skipped_with_parents, tree_size_within};
 use crate::sandbox::Hidden;
-use crate::suite::Task;
+use crate::suite::{Feature, Task};
 use crate::workspace::{PROGRESS_FILE, Workspace};
 
 /// The harness's own object store of a trial, beside its work directory: the trees of
@@ -178,46 +179,24 @@ impl Observation {
     }
 }
 
-/// What a list file that is not a regular file of the tree is taken for.
-///
-/// A symlink is read through when it resolves to a regular file inside the work
-/// directory: a reader opening the list sees that file. One that resolves outside it,
-/// to nothing (dangling, or a loop), or to anything but a regular file, is unparseable
-/// with the reason: the harness does not read files outside the trial for the agent, and
-/// an unreadable list must not pass for a missing one (whose claims are none).
-fn list_through_link(
-    work_dir: &Path,
-    name: &str,
-    limit: u64,
-) -> std::result::Result<Vec<u8>, String> {
-    let link = work_dir.join(name);
-    let target = std::fs::canonicalize(&link).map_err(|e| {
-        format!("the list file is a symlink that resolves to nothing ({e}); it was not read")
-    })?;
-    let root = std::fs::canonicalize(work_dir)
-        .map_err(|e| format!("the work directory cannot be resolved ({e})"))?;
-    if !target.starts_with(&root) {
-        return Err(format!(
-            "the list file is a symlink to '{}', outside the work directory; it was not read",
-            target.display()
-        ));
-    }
-    match agent_file::read(&target, limit, Links::Refuse) {
-        Ok(AgentFile::Bytes(bytes)) => Ok(bytes),
-        Ok(AgentFile::Missing) => Err("the list file is a symlink to a file that is gone".into()),
-        Ok(other) => Err(other
-            .refusal("the list file's target", limit)
-            .unwrap_or_else(|| "the list file cannot be read".into())),
-        Err(e) => Err(format!("the list file cannot be read: {e}")),
-    }
-}
-
 /// Whether any entry of `tree` lies in a tool cache directory (`__pycache__`, ...).
 fn tree_has_tool_cache(tree: &TreeSnapshot) -> bool {
     let cached = |path: &str| super::hooks::in_tool_cache(path);
     tree.others.iter().any(|e| cached(&e.path))
         || tree.files.iter().any(|f| cached(&f.path))
         || tree.links.iter().any(|(p, _)| cached(p))
+}
+
+/// A tree as the checks see it ([`Observer::checked_tree`]).
+struct CheckedTree<'t> {
+    /// The tree without what no check reads.
+    visible: std::borrow::Cow<'t, TreeSnapshot>,
+    /// The pristine tests to lay over a check's copy, unless they are already in place.
+    overlay: Option<&'t OracleTests>,
+    /// Entries of the tree the overlay leaves out of a check's copy.
+    left_out: std::collections::BTreeSet<String>,
+    /// `visible` with the overlay laid over it.
+    overlaid: Option<TreeSnapshot>,
 }
 
 /// Takes observations of one trial's work directory.
@@ -286,8 +265,8 @@ impl<'a> Observer<'a> {
     /// what `leave_out` names, with what is left of the observation's time.
     fn verify_run<'r>(
         &'r self,
-        ws: &'r Workspace,
-        feature: &'r crate::suite::Feature,
+        work_dir: &'r Path,
+        feature: &'r Feature,
         overlay: Option<&'r OracleTests>,
         seen: &TreeSnapshot,
         leave_out: &'r dyn Fn(&str) -> bool,
@@ -295,7 +274,7 @@ impl<'a> Observer<'a> {
     ) -> VerifyRun<'r> {
         let full = self.task.verify_timeout;
         VerifyRun {
-            work_dir: &ws.work_dir,
+            work_dir,
             leave_out,
             tree_key: seen.hash,
             overlay,
@@ -346,6 +325,62 @@ impl<'a> Observer<'a> {
                 }
             }
         })
+    }
+
+    /// Whether a path of the work directory is out of every check's sight: matched by
+    /// `verify_ignores` or in a tool cache (`__pycache__`, ...), or under one.
+    fn unseen(&self, path: &str) -> bool {
+        let ignores = &self.task.verify_ignores;
+        skipped_with_parents(path, |p| {
+            ignores.is_match(p) || TOOL_CACHES.contains(&p.rsplit('/').next().unwrap_or(p))
+        })
+    }
+
+    /// The tree as the checks see it: without `verify_ignores` and tool caches, and
+    /// with the pristine tests laid over it when the task has them and they are not
+    /// already in place.
+    fn checked_tree<'t>(&'t self, tree: &'t TreeSnapshot) -> CheckedTree<'t> {
+        let visible = if self.task.verify_ignores.is_empty() && !tree_has_tool_cache(tree) {
+            std::borrow::Cow::Borrowed(tree)
+        } else {
+            std::borrow::Cow::Owned(tree.without(|path: &str| self.unseen(path)))
+        };
+        let overlay = self.oracle.as_ref().filter(|o| !o.already_in(&visible));
+        let left_out = overlay.map(|o| o.left_out(&visible)).unwrap_or_default();
+        let overlaid = overlay.map(|o| o.overlay(&visible));
+        CheckedTree {
+            visible,
+            overlay,
+            left_out,
+            overlaid,
+        }
+    }
+
+    /// The `verified` answer of each of `features` on the tree at `work_dir`: the same
+    /// scratch copies, pristine-test overlay, sandbox and runner evidence as an
+    /// observation's, each run given the task's whole `verify_timeout` and this
+    /// observer's repeats. The tree is only read. For `check-task`, which asks of a
+    /// task's own trees (its `repo/`, its gold) what a run would ask of an agent's.
+    pub fn verify_truth(&self, work_dir: &Path, features: &[&Feature]) -> Result<Vec<Verdict>> {
+        let tree = TreeSnapshot::read(work_dir)?;
+        let CheckedTree {
+            visible,
+            overlay,
+            left_out,
+            overlaid,
+        } = self.checked_tree(&tree);
+        let leave_out =
+            |path: &str| self.unseen(path) || skipped_with_parents(path, |p| left_out.contains(p));
+        let cache = self.cache.filter(|_| !links_lead_outside(&visible));
+        let seen = overlaid.as_ref().unwrap_or(&visible);
+        let full = self.task.verify_timeout;
+        features
+            .iter()
+            .map(|feature| {
+                self.verify_run(work_dir, feature, overlay, seen, &leave_out, (cache, full))
+                    .check()
+            })
+            .collect()
     }
 
     /// Observes the work directory of `ws` without changing it. A tree past the task's
@@ -419,15 +454,6 @@ impl<'a> Observer<'a> {
         }
     }
 
-    /// A path the checks do not see: matched by the task's `verify_ignores`, or in a
-    /// tool cache.
-    fn unseen(&self, path: &str) -> bool {
-        let ignores = &self.task.verify_ignores;
-        skipped_with_parents(path, |p| {
-            ignores.is_match(p) || TOOL_CACHES.contains(&p.rsplit('/').next().unwrap_or(p))
-        })
-    }
-
     /// Runs every feature's check on `tree`: with the agent's own tests, and with the
     /// pristine tests laid over when there are any, all within what is left of
     /// `observe_timeout` since `started`.
@@ -438,17 +464,13 @@ impl<'a> Observer<'a> {
         started: std::time::Instant,
     ) -> Result<Checks> {
         let out_of_time = || self.out_of_time(started);
-        // The tree as the checks see it: without `verify_ignores` and tool caches.
-        let ignores = &self.task.verify_ignores;
         let unseen = |path: &str| self.unseen(path);
-        let visible = if ignores.is_empty() && !tree_has_tool_cache(tree) {
-            std::borrow::Cow::Borrowed(tree)
-        } else {
-            std::borrow::Cow::Owned(tree.without(unseen))
-        };
-        let overlay = self.oracle.as_ref().filter(|o| !o.already_in(&visible));
-        let left_out = overlay.map(|o| o.left_out(&visible)).unwrap_or_default();
-        let overlaid = overlay.map(|o| o.overlay(&visible));
+        let CheckedTree {
+            visible,
+            overlay,
+            left_out,
+            overlaid,
+        } = self.checked_tree(tree);
         let leave_out_own = |path: &str| unseen(path);
         let leave_out_overlaid =
             |path: &str| unseen(path) || skipped_with_parents(path, |p| left_out.contains(p));
@@ -464,7 +486,7 @@ impl<'a> Observer<'a> {
             }
             let own = self
                 .verify_run(
-                    ws,
+                    &ws.work_dir,
                     feature,
                     None,
                     &visible,
@@ -479,7 +501,7 @@ impl<'a> Observer<'a> {
                 (Some(o), Some(seen)) => {
                     let truth = self
                         .verify_run(
-                            ws,
+                            &ws.work_dir,
                             feature,
                             Some(o),
                             seen,

@@ -74,6 +74,9 @@ pub struct Verdict {
     /// The sandbox's limits a run of it reached (`max_pids`, `max_memory`), each as a
     /// sentence; empty for an answer from the cache.
     pub limits_reached: Vec<String>,
+    /// Wall time of the slowest run of the command (its scratch copy included); zero
+    /// for an answer from the cache.
+    pub slowest: Duration,
 }
 
 /// Memo of verify results keyed by (hash of the tree the check sees, command, whether
@@ -182,6 +185,7 @@ impl VerifyRun<'_> {
                 timeouts: u32::from(matches!(result, RunResult::TimedOut(_))),
                 failure: result.failure().cloned(),
                 limits_reached: Vec::new(),
+                slowest: Duration::ZERO,
             });
         }
         let mut passes = 0;
@@ -189,13 +193,16 @@ impl VerifyRun<'_> {
         let mut last = RunResult::Passed;
         let mut failure = None;
         let mut limits_reached: Vec<String> = Vec::new();
+        let mut slowest = Duration::ZERO;
         let runs = self.repeats.max(1);
         for _ in 0..runs {
             if let Some(cache) = self.cache {
                 cache.runs.fetch_add(1, Ordering::Relaxed);
             }
             let reached;
+            let started = std::time::Instant::now();
             (last, reached) = self.run_once()?;
+            slowest = slowest.max(started.elapsed());
             for r in reached {
                 if !limits_reached.contains(&r) {
                     limits_reached.push(r);
@@ -227,6 +234,7 @@ impl VerifyRun<'_> {
             timeouts,
             failure,
             limits_reached,
+            slowest,
         })
     }
 

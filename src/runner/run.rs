@@ -14,7 +14,8 @@ use tokio::task::JoinSet;
 
 use super::plan::{Plan, PlannedTrial, ReplaySet, Source};
 use super::retry::{Backoff, Breaker, wait_unless_cancelled};
-use super::trial::{Attempt, Budgets, TrialResult, TrialSpec, harness_failed_attempt, run_trial};
+use super::steps::run_trial;
+use super::trial::{Attempt, Budgets, TrialResult, TrialSpec, harness_failed_attempt};
 use crate::agent::command::CommandAgent;
 use crate::agent::replay::{ReplayAgent, RunActions};
 use crate::agent::sim::SimAgent;

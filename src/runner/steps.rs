@@ -35,6 +35,44 @@ use crate::seed;
 use crate::suite::{ExitCheck, Ledger};
 use crate::workspace::Workspace;
 
+/// Runs one attempt at a trial in `ws` with `agent`, sending events to `sink`: the
+/// steps of [`Trial`] in order, each session's "after" the next one's "before".
+pub fn run_trial(
+    spec: &TrialSpec<'_>,
+    ws: &Workspace,
+    agent: &mut dyn Agent,
+    observer: &Observer<'_>,
+    sink: &mut dyn EventSink,
+    run_start: Instant,
+) -> Result<Attempt> {
+    let trial = Trial {
+        spec,
+        ws,
+        observer,
+        events: Events::new(sink, run_start),
+    };
+    let mut state = match trial.start(agent)? {
+        ControlFlow::Continue(state) => state,
+        ControlFlow::Break(attempt) => return Ok(attempt),
+    };
+    while let Some(at) = trial.next_session(&mut state, agent)? {
+        let prompt = match trial.prepare_session(at, agent)? {
+            ControlFlow::Continue(prompt) => prompt,
+            ControlFlow::Break(attempt) => return Ok(attempt),
+        };
+        let mut session = trial.run_agent(at, &prompt, agent)?;
+        let after = trial.observe_after(&state.before, &mut session.run);
+        let mut judged = trial.judge(&mut state, after, &mut session.run);
+        trial.gate_or_revert(&mut state, &mut session, &mut judged);
+        match trial.record_session(&mut state, session, judged, agent)? {
+            ControlFlow::Continue(true) => {}
+            ControlFlow::Continue(false) => break,
+            ControlFlow::Break(attempt) => return Ok(attempt),
+        }
+    }
+    trial.finish(state)
+}
+
 /// Where a trial's events go: shared by the steps and by the agent's notices, which
 /// arrive while a session runs.
 pub(crate) struct Events<'s> {

@@ -1,21 +1,18 @@
-//! The trial loop, the same for every agent driver: observe, run a session, observe
-//! again, compute the metrics, emit the record; reuse each "after" as the next "before".
-//! The steps themselves are in `steps.rs`; here are what a trial runs, how an attempt
-//! ends, and the loop that runs the steps in order.
+//! What a trial runs and how an attempt at it ends: the spec, the budgets, the
+//! attempt's result, each session's environment and prompt. The loop that runs the
+//! steps (observe, run a session, observe again, judge, record; each "after" the next
+//! "before") is `run_trial` in `steps.rs`, beside the steps.
 
 use std::ffi::OsString;
-use std::ops::ControlFlow;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::prompt::{self, PromptVars};
-use super::steps::{Events, Trial};
 use crate::agent::Outcome;
 use crate::agent::{Agent, Failure, FailureKind, SessionKind, Usage};
 use crate::error::{Error, Result, with_causes};
 use crate::events::{Event, EventKind, EventSink};
 use crate::feature_list::{ListFormat, ListSchema};
-use crate::observe::Observer;
 use crate::record::{SessionRecord, TrialRecord};
 use crate::suite::TrialKey;
 use crate::suite::{ExitCheck, Ledger, Prompts, Task};
@@ -141,44 +138,6 @@ pub fn session_env(ws: &Workspace, key: &TrialKey, session: u32) -> Vec<(String,
         ),
     ]);
     env
-}
-
-/// Runs one attempt at a trial in `ws` with `agent`, sending events to `sink`: the
-/// steps of [`Trial`] in order, each session's "after" the next one's "before".
-pub fn run_trial(
-    spec: &TrialSpec<'_>,
-    ws: &Workspace,
-    agent: &mut dyn Agent,
-    observer: &Observer<'_>,
-    sink: &mut dyn EventSink,
-    run_start: Instant,
-) -> Result<Attempt> {
-    let trial = Trial {
-        spec,
-        ws,
-        observer,
-        events: Events::new(sink, run_start),
-    };
-    let mut state = match trial.start(agent)? {
-        ControlFlow::Continue(state) => state,
-        ControlFlow::Break(attempt) => return Ok(attempt),
-    };
-    while let Some(at) = trial.next_session(&mut state, agent)? {
-        let prompt = match trial.prepare_session(at, agent)? {
-            ControlFlow::Continue(prompt) => prompt,
-            ControlFlow::Break(attempt) => return Ok(attempt),
-        };
-        let mut session = trial.run_agent(at, &prompt, agent)?;
-        let after = trial.observe_after(&state.before, &mut session.run);
-        let mut judged = trial.judge(&mut state, after, &mut session.run);
-        trial.gate_or_revert(&mut state, &mut session, &mut judged);
-        match trial.record_session(&mut state, session, judged, agent)? {
-            ControlFlow::Continue(true) => {}
-            ControlFlow::Continue(false) => break,
-            ControlFlow::Break(attempt) => return Ok(attempt),
-        }
-    }
-    trial.finish(state)
 }
 
 /// An attempt the harness could not carry on with because its machine ran out of room

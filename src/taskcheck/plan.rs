@@ -1,0 +1,182 @@
+//! What `check-task` runs: the tasks, their gold, and the trees each control checks.
+
+use std::path::{Path, PathBuf};
+
+use super::order::{closure, dependency_order};
+use crate::error::{Error, IoContext, Result};
+use crate::suite::{Suite, Task};
+
+/// Where the checks run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sandboxing {
+    /// Under bubblewrap, as a sandboxed run's verify: no network, `oracle/` hidden.
+    Bwrap,
+    /// On the host, as an unsandboxed run's verify.
+    Host,
+}
+
+/// The tasks to check and how.
+#[derive(Debug)]
+pub struct CheckPlan {
+    /// The tasks, in the order given (a suite's in its order).
+    pub tasks: Vec<Task>,
+    /// How many times every check runs on the same tree (at least 1; 1 skips `repeat`).
+    pub repeats: u32,
+    /// Where the checks run.
+    pub sandbox: Sandboxing,
+    /// Whether a suite (given as the only input) asks for sandboxed checks.
+    pub suite_wants_sandbox: bool,
+}
+
+impl CheckPlan {
+    /// The tasks of `inputs`: task directories, or one suite directory (all its tasks).
+    /// Every task is loaded and its `oracle/gold` checked; bad input is exit 2 naming
+    /// the file.
+    pub fn load(inputs: &[PathBuf], repeats: u32, sandbox: Sandboxing) -> Result<CheckPlan> {
+        let mut tasks = Vec::new();
+        let mut suite_wants_sandbox = false;
+        for input in inputs {
+            if input.join("suite.toml").is_file() {
+                let suite = Suite::load(input)?;
+                suite_wants_sandbox |= suite.arms.iter().any(|a| suite.verify_sandboxed(a));
+                tasks.extend(suite.tasks);
+            } else {
+                tasks.push(Task::load(input)?);
+            }
+        }
+        for task in &tasks {
+            check_gold_dirs(task)?;
+        }
+        Ok(CheckPlan {
+            tasks,
+            repeats: repeats.max(1),
+            sandbox,
+            suite_wants_sandbox,
+        })
+    }
+}
+
+/// The task's `oracle/gold`, when it has one.
+pub fn gold_root(task: &Task) -> Option<PathBuf> {
+    Some(task.dir.join("oracle").join("gold")).filter(|p| p.is_dir())
+}
+
+/// Refuses an `oracle/gold` entry that is not the gold of a feature of the task: a
+/// directory named after no feature (a renamed feature, a typo) would never be applied.
+fn check_gold_dirs(task: &Task) -> Result<()> {
+    let Some(root) = gold_root(task) else {
+        return Ok(());
+    };
+    let entries =
+        std::fs::read_dir(&root).io_context(|| format!("cannot read '{}'", root.display()))?;
+    let mut names: Vec<(String, bool)> = Vec::new();
+    for entry in entries {
+        let entry = entry.io_context(|| format!("cannot read '{}'", root.display()))?;
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        names.push((entry.file_name().to_string_lossy().into_owned(), is_dir));
+    }
+    names.sort();
+    let task_file = task.dir.join("task.toml");
+    for (name, is_dir) in names {
+        let at = root.join(&name);
+        if !is_dir {
+            return Err(Error::BadInput(format!(
+                "{}: expected only directories named after features in oracle/gold, found a file",
+                at.display()
+            )));
+        }
+        if task.feature(&name).is_none() {
+            return Err(Error::BadInput(format!(
+                "{}: gold for feature '{name}', but {} has no [[feature]] with id = \"{name}\" \
+                 (expected one of: {})",
+                at.display(),
+                task_file.display(),
+                task.features
+                    .iter()
+                    .map(|f| f.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Which control a tree is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeKind {
+    /// `repo/` as it is.
+    Nop,
+    /// The gold of the first `step + 1` features in dependency order.
+    Oracle(usize),
+    /// The gold of one feature (its index) and of its `depends_on` closure.
+    Alone(usize),
+}
+
+/// One tree to build and the features to check on it.
+#[derive(Debug, Clone)]
+pub struct TreeJob {
+    /// Index of the task in the plan.
+    pub task: usize,
+    /// The control it serves.
+    pub kind: TreeKind,
+    /// Features whose gold is copied over `repo/`, in this order.
+    pub golds: Vec<usize>,
+    /// Features whose verify runs on it.
+    pub checks: Vec<usize>,
+}
+
+/// Every tree the controls of `task` (index `t`) need.
+pub fn tree_jobs(t: usize, task: &Task) -> Vec<TreeJob> {
+    let order = dependency_order(task);
+    let all: Vec<usize> = (0..task.features.len()).collect();
+    let mut jobs = vec![TreeJob {
+        task: t,
+        kind: TreeKind::Nop,
+        golds: Vec::new(),
+        checks: all,
+    }];
+    if gold_root(task).is_none() {
+        return jobs;
+    }
+    for step in 0..order.len() {
+        jobs.push(TreeJob {
+            task: t,
+            kind: TreeKind::Oracle(step),
+            golds: order[..=step].to_vec(),
+            checks: order[..=step].to_vec(),
+        });
+    }
+    for &f in &order {
+        if !has_gold(task, f) {
+            continue;
+        }
+        let mut golds = closure(task, &order, f);
+        golds.push(f);
+        jobs.push(TreeJob {
+            task: t,
+            kind: TreeKind::Alone(f),
+            golds,
+            checks: vec![f],
+        });
+    }
+    jobs
+}
+
+/// Whether feature `f` of `task` has a gold directory.
+pub fn has_gold(task: &Task, f: usize) -> bool {
+    task.gold_dir(&task.features[f].id).is_dir()
+}
+
+/// Builds the tree of `job` in `dir`: `repo/` (without `.git`), then each gold copied
+/// over it in order.
+pub fn build_tree(task: &Task, job: &TreeJob, dir: &Path) -> Result<()> {
+    crate::fsutil::copy_tree(&task.repo_dir(), dir, true)?;
+    for &f in &job.golds {
+        let gold = task.gold_dir(&task.features[f].id);
+        if gold.is_dir() {
+            crate::fsutil::copy_tree(&gold, dir, true)?;
+        }
+    }
+    Ok(())
+}

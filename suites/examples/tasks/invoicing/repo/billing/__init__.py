@@ -1,0 +1,1 @@
+"""billing: invoices, late fees, reminders and exports over a CSV file."""
