@@ -3,7 +3,9 @@
 
 pub mod aggregate;
 pub mod attempts;
+pub mod by_task;
 pub mod compare;
+pub mod compare_output;
 mod csv_input;
 pub mod export;
 pub mod format;

@@ -7,6 +7,7 @@ use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::aggregate::{Aggregate, Counts, aggregate};
+use super::by_task;
 use super::export::{self, Cell, Document, export_text};
 use super::metric::{FEATURES_VERIFIED, Metric};
 use super::run_info::RunInfo;
@@ -27,7 +28,7 @@ pub const SUMMARY_MD: &str = "summary.md";
 pub const PLOTS_DIR: &str = "plots";
 
 /// The columns of `summary.csv`, in order; also the keys of each `summary.json` object.
-pub const SUMMARY_COLUMNS: [&str; 14] = [
+pub const SUMMARY_COLUMNS: [&str; 20] = [
     "arm",
     "metric",
     "k",
@@ -42,6 +43,12 @@ pub const SUMMARY_COLUMNS: [&str; 14] = [
     "p_holm",
     "boot_ci_low",
     "boot_ci_high",
+    "p_cmh",
+    "p_cmh_holm",
+    "diff_mh",
+    "diff_mh_ci_low",
+    "diff_mh_ci_high",
+    "p_homogeneity",
 ];
 
 /// Seed of every trial-clustered bootstrap: fixed, so that summaries are reproducible.
@@ -82,6 +89,23 @@ pub struct SummaryRow {
     pub boot_ci_low: Option<f64>,
     /// Trial-clustered percentile bootstrap upper bound (session-level metrics).
     pub boot_ci_high: Option<f64>,
+    /// Two-sided Cochran–Mantel–Haenszel p over the tasks (rate metrics, two or more
+    /// tasks in the comparison; empty otherwise).
+    pub p_cmh: Option<f64>,
+    /// Holm-adjusted `p_cmh` over the non-baseline arms of the metric.
+    pub p_cmh_holm: Option<f64>,
+    /// Mantel–Haenszel risk difference, arm − baseline, over the tasks.
+    pub diff_mh: Option<f64>,
+    /// Lower bound of `diff_mh` (Wald, Greenland–Robins variance).
+    pub diff_mh_ci_low: Option<f64>,
+    /// Upper bound of `diff_mh` (Wald, Greenland–Robins variance).
+    pub diff_mh_ci_high: Option<f64>,
+    /// Breslow–Day p that the odds ratio is the same in every task.
+    pub p_homogeneity: Option<f64>,
+    /// The arm and the baseline span two or more tasks on this rate metric, so the
+    /// stratified columns, not the pooled ones, judge it (not a column).
+    #[serde(skip)]
+    pub stratified: bool,
 }
 
 impl SummaryRow {
@@ -101,6 +125,13 @@ impl SummaryRow {
             p_holm: None,
             boot_ci_low: None,
             boot_ci_high: None,
+            p_cmh: None,
+            p_cmh_holm: None,
+            diff_mh: None,
+            diff_mh_ci_low: None,
+            diff_mh_ci_high: None,
+            p_homogeneity: None,
+            stratified: false,
         }
     }
 
@@ -121,6 +152,12 @@ impl SummaryRow {
             Cell::number(self.p_holm),
             Cell::number(self.boot_ci_low),
             Cell::number(self.boot_ci_high),
+            Cell::number(self.p_cmh),
+            Cell::number(self.p_cmh_holm),
+            Cell::number(self.diff_mh),
+            Cell::number(self.diff_mh_ci_low),
+            Cell::number(self.diff_mh_ci_high),
+            Cell::number(self.p_homogeneity),
         ]
     }
 }
@@ -317,9 +354,13 @@ fn compute(agg: Aggregate, info: RunInfo, arms: Vec<String>, confidence: f64) ->
                     .ok()
                     .and_then(finite);
             }
+            if let Some(b) = baseline.as_deref().filter(|_| a > 0) {
+                add_stratified(&mut row, &agg, arm, b, metric, confidence);
+            }
             metric_rows.push(row);
         }
         adjust_holm(&mut metric_rows);
+        adjust_holm_cmh(&mut metric_rows);
         let with_data: Vec<_> = arms
             .iter()
             .map(|arm| counts(arm).get(metric))
@@ -357,6 +398,53 @@ fn compute(agg: Aggregate, info: RunInfo, arms: Vec<String>, confidence: f64) ->
         aggregate: agg,
         sequential: None,
         attempts: Default::default(),
+    }
+}
+
+/// The stratified columns of an arm's row against the baseline, when the two span
+/// [`by_task::MIN_TASKS`] or more tasks on `metric` (tasks where either side has units).
+fn add_stratified(
+    row: &mut SummaryRow,
+    agg: &Aggregate,
+    arm: &str,
+    baseline: &str,
+    metric: Metric,
+    confidence: f64,
+) {
+    let tasks = by_task::pair_tasks(
+        agg.task_counts(arm, metric),
+        agg.task_counts(baseline, metric),
+    );
+    let spanned = tasks
+        .iter()
+        .filter(|t| t.arm.n > 0 || t.base.n > 0)
+        .count();
+    if spanned < by_task::MIN_TASKS {
+        return;
+    }
+    row.stratified = true;
+    let Some(s) = by_task::stratified_of(&tasks, confidence) else {
+        return;
+    };
+    row.p_cmh = s.cmh.map(|c| c.p).and_then(finite);
+    if let Some(d) = s.diff {
+        row.diff_mh = finite(d.estimate);
+        row.diff_mh_ci_low = finite(d.ci.low);
+        row.diff_mh_ci_high = finite(d.ci.high);
+    }
+    row.p_homogeneity = s.homogeneity.map(|h| h.p).and_then(finite);
+}
+
+/// Holm over the non-baseline rows whose `p_cmh` is defined: the family of `p_holm`.
+fn adjust_holm_cmh(rows: &mut [SummaryRow]) {
+    let defined: Vec<usize> = (1..rows.len())
+        .filter(|&i| rows[i].p_cmh.is_some())
+        .collect();
+    let ps: Vec<f64> = defined.iter().filter_map(|&i| rows[i].p_cmh).collect();
+    if let Ok(adjusted) = stats::holm(&ps) {
+        for (&i, q) in defined.iter().zip(adjusted) {
+            rows[i].p_cmh_holm = finite(q);
+        }
     }
 }
 
@@ -408,9 +496,14 @@ fn bootstrap(counts: &Counts, confidence: f64) -> Vec<Option<Interval>> {
         .iter()
         .map(|m| counts.clusters[m.index()].clone())
         .collect();
-    if let Ok(results) =
-        stats::cluster_bootstrap_rates(&clusters, DEFAULT_RESAMPLES, confidence, BOOTSTRAP_SEED)
-    {
+    // Trials are resampled within each task, so every resample keeps the arm's task mix.
+    if let Ok(results) = stats::cluster_bootstrap_rates_within(
+        &clusters,
+        &counts.cluster_tasks,
+        DEFAULT_RESAMPLES,
+        confidence,
+        BOOTSTRAP_SEED,
+    ) {
         for (m, r) in session.iter().zip(results) {
             out[m.index()] = r.ok();
         }

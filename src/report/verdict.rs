@@ -4,6 +4,7 @@
 //! whole run. A pure model of the summary rows, rendered as text (the console, `show`)
 //! and as Markdown (the top of `summary.md`).
 
+use super::by_task;
 use super::format::{fixed, pp, pvalue};
 use super::sequential_outcome::SequentialOutcome;
 use super::summary::{Summary, SummaryRow};
@@ -23,14 +24,16 @@ pub enum Direction {
     Lower,
 }
 
-/// One arm that differs from the baseline on one metric after Holm.
+/// One arm that differs from the baseline on one metric after Holm (stratified by task
+/// when the comparison spans two or more tasks).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
     /// The arm.
     pub arm: String,
-    /// rate(arm) − rate(baseline) (a difference of means for `features_verified`).
+    /// rate(arm) − rate(baseline), the Mantel–Haenszel difference when stratified (a
+    /// difference of means for `features_verified`).
     pub diff: f64,
-    /// The Holm-adjusted p.
+    /// The Holm-adjusted p (of the CMH test when stratified).
     pub p_holm: f64,
     /// Which way it differs.
     pub direction: Direction,
@@ -47,6 +50,11 @@ pub struct MetricVerdict {
     pub findings: Vec<Finding>,
     /// Non-baseline arms with a Holm p (compared at all).
     pub compared: usize,
+    /// Judged stratified by task (`p_cmh_holm`, `diff_mh`) for some arm.
+    pub stratified: bool,
+    /// Arms whose effect differs by task (`p_homogeneity` below
+    /// [`by_task::HOMOGENEITY_ALPHA`]), in arm order.
+    pub heterogeneous: Vec<String>,
 }
 
 /// The verdict of a run.
@@ -124,6 +132,12 @@ impl Verdict {
             out += &wrap(&lead, &findings_text(m, false), TEXT_WIDTH);
         }
         out += &wrap_hanging("  ", &self.no_difference_line(), TEXT_WIDTH);
+        if let Some(note) = self.stratified_note() {
+            out += &wrap_hanging("  ", &format!("({note})"), TEXT_WIDTH);
+        }
+        for line in self.heterogeneity_lines() {
+            out += &wrap_hanging("  ", &line, TEXT_WIDTH);
+        }
         if let Some(seq) = &self.sequential {
             out += &wrap(
                 "Sequential run: ",
@@ -179,6 +193,12 @@ impl Verdict {
             out += &format!("- **{}**: {}\n", m.metric, findings_text(m, true));
         }
         out += &format!("- {}\n", self.no_difference_line());
+        for line in self.heterogeneity_lines() {
+            out += &format!("- {line}\n");
+        }
+        if let Some(note) = self.stratified_note() {
+            out += &format!("\n{}.\n", capitalize(&note));
+        }
         if let Some(seq) = &self.sequential {
             out += &format!(
                 "\n**Sequential run** on `{}`: {}.",
@@ -209,6 +229,45 @@ impl Verdict {
             }
         }
         out
+    }
+
+    /// How the metrics with two or more tasks were judged; None when none was.
+    pub fn stratified_note(&self) -> Option<String> {
+        let stratified: Vec<&str> = self
+            .metrics
+            .iter()
+            .filter(|m| m.stratified)
+            .map(|m| m.metric.as_str())
+            .collect();
+        if stratified.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "stratified by task: arms compared within each task, by the Cochran–Mantel–Haenszel \
+             p (Holm) and the Mantel–Haenszel difference, on {}",
+            if stratified.len() == self.metrics.iter().filter(|m| m.compared > 0).count() {
+                "every metric compared".to_string()
+            } else {
+                stratified.join(", ")
+            }
+        ))
+    }
+
+    /// One line per metric whose effect differs by task for some arm (Breslow–Day p
+    /// below [`by_task::HOMOGENEITY_ALPHA`]).
+    pub fn heterogeneity_lines(&self) -> Vec<String> {
+        self.metrics
+            .iter()
+            .filter(|m| !m.heterogeneous.is_empty())
+            .map(|m| {
+                format!(
+                    "{}: the effect differs by task ({}; Breslow–Day p < {}): see the per-task table",
+                    m.metric,
+                    m.heterogeneous.join(", "),
+                    by_task::HOMOGENEITY_ALPHA
+                )
+            })
+            .collect()
     }
 
     /// The line on the metrics where no arm differs, and those not compared at all.
@@ -312,6 +371,14 @@ pub fn side_text(m: &MetricVerdict, better: bool, markdown: bool) -> String {
         .join(", ")
 }
 
+fn capitalize(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().collect::<String>() + chars.as_str(),
+        None => String::new(),
+    }
+}
+
 fn signed(x: f64) -> String {
     let text = fixed(x, 2);
     if x >= 0.0 { format!("+{text}") } else { text }
@@ -335,6 +402,8 @@ pub fn decide(rows: &[SummaryRow], baseline: Option<&str>, alpha: f64) -> Verdic
                 metric: row.metric.clone(),
                 findings: Vec::new(),
                 compared: 0,
+                stratified: false,
+                heterogeneous: Vec::new(),
             });
         }
         if row.n < SMALL_SAMPLE {
@@ -343,10 +412,25 @@ pub fn decide(rows: &[SummaryRow], baseline: Option<&str>, alpha: f64) -> Verdic
         if Some(row.arm.as_str()) == baseline {
             continue;
         }
-        let Some(p_holm) = row.p_holm else { continue };
+        // Two or more tasks: the stratified columns judge, the pooled ones do not.
+        let (p_holm, diff) = if row.stratified {
+            (row.p_cmh_holm, row.diff_mh)
+        } else {
+            (row.p_holm, row.diff)
+        };
         let current = metrics.last_mut().expect("pushed above");
+        if row
+            .p_homogeneity
+            .is_some_and(|p| p < by_task::HOMOGENEITY_ALPHA)
+        {
+            current.heterogeneous.push(row.arm.clone());
+        }
+        let Some(p_holm) = p_holm else { continue };
         current.compared += 1;
-        let Some(diff) = row.diff.filter(|d| *d != 0.0) else {
+        if row.stratified {
+            current.stratified = true;
+        }
+        let Some(diff) = diff.filter(|d| *d != 0.0) else {
             continue;
         };
         if p_holm < alpha {
@@ -437,6 +521,13 @@ mod tests {
             p_holm,
             boot_ci_low: None,
             boot_ci_high: None,
+            p_cmh: None,
+            p_cmh_holm: None,
+            diff_mh: None,
+            diff_mh_ci_low: None,
+            diff_mh_ci_high: None,
+            p_homogeneity: None,
+            stratified: false,
         }
     }
 

@@ -3,6 +3,7 @@
 //! and `weekly.html` of the trends. An exporter-like renderer beside
 //! [`super::export`]: a data model ([`model`]) and one template ([`page`]).
 
+mod by_task;
 pub mod model;
 pub mod page;
 

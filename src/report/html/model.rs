@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::by_task;
 use super::super::format::{fixed, level, pct, pp, pvalue};
 use super::super::metric::{FEATURES_VERIFIED, Metric};
 use super::super::plot::{Estimate, YAxis, rate_chart};
@@ -119,14 +120,14 @@ pub struct PageCell {
 }
 
 impl PageCell {
-    fn text(t: impl Into<String>) -> PageCell {
+    pub(super) fn text(t: impl Into<String>) -> PageCell {
         PageCell {
             t: t.into(),
             v: None,
         }
     }
 
-    fn number(x: Option<f64>, show: impl Fn(f64) -> String) -> PageCell {
+    pub(super) fn number(x: Option<f64>, show: impl Fn(f64) -> String) -> PageCell {
         PageCell {
             t: x.map(show).unwrap_or_default(),
             v: x,
@@ -367,7 +368,8 @@ fn summary_tables(s: &Summary) -> Vec<PageTable> {
     let count = |x: u64| PageCell::number(Some(x as f64), |x| fixed(x, 0));
     let mut tables = Vec::new();
     for metric in Metric::ALL {
-        let columns = [
+        let stratified = s.metric_rows(metric.name()).any(|r| r.stratified);
+        let mut columns = vec![
             "arm".to_string(),
             "k".into(),
             "n".into(),
@@ -379,10 +381,13 @@ fn summary_tables(s: &Summary) -> Vec<PageTable> {
             "p".into(),
             "p (Holm)".into(),
         ];
+        if stratified {
+            columns.extend(by_task::STRATIFIED_COLUMNS.map(String::from));
+        }
         let rows = s
             .metric_rows(metric.name())
             .map(|r| {
-                vec![
+                let mut cells = vec![
                     PageCell::text(r.arm.clone()),
                     count(r.k.unwrap_or(0)),
                     count(r.n),
@@ -393,16 +398,23 @@ fn summary_tables(s: &Summary) -> Vec<PageTable> {
                     PageCell::text(interval(r.diff_ci_low, r.diff_ci_high, &pp)),
                     PageCell::number(r.p, pvalue),
                     holm(r),
-                ]
+                ];
+                if stratified {
+                    cells.extend(by_task::stratified_cells(r, alpha));
+                }
+                cells
             })
             .collect();
         tables.push(PageTable {
             id: metric.name().to_string(),
             title: metric.name().to_string(),
             note: metric.definition().to_string(),
-            columns: columns.to_vec(),
+            columns,
             rows,
         });
+        if stratified {
+            tables.push(by_task::task_table(s, metric));
+        }
     }
     let two = |x: f64| fixed(x, 2);
     let signed = |x: f64| format!("{x:+.2}");
