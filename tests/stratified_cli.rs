@@ -1,7 +1,8 @@
 //! Stratified by task end to end on generated CSVs: a Simpson's-paradox layout (an arm
 //! better in each of two tasks, worse pooled, because its sessions fall mostly on the
 //! hard task) through `loopbench report` and `loopbench compare --by-task`; one task
-//! leaves the stratified columns empty; zero margins give an empty p without a panic.
+//! leaves the stratified columns empty; zero margins give an empty p without a panic;
+//! `weekly` judges week over week by the same rule.
 
 mod common;
 #[path = "common/csvgen.rs"]
@@ -9,8 +10,8 @@ mod csvgen;
 
 use std::path::{Path, PathBuf};
 
-use common::loopbench;
-use csvgen::{ArmSpec, write_csvs};
+use common::{loopbench, read_csv};
+use csvgen::{ArmSpec, write_csvs, write_manifest};
 use serde_json::Value;
 
 /// One (arm, task) block: `trials` trials of one coding session each, `premature` of
@@ -170,7 +171,10 @@ fn an_effect_of_opposite_signs_by_task_is_named_with_its_per_task_table() {
 #[test]
 fn one_task_leaves_the_stratified_columns_empty_and_the_verdict_pooled() {
     let tmp = tempfile::tempdir().unwrap();
-    let arms = vec![block("base", "only", 200, 20), block("arm", "only", 200, 50)];
+    let arms = vec![
+        block("base", "only", 200, 20),
+        block("arm", "only", 200, 50),
+    ];
     let dir = run(tmp.path(), "one", arms);
     let rows = report_json(&dir, "base");
     for r in &rows {
@@ -181,13 +185,14 @@ fn one_task_leaves_the_stratified_columns_empty_and_the_verdict_pooled() {
     let csv = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
     let header = csv.lines().next().unwrap();
     assert!(
-        header.ends_with(
-            ",p_cmh,p_cmh_holm,diff_mh,diff_mh_ci_low,diff_mh_ci_high,p_homogeneity"
-        ),
+        header.ends_with(",p_cmh,p_cmh_holm,diff_mh,diff_mh_ci_low,diff_mh_ci_high,p_homogeneity"),
         "{header}"
     );
     let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
-    assert!(md.contains("- **premature_done**: worse: `arm` +15.0 pp"), "{md}");
+    assert!(
+        md.contains("- **premature_done**: worse: `arm` +15.0 pp"),
+        "{md}"
+    );
     assert!(!md.contains("Stratified by task"), "{md}");
 }
 
@@ -225,7 +230,13 @@ fn compare_json(base: &Path, new: &Path, extra: &[&str], code: i32) -> Vec<Value
         .arg("compare")
         .arg(base)
         .arg(new)
-        .args(["--metric", "premature_done", "--format", "json", "--by-task"])
+        .args([
+            "--metric",
+            "premature_done",
+            "--format",
+            "json",
+            "--by-task",
+        ])
         .args(extra)
         .assert()
         .code(code)
@@ -259,7 +270,10 @@ fn compare_judges_by_task_when_both_runs_span_two_tasks() {
     assert!(verdict["change"].as_f64().unwrap() < -0.15, "{verdict}");
     assert!(verdict["p"].as_f64().unwrap() > 0.99, "{verdict}");
     let by_task = verdict["by_task"].as_array().unwrap();
-    let tasks: Vec<&str> = by_task.iter().map(|t| t["task"].as_str().unwrap()).collect();
+    let tasks: Vec<&str> = by_task
+        .iter()
+        .map(|t| t["task"].as_str().unwrap())
+        .collect();
     assert_eq!(tasks, ["easy", "hard"]);
     assert_eq!(by_task[0]["base_k"], 100);
     assert_eq!(by_task[0]["base_n"], 400);
@@ -275,7 +289,11 @@ fn compare_judges_by_task_when_both_runs_span_two_tasks() {
     assert_eq!(v[0]["regression"], true, "{}", v[0]);
     assert!(v[0]["change"].as_f64().unwrap() > 0.15, "{}", v[0]);
     // One-sided: half the two-sided CMH p of the report test, Φ̄(3.214).
-    assert!((0.00065..0.00066).contains(&v[0]["p"].as_f64().unwrap()), "{}", v[0]);
+    assert!(
+        (0.00065..0.00066).contains(&v[0]["p"].as_f64().unwrap()),
+        "{}",
+        v[0]
+    );
 
     // Markdown with --by-task: the verdict says so and the per-task rows follow.
     let out = loopbench()
@@ -294,14 +312,23 @@ fn compare_judges_by_task_when_both_runs_span_two_tasks() {
         .lines()
         .find(|l| l.starts_with("| x") && l.contains("| hard"))
         .unwrap_or_else(|| panic!("no per-task row:\n{md}"));
-    assert!(hard.contains("200 / 400") && hard.contains("28 / 40"), "{hard}");
+    assert!(
+        hard.contains("200 / 400") && hard.contains("28 / 40"),
+        "{hard}"
+    );
 
     // JUnit carries the per-task lines in the test case.
     let out = loopbench()
         .arg("compare")
         .arg(&pooled_worse)
         .arg(&pooled_better)
-        .args(["--metric", "premature_done", "--by-task", "--format", "junit"])
+        .args([
+            "--metric",
+            "premature_done",
+            "--by-task",
+            "--format",
+            "junit",
+        ])
         .assert()
         .code(1)
         .get_output()
@@ -322,4 +349,60 @@ fn compare_with_one_task_in_a_run_stays_pooled() {
     let pooled = v[0]["new_rate"].as_f64().unwrap() - v[0]["base_rate"].as_f64().unwrap();
     assert!((v[0]["change"].as_f64().unwrap() - pooled).abs() < 1e-15);
     assert_eq!(v[0]["by_task"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn weekly_judges_week_over_week_by_task() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("results");
+    // Two runs in each week: pooling runs of a week pools their tasks' counts too.
+    let week = |name: &str, started: &str, arms: Vec<ArmSpec>| {
+        let dir = root.join(name);
+        write_csvs(&dir, &arms);
+        write_manifest(&dir, &["x"], started, false);
+    };
+    let half = |arms: Vec<ArmSpec>| -> Vec<ArmSpec> {
+        arms.into_iter()
+            .map(|mut a| {
+                a.trials /= 2;
+                a.events = a.events.into_iter().map(|(c, k)| (c, k / 2)).collect();
+                a
+            })
+            .collect()
+    };
+    week("w1a", "2026-10-19T08:00:00Z", half(other_side("x")));
+    week("w1b", "2026-10-20T08:00:00Z", half(other_side("x")));
+    // Week 2 is worse pooled and better in each task: no regression.
+    week("w2a", "2026-10-27T08:00:00Z", half(simpson("x")));
+    week("w2b", "2026-10-28T08:00:00Z", half(simpson("x")));
+    // Week 3 is the first layout again: better pooled, worse in each task: a regression.
+    week("w3", "2026-11-03T08:00:00Z", other_side("x"));
+    let out = tmp.path().join("weekly");
+    let md = loopbench()
+        .arg("weekly")
+        .arg(&root)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let md = String::from_utf8(md).unwrap();
+    let rows = read_csv(&out.join("weekly.csv"));
+    let premature: Vec<_> = rows
+        .iter()
+        .filter(|r| r["metric"] == "premature_done" && r["arm"] == "x")
+        .collect();
+    assert_eq!(premature.len(), 3);
+    assert_eq!(premature[1]["runs"], "2");
+    assert_eq!(premature[1]["k"], "204");
+    assert_eq!(premature[1]["n"], "440");
+    assert_eq!(premature[1]["stratified"], "true");
+    assert_eq!(premature[1]["regression"], "false");
+    assert!(premature[1]["change"].parse::<f64>().unwrap() < -0.15);
+    assert_eq!(premature[2]["stratified"], "true");
+    assert_eq!(premature[2]["regression"], "true");
+    assert!(premature[2]["change"].parse::<f64>().unwrap() > 0.15);
+    assert!(md.contains("**REGRESSION** (by task)"), "{md}");
 }

@@ -56,10 +56,16 @@ pub fn pair_tasks<'a>(
         base: Count::default(),
     };
     for (task, c) in arm {
-        add(&mut by_task.entry(task).or_insert_with(|| blank(task)).arm, c);
+        add(
+            &mut by_task.entry(task).or_insert_with(|| blank(task)).arm,
+            c,
+        );
     }
     for (task, c) in base {
-        add(&mut by_task.entry(task).or_insert_with(|| blank(task)).base, c);
+        add(
+            &mut by_task.entry(task).or_insert_with(|| blank(task)).base,
+            c,
+        );
     }
     by_task.into_values().collect()
 }

@@ -232,7 +232,11 @@ pub fn render(c: &Comparison) -> String {
         pp(c.rule.max_increase).trim_start_matches('+'),
         c.rule.alpha
     );
-    if c.metrics.iter().flat_map(|(_, v)| v).any(|v| v.judgement.stratified) {
+    if c.metrics
+        .iter()
+        .flat_map(|(_, v)| v)
+        .any(|v| v.judgement.stratified)
+    {
         out += "Where both runs span two or more tasks, the change is the Mantel–Haenszel \
                 difference over the tasks and p the one-sided Cochran–Mantel–Haenszel p \
                 (stratified by task; `by task` in the verdict column).\n";
@@ -291,4 +295,3 @@ pub fn render(c: &Comparison) -> String {
     };
     out
 }
-

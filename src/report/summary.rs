@@ -415,10 +415,7 @@ fn add_stratified(
         agg.task_counts(arm, metric),
         agg.task_counts(baseline, metric),
     );
-    let spanned = tasks
-        .iter()
-        .filter(|t| t.arm.n > 0 || t.base.n > 0)
-        .count();
+    let spanned = tasks.iter().filter(|t| t.arm.n > 0 || t.base.n > 0).count();
     if spanned < by_task::MIN_TASKS {
         return;
     }

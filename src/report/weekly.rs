@@ -346,12 +346,7 @@ fn pool_by_week(per_run: Vec<LazyFrame>) -> PolarsResult<Vec<ArmWeek>> {
         .sort(["arm", "week", "task"], SortMultipleOptions::default())
         .collect()?;
     let mut aggs = count_sums();
-    aggs.push(
-        col("run")
-            .n_unique()
-            .cast(DataType::UInt64)
-            .alias("runs"),
-    );
+    aggs.push(col("run").n_unique().cast(DataType::UInt64).alias("runs"));
     let pooled = all
         .lazy()
         .group_by([col("arm"), col("week")])
@@ -371,7 +366,10 @@ fn pool_by_week(per_run: Vec<LazyFrame>) -> PolarsResult<Vec<ArmWeek>> {
         })
         .collect();
     // Both frames are sorted by (arm, week): walk them together.
-    let (task_arms, task_weeks) = (by_task.column("arm")?.str()?, by_task.column("week")?.i32()?);
+    let (task_arms, task_weeks) = (
+        by_task.column("arm")?.str()?,
+        by_task.column("week")?.i32()?,
+    );
     let tasks = by_task.column("task")?.str()?;
     let mut at = 0;
     for row in 0..by_task.height() {

@@ -9,7 +9,6 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::by_task;
 use super::super::format::{fixed, level, pct, pp, pvalue};
 use super::super::metric::{FEATURES_VERIFIED, Metric};
 use super::super::plot::{Estimate, YAxis, rate_chart};
@@ -17,6 +16,7 @@ use super::super::summary::{Summary, SummaryRow};
 use super::super::summary_md::{SIMULATED_NOTE, shard_note};
 use super::super::verdict::{Verdict, side_text};
 use super::super::weekly::Weekly;
+use super::by_task;
 use crate::error::{Error, Result};
 use crate::rates::{Better, Unit, counts_against};
 use crate::store::{SESSIONS_CSV, SESSIONS_JSONL, TRIALS_CSV, read_jsonl};
