@@ -147,7 +147,7 @@ fn an_effect_of_opposite_signs_by_task_is_named_with_its_per_task_table() {
         .clone();
     let md = String::from_utf8(out).unwrap();
     assert!(
-        md.contains("premature_done: the effect differs by task (arm; Breslow–Day p < 0.05)"),
+        md.contains("premature_done: the effect differs by task for arm (Breslow–Day p < 0.05)"),
         "{md}"
     );
     let section = &md[md.find("## premature_done").unwrap()..];

@@ -135,8 +135,20 @@ impl Verdict {
         if let Some(note) = self.stratified_note() {
             out += &wrap_hanging("  ", &format!("({note})"), TEXT_WIDTH);
         }
-        for line in self.heterogeneity_lines() {
-            out += &wrap_hanging("  ", &line, TEXT_WIDTH);
+        let differing_by_task: Vec<&MetricVerdict> = self
+            .metrics
+            .iter()
+            .filter(|m| !m.heterogeneous.is_empty())
+            .collect();
+        if !differing_by_task.is_empty() {
+            out += &format!(
+                "The effect differs by task (Breslow–Day p < {}; summary.md has the per-task tables):\n",
+                by_task::HOMOGENEITY_ALPHA
+            );
+            for m in differing_by_task {
+                let lead = format!("  {:width$}  ", m.metric);
+                out += &wrap(&lead, &m.heterogeneous.join(", "), TEXT_WIDTH);
+            }
         }
         if let Some(seq) = &self.sequential {
             out += &wrap(
@@ -242,14 +254,19 @@ impl Verdict {
         if stratified.is_empty() {
             return None;
         }
+        let rate_metrics = self
+            .metrics
+            .iter()
+            .filter(|m| m.compared > 0 && m.metric != FEATURES_VERIFIED)
+            .count();
+        let which = if stratified.len() == rate_metrics {
+            "every rate metric".to_string()
+        } else {
+            stratified.join(", ")
+        };
         Some(format!(
-            "stratified by task: arms compared within each task, by the Cochran–Mantel–Haenszel \
-             p (Holm) and the Mantel–Haenszel difference, on {}",
-            if stratified.len() == self.metrics.iter().filter(|m| m.compared > 0).count() {
-                "every metric compared".to_string()
-            } else {
-                stratified.join(", ")
-            }
+            "stratified by task: {which} judged within each task, by the \
+             Cochran–Mantel–Haenszel p (Holm) and the Mantel–Haenszel difference"
         ))
     }
 
@@ -261,7 +278,8 @@ impl Verdict {
             .filter(|m| !m.heterogeneous.is_empty())
             .map(|m| {
                 format!(
-                    "{}: the effect differs by task ({}; Breslow–Day p < {}): see the per-task table",
+                    "{}: the effect differs by task for {} (Breslow–Day p < {}): see the \
+                     per-task table",
                     m.metric,
                     m.heterogeneous.join(", "),
                     by_task::HOMOGENEITY_ALPHA
@@ -425,12 +443,19 @@ pub fn decide(rows: &[SummaryRow], baseline: Option<&str>, alpha: f64) -> Verdic
         {
             current.heterogeneous.push(row.arm.clone());
         }
-        let Some(p_holm) = p_holm else { continue };
-        current.compared += 1;
-        if row.stratified {
-            current.stratified = true;
+        // Stratified, a comparison with no event (or only events) in every task has a
+        // difference (0) but no CMH p: compared, and no difference.
+        let compared = if row.stratified {
+            diff.is_some()
+        } else {
+            p_holm.is_some()
+        };
+        if !compared {
+            continue;
         }
-        let Some(diff) = diff.filter(|d| *d != 0.0) else {
+        current.compared += 1;
+        current.stratified |= row.stratified;
+        let (Some(p_holm), Some(diff)) = (p_holm, diff.filter(|d| *d != 0.0)) else {
             continue;
         };
         if p_holm < alpha {
@@ -709,6 +734,61 @@ mod tests {
             "  m  worse: a +1.0 pp (p 0.01),\n     b +2.0 pp (p 0.02);\n     better: c -3.0 pp (p 0.03)\n"
         );
         assert_eq!(wrap("  m  ", "worse: a", 40), "  m  worse: a\n");
+    }
+
+    #[test]
+    fn with_two_or_more_tasks_the_stratified_columns_judge_and_heterogeneity_is_named() {
+        let stratified = |arm: &str, diff, p_cmh_holm, diff_mh, p_homogeneity| {
+            let mut r = row(arm, "premature_done", 400, Some(diff), Some(0.9));
+            r.stratified = true;
+            r.p_cmh_holm = p_cmh_holm;
+            r.diff_mh = diff_mh;
+            r.p_homogeneity = p_homogeneity;
+            r
+        };
+        let rows = vec![
+            row("json", "premature_done", 400, None, None),
+            // Pooled worse and not significant; by task better and significant.
+            stratified("a", 0.17, Some(0.001), Some(-0.175), Some(0.7)),
+            // No event in any task: a difference of 0, no CMH p: compared, no finding.
+            stratified("b", 0.0, None, Some(0.0), None),
+            // Pooled p 0.9 would say nothing; by task not significant either.
+            stratified("c", 0.05, Some(0.2), Some(0.04), Some(0.001)),
+        ];
+        let v = decide(&rows, Some("json"), 0.05);
+        let m = &v.metrics[0];
+        assert_eq!(m.compared, 3);
+        assert!(m.stratified);
+        assert_eq!(m.findings.len(), 1);
+        assert_eq!(m.findings[0].arm, "a");
+        assert_eq!(m.findings[0].diff, -0.175);
+        assert!(m.findings[0].better);
+        assert_eq!(m.heterogeneous, ["c"]);
+        let text = v.to_text();
+        assert!(
+            text.contains("premature_done  better: a -17.5 pp (p 0.001)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("The effect differs by task (Breslow–Day p < 0.05;"),
+            "{text}"
+        );
+        assert!(text.contains("\n  premature_done  c\n"), "{text}");
+        assert!(
+            text.contains("(stratified by task: every rate metric"),
+            "{text}"
+        );
+        assert!(
+            text.lines().all(|l| l.chars().count() <= TEXT_WIDTH),
+            "{text}"
+        );
+        let md = v.to_markdown();
+        assert!(
+            md.contains(
+                "- premature_done: the effect differs by task for c (Breslow–Day p < 0.05)"
+            ),
+            "{md}"
+        );
     }
 
     #[test]
