@@ -20,6 +20,7 @@ pub mod sequential_outcome;
 mod session_table;
 pub mod show;
 pub mod summary;
+mod summary_bootstrap;
 mod summary_md;
 mod table;
 pub mod verdict;
