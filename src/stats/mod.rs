@@ -8,6 +8,7 @@
 
 mod bootstrap;
 mod chisq;
+mod cmh_exact;
 mod describe;
 mod error;
 mod fisher;
@@ -25,6 +26,7 @@ pub use bootstrap::{
     cluster_bootstrap_rates_within,
 };
 pub use chisq::{ChiSquare, chi2_2xk};
+pub use cmh_exact::{CmhExact, MANTEL_FLEISS_MIN, cmh_exact, mantel_fleiss};
 pub use describe::{Describe, describe, percentile};
 pub use error::{Result, StatsError};
 pub use fisher::{Alternative, fisher_exact};

@@ -10,6 +10,7 @@
 
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
+use super::cmh_exact::{MANTEL_FLEISS_MIN, cmh_exact, mantel_fleiss};
 use super::error::{Result, check_confidence};
 use super::fisher::Alternative;
 use super::proportion::{Interval, normal_isf};
@@ -23,32 +24,52 @@ pub struct Cmh {
     /// `Σ(aᵢ − E aᵢ) / √(Σ Var aᵢ)`: positive when the arm has more events than
     /// expected under equal rates.
     pub z: f64,
-    /// Two-sided p-value, the chi-square (1 dof) upper tail of `statistic`.
+    /// Two-sided p-value: the chi-square (1 dof) upper tail of `statistic`, or the exact
+    /// conditional p when [`Cmh::exact`].
     pub p: f64,
+    /// True when the events are too sparse for the chi-square approximation (the
+    /// Mantel–Fleiss criterion is below 5) and the p-values are the exact conditional
+    /// test's ([`cmh_exact`]).
+    pub exact: bool,
+    p_greater: f64,
+    p_less: f64,
 }
 
 impl Cmh {
     /// The p-value for `alternative`: two-sided [`Cmh::p`]; `Greater` (the arm's rate is
-    /// higher) `Φ̄(z)`; `Less` (the arm's rate is lower) `Φ̄(−z)`.
+    /// higher) and `Less` (the arm's rate is lower) are `Φ̄(z)` and `Φ̄(−z)`, or, when
+    /// [`Cmh::exact`], `P(S ≥ s)` and `P(S ≤ s)` of the exact conditional distribution.
     ///
-    /// The smaller one-sided value is half the chi-square upper tail of `z²` (`Φ̄(|z|)`
-    /// exactly), so it comes from an upper tail directly, never `1 − cdf`, and is exactly
-    /// half of [`Cmh::p`]; the larger is `1 −` that. (statrs' `erfc`, behind its normal
-    /// `sf`, was off by 4e-11 relative at p = 0.008, where the chi-square tail is exact
-    /// to the last digits.)
+    /// Asymptotically the smaller one-sided value is half the chi-square upper tail of
+    /// `z²` (`Φ̄(|z|)` exactly), so it comes from an upper tail directly, never `1 − cdf`,
+    /// and is exactly half of [`Cmh::p`]; the larger is `1 −` that. (statrs' `erfc`,
+    /// behind its normal `sf`, was off by 4e-11 relative at p = 0.008, where the
+    /// chi-square tail is exact to the last digits.)
     pub fn p_value(&self, alternative: Alternative) -> f64 {
-        let half = self.p / 2.0;
+        match alternative {
+            Alternative::TwoSided => self.p,
+            Alternative::Greater => self.p_greater,
+            Alternative::Less => self.p_less,
+        }
+    }
+
+    /// The asymptotic test of `z` and its chi-square `statistic`.
+    fn asymptotic(statistic: f64, z: f64, p: f64) -> Cmh {
+        let half = p / 2.0;
         let towards = |positive: bool| {
-            if (self.z > 0.0) == positive || self.z == 0.0 {
+            if (z > 0.0) == positive || z == 0.0 {
                 half
             } else {
                 1.0 - half
             }
         };
-        match alternative {
-            Alternative::TwoSided => self.p,
-            Alternative::Greater => towards(true),
-            Alternative::Less => towards(false),
+        Cmh {
+            statistic,
+            z,
+            p,
+            exact: false,
+            p_greater: towards(true),
+            p_less: towards(false),
         }
     }
 }
@@ -134,6 +155,12 @@ pub fn stratified(strata: &[Stratum], confidence: f64) -> Result<Stratified> {
 /// writes `1 − chi2.cdf`, which agrees to 1e-16 absolute but rounds p-values below it
 /// to 0. [`Cmh::p_value`] gives the one-sided p-values from `z`.
 ///
+/// Sparse events: when the Mantel–Fleiss criterion ([`mantel_fleiss`]) is below
+/// [`MANTEL_FLEISS_MIN`], the chi-square approximation fails (with one event in 436
+/// units it gave p = 0.0017 where the exact p is 0.09), and every p-value is the exact
+/// conditional test's, R `mantelhaen.test(exact = TRUE)` ([`cmh_exact`]); `statistic`
+/// and `z` stay the asymptotic ones, and [`Cmh::exact`] says so.
+///
 /// Each `aᵢNᵢ − n₁ᵢm₁ᵢ` is an exact integer before it is divided, and the sums are
 /// compensated, so the statistic keeps its relative precision near 0.
 ///
@@ -155,13 +182,23 @@ pub fn cmh(strata: &[Stratum]) -> Option<Cmh> {
         return None;
     }
     let statistic = excess * excess / variance;
-    let chi2 = ChiSquared::new(1.0).ok()?;
-    Some(Cmh {
-        statistic,
-        z: excess / variance.sqrt(),
-        p: chi2.sf(statistic).clamp(0.0, 1.0),
-    })
-    .filter(|c| c.statistic.is_finite() && c.z.is_finite())
+    let z = excess / variance.sqrt();
+    if !(statistic.is_finite() && z.is_finite()) {
+        return None;
+    }
+    let sparse = mantel_fleiss(strata).is_some_and(|c| c < MANTEL_FLEISS_MIN);
+    if let Some(e) = sparse.then(|| cmh_exact(strata)).flatten() {
+        return Some(Cmh {
+            statistic,
+            z,
+            p: e.p,
+            exact: true,
+            p_greater: e.p_greater,
+            p_less: e.p_less,
+        });
+    }
+    let p = ChiSquared::new(1.0).ok()?.sf(statistic).clamp(0.0, 1.0);
+    Some(Cmh::asymptotic(statistic, z, p))
 }
 
 /// The Mantel–Haenszel pooled odds ratio and its confidence interval.
@@ -497,6 +534,28 @@ mod tests {
             "{far:?}"
         );
         assert_eq!(far.p_value(Alternative::Greater), far.p / 2.0);
+    }
+
+    #[test]
+    fn one_event_in_one_task_is_judged_by_the_exact_test() {
+        // The default run's entry_removal: `single` 1 of 40 against 0 of 396, all in one
+        // task. The chi-square approximation gave p = 0.0017; the exact conditional p is
+        // the pooled Fisher p, 40/436 = 0.0917 (one event: P(S ≥ 1) = n1/N).
+        let seed = strata(&[
+            (1, 10, 0, 99),
+            (0, 10, 0, 99),
+            (0, 10, 0, 99),
+            (0, 10, 0, 99),
+        ]);
+        let c = cmh(&seed).unwrap();
+        assert!(c.exact, "{c:?}");
+        assert!((c.p - 10.0 / 109.0).abs() < 1e-12, "{c:?}");
+        assert!((c.p_value(Alternative::Greater) - 10.0 / 109.0).abs() < 1e-12);
+        assert_eq!(c.p_value(Alternative::Less), 1.0);
+        let chi2 = ChiSquared::new(1.0).unwrap().sf(c.statistic);
+        assert!(chi2 < 0.01 && c.z > 2.5, "the asymptotic p would be {chi2}");
+        // Plenty of events: the asymptotic test, as before.
+        assert!(!cmh(&strata(&SIMPSON)).unwrap().exact);
     }
 
     #[test]
