@@ -509,13 +509,23 @@ fn stratified_vectors_cover_the_required_edge_cases() {
     // Sparse events: the exact conditional test, over one stratum and over several; the
     // default run's one event in one task is not significant.
     let exact = |c: &&Value| !c["cmh"].is_null() && c["cmh"]["exact"] == true;
-    assert!(stratified_cases().iter().filter(exact).any(|c| {
-        c["strata"].as_array().unwrap().len() >= 3
-    }));
-    assert!(stratified_cases().iter().filter(exact).any(|c| {
-        c["strata"].as_array().unwrap().len() == 1
-    }));
-    assert!(stratified_cases().iter().any(|c| c["cmh"]["exact"] == false));
+    assert!(
+        stratified_cases()
+            .iter()
+            .filter(exact)
+            .any(|c| { c["strata"].as_array().unwrap().len() >= 3 })
+    );
+    assert!(
+        stratified_cases()
+            .iter()
+            .filter(exact)
+            .any(|c| { c["strata"].as_array().unwrap().len() == 1 })
+    );
+    assert!(
+        stratified_cases()
+            .iter()
+            .any(|c| c["cmh"]["exact"] == false)
+    );
     assert!(f(&case("sparse_one_event_in_one_task")["cmh"], "p") > 0.05);
     // One stratum, many strata, large counts, a pooled odds ratio of exactly 1, and an
     // interval clipped at ±1.

@@ -2,6 +2,7 @@
 //! better in each of two tasks, worse pooled, because its sessions fall mostly on the
 //! hard task) through `loopbench report` and `loopbench compare --by-task`; one task
 //! leaves the stratified columns empty; zero margins give an empty p without a panic;
+//! one event in one task is judged by the exact conditional test and is no difference;
 //! `weekly` judges week over week by the same rule.
 
 mod common;
@@ -223,6 +224,49 @@ fn zero_margins_in_every_task_give_an_empty_p_and_no_panic() {
     assert_eq!(v[0]["stratified"], true, "{}", v[0]);
     assert!(v[0]["p"].is_null(), "{}", v[0]);
     assert_eq!(v[0]["change"].as_f64(), Some(0.0), "{}", v[0]);
+}
+
+/// The default run's `entry_removal` in miniature: the judged side has one event in 40
+/// sessions, all in one of four tasks, against none in 396. Far too few events for the
+/// chi-square approximation (it gives p = 0.0017); the exact conditional test gives the
+/// pooled Fisher p, 40/436 = 0.0917, and nothing is significant.
+fn one_event(arm: &str, task_with_event: Option<&str>) -> Vec<ArmSpec> {
+    let trials = if task_with_event.is_some() { 10 } else { 99 };
+    ["t1", "t2", "t3", "t4"]
+        .iter()
+        .map(|&t| block(arm, t, trials, u64::from(task_with_event == Some(t))))
+        .collect()
+}
+
+#[test]
+fn one_event_in_one_task_is_judged_by_the_exact_test_and_is_no_difference() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut arms = one_event("base", None);
+    arms.extend(one_event("arm", Some("t2")));
+    let dir = run(tmp.path(), "sparse", arms);
+    let rows = report_json(&dir, "base");
+    let r = row(&rows, "arm", "premature_done");
+    assert_eq!(
+        (r["k"].as_u64(), r["n"].as_u64()),
+        (Some(1), Some(40)),
+        "{r}"
+    );
+    let p_cmh = r["p_cmh"].as_f64().unwrap();
+    assert!((p_cmh - 40.0 / 436.0).abs() < 1e-12, "{r}");
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(!md.contains("- **premature_done**: worse"), "{md}");
+
+    // compare: the new run's one event is no regression (one-sided exact p 0.0917).
+    let base = run(tmp.path(), "sparse_base", one_event("arm", None));
+    let new = run(tmp.path(), "sparse_new", one_event("arm", Some("t2")));
+    let v = compare_json(&base, &new, &["--arms", "arm"], 0);
+    assert_eq!(v[0]["stratified"], true, "{}", v[0]);
+    assert_eq!(v[0]["regression"], false, "{}", v[0]);
+    assert!(
+        (v[0]["p"].as_f64().unwrap() - 40.0 / 436.0).abs() < 1e-12,
+        "{}",
+        v[0]
+    );
 }
 
 fn compare_json(base: &Path, new: &Path, extra: &[&str], code: i32) -> Vec<Value> {

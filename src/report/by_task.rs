@@ -86,8 +86,9 @@ pub fn stratified_of(tasks: &[TaskCounts], confidence: f64) -> Option<Stratified
 }
 
 /// The one-sided CMH p (H1 as `alternative` says of the judged side's rate) of per-task
-/// counts: Φ̄(z) from the hypergeometric moments of each task's table; None when every
-/// task with units on both sides has a zero margin.
+/// counts: Φ̄(z) from the hypergeometric moments of each task's table, or the exact
+/// conditional tail when events are too sparse for that (see [`crate::stats::cmh`]);
+/// None when every task with units on both sides has a zero margin.
 pub fn cmh_one_sided(tasks: &[TaskCounts], alternative: Alternative) -> Option<f64> {
     let strata: Option<Vec<Stratum>> = tasks
         .iter()
