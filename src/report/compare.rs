@@ -104,7 +104,8 @@ pub fn judge(metric: Metric, base: Count, new: Count, rule: Rule) -> Judgement {
 /// The rule stratified by task, when both sides span [`MIN_TASKS`] or more tasks
 /// (`tasks`: per task, `arm` the new side and `base` the base side): the change is the
 /// Mantel–Haenszel difference and p the one-sided CMH p, Φ̄(z) with z from the
-/// hypergeometric moments of each task's table; otherwise [`judge`] on the pooled
+/// hypergeometric moments of each task's table (the exact conditional tail when events
+/// are sparse, see [`crate::stats::cmh`]); otherwise [`judge`] on the pooled
 /// counts `base` and `new`. Tasks where either side has n = 0 are left out of the
 /// stratified statistics.
 pub fn judge_by_task(
