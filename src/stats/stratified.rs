@@ -1,6 +1,6 @@
-//! An arm against the baseline stratified by task: the Cochran–Mantel–Haenszel test, the
-//! Mantel–Haenszel odds ratio and risk difference, and the Breslow–Day test that the
-//! odds ratio is the same in every task.
+//! An arm against the baseline stratified by task: the Cochran–Mantel–Haenszel test (in
+//! [`super::cmh`]), the Mantel–Haenszel odds ratio and risk difference, and the
+//! Breslow–Day test that the odds ratio is the same in every task.
 //!
 //! Every function takes one [`Stratum`] per task and leaves out the strata where either
 //! side has no units (they compare nothing); [`stratified`] counts them. Strata with a zero
@@ -10,69 +10,10 @@
 
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
-use super::cmh_exact::{MANTEL_FLEISS_MIN, cmh_exact, mantel_fleiss};
+use super::cmh::{Cmh, cmh};
 use super::error::{Result, check_confidence};
-use super::fisher::Alternative;
 use super::proportion::{Interval, normal_isf};
 use super::stratum::{Cells, Stratum};
-
-/// The Cochran–Mantel–Haenszel test of [`cmh`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Cmh {
-    /// The CMH chi-square statistic without continuity correction, `z²`.
-    pub statistic: f64,
-    /// `Σ(aᵢ − E aᵢ) / √(Σ Var aᵢ)`: positive when the arm has more events than
-    /// expected under equal rates.
-    pub z: f64,
-    /// Two-sided p-value: the chi-square (1 dof) upper tail of `statistic`, or the exact
-    /// conditional p when [`Cmh::exact`].
-    pub p: f64,
-    /// True when the events are too sparse for the chi-square approximation (the
-    /// Mantel–Fleiss criterion is below 5) and the p-values are the exact conditional
-    /// test's ([`cmh_exact`]).
-    pub exact: bool,
-    p_greater: f64,
-    p_less: f64,
-}
-
-impl Cmh {
-    /// The p-value for `alternative`: two-sided [`Cmh::p`]; `Greater` (the arm's rate is
-    /// higher) and `Less` (the arm's rate is lower) are `Φ̄(z)` and `Φ̄(−z)`, or, when
-    /// [`Cmh::exact`], `P(S ≥ s)` and `P(S ≤ s)` of the exact conditional distribution.
-    ///
-    /// Asymptotically the smaller one-sided value is half the chi-square upper tail of
-    /// `z²` (`Φ̄(|z|)` exactly), so it comes from an upper tail directly, never `1 − cdf`,
-    /// and is exactly half of [`Cmh::p`]; the larger is `1 −` that. (statrs' `erfc`,
-    /// behind its normal `sf`, was off by 4e-11 relative at p = 0.008, where the
-    /// chi-square tail is exact to the last digits.)
-    pub fn p_value(&self, alternative: Alternative) -> f64 {
-        match alternative {
-            Alternative::TwoSided => self.p,
-            Alternative::Greater => self.p_greater,
-            Alternative::Less => self.p_less,
-        }
-    }
-
-    /// The asymptotic test of `z` and its chi-square `statistic`.
-    fn asymptotic(statistic: f64, z: f64, p: f64) -> Cmh {
-        let half = p / 2.0;
-        let towards = |positive: bool| {
-            if (z > 0.0) == positive || z == 0.0 {
-                half
-            } else {
-                1.0 - half
-            }
-        };
-        Cmh {
-            statistic,
-            z,
-            p,
-            exact: false,
-            p_greater: towards(true),
-            p_less: towards(false),
-        }
-    }
-}
 
 /// The Mantel–Haenszel pooled odds ratio of [`mh_odds_ratio`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -142,63 +83,6 @@ pub fn stratified(strata: &[Stratum], confidence: f64) -> Result<Stratified> {
         diff: mh_risk_difference(strata, confidence)?,
         homogeneity: breslow_day(strata),
     })
-}
-
-/// The Cochran–Mantel–Haenszel test that the odds ratio is 1 in every stratum, without
-/// continuity correction.
-///
-/// Convention: statsmodels `StratifiedTable(tables).test_null_odds(correction=False)`
-/// over the strata with units on both sides, each table `[[k1, n1 − k1], [k0, n0 − k0]]`:
-/// `statistic = (Σ(aᵢ − n₁ᵢm₁ᵢ/Nᵢ))² / Σ n₁ᵢn₀ᵢm₁ᵢm₀ᵢ/(Nᵢ²(Nᵢ − 1))`, where `m₁ᵢ`, `m₀ᵢ`
-/// are the event and non-event totals: the hypergeometric mean and variance of `aᵢ`
-/// given the margins. `p` is the chi-square (1 dof) upper tail, `chi2.sf`; statsmodels
-/// writes `1 − chi2.cdf`, which agrees to 1e-16 absolute but rounds p-values below it
-/// to 0. [`Cmh::p_value`] gives the one-sided p-values from `z`.
-///
-/// Sparse events: when the Mantel–Fleiss criterion ([`mantel_fleiss`]) is below
-/// [`MANTEL_FLEISS_MIN`], the chi-square approximation fails (with one event in 436
-/// units it gave p = 0.0017 where the exact p is 0.09), and every p-value is the exact
-/// conditional test's, R `mantelhaen.test(exact = TRUE)` ([`cmh_exact`]); `statistic`
-/// and `z` stay the asymptotic ones, and [`Cmh::exact`] says so.
-///
-/// Each `aᵢNᵢ − n₁ᵢm₁ᵢ` is an exact integer before it is divided, and the sums are
-/// compensated, so the statistic keeps its relative precision near 0.
-///
-/// None when no stratum has units on both sides, or every one has a zero margin (the
-/// variance is then 0).
-pub fn cmh(strata: &[Stratum]) -> Option<Cmh> {
-    let mut excess = Sum::default();
-    let mut variance = Sum::default();
-    for t in used(strata) {
-        let n = t.total();
-        let nf = n as f64;
-        excess.add(ratio(t.a * n - t.n1() * t.m1(), n));
-        let rows = t.n1() as f64 * t.n0() as f64 / nf;
-        let columns = t.m1() as f64 * t.m0() as f64 / nf;
-        variance.add(rows * columns / (nf - 1.0));
-    }
-    let (excess, variance) = (excess.value(), variance.value());
-    if !(variance > 0.0 && variance.is_finite() && excess.is_finite()) {
-        return None;
-    }
-    let statistic = excess * excess / variance;
-    let z = excess / variance.sqrt();
-    if !(statistic.is_finite() && z.is_finite()) {
-        return None;
-    }
-    let sparse = mantel_fleiss(strata).is_some_and(|c| c < MANTEL_FLEISS_MIN);
-    if let Some(e) = sparse.then(|| cmh_exact(strata)).flatten() {
-        return Some(Cmh {
-            statistic,
-            z,
-            p: e.p,
-            exact: true,
-            p_greater: e.p_greater,
-            p_less: e.p_less,
-        });
-    }
-    let p = ChiSquared::new(1.0).ok()?.sf(statistic).clamp(0.0, 1.0);
-    Some(Cmh::asymptotic(statistic, z, p))
 }
 
 /// The Mantel–Haenszel pooled odds ratio and its confidence interval.
@@ -375,25 +259,25 @@ pub fn breslow_day(strata: &[Stratum]) -> Option<BreslowDay> {
 }
 
 /// The tables of the strata with units on both sides.
-fn used(strata: &[Stratum]) -> impl Iterator<Item = Cells> + '_ {
+pub(super) fn used(strata: &[Stratum]) -> impl Iterator<Item = Cells> + '_ {
     strata.iter().filter_map(Stratum::cells)
 }
 
 /// `num / den` of two exact integers, each rounded to `f64` once.
-fn ratio(num: i128, den: i128) -> f64 {
+pub(super) fn ratio(num: i128, den: i128) -> f64 {
     num as f64 / den as f64
 }
 
 /// Neumaier's compensated sum: terms of both signs (the excess events of the CMH test)
 /// cancel without losing the sum's relative precision.
 #[derive(Debug, Default)]
-struct Sum {
+pub(super) struct Sum {
     sum: f64,
     compensation: f64,
 }
 
 impl Sum {
-    fn add(&mut self, x: f64) {
+    pub(super) fn add(&mut self, x: f64) {
         let t = self.sum + x;
         self.compensation += if self.sum.abs() >= x.abs() {
             (self.sum - t) + x
@@ -403,7 +287,7 @@ impl Sum {
         self.sum = t;
     }
 
-    fn value(&self) -> f64 {
+    pub(super) fn value(&self) -> f64 {
         self.sum + self.compensation
     }
 }
@@ -411,7 +295,7 @@ impl Sum {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::{MAX_STRATUM_COUNT, chi2_2xk};
+    use crate::stats::{Alternative, MAX_STRATUM_COUNT, chi2_2xk};
 
     fn strata(counts: &[(u64, u64, u64, u64)]) -> Vec<Stratum> {
         counts
@@ -534,28 +418,6 @@ mod tests {
             "{far:?}"
         );
         assert_eq!(far.p_value(Alternative::Greater), far.p / 2.0);
-    }
-
-    #[test]
-    fn one_event_in_one_task_is_judged_by_the_exact_test() {
-        // The default run's entry_removal: `single` 1 of 40 against 0 of 396, all in one
-        // task. The chi-square approximation gave p = 0.0017; the exact conditional p is
-        // the pooled Fisher p, 40/436 = 0.0917 (one event: P(S ≥ 1) = n1/N).
-        let seed = strata(&[
-            (1, 10, 0, 99),
-            (0, 10, 0, 99),
-            (0, 10, 0, 99),
-            (0, 10, 0, 99),
-        ]);
-        let c = cmh(&seed).unwrap();
-        assert!(c.exact, "{c:?}");
-        assert!((c.p - 10.0 / 109.0).abs() < 1e-12, "{c:?}");
-        assert!((c.p_value(Alternative::Greater) - 10.0 / 109.0).abs() < 1e-12);
-        assert_eq!(c.p_value(Alternative::Less), 1.0);
-        let chi2 = ChiSquared::new(1.0).unwrap().sf(c.statistic);
-        assert!(chi2 < 0.01 && c.z > 2.5, "the asymptotic p would be {chi2}");
-        // Plenty of events: the asymptotic test, as before.
-        assert!(!cmh(&strata(&SIMPSON)).unwrap().exact);
     }
 
     #[test]
