@@ -18,6 +18,17 @@ divide by zero on them); each case records how many were left out.
   `scipy.stats.hypergeom(N, m1, n1).stats()` (an independent route to the same
   moments, below 2^31 units; the script checks z^2 = statsmodels' statistic), and the one-sided p-values
   are `scipy.stats.norm.sf(z)` and `norm.sf(-z)`.
+* Sparse events: when the Mantel-Fleiss criterion min(sum E a - sum L, sum U - sum E a)
+  (L, U the bounds of each stratum's a given its margins) is below 5, loopbench uses
+  the exact conditional test, R's `mantelhaen.test(exact = TRUE)`: the distribution of
+  S = sum a is the convolution of the strata's `scipy.stats.hypergeom(N, m1, n1).pmf`
+  over their supports (numpy.convolve); the two-sided p sums the probabilities of the
+  values of S at most the observed one's times 1 + 1e-7 (R's rule), and the one-sided
+  p-values are P(S >= s) and P(S <= s). The case's `cmh` then has `exact: true` and
+  these p-values (statistic and z stay the asymptotic ones). The same distribution is
+  recomputed in exact integer arithmetic (math.comb products, convolved as integers)
+  and must agree to 1e-11 relative; with one stratum the p-values must equal
+  `scipy.stats.fisher_exact` to 1e-9.
 * Mantel-Haenszel odds ratio and its CI: statsmodels `oddsratio_pooled` and
   `oddsratio_pooled_confint(alpha=1 - confidence)` (Robins-Breslow-Greenland variance);
   `logodds_pooled_se` as `se_log`. Absent when the sum of a*d/N or of b*c/N is 0.
@@ -50,6 +61,7 @@ Needs:  pip install numpy scipy statsmodels
 """
 
 import json
+import math
 import platform
 import sys
 import warnings
@@ -148,8 +160,68 @@ def cmh_case(used, notes):
     z_scipy = (sum(s[0] for s in used) - mean) / np.sqrt(var)
     z = settle(notes, "cmh z", z_scipy, dec(excess) / dec(variance).sqrt())
     agree("z^2 vs statistic", z * z, statistic, 1e-12)
-    return {"statistic": statistic, "z": z, "p": p,
-            "p_greater": f(stats.norm.sf(z)), "p_less": f(stats.norm.sf(-z))}
+    criterion = mantel_fleiss(used)
+    out = {"statistic": statistic, "z": z, "mantel_fleiss": f(criterion)}
+    if criterion < 5:
+        out.update(exact_case(used))
+        return out
+    out.update({"exact": False, "p": p,
+                "p_greater": f(stats.norm.sf(z)), "p_less": f(stats.norm.sf(-z))})
+    return out
+
+
+def support(s):
+    k1, n1, k0, n0 = s
+    m1, m0 = k1 + k0, n1 + n0 - k1 - k0
+    return max(0, n1 - m0), min(n1, m1)
+
+
+def mantel_fleiss(used):
+    """min(sum E a - sum L, sum U - sum E a), exactly."""
+    mean = sum(Fraction(n1 * (k1 + k0), n1 + n0) for k1, n1, k0, n0 in used)
+    low = sum(support(s)[0] for s in used)
+    high = sum(support(s)[1] for s in used)
+    return min(mean - low, high - mean)
+
+
+def r_exact_p(d, at):
+    """R mantelhaen.test(exact = TRUE): two-sided, greater, less from a pmf of S."""
+    rel = 1 + 1e-7
+    return (sum(x for x in d if x <= d[at] * rel), sum(d[at:]), sum(d[:at + 1]))
+
+
+def exact_case(used):
+    """The exact conditional test by scipy's hypergeom pmf, checked in integers."""
+    dist = np.array([1.0])
+    whole = [1]
+    offset = observed = 0
+    for s in used:
+        k1, n1, k0, n0 = s
+        n, m1, m0 = n1 + n0, k1 + k0, n1 + n0 - k1 - k0
+        low, high = support(s)
+        xs = np.arange(low, high + 1)
+        dist = np.convolve(dist, stats.hypergeom(n, m1, n1).pmf(xs))
+        weights = [math.comb(m1, x) * math.comb(m0, n1 - x) for x in range(low, high + 1)]
+        whole = [sum(whole[i] * weights[k - i] for i in range(len(whole))
+                     if 0 <= k - i < len(weights))
+                 for k in range(len(whole) + len(weights) - 1)]
+        offset += low
+        observed += k1
+    at = observed - offset
+    dist = dist / dist.sum()
+    got = r_exact_p(list(dist), at)
+    total = sum(whole)
+    want = r_exact_p([Fraction(w, total) for w in whole], at)
+    for what, g, w in zip(("two-sided", "greater", "less"), got, want):
+        agree(f"exact {what}", g, w)
+    if len(used) == 1:
+        k1, n1, k0, n0 = used[0]
+        table = [[k1, n1 - k1], [k0, n0 - k0]]
+        for g, alt in zip(got, ("two-sided", "greater", "less")):
+            agree(f"one stratum: exact {alt} vs fisher_exact", g,
+                  stats.fisher_exact(table, alternative=alt).pvalue, 1e-9)
+    p, greater, less = (min(f(x), 1.0) for x in got)
+    return {"exact": True, "p": p, "p_greater": greater, "p_less": less}
 
 
 def dec(x):
@@ -342,6 +414,23 @@ def main():
                                    (5 * 10**11 - 999, 10**12, 4 * 10**11 + 10**6,
                                     8 * 10**11)], large=True),
     ]
+    # Sparse events: the Mantel-Fleiss criterion is below 5 and the p-values are the exact
+    # conditional test's. The default run's entry_removal first: one event in 40
+    # sessions against none in 396, all in one of four tasks (chi-square p 0.0017, exact
+    # p 0.092).
+    cases += [
+        case("sparse_one_event_in_one_task", [(1, 10, 0, 99), (0, 10, 0, 99), (0, 10, 0, 99),
+                                               (0, 10, 0, 99)]),
+        case("sparse_three_tasks", [(2, 30, 0, 25), (1, 20, 1, 40), (0, 15, 0, 10)]),
+        case("sparse_arm_lower", [(0, 50, 3, 45), (0, 40, 2, 60), (1, 30, 1, 30)]),
+        case("sparse_significant", [(4, 12, 0, 15), (3, 10, 0, 9)]),
+        case("sparse_near_upper_bound", [(29, 30, 25, 25), (20, 20, 39, 40)]),
+        case("sparse_large_tasks", [(1, 100000, 0, 120000), (2, 90000, 1, 80000),
+                                    (0, 5000, 1, 7000)], large=True),
+        case("sparse_many_tasks", random_strata(rng, 12, 40, rate_low=0.0, rate_high=0.03,
+                                                shift_sd=0.01)),
+        case("sparse_one_stratum", [(3, 25, 0, 30)]),
+    ]
     for i in range(6):
         cases.append(case(f"random_{i}", random_strata(rng, int(rng.integers(2, 9)),
                                                        int(rng.integers(5, 300))),
@@ -350,6 +439,9 @@ def main():
     assert sum(s[0] for s in cases[0]["strata"]) / sum(s[1] for s in cases[0]["strata"]) \
         < sum(s[2] for s in cases[0]["strata"]) / sum(s[3] for s in cases[0]["strata"])
     assert any(c["diff"] and c["diff"]["clipped"] for c in cases)
+    sparse = [c for c in cases if c["label"].startswith("sparse_")]
+    assert all(c["cmh"] and c["cmh"]["exact"] for c in sparse), [c["label"] for c in sparse]
+    assert any(c["cmh"] and not c["cmh"]["exact"] for c in cases)
     v = {
         "meta": {
             "generator": "scripts/gen_stratified_vectors.py",

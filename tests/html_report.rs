@@ -200,6 +200,25 @@ fn a_filter_for_one_arm_and_metric_lists_exactly_the_sessions_counted_in_it() {
         "one block per row of sessions.csv"
     );
     assert!(tags_with_classes(&all.dom, &["hit"]).is_empty());
+
+    // The suite has two tasks: beside the pooled table, the per-task one, whose k add
+    // up to the pooled k and match sessions.csv task by task.
+    let by_task = table_rows(&all.dom, "premature_done:by_task");
+    let tasks: Vec<&str> = by_task.iter().map(|r| r[1].as_str()).collect();
+    assert_eq!(tasks, ["invoicer", "todo"], "{by_task:?}");
+    for row in &by_task {
+        assert_eq!(row[0], "markdown", "{row:?}");
+        let in_task = counted
+            .iter()
+            .filter(|(trial, _)| trial.contains(&format!(":{}:", row[1])))
+            .count();
+        assert_eq!(row[2], in_task.to_string(), "{row:?}");
+    }
+    let pooled = table_rows(&all.dom, "premature_done");
+    assert!(
+        pooled.iter().all(|r| r.len() == 14),
+        "the pooled table has the stratified columns: {pooled:?}"
+    );
 }
 
 /// The rows of the table `data-table="ID"` as cell texts.

@@ -161,6 +161,12 @@ fn summary_json_has_one_object_per_arm_and_metric_with_every_column() {
         "p_holm",
         "boot_ci_low",
         "boot_ci_high",
+        "p_cmh",
+        "p_cmh_holm",
+        "diff_mh",
+        "diff_mh_ci_low",
+        "diff_mh_ci_high",
+        "p_homogeneity",
     ];
     let mut got = keys.clone();
     got.sort();
@@ -218,7 +224,8 @@ fn report_writes_identical_files_twice_and_prints_the_chosen_format() {
         .collect();
     assert_eq!(printed, first[0]);
     assert!(String::from_utf8_lossy(&first[0]).starts_with(
-        "arm,metric,k,n,rate,ci_low,ci_high,diff,diff_ci_low,diff_ci_high,p,p_holm,boot_ci_low,boot_ci_high\n"
+        "arm,metric,k,n,rate,ci_low,ci_high,diff,diff_ci_low,diff_ci_high,p,p_holm,boot_ci_low,\
+         boot_ci_high,p_cmh,p_cmh_holm,diff_mh,diff_mh_ci_low,diff_mh_ci_high,p_homogeneity\n"
     ));
     loopbench().arg("report").arg(tmp.path()).assert().success();
     let second: Vec<Vec<u8>> = files

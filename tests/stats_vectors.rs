@@ -447,6 +447,9 @@ fn stratified_statistics_match_statsmodels_epir_and_exact_arithmetic() {
             checker.borrow_mut().close(what, &case["label"], got, want)
         };
         both(case, "cmh", s.cmh, |g, w| {
+            assert_eq!(g.exact, w["exact"].as_bool().unwrap(), "{}", case["label"]);
+            let criterion = mantel_fleiss(&strata_of(case)).unwrap();
+            close("mantel-fleiss", criterion, f(w, "mantel_fleiss"));
             close("cmh statistic", g.statistic, f(w, "statistic"));
             close("cmh z", g.z, f(w, "z"));
             close("cmh p", g.p, f(w, "p"));
@@ -503,6 +506,27 @@ fn stratified_vectors_cover_the_required_edge_cases() {
     let zeros = case("zero_margins_everywhere");
     assert!(zeros["cmh"].is_null() && zeros["homogeneity"].is_null());
     assert!(zeros["odds_ratio"].is_null() && !zeros["diff"].is_null());
+    // Sparse events: the exact conditional test, over one stratum and over several; the
+    // default run's one event in one task is not significant.
+    let exact = |c: &&Value| !c["cmh"].is_null() && c["cmh"]["exact"] == true;
+    assert!(
+        stratified_cases()
+            .iter()
+            .filter(exact)
+            .any(|c| { c["strata"].as_array().unwrap().len() >= 3 })
+    );
+    assert!(
+        stratified_cases()
+            .iter()
+            .filter(exact)
+            .any(|c| { c["strata"].as_array().unwrap().len() == 1 })
+    );
+    assert!(
+        stratified_cases()
+            .iter()
+            .any(|c| c["cmh"]["exact"] == false)
+    );
+    assert!(f(&case("sparse_one_event_in_one_task")["cmh"], "p") > 0.05);
     // One stratum, many strata, large counts, a pooled odds ratio of exactly 1, and an
     // interval clipped at ±1.
     assert_eq!(

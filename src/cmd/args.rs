@@ -100,6 +100,12 @@ pub struct CompareArgs {
     /// systems that show test reports.
     #[arg(long, value_enum, default_value_t = CompareFormat::Md)]
     pub format: CompareFormat,
+    /// Also show one row per (arm, task, metric): both runs' k, n and rate, the change
+    /// and its one-sided Fisher p (a `by_task` array on each JSON verdict, lines in each
+    /// JUnit test case). With two or more tasks in both runs the regression rule is
+    /// stratified by task whether or not this is given.
+    #[arg(long)]
+    pub by_task: bool,
     /// Also append the Markdown verdict to the file `$GITHUB_STEP_SUMMARY` names (a
     /// GitHub Actions job summary); an error when the variable is not set.
     #[arg(long)]

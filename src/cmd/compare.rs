@@ -4,8 +4,8 @@ use super::args::{CompareArgs, CompareFormat, arm_names};
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::rates::Metric;
-use crate::report::compare::{Rule, compare_runs, render};
-use crate::report::export::export_text;
+use crate::report::compare::{Rule, compare_runs};
+use crate::report::compare_output::render;
 
 use super::output::print;
 
@@ -38,6 +38,8 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
         arms.as_deref(),
         rule,
     )?;
+    let mut comparison = comparison;
+    comparison.show_by_task = args.by_task;
     for warning in &comparison.warnings {
         eprintln!("warning: {warning}");
     }
@@ -50,7 +52,7 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
     }
     let text = match args.format {
         CompareFormat::Md => render(&comparison),
-        CompareFormat::Json => export_text(&comparison.document(), "json")?,
+        CompareFormat::Json => comparison.to_json()?,
         CompareFormat::Junit => comparison.to_junit(),
     };
     if args.github_summary {

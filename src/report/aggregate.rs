@@ -43,6 +43,9 @@ pub struct Counts {
     /// (empty for `premature_victory`): the clusters of the trial-clustered bootstrap.
     /// Trial-id order; every trial with a coding session appears in every metric.
     pub clusters: Vec<Vec<(u64, u64)>>,
+    /// The task of each cluster (trial) of [`Counts::clusters`], in the same order: the
+    /// bootstrap resamples trials within each (arm, task).
+    pub cluster_tasks: Vec<String>,
 }
 
 impl Default for Counts {
@@ -54,6 +57,7 @@ impl Default for Counts {
             tokens: Vec::new(),
             cost_usd: Vec::new(),
             clusters: vec![Vec::new(); Metric::ALL.len()],
+            cluster_tasks: Vec::new(),
         }
     }
 }
@@ -101,6 +105,18 @@ impl Aggregate {
             .collect()
     }
 
+    /// The counts of `metric` in every task `arm` ran, sorted by task.
+    pub fn task_counts<'a>(
+        &'a self,
+        arm: &'a str,
+        metric: Metric,
+    ) -> impl Iterator<Item = (&'a str, Count)> + 'a {
+        self.by_arm_task
+            .iter()
+            .filter(move |((a, _), _)| a == arm)
+            .map(move |((_, task), c)| (task.as_str(), c.get(metric)))
+    }
+
     /// The tasks that have a session or a trial, sorted by name.
     pub fn tasks(&self) -> Vec<String> {
         let mut tasks: Vec<String> = self.by_arm_task.keys().map(|(_, t)| t.clone()).collect();
@@ -143,6 +159,20 @@ pub fn aggregate(dir: &Path) -> Result<Aggregate> {
 /// with a coding session or a trial, sorted by arm. These are the counts of
 /// [`Aggregate::by_arm`] without what stays per trial, for pooling many runs.
 pub fn arm_sums(tables: RunTables) -> Result<DataFrame> {
+    let path = tables.sessions_path.clone();
+    arm_task_sums(tables)?
+        .lazy()
+        .group_by([col("arm")])
+        .agg(count_sums())
+        .sort(["arm"], SortMultipleOptions::default())
+        .collect()
+        .map_err(cannot_count(&path))
+}
+
+/// [`arm_sums`] per (arm, task): `arm`, `task`, then the k and n of every metric, one
+/// row per (arm, task) with a coding session or a trial, sorted by arm and task: the
+/// counts of [`Aggregate::by_arm_task`], for pooling many runs stratified by task.
+pub fn arm_task_sums(tables: RunTables) -> Result<DataFrame> {
     let tally = |metric: Metric| indicators(metric.def().tally);
     let sessions = tables
         .sessions
@@ -152,9 +182,9 @@ pub fn arm_sums(tables: RunTables) -> Result<DataFrame> {
     let trials = tables.trials.lazy().select(metric_columns(false, tally));
     concat([sessions, trials], UnionArgs::default())
         .and_then(|both| {
-            both.group_by([col("arm")])
+            both.group_by([col("arm"), col("task")])
                 .agg(count_sums())
-                .sort(["arm"], SortMultipleOptions::default())
+                .sort(["arm", "task"], SortMultipleOptions::default())
                 .collect()
         })
         .map_err(cannot_count(&tables.sessions_path))
@@ -399,6 +429,7 @@ fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> PolarsResult<Aggregate
     }
 
     let arms = strings(per_trial, "arm");
+    let trial_tasks = strings(per_trial, "task");
     let clusters: Vec<(Metric, Vec<u64>, Vec<u64>)> = Metric::ALL
         .into_iter()
         .filter(|m| m.is_session_level())
@@ -409,6 +440,7 @@ fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> PolarsResult<Aggregate
         for (metric, k, n) in &clusters {
             by_arm.clusters[metric.index()].push((k[row], n[row]));
         }
+        by_arm.cluster_tasks.push(trial_tasks[row].clone());
     }
 
     let arms = strings(trials, "arm");
@@ -487,6 +519,7 @@ mod tests {
         assert_eq!(c(Metric::PrematureVictory), (1, 1));
         assert_eq!(a.features_verified, vec![3.0]);
         assert_eq!(a.clusters[Metric::PrematureDone.index()], vec![(1, 2)]);
+        assert_eq!(a.cluster_tasks, ["t"]);
         assert_eq!(agg.by_arm_task[&("a".into(), "t".into())].rates, a.rates);
     }
 

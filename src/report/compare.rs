@@ -1,14 +1,13 @@
-//! The regression rule of the statistics conventions (README, Reports) (`compare`, and week over week in `weekly`), and the
-//! Markdown verdict tables of `loopbench compare`.
+//! The regression rule of the statistics conventions (README, Reports) (`compare`, and week
+//! over week in `weekly`), pooled or stratified by task; what `compare` writes is in
+//! [`super::compare_output`].
 
 use std::path::Path;
 
 use super::aggregate::{Aggregate, Count, aggregate};
-use super::export::{Cell, Document};
-use super::format::{pct, pp, pvalue};
-use super::notes::{SIMULATED_NOTE, shard_note};
+use super::by_task::{MIN_TASKS, TaskCounts, cmh_one_sided, pair_tasks, stratified_of};
+use super::notes::shard_note;
 use super::run_info::RunInfo;
-use super::table::{Align, Table};
 use crate::error::{Error, Result};
 use crate::rates::Metric;
 use crate::stats::{self, Alternative};
@@ -54,13 +53,26 @@ impl Rule {
 /// What the rule says about one metric of one arm.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Judgement {
-    /// rate(new) − rate(base); None when either side has n = 0.
+    /// rate(new) − rate(base), or the Mantel–Haenszel difference over the tasks when
+    /// stratified; None when either side has n = 0.
     pub change: Option<f64>,
-    /// One-sided Fisher p, H1: the new rate is worse (higher, or lower for
-    /// `clean_exit` and `resume_success`).
+    /// One-sided p, H1: the new rate is worse (higher, or lower for `clean_exit` and
+    /// `resume_success`): Fisher exact, or the one-sided CMH p when stratified.
     pub p: Option<f64>,
     /// The change is worse than `max_increase` and p < alpha.
     pub regression: bool,
+    /// Judged stratified by task: both sides span two or more tasks.
+    pub stratified: bool,
+}
+
+/// The worse direction of `metric`'s change, as a sign, and the alternative hypothesis
+/// that the new rate is worse.
+fn worse_direction(metric: Metric) -> (f64, Alternative) {
+    if metric.higher_is_worse() {
+        (1.0, Alternative::Greater)
+    } else {
+        (-1.0, Alternative::Less)
+    }
 }
 
 /// Applies the rule to one metric: a regression is a change in the worse direction
@@ -73,22 +85,65 @@ pub fn judge(metric: Metric, base: Count, new: Count, rule: Rule) -> Judgement {
             change: None,
             p: None,
             regression: false,
+            stratified: false,
         };
     };
     let change = rate_new - rate_base;
-    let (worse_by, alternative) = if metric.higher_is_worse() {
-        (change, Alternative::Greater)
-    } else {
-        (-change, Alternative::Less)
-    };
+    let (sign, alternative) = worse_direction(metric);
     // Rows: new, base; Greater = the new (row 0) rate is higher.
     let table = [[new.k, new.n - new.k], [base.k, base.n - base.k]];
     let p = stats::fisher_exact(table, alternative).ok();
     Judgement {
         change: Some(change),
         p,
-        regression: worse_by > rule.max_increase && p.is_some_and(|p| p < rule.alpha),
+        regression: sign * change > rule.max_increase && p.is_some_and(|p| p < rule.alpha),
+        stratified: false,
     }
+}
+
+/// The rule stratified by task, when both sides span [`MIN_TASKS`] or more tasks
+/// (`tasks`: per task, `arm` the new side and `base` the base side): the change is the
+/// Mantel–Haenszel difference and p the one-sided CMH p, Φ̄(z) with z from the
+/// hypergeometric moments of each task's table (the exact conditional tail when events
+/// are sparse, see [`crate::stats::cmh`]); otherwise [`judge`] on the pooled
+/// counts `base` and `new`. Tasks where either side has n = 0 are left out of the
+/// stratified statistics.
+pub fn judge_by_task(
+    metric: Metric,
+    base: Count,
+    new: Count,
+    tasks: &[TaskCounts],
+    rule: Rule,
+) -> Judgement {
+    let spans = |side: fn(&TaskCounts) -> Count| tasks.iter().filter(|t| side(t).n > 0).count();
+    if spans(|t| t.base) < MIN_TASKS || spans(|t| t.arm) < MIN_TASKS {
+        return judge(metric, base, new, rule);
+    }
+    let (sign, alternative) = worse_direction(metric);
+    // The level of the interval is not used: only the estimate is.
+    let change = stratified_of(tasks, 0.95)
+        .and_then(|s| s.diff)
+        .map(|d| d.estimate);
+    let p = cmh_one_sided(tasks, alternative);
+    Judgement {
+        change,
+        p,
+        regression: change.is_some_and(|c| sign * c > rule.max_increase)
+            && p.is_some_and(|p| p < rule.alpha),
+        stratified: true,
+    }
+}
+
+/// One task's row of a verdict under `--by-task`: both runs' counts, the change and its
+/// one-sided Fisher p (H1: the new rate is worse).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRow {
+    /// The task; base and new counts of one metric of one arm.
+    pub counts: TaskCounts,
+    /// rate(new) − rate(base) in this task; None when either side has n = 0.
+    pub change: Option<f64>,
+    /// One-sided Fisher exact p of this task's table.
+    pub p: Option<f64>,
 }
 
 /// One row of a verdict table.
@@ -102,6 +157,8 @@ pub struct Verdict {
     pub new: Count,
     /// What the rule says.
     pub judgement: Judgement,
+    /// One row per task either run has for this arm, sorted by task.
+    pub by_task: Vec<TaskRow>,
 }
 
 /// The result of `loopbench compare`.
@@ -120,6 +177,8 @@ pub struct Comparison {
     /// What the reader of the verdict should know that the tables do not say loudly:
     /// arms of the base run nobody judged, runs that are one shard of a study.
     pub warnings: Vec<String>,
+    /// The outputs show the per-task rows (`--by-task`).
+    pub show_by_task: bool,
 }
 
 /// A judged arm that has no data (n = 0) for a metric in one run or in both.
@@ -318,11 +377,22 @@ pub fn compare_aggregates(
                 .map(|arm| {
                     let b = base.by_arm[arm].get(metric);
                     let n = new.by_arm[arm].get(metric);
+                    let tasks =
+                        pair_tasks(new.task_counts(arm, metric), base.task_counts(arm, metric));
+                    let (_, alternative) = worse_direction(metric);
                     Verdict {
                         arm: arm.clone(),
                         base: b,
                         new: n,
-                        judgement: judge(metric, b, n, rule),
+                        judgement: judge_by_task(metric, b, n, &tasks, rule),
+                        by_task: tasks
+                            .into_iter()
+                            .map(|t| TaskRow {
+                                change: t.diff(),
+                                p: t.fisher_p(alternative),
+                                counts: t,
+                            })
+                            .collect(),
                     }
                 })
                 .collect();
@@ -336,177 +406,8 @@ pub fn compare_aggregates(
         simulated,
         warnings: Vec::new(),
         rule,
+        show_by_task: false,
     }
-}
-
-impl Comparison {
-    /// The table model of a comparison: one row per (metric, arm).
-    pub fn document(&self) -> Document {
-        let mut rows = Vec::new();
-        for (metric, verdicts) in &self.metrics {
-            for v in verdicts {
-                rows.push(vec![
-                    Cell::Text(metric.name().to_string()),
-                    Cell::Text(v.arm.clone()),
-                    Cell::Count(v.base.k),
-                    Cell::Count(v.base.n),
-                    Cell::number(v.base.rate()),
-                    Cell::Count(v.new.k),
-                    Cell::Count(v.new.n),
-                    Cell::number(v.new.rate()),
-                    Cell::number(v.judgement.change),
-                    Cell::number(v.judgement.p),
-                    Cell::Bool(v.judgement.regression),
-                ]);
-            }
-        }
-        Document {
-            name: "compare",
-            columns: vec![
-                "metric",
-                "arm",
-                "base_k",
-                "base_n",
-                "base_rate",
-                "new_k",
-                "new_n",
-                "new_rate",
-                "change",
-                "p",
-                "regression",
-            ],
-            rows,
-            markdown: render(self),
-        }
-    }
-
-    /// A JUnit XML report: one test suite per metric, one test case per arm, failed
-    /// when the arm regressed.
-    pub fn to_junit(&self) -> String {
-        let esc = |s: &str| {
-            s.replace('&', "&amp;")
-                .replace('<', "&lt;")
-                .replace('>', "&gt;")
-                .replace('"', "&quot;")
-        };
-        let tests: usize = self.metrics.iter().map(|(_, v)| v.len()).sum();
-        let mut out = format!(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"loopbench compare\" tests=\"{tests}\" failures=\"{}\">\n",
-            self.regressions()
-        );
-        for (metric, verdicts) in &self.metrics {
-            let failures = verdicts.iter().filter(|v| v.judgement.regression).count();
-            out += &format!(
-                "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\">\n",
-                esc(metric.name()),
-                verdicts.len()
-            );
-            for v in verdicts {
-                let detail = format!(
-                    "{}: base {}/{}, new {}/{}, change {}, one-sided Fisher p {}",
-                    metric.name(),
-                    v.base.k,
-                    v.base.n,
-                    v.new.k,
-                    v.new.n,
-                    v.judgement.change.map(pp).unwrap_or_else(|| "none".into()),
-                    v.judgement.p.map(pvalue).unwrap_or_else(|| "none".into()),
-                );
-                out += &format!(
-                    "    <testcase classname=\"{}\" name=\"{}\"",
-                    esc(metric.name()),
-                    esc(&v.arm)
-                );
-                if v.judgement.regression {
-                    out += &format!(
-                        ">\n      <failure message=\"regression\">{}</failure>\n    </testcase>\n",
-                        esc(&detail)
-                    );
-                } else {
-                    out += &format!(
-                        ">\n      <system-out>{}</system-out>\n    </testcase>\n",
-                        esc(&detail)
-                    );
-                }
-            }
-            out += "  </testsuite>\n";
-        }
-        out += "</testsuites>\n";
-        out
-    }
-}
-
-/// The verdict text of one judgement.
-pub fn verdict_text(j: &Judgement) -> &'static str {
-    match (j.regression, j.change) {
-        (true, _) => "**REGRESSION**",
-        (false, None) => "no data",
-        (false, Some(_)) => "ok",
-    }
-}
-
-/// Markdown for a CI job summary: one verdict table per metric and a closing line.
-pub fn render(c: &Comparison) -> String {
-    let mut out = String::from("# loopbench compare\n\n");
-    if c.simulated {
-        out += &format!("> **Note — {SIMULATED_NOTE}.**\n\n");
-    }
-    out += &format!(
-        "Rule: a regression is a change in the worse direction larger than {} whose \
-         one-sided Fisher exact p (H1: the new run is worse) is below {}.\n",
-        pp(c.rule.max_increase).trim_start_matches('+'),
-        c.rule.alpha
-    );
-    for (metric, verdicts) in &c.metrics {
-        let direction = if metric.higher_is_worse() {
-            "higher is worse"
-        } else {
-            "lower is worse"
-        };
-        out += &format!("\n## {metric} ({direction})\n\n");
-        let mut table = Table::new([
-            ("arm", Align::Left),
-            ("base k / n", Align::Right),
-            ("base rate", Align::Right),
-            ("new k / n", Align::Right),
-            ("new rate", Align::Right),
-            ("change", Align::Right),
-            ("p (one-sided)", Align::Right),
-            ("verdict", Align::Left),
-        ]);
-        for v in verdicts {
-            let rate = |c: Count| c.rate().map(pct).unwrap_or_else(|| "–".into());
-            table.push(vec![
-                v.arm.clone(),
-                format!("{} / {}", v.base.k, v.base.n),
-                rate(v.base),
-                format!("{} / {}", v.new.k, v.new.n),
-                rate(v.new),
-                v.judgement.change.map(pp).unwrap_or_default(),
-                v.judgement.p.map(pvalue).unwrap_or_default(),
-                verdict_text(&v.judgement).to_string(),
-            ]);
-        }
-        out += &table.to_markdown();
-    }
-    if !c.only_base.is_empty() {
-        out += &format!(
-            "\nOnly in the base run (not compared): {}.\n",
-            c.only_base.join(", ")
-        );
-    }
-    if !c.only_new.is_empty() {
-        out += &format!(
-            "\nOnly in the new run (not compared): {}.\n",
-            c.only_new.join(", ")
-        );
-    }
-    out += &match c.regressions() {
-        0 => "\n**Result: no regression.**\n".to_string(),
-        1 => "\n**Result: 1 regression.**\n".to_string(),
-        n => format!("\n**Result: {n} regressions.**\n"),
-    };
-    out
 }
 
 #[cfg(test)]
@@ -594,13 +495,5 @@ mod tests {
                 },
             ]
         );
-    }
-
-    #[test]
-    fn no_data_on_either_side_gives_no_verdict() {
-        let j = judge(Metric::ResumeSuccess, c(0, 0), c(3, 4), Rule::default());
-        assert_eq!(j.change, None);
-        assert!(!j.regression);
-        assert_eq!(verdict_text(&j), "no data");
     }
 }

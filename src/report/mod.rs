@@ -3,7 +3,9 @@
 
 pub mod aggregate;
 pub mod attempts;
+pub mod by_task;
 pub mod compare;
+pub mod compare_output;
 mod csv_input;
 pub mod export;
 pub mod format;
@@ -18,6 +20,7 @@ pub mod sequential_outcome;
 mod session_table;
 pub mod show;
 pub mod summary;
+mod summary_bootstrap;
 pub mod summary_data;
 mod summary_md;
 mod table;

@@ -6,6 +6,7 @@ use std::path::Path;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::aggregate::{Aggregate, Counts, aggregate};
+use super::by_task;
 use super::export::{self, Document, export_text};
 use super::run_info::RunInfo;
 use super::summary_data::{MetricTest, Summary, SummaryRow};
@@ -13,7 +14,7 @@ use super::{plot, summary_md};
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil::write_atomic;
 use crate::rates::{FEATURES_VERIFIED, Metric};
-use crate::stats::{self, Alternative, DEFAULT_RESAMPLES, Describe, Interval, StatsError};
+use crate::stats::{self, Alternative, Describe, Interval, StatsError};
 
 /// `summary.csv`.
 pub const SUMMARY_CSV: &str = "summary.csv";
@@ -25,7 +26,7 @@ pub const SUMMARY_MD: &str = "summary.md";
 pub const PLOTS_DIR: &str = "plots";
 
 /// The columns of `summary.csv`, in order; also the keys of each `summary.json` object.
-pub const SUMMARY_COLUMNS: [&str; 14] = [
+pub const SUMMARY_COLUMNS: [&str; 20] = [
     "arm",
     "metric",
     "k",
@@ -40,10 +41,13 @@ pub const SUMMARY_COLUMNS: [&str; 14] = [
     "p_holm",
     "boot_ci_low",
     "boot_ci_high",
+    "p_cmh",
+    "p_cmh_holm",
+    "diff_mh",
+    "diff_mh_ci_low",
+    "diff_mh_ci_high",
+    "p_homogeneity",
 ];
-
-/// Seed of every trial-clustered bootstrap: fixed, so that summaries are reproducible.
-pub const BOOTSTRAP_SEED: u64 = 20_260_704;
 
 impl Summary {
     /// The rows of one metric, in arm order.
@@ -174,7 +178,7 @@ fn compute(agg: Aggregate, info: RunInfo, arms: Vec<String>, confidence: f64) ->
     let counts = |arm: &str| &agg.by_arm[arm];
     let mut rows = Vec::new();
     let mut tests = Vec::new();
-    let boots = bootstrap_arms(&agg, &arms, confidence);
+    let boots = super::summary_bootstrap::bootstrap_arms(&agg, &arms, confidence);
     for metric in Metric::ALL {
         let mut metric_rows: Vec<SummaryRow> = Vec::new();
         let base = baseline.as_deref().map(|b| counts(b).get(metric));
@@ -201,9 +205,13 @@ fn compute(agg: Aggregate, info: RunInfo, arms: Vec<String>, confidence: f64) ->
                     .ok()
                     .and_then(finite);
             }
+            if let Some(b) = baseline.as_deref().filter(|_| a > 0) {
+                add_stratified(&mut row, &agg, arm, b, metric, confidence);
+            }
             metric_rows.push(row);
         }
         adjust_holm(&mut metric_rows);
+        adjust_holm_cmh(&mut metric_rows);
         let with_data: Vec<_> = arms
             .iter()
             .map(|arm| counts(arm).get(metric))
@@ -244,6 +252,50 @@ fn compute(agg: Aggregate, info: RunInfo, arms: Vec<String>, confidence: f64) ->
     }
 }
 
+/// The stratified columns of an arm's row against the baseline, when the two span
+/// [`by_task::MIN_TASKS`] or more tasks on `metric` (tasks where either side has units).
+fn add_stratified(
+    row: &mut SummaryRow,
+    agg: &Aggregate,
+    arm: &str,
+    baseline: &str,
+    metric: Metric,
+    confidence: f64,
+) {
+    let tasks = by_task::pair_tasks(
+        agg.task_counts(arm, metric),
+        agg.task_counts(baseline, metric),
+    );
+    let spanned = tasks.iter().filter(|t| t.arm.n > 0 || t.base.n > 0).count();
+    if spanned < by_task::MIN_TASKS {
+        return;
+    }
+    row.stratified = true;
+    let Some(s) = by_task::stratified_of(&tasks, confidence) else {
+        return;
+    };
+    row.p_cmh = s.cmh.map(|c| c.p).and_then(finite);
+    if let Some(d) = s.diff {
+        row.diff_mh = finite(d.estimate);
+        row.diff_mh_ci_low = finite(d.ci.low);
+        row.diff_mh_ci_high = finite(d.ci.high);
+    }
+    row.p_homogeneity = s.homogeneity.map(|h| h.p).and_then(finite);
+}
+
+/// Holm over the non-baseline rows whose `p_cmh` is defined: the family of `p_holm`.
+fn adjust_holm_cmh(rows: &mut [SummaryRow]) {
+    let defined: Vec<usize> = (1..rows.len())
+        .filter(|&i| rows[i].p_cmh.is_some())
+        .collect();
+    let ps: Vec<f64> = defined.iter().filter_map(|&i| rows[i].p_cmh).collect();
+    if let Ok(adjusted) = stats::holm(&ps) {
+        for (&i, q) in defined.iter().zip(adjusted) {
+            rows[i].p_cmh_holm = finite(q);
+        }
+    }
+}
+
 /// Holm over the non-baseline rows whose p is defined.
 fn adjust_holm(rows: &mut [SummaryRow]) {
     let defined: Vec<usize> = (1..rows.len()).filter(|&i| rows[i].p.is_some()).collect();
@@ -253,53 +305,6 @@ fn adjust_holm(rows: &mut [SummaryRow]) {
             rows[i].p_holm = finite(q);
         }
     }
-}
-
-/// [`bootstrap`] of every arm, arms spread over the available cores. Each arm has its
-/// own fixed-seed stream, so the result does not depend on the number of threads.
-fn bootstrap_arms(agg: &Aggregate, arms: &[String], confidence: f64) -> Vec<Vec<Option<Interval>>> {
-    let threads = std::thread::available_parallelism()
-        .map(usize::from)
-        .unwrap_or(1)
-        .clamp(1, arms.len().max(1));
-    let chunk = arms.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = arms
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter()
-                        .map(|arm| bootstrap(&agg.by_arm[arm], confidence))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
-}
-
-/// Bootstrap intervals of every session-level metric of one arm (None elsewhere).
-fn bootstrap(counts: &Counts, confidence: f64) -> Vec<Option<Interval>> {
-    let mut out = vec![None; Metric::ALL.len()];
-    let session: Vec<Metric> = Metric::ALL
-        .into_iter()
-        .filter(|m| m.is_session_level())
-        .collect();
-    let clusters: Vec<Vec<(u64, u64)>> = session
-        .iter()
-        .map(|m| counts.clusters[m.index()].clone())
-        .collect();
-    if let Ok(results) =
-        stats::cluster_bootstrap_rates(&clusters, DEFAULT_RESAMPLES, confidence, BOOTSTRAP_SEED)
-    {
-        for (m, r) in session.iter().zip(results) {
-            out[m.index()] = r.ok();
-        }
-    }
-    out
 }
 
 /// Student t interval of a mean: scipy `t.interval(confidence, n - 1, loc=mean,

@@ -45,6 +45,23 @@ pub struct SummaryRow {
     pub boot_ci_low: Option<f64>,
     /// Trial-clustered percentile bootstrap upper bound (session-level metrics).
     pub boot_ci_high: Option<f64>,
+    /// Two-sided Cochran–Mantel–Haenszel p over the tasks (rate metrics, two or more
+    /// tasks in the comparison; empty otherwise).
+    pub p_cmh: Option<f64>,
+    /// Holm-adjusted `p_cmh` over the non-baseline arms of the metric.
+    pub p_cmh_holm: Option<f64>,
+    /// Mantel–Haenszel risk difference, arm − baseline, over the tasks.
+    pub diff_mh: Option<f64>,
+    /// Lower bound of `diff_mh` (Wald, Greenland–Robins variance).
+    pub diff_mh_ci_low: Option<f64>,
+    /// Upper bound of `diff_mh` (Wald, Greenland–Robins variance).
+    pub diff_mh_ci_high: Option<f64>,
+    /// Breslow–Day p that the odds ratio is the same in every task.
+    pub p_homogeneity: Option<f64>,
+    /// The arm and the baseline span two or more tasks on this rate metric, so the
+    /// stratified columns, not the pooled ones, judge it (not a column).
+    #[serde(skip)]
+    pub stratified: bool,
 }
 
 impl SummaryRow {
@@ -64,10 +81,17 @@ impl SummaryRow {
             p_holm: None,
             boot_ci_low: None,
             boot_ci_high: None,
+            p_cmh: None,
+            p_cmh_holm: None,
+            diff_mh: None,
+            diff_mh_ci_low: None,
+            diff_mh_ci_high: None,
+            p_homogeneity: None,
+            stratified: false,
         }
     }
 
-    /// The typed cells of the row, matching [`super::summary::SUMMARY_COLUMNS`].
+    /// The typed cells of the row, matching [`SUMMARY_COLUMNS`].
     pub fn cells(&self) -> Vec<Cell> {
         vec![
             Cell::Text(self.arm.clone()),
@@ -84,6 +108,12 @@ impl SummaryRow {
             Cell::number(self.p_holm),
             Cell::number(self.boot_ci_low),
             Cell::number(self.boot_ci_high),
+            Cell::number(self.p_cmh),
+            Cell::number(self.p_cmh_holm),
+            Cell::number(self.diff_mh),
+            Cell::number(self.diff_mh_ci_low),
+            Cell::number(self.diff_mh_ci_high),
+            Cell::number(self.p_homogeneity),
         ]
     }
 }

@@ -2,6 +2,8 @@
 //! metric, arms as rows with the baseline first, significant differences marked, caveats
 //! spelled out.
 
+use super::aggregate::Count;
+use super::by_task::{HOMOGENEITY_ALPHA, pair_tasks};
 use super::format::{fixed, level, pct, pp, pvalue};
 use super::notes::{SIMULATED_NOTE, shard_note};
 use super::summary_data::{BOOTSTRAP_WIDTH_NOTE, Summary, SummaryRow};
@@ -70,6 +72,15 @@ pub fn render(s: &Summary) -> String {
             ("p", Align::Right),
             ("p (Holm)", Align::Right),
         ]);
+        let stratified = rows.iter().any(|r| r.stratified);
+        if stratified {
+            table.add_columns([
+                ("diff (MH, by task)", Align::Right),
+                ("MH CI", Align::Left),
+                ("p (CMH, Holm)", Align::Right),
+                ("p (same by task)", Align::Right),
+            ]);
+        }
         let mut wide = Vec::new();
         for row in &rows {
             let boot = interval(row.boot_ci_low, row.boot_ci_high, pct);
@@ -80,7 +91,7 @@ pub fn render(s: &Summary) -> String {
                 }
                 _ => boot,
             };
-            table.push(vec![
+            let mut cells = vec![
                 row.arm.clone(),
                 format!("{} / {}", row.k.unwrap_or(0), row.n),
                 row.rate.map(pct).unwrap_or_else(|| "–".into()),
@@ -90,9 +101,28 @@ pub fn render(s: &Summary) -> String {
                 interval(row.diff_ci_low, row.diff_ci_high, pp),
                 row.p.map(pvalue).unwrap_or_default(),
                 holm_cell(row.p_holm, alpha),
-            ]);
+            ];
+            if stratified {
+                cells.extend([
+                    row.diff_mh.map(pp).unwrap_or_default(),
+                    interval(row.diff_mh_ci_low, row.diff_mh_ci_high, pp),
+                    holm_cell(row.p_cmh_holm, alpha),
+                    row.p_homogeneity.map(pvalue).unwrap_or_default(),
+                ]);
+            }
+            table.push(cells);
         }
         out += &table.to_markdown();
+        if stratified {
+            out += &format!(
+                "\nStratified by task: the Mantel–Haenszel difference and the \
+                 Cochran–Mantel–Haenszel p compare the arms within each task and judge \
+                 this metric; `{SIGNIFICANT}` marks their Holm p < {}. `p (same by task)` is \
+                 Breslow–Day's, that the odds ratio is the same in every task.\n",
+                (alpha * 1e9).round() / 1e9
+            );
+            out += &per_task_section(s, &rows, metric, baseline);
+        }
         if let Some(test) = s.tests.iter().find(|t| t.metric == metric) {
             out += &match &test.chi_square {
                 Ok(c) => format!(
@@ -227,6 +257,53 @@ fn features_section(s: &Summary, conf: &str, alpha: f64) -> String {
     }
     out += &table.to_markdown();
     out
+}
+
+/// The per-task table of a metric whose effect differs by task for some arm (Breslow–Day
+/// p below [`HOMOGENEITY_ALPHA`]): per such arm and task, both sides' k / n and rate and
+/// the difference.
+fn per_task_section(s: &Summary, rows: &[&SummaryRow], metric: Metric, baseline: &str) -> String {
+    let differing: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.p_homogeneity.is_some_and(|p| p < HOMOGENEITY_ALPHA))
+        .map(|r| r.arm.as_str())
+        .collect();
+    if differing.is_empty() {
+        return String::new();
+    }
+    let mut table = Table::new([
+        ("arm", Align::Left),
+        ("task", Align::Left),
+        ("k / n", Align::Right),
+        ("rate", Align::Right),
+        (format!("{baseline} k / n").as_str(), Align::Right),
+        (format!("{baseline} rate").as_str(), Align::Right),
+        ("diff", Align::Right),
+    ]);
+    let rate = |c: Count| c.rate().map(pct).unwrap_or_else(|| "–".into());
+    for arm in &differing {
+        let tasks = pair_tasks(
+            s.aggregate.task_counts(arm, metric),
+            s.aggregate.task_counts(baseline, metric),
+        );
+        for t in tasks {
+            table.push(vec![
+                arm.to_string(),
+                t.task.clone(),
+                format!("{} / {}", t.arm.k, t.arm.n),
+                rate(t.arm),
+                format!("{} / {}", t.base.k, t.base.n),
+                rate(t.base),
+                t.diff().map(pp).unwrap_or_default(),
+            ]);
+        }
+    }
+    format!(
+        "\nThe effect differs by task (Breslow–Day p < {HOMOGENEITY_ALPHA}) for {}: \
+         per task,\n\n{}",
+        differing.join(", "),
+        table.to_markdown()
+    )
 }
 
 /// k / n of every rate metric per (arm, task), when the run has more than one task.

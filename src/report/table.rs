@@ -26,6 +26,12 @@ impl Table {
         }
     }
 
+    /// Adds columns after the existing ones (before any row is pushed).
+    pub fn add_columns<S: Into<String>>(&mut self, headers: impl IntoIterator<Item = (S, Align)>) {
+        self.headers
+            .extend(headers.into_iter().map(|(h, a)| (h.into(), a)));
+    }
+
     /// Adds a row (missing cells are empty, extra cells are dropped).
     pub fn push(&mut self, mut row: Vec<String>) {
         row.resize(self.headers.len(), String::new());

@@ -4,6 +4,7 @@
 //! whole run. A pure model of the summary rows, rendered as text (the console, `show`)
 //! and as Markdown (the top of `summary.md`).
 
+use super::by_task;
 use super::format::{fixed, pp, pvalue};
 use super::notes::shard_note;
 use super::sequential_outcome::SequentialOutcome;
@@ -23,14 +24,16 @@ pub enum Direction {
     Lower,
 }
 
-/// One arm that differs from the baseline on one metric after Holm.
+/// One arm that differs from the baseline on one metric after Holm (stratified by task
+/// when the comparison spans two or more tasks).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
     /// The arm.
     pub arm: String,
-    /// rate(arm) − rate(baseline) (a difference of means for `features_verified`).
+    /// rate(arm) − rate(baseline), the Mantel–Haenszel difference when stratified (a
+    /// difference of means for `features_verified`).
     pub diff: f64,
-    /// The Holm-adjusted p.
+    /// The Holm-adjusted p (of the CMH test when stratified).
     pub p_holm: f64,
     /// Which way it differs.
     pub direction: Direction,
@@ -47,6 +50,11 @@ pub struct MetricVerdict {
     pub findings: Vec<Finding>,
     /// Non-baseline arms with a Holm p (compared at all).
     pub compared: usize,
+    /// Judged stratified by task (`p_cmh_holm`, `diff_mh`) for some arm.
+    pub stratified: bool,
+    /// Arms whose effect differs by task (`p_homogeneity` below
+    /// [`by_task::HOMOGENEITY_ALPHA`]), in arm order.
+    pub heterogeneous: Vec<String>,
 }
 
 /// The verdict of a run.
@@ -124,6 +132,24 @@ impl Verdict {
             out += &wrap(&lead, &findings_text(m, false), TEXT_WIDTH);
         }
         out += &wrap_hanging("  ", &self.no_difference_line(), TEXT_WIDTH);
+        if let Some(note) = self.stratified_note() {
+            out += &wrap_hanging("  ", &format!("({note})"), TEXT_WIDTH);
+        }
+        let differing_by_task: Vec<&MetricVerdict> = self
+            .metrics
+            .iter()
+            .filter(|m| !m.heterogeneous.is_empty())
+            .collect();
+        if !differing_by_task.is_empty() {
+            out += &format!(
+                "The effect differs by task (Breslow–Day p < {}; summary.md has the per-task tables):\n",
+                by_task::HOMOGENEITY_ALPHA
+            );
+            for m in differing_by_task {
+                let lead = format!("  {:width$}  ", m.metric);
+                out += &wrap(&lead, &m.heterogeneous.join(", "), TEXT_WIDTH);
+            }
+        }
         if let Some(seq) = &self.sequential {
             out += &wrap(
                 "Sequential run: ",
@@ -179,6 +205,12 @@ impl Verdict {
             out += &format!("- **{}**: {}\n", m.metric, findings_text(m, true));
         }
         out += &format!("- {}\n", self.no_difference_line());
+        for line in self.heterogeneity_lines() {
+            out += &format!("- {line}\n");
+        }
+        if let Some(note) = self.stratified_note() {
+            out += &format!("\n{}.\n", capitalize(&note));
+        }
         if let Some(seq) = &self.sequential {
             out += &format!(
                 "\n**Sequential run** on `{}`: {}.",
@@ -209,6 +241,51 @@ impl Verdict {
             }
         }
         out
+    }
+
+    /// How the metrics with two or more tasks were judged; None when none was.
+    pub fn stratified_note(&self) -> Option<String> {
+        let stratified: Vec<&str> = self
+            .metrics
+            .iter()
+            .filter(|m| m.stratified)
+            .map(|m| m.metric.as_str())
+            .collect();
+        if stratified.is_empty() {
+            return None;
+        }
+        let rate_metrics = self
+            .metrics
+            .iter()
+            .filter(|m| m.compared > 0 && m.metric != FEATURES_VERIFIED)
+            .count();
+        let which = if stratified.len() == rate_metrics {
+            "every rate metric".to_string()
+        } else {
+            stratified.join(", ")
+        };
+        Some(format!(
+            "stratified by task: {which} judged within each task, by the \
+             Cochran–Mantel–Haenszel p (Holm) and the Mantel–Haenszel difference"
+        ))
+    }
+
+    /// One line per metric whose effect differs by task for some arm (Breslow–Day p
+    /// below [`by_task::HOMOGENEITY_ALPHA`]).
+    pub fn heterogeneity_lines(&self) -> Vec<String> {
+        self.metrics
+            .iter()
+            .filter(|m| !m.heterogeneous.is_empty())
+            .map(|m| {
+                format!(
+                    "{}: the effect differs by task for {} (Breslow–Day p < {}): see the \
+                     per-task table",
+                    m.metric,
+                    m.heterogeneous.join(", "),
+                    by_task::HOMOGENEITY_ALPHA
+                )
+            })
+            .collect()
     }
 
     /// The line on the metrics where no arm differs, and those not compared at all.
@@ -312,6 +389,14 @@ pub fn side_text(m: &MetricVerdict, better: bool, markdown: bool) -> String {
         .join(", ")
 }
 
+fn capitalize(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().collect::<String>() + chars.as_str(),
+        None => String::new(),
+    }
+}
+
 fn signed(x: f64) -> String {
     let text = fixed(x, 2);
     if x >= 0.0 { format!("+{text}") } else { text }
@@ -335,6 +420,8 @@ pub fn decide(rows: &[SummaryRow], baseline: Option<&str>, alpha: f64) -> Verdic
                 metric: row.metric.clone(),
                 findings: Vec::new(),
                 compared: 0,
+                stratified: false,
+                heterogeneous: Vec::new(),
             });
         }
         if row.n < SMALL_SAMPLE {
@@ -343,10 +430,32 @@ pub fn decide(rows: &[SummaryRow], baseline: Option<&str>, alpha: f64) -> Verdic
         if Some(row.arm.as_str()) == baseline {
             continue;
         }
-        let Some(p_holm) = row.p_holm else { continue };
+        // Two or more tasks: the stratified columns judge, the pooled ones do not.
+        let (p_holm, diff) = if row.stratified {
+            (row.p_cmh_holm, row.diff_mh)
+        } else {
+            (row.p_holm, row.diff)
+        };
         let current = metrics.last_mut().expect("pushed above");
+        if row
+            .p_homogeneity
+            .is_some_and(|p| p < by_task::HOMOGENEITY_ALPHA)
+        {
+            current.heterogeneous.push(row.arm.clone());
+        }
+        // Stratified, a comparison with no event (or only events) in every task has a
+        // difference (0) but no CMH p: compared, and no difference.
+        let compared = if row.stratified {
+            diff.is_some()
+        } else {
+            p_holm.is_some()
+        };
+        if !compared {
+            continue;
+        }
         current.compared += 1;
-        let Some(diff) = row.diff.filter(|d| *d != 0.0) else {
+        current.stratified |= row.stratified;
+        let (Some(p_holm), Some(diff)) = (p_holm, diff.filter(|d| *d != 0.0)) else {
             continue;
         };
         if p_holm < alpha {
@@ -417,216 +526,5 @@ fn sample_warnings(small: &[(&str, &str, u64)]) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::rates::TOKENS_PER_FEATURE;
-
-    fn row(arm: &str, metric: &str, n: u64, diff: Option<f64>, p_holm: Option<f64>) -> SummaryRow {
-        SummaryRow {
-            arm: arm.into(),
-            metric: metric.into(),
-            k: Some(0),
-            n,
-            rate: None,
-            ci_low: None,
-            ci_high: None,
-            diff,
-            diff_ci_low: None,
-            diff_ci_high: None,
-            p: p_holm,
-            p_holm,
-            boot_ci_low: None,
-            boot_ci_high: None,
-        }
-    }
-
-    fn rows() -> Vec<SummaryRow> {
-        vec![
-            row("json", "premature_done", 400, None, None),
-            row("markdown", "premature_done", 400, Some(0.069), Some(0.02)),
-            row("yaml", "premature_done", 400, Some(0.066), Some(0.051)),
-            row("gate", "premature_done", 400, Some(-0.098), Some(2.9e-12)),
-            row("json", "clean_exit", 400, None, None),
-            row("markdown", "clean_exit", 400, Some(-0.2), Some(0.001)),
-            row("yaml", "clean_exit", 400, Some(0.1), Some(0.01)),
-            row("gate", "clean_exit", 400, Some(0.0), Some(0.0001)),
-            row("json", "resume_success", 0, None, None),
-            row("markdown", "resume_success", 0, None, None),
-            row("yaml", "resume_success", 0, None, None),
-            row("gate", "resume_success", 12, None, None),
-            row("json", "features_verified", 40, None, None),
-            row("markdown", "features_verified", 20, Some(-3.5), Some(0.004)),
-            row("yaml", "features_verified", 40, Some(0.2), Some(0.7)),
-            row("gate", "features_verified", 40, Some(1.0), None),
-        ]
-    }
-
-    #[test]
-    fn a_difference_after_holm_is_better_or_worse_by_the_metrics_direction() {
-        let v = decide(&rows(), Some("json"), 0.05);
-        let pd = &v.metrics[0];
-        assert_eq!(pd.metric, "premature_done");
-        assert_eq!(pd.compared, 3);
-        // yaml's p 0.051 is not below alpha; markdown is higher on a lower-is-better rate.
-        let arms: Vec<(&str, Direction, bool)> = pd
-            .findings
-            .iter()
-            .map(|f| (f.arm.as_str(), f.direction, f.better))
-            .collect();
-        assert_eq!(
-            arms,
-            [
-                ("markdown", Direction::Higher, false),
-                ("gate", Direction::Lower, true)
-            ]
-        );
-        // clean_exit: higher is better; a zero difference is no finding whatever its p.
-        let ce = &v.metrics[1];
-        let arms: Vec<(&str, bool)> = ce
-            .findings
-            .iter()
-            .map(|f| (f.arm.as_str(), f.better))
-            .collect();
-        assert_eq!(arms, [("markdown", false), ("yaml", true)]);
-        // features_verified: more is better; gate has no Holm p and is not compared.
-        let fv = &v.metrics[3];
-        assert_eq!(fv.compared, 2);
-        assert_eq!(fv.findings.len(), 1);
-        assert!(!fv.findings[0].better);
-    }
-
-    #[test]
-    fn a_metric_without_any_comparison_is_said_to_be_not_compared() {
-        let v = decide(&rows(), Some("json"), 0.05);
-        assert_eq!(v.metrics[2].compared, 0);
-        let text = v.to_text();
-        assert!(
-            text.contains("not compared (no data): resume_success"),
-            "{text}"
-        );
-        assert!(
-            text.contains("premature_done     worse: markdown +6.9 pp (p 0.020); better: gate -9.8 pp (p 2.9e-12)"),
-            "{text}"
-        );
-        assert!(
-            text.contains("features_verified  worse: markdown -3.50 features (p 0.004)"),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn sample_size_warnings_name_each_metric_once_with_its_small_arms() {
-        let v = decide(&rows(), Some("json"), 0.05);
-        assert_eq!(
-            v.warnings,
-            [
-                "no units for json, markdown, yaml; fewer than 30 for gate (12): resume_success",
-                "fewer than 30 for markdown (20): features_verified",
-            ]
-        );
-        let md = v.to_markdown();
-        assert!(md.starts_with("## Verdict\n"), "{md}");
-        assert_eq!(
-            md.matches("for gate (12): resume_success").count(),
-            1,
-            "{md}"
-        );
-    }
-
-    #[test]
-    fn usage_per_feature_rows_are_no_part_of_the_verdict() {
-        let mut rows = rows();
-        rows.push(row("json", TOKENS_PER_FEATURE, 20, None, None));
-        rows.push(row("markdown", TOKENS_PER_FEATURE, 20, None, None));
-        let v = decide(&rows, Some("json"), 0.05);
-        assert!(
-            v.metrics.iter().all(|m| m.metric != TOKENS_PER_FEATURE),
-            "{v:?}"
-        );
-        assert!(!v.to_text().contains(TOKENS_PER_FEATURE), "{}", v.to_text());
-    }
-
-    #[test]
-    fn metrics_small_in_the_same_way_share_one_warning() {
-        let small = [
-            ("single", "premature_done", 20),
-            ("single", "clean_exit", 20),
-            ("json", "resume_success", 0),
-            ("single", "resume_success", 0),
-            ("single", "told_false", 20),
-            ("json", "contract_edit", 0),
-            ("single", "contract_edit", 0),
-        ];
-        assert_eq!(
-            sample_warnings(&small),
-            [
-                "fewer than 30 for single (20): premature_done, clean_exit, told_false",
-                "no units for json, single: resume_success, contract_edit",
-            ]
-        );
-    }
-
-    #[test]
-    fn a_run_where_nothing_differs_says_so_and_an_empty_run_has_no_verdict() {
-        let quiet: Vec<SummaryRow> = rows()
-            .into_iter()
-            .map(|mut r| {
-                r.p_holm = r.p_holm.map(|_| 0.9);
-                r
-            })
-            .collect();
-        let v = decide(&quiet, Some("json"), 0.05);
-        assert_eq!(v.differing().count(), 0);
-        assert_eq!(
-            v.no_difference_line(),
-            "no arm differs on: premature_done, clean_exit, features_verified; \
-             not compared (no data): resume_success"
-        );
-        // Past 100 characters the console breaks the line after a ";" or ",".
-        let text = v.to_text();
-        assert!(
-            text.contains(
-                "  no arm differs on: premature_done, clean_exit, features_verified;\n    \
-                 not compared (no data): resume_success\n"
-            ),
-            "{text}"
-        );
-        assert!(
-            text.lines().all(|l| l.chars().count() <= TEXT_WIDTH),
-            "{text}"
-        );
-        let baseline_only: Vec<SummaryRow> =
-            rows().into_iter().filter(|r| r.arm == "json").collect();
-        let alone = decide(&baseline_only, Some("json"), 0.05);
-        assert_eq!(
-            alone.no_difference_line(),
-            "nothing to compare: no arm besides the baseline has data"
-        );
-        let empty = decide(&[], None, 0.05);
-        assert_eq!(
-            empty.to_text(),
-            "Verdict: no sessions or trials in this run.\n"
-        );
-        assert_eq!(empty.to_markdown(), "");
-    }
-
-    #[test]
-    fn long_verdict_lines_break_between_findings() {
-        let text = "worse: a +1.0 pp (p 0.01), b +2.0 pp (p 0.02); better: c -3.0 pp (p 0.03)";
-        assert_eq!(
-            wrap("  m  ", text, 40),
-            "  m  worse: a +1.0 pp (p 0.01),\n     b +2.0 pp (p 0.02);\n     better: c -3.0 pp (p 0.03)\n"
-        );
-        assert_eq!(wrap("  m  ", "worse: a", 40), "  m  worse: a\n");
-    }
-
-    #[test]
-    fn a_row_of_an_unknown_metric_is_left_out() {
-        let v = decide(
-            &[row("a", "made_up", 5, Some(0.5), Some(0.001))],
-            Some("b"),
-            0.05,
-        );
-        assert!(v.metrics.is_empty() && v.warnings.is_empty());
-    }
-}
+#[path = "verdict_tests.rs"]
+mod tests;

@@ -7,8 +7,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use polars::prelude::*;
 
-use super::aggregate::{Count, arm_sums, count_sums, rates_at};
-use super::compare::{Judgement, Rule, judge};
+use super::aggregate::{Count, arm_task_sums, count_sums, rates_at};
+use super::by_task::pair_tasks;
+use super::compare::{Judgement, Rule, judge_by_task};
 use super::export::{Cell, Document, export_text};
 use super::format::{level, pct, pp, pvalue};
 use super::notes::SIMULATED_NOTE;
@@ -29,7 +30,7 @@ pub const WEEKLY_CSV: &str = "weekly.csv";
 pub const WEEKLY_MD: &str = "weekly.md";
 
 /// Columns of `weekly.csv`.
-pub const WEEKLY_COLUMNS: [&str; 12] = [
+pub const WEEKLY_COLUMNS: [&str; 13] = [
     "week",
     "metric",
     "arm",
@@ -42,6 +43,7 @@ pub const WEEKLY_COLUMNS: [&str; 12] = [
     "change",
     "p",
     "regression",
+    "stratified",
 ];
 
 /// An ISO 8601 week.
@@ -154,7 +156,10 @@ pub struct WeeklyRow {
     pub count: Count,
     /// Wilson interval of the pooled rate.
     pub ci: Option<(f64, f64)>,
-    /// Against the arm's previous week with data; None in its first week.
+    /// The pooled counts per task, sorted by task.
+    pub tasks: Vec<(String, Count)>,
+    /// Against the arm's previous week with data, stratified by task when both weeks
+    /// span two or more tasks; None in its first week.
     pub vs_previous: Option<Judgement>,
 }
 
@@ -210,7 +215,7 @@ pub fn build(
         }
         // One run's tables at a time: reading all of them first would hold every run's
         // rows at once, where the per-arm sums of a run are a few rows.
-        let sums = match RunTables::read(&run.dir).and_then(arm_sums) {
+        let sums = match RunTables::read(&run.dir).and_then(arm_task_sums) {
             Ok(sums) => sums,
             Err(e @ Error::BadLine { .. }) => return Err(e),
             Err(e) => {
@@ -218,7 +223,10 @@ pub fn build(
                 continue;
             }
         };
-        per_run.push(sums.lazy().with_column(lit(run.week.key()).alias("week")));
+        per_run.push(sums.lazy().with_columns([
+            lit(run.week.key()).alias("week"),
+            lit(runs.len() as u64).alias("run"),
+        ]));
         runs.push(run);
     }
     if runs.is_empty() {
@@ -245,13 +253,25 @@ pub fn build(
                 .rev()
                 .take_while(|r| r.metric == metric && r.arm == arm_week.arm)
                 .find(|r| r.count.n > 0)
-                .map(|r| r.count)
                 .filter(|_| count.n > 0);
+            let tasks: Vec<(String, Count)> = arm_week
+                .tasks
+                .iter()
+                .map(|(task, counts)| (task.clone(), counts[metric.index()]))
+                .collect();
+            let vs_previous = previous.map(|p| {
+                let by_task = pair_tasks(
+                    tasks.iter().map(|(t, c)| (t.as_str(), *c)),
+                    p.tasks.iter().map(|(t, c)| (t.as_str(), *c)),
+                );
+                judge_by_task(metric, p.count, count, &by_task, rule)
+            });
             rows.push(WeeklyRow {
                 ci: stats::wilson(count.k, count.n, confidence)
                     .ok()
                     .map(|i| (i.low, i.high)),
-                vs_previous: previous.map(|p| judge(metric, p, count, rule)),
+                vs_previous,
+                tasks,
                 week: arm_week.week,
                 metric,
                 arm: arm_week.arm.clone(),
@@ -310,14 +330,26 @@ struct ArmWeek {
     runs: usize,
     /// Indexed by [`Metric::index`].
     counts: [Count; Metric::ALL.len()],
+    /// Per task, sorted by task: its counts, indexed by [`Metric::index`].
+    tasks: Vec<(String, [Count; Metric::ALL.len()])>,
 }
 
-/// Every run's per-arm sums (each with its `week` key; at least one run) pooled by
-/// polars into one row per (arm, week), sorted by arm, then week.
+/// Every run's per-(arm, task) sums (each with its `week` key and `run` index; at least
+/// one run) pooled by polars into one row per (arm, week), sorted by arm, then week,
+/// each with its per-task counts.
 fn pool_by_week(per_run: Vec<LazyFrame>) -> PolarsResult<Vec<ArmWeek>> {
+    let all = concat(per_run, UnionArgs::default())?.collect()?;
+    let by_task = all
+        .clone()
+        .lazy()
+        .group_by([col("arm"), col("week"), col("task")])
+        .agg(count_sums())
+        .sort(["arm", "week", "task"], SortMultipleOptions::default())
+        .collect()?;
     let mut aggs = count_sums();
-    aggs.push(len().cast(DataType::UInt64).alias("runs"));
-    let pooled = concat(per_run, UnionArgs::default())?
+    aggs.push(col("run").n_unique().cast(DataType::UInt64).alias("runs"));
+    let pooled = all
+        .lazy()
         .group_by([col("arm"), col("week")])
         .agg(aggs)
         .sort(["arm", "week"], SortMultipleOptions::default())
@@ -325,14 +357,36 @@ fn pool_by_week(per_run: Vec<LazyFrame>) -> PolarsResult<Vec<ArmWeek>> {
     let arms = pooled.column("arm")?.str()?;
     let weeks = pooled.column("week")?.i32()?;
     let runs = pooled.column("runs")?.u64()?;
-    Ok((0..pooled.height())
+    let mut out: Vec<ArmWeek> = (0..pooled.height())
         .map(|row| ArmWeek {
             arm: arms.get(row).unwrap_or_default().to_string(),
             week: IsoWeek::from_key(weeks.get(row).unwrap_or_default()),
             runs: runs.get(row).unwrap_or_default() as usize,
             counts: rates_at(&pooled, row),
+            tasks: Vec::new(),
         })
-        .collect())
+        .collect();
+    // Both frames are sorted by (arm, week): walk them together.
+    let (task_arms, task_weeks) = (
+        by_task.column("arm")?.str()?,
+        by_task.column("week")?.i32()?,
+    );
+    let tasks = by_task.column("task")?.str()?;
+    let mut at = 0;
+    for row in 0..by_task.height() {
+        let arm = task_arms.get(row).unwrap_or_default();
+        let week = IsoWeek::from_key(task_weeks.get(row).unwrap_or_default());
+        while at < out.len() && (out[at].arm.as_str(), out[at].week) < (arm, week) {
+            at += 1;
+        }
+        if let Some(arm_week) = out.get_mut(at).filter(|a| a.arm == arm && a.week == week) {
+            arm_week.tasks.push((
+                tasks.get(row).unwrap_or_default().to_string(),
+                rates_at(&by_task, row),
+            ));
+        }
+    }
+    Ok(out)
 }
 
 impl Weekly {
@@ -356,6 +410,7 @@ impl Weekly {
                     Cell::number(j.and_then(|j| j.change)),
                     Cell::number(j.and_then(|j| j.p)),
                     j.map_or(Cell::Empty, |j| Cell::Bool(j.regression)),
+                    j.map_or(Cell::Empty, |j| Cell::Bool(j.stratified)),
                 ]
             })
             .collect();
@@ -393,8 +448,10 @@ impl Weekly {
         out += &format!(
             "{} runs, {span}. Runs are dated by the manifest's `started` time (UTC) and pooled \
              per ISO week; intervals are Wilson at {}. `REGRESSION` marks a week worse \
-             than the arm's previous week by more than {} with one-sided Fisher p < {}. \
-             {} regressions flagged.\n",
+             than the arm's previous week by more than {} with one-sided Fisher p < {}; \
+             where both weeks span two or more tasks, the change is the Mantel–Haenszel \
+             difference over the tasks and p the one-sided Cochran–Mantel–Haenszel p \
+             (`by task`). {} regressions flagged.\n",
             self.runs.len(),
             level(self.confidence),
             pp(self.rule.max_increase).trim_start_matches('+'),
@@ -430,10 +487,13 @@ impl Weekly {
                         .unwrap_or_default(),
                     j.and_then(|j| j.change).map(pp).unwrap_or_default(),
                     j.and_then(|j| j.p).map(pvalue).unwrap_or_default(),
-                    if j.is_some_and(|j| j.regression) {
-                        "**REGRESSION**".into()
-                    } else {
-                        String::new()
+                    match j {
+                        Some(j) if j.regression && j.stratified => {
+                            "**REGRESSION** (by task)".into()
+                        }
+                        Some(j) if j.regression => "**REGRESSION**".into(),
+                        Some(j) if j.stratified => "by task".into(),
+                        _ => String::new(),
                     },
                 ]);
             }

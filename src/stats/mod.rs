@@ -8,6 +8,7 @@
 
 mod bootstrap;
 mod chisq;
+mod cmh;
 mod describe;
 mod error;
 mod fisher;
@@ -25,6 +26,7 @@ pub use bootstrap::{
     cluster_bootstrap_rates_within,
 };
 pub use chisq::{ChiSquare, chi2_2xk};
+pub use cmh::{Cmh, CmhExact, MANTEL_FLEISS_MIN, cmh, cmh_exact, mantel_fleiss};
 pub use describe::{Describe, describe, percentile};
 pub use error::{Result, StatsError};
 pub use fisher::{Alternative, fisher_exact};
@@ -37,7 +39,7 @@ pub use sequential::{
     SequentialSampleSize, ldof_spending, look_fractions, pooled_z, sequential_sessions_per_arm,
 };
 pub use stratified::{
-    BreslowDay, Cmh, MhOddsRatio, MhRiskDifference, Stratified, breslow_day, cmh, mh_odds_ratio,
+    BreslowDay, MhOddsRatio, MhRiskDifference, Stratified, breslow_day, mh_odds_ratio,
     mh_risk_difference, stratified,
 };
 pub use stratum::{MAX_STRATUM_COUNT, Stratum};

@@ -1,6 +1,6 @@
-//! An arm against the baseline stratified by task: the Cochran–Mantel–Haenszel test, the
-//! Mantel–Haenszel odds ratio and risk difference, and the Breslow–Day test that the
-//! odds ratio is the same in every task.
+//! An arm against the baseline stratified by task: the Cochran–Mantel–Haenszel test (in
+//! [`super::cmh`]), the Mantel–Haenszel odds ratio and risk difference, and the
+//! Breslow–Day test that the odds ratio is the same in every task.
 //!
 //! Every function takes one [`Stratum`] per task and leaves out the strata where either
 //! side has no units (they compare nothing); [`stratified`] counts them. Strata with a zero
@@ -10,48 +10,10 @@
 
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
+use super::cmh::{Cmh, cmh};
 use super::error::{Result, check_confidence};
-use super::fisher::Alternative;
 use super::proportion::{Interval, normal_isf};
-use super::stratum::{Cells, Stratum};
-
-/// The Cochran–Mantel–Haenszel test of [`cmh`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Cmh {
-    /// The CMH chi-square statistic without continuity correction, `z²`.
-    pub statistic: f64,
-    /// `Σ(aᵢ − E aᵢ) / √(Σ Var aᵢ)`: positive when the arm has more events than
-    /// expected under equal rates.
-    pub z: f64,
-    /// Two-sided p-value, the chi-square (1 dof) upper tail of `statistic`.
-    pub p: f64,
-}
-
-impl Cmh {
-    /// The p-value for `alternative`: two-sided [`Cmh::p`]; `Greater` (the arm's rate is
-    /// higher) `Φ̄(z)`; `Less` (the arm's rate is lower) `Φ̄(−z)`.
-    ///
-    /// The smaller one-sided value is half the chi-square upper tail of `z²` (`Φ̄(|z|)`
-    /// exactly), so it comes from an upper tail directly, never `1 − cdf`, and is exactly
-    /// half of [`Cmh::p`]; the larger is `1 −` that. (statrs' `erfc`, behind its normal
-    /// `sf`, was off by 4e-11 relative at p = 0.008, where the chi-square tail is exact
-    /// to the last digits.)
-    pub fn p_value(&self, alternative: Alternative) -> f64 {
-        let half = self.p / 2.0;
-        let towards = |positive: bool| {
-            if (self.z > 0.0) == positive || self.z == 0.0 {
-                half
-            } else {
-                1.0 - half
-            }
-        };
-        match alternative {
-            Alternative::TwoSided => self.p,
-            Alternative::Greater => towards(true),
-            Alternative::Less => towards(false),
-        }
-    }
-}
+use super::stratum::{Cells, Stratum, Sum, ratio, used};
 
 /// The Mantel–Haenszel pooled odds ratio of [`mh_odds_ratio`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -121,47 +83,6 @@ pub fn stratified(strata: &[Stratum], confidence: f64) -> Result<Stratified> {
         diff: mh_risk_difference(strata, confidence)?,
         homogeneity: breslow_day(strata),
     })
-}
-
-/// The Cochran–Mantel–Haenszel test that the odds ratio is 1 in every stratum, without
-/// continuity correction.
-///
-/// Convention: statsmodels `StratifiedTable(tables).test_null_odds(correction=False)`
-/// over the strata with units on both sides, each table `[[k1, n1 − k1], [k0, n0 − k0]]`:
-/// `statistic = (Σ(aᵢ − n₁ᵢm₁ᵢ/Nᵢ))² / Σ n₁ᵢn₀ᵢm₁ᵢm₀ᵢ/(Nᵢ²(Nᵢ − 1))`, where `m₁ᵢ`, `m₀ᵢ`
-/// are the event and non-event totals: the hypergeometric mean and variance of `aᵢ`
-/// given the margins. `p` is the chi-square (1 dof) upper tail, `chi2.sf`; statsmodels
-/// writes `1 − chi2.cdf`, which agrees to 1e-16 absolute but rounds p-values below it
-/// to 0. [`Cmh::p_value`] gives the one-sided p-values from `z`.
-///
-/// Each `aᵢNᵢ − n₁ᵢm₁ᵢ` is an exact integer before it is divided, and the sums are
-/// compensated, so the statistic keeps its relative precision near 0.
-///
-/// None when no stratum has units on both sides, or every one has a zero margin (the
-/// variance is then 0).
-pub fn cmh(strata: &[Stratum]) -> Option<Cmh> {
-    let mut excess = Sum::default();
-    let mut variance = Sum::default();
-    for t in used(strata) {
-        let n = t.total();
-        let nf = n as f64;
-        excess.add(ratio(t.a * n - t.n1() * t.m1(), n));
-        let rows = t.n1() as f64 * t.n0() as f64 / nf;
-        let columns = t.m1() as f64 * t.m0() as f64 / nf;
-        variance.add(rows * columns / (nf - 1.0));
-    }
-    let (excess, variance) = (excess.value(), variance.value());
-    if !(variance > 0.0 && variance.is_finite() && excess.is_finite()) {
-        return None;
-    }
-    let statistic = excess * excess / variance;
-    let chi2 = ChiSquared::new(1.0).ok()?;
-    Some(Cmh {
-        statistic,
-        z: excess / variance.sqrt(),
-        p: chi2.sf(statistic).clamp(0.0, 1.0),
-    })
-    .filter(|c| c.statistic.is_finite() && c.z.is_finite())
 }
 
 /// The Mantel–Haenszel pooled odds ratio and its confidence interval.
@@ -337,44 +258,10 @@ pub fn breslow_day(strata: &[Stratum]) -> Option<BreslowDay> {
     })
 }
 
-/// The tables of the strata with units on both sides.
-fn used(strata: &[Stratum]) -> impl Iterator<Item = Cells> + '_ {
-    strata.iter().filter_map(Stratum::cells)
-}
-
-/// `num / den` of two exact integers, each rounded to `f64` once.
-fn ratio(num: i128, den: i128) -> f64 {
-    num as f64 / den as f64
-}
-
-/// Neumaier's compensated sum: terms of both signs (the excess events of the CMH test)
-/// cancel without losing the sum's relative precision.
-#[derive(Debug, Default)]
-struct Sum {
-    sum: f64,
-    compensation: f64,
-}
-
-impl Sum {
-    fn add(&mut self, x: f64) {
-        let t = self.sum + x;
-        self.compensation += if self.sum.abs() >= x.abs() {
-            (self.sum - t) + x
-        } else {
-            (x - t) + self.sum
-        };
-        self.sum = t;
-    }
-
-    fn value(&self) -> f64 {
-        self.sum + self.compensation
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::{MAX_STRATUM_COUNT, chi2_2xk};
+    use crate::stats::{Alternative, MAX_STRATUM_COUNT, chi2_2xk};
 
     fn strata(counts: &[(u64, u64, u64, u64)]) -> Vec<Stratum> {
         counts

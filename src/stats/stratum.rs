@@ -134,6 +134,40 @@ impl Cells {
     }
 }
 
+/// The tables of the strata with units on both sides.
+pub(super) fn used(strata: &[Stratum]) -> impl Iterator<Item = Cells> + '_ {
+    strata.iter().filter_map(Stratum::cells)
+}
+
+/// `num / den` of two exact integers, each rounded to `f64` once.
+pub(super) fn ratio(num: i128, den: i128) -> f64 {
+    num as f64 / den as f64
+}
+
+/// Neumaier's compensated sum: terms of both signs (the excess events of the CMH test)
+/// cancel without losing the sum's relative precision.
+#[derive(Debug, Default)]
+pub(super) struct Sum {
+    sum: f64,
+    compensation: f64,
+}
+
+impl Sum {
+    pub(super) fn add(&mut self, x: f64) {
+        let t = self.sum + x;
+        self.compensation += if self.sum.abs() >= x.abs() {
+            (self.sum - t) + x
+        } else {
+            (x - t) + self.sum
+        };
+        self.sum = t;
+    }
+
+    pub(super) fn value(&self) -> f64 {
+        self.sum + self.compensation
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,8 +3,10 @@
 //! and `weekly.html` of the trends. An exporter-like renderer beside
 //! [`super::export`]: a data model ([`model`]) and one template ([`page`]).
 
+mod by_task;
 pub mod model;
 pub mod page;
+pub mod page_table;
 
 pub use model::{Page, run_page, weekly_page};
 pub use page::{REPORT_HTML, WEEKLY_HTML, render, write_run_html, write_weekly_html};

@@ -15,6 +15,8 @@ use super::super::plot::{Estimate, YAxis, rate_chart};
 use super::super::summary_data::{Summary, SummaryRow};
 use super::super::verdict::{Verdict, side_text};
 use super::super::weekly::Weekly;
+use super::by_task;
+use super::page_table::{PageCell, PageTable};
 use crate::error::{Error, Result};
 use crate::rates::{Better, Unit, counts_against};
 use crate::rates::{FEATURES_VERIFIED, Metric};
@@ -94,44 +96,6 @@ pub struct PageVerdictLine {
     pub worse: String,
     /// Arms better than the baseline (empty when none).
     pub better: String,
-}
-
-/// A table: its cells carry the text shown and the value sorted by.
-#[derive(Debug, Clone, Serialize)]
-pub struct PageTable {
-    /// The table's name (a metric's, or `weekly:<metric>`).
-    pub id: String,
-    /// Its heading.
-    pub title: String,
-    /// What it counts.
-    pub note: String,
-    /// Column headings.
-    pub columns: Vec<String>,
-    /// Rows of cells.
-    pub rows: Vec<Vec<PageCell>>,
-}
-
-/// One cell: the text shown (`t`) and the number it sorts by (`v`, null for text).
-#[derive(Debug, Clone, Serialize)]
-pub struct PageCell {
-    t: String,
-    v: Option<f64>,
-}
-
-impl PageCell {
-    fn text(t: impl Into<String>) -> PageCell {
-        PageCell {
-            t: t.into(),
-            v: None,
-        }
-    }
-
-    fn number(x: Option<f64>, show: impl Fn(f64) -> String) -> PageCell {
-        PageCell {
-            t: x.map(show).unwrap_or_default(),
-            v: x,
-        }
-    }
 }
 
 /// A plot.
@@ -367,7 +331,8 @@ fn summary_tables(s: &Summary) -> Vec<PageTable> {
     let count = |x: u64| PageCell::number(Some(x as f64), |x| fixed(x, 0));
     let mut tables = Vec::new();
     for metric in Metric::ALL {
-        let columns = [
+        let stratified = s.metric_rows(metric.name()).any(|r| r.stratified);
+        let mut columns = vec![
             "arm".to_string(),
             "k".into(),
             "n".into(),
@@ -379,10 +344,13 @@ fn summary_tables(s: &Summary) -> Vec<PageTable> {
             "p".into(),
             "p (Holm)".into(),
         ];
+        if stratified {
+            columns.extend(by_task::STRATIFIED_COLUMNS.map(String::from));
+        }
         let rows = s
             .metric_rows(metric.name())
             .map(|r| {
-                vec![
+                let mut cells = vec![
                     PageCell::text(r.arm.clone()),
                     count(r.k.unwrap_or(0)),
                     count(r.n),
@@ -393,16 +361,23 @@ fn summary_tables(s: &Summary) -> Vec<PageTable> {
                     PageCell::text(interval(r.diff_ci_low, r.diff_ci_high, &pp)),
                     PageCell::number(r.p, pvalue),
                     holm(r),
-                ]
+                ];
+                if stratified {
+                    cells.extend(by_task::stratified_cells(r, alpha));
+                }
+                cells
             })
             .collect();
         tables.push(PageTable {
             id: metric.name().to_string(),
             title: metric.name().to_string(),
             note: metric.definition().to_string(),
-            columns: columns.to_vec(),
+            columns,
             rows,
         });
+        if stratified {
+            tables.push(by_task::task_table(s, metric));
+        }
     }
     let two = |x: f64| fixed(x, 2);
     let signed = |x: f64| format!("{x:+.2}");
