@@ -1103,6 +1103,6 @@ fn an_arm_whose_agent_never_starts_is_named_in_a_warning_in_the_summary_and_comp
     let header = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     assert_eq!(
         header.lines().next().unwrap(),
-        "arm,metric,k,n,rate,ci_low,ci_high,diff,diff_ci_low,diff_ci_high,p,p_holm,boot_ci_low,boot_ci_high"
+        "arm,metric,k,n,rate,ci_low,ci_high,diff,diff_ci_low,diff_ci_high,p,p_holm,boot_ci_low,boot_ci_high,p_cmh,p_cmh_holm,diff_mh,diff_mh_ci_low,diff_mh_ci_high,p_homogeneity"
     );
 }
