@@ -132,27 +132,7 @@ impl SandboxUser {
     /// link is left as it is: it may be a host file linked into the tree, and handing
     /// it over would hand over the host's file.
     pub fn hand_over(&self, paths: &[&Path]) -> std::io::Result<()> {
-        for path in paths {
-            if std::fs::symlink_metadata(path).is_err() {
-                continue;
-            }
-            for entry in walkdir::WalkDir::new(path).follow_links(false) {
-                let entry = entry.map_err(std::io::Error::other)?;
-                let ft = entry.file_type();
-                if ft.is_symlink() {
-                    continue;
-                }
-                let meta = entry.metadata().map_err(std::io::Error::other)?;
-                if meta.uid() == self.uid && meta.gid() == self.gid {
-                    continue;
-                }
-                if ft.is_file() && meta.nlink() > 1 {
-                    continue;
-                }
-                std::os::unix::fs::lchown(entry.path(), Some(self.uid), Some(self.gid))?;
-            }
-        }
-        Ok(())
+        give_to(paths, self.uid, self.gid, false)
     }
 
     /// Whether this user may read and execute the file `file` by its mode (the agent's
@@ -194,11 +174,18 @@ impl SandboxUser {
 /// left as it is, as in [`SandboxUser::hand_over`]. Nothing to do for an ordinary
 /// user, whose sandbox wrote as that user.
 pub fn take_back(paths: &[&Path]) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
     let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
     if !uid.is_root() {
         return Ok(());
     }
+    give_to(paths, uid.as_raw(), gid.as_raw(), true)
+}
+
+/// Makes `paths`, each with everything under it, owned by `uid:gid`: symlinks are not
+/// followed, and a regular file with more than one link is left as it is (it may be a
+/// host file linked into the tree). `clear_set_id` also clears set-uid and set-gid bits.
+fn give_to(paths: &[&Path], uid: u32, gid: u32, clear_set_id: bool) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     for path in paths {
         if std::fs::symlink_metadata(path).is_err() {
             continue;
@@ -206,14 +193,17 @@ pub fn take_back(paths: &[&Path]) -> std::io::Result<()> {
         for entry in walkdir::WalkDir::new(path).follow_links(false) {
             let entry = entry.map_err(std::io::Error::other)?;
             let ft = entry.file_type();
-            let meta = entry.metadata().map_err(std::io::Error::other)?;
-            if ft.is_symlink() || (ft.is_file() && meta.nlink() > 1) {
+            if ft.is_symlink() {
                 continue;
             }
-            if meta.uid() != uid.as_raw() || meta.gid() != gid.as_raw() {
-                std::os::unix::fs::lchown(entry.path(), Some(uid.as_raw()), Some(gid.as_raw()))?;
+            let meta = entry.metadata().map_err(std::io::Error::other)?;
+            if ft.is_file() && meta.nlink() > 1 {
+                continue;
             }
-            if meta.mode() & 0o6000 != 0 {
+            if meta.uid() != uid || meta.gid() != gid {
+                std::os::unix::fs::lchown(entry.path(), Some(uid), Some(gid))?;
+            }
+            if clear_set_id && meta.mode() & 0o6000 != 0 {
                 let mode = meta.mode() & 0o7777 & !0o6000;
                 std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(mode))?;
             }
