@@ -29,6 +29,14 @@
 #                                      with sandbox = "none" against "bwrap" (when the CLIs
 #                                      are installed). Prints each ratio and checks that the
 #                                      tables agree
+#   scripts/bench.sh memory [SIZES]    peak memory against the size of a run: from one real
+#                                      run of the default suite (arms json and markdown),
+#                                      runs of about SIZES trials each (default 10 100
+#                                      1000 10000) are made by copying its records; prints
+#                                      the peak RSS of `resume` of the finished run (its
+#                                      end: the records pruned, the tables, summary and
+#                                      report.html rewritten) and of `report --html`,
+#                                      release build (or $BIN)
 #   scripts/bench.sh check-task [INPUT...]
 #                                      `check-task` over the shipped tasks (default: the
 #                                      default suite and every task of suites/examples/
@@ -437,6 +445,89 @@ bench_weekly() {
     fi
 }
 
+# Writes the run directory OUT of about TRIALS trials from the finished run BASE: its
+# manifest with the replicates that give that many trials, and per (arm, task,
+# replicate) the records of BASE's trial of the same arm and task (replicate modulo
+# BASE's), renamed. Records are written replicate by replicate, arms and tasks
+# interleaved, so that (like a run at --jobs 2) they are not in the tables' order.
+scale_run() {
+    local base="$1" out="$2" trials="$3"
+    mkdir -p "$out"
+    python3 - "$base" "$out" "$trials" <<'PY'
+import json, math, sys
+base, out, trials = sys.argv[1], sys.argv[2], int(sys.argv[3])
+manifest = json.load(open(f"{base}/manifest.json"))
+cells = len(manifest["arms"]) * len(manifest["tasks"])
+base_reps = manifest["replicates"]
+reps = max(1, math.ceil(trials / cells))
+def load(name):
+    return [json.loads(line) for line in open(f"{base}/{name}") if line.endswith("\n")]
+trial_of = {t["trial_id"]: t for t in load("trials.jsonl")}
+sessions_of = {}
+for s in load("sessions.jsonl"):
+    sessions_of.setdefault(s["trial_id"], []).append(s)
+def renamed(record, arm, task, rep):
+    record = dict(record)
+    record["trial_id"] = f"{arm}:{task}:{rep}"
+    record["replicate"] = rep
+    return json.dumps(record, separators=(",", ":")) + "\n"
+with open(f"{out}/trials.jsonl", "w") as t_out, open(f"{out}/sessions.jsonl", "w") as s_out:
+    for rep in range(reps):
+        for task in reversed(manifest["tasks"]):
+            for arm in manifest["arms"]:
+                source = f"{arm}:{task}:{rep % base_reps}"
+                for s in sessions_of.get(source, []):
+                    s_out.write(renamed(s, arm, task, rep))
+                t_out.write(renamed(trial_of[source], arm, task, rep))
+manifest["replicates"] = reps
+json.dump(manifest, open(f"{out}/manifest.json", "w"), indent=2)
+print(reps * cells)
+PY
+}
+
+# The peak RSS in KiB of a command (GNU time), its output discarded.
+peak_kib() {
+    local report
+    report="$(mktemp)"
+    local status=0
+    /usr/bin/time -v "$@" 2>"$report" >/dev/null || status=$?
+    # 1 is a verdict (an arm differs), not a failure.
+    if [ "$status" -gt 1 ]; then
+        cat "$report" >&2
+        rm -f "$report"
+        return 1
+    fi
+    sed -n 's/.*Maximum resident set size (kbytes): //p' "$report"
+    rm -f "$report"
+}
+
+bench_memory() {
+    local sizes=("$@")
+    [ ${#sizes[@]} -eq 0 ] && sizes=(10 100 1000 10000)
+    local bin="${BIN:-}" dir
+    if [ -z "$bin" ]; then
+        (cd "$root" && cargo build --release --quiet)
+        bin="$root/target/release/loopbench"
+    fi
+    dir="$(mktemp -d)"
+    trap 'rm -rf "$dir"' RETURN
+    echo "== memory: the default suite's arms json and markdown, 20 replicates ($bin)"
+    "$bin" run "$root/suites/seed-replication" --arms json,markdown --replicates 20 \
+        --quiet --out "$dir/base" >/dev/null
+    printf '%8s %9s %18s %18s %14s\n' trials sessions "resume peak KiB" "report peak KiB" "report.html KiB"
+    local n
+    for n in "${sizes[@]}"; do
+        local run="$dir/run$n" trials sessions resume report
+        trials=$(scale_run "$dir/base" "$run" "$n")
+        sessions=$(wc -l <"$run/sessions.jsonl")
+        resume=$(peak_kib "$bin" resume "$run" --quiet)
+        report=$(peak_kib "$bin" report "$run" --html)
+        printf '%8s %9s %18s %18s %14s\n' "$trials" "$sessions" "$resume" "$report" \
+            "$(du -sk "$run/report.html" | cut -f1)"
+        rm -rf "$run"
+    done
+}
+
 # check-task over INPUT... (default: every shipped task) at --jobs 1 and --jobs 2; the
 # binary is the release build, or $BIN when set (an existing build, to skip compiling).
 bench_check_task() {
@@ -474,10 +565,11 @@ check-task) shift; bench_check_task "$@" ;;
 weekly) shift; bench_weekly "$@" ;;
 html) shift; bench_html "$@" ;;
 report) shift; bench_report "$@" ;;
+memory) shift; bench_memory "$@" ;;
 sandbox) shift; bench_sandbox "$@" ;;
 replay) shift; bench_replay "$@" ;;
 *)
-    echo "usage: $0 run [SUITE] | report [ROWS [BIN]] | replay [TRACES] | html [TRIALS] | weekly [RUNS [BIN]] | sandbox [SUITE] | check-task [INPUT...]" >&2
+    echo "usage: $0 run [SUITE] | report [ROWS [BIN]] | replay [TRACES] | html [TRIALS] | memory [SIZES] | weekly [RUNS [BIN]] | sandbox [SUITE] | check-task [INPUT...]" >&2
     exit 2
     ;;
 esac
