@@ -485,6 +485,33 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Writes `path` atomically like [`write_atomic`], its bytes written by `write` into a
+/// buffered temporary file beside it, so that a large file is never held in memory.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> Result<()>,
+) -> Result<()> {
+    use std::io::Write;
+    check_output_file(path)?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+        .io_context(|| format!("cannot create a temporary file in '{}'", dir.display()))?;
+    {
+        let mut out = std::io::BufWriter::with_capacity(64 * 1024, &mut tmp);
+        write(&mut out)?;
+        out.flush()
+            .io_context(|| format!("cannot write '{}'", path.display()))?;
+    }
+    tmp.as_file()
+        .sync_all()
+        .io_context(|| format!("cannot write '{}'", path.display()))?;
+    tmp.persist(path)
+        .map_err(|e| Error::io(format!("cannot replace '{}'", path.display()), e.error))?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

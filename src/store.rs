@@ -15,11 +15,14 @@ use crate::fsutil::{check_output_file, write_atomic};
 use crate::record::{FailedSession, SESSION_COLUMNS, SessionRecord, TRIAL_COLUMNS, TrialRecord};
 
 mod failures;
+mod jsonl;
 mod lock;
 mod merge;
 mod output;
+mod tables;
 
 pub use failures::{prior_attempts, unfinished_trials};
+pub use jsonl::{JsonlAt, JsonlLine, JsonlLines, JsonlRecords, jsonl_records};
 pub use lock::{LOCK_FILE, RunLock};
 pub use merge::merge_shards;
 pub use output::{check_output_dir, claim_new_run_dir};
@@ -252,30 +255,11 @@ impl JsonlAppender {
     }
 }
 
-/// Reads a JSONL file of records. A last line without its newline is torn (the writer
-/// died mid-write) and is dropped, never parsed; any other bad line is an error.
+/// Reads a JSONL file of records into memory (what holds a run's records one at a time
+/// reads them with [`jsonl_records`]). A last line without its newline is torn (the
+/// writer died mid-write) and is dropped, never parsed; any other bad line is an error.
 pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(format!("cannot read '{}'", path.display()), e)),
-    };
-    let complete = match text.rfind('\n') {
-        Some(end) => &text[..=end],
-        None => "",
-    };
-    complete
-        .lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(i, line)| {
-            serde_json::from_str(line).map_err(|e| Error::BadLine {
-                file: path.to_path_buf(),
-                line: i + 1,
-                message: format!("not a loopbench record: {e}"),
-            })
-        })
-        .collect()
+    jsonl_records(path)?.collect()
 }
 
 /// Writes the results of a run as events arrive, holding the directory's lock.
@@ -441,82 +425,40 @@ fn rewrite_jsonl<T: DeserializeOwned + Serialize>(
     path: &Path,
     keep: impl Fn(&T) -> bool,
 ) -> Result<()> {
-    let records: Vec<T> = read_jsonl(path)?;
-    let mut bytes = Vec::new();
-    for r in records.iter().filter(|r| keep(r)) {
-        let line = serde_json::to_vec(r)
-            .map_err(|e| Error::Tool(format!("cannot encode a record: {e}")))?;
-        bytes.extend_from_slice(&line);
-        bytes.push(b'\n');
-    }
-    write_atomic(path, &bytes)
+    // Streamed: the file is never held, one record at a time.
+    let mut records = jsonl_records::<T>(path)?;
+    crate::fsutil::write_atomic_with(path, |out| {
+        let cannot_write = |e| Error::io(format!("cannot write '{}'", path.display()), e);
+        for r in records.by_ref() {
+            let r = r?;
+            if !keep(&r) {
+                continue;
+            }
+            serde_json::to_writer(&mut *out, &r)
+                .map_err(|e| Error::Tool(format!("cannot encode a record: {e}")))?;
+            out.write_all(b"\n").map_err(cannot_write)?;
+        }
+        Ok(())
+    })
 }
 
 /// Rebuilds `sessions.csv` and `trials.csv` from the JSONL records, rows sorted by
 /// (arm in `arm_order`, task, replicate, session) so that the tables do not depend on
 /// the order in which trials finished.
 pub fn write_tables(dir: &Path, arm_order: &[String]) -> Result<()> {
-    let arm_rank = |arm: &str| {
-        arm_order
-            .iter()
-            .position(|a| a == arm)
-            .unwrap_or(usize::MAX)
-    };
-    let mut sessions: Vec<SessionRecord> = read_jsonl(&dir.join(SESSIONS_JSONL))?;
-    sessions.sort_by(|a, b| {
-        (
-            arm_rank(&a.key.arm),
-            &a.key.arm,
-            &a.key.task,
-            a.key.replicate,
-            a.session,
-        )
-            .cmp(&(
-                arm_rank(&b.key.arm),
-                &b.key.arm,
-                &b.key.task,
-                b.key.replicate,
-                b.session,
-            ))
-    });
-    let mut trials: Vec<TrialRecord> = read_jsonl(&dir.join(TRIALS_JSONL))?;
-    trials.sort_by(|a, b| {
-        (
-            arm_rank(&a.key.arm),
-            &a.key.arm,
-            &a.key.task,
-            a.key.replicate,
-        )
-            .cmp(&(
-                arm_rank(&b.key.arm),
-                &b.key.arm,
-                &b.key.task,
-                b.key.replicate,
-            ))
-    });
-    write_csv(
+    // Each table is streamed from its records, which are never all in memory at once.
+    tables::write_table::<SessionRecord>(
+        &dir.join(SESSIONS_JSONL),
         &dir.join(SESSIONS_CSV),
         &SESSION_COLUMNS,
-        sessions.iter().map(SessionRecord::csv_row),
+        arm_order,
     )?;
-    write_csv(
+    tables::write_table::<TrialRecord>(
+        &dir.join(TRIALS_JSONL),
         &dir.join(TRIALS_CSV),
         &TRIAL_COLUMNS,
-        trials.iter().map(TrialRecord::csv_row),
+        arm_order,
     )
-}
-
-fn write_csv(path: &Path, header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> Result<()> {
-    let encode = |e: csv::Error| Error::Tool(format!("cannot encode '{}': {e}", path.display()));
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    writer.write_record(header).map_err(encode)?;
-    for row in rows {
-        writer.write_record(&row).map_err(encode)?;
-    }
-    let bytes = writer
-        .into_inner()
-        .map_err(|e| Error::Tool(format!("cannot encode '{}': {e}", path.display())))?;
-    write_atomic(path, &bytes)
 }
 
 #[cfg(test)]

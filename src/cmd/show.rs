@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::record::{FailedSession, SessionRecord, TrialRecord};
 use crate::report::show::{failed_attempts, run_listing, trial_timeline};
-use crate::store::{FAILURES_JSONL, SESSIONS_JSONL, TRIALS_JSONL, read_jsonl};
+use crate::store::{FAILURES_JSONL, SESSIONS_JSONL, TRIALS_JSONL, jsonl_records, read_jsonl};
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &ShowArgs) -> Result<i32> {
@@ -80,10 +80,14 @@ pub fn show(dir: &Path, trial_id: Option<&str>) -> Result<String> {
             dir.display()
         )));
     };
-    let mut sessions: Vec<SessionRecord> = read_jsonl::<SessionRecord>(&dir.join(SESSIONS_JSONL))?
-        .into_iter()
-        .filter(|s| s.key.trial_id == id)
-        .collect();
+    // The trial's sessions, read one record at a time.
+    let mut sessions: Vec<SessionRecord> = Vec::new();
+    for s in jsonl_records::<SessionRecord>(&dir.join(SESSIONS_JSONL))? {
+        let s = s?;
+        if s.key.trial_id == id {
+            sessions.push(s);
+        }
+    }
     sessions.sort_by_key(|s| s.session);
     let mut text = trial_timeline(trial, &sessions);
     if !failed.is_empty() {

@@ -12,7 +12,7 @@ use crate::agent::FailureKind;
 use crate::error::Result;
 use crate::record::{FailedSession, SessionRecord, TrialRecord};
 use crate::stats::{Alternative, fisher_exact, holm};
-use crate::store::{FAILURES_JSONL, SESSIONS_JSONL, TRIALS_JSONL, read_jsonl};
+use crate::store::{FAILURES_JSONL, SESSIONS_JSONL, TRIALS_JSONL, jsonl_records, read_jsonl};
 
 /// Significance level below which the arms' shares of retried trials are said to differ.
 pub const RETRY_ALPHA: f64 = 0.05;
@@ -66,9 +66,9 @@ impl Attempts {
                 ..Attempts::default()
             });
         }
-        let trials: Vec<TrialRecord> = read_jsonl(&dir.join(TRIALS_JSONL))?;
         let mut by_arm: BTreeMap<String, ArmAttempts> = BTreeMap::new();
-        for t in &trials {
+        for t in jsonl_records::<TrialRecord>(&dir.join(TRIALS_JSONL))? {
+            let t = t?;
             let arm = by_arm.entry(t.key.arm.clone()).or_default();
             arm.finished += 1;
             arm.retried += u64::from(t.attempts > 1);
@@ -205,7 +205,8 @@ impl Attempts {
 /// The arms, in `order` (then any other), whose every counted session failed `agent`.
 fn all_agent_failures(dir: &Path, order: &[String]) -> Result<Vec<(String, u64)>> {
     let mut by_arm: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    for s in read_jsonl::<SessionRecord>(&dir.join(SESSIONS_JSONL))? {
+    for s in jsonl_records::<SessionRecord>(&dir.join(SESSIONS_JSONL))? {
+        let s = s?;
         let (n, k) = by_arm.entry(s.key.arm).or_default();
         *n += 1;
         *k += u64::from(s.failure == Some(FailureKind::Agent));

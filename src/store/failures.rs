@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::{FAILURES_JSONL, TRIALS_JSONL, read_jsonl};
+use super::{FAILURES_JSONL, TRIALS_JSONL, jsonl_records, read_jsonl};
 use crate::error::Result;
 use crate::record::{FailedSession, TrialRecord};
 
@@ -13,10 +13,9 @@ use crate::record::{FailedSession, TrialRecord};
 /// the order of `failures.jsonl`.
 pub fn unfinished_trials(dir: &Path) -> Result<Vec<FailedSession>> {
     let finished: std::collections::BTreeSet<String> =
-        read_jsonl::<TrialRecord>(&dir.join(TRIALS_JSONL))?
-            .into_iter()
-            .map(|t| t.key.trial_id)
-            .collect();
+        jsonl_records::<TrialRecord>(&dir.join(TRIALS_JSONL))?
+            .map(|t| t.map(|t| t.key.trial_id))
+            .collect::<Result<_>>()?;
     let mut last: Vec<FailedSession> = Vec::new();
     for failed in read_jsonl::<FailedSession>(&dir.join(FAILURES_JSONL))? {
         if finished.contains(&failed.record.key.trial_id) {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{
     FAILURES_JSONL, JsonlAppender, MANIFEST, Manifest, RunLock, SESSIONS_JSONL, SIM_TRUTH_JSONL,
-    TRIALS_JSONL, claim_new_run_dir, now_rfc3339, read_jsonl, write_tables,
+    TRIALS_JSONL, claim_new_run_dir, jsonl_records, now_rfc3339, write_tables,
 };
 use crate::error::{Error, IoContext, Result};
 use crate::record::{FailedSession, SessionRecord, TrialRecord};
@@ -85,7 +85,8 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
     let mut truth: Option<JsonlAppender> = None;
     let mut failures: Option<JsonlAppender> = None;
     for dir in dirs {
-        for t in read_jsonl::<TrialRecord>(&dir.join(TRIALS_JSONL))? {
+        for t in jsonl_records::<TrialRecord>(&dir.join(TRIALS_JSONL))? {
+            let t = t?;
             if !seen.insert(t.key.trial_id.clone()) {
                 return Err(Error::BadInput(format!(
                     "trial '{}' is in more than one of the runs; shards must not overlap",
@@ -94,8 +95,8 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
             }
             trials.append(&t)?;
         }
-        for s in read_jsonl::<SessionRecord>(&dir.join(SESSIONS_JSONL))? {
-            sessions.append(&s)?;
+        for s in jsonl_records::<SessionRecord>(&dir.join(SESSIONS_JSONL))? {
+            sessions.append(&s?)?;
         }
         copy_bundles(dir, out)?;
         // The failed attempts stay with the run: they say which trials were retried
@@ -106,8 +107,8 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
                 Some(f) => f,
                 None => failures.insert(JsonlAppender::open(&out.join(FAILURES_JSONL))?),
             };
-            for line in read_jsonl::<FailedSession>(&failures_file)? {
-                out_failures.append(&line)?;
+            for line in jsonl_records::<FailedSession>(&failures_file)? {
+                out_failures.append(&line?)?;
             }
         }
         let truth_file = dir.join(SIM_TRUTH_JSONL);
@@ -116,8 +117,8 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
                 Some(t) => t,
                 None => truth.insert(JsonlAppender::open(&out.join(SIM_TRUTH_JSONL))?),
             };
-            for line in read_jsonl::<serde_json::Value>(&truth_file)? {
-                out_truth.append(&line)?;
+            for line in jsonl_records::<serde_json::Value>(&truth_file)? {
+                out_truth.append(&line?)?;
             }
         }
     }
