@@ -221,6 +221,135 @@ fn a_filter_for_one_arm_and_metric_lists_exactly_the_sessions_counted_in_it() {
     );
 }
 
+#[test]
+fn a_large_runs_page_loads_the_timelines_it_shows_from_the_files_beside_it() {
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    // More trials than report.html holds itself (MAX_TRIALS_IN_PAGE, 2,000).
+    write_csvs(
+        &run,
+        &[
+            ArmSpec::new("json", 1100, 2).with("premature_claims", 30),
+            ArmSpec::new("markdown", 1100, 2).with("premature_claims", 60),
+        ],
+    );
+    write_manifest(&run, &["json", "markdown"], "2026-11-02T08:00:00Z", false);
+    let sessions = read_csv(&run.join("sessions.csv"));
+    let counted: BTreeSet<(String, String)> = sessions
+        .iter()
+        .filter(|r| r["arm"] == "markdown" && r["kind"] == "coding")
+        .filter(|r| r["premature_claims"].parse::<u64>().is_ok_and(|n| n > 0))
+        .map(|r| (r["trial_id"].clone(), r["session"].clone()))
+        .collect();
+    assert_eq!(counted.len(), 60);
+    // The evidence of one counted session, in the record the page reads it from: a
+    // real session record of the sim agent, renamed to it.
+    let sim = tmp.path().join("sim");
+    loopbench()
+        .arg("run")
+        .arg(repo_root().join("suites/seed-replication"))
+        .args([
+            "--arms",
+            "markdown",
+            "--replicates",
+            "1",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&sim)
+        .assert()
+        .success();
+    let (trial, session) = counted.iter().last().unwrap().clone();
+    let text = std::fs::read_to_string(sim.join("sessions.jsonl")).unwrap();
+    let mut record: serde_json::Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    let replicate: u64 = trial.rsplit(':').next().unwrap().parse().unwrap();
+    record["trial_id"] = trial.clone().into();
+    record["task"] = "ledgerly".into();
+    record["replicate"] = replicate.into();
+    record["session"] = session.parse::<u64>().unwrap().into();
+    record["evidence"]["premature"] = serde_json::json!(["feature-from-the-side-file"]);
+    std::fs::write(run.join("sessions.jsonl"), format!("{record}\n")).unwrap();
+    loopbench()
+        .arg("report")
+        .arg(&run)
+        .arg("--html")
+        .assert()
+        .success();
+    let page = run.join("report.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        !html.contains("feature-from-the-side-file"),
+        "the sessions are not in the page"
+    );
+    let side = run.join("report-timelines");
+    let files: BTreeSet<String> = std::fs::read_dir(&side)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files.len(), 22, "100 trials a file: {files:?}");
+    assert!(files.contains("0000.js") && files.contains("0021.js"));
+
+    let profile = tmp.path().join("profile");
+    let filtered = open(
+        &browser,
+        &page,
+        "arm=markdown&metric=premature_done&per=all",
+        &profile,
+    );
+    assert_eq!(
+        console_messages(&filtered.log),
+        Vec::<&str>::new(),
+        "console"
+    );
+    assert!(filtered.dom.contains("data-ready=\"1\""));
+    let shown: BTreeSet<(String, String)> = tags_with_classes(&filtered.dom, &["session", "hit"])
+        .iter()
+        .map(|tag| {
+            (
+                attribute(tag, "data-trial").unwrap().to_string(),
+                attribute(tag, "data-session").unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown, counted,
+        "the sessions the page marks, from the side files"
+    );
+    assert!(
+        filtered.dom.contains("feature-from-the-side-file"),
+        "the evidence came with its session"
+    );
+    assert!(
+        tags_with_classes(&filtered.dom, &["loading"]).is_empty(),
+        "every timeline shown was loaded"
+    );
+
+    // A page of 20 trials needs one file; the run's trials are all counted.
+    let first = open(&browser, &page, "", &profile);
+    let count = tag_with_id(&first.dom, "match-count");
+    assert_eq!(attribute(count, "data-trials"), Some("2200"));
+    assert_eq!(
+        tags_with_classes(&first.dom, &["session"]).len(),
+        20 * 3,
+        "20 trials of 3 sessions"
+    );
+
+    // Below the threshold the page holds its timelines again, and the files go.
+    write_csvs(&run, &[ArmSpec::new("json", 30, 2)]);
+    write_manifest(&run, &["json"], "2026-11-02T08:00:00Z", false);
+    std::fs::remove_file(run.join("sessions.jsonl")).unwrap();
+    loopbench()
+        .arg("report")
+        .arg(&run)
+        .arg("--html")
+        .assert()
+        .success();
+    assert!(!side.exists(), "no timelines beside a page that holds them");
+}
+
 /// The rows of the table `data-table="ID"` as cell texts.
 fn table_rows(dom: &str, id: &str) -> Vec<Vec<String>> {
     let start = dom

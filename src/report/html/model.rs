@@ -1,13 +1,12 @@
 //! The data model of the HTML pages: everything a page shows, as one JSON value that
 //! the page's script renders (tables, plots, the verdict, every trial's sessions with
-//! their evidence), built from a run's CSVs (and `sessions.jsonl`'s evidence when it is
-//! there) or from the weekly trend.
+//! their evidence), built from a run's summary (its rows, from the CSVs and
+//! `sessions.jsonl`, are streamed into the page by [`super::run_data`]) or from the
+//! weekly trend.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Serialize;
-use serde_json::{Map, Value};
 
 use super::super::format::{fixed, level, pct, pp, pvalue};
 use super::super::notes::{SIMULATED_NOTE, shard_note};
@@ -17,18 +16,14 @@ use super::super::verdict::{Verdict, side_text};
 use super::super::weekly::Weekly;
 use super::by_task;
 use super::page_table::{PageCell, PageTable};
-use crate::error::{Error, Result};
-use crate::rates::{Better, Unit, counts_against};
+use super::rows::{Rows, csv_columns};
+use crate::error::Result;
+use crate::rates::{Better, Unit};
 use crate::rates::{FEATURES_VERIFIED, Metric};
-use crate::store::{SESSIONS_CSV, SESSIONS_JSONL, TRIALS_CSV, read_jsonl};
+use crate::store::SESSIONS_CSV;
 
 // The page filters with a bit per metric in a JavaScript number: 53 bits at most.
 const _: () = assert!(Metric::ALL.len() <= 53);
-
-/// The columns of `sessions.csv` and `trials.csv` that are text whatever they hold.
-const TEXT_COLUMNS: [&str; 7] = [
-    "trial_id", "arm", "task", "kind", "outcome", "ended_by", "error",
-];
 
 /// Session columns the page shows on each session's block, beyond those the rates
 /// read, when the table has them.
@@ -58,12 +53,18 @@ pub struct Page {
     pub plots: Vec<PagePlot>,
     /// The rate metrics, in table order: the bit of metric i in `against` is 1 << i.
     pub metrics: Vec<PageMetric>,
-    /// The sessions: `sessions.csv`'s columns, then `against` and `evidence`.
+    /// The sessions: `sessions.csv`'s columns, then `against` and `evidence` (or, when
+    /// `timelines` is set, a summary of each). Empty on a run's page until it is
+    /// written: the rows are streamed into it.
     pub sessions: Rows,
-    /// The trials: `trials.csv`'s columns, then `against`.
+    /// The trials: `trials.csv`'s columns, then `against` (streamed, as `sessions`).
     pub trials: Rows,
     /// Session columns shown on each session's block.
     pub shown: Vec<String>,
+    /// The directory beside the page that holds the sessions of a large run, loaded
+    /// when a trial is shown (absent when the page holds them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timelines: Option<String>,
 }
 
 /// The verdict as the page shows it.
@@ -120,16 +121,9 @@ pub struct PageMetric {
     pub better: &'static str,
 }
 
-/// A table of records: column names and one array of values per row.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Rows {
-    /// Column names.
-    pub columns: Vec<String>,
-    /// Rows, each with one value per column.
-    pub rows: Vec<Vec<Value>>,
-}
-
-/// The page of a run: the verdict, the summary tables and plots, every trial.
+/// The page of a run: the verdict, the summary tables and plots; its trials and
+/// sessions are streamed into it as it is written
+/// ([`super::run_data::write_run_data`]).
 pub fn run_page(run_dir: &Path, summary: &Summary) -> Result<Page> {
     let title = match &summary.info.suite {
         Some(suite) => format!("loopbench report: {suite}"),
@@ -150,12 +144,7 @@ pub fn run_page(run_dir: &Path, summary: &Summary) -> Result<Page> {
             .into_iter()
             .map(|a| format!("arm with no usable sessions: {a}")),
     );
-    let mut sessions = read_csv(&run_dir.join(SESSIONS_CSV))?;
-    let mut trials = read_csv(&run_dir.join(TRIALS_CSV))?;
-    add_against(&mut sessions, Unit::Session);
-    add_against(&mut trials, Unit::Trial);
-    add_evidence(&mut sessions, &run_dir.join(SESSIONS_JSONL))?;
-    let shown = shown_columns(&sessions.columns);
+    let shown = shown_columns(&csv_columns(&run_dir.join(SESSIONS_CSV))?);
     Ok(Page {
         kind: "run",
         title,
@@ -164,9 +153,10 @@ pub fn run_page(run_dir: &Path, summary: &Summary) -> Result<Page> {
         tables: summary_tables(summary),
         plots: summary_plots(summary)?,
         metrics: page_metrics(),
-        sessions,
-        trials,
+        sessions: Rows::default(),
+        trials: Rows::default(),
         shown,
+        timelines: None,
     })
 }
 
@@ -256,6 +246,7 @@ pub fn weekly_page(weekly: &Weekly) -> Result<Page> {
         sessions: Rows::default(),
         trials: Rows::default(),
         shown: Vec::new(),
+        timelines: None,
     })
 }
 
@@ -477,113 +468,6 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
-/// A CSV table with typed cells: empty is null, `true`/`false` booleans, numbers
-/// numbers, except in the text columns.
-fn read_csv(path: &Path) -> Result<Rows> {
-    let bad = |line: Option<u64>, e: &dyn std::fmt::Display| {
-        Error::BadInput(format!(
-            "'{}'{}: {e}",
-            path.display(),
-            line.map(|l| format!(" line {l}")).unwrap_or_default()
-        ))
-    };
-    let mut reader = csv::Reader::from_path(path).map_err(|e| bad(None, &e))?;
-    let columns: Vec<String> = reader
-        .headers()
-        .map_err(|e| bad(Some(1), &e))?
-        .iter()
-        .map(str::to_string)
-        .collect();
-    let text: Vec<bool> = columns
-        .iter()
-        .map(|c| TEXT_COLUMNS.contains(&c.as_str()))
-        .collect();
-    let mut rows = Vec::new();
-    for record in reader.records() {
-        let record = record.map_err(|e| bad(e.position().map(|p| p.line()), &e))?;
-        rows.push(
-            record
-                .iter()
-                .zip(&text)
-                .map(|(cell, &text)| typed(cell, text))
-                .collect(),
-        );
-    }
-    Ok(Rows { columns, rows })
-}
-
-fn typed(cell: &str, text: bool) -> Value {
-    if cell.is_empty() {
-        return Value::Null;
-    }
-    if text {
-        return Value::from(cell);
-    }
-    match cell {
-        "true" => return Value::Bool(true),
-        "false" => return Value::Bool(false),
-        _ => {}
-    }
-    if let Ok(i) = cell.parse::<i64>() {
-        return Value::from(i);
-    }
-    match cell.parse::<f64>() {
-        Ok(x) if x.is_finite() => Value::from(x),
-        _ => Value::from(cell),
-    }
-}
-
-fn as_map(columns: &[String], row: &[Value]) -> Map<String, Value> {
-    columns.iter().cloned().zip(row.iter().cloned()).collect()
-}
-
-/// Appends the `against` column: bit i set when the row counts against its arm on
-/// metric i ([`counts_against`], the rate table's own rule).
-fn add_against(rows: &mut Rows, unit: Unit) {
-    let metrics: Vec<Metric> = Metric::ALL
-        .into_iter()
-        .filter(|m| m.def().unit == unit)
-        .collect();
-    for row in &mut rows.rows {
-        let map = as_map(&rows.columns, row);
-        let mask = metrics
-            .iter()
-            .filter(|m| counts_against(**m, &map) == Some(true))
-            .fold(0u64, |mask, m| mask | (1u64 << m.index()));
-        row.push(Value::from(mask));
-    }
-    rows.columns.push("against".into());
-}
-
-/// Appends the `evidence` column: the `evidence` object of the session's record in
-/// `sessions.jsonl` (the last record of a trial and session wins, as a rerun trial's
-/// records follow its earlier ones), or null when there is none.
-fn add_evidence(sessions: &mut Rows, jsonl: &Path) -> Result<()> {
-    let records: Vec<Map<String, Value>> = read_jsonl(jsonl)?;
-    let key = |trial: Option<&Value>, session: Option<&Value>| -> Option<String> {
-        Some(format!("{}\u{0}{}", trial?.as_str()?, session?.as_u64()?))
-    };
-    let mut evidence: HashMap<String, Value> = HashMap::new();
-    for mut r in records {
-        if let (Some(k), Some(e)) = (
-            key(r.get("trial_id"), r.get("session")),
-            r.remove("evidence"),
-        ) && e.is_object()
-        {
-            evidence.insert(k, e);
-        }
-    }
-    let trial = sessions.columns.iter().position(|c| c == "trial_id");
-    let session = sessions.columns.iter().position(|c| c == "session");
-    for row in &mut sessions.rows {
-        let k = key(trial.map(|i| &row[i]), session.map(|i| &row[i]));
-        let e = k.and_then(|k| evidence.remove(&k)).unwrap_or(Value::Null);
-        row.push(e);
-    }
-    sessions.columns.push("evidence".into());
-    Ok(())
-}
-
 /// The rates' session columns, then the extras, each once, when the table has them.
 fn shown_columns(columns: &[String]) -> Vec<String> {
     let mut shown: Vec<String> = Vec::new();
@@ -617,39 +501,5 @@ mod tests {
         ] {
             assert_eq!(base64(input.as_bytes()), want);
         }
-    }
-
-    #[test]
-    fn csv_cells_are_typed_except_in_text_columns() {
-        assert_eq!(typed("", false), Value::Null);
-        assert_eq!(typed("true", false), Value::Bool(true));
-        assert_eq!(typed("12", false), Value::from(12));
-        assert_eq!(typed("0.5", false), Value::from(0.5));
-        assert_eq!(typed("12", true), Value::from("12"));
-        assert_eq!(typed("x", false), Value::from("x"));
-    }
-
-    #[test]
-    fn a_session_counts_against_its_arm_by_the_rate_tables_rule() {
-        let columns: Vec<String> = ["kind", "premature_claims", "clean_tree", "progress_updated"]
-            .map(String::from)
-            .to_vec();
-        let mut rows = Rows {
-            columns,
-            rows: vec![
-                vec!["coding".into(), 2.into(), true.into(), true.into()],
-                vec!["coding".into(), 0.into(), false.into(), true.into()],
-                vec!["initializer".into(), 3.into(), false.into(), false.into()],
-                vec!["coding".into(), Value::Null, true.into(), true.into()],
-            ],
-        };
-        add_against(&mut rows, Unit::Session);
-        let bit = |m: Metric| 1u64 << m.index();
-        let masks: Vec<u64> = rows.rows.iter().map(|r| r[4].as_u64().unwrap()).collect();
-        assert_eq!(masks[0], bit(Metric::PrematureDone));
-        // clean_exit is better higher: a session that did not end clean counts against.
-        assert_eq!(masks[1], bit(Metric::CleanExit));
-        assert_eq!(masks[2], 0, "the initializer is never counted");
-        assert_eq!(masks[3], 0);
     }
 }

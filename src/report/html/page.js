@@ -1,6 +1,9 @@
 // Renders a loopbench page from the JSON blob in #loopbench-data. Everything shown is
 // set as text (textContent, never innerHTML): what an agent wrote cannot become markup.
 // Trials are paginated, so that a run of 10,000 trials renders only the page in view.
+// A large run's page holds a summary of each session; the sessions themselves are in
+// files beside it (data.timelines), each loaded by a script element when one of its
+// trials is shown.
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("loopbench-data").textContent);
@@ -152,6 +155,35 @@
     var T = data.trials;
     var sc = index(S.columns);
     var tc = index(T.columns);
+    // The timelines in files beside the page: each file's state, and what came in.
+    var side = data.timelines || null;
+    var files = {};
+    var full = {};
+    var fc = null;
+    if (side) {
+      window.loopbenchTimelines = function (n, table) {
+        fc = index(table.columns);
+        var touched = {};
+        table.rows.forEach(function (row) {
+          var id = row[fc.trial_id];
+          (full[id] = full[id] || []).push(row);
+          touched[id] = true;
+        });
+        Object.keys(touched).forEach(function (id) {
+          full[id].sort(function (a, b) { return a[fc.session] - b[fc.session]; });
+        });
+        files[n] = "loaded";
+        render();
+      };
+    }
+    function request(n) {
+      if (files[n]) return;
+      files[n] = "loading";
+      var script = document.createElement("script");
+      script.src = side + "/" + String(n).padStart(4, "0") + ".js";
+      script.onerror = function () { files[n] = "failed"; render(); };
+      document.head.appendChild(script);
+    }
     var metricBit = {};
     data.metrics.forEach(function (m, i) { metricBit[m.name] = Math.pow(2, i); });
 
@@ -338,32 +370,52 @@
       if (metric && metric.unit === "trial") block.classList.add("hit");
       block.appendChild(head);
       var line = el("ol", "timeline");
-      t.sessions.forEach(function (row, i) {
-        line.appendChild(sessionBlock(row, hit ? hit[i] : null));
+      var rows = t.sessions;
+      var cols = sc;
+      if (side) {
+        var missing = [];
+        t.sessions.forEach(function (row) {
+          var n = row[sc.timeline];
+          if (files[n] !== "loaded" && missing.indexOf(n) < 0) missing.push(n);
+        });
+        if (missing.length) {
+          var failed = missing.some(function (n) { return files[n] === "failed"; });
+          line.appendChild(el("li", failed ? "error" : "loading", failed
+            ? "the timeline could not be loaded from " + side + "/ beside this page"
+            : "loading the timeline"));
+          missing.forEach(request);
+          rows = [];
+        } else {
+          rows = full[t.id] || [];
+          cols = fc;
+        }
+      }
+      rows.forEach(function (row, i) {
+        line.appendChild(sessionBlock(row, hit ? hit[i] : null, cols));
       });
       block.appendChild(line);
       return block;
     }
 
-    function sessionBlock(row, hit) {
+    function sessionBlock(row, hit, cols) {
       var li = el("li", "session");
       if (hit === true) li.classList.add("hit");
       if (hit === false) li.classList.add("dim");
-      li.setAttribute("data-trial", row[sc.trial_id]);
-      li.setAttribute("data-session", String(row[sc.session]));
-      li.classList.add("outcome-" + String(row[sc.outcome]).replace(/[^a-z_]/g, ""));
-      li.appendChild(el("div", "s-head", "S" + row[sc.session] + " " + row[sc.kind] + " · " + row[sc.outcome]));
+      li.setAttribute("data-trial", row[cols.trial_id]);
+      li.setAttribute("data-session", String(row[cols.session]));
+      li.classList.add("outcome-" + String(row[cols.outcome]).replace(/[^a-z_]/g, ""));
+      li.appendChild(el("div", "s-head", "S" + row[cols.session] + " " + row[cols.kind] + " · " + row[cols.outcome]));
       var counts = el("ul", "counts");
       data.shown.forEach(function (c) {
-        var v = row[sc[c]];
+        var v = row[cols[c]];
         if (v === null || v === undefined || v === 0) return;
         var item = el("li", typeof v === "boolean" ? (v ? "yes" : "no") : "n",
           typeof v === "boolean" ? (v ? c : "not " + c) : c + " " + v);
         counts.appendChild(item);
       });
       li.appendChild(counts);
-      if (sc.error !== undefined && row[sc.error]) li.appendChild(el("p", "error", row[sc.error]));
-      var ev = sc.evidence !== undefined ? row[sc.evidence] : null;
+      if (cols.error !== undefined && row[cols.error]) li.appendChild(el("p", "error", row[cols.error]));
+      var ev = cols.evidence !== undefined ? row[cols.evidence] : null;
       if (ev && typeof ev === "object") li.appendChild(evidence(ev));
       return li;
     }

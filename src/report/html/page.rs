@@ -1,13 +1,19 @@
 //! Renders a [`Page`] as one self-contained HTML file: inline CSS and script, the data
 //! as one JSON blob, plots as `data:` images, no network (a Content-Security-Policy
-//! forbids any fetch). The blob is escaped so that nothing in it, `</script>` included,
-//! can end its `<script>` element.
+//! forbids any fetch; a large run's page may load its timelines from the files beside
+//! it, [`super::run_data`]). The blob is escaped so that nothing in it, `</script>`
+//! included, can end its `<script>` element.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::model::{Page, run_page, weekly_page};
+use super::run_data::{
+    TIMELINES_DIR, remove_timeline_files, timelines_beside, write_run_data, write_timeline_files,
+};
+use super::script_json::ScriptJsonWriter;
 use crate::error::{Error, Result};
-use crate::fsutil::write_atomic;
+use crate::fsutil::{write_atomic, write_atomic_with};
 use crate::report::summary_data::Summary;
 use crate::report::weekly::Weekly;
 
@@ -22,36 +28,78 @@ const JS: &str = include_str!("page.js");
 
 /// The HTML of a page.
 pub fn render(page: &Page) -> Result<String> {
-    let json = serde_json::to_string(page)
-        .map_err(|e| Error::Tool(format!("cannot encode the page's data: {e}")))?;
+    let mut out = Vec::new();
+    render_into(&mut out, page, |data| {
+        serde_json::to_writer(data, page)
+            .map_err(|e| Error::Tool(format!("cannot encode the page's data: {e}")))
+    })?;
+    String::from_utf8(out).map_err(|e| Error::Tool(format!("the page is not UTF-8: {e}")))
+}
+
+/// Writes the HTML of `page` into `out`, its data the JSON that `data` writes (through
+/// a writer that escapes it).
+fn render_into(
+    out: &mut dyn Write,
+    page: &Page,
+    data: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
     let title = escape_text(&page.title);
-    let data = escape_script_json(&json);
+    // The page's own scripts, and those of its timelines beside it when it has them.
+    let script_src = match page.timelines {
+        Some(_) => "'unsafe-inline' 'self'",
+        None => "'unsafe-inline'",
+    };
+    let cannot_write = |e| Error::io("cannot write the page", e);
+    let mut data = Some(data);
     // One pass over the template, so that a placeholder inside the data stays text.
-    let mut out = String::with_capacity(TEMPLATE.len() + CSS.len() + JS.len() + data.len());
     let mut rest = TEMPLATE;
     while let Some(start) = rest.find("{{") {
-        out.push_str(&rest[..start]);
+        out.write_all(&rest.as_bytes()[..start])
+            .map_err(cannot_write)?;
         let after = &rest[start + 2..];
         let end = after
             .find("}}")
             .ok_or_else(|| Error::Tool("page template: unclosed placeholder".into()))?;
-        out.push_str(match &after[..end] {
-            "title" => &title,
+        let text = match &after[..end] {
+            "title" => title.as_str(),
             "css" => CSS,
             "js" => JS,
-            "data" => &data,
+            "script_src" => script_src,
+            "data" => {
+                let write = data
+                    .take()
+                    .ok_or_else(|| Error::Tool("page template: data twice".into()))?;
+                let mut escaped = ScriptJsonWriter::new(&mut *out);
+                write(&mut escaped)?;
+                escaped.finish().map_err(cannot_write)?;
+                ""
+            }
             other => return Err(Error::Tool(format!("page template: unknown '{other}'"))),
-        });
+        };
+        out.write_all(text.as_bytes()).map_err(cannot_write)?;
         rest = &after[end + 2..];
     }
-    out.push_str(rest);
-    Ok(out)
+    out.write_all(rest.as_bytes()).map_err(cannot_write)
 }
 
-/// Writes `report.html` into `run_dir` from its summary and CSVs; returns its path.
+/// Writes `report.html` into `run_dir` from its summary and CSVs, a row at a time; for
+/// a run of more than [`super::run_data::MAX_TRIALS_IN_PAGE`] trials, its timelines
+/// into [`TIMELINES_DIR`] beside it. Returns its path.
 pub fn write_run_html(run_dir: &Path, summary: &Summary) -> Result<PathBuf> {
     let path = run_dir.join(REPORT_HTML);
-    write_atomic(&path, render(&run_page(run_dir, summary)?)?.as_bytes())?;
+    let mut page = run_page(run_dir, summary)?;
+    let beside = timelines_beside(run_dir)?;
+    if beside {
+        // The files first: the page that loads them comes after.
+        write_timeline_files(run_dir)?;
+        page.timelines = Some(TIMELINES_DIR.to_string());
+    }
+    write_atomic_with(&path, |out| {
+        render_into(out, &page, |data| write_run_data(data, &page, run_dir))
+    })?;
+    if !beside {
+        remove_timeline_files(run_dir)?;
+    }
     Ok(path)
 }
 
@@ -107,6 +155,10 @@ mod tests {
     fn json_in_a_script_element_cannot_close_it_and_parses_back_unchanged() {
         let json = serde_json::to_string(&serde_json::json!({ "d": HOSTILE })).unwrap();
         let safe = escape_script_json(&json);
+        // The writer that escapes a page's data as it is streamed does the same.
+        let mut streamed = ScriptJsonWriter::new(Vec::new());
+        streamed.write_all(json.as_bytes()).unwrap();
+        assert_eq!(streamed.finish().unwrap(), safe.as_bytes());
         for bad in ["<", ">", "&", "\u{2028}"] {
             assert!(!safe.contains(bad), "{bad} in {safe}");
         }
@@ -127,6 +179,7 @@ mod tests {
             sessions: Default::default(),
             trials: Default::default(),
             shown: Vec::new(),
+            timelines: None,
         };
         let html = render(&page).unwrap();
         // The template's own two scripts close; nothing else does.
