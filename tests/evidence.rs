@@ -1,112 +1,18 @@
 //! The `evidence` object of every session record in sessions.jsonl: each key triggered by
 //! a hand-written trace, every count of sessions.csv equal to the length of its list (on
-//! the shipped example trace and on the default suite), and the tree hash equal to what
-//! `git add -A && git write-tree` gives in the work directory.
+//! the shipped example trace; on the default suite in `sim_ground_truth.rs`, which runs
+//! it once for both checks), and the tree hash equal to what `git add -A && git
+//! write-tree` gives in the work directory.
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{Trace, claim, loopbench, read_csv, read_jsonl, replay_ok, replay_sh, repo_root};
+use common::evidence::{KEYS, assert_counts_are_evidence};
+use common::{Trace, claim, loopbench, read_jsonl, replay_ok, replay_sh, repo_root};
 use common::{sh_entries, sh_task, write_list};
 use loopbench::feature_list::ListFormat::Json;
 use serde_json::{Value, json};
-
-/// Every key of the evidence object, in the order the records write them.
-const KEYS: &[&str] = &[
-    "premature",
-    "told_false",
-    "newly_verified",
-    "regressions",
-    "entries_removed",
-    "entries_added",
-    "desc_edits",
-    "step_edits",
-    "tests_removed",
-    "tests_weakened",
-    "dup_side_effects",
-    "failed_checks",
-    "tree",
-    "newly_claimed",
-    "flaky",
-];
-
-/// (column of sessions.csv, evidence key) whose count is the length of the list.
-const COUNTED: &[(&str, &str)] = &[
-    ("newly_claimed", "newly_claimed"),
-    ("premature_claims", "premature"),
-    ("newly_verified", "newly_verified"),
-    ("regressions", "regressions"),
-    ("told_false", "told_false"),
-    ("desc_edits", "desc_edits"),
-    ("step_edits", "step_edits"),
-    ("entries_removed", "entries_removed"),
-    ("entries_added", "entries_added"),
-    ("tests_weakened", "tests_weakened"),
-    ("dup_side_effects", "dup_side_effects"),
-    ("flaky", "flaky"),
-];
-
-/// Checks, for every session of a results directory, that each count of sessions.csv
-/// is the length of its evidence list (null exactly when the cell is empty), that
-/// `tests_removed` is the sum over its files, that `failed_checks` is null exactly when
-/// the list-based fields are, and that every key is present. Returns how many sessions
-/// had a non-zero count, so that callers can tell the check was not vacuous.
-fn assert_counts_are_evidence(out: &Path) -> usize {
-    let rows = read_csv(&out.join("sessions.csv"));
-    let records = read_jsonl(&out.join("sessions.jsonl"));
-    assert_eq!(rows.len(), records.len());
-    assert!(
-        !rows[0].contains_key("evidence"),
-        "evidence is not a CSV column"
-    );
-    let by_key: BTreeMap<(String, String), &Value> = records
-        .iter()
-        .map(|r| {
-            let id = (
-                r["trial_id"].as_str().unwrap().to_string(),
-                r["session"].to_string(),
-            );
-            (id, r)
-        })
-        .collect();
-    let mut non_zero = 0;
-    for row in &rows {
-        let record = by_key[&(row["trial_id"].clone(), row["session"].clone())];
-        let evidence = record["evidence"].as_object().expect("an evidence object");
-        for key in KEYS {
-            assert!(evidence.contains_key(*key), "no '{key}' in {evidence:?}");
-        }
-        let mut any = false;
-        for (column, key) in COUNTED {
-            let cell = &row[*column];
-            match &evidence[*key] {
-                Value::Null => assert_eq!(cell, "", "{column} of {row:?}"),
-                Value::Array(list) => {
-                    assert_eq!(cell, &list.len().to_string(), "{column} of {row:?}");
-                    any |= !list.is_empty();
-                }
-                other => panic!("'{key}' is {other}"),
-            }
-        }
-        let removed: u64 = evidence["tests_removed"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["before"].as_u64().unwrap() - t["after"].as_u64().unwrap())
-            .sum();
-        assert_eq!(row["tests_removed"], removed.to_string(), "{row:?}");
-        any |= removed > 0;
-        assert_eq!(
-            evidence["failed_checks"].is_null(),
-            row["premature_claims"].is_empty(),
-            "{row:?}"
-        );
-        non_zero += usize::from(any);
-    }
-    non_zero
-}
 
 fn ev(r: &common::Replayed, n: usize) -> Value {
     r.s(n, "evidence")
@@ -151,21 +57,6 @@ fn every_count_of_the_example_trace_is_the_length_of_its_evidence() {
         assert_eq!(last[key], Value::Null, "{key}");
     }
     assert_eq!(last["tests_removed"], json!([]));
-}
-
-#[test]
-#[ignore = "runs the whole default suite (minutes in a debug build); CI runs ignored tests"]
-fn every_count_of_the_default_suite_is_the_length_of_its_evidence() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("run");
-    loopbench()
-        .arg("run")
-        .arg(repo_root().join("suites/seed-replication"))
-        .args(["--quiet", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
-    assert!(assert_counts_are_evidence(&out) > 100);
 }
 
 #[test]

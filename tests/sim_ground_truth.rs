@@ -1,6 +1,7 @@
 //! The observers against the sim agent's ground truth: over thousands of simulated
 //! sessions across every arm, each deliberate act is detected and nothing else
-//! (precision and recall 1), the status-ledger, exit-check and budget acts included.
+//! (precision and recall 1), the status-ledger, exit-check and budget acts included;
+//! and on the same run, every count of sessions.csv is the length of its evidence.
 
 mod common;
 
@@ -50,6 +51,10 @@ fn every_deliberate_act_is_detected_and_nothing_else() {
         })
         .collect();
     assert!(sessions.len() >= 2_000, "only {} sessions", sessions.len());
+    // The same run serves tests/evidence.rs's check on the default suite: each count
+    // of sessions.csv is the length of its evidence list (one run of the whole suite
+    // for both, as CI's time allows).
+    assert!(common::evidence::assert_counts_are_evidence(&out) > 100);
 
     let mut disagreements = Vec::new();
     let mut detected: BTreeMap<&str, u64> = BTreeMap::new();

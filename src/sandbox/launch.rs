@@ -15,7 +15,8 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::layout::{BWRAP, Layout};
+use super::host::{BWRAP, find_program};
+use super::layout::Layout;
 use super::limits::Cgroup;
 use crate::error::{IoContext, Result};
 
@@ -86,7 +87,7 @@ impl Launch {
     /// The program and arguments that start `layout`'s sandbox, to be followed by the
     /// sandboxed program and its arguments.
     pub fn argv(&self, layout: &Layout) -> Vec<OsString> {
-        let bwrap = super::probe::find_program(BWRAP, std::env::var_os("PATH").as_deref())
+        let bwrap = find_program(BWRAP, std::env::var_os("PATH").as_deref())
             .unwrap_or_else(|| PathBuf::from(BWRAP));
         let mut layout = layout.clone();
         layout

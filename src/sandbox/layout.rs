@@ -43,12 +43,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::allowlist::{Allowlist, Shown};
+use super::host;
 use super::limits::Limits;
-use super::probe;
 use super::user::RunAs;
-
-/// The program bubblewrap is run as.
-pub const BWRAP: &str = "bwrap";
 
 /// How large each private `/tmp`, `/run` and `/dev/shm` may grow, unless the run says.
 pub const DEFAULT_TMP_BYTES: u64 = 256 * 1024 * 1024;
@@ -208,7 +205,7 @@ impl Layout {
         match &self.run_as {
             None => {
                 push("--unshare-user", &[]);
-                if probe::disables_userns() {
+                if host::disables_userns() {
                     push("--disable-userns", &[]);
                 }
                 push("--cap-drop", &[Path::new("ALL")]);

@@ -5,6 +5,7 @@
 
 mod allowlist;
 mod environment;
+mod host;
 mod launch;
 mod layout;
 mod limits;
@@ -14,15 +15,14 @@ mod user;
 
 pub use allowlist::{Allowlist, SYSTEM_DIRS, SYSTEM_SECRETS, Shown};
 pub use environment::{INHERITED, Redactor, base as base_env, passed as passed_env};
+pub use host::{BWRAP, bwrap_works, disables_userns, find_program};
 pub use launch::{Launch, Started};
-pub use layout::{BWRAP, DEFAULT_TMP_BYTES, Hidden, Layout};
+pub use layout::{DEFAULT_TMP_BYTES, Hidden, Layout};
 pub use limits::{
     Cgroup, DEFAULT_MAX_HOME_BYTES, DEFAULT_MAX_MEMORY, DEFAULT_MAX_PIDS, Enforcement, Limits,
 };
 pub use places::{
     Answer, SEARCH_DEPTH, SEARCH_ENTRIES, SEARCHED_SYSTEM_DIRS, answers_inside, refused_place,
 };
-pub use probe::{
-    bwrap_works, check_bwrap, check_bwrap_for, check_confined, disables_userns, find_program,
-};
+pub use probe::{check_bwrap, check_bwrap_for, check_confined};
 pub use user::{DEFAULT_SANDBOX_ID, RunAs, SANDBOX_USER_VAR, SandboxUser, take_back};

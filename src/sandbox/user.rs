@@ -82,14 +82,13 @@ impl RunAs {
                 Some(text) => SandboxUser::parse(&text.to_string_lossy())
                     .map_err(|why| format!("{SANDBOX_USER_VAR}: {why}"))?,
             };
-            let setpriv =
-                super::probe::find_program("setpriv", std::env::var_os("PATH").as_deref())
-                    .ok_or_else(|| {
-                        "the harness runs as root, and the sandbox runs agents as an unprivileged \
+            let setpriv = super::host::find_program("setpriv", std::env::var_os("PATH").as_deref())
+                .ok_or_else(|| {
+                    "the harness runs as root, and the sandbox runs agents as an unprivileged \
                      user through setpriv (util-linux), which is not installed \
                      (on Debian or Ubuntu: apt-get install util-linux)"
-                            .to_string()
-                    })?;
+                        .to_string()
+                })?;
             let setpriv = std::fs::canonicalize(&setpriv).unwrap_or(setpriv);
             Ok(Some(RunAs { user, setpriv }))
         })

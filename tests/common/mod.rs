@@ -5,6 +5,7 @@
 pub mod clis;
 pub mod command;
 pub mod docs;
+pub mod evidence;
 pub mod pytask;
 
 use std::path::{Path, PathBuf};
