@@ -6,7 +6,8 @@ use crate::agent::trace::Trace;
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
 use crate::fsutil::write_atomic;
-use crate::import::detect::{Format, detect};
+use crate::import::detect::detect;
+use crate::import::format::Format;
 use crate::import::{Imported, aider, claude_code, codex, stream_json};
 use crate::store::check_output_dir;
 

@@ -215,7 +215,7 @@ pub fn read_objects(
                         continue;
                     }
                     Ok(other) => format!("a JSON {}", json_kind(&other)),
-                    Err(_) => super::detect::describe_text(&text),
+                    Err(_) => super::format::describe_text(&text),
                 }
             }
         };
