@@ -11,7 +11,7 @@ use crate::exit_code;
 use crate::store::{Manifest, merge_shards};
 use crate::study::drive::{unfinished_lines, warn_unusable_arms};
 use crate::study::sequential::{SEQUENTIAL_MD, judge_merged};
-use crate::suite::Suite;
+use crate::study::suite_run::min_detectable_effect_of_run;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &MergeArgs) -> Result<i32> {
@@ -28,7 +28,7 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
     crate::report::html::write_run_html(out, &summary)?;
     if looks {
         say_what_runs_next(out, &summary)?;
-    } else if let Some(effect) = min_detectable_effect(out) {
+    } else if let Some(effect) = min_detectable_effect_of_run(out) {
         warn_underpowered(&summary, effect);
     }
     eprintln!(
@@ -76,15 +76,4 @@ fn say_what_runs_next(dir: &Path, summary: &crate::report::Summary) -> Result<()
         );
     }
     Ok(())
-}
-
-/// The `min_detectable_effect` of the suite the merged run `out` was made from, when
-/// that suite is still there unchanged (its power warning is the study's, given once
-/// here rather than by every shard); None otherwise.
-fn min_detectable_effect(out: &Path) -> Option<f64> {
-    let manifest = Manifest::read(out).ok()?;
-    let suite = Suite::load(Path::new(manifest.suite_path.as_deref()?)).ok()?;
-    (suite.content_hash == manifest.suite_hash)
-        .then_some(suite.min_detectable_effect)
-        .flatten()
 }
