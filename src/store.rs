@@ -19,26 +19,14 @@ mod lock;
 mod merge;
 mod output;
 
+use crate::run_dir::{
+    FAILURES_JSONL, MANIFEST, SESSIONS_CSV, SESSIONS_JSONL, SIM_TRUTH_JSONL, TRIALS_CSV,
+    TRIALS_JSONL,
+};
 pub use failures::{prior_attempts, unfinished_trials};
-pub use lock::{LOCK_FILE, RunLock};
+pub use lock::RunLock;
 pub use merge::merge_shards;
 pub use output::{check_output_dir, claim_new_run_dir};
-
-/// `manifest.json`.
-pub const MANIFEST: &str = "manifest.json";
-/// Append-only session records.
-pub const SESSIONS_JSONL: &str = "sessions.jsonl";
-/// Append-only trial records.
-pub const TRIALS_JSONL: &str = "trials.jsonl";
-/// The sim agent's ground truth, one line per session (never read by a metric).
-pub const SIM_TRUTH_JSONL: &str = "sim_truth.jsonl";
-/// Sessions of attempts that failed for a cause outside the agent, each with its
-/// attempt; never counted.
-pub const FAILURES_JSONL: &str = "failures.jsonl";
-/// Session table.
-pub const SESSIONS_CSV: &str = "sessions.csv";
-/// Trial table.
-pub const TRIALS_CSV: &str = "trials.csv";
 
 /// What a run was: enough to reproduce it and to refuse mixing it with another.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -18,6 +18,7 @@ const LAYERS: &[&str] = &[
     "timestamp",
     "seed",
     "fsutil",
+    "run_dir",
     "agent_file",
     "sandbox",
     "process_group",

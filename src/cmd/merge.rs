@@ -8,9 +8,10 @@ use super::args::MergeArgs;
 use super::output::warn_underpowered;
 use crate::error::Result;
 use crate::exit_code;
+use crate::run_dir::SEQUENTIAL_MD;
 use crate::store::{Manifest, merge_shards};
 use crate::study::drive::{unfinished_lines, warn_unusable_arms};
-use crate::study::sequential::{SEQUENTIAL_MD, judge_merged};
+use crate::study::sequential::judge_merged;
 use crate::study::suite_run::min_detectable_effect_of_run;
 
 /// Runs the command; returns the exit code.

@@ -7,12 +7,15 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::{IoContext, Result};
-use crate::report::html::REPORT_HTML;
+
 use crate::report::power::underpowered_arms;
-use crate::report::summary::{PLOTS_DIR, SUMMARY_CSV, SUMMARY_JSON, SUMMARY_MD};
+
 use crate::report::{Summary, Verdict};
+use crate::run_dir::{
+    PLOTS_DIR, REPORT_HTML, SESSIONS_CSV, SUMMARY_CSV, SUMMARY_JSON, SUMMARY_MD, TRIALS_CSV,
+};
 use crate::runner::Plan;
-use crate::store::{RunWriter, SESSIONS_CSV, TRIALS_CSV};
+use crate::store::RunWriter;
 use crate::study::drive::{DriveOptions, Driven, drive};
 use crate::study::sequential::sequential_summary;
 

@@ -6,8 +6,9 @@ use super::output::{print, verdict_and_paths};
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::report::html::write_run_html;
-use crate::report::summary::SUMMARY_MD;
+
 use crate::report::write_summary;
+use crate::run_dir::SUMMARY_MD;
 use crate::store::RunLock;
 use crate::study::drive::warn_unusable_arms;
 use crate::study::sequential::sequential_summary;

@@ -11,8 +11,9 @@ use std::path::Path;
 use crate::agent::FailureKind;
 use crate::error::Result;
 use crate::record::{FailedSession, SessionRecord, TrialRecord};
+use crate::run_dir::{FAILURES_JSONL, SESSIONS_JSONL, TRIALS_JSONL};
 use crate::stats::{Alternative, fisher_exact, holm};
-use crate::store::{FAILURES_JSONL, SESSIONS_JSONL, TRIALS_JSONL, read_jsonl};
+use crate::store::read_jsonl;
 
 /// Significance level below which the arms' shares of retried trials are said to differ.
 pub const RETRY_ALPHA: f64 = 0.05;

@@ -10,9 +10,7 @@ use crate::agent::SessionKind;
 use crate::error::{Error, IoContext, Result};
 use crate::git::{CommitBy, GIT_EMAIL, GIT_NAME, bundle_main, commit_tree};
 use crate::metrics::Evidence;
-
-/// The directory of a results directory that holds the bundles.
-pub const REPOS_DIR: &str = "repos";
+use crate::run_dir::REPOS_DIR;
 
 /// Where the bundle of trial `trial_id` lies in `run_dir`.
 pub fn bundle_path(run_dir: &Path, trial_id: &str) -> PathBuf {

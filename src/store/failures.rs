@@ -4,9 +4,10 @@
 
 use std::path::Path;
 
-use super::{FAILURES_JSONL, TRIALS_JSONL, read_jsonl};
+use super::read_jsonl;
 use crate::error::Result;
 use crate::record::{FailedSession, TrialRecord};
+use crate::run_dir::{FAILURES_JSONL, TRIALS_JSONL};
 
 /// Trials that could not run: each trial of `failures.jsonl` that has no record in
 /// `trials.jsonl`, with its last failed session (the one whose failure ended it), in

@@ -12,11 +12,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, IoContext, Result};
-
-/// The lock file inside a results directory. It is left in place when the lock is
-/// released (deleting it would let two processes lock two different files); readers
-/// of a run (`report`, `merge`, `compare`) never look at it.
-pub const LOCK_FILE: &str = ".loopbench.lock";
+use crate::run_dir::LOCK_FILE;
 
 /// An exclusive write lock on one results directory, held until it is dropped.
 #[derive(Debug)]

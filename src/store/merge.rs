@@ -5,11 +5,13 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::{
-    FAILURES_JSONL, JsonlAppender, MANIFEST, Manifest, RunLock, SESSIONS_JSONL, SIM_TRUTH_JSONL,
-    TRIALS_JSONL, claim_new_run_dir, now_rfc3339, read_jsonl, write_tables,
+    JsonlAppender, Manifest, RunLock, claim_new_run_dir, now_rfc3339, read_jsonl, write_tables,
 };
 use crate::error::{Error, IoContext, Result};
 use crate::record::{FailedSession, SessionRecord, TrialRecord};
+use crate::run_dir::{
+    FAILURES_JSONL, MANIFEST, REPOS_DIR, SESSIONS_JSONL, SIM_TRUTH_JSONL, TRIALS_JSONL,
+};
 use crate::runner::Shard;
 
 /// Joins the shards `dirs` of one run into the new results directory `out`: checks
@@ -189,11 +191,11 @@ fn check_shard_cover(dirs: &[std::path::PathBuf], manifests: &[Manifest]) -> Res
 
 /// Copies the trial bundles of a `--keep-repos` shard (`repos/*.bundle`) into `out`.
 fn copy_bundles(dir: &Path, out: &Path) -> Result<()> {
-    let from = dir.join(crate::runner::REPOS_DIR);
+    let from = dir.join(REPOS_DIR);
     let Ok(entries) = std::fs::read_dir(&from) else {
         return Ok(());
     };
-    let to = out.join(crate::runner::REPOS_DIR);
+    let to = out.join(REPOS_DIR);
     std::fs::create_dir_all(&to).io_context(|| format!("cannot create '{}'", to.display()))?;
     for entry in entries {
         let path = entry

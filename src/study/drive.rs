@@ -11,6 +11,7 @@ use crate::events::{Event, EventKind, EventSink, Fanout};
 use crate::exit_code;
 use crate::record::FailedSession;
 use crate::report::{DEFAULT_CONFIDENCE, Progress, SessionTable, Summary, write_summary};
+use crate::run_dir::TRIALS_JSONL;
 use crate::runner::{Plan, RunOptions, TrialResult, default_jobs, execute};
 use crate::store::RunWriter;
 
@@ -150,10 +151,7 @@ pub fn drive(
         outcome
     };
     let recorded = |out: &std::path::Path| -> Result<usize> {
-        Ok(crate::store::read_jsonl::<crate::record::TrialRecord>(
-            &out.join(crate::store::TRIALS_JSONL),
-        )?
-        .len())
+        Ok(crate::store::read_jsonl::<crate::record::TrialRecord>(&out.join(TRIALS_JSONL))?.len())
     };
     let results = match outcome {
         Ok(results) => results,

@@ -8,13 +8,11 @@ use std::path::{Path, PathBuf};
 use crate::agent::trace::Trace;
 use crate::error::{Error, IoContext, Result};
 use crate::feature_list::{ListFormat, ListSchema};
+use crate::run_dir::TRACES_CSV;
 use crate::runner::{Plan, ReplayArm, ReplaySet, TraceFile};
 use crate::store::{Manifest, ReplayInputs, RunWriter, new_run_dir};
 use crate::study::suite_run::print_warnings;
 use crate::suite::{ExitCheck, Task, TrialKey, is_simple_name};
-
-/// The file that says which trace each trial replayed.
-pub const TRACES_CSV: &str = "traces.csv";
 
 /// Arm name of trace files given without `--arm`.
 const DEFAULT_ARM: &str = "replay";

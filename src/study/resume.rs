@@ -9,8 +9,9 @@ use super::suite_run::{manifest_arms, select_arms, suite_plan};
 use crate::agent::command;
 use crate::error::{Error, Result};
 use crate::record::TrialRecord;
+use crate::run_dir::{MANIFEST, TRIALS_JSONL};
 use crate::runner::{Plan, Shard};
-use crate::store::{Manifest, RunLock, TRIALS_JSONL, read_jsonl};
+use crate::store::{Manifest, RunLock, read_jsonl};
 
 /// What a run to resume holds and what is left of it.
 pub struct Resume {
@@ -43,7 +44,7 @@ pub enum RunKind {
 /// an agent that cannot be started here, and drops the partial records of the trials
 /// that will be rerun.
 pub fn prepare(dir: &Path) -> Result<Resume> {
-    if !dir.join(crate::store::MANIFEST).is_file() {
+    if !dir.join(MANIFEST).is_file() {
         return Err(Error::BadInput(format!(
             "'{}' is not a results directory (no manifest.json)",
             dir.display()

@@ -25,15 +25,14 @@ use crate::report::format::{fixed, pp, pvalue};
 use crate::report::{Align, Table};
 use crate::runner::Plan;
 use crate::stats::{LookCounts, SequentialDesign, look_fractions};
-use crate::store::{Manifest, RunLock, RunWriter, SESSIONS_JSONL, TRIALS_JSONL, read_jsonl};
+use crate::store::{Manifest, RunLock, RunWriter, read_jsonl};
 use crate::suite::{Sequential, Suite};
 
-use crate::report::sequential_outcome::{
-    LookRow, SEQUENTIAL_JSON, SEQUENTIAL_STATE_JSON, SequentialOutcome, SequentialState,
+use crate::report::sequential_outcome::{LookRow, SequentialOutcome, SequentialState};
+use crate::run_dir::SEQUENTIAL_MD;
+use crate::run_dir::{
+    MANIFEST, SEQUENTIAL_JSON, SEQUENTIAL_STATE_JSON, SESSIONS_JSONL, SUMMARY_MD, TRIALS_JSONL,
 };
-
-/// `sequential.md`: the "Sequential run" section, which `summary.md` ends with.
-pub const SEQUENTIAL_MD: &str = "sequential.md";
 
 /// `summary.md` of a run: the summary's Markdown, and the sequential section when the
 /// run was sequential (so that `report` keeps it). `None` for any other run, whose
@@ -244,7 +243,7 @@ impl<'a> Sequencer<'a> {
         let mut summary = summary.clone();
         summary.sequential = SequentialOutcome::read(dir)?;
         let md = sequential_summary(dir, &summary)?.unwrap_or_else(|| summary.to_markdown());
-        write_atomic(&dir.join(crate::report::summary::SUMMARY_MD), md.as_bytes())?;
+        write_atomic(&dir.join(SUMMARY_MD), md.as_bytes())?;
         crate::report::html::write_run_html(dir, &summary)?;
         Ok(summary)
     }
@@ -373,7 +372,7 @@ pub fn look_plan(suite: &Suite, arms: &[usize], look: usize, after: Option<&Path
 
 /// `after` is a finished, merged run of this very suite, seed and arm selection.
 fn check_after(suite: &Suite, arms: &[usize], dir: &Path) -> Result<()> {
-    if !dir.join(crate::store::MANIFEST).is_file() {
+    if !dir.join(MANIFEST).is_file() {
         return Err(Error::BadInput(format!(
             "--after: '{}' is not a results directory (no manifest.json)",
             dir.display()

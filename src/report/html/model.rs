@@ -20,7 +20,8 @@ use super::page_table::{PageCell, PageTable};
 use crate::error::{Error, Result};
 use crate::rates::{Better, Unit, counts_against};
 use crate::rates::{FEATURES_VERIFIED, Metric};
-use crate::store::{SESSIONS_CSV, SESSIONS_JSONL, TRIALS_CSV, read_jsonl};
+use crate::run_dir::{SESSIONS_CSV, SESSIONS_JSONL, TRIALS_CSV};
+use crate::store::read_jsonl;
 
 // The page filters with a bit per metric in a JavaScript number: 53 bits at most.
 const _: () = assert!(Metric::ALL.len() <= 53);
