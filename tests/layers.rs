@@ -466,3 +466,22 @@ fn modules_re_export_only_their_own_items() {
         found.join("\n")
     );
 }
+
+/// A results directory's `RunDir` is made only by the store (when it claims, locks or
+/// opens one); the rest of the crate takes it from there.
+#[test]
+fn only_the_store_makes_a_run_dir() {
+    let found: Vec<String> = source_files()
+        .into_iter()
+        .filter(|(file, _, _)| {
+            file != "src/run_dir.rs" && file != "src/store.rs" && !file.starts_with("src/store/")
+        })
+        .filter(|(_, _, text)| code_of(text).contains("RunDir::new"))
+        .map(|(file, _, _)| file)
+        .collect();
+    assert!(
+        found.is_empty(),
+        "RunDir made outside the store:\n{}",
+        found.join("\n")
+    );
+}

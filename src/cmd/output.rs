@@ -4,16 +4,13 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
 use crate::error::{IoContext, Result};
 
 use crate::report::power::underpowered_arms;
 
 use crate::report::{Summary, Verdict};
-use crate::run_dir::{
-    PLOTS_DIR, REPORT_HTML, SESSIONS_CSV, SUMMARY_CSV, SUMMARY_JSON, SUMMARY_MD, TRIALS_CSV,
-};
+use crate::run_dir::{PLOTS_DIR, RunDir, SUMMARY_JSON, TRIALS_CSV};
 use crate::runner::Plan;
 use crate::store::RunWriter;
 use crate::study::drive::{DriveOptions, Driven, drive};
@@ -21,7 +18,7 @@ use crate::study::sequential::sequential_summary;
 
 /// What a finished `run`, `replay` or `resume` prints: all of `summary.md` (a sequential
 /// run's section included) with `full`, else the verdict and where the rest is.
-pub(crate) fn print_finished(summary: &Summary, run_dir: &Path, full: bool) -> Result<()> {
+pub(crate) fn print_finished(summary: &Summary, run_dir: &RunDir, full: bool) -> Result<()> {
     if full {
         let md = sequential_summary(run_dir, summary)?.unwrap_or_else(|| summary.to_markdown());
         print(&md)
@@ -32,29 +29,29 @@ pub(crate) fn print_finished(summary: &Summary, run_dir: &Path, full: bool) -> R
 
 /// What `run` and `report` print: the verdict, then where every table, plot and
 /// record of the run is. Fits one screen; `--full` prints summary.md instead.
-pub(crate) fn verdict_and_paths(summary: &Summary, run_dir: &Path) -> String {
+pub(crate) fn verdict_and_paths(summary: &Summary, run_dir: &RunDir) -> String {
     let mut out = Verdict::of(summary).to_text();
-    let at = |file: &str| run_dir.join(file).display().to_string();
+    let at = |path: std::path::PathBuf| path.display().to_string();
     out += "\nThe rest of the run:\n";
     out += &format!(
         "  {}  every table (k/n, intervals, p, by task); --full prints it\n",
-        at(SUMMARY_MD)
+        at(run_dir.summary_md())
     );
-    if run_dir.join(REPORT_HTML).exists() {
+    if run_dir.report_html().exists() {
         out += &format!(
             "  {}  the tables, plots and every trial's sessions, in a browser\n",
-            at(REPORT_HTML)
+            at(run_dir.report_html())
         );
     }
     out += &format!(
         "  {}, {}, {}/  the same numbers for programs, and plots\n",
-        at(SUMMARY_CSV),
+        at(run_dir.summary_csv()),
         SUMMARY_JSON,
         PLOTS_DIR
     );
     out += &format!(
         "  {}, {}  one row per session and per trial\n",
-        at(SESSIONS_CSV),
+        at(run_dir.sessions_csv()),
         TRIALS_CSV
     );
     out
@@ -98,8 +95,8 @@ impl Finish {
         finished_of_arm: &BTreeMap<String, u64>,
         writer: RunWriter,
         session_table: bool,
-    ) -> Result<(Driven, PathBuf)> {
-        let out = writer.dir().to_path_buf();
+    ) -> Result<(Driven, RunDir)> {
+        let out = writer.dir().clone();
         let options = DriveOptions {
             jobs: self.jobs,
             quiet: self.quiet,

@@ -56,7 +56,7 @@ pub(crate) fn finish(
     if !single {
         print_finished(&driven.summary, &out, how.full)?;
     }
-    eprintln!("results written to {}", out.display());
+    eprintln!("results written to {}", out.path().display());
     let mut bad_traces = 0;
     for (trial, result) in plan.trials.iter().zip(&driven.results) {
         if let Some(kept) = &result.kept_work {

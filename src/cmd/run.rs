@@ -65,7 +65,7 @@ pub(crate) fn finish(
         "{} trials in {:.1}s; results in {}",
         plan.trials.len(),
         driven.elapsed.as_secs_f64(),
-        out.display()
+        out.path().display()
     );
     Ok(driven.report_unfinished(&out))
 }
@@ -78,12 +78,12 @@ pub(crate) fn finish_sequential(
     writer: RunWriter,
     how: Finish,
 ) -> Result<i32> {
-    let out = writer.dir().to_path_buf();
+    let out = writer.dir().clone();
     match crate::study::sequential::run(suite, arms, writer, how.jobs, how.quiet)? {
         Looks::Open(code) => Ok(code),
         Looks::Finished(summary) => {
             print_finished(&summary, &out, how.full)?;
-            eprintln!("results in {}", out.display());
+            eprintln!("results in {}", out.path().display());
             Ok(exit_code::OK)
         }
     }

@@ -74,7 +74,7 @@ impl Attempts {
             arm.finished += 1;
             arm.retried += u64::from(t.attempts > 1);
         }
-        for last in crate::store::unfinished_trials(dir)? {
+        for last in crate::store::unfinished_trials(&crate::store::open_run_dir(dir))? {
             let kind = last.record.failure.map_or("infra", |k| k.as_str());
             let reason = last
                 .record

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::agent::trace::Trace;
 use crate::error::{Error, IoContext, Result};
 use crate::feature_list::{ListFormat, ListSchema};
-use crate::run_dir::TRACES_CSV;
+use crate::run_dir::RunDir;
 use crate::runner::{Plan, ReplayArm, ReplaySet, TraceFile};
 use crate::store::{Manifest, ReplayInputs, RunWriter, new_run_dir};
 use crate::study::suite_run::print_warnings;
@@ -208,15 +208,15 @@ pub fn inputs_hash(task: &Task, arms: &[ReplayArm]) -> Result<String> {
 
 /// The whole plan of a replay run, rebuilt from its manifest and `traces.csv` (for
 /// `resume`): every trace must still hold what it held when the run started.
-pub fn plan_from_manifest(dir: &Path, manifest: &Manifest) -> Result<Plan> {
+pub fn plan_from_manifest(dir: &RunDir, manifest: &Manifest) -> Result<Plan> {
     let Some(inputs) = &manifest.replay else {
         return Err(Error::BadInput(format!(
             "'{}' is not a replay run",
-            dir.display()
+            dir.path().display()
         )));
     };
     let task = Task::load(Path::new(&inputs.task))?;
-    let path = dir.join(TRACES_CSV);
+    let path = dir.traces_csv();
     let mut reader = csv::Reader::from_path(&path)
         .map_err(|e| Error::BadInput(format!("cannot read '{}': {e}", path.display())))?;
     let mut rows: Vec<(String, u32, PathBuf, String)> = Vec::new();
@@ -274,13 +274,13 @@ pub fn plan_from_manifest(dir: &Path, manifest: &Manifest) -> Result<Plan> {
     if manifest.verify_sandboxed && !crate::sandbox::bwrap_works() {
         return Err(Error::BadInput(format!(
             "'{}' was replayed under bubblewrap, which does not work here; resume it where it does",
-            dir.display()
+            dir.path().display()
         )));
     }
     if manifest.verify_sandboxed {
         crate::sandbox::check_bwrap_for(&format!(
             "'{}' was replayed under bubblewrap",
-            dir.display()
+            dir.path().display()
         ))?;
     }
     Ok(Plan::replay(ReplaySet {
@@ -292,8 +292,8 @@ pub fn plan_from_manifest(dir: &Path, manifest: &Manifest) -> Result<Plan> {
 }
 
 /// Writes `traces.csv`: which trace file (and which exact content) each trial replayed.
-fn write_traces_csv(out: &Path, task: &str, arms: &[ReplayArm]) -> Result<()> {
-    let path = out.join(TRACES_CSV);
+fn write_traces_csv(out: &RunDir, task: &str, arms: &[ReplayArm]) -> Result<()> {
+    let path = out.traces_csv();
     let context = || format!("cannot write '{}'", path.display());
     let mut csv = csv::Writer::from_path(&path).map_err(|e| Error::io(context(), e.into()))?;
     let mut write = |row: [&str; 5]| {
@@ -413,7 +413,7 @@ pub fn start_replay(asked: ReplayRequest) -> Result<(Plan, RunWriter)> {
     };
     let manifest = replay_manifest(&task, &arms, &asked.inputs, &setup)?;
     let writer = RunWriter::create(&out, manifest)?;
-    write_traces_csv(&out, &task.name, &arms)?;
+    write_traces_csv(writer.dir(), &task.name, &arms)?;
     let plan = Plan::replay(ReplaySet {
         task,
         arms,

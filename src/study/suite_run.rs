@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::agent::command;
 use crate::error::{Error, Result};
+use crate::run_dir::RunDir;
 use crate::runner::{Plan, Shard};
 use crate::store::{Manifest, SequentialStep};
 use crate::suite::{AgentDriver, Suite};
@@ -187,7 +188,7 @@ pub fn suite_manifest(suite: &Suite, arms: &[usize], setup: SuiteRunSetup) -> Ma
 /// The `min_detectable_effect` of the suite the run in `dir` was made from, when that
 /// suite is still there unchanged; None otherwise. `merge` warns with it once for the
 /// merged run, since a shard's power says nothing about the study.
-pub fn min_detectable_effect_of_run(dir: &Path) -> Option<f64> {
+pub fn min_detectable_effect_of_run(dir: &RunDir) -> Option<f64> {
     let manifest = Manifest::read(dir).ok()?;
     let suite = Suite::load(Path::new(manifest.suite_path.as_deref()?)).ok()?;
     (suite.content_hash == manifest.suite_hash)
@@ -237,7 +238,7 @@ pub fn sandbox_summary(suite: &Suite) -> String {
 }
 
 /// The whole plan of a suite run, from its manifest: the suite must be unchanged.
-pub fn suite_plan(dir: &Path, manifest: &Manifest) -> Result<Plan> {
+pub fn suite_plan(dir: &RunDir, manifest: &Manifest) -> Result<Plan> {
     let (suite, arms) = suite_of_run(dir, manifest)?;
     let replicates = suite.replicates;
     Ok(Plan::suite(suite, &arms, replicates))
@@ -245,11 +246,11 @@ pub fn suite_plan(dir: &Path, manifest: &Manifest) -> Result<Plan> {
 
 /// The suite a run was made from, with the run's seed and replicates, and the indices
 /// of its arms: the suite must be unchanged since. Says the suite's warnings on stderr.
-pub fn suite_of_run(dir: &Path, manifest: &Manifest) -> Result<(Suite, Vec<usize>)> {
+pub fn suite_of_run(dir: &RunDir, manifest: &Manifest) -> Result<(Suite, Vec<usize>)> {
     let Some(suite_path) = manifest.suite_path.clone() else {
         return Err(Error::BadInput(format!(
             "'{}' was written neither by `loopbench run` nor by `loopbench replay` (no suite or traces in its manifest); it cannot be resumed",
-            dir.display()
+            dir.path().display()
         )));
     };
     let mut suite = Suite::load(Path::new(&suite_path))?;
