@@ -1,8 +1,8 @@
 //! The paths of a results directory: every file and folder a run keeps there is named
-//! by one method of [`RunDir`], so that its layout is written down once (DESIGN.md
-//! section 11). A `RunDir` is made only by the store, when it claims, locks or opens
-//! a directory (`tests/layers.rs` holds that); the engine, the agents, the studies and
-//! the reports take one rather than a bare path.
+//! by one method of [`RunDir`], so that its layout (docs/formats.md) is written down
+//! once. A `RunDir` is made only by the store, when it claims, locks or opens a
+//! directory (`tests/layers.rs` holds that); the engine, the agents and the studies
+//! take one rather than a bare path.
 
 use std::path::{Path, PathBuf};
 
