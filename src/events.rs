@@ -1,12 +1,12 @@
 //! Typed events of a run, and the sink trait that reporters implement.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::agent::Failure;
 use crate::error::Result;
 use crate::notice::Notice;
 use crate::record::{SessionRecord, TrialRecord};
+use crate::run_dir::RunDir;
 use crate::suite::TrialKey;
 
 /// Something that happened in a run, with the time since the run started.
@@ -24,7 +24,7 @@ pub enum EventKind {
     /// The run directory exists and trials are about to start.
     RunStarted {
         /// Where results go.
-        run_dir: PathBuf,
+        run_dir: RunDir,
         /// Trials planned.
         trials: usize,
     },

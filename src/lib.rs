@@ -22,6 +22,7 @@ pub mod process_group;
 pub mod rates;
 pub mod record;
 pub mod report;
+pub mod run_dir;
 pub mod runner;
 pub mod sandbox;
 pub mod seed;

@@ -21,27 +21,12 @@ mod merge;
 mod output;
 mod tables;
 
+use crate::run_dir::RunDir;
 pub use failures::{prior_attempts, unfinished_trials};
 pub use jsonl::{JsonlAt, JsonlLine, JsonlLines, JsonlRecords, jsonl_records};
-pub use lock::{LOCK_FILE, RunLock};
+pub use lock::RunLock;
 pub use merge::merge_shards;
 pub use output::{check_output_dir, claim_new_run_dir};
-
-/// `manifest.json`.
-pub const MANIFEST: &str = "manifest.json";
-/// Append-only session records.
-pub const SESSIONS_JSONL: &str = "sessions.jsonl";
-/// Append-only trial records.
-pub const TRIALS_JSONL: &str = "trials.jsonl";
-/// The sim agent's ground truth, one line per session (never read by a metric).
-pub const SIM_TRUTH_JSONL: &str = "sim_truth.jsonl";
-/// Sessions of attempts that failed for a cause outside the agent, each with its
-/// attempt; never counted.
-pub const FAILURES_JSONL: &str = "failures.jsonl";
-/// Session table.
-pub const SESSIONS_CSV: &str = "sessions.csv";
-/// Trial table.
-pub const TRIALS_CSV: &str = "trials.csv";
 
 /// What a run was: enough to reproduce it and to refuse mixing it with another.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -180,8 +165,8 @@ impl Manifest {
     }
 
     /// Reads `dir/manifest.json`.
-    pub fn read(dir: &Path) -> Result<Manifest> {
-        let path = dir.join(MANIFEST);
+    pub fn read(dir: &RunDir) -> Result<Manifest> {
+        let path = dir.manifest();
         let text = std::fs::read_to_string(&path)
             .io_context(|| format!("cannot read '{}'", path.display()))?;
         serde_json::from_str(&text)
@@ -189,12 +174,18 @@ impl Manifest {
     }
 
     /// Writes `dir/manifest.json` atomically.
-    pub fn write(&self, dir: &Path) -> Result<()> {
+    pub fn write(&self, dir: &RunDir) -> Result<()> {
         let mut text = serde_json::to_string_pretty(self)
             .map_err(|e| Error::Tool(format!("cannot encode manifest: {e}")))?;
         text.push('\n');
-        write_atomic(&dir.join(MANIFEST), text.as_bytes())
+        write_atomic(&dir.manifest(), text.as_bytes())
     }
+}
+
+/// The results directory at `dir`, to read (a command's `RUN_DIR`, a shard to merge):
+/// nothing is checked or written until a file of it is read.
+pub fn open_run_dir(dir: &Path) -> RunDir {
+    RunDir::new(dir)
 }
 
 /// The current time in RFC 3339, seconds precision, UTC.
@@ -269,7 +260,7 @@ pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
 /// so that no session of a failed attempt is ever counted. A trial cut off before
 /// either leaves nothing, as `resume` would drop it anyway.
 pub struct RunWriter {
-    dir: PathBuf,
+    dir: RunDir,
     _lock: RunLock,
     manifest: Manifest,
     sessions: JsonlAppender,
@@ -284,26 +275,17 @@ impl RunWriter {
     /// and writes the manifest.
     pub fn create(dir: &Path, manifest: Manifest) -> Result<RunWriter> {
         let lock = claim_new_run_dir(dir)?;
-        manifest.write(dir)?;
-        Ok(RunWriter {
-            sessions: JsonlAppender::open(&dir.join(SESSIONS_JSONL))?,
-            trials: JsonlAppender::open(&dir.join(TRIALS_JSONL))?,
-            truth: None,
-            failures: None,
-            pending: Default::default(),
-            dir: dir.to_path_buf(),
-            _lock: lock,
-            manifest,
-        })
+        manifest.write(lock.dir())?;
+        RunWriter::reopen(lock, manifest)
     }
 
     /// Reopens a run directory to append to it (`resume`): the manifest is kept. `lock`
     /// is the directory's, taken before anything in it was read or rewritten.
     pub fn reopen(lock: RunLock, manifest: Manifest) -> Result<RunWriter> {
-        let dir = lock.dir().to_path_buf();
+        let dir = lock.dir().clone();
         Ok(RunWriter {
-            sessions: JsonlAppender::open(&dir.join(SESSIONS_JSONL))?,
-            trials: JsonlAppender::open(&dir.join(TRIALS_JSONL))?,
+            sessions: JsonlAppender::open(&dir.sessions_jsonl())?,
+            trials: JsonlAppender::open(&dir.trials_jsonl())?,
             truth: None,
             failures: None,
             pending: Default::default(),
@@ -314,7 +296,7 @@ impl RunWriter {
     }
 
     /// The results directory.
-    pub fn dir(&self) -> &Path {
+    pub fn dir(&self) -> &RunDir {
         &self.dir
     }
 
@@ -353,7 +335,7 @@ impl EventSink for RunWriter {
                 ..
             } => {
                 if self.failures.is_none() {
-                    self.failures = Some(JsonlAppender::open(&self.dir.join(FAILURES_JSONL))?);
+                    self.failures = Some(JsonlAppender::open(&self.dir.failures_jsonl())?);
                 }
                 let sessions = self.pending.remove(&key.trial_id).unwrap_or_default();
                 match self.failures.as_mut() {
@@ -378,7 +360,7 @@ impl EventSink for RunWriter {
                 truth,
             } => {
                 if self.truth.is_none() {
-                    self.truth = Some(JsonlAppender::open(&self.dir.join(SIM_TRUTH_JSONL))?);
+                    self.truth = Some(JsonlAppender::open(&self.dir.sim_truth_jsonl())?);
                 }
                 let line = serde_json::json!({"trial_id": key.trial_id, "session": session, "truth": truth});
                 match self.truth.as_mut() {
@@ -396,20 +378,18 @@ impl EventSink for RunWriter {
 /// Drops every record of a trial that is not in `finished` (its trial record missing:
 /// it was cut off) from the JSONL files of `dir`, so that `resume` reruns it from
 /// scratch and nothing is counted twice; rewriting also drops a torn last line.
-pub fn prune_unfinished(dir: &Path, finished: &std::collections::BTreeSet<String>) -> Result<()> {
-    rewrite_jsonl::<TrialRecord>(&dir.join(TRIALS_JSONL), |t| {
-        finished.contains(&t.key.trial_id)
-    })?;
-    rewrite_jsonl::<SessionRecord>(&dir.join(SESSIONS_JSONL), |s| {
+pub fn prune_unfinished(dir: &RunDir, finished: &std::collections::BTreeSet<String>) -> Result<()> {
+    rewrite_jsonl::<TrialRecord>(&dir.trials_jsonl(), |t| finished.contains(&t.key.trial_id))?;
+    rewrite_jsonl::<SessionRecord>(&dir.sessions_jsonl(), |s| {
         finished.contains(&s.key.trial_id)
     })?;
-    let failures = dir.join(FAILURES_JSONL);
+    let failures = dir.failures_jsonl();
     if failures.exists() {
         // Every failed attempt is kept; the rewrite only drops a torn last line, so
         // that the next record is not appended to it.
         rewrite_jsonl::<FailedSession>(&failures, |_| true)?;
     }
-    let truth = dir.join(SIM_TRUTH_JSONL);
+    let truth = dir.sim_truth_jsonl();
     if truth.exists() {
         rewrite_jsonl::<serde_json::Value>(&truth, |t| {
             t.get("trial_id")
@@ -445,17 +425,17 @@ fn rewrite_jsonl<T: DeserializeOwned + Serialize>(
 /// Rebuilds `sessions.csv` and `trials.csv` from the JSONL records, rows sorted by
 /// (arm in `arm_order`, task, replicate, session) so that the tables do not depend on
 /// the order in which trials finished.
-pub fn write_tables(dir: &Path, arm_order: &[String]) -> Result<()> {
+pub fn write_tables(dir: &RunDir, arm_order: &[String]) -> Result<()> {
     // Each table is streamed from its records, which are never all in memory at once.
     tables::write_table::<SessionRecord>(
-        &dir.join(SESSIONS_JSONL),
-        &dir.join(SESSIONS_CSV),
+        &dir.sessions_jsonl(),
+        &dir.sessions_csv(),
         &SESSION_COLUMNS,
         arm_order,
     )?;
     tables::write_table::<TrialRecord>(
-        &dir.join(TRIALS_JSONL),
-        &dir.join(TRIALS_CSV),
+        &dir.trials_jsonl(),
+        &dir.trials_csv(),
         &TRIAL_COLUMNS,
         arm_order,
     )

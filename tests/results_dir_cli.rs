@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::command::{arm, script, sh_suite};
 use common::{Trace, loopbench, read_csv, sh_task};
-use loopbench::store::LOCK_FILE;
+use loopbench::run_dir::LOCK_FILE;
 use predicates::prelude::*;
 
 /// A suite whose one agent waits, once started, until `root/stop` exists (two minutes

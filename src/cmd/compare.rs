@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::rates::Metric;
 use crate::report::compare::{Rule, compare_runs};
-use crate::report::compare_output::render;
+use crate::report::compare_output::{append_github_summary, render};
 
 use super::output::print;
 
@@ -64,23 +64,4 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
     } else {
         exit_code::OK
     })
-}
-
-/// Appends `markdown` to the file `$GITHUB_STEP_SUMMARY` names (a job summary).
-fn append_github_summary(markdown: &str) -> Result<()> {
-    use std::io::Write;
-    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
-        return Err(Error::BadInput(
-            "--github-summary: GITHUB_STEP_SUMMARY is not set (it is in a GitHub Actions job)"
-                .into(),
-        ));
-    };
-    let path = std::path::PathBuf::from(path);
-    crate::fsutil::check_output_file(&path)?;
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .and_then(|mut f| f.write_all(format!("{markdown}\n").as_bytes()))
-        .map_err(|e| Error::io(format!("cannot append to '{}'", path.display()), e))
 }

@@ -2,12 +2,12 @@
 //! Claude Code, Codex and aider transcripts into a trace, on stdout or into a file.
 
 use super::args::{ImportArgs, ImportCommand, ImportFiles, ImportFormat};
-use crate::agent::trace::Trace;
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
 use crate::fsutil::write_atomic;
-use crate::import::detect::{Format, detect};
-use crate::import::{Imported, aider, claude_code, codex, stream_json};
+use crate::import::detect::detect;
+use crate::import::format::Format;
+use crate::import::{aider, claude_code, codex, stream_json};
 use crate::store::check_output_dir;
 
 /// Runs the command; returns the exit code.
@@ -54,7 +54,7 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
         Format::Codex => codex::import(&files.inputs, root)?,
         Format::Aider => aider::import(&files.inputs, root)?,
     };
-    let trace = checked_trace(&imported)?;
+    let trace = imported.checked_trace()?;
     // Notes and session lines quote the transcript (paths, tool names, reasons).
     for note in &imported.notes {
         eprintln!("warning: {}", crate::terminal::line(note));
@@ -84,13 +84,4 @@ fn root(files: &ImportFiles) -> Option<String> {
         .root
         .as_ref()
         .map(|r| r.to_string_lossy().into_owned())
-}
-
-/// The trace text, parsed back once: an importer that wrote a trace replay refuses
-/// would be a bug of the harness, not bad input.
-fn checked_trace(imported: &Imported) -> Result<String> {
-    let text = imported.to_trace();
-    Trace::parse(std::path::Path::new("<imported trace>"), &text)
-        .map_err(|e| Error::Tool(format!("import produced an invalid trace: {e}")))?;
-    Ok(text)
 }

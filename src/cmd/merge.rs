@@ -2,16 +2,15 @@
 //! directory whose tables equal those of a single-process run. Merging the shards of a
 //! look of a sequential run also judges the look.
 
-use std::path::Path;
-
 use super::args::MergeArgs;
 use super::output::warn_underpowered;
 use crate::error::Result;
 use crate::exit_code;
-use crate::store::{Manifest, merge_shards};
+use crate::run_dir::RunDir;
+use crate::store::{Manifest, merge_shards, open_run_dir};
 use crate::study::drive::{unfinished_lines, warn_unusable_arms};
-use crate::study::sequential::{SEQUENTIAL_MD, judge_merged};
-use crate::suite::Suite;
+use crate::study::sequential::judge_merged;
+use crate::study::suite_run::min_detectable_effect_of_run;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &MergeArgs) -> Result<i32> {
@@ -19,23 +18,24 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
     let looks = args
         .run_dirs
         .iter()
-        .filter_map(|d| Manifest::read(d).ok())
+        .filter_map(|d| Manifest::read(&open_run_dir(d)).ok())
         .any(|m| m.sequential_step.is_some());
-    let (_lock, trials) = merge_shards(&args.run_dirs, &args.out)?;
-    let out = &args.out;
-    let summary = crate::report::write_summary(out, None, crate::report::DEFAULT_CONFIDENCE)?;
+    let (lock, trials) = merge_shards(&args.run_dirs, &args.out)?;
+    let out = lock.dir();
+    let summary =
+        crate::report::write_summary(out.path(), None, crate::report::DEFAULT_CONFIDENCE)?;
     warn_unusable_arms(&summary);
-    crate::report::html::write_run_html(out, &summary)?;
+    crate::report::html::write_run_html(out.path(), &summary)?;
     if looks {
         say_what_runs_next(out, &summary)?;
-    } else if let Some(effect) = min_detectable_effect(out) {
+    } else if let Some(effect) = min_detectable_effect_of_run(out) {
         warn_underpowered(&summary, effect);
     }
     eprintln!(
         "merged {} runs ({} trials) into {}",
         args.run_dirs.len(),
         trials,
-        out.display()
+        out.path().display()
     );
     // A shard whose trials could not run (retries exhausted, or stopped on a refused
     // key) leaves the merged run incomplete, as it left the shard.
@@ -54,14 +54,14 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
 }
 
 /// Judges the looks the merged shards complete and says what runs next.
-fn say_what_runs_next(dir: &Path, summary: &crate::report::Summary) -> Result<()> {
+fn say_what_runs_next(dir: &RunDir, summary: &crate::report::Summary) -> Result<()> {
     let judged = judge_merged(dir, summary)?;
     if judged.finished {
         eprintln!(
             "the sequential run is finished after look {} of {} (see {})",
             judged.looks_done,
             judged.looks,
-            dir.join(SEQUENTIAL_MD).display()
+            dir.sequential_md().display()
         );
     } else {
         let manifest = Manifest::read(dir)?;
@@ -72,19 +72,8 @@ fn say_what_runs_next(dir: &Path, summary: &crate::report::Summary) -> Result<()
             judged.looks_done + 1,
             judged.running.join(", "),
             judged.looks_done + 1,
-            dir.display()
+            dir.path().display()
         );
     }
     Ok(())
-}
-
-/// The `min_detectable_effect` of the suite the merged run `out` was made from, when
-/// that suite is still there unchanged (its power warning is the study's, given once
-/// here rather than by every shard); None otherwise.
-fn min_detectable_effect(out: &Path) -> Option<f64> {
-    let manifest = Manifest::read(out).ok()?;
-    let suite = Suite::load(Path::new(manifest.suite_path.as_deref()?)).ok()?;
-    (suite.content_hash == manifest.suite_hash)
-        .then_some(suite.min_detectable_effect)
-        .flatten()
 }

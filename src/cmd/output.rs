@@ -1,19 +1,24 @@
 //! What the commands print: all of `summary.md` or the verdict and where the rest of a
-//! run is, the power warning of a finished run, and text to stdout.
+//! run is, the power warning of a finished run, and text to stdout; and how `run`,
+//! `replay` and `resume` drive their plan before they print.
 
+use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::Path;
 
 use crate::error::{IoContext, Result};
-use crate::report::html::REPORT_HTML;
-use crate::report::summary::{PLOTS_DIR, SUMMARY_CSV, SUMMARY_JSON, SUMMARY_MD};
-use crate::report::{Summary, Verdict, underpowered};
-use crate::store::{SESSIONS_CSV, TRIALS_CSV};
+
+use crate::report::power::underpowered_arms;
+
+use crate::report::{Summary, Verdict};
+use crate::run_dir::{PLOTS_DIR, RunDir, SUMMARY_JSON, TRIALS_CSV};
+use crate::runner::Plan;
+use crate::store::RunWriter;
+use crate::study::drive::{DriveOptions, Driven, drive};
 use crate::study::sequential::sequential_summary;
 
 /// What a finished `run`, `replay` or `resume` prints: all of `summary.md` (a sequential
 /// run's section included) with `full`, else the verdict and where the rest is.
-pub(crate) fn print_finished(summary: &Summary, run_dir: &Path, full: bool) -> Result<()> {
+pub(crate) fn print_finished(summary: &Summary, run_dir: &RunDir, full: bool) -> Result<()> {
     if full {
         let md = sequential_summary(run_dir, summary)?.unwrap_or_else(|| summary.to_markdown());
         print(&md)
@@ -24,29 +29,29 @@ pub(crate) fn print_finished(summary: &Summary, run_dir: &Path, full: bool) -> R
 
 /// What `run` and `report` print: the verdict, then where every table, plot and
 /// record of the run is. Fits one screen; `--full` prints summary.md instead.
-pub(crate) fn verdict_and_paths(summary: &Summary, run_dir: &Path) -> String {
+pub(crate) fn verdict_and_paths(summary: &Summary, run_dir: &RunDir) -> String {
     let mut out = Verdict::of(summary).to_text();
-    let at = |file: &str| run_dir.join(file).display().to_string();
+    let at = |path: std::path::PathBuf| path.display().to_string();
     out += "\nThe rest of the run:\n";
     out += &format!(
         "  {}  every table (k/n, intervals, p, by task); --full prints it\n",
-        at(SUMMARY_MD)
+        at(run_dir.summary_md())
     );
-    if run_dir.join(REPORT_HTML).exists() {
+    if run_dir.report_html().exists() {
         out += &format!(
             "  {}  the tables, plots and every trial's sessions, in a browser\n",
-            at(REPORT_HTML)
+            at(run_dir.report_html())
         );
     }
     out += &format!(
         "  {}, {}, {}/  the same numbers for programs, and plots\n",
-        at(SUMMARY_CSV),
+        at(run_dir.summary_csv()),
         SUMMARY_JSON,
         PLOTS_DIR
     );
     out += &format!(
         "  {}, {}  one row per session and per trial\n",
-        at(SESSIONS_CSV),
+        at(run_dir.sessions_csv()),
         TRIALS_CSV
     );
     out
@@ -62,25 +67,41 @@ pub(crate) fn print(text: &str) -> Result<()> {
 }
 
 /// Warns on stderr, per arm, when its premature-done sessions are too few to detect
-/// the suite's `min_detectable_effect` (two-sided, alpha 0.05, power 0.8).
+/// the suite's `min_detectable_effect`.
 pub(crate) fn warn_underpowered(summary: &Summary, effect: f64) {
-    let rows: Vec<_> = summary
-        .rows
-        .iter()
-        .filter(|r| r.metric == "premature_done")
-        .collect();
-    let baseline_rate = rows
-        .iter()
-        .find(|r| Some(&r.arm) == summary.baseline.as_ref())
-        .and_then(|r| r.rate);
-    let Some(baseline_rate) = baseline_rate else {
-        return;
-    };
-    for row in rows {
-        if let Ok(Some(warning)) =
-            underpowered("premature_done", row.n, baseline_rate, effect, 0.05, 0.8)
-        {
-            eprintln!("warning: arm '{}': {}", row.arm, warning.message);
-        }
+    for warning in underpowered_arms(summary, effect) {
+        eprintln!("warning: {warning}");
+    }
+}
+
+/// `--jobs`, `--quiet` and `--full` of `run`, `replay` and `resume`: how a plan is
+/// driven and how much of its summary is printed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Finish {
+    /// `--jobs`.
+    pub jobs: Option<usize>,
+    /// `--quiet`.
+    pub quiet: bool,
+    /// `--full`: all of summary.md, not the verdict.
+    pub full: bool,
+}
+
+impl Finish {
+    /// Drives `plan` into `writer`'s directory (one row per session as it finishes with
+    /// `session_table`); returns what it left and the directory.
+    pub(crate) fn drive(
+        self,
+        plan: &Plan,
+        finished_of_arm: &BTreeMap<String, u64>,
+        writer: RunWriter,
+        session_table: bool,
+    ) -> Result<(Driven, RunDir)> {
+        let out = writer.dir().clone();
+        let options = DriveOptions {
+            jobs: self.jobs,
+            quiet: self.quiet,
+            session_table,
+        };
+        Ok((drive(plan, finished_of_arm, writer, options)?, out))
     }
 }

@@ -6,7 +6,7 @@ use super::output::{print, verdict_and_paths};
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::report::html::write_run_html;
-use crate::report::summary::SUMMARY_MD;
+
 use crate::report::write_summary;
 use crate::store::RunLock;
 use crate::study::drive::warn_unusable_arms;
@@ -20,20 +20,20 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
         ));
     }
     // The summary files are rewritten: not while another process writes the run.
-    let _lock = RunLock::acquire(&args.run_dir)?;
+    let lock = RunLock::acquire(&args.run_dir)?;
+    let run_dir = lock.dir();
     let summary = write_summary(&args.run_dir, args.baseline.as_deref(), args.confidence)?;
     // A sequential run's summary.md ends with its looks.
-    let sequential = sequential_summary(&args.run_dir, &summary)?;
+    let sequential = sequential_summary(run_dir, &summary)?;
     if let Some(md) = &sequential {
-        let path = args.run_dir.join(SUMMARY_MD);
-        crate::fsutil::write_atomic(&path, md.as_bytes())?;
+        crate::fsutil::write_atomic(&run_dir.summary_md(), md.as_bytes())?;
     }
     if args.html {
         write_run_html(&args.run_dir, &summary)?;
     }
     let text = match args.format {
         ReportFormat::Md if args.full => sequential.unwrap_or_else(|| summary.to_markdown()),
-        ReportFormat::Md => verdict_and_paths(&summary, &args.run_dir),
+        ReportFormat::Md => verdict_and_paths(&summary, run_dir),
         ReportFormat::Csv => summary.to_csv()?,
         ReportFormat::Json => summary.to_json()?,
     };

@@ -3,6 +3,7 @@
 //! records are dropped first, so nothing is lost or counted twice.
 
 use super::args::ResumeArgs;
+use super::output::Finish;
 use crate::error::{Error, Result};
 use crate::store::RunWriter;
 use crate::study::resume::{RunKind, prepare};
@@ -19,28 +20,19 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
     );
     let writer = RunWriter::reopen(resume.lock, resume.manifest)?;
     let (plan, finished_of_arm) = (&resume.plan, &resume.finished_of_arm);
+    let how = Finish {
+        jobs: args.jobs,
+        quiet: args.quiet,
+        full: args.full,
+    };
     match resume.kind {
         RunKind::Sequential(arms) => {
             let Some(suite) = plan.suite_source() else {
                 return Err(Error::Tool("a sequential run without its suite".into()));
             };
-            super::run::finish_sequential(suite, &arms, writer, args.jobs, args.quiet, args.full)
+            super::run::finish_sequential(suite, &arms, writer, how)
         }
-        RunKind::Replay => super::replay::finish(
-            plan,
-            finished_of_arm,
-            writer,
-            args.jobs,
-            args.quiet,
-            args.full,
-        ),
-        RunKind::Suite => super::run::finish(
-            plan,
-            finished_of_arm,
-            writer,
-            args.jobs,
-            args.quiet,
-            args.full,
-        ),
+        RunKind::Replay => super::replay::finish(plan, finished_of_arm, writer, how),
+        RunKind::Suite => super::run::finish(plan, finished_of_arm, writer, how),
     }
 }

@@ -9,7 +9,8 @@ use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::record::{FailedSession, SessionRecord, TrialRecord};
 use crate::report::show::{failed_attempts, run_listing, trial_timeline};
-use crate::store::{FAILURES_JSONL, SESSIONS_JSONL, TRIALS_JSONL, jsonl_records, read_jsonl};
+use crate::run_dir::{FAILURES_JSONL, SESSIONS_JSONL, TRIALS_JSONL};
+use crate::store::{jsonl_records, read_jsonl};
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &ShowArgs) -> Result<i32> {

@@ -5,7 +5,7 @@ use std::io::Write;
 use super::args::ValidateArgs;
 use crate::error::{IoContext, Result};
 use crate::exit_code;
-use crate::study::suite_run::print_warnings;
+use crate::study::suite_run::{print_warnings, sandbox_summary, uses_sandbox};
 use crate::suite::{Arm, Suite};
 
 /// Runs the command; returns the exit code (errors carry exit code 2).
@@ -76,46 +76,6 @@ pub fn run(args: &ValidateArgs) -> Result<i32> {
         });
     }
     Ok(exit_code::OK)
-}
-
-/// Whether any session or check of the suite runs in the sandbox.
-fn uses_sandbox(suite: &Suite) -> bool {
-    suite.verify_sandbox
-        || suite.agents.values().any(|a| {
-            matches!(
-                a,
-                crate::suite::AgentDriver::Command {
-                    sandbox: Some(_),
-                    ..
-                }
-            )
-        })
-}
-
-/// What the sandbox limits on this machine, and what it cannot enforce here.
-fn sandbox_summary(suite: &Suite) -> String {
-    let limits = suite.limits;
-    let mut text = format!(
-        "max_pids = {}, max_memory = {} bytes; {}; private /tmp, /run and /dev/shm of {} bytes each",
-        limits.max_pids,
-        limits.max_memory,
-        crate::sandbox::Enforcement::here().describe(),
-        crate::sandbox::DEFAULT_TMP_BYTES
-    );
-    if let Ok(Some(run_as)) = crate::sandbox::RunAs::of_harness() {
-        text += &format!(
-            "; agents and checks run as {} (the harness runs as root)",
-            run_as.user.spelled()
-        );
-    }
-    let hidden = crate::sandbox::Hidden::for_run(
-        &suite.dir.join("results"),
-        suite.tasks.iter().map(|t| t.dir.as_path()),
-    );
-    for (entry, why) in &hidden.allowlist().skipped {
-        text += &format!("; PATH entry '{}' not shown ({why})", entry.display());
-    }
-    text
 }
 
 /// The newer arm keys in `suite.toml`'s own spelling: the list schema, the exit check

@@ -13,6 +13,7 @@ pub mod claude_code;
 pub mod codex;
 pub mod detect;
 pub mod emit;
+pub mod format;
 pub mod mapping;
 pub mod paths;
 mod session;

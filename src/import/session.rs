@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::emit::Known;
 use super::tally::Tally;
 use crate::agent::Usage;
-use crate::agent::trace::{EndStatus, Line};
+use crate::agent::trace::{EndStatus, Line, Trace};
 use crate::error::{Error, Result};
 use crate::lines::{BoundedLines, Line as TextLine};
 
@@ -44,6 +44,15 @@ pub struct Imported {
 }
 
 impl Imported {
+    /// The trace text, parsed back once: an importer that wrote a trace replay refuses
+    /// would be a bug of the harness, not bad input.
+    pub fn checked_trace(&self) -> Result<String> {
+        let text = self.to_trace();
+        Trace::parse(Path::new("<imported trace>"), &text)
+            .map_err(|e| Error::Tool(format!("import produced an invalid trace: {e}")))?;
+        Ok(text)
+    }
+
     /// The trace: per session a `session` line, the actions, a `usage` line and an
     /// `end` line whose summary names the source.
     pub fn to_trace(&self) -> String {
@@ -215,7 +224,7 @@ pub fn read_objects(
                         continue;
                     }
                     Ok(other) => format!("a JSON {}", json_kind(&other)),
-                    Err(_) => super::detect::describe_text(&text),
+                    Err(_) => super::format::describe_text(&text),
                 }
             }
         };

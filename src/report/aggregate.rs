@@ -476,7 +476,7 @@ fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> PolarsResult<Aggregate
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{SESSIONS_CSV, TRIALS_CSV};
+    use crate::run_dir::{SESSIONS_CSV, TRIALS_CSV};
 
     fn write(dir: &Path, name: &str, text: &str) {
         std::fs::write(dir.join(name), text).unwrap();

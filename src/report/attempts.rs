@@ -11,8 +11,9 @@ use std::path::Path;
 use crate::agent::FailureKind;
 use crate::error::Result;
 use crate::record::{FailedSession, SessionRecord, TrialRecord};
+use crate::run_dir::{FAILURES_JSONL, SESSIONS_JSONL, TRIALS_JSONL};
 use crate::stats::{Alternative, fisher_exact, holm};
-use crate::store::{FAILURES_JSONL, SESSIONS_JSONL, TRIALS_JSONL, jsonl_records, read_jsonl};
+use crate::store::{jsonl_records, read_jsonl};
 
 /// Significance level below which the arms' shares of retried trials are said to differ.
 pub const RETRY_ALPHA: f64 = 0.05;
@@ -73,7 +74,7 @@ impl Attempts {
             arm.finished += 1;
             arm.retried += u64::from(t.attempts > 1);
         }
-        for last in crate::store::unfinished_trials(dir)? {
+        for last in crate::store::unfinished_trials(&crate::store::open_run_dir(dir))? {
             let kind = last.record.failure.map_or("infra", |k| k.as_str());
             let reason = last
                 .record

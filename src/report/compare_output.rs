@@ -1,6 +1,6 @@
 //! What `loopbench compare` writes: the table model (CSV and JSON, with the per-task rows
 //! as a `by_task` array under `--by-task`), the Markdown verdict tables and the JUnit
-//! report.
+//! report, and the job summary of a GitHub Actions run it appends to.
 
 use super::aggregate::Count;
 use super::compare::{Comparison, Judgement, TaskRow, Verdict};
@@ -294,6 +294,25 @@ pub fn render(c: &Comparison) -> String {
         n => format!("\n**Result: {n} regressions.**\n"),
     };
     out
+}
+
+/// Appends `markdown` to the file `$GITHUB_STEP_SUMMARY` names (a job summary).
+pub fn append_github_summary(markdown: &str) -> Result<()> {
+    use std::io::Write;
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
+        return Err(Error::BadInput(
+            "--github-summary: GITHUB_STEP_SUMMARY is not set (it is in a GitHub Actions job)"
+                .into(),
+        ));
+    };
+    let path = std::path::PathBuf::from(path);
+    crate::fsutil::check_output_file(&path)?;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(format!("{markdown}\n").as_bytes()))
+        .map_err(|e| Error::io(format!("cannot append to '{}'", path.display()), e))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Whether an arm has enough sessions to detect the effect a suite declares
 //! (`min_detectable_effect`), for the warning `loopbench run` prints.
 
+use crate::report::summary_data::Summary;
 use crate::stats::{self, StatsError};
 
 /// Sessions per arm needed, and the message to print, when `n_per_arm` is too small.
@@ -52,6 +53,33 @@ pub fn underpowered(
             baseline_rate * 100.0,
         ),
     }))
+}
+
+/// The power warnings of a run's summary: one per arm whose premature-done sessions
+/// are too few to detect `min_detectable_effect` from the baseline's rate (two-sided,
+/// alpha 0.05, power 0.8), each "arm 'A': ...". None without a baseline rate.
+pub fn underpowered_arms(summary: &Summary, min_detectable_effect: f64) -> Vec<String> {
+    let rows: Vec<_> = summary
+        .rows
+        .iter()
+        .filter(|r| r.metric == "premature_done")
+        .collect();
+    let baseline_rate = rows
+        .iter()
+        .find(|r| Some(&r.arm) == summary.baseline.as_ref())
+        .and_then(|r| r.rate);
+    let Some(baseline_rate) = baseline_rate else {
+        return Vec::new();
+    };
+    rows.iter()
+        .filter_map(|row| {
+            let effect = min_detectable_effect;
+            match underpowered("premature_done", row.n, baseline_rate, effect, 0.05, 0.8) {
+                Ok(Some(warning)) => Some(format!("arm '{}': {}", row.arm, warning.message)),
+                _ => None,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::store::MANIFEST;
+use crate::run_dir::MANIFEST;
 
 /// The manifest fields the reports use.
 #[derive(Debug, Clone, Default, PartialEq)]

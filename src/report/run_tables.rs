@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::rates::ADDED_COLUMNS;
 use crate::rates::Metric;
 use crate::rates::Unit;
-use crate::store::{SESSIONS_CSV, TRIALS_CSV};
+use crate::run_dir::{SESSIONS_CSV, TRIALS_CSV};
 
 /// The two tables of a run, as read.
 pub struct RunTables {

@@ -9,11 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::format::{fixed, pp, pvalue};
 use crate::error::{Error, Result};
 use crate::rates::{Better, better_of};
-
-/// `sequential.json`: every look's comparisons.
-pub const SEQUENTIAL_JSON: &str = "sequential.json";
-/// `sequential-state.json`: how far the looks have gone.
-pub const SEQUENTIAL_STATE_JSON: &str = "sequential-state.json";
+use crate::run_dir::{SEQUENTIAL_JSON, SEQUENTIAL_STATE_JSON};
 
 /// One arm that crossed its boundary, at the look where it did.
 #[derive(Debug, Clone, PartialEq)]

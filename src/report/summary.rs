@@ -14,16 +14,8 @@ use super::{plot, summary_md};
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil::write_atomic;
 use crate::rates::{FEATURES_VERIFIED, Metric};
+use crate::run_dir::PLOTS_DIR;
 use crate::stats::{self, Alternative, Describe, Interval, StatsError};
-
-/// `summary.csv`.
-pub const SUMMARY_CSV: &str = "summary.csv";
-/// `summary.json`.
-pub const SUMMARY_JSON: &str = "summary.json";
-/// `summary.md`.
-pub const SUMMARY_MD: &str = "summary.md";
-/// Folder of the per-metric plots inside a run directory.
-pub const PLOTS_DIR: &str = "plots";
 
 /// The columns of `summary.csv`, in order; also the keys of each `summary.json` object.
 pub const SUMMARY_COLUMNS: [&str; 20] = [

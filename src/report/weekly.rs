@@ -21,7 +21,8 @@ use crate::error::{Error, IoContext, Result};
 use crate::fsutil::write_atomic;
 use crate::rates::Metric;
 use crate::stats;
-use crate::store::MANIFEST;
+
+use crate::run_dir::MANIFEST;
 use crate::timestamp::parse_rfc3339;
 
 /// `weekly.csv`.

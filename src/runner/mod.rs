@@ -12,7 +12,6 @@ mod steps;
 mod trial;
 
 pub use plan::{Plan, PlannedTrial, ReplayArm, ReplaySet, Source, TraceFile};
-pub use repo_bundle::{REPOS_DIR, bundle_path};
 pub use run::{RunOptions, Shard, default_jobs, execute};
 pub use steps::run_trial;
 pub use trial::{Attempt, TrialResult, TrialSpec, session_env};

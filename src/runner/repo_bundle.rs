@@ -3,21 +3,13 @@
 //! commits, which are the agent's word), so that `git clone` of the bundle and
 //! `git log -p` show what each session did to the work directory.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::agent::Outcome;
 use crate::agent::SessionKind;
 use crate::error::{Error, IoContext, Result};
 use crate::git::{CommitBy, GIT_EMAIL, GIT_NAME, bundle_main, commit_tree};
 use crate::metrics::Evidence;
-
-/// The directory of a results directory that holds the bundles.
-pub const REPOS_DIR: &str = "repos";
-
-/// Where the bundle of trial `trial_id` lies in `run_dir`.
-pub fn bundle_path(run_dir: &Path, trial_id: &str) -> PathBuf {
-    run_dir.join(REPOS_DIR).join(format!("{trial_id}.bundle"))
-}
 
 /// One session as its commit tells it.
 pub struct SessionTree {

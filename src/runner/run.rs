@@ -3,7 +3,7 @@
 //! suite, recorded traces, a resumed run) is a [`Plan`] for the same [`execute`].
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -24,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::events::{Event, EventKind, EventSink};
 use crate::notice::Notice;
 use crate::observe::{Observer, VerifyCache};
+use crate::run_dir::RunDir;
 use crate::sandbox::{Hidden, Redactor};
 use crate::seed;
 use crate::suite::TrialKey;
@@ -76,7 +77,7 @@ pub struct RunOptions {
     /// Suite seed (after `--seed`).
     pub seed: u64,
     /// The results directory (command agents capture their output under `agents/`).
-    pub run_dir: PathBuf,
+    pub run_dir: RunDir,
     /// Write a git bundle of every trial under `repos/` of the results directory.
     pub keep_repos: bool,
     /// Retries and circuit breaker for failures outside the agent.
@@ -238,10 +239,10 @@ pub fn execute(
         // What every sandbox of the run hides: the same for all its trials.
         let hidden = Arc::new(match plan.source.as_ref() {
             Source::Suite(s) => {
-                Hidden::for_run(&options.run_dir, s.tasks.iter().map(|t| t.dir.as_path()))
+                Hidden::for_run(options.run_dir.path(), s.tasks.iter().map(|t| t.dir.as_path()))
                     .with_limits(s.limits)
             }
-            Source::Replay(r) => Hidden::for_run(&options.run_dir, [r.task.dir.as_path()])
+            Source::Replay(r) => Hidden::for_run(options.run_dir.path(), [r.task.dir.as_path()])
                 .with_limits(crate::sandbox::Limits::default()),
         });
         let redactor = Arc::new(run_redactor(&plan.source));
@@ -427,7 +428,7 @@ pub fn execute(
 struct RunContext<'a> {
     source: &'a Source,
     suite_seed: u64,
-    run_dir: &'a Path,
+    run_dir: &'a RunDir,
     hidden: &'a Hidden,
     cache: Option<&'a VerifyCache>,
     cancel: &'a AtomicBool,
@@ -438,8 +439,7 @@ struct RunContext<'a> {
 impl RunContext<'_> {
     /// Where the trial `key` leaves its bundle, when the run keeps them.
     fn bundle_of(&self, key: &TrialKey) -> Option<PathBuf> {
-        self.keep_repos
-            .then(|| super::repo_bundle::bundle_path(self.run_dir, &key.trial_id))
+        self.keep_repos.then(|| self.run_dir.bundle(&key.trial_id))
     }
 }
 

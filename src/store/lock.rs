@@ -9,19 +9,15 @@
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{Error, IoContext, Result};
-
-/// The lock file inside a results directory. It is left in place when the lock is
-/// released (deleting it would let two processes lock two different files); readers
-/// of a run (`report`, `merge`, `compare`) never look at it.
-pub const LOCK_FILE: &str = ".loopbench.lock";
+use crate::run_dir::RunDir;
 
 /// An exclusive write lock on one results directory, held until it is dropped.
 #[derive(Debug)]
 pub struct RunLock {
-    dir: PathBuf,
+    dir: RunDir,
     // Never read: holding the open file is what holds the lock.
     _file: File,
 }
@@ -49,7 +45,8 @@ impl RunLock {
                 return Err(Error::io(format!("cannot read '{}'", dir.display()), e));
             }
         }
-        let path = dir.join(LOCK_FILE);
+        let run_dir = RunDir::new(dir);
+        let path = run_dir.lock();
         let mut file = open_lock_file(&path, true)?;
         match file.try_lock() {
             Ok(()) => {}
@@ -63,28 +60,28 @@ impl RunLock {
             .and_then(|()| writeln!(file, "{}", std::process::id()))
             .io_context(|| format!("cannot write '{}'", path.display()))?;
         Ok(RunLock {
-            dir: dir.to_path_buf(),
+            dir: run_dir,
             _file: file,
         })
     }
 
     /// Whether another process holds the lock of `dir` now; writes nothing.
     pub fn is_held(dir: &Path) -> bool {
-        let Ok(file) = open_lock_file(&dir.join(LOCK_FILE), false) else {
+        let Ok(file) = open_lock_file(&RunDir::new(dir).lock(), false) else {
             return false;
         };
         matches!(file.try_lock(), Err(TryLockError::WouldBlock))
     }
 
     /// The locked directory.
-    pub fn dir(&self) -> &Path {
+    pub fn dir(&self) -> &RunDir {
         &self.dir
     }
 }
 
 /// The refusal of a second writer of `dir`.
 pub(crate) fn busy(dir: &Path) -> Error {
-    let holder = std::fs::read_to_string(dir.join(LOCK_FILE))
+    let holder = std::fs::read_to_string(RunDir::new(dir).lock())
         .ok()
         .and_then(|text| text.trim().parse::<u32>().ok())
         .map(|pid| format!(" (pid {pid})"))
@@ -166,7 +163,7 @@ mod tests {
         std::fs::write(&target, "keep me\n").unwrap();
         let run = dir.path().join("run");
         std::fs::create_dir(&run).unwrap();
-        std::os::unix::fs::symlink(&target, run.join(LOCK_FILE)).unwrap();
+        std::os::unix::fs::symlink(&target, run.join(crate::run_dir::LOCK_FILE)).unwrap();
         let err = RunLock::acquire(&run).unwrap_err();
         assert!(err.to_string().contains("not a regular file"), "{err}");
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me\n");

@@ -5,11 +5,11 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::{
-    FAILURES_JSONL, JsonlAppender, MANIFEST, Manifest, RunLock, SESSIONS_JSONL, SIM_TRUTH_JSONL,
-    TRIALS_JSONL, claim_new_run_dir, jsonl_records, now_rfc3339, write_tables,
+    JsonlAppender, Manifest, RunLock, claim_new_run_dir, jsonl_records, now_rfc3339, write_tables,
 };
 use crate::error::{Error, IoContext, Result};
 use crate::record::{FailedSession, SessionRecord, TrialRecord};
+use crate::run_dir::RunDir;
 use crate::runner::Shard;
 
 /// Joins the shards `dirs` of one run into the new results directory `out`: checks
@@ -20,14 +20,15 @@ use crate::runner::Shard;
 /// number of trials.
 pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
     let mut manifests = Vec::new();
-    for dir in dirs {
-        if !dir.join(MANIFEST).is_file() {
+    let shards: Vec<RunDir> = dirs.iter().map(RunDir::new).collect();
+    for shard in &shards {
+        if !shard.manifest().is_file() {
             return Err(Error::BadInput(format!(
                 "'{}' is not a results directory (no manifest.json)",
-                dir.display()
+                shard.path().display()
             )));
         }
-        manifests.push(Manifest::read(dir)?);
+        manifests.push(Manifest::read(shard)?);
     }
     let first = &manifests[0];
     for (dir, m) in dirs.iter().zip(&manifests).skip(1) {
@@ -78,14 +79,15 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
 
     // Held until the merged run is complete: no other process writes into it meanwhile.
     let lock = claim_new_run_dir(out)?;
+    let out = lock.dir().clone();
 
     let mut seen = BTreeSet::new();
-    let mut sessions = JsonlAppender::open(&out.join(SESSIONS_JSONL))?;
-    let mut trials = JsonlAppender::open(&out.join(TRIALS_JSONL))?;
+    let mut sessions = JsonlAppender::open(&out.sessions_jsonl())?;
+    let mut trials = JsonlAppender::open(&out.trials_jsonl())?;
     let mut truth: Option<JsonlAppender> = None;
     let mut failures: Option<JsonlAppender> = None;
-    for dir in dirs {
-        for t in jsonl_records::<TrialRecord>(&dir.join(TRIALS_JSONL))? {
+    for dir in &shards {
+        for t in jsonl_records::<TrialRecord>(&dir.trials_jsonl())? {
             let t = t?;
             if !seen.insert(t.key.trial_id.clone()) {
                 return Err(Error::BadInput(format!(
@@ -95,34 +97,34 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
             }
             trials.append(&t)?;
         }
-        for s in jsonl_records::<SessionRecord>(&dir.join(SESSIONS_JSONL))? {
+        for s in jsonl_records::<SessionRecord>(&dir.sessions_jsonl())? {
             sessions.append(&s?)?;
         }
-        copy_bundles(dir, out)?;
+        copy_bundles(dir, &out)?;
         // The failed attempts stay with the run: they say which trials were retried
         // and which could not run.
-        let failures_file = dir.join(FAILURES_JSONL);
+        let failures_file = dir.failures_jsonl();
         if failures_file.exists() {
             let out_failures = match failures.as_mut() {
                 Some(f) => f,
-                None => failures.insert(JsonlAppender::open(&out.join(FAILURES_JSONL))?),
+                None => failures.insert(JsonlAppender::open(&out.failures_jsonl())?),
             };
             for line in jsonl_records::<FailedSession>(&failures_file)? {
                 out_failures.append(&line?)?;
             }
         }
-        let truth_file = dir.join(SIM_TRUTH_JSONL);
+        let truth_file = dir.sim_truth_jsonl();
         if truth_file.exists() {
             let out_truth = match truth.as_mut() {
                 Some(t) => t,
-                None => truth.insert(JsonlAppender::open(&out.join(SIM_TRUTH_JSONL))?),
+                None => truth.insert(JsonlAppender::open(&out.sim_truth_jsonl())?),
             };
             for line in jsonl_records::<serde_json::Value>(&truth_file)? {
                 out_truth.append(&line?)?;
             }
         }
     }
-    write_tables(out, &first.arms)?;
+    write_tables(&out, &first.arms)?;
     let mut merged = first.clone();
     merged.shard = None;
     merged.sequential_step = None;
@@ -139,7 +141,7 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
         .min()
         .unwrap_or_default();
     merged.finished = Some(now_rfc3339());
-    merged.write(out)?;
+    merged.write(&out)?;
     Ok((lock, seen.len()))
 }
 
@@ -189,12 +191,12 @@ fn check_shard_cover(dirs: &[std::path::PathBuf], manifests: &[Manifest]) -> Res
 }
 
 /// Copies the trial bundles of a `--keep-repos` shard (`repos/*.bundle`) into `out`.
-fn copy_bundles(dir: &Path, out: &Path) -> Result<()> {
-    let from = dir.join(crate::runner::REPOS_DIR);
+fn copy_bundles(dir: &RunDir, out: &RunDir) -> Result<()> {
+    let from = dir.bundles();
     let Ok(entries) = std::fs::read_dir(&from) else {
         return Ok(());
     };
-    let to = out.join(crate::runner::REPOS_DIR);
+    let to = out.bundles();
     std::fs::create_dir_all(&to).io_context(|| format!("cannot create '{}'", to.display()))?;
     for entry in entries {
         let path = entry

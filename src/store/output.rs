@@ -4,9 +4,10 @@
 
 use std::path::Path;
 
-use super::lock::{LOCK_FILE, RunLock, busy};
-use super::{MANIFEST, SESSIONS_JSONL, TRIALS_JSONL};
+use super::lock::{RunLock, busy};
+
 use crate::error::{Error, IoContext, Result};
+use crate::run_dir::{LOCK_FILE, MANIFEST, SESSIONS_JSONL, TRIALS_JSONL};
 
 /// Refuses `dir` as an output directory when it exists and is not a directory. Exit 2,
 /// naming the path.

@@ -11,6 +11,7 @@ use crate::events::{Event, EventKind, EventSink, Fanout};
 use crate::exit_code;
 use crate::record::FailedSession;
 use crate::report::{DEFAULT_CONFIDENCE, Progress, SessionTable, Summary, write_summary};
+use crate::run_dir::RunDir;
 use crate::runner::{Plan, RunOptions, TrialResult, default_jobs, execute};
 use crate::store::RunWriter;
 
@@ -42,7 +43,7 @@ impl Driven {
     /// grouped), and names every arm left with no counted trial. Returns the exit code
     /// of the command: 3 when a trial could not run (the run is not complete, `resume`
     /// tries those again), else 0.
-    pub fn report_unfinished(&self, out: &std::path::Path) -> i32 {
+    pub fn report_unfinished(&self, out: &RunDir) -> i32 {
         if self.unfinished.is_empty() {
             return exit_code::OK;
         }
@@ -51,7 +52,7 @@ impl Driven {
         }
         eprintln!(
             "the run is not complete: once the cause is fixed, `loopbench resume {}` tries those trials again",
-            out.display()
+            out.path().display()
         );
         exit_code::INTERRUPTED
     }
@@ -100,7 +101,7 @@ pub fn drive(
     mut writer: RunWriter,
     options: DriveOptions,
 ) -> Result<Driven> {
-    let out = writer.dir().to_path_buf();
+    let out = writer.dir().clone();
     let already: u64 = finished_of_arm.values().sum();
     let planned = already as usize + plan.trials.len();
     let names = plan.arm_names();
@@ -149,18 +150,15 @@ pub fn drive(
         }
         outcome
     };
-    let recorded = |out: &std::path::Path| -> Result<usize> {
-        Ok(crate::store::read_jsonl::<crate::record::TrialRecord>(
-            &out.join(crate::store::TRIALS_JSONL),
-        )?
-        .len())
+    let recorded = |out: &RunDir| -> Result<usize> {
+        Ok(crate::store::read_jsonl::<crate::record::TrialRecord>(&out.trials_jsonl())?.len())
     };
     let results = match outcome {
         Ok(results) => results,
         Err(Error::Cancelled) => {
             return Err(Error::Interrupted {
                 finished: recorded(&out)?,
-                run_dir: out,
+                run_dir: out.path().to_path_buf(),
                 planned,
             });
         }
@@ -169,22 +167,22 @@ pub fn drive(
             // report.html read these), and the verdict names the arms whose trials
             // could not run; the run stays incomplete (exit 3, `resume` finishes it).
             crate::store::write_tables(&out, &writer.manifest().arms)?;
-            let summary = write_summary(&out, None, DEFAULT_CONFIDENCE)?;
-            crate::report::html::write_run_html(&out, &summary)?;
+            let summary = write_summary(out.path(), None, DEFAULT_CONFIDENCE)?;
+            crate::report::html::write_run_html(out.path(), &summary)?;
             for line in unfinished_lines(&crate::store::unfinished_trials(&out)?) {
                 eprintln!("{line}");
             }
             return Err(Error::Stopped {
                 finished: recorded(&out)?,
-                run_dir: out,
+                run_dir: out.path().to_path_buf(),
                 cause,
                 planned,
             });
         }
         Err(e) => return Err(e),
     };
-    let summary = write_summary(&out, None, DEFAULT_CONFIDENCE)?;
-    crate::report::html::write_run_html(&out, &summary)?;
+    let summary = write_summary(out.path(), None, DEFAULT_CONFIDENCE)?;
+    crate::report::html::write_run_html(out.path(), &summary)?;
     warn_unusable_arms(&summary);
     for line in summary.attempts.agent_failure_lines() {
         eprintln!("warning: {line}");

@@ -6,6 +6,7 @@
 //! study and print its outcome.
 
 pub mod drive;
+pub mod new_run;
 pub mod replay;
 pub mod resume;
 pub mod sequential;

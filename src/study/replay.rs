@@ -1,18 +1,18 @@
 //! A replay study: recorded traces grouped into arms and parsed, whether they run
 //! sandboxed, the hash that names the experiment, `traces.csv` (which trace each trial
-//! replayed), and the plan rebuilt from a replay run's manifest to resume it.
+//! replayed), the plan started into a new results directory, and the plan rebuilt from
+//! a replay run's manifest to resume it.
 
 use std::path::{Path, PathBuf};
 
 use crate::agent::trace::Trace;
 use crate::error::{Error, IoContext, Result};
 use crate::feature_list::{ListFormat, ListSchema};
+use crate::run_dir::RunDir;
 use crate::runner::{Plan, ReplayArm, ReplaySet, TraceFile};
-use crate::store::{Manifest, ReplayInputs};
+use crate::store::{Manifest, ReplayInputs, RunWriter, new_run_dir};
+use crate::study::suite_run::print_warnings;
 use crate::suite::{ExitCheck, Task, TrialKey, is_simple_name};
-
-/// The file that says which trace each trial replayed.
-pub const TRACES_CSV: &str = "traces.csv";
 
 /// Arm name of trace files given without `--arm`.
 const DEFAULT_ARM: &str = "replay";
@@ -34,7 +34,7 @@ pub struct TraceInputs<'a> {
 }
 
 /// Groups the inputs into arms, names them and parses every trace.
-pub fn load_arms(args: &TraceInputs) -> Result<Vec<ReplayArm>> {
+fn load_arms(args: &TraceInputs) -> Result<Vec<ReplayArm>> {
     // (arm name, inputs) in the order the arms will appear.
     let groups: Vec<(String, Vec<&PathBuf>)> = match args.arm.len() {
         0 => {
@@ -155,7 +155,7 @@ fn trace_files(input: &Path) -> Result<Vec<PathBuf>> {
 /// without `--unsandboxed`, naming the first such line. Where it works but its sandbox
 /// would not be confined (a capability left, a root harness's sandbox running as
 /// root), the replay is refused: never run on the host instead.
-pub fn sandbox_for(arms: &[ReplayArm], unsandboxed: bool) -> Result<bool> {
+fn sandbox_for(arms: &[ReplayArm], unsandboxed: bool) -> Result<bool> {
     let sandboxed = !unsandboxed && crate::sandbox::bwrap_works();
     if sandboxed {
         crate::sandbox::check_bwrap_for("replay runs checks and `run` actions under bubblewrap")?;
@@ -208,15 +208,15 @@ pub fn inputs_hash(task: &Task, arms: &[ReplayArm]) -> Result<String> {
 
 /// The whole plan of a replay run, rebuilt from its manifest and `traces.csv` (for
 /// `resume`): every trace must still hold what it held when the run started.
-pub fn plan_from_manifest(dir: &Path, manifest: &Manifest) -> Result<Plan> {
+pub fn plan_from_manifest(dir: &RunDir, manifest: &Manifest) -> Result<Plan> {
     let Some(inputs) = &manifest.replay else {
         return Err(Error::BadInput(format!(
             "'{}' is not a replay run",
-            dir.display()
+            dir.path().display()
         )));
     };
     let task = Task::load(Path::new(&inputs.task))?;
-    let path = dir.join(TRACES_CSV);
+    let path = dir.traces_csv();
     let mut reader = csv::Reader::from_path(&path)
         .map_err(|e| Error::BadInput(format!("cannot read '{}': {e}", path.display())))?;
     let mut rows: Vec<(String, u32, PathBuf, String)> = Vec::new();
@@ -274,13 +274,13 @@ pub fn plan_from_manifest(dir: &Path, manifest: &Manifest) -> Result<Plan> {
     if manifest.verify_sandboxed && !crate::sandbox::bwrap_works() {
         return Err(Error::BadInput(format!(
             "'{}' was replayed under bubblewrap, which does not work here; resume it where it does",
-            dir.display()
+            dir.path().display()
         )));
     }
     if manifest.verify_sandboxed {
         crate::sandbox::check_bwrap_for(&format!(
             "'{}' was replayed under bubblewrap",
-            dir.display()
+            dir.path().display()
         ))?;
     }
     Ok(Plan::replay(ReplaySet {
@@ -292,8 +292,8 @@ pub fn plan_from_manifest(dir: &Path, manifest: &Manifest) -> Result<Plan> {
 }
 
 /// Writes `traces.csv`: which trace file (and which exact content) each trial replayed.
-pub fn write_traces_csv(out: &Path, task: &str, arms: &[ReplayArm]) -> Result<()> {
-    let path = out.join(TRACES_CSV);
+fn write_traces_csv(out: &RunDir, task: &str, arms: &[ReplayArm]) -> Result<()> {
+    let path = out.traces_csv();
     let context = || format!("cannot write '{}'", path.display());
     let mut csv = csv::Writer::from_path(&path).map_err(|e| Error::io(context(), e.into()))?;
     let mut write = |row: [&str; 5]| {
@@ -322,7 +322,7 @@ pub fn write_traces_csv(out: &Path, task: &str, arms: &[ReplayArm]) -> Result<()
 }
 
 /// How a replay runs, beyond its traces.
-pub struct ReplaySetup {
+struct ReplaySetup {
     /// Checks and `run` actions under bubblewrap.
     pub sandboxed: bool,
     /// `--unsandboxed`: the user allowed running on the host.
@@ -334,7 +334,7 @@ pub struct ReplaySetup {
 }
 
 /// The manifest of a replay of `arms` against `task`.
-pub fn replay_manifest(
+fn replay_manifest(
     task: &Task,
     arms: &[ReplayArm],
     inputs: &TraceInputs,
@@ -375,4 +375,50 @@ pub fn replay_manifest(
         }),
         ..Manifest::stamped()
     })
+}
+
+/// What `replay` was asked for: the task, the traces, how they run and where the
+/// results go.
+pub struct ReplayRequest<'a> {
+    /// `--task DIR`.
+    pub task_dir: &'a Path,
+    /// The traces and how to group, name and score them.
+    pub inputs: TraceInputs<'a>,
+    /// `--unsandboxed`.
+    pub unsandboxed: bool,
+    /// `--keep-work`.
+    pub keep_work: bool,
+    /// `--keep-repos`.
+    pub keep_repos: bool,
+    /// `--out DIR` (else `results/replay/<timestamp>`).
+    pub out: Option<&'a Path>,
+}
+
+/// Loads the task and parses every trace before anything is written (bad input leaves
+/// no results), then creates the results directory with the manifest and `traces.csv`.
+/// Says the task's warnings on stderr. Returns the plan and the directory's writer.
+pub fn start_replay(asked: ReplayRequest) -> Result<(Plan, RunWriter)> {
+    let task = Task::load(asked.task_dir)?;
+    print_warnings(task.warnings().iter().map(String::as_str));
+    let arms = load_arms(&asked.inputs)?;
+    let out = match asked.out {
+        Some(dir) => dir.to_path_buf(),
+        None => new_run_dir(&Path::new("results").join("replay")),
+    };
+    let setup = ReplaySetup {
+        sandboxed: sandbox_for(&arms, asked.unsandboxed)?,
+        unsandboxed: asked.unsandboxed,
+        keep_work: asked.keep_work,
+        keep_repos: asked.keep_repos,
+    };
+    let manifest = replay_manifest(&task, &arms, &asked.inputs, &setup)?;
+    let writer = RunWriter::create(&out, manifest)?;
+    write_traces_csv(writer.dir(), &task.name, &arms)?;
+    let plan = Plan::replay(ReplaySet {
+        task,
+        arms,
+        sandboxed: setup.sandboxed,
+        keep_work: asked.keep_work,
+    });
+    Ok((plan, writer))
 }

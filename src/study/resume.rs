@@ -10,7 +10,7 @@ use crate::agent::command;
 use crate::error::{Error, Result};
 use crate::record::TrialRecord;
 use crate::runner::{Plan, Shard};
-use crate::store::{Manifest, RunLock, TRIALS_JSONL, read_jsonl};
+use crate::store::{Manifest, RunLock, open_run_dir, read_jsonl};
 
 /// What a run to resume holds and what is left of it.
 pub struct Resume {
@@ -43,7 +43,7 @@ pub enum RunKind {
 /// an agent that cannot be started here, and drops the partial records of the trials
 /// that will be rerun.
 pub fn prepare(dir: &Path) -> Result<Resume> {
-    if !dir.join(crate::store::MANIFEST).is_file() {
+    if !open_run_dir(dir).manifest().is_file() {
         return Err(Error::BadInput(format!(
             "'{}' is not a results directory (no manifest.json)",
             dir.display()
@@ -52,11 +52,12 @@ pub fn prepare(dir: &Path) -> Result<Resume> {
     // Before anything is read: a live run appending to these files must not have them
     // replaced under it.
     let lock = RunLock::acquire(dir)?;
-    let manifest = Manifest::read(dir)?;
+    let run_dir = lock.dir().clone();
+    let manifest = Manifest::read(&run_dir)?;
     let mut plan = if manifest.replay.is_some() {
-        super::replay::plan_from_manifest(dir, &manifest)?
+        super::replay::plan_from_manifest(&run_dir, &manifest)?
     } else {
-        suite_plan(dir, &manifest)?
+        suite_plan(&run_dir, &manifest)?
     };
     // One look of a sharded sequential run: only that look's trials, which the merged
     // run of the looks before it decides.
@@ -73,7 +74,7 @@ pub fn prepare(dir: &Path) -> Result<Resume> {
         plan = plan.sharded(shard);
     }
 
-    let finished: Vec<TrialRecord> = read_jsonl(&dir.join(TRIALS_JSONL))?;
+    let finished: Vec<TrialRecord> = read_jsonl(&run_dir.trials_jsonl())?;
     let done: BTreeSet<String> = finished.iter().map(|t| t.key.trial_id.clone()).collect();
     let plan = plan.without(&done);
     // Like `run`: an agent that cannot be started here is refused before anything runs
@@ -84,7 +85,7 @@ pub fn prepare(dir: &Path) -> Result<Resume> {
         command::preflight(suite, &pending)?;
     }
 
-    crate::store::prune_unfinished(dir, &done)?;
+    crate::store::prune_unfinished(&run_dir, &done)?;
 
     let mut finished_of_arm = BTreeMap::new();
     for t in &finished {

@@ -25,21 +25,20 @@ use crate::report::format::{fixed, pp, pvalue};
 use crate::report::{Align, Table};
 use crate::runner::Plan;
 use crate::stats::{LookCounts, SequentialDesign, look_fractions};
-use crate::store::{Manifest, RunLock, RunWriter, SESSIONS_JSONL, TRIALS_JSONL, read_jsonl};
+use crate::store::{Manifest, RunLock, RunWriter, open_run_dir, read_jsonl};
 use crate::suite::{Sequential, Suite};
 
-use crate::report::sequential_outcome::{
-    LookRow, SEQUENTIAL_JSON, SEQUENTIAL_STATE_JSON, SequentialOutcome, SequentialState,
-};
-
-/// `sequential.md`: the "Sequential run" section, which `summary.md` ends with.
-pub const SEQUENTIAL_MD: &str = "sequential.md";
+use crate::report::sequential_outcome::{LookRow, SequentialOutcome, SequentialState};
+use crate::run_dir::{RunDir, SEQUENTIAL_JSON, SEQUENTIAL_STATE_JSON};
 
 /// `summary.md` of a run: the summary's Markdown, and the sequential section when the
 /// run was sequential (so that `report` keeps it). `None` for any other run, whose
 /// `summary.md` is the summary's Markdown as written.
-pub fn sequential_summary(dir: &Path, summary: &crate::report::Summary) -> Result<Option<String>> {
-    let path = dir.join(SEQUENTIAL_MD);
+pub fn sequential_summary(
+    dir: &RunDir,
+    summary: &crate::report::Summary,
+) -> Result<Option<String>> {
+    let path = dir.sequential_md();
     match std::fs::read_to_string(&path) {
         Ok(section) => Ok(Some(format!("{}\n{section}", summary.to_markdown()))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -136,7 +135,7 @@ impl<'a> Sequencer<'a> {
 
     /// Compares every `active` arm with the baseline over the records of `dir` below
     /// the look's bound.
-    fn judge(&self, dir: &Path, look: usize, active: &[usize]) -> Result<Vec<LookRow>> {
+    fn judge(&self, dir: &RunDir, look: usize, active: &[usize]) -> Result<Vec<LookRow>> {
         let records = metric_records(dir, self.seq.metric)?;
         let upto = self.upto(look);
         let counts =
@@ -176,8 +175,8 @@ impl<'a> Sequencer<'a> {
     /// Replays the decisions of every look whose trials are all recorded in `dir`, up
     /// to the first look none of whose trials are. A look with only some of its trials
     /// is an error: a shard of it was not merged.
-    fn decided(&self, dir: &Path) -> Result<Decided> {
-        let finished: Vec<TrialRecord> = read_jsonl(&dir.join(TRIALS_JSONL))?;
+    fn decided(&self, dir: &RunDir) -> Result<Decided> {
+        let finished: Vec<TrialRecord> = read_jsonl(&dir.trials_jsonl())?;
         let done: BTreeSet<String> = finished.iter().map(|t| t.key.trial_id.clone()).collect();
         let mut decided = Decided {
             rows: Vec::new(),
@@ -195,7 +194,7 @@ impl<'a> Sequencer<'a> {
                 return Err(Error::BadInput(format!(
                     "'{}' holds {} of the {total} trials of look {look}; merge every shard of \
                      look {look} (with the merged run of the looks before it) first",
-                    dir.display(),
+                    dir.path().display(),
                     total - missing
                 )));
             }
@@ -213,7 +212,7 @@ impl<'a> Sequencer<'a> {
     /// returns the summary with that outcome.
     fn write(
         &self,
-        dir: &Path,
+        dir: &RunDir,
         decided: &Decided,
         summary: &crate::report::Summary,
     ) -> Result<crate::report::Summary> {
@@ -238,14 +237,14 @@ impl<'a> Sequencer<'a> {
         let mut text = serde_json::to_vec_pretty(&state)
             .map_err(|e| Error::Tool(format!("cannot encode {SEQUENTIAL_STATE_JSON}: {e}")))?;
         text.push(b'\n');
-        write_atomic(&dir.join(SEQUENTIAL_STATE_JSON), &text)?;
+        write_atomic(&dir.sequential_state_json(), &text)?;
         let section = render(self, decided);
-        write_atomic(&dir.join(SEQUENTIAL_MD), section.as_bytes())?;
+        write_atomic(&dir.sequential_md(), section.as_bytes())?;
         let mut summary = summary.clone();
-        summary.sequential = SequentialOutcome::read(dir)?;
+        summary.sequential = SequentialOutcome::read(dir.path())?;
         let md = sequential_summary(dir, &summary)?.unwrap_or_else(|| summary.to_markdown());
-        write_atomic(&dir.join(crate::report::summary::SUMMARY_MD), md.as_bytes())?;
-        crate::report::html::write_run_html(dir, &summary)?;
+        write_atomic(&dir.summary_md(), md.as_bytes())?;
+        crate::report::html::write_run_html(dir.path(), &summary)?;
         Ok(summary)
     }
 }
@@ -270,7 +269,7 @@ pub fn run(
     quiet: bool,
 ) -> Result<Looks> {
     let sequencer = Sequencer::new(suite, arms)?;
-    let out = writer.dir().to_path_buf();
+    let out = writer.dir().clone();
     let mut decided = Decided {
         rows: Vec::new(),
         active: sequencer.others.clone(),
@@ -279,7 +278,7 @@ pub fn run(
     let mut writer = Some(writer);
     let mut summary = None;
     for look in 1..=sequencer.looks() {
-        let finished: Vec<TrialRecord> = read_jsonl(&out.join(TRIALS_JSONL))?;
+        let finished: Vec<TrialRecord> = read_jsonl(&out.trials_jsonl())?;
         let done: BTreeSet<String> = finished.iter().map(|t| t.key.trial_id.clone()).collect();
         let mut finished_of_arm = BTreeMap::new();
         for t in &finished {
@@ -289,7 +288,7 @@ pub fn run(
         let plan = Plan::suite(suite.clone(), &running, sequencer.upto(look)).without(&done);
         let writer = match writer.take() {
             Some(w) => w,
-            None => RunWriter::reopen(RunLock::acquire(&out)?, Manifest::read(&out)?)?,
+            None => RunWriter::reopen(RunLock::acquire(out.path())?, Manifest::read(&out)?)?,
         };
         let options = DriveOptions {
             jobs,
@@ -345,14 +344,15 @@ pub fn look_plan(suite: &Suite, arms: &[usize], look: usize, after: Option<&Path
                 look - 1
             )));
         }
-        (_, Some(dir)) => {
+        (_, Some(after)) => {
+            let dir = &open_run_dir(after);
             check_after(suite, arms, dir)?;
             let decided = sequencer.decided(dir)?;
             if decided.active.is_empty() {
                 return Err(Error::BadInput(format!(
                     "the sequential run in '{}' stopped at look {}: every arm crossed its \
                      boundary, so there is no look {look} to run",
-                    dir.display(),
+                    dir.path().display(),
                     decided.looks_done
                 )));
             }
@@ -360,7 +360,7 @@ pub fn look_plan(suite: &Suite, arms: &[usize], look: usize, after: Option<&Path
                 return Err(Error::BadInput(format!(
                     "'{}' holds looks 1 to {} of the sequential run; --look {look} needs \
                      exactly looks 1 to {}",
-                    dir.display(),
+                    dir.path().display(),
                     decided.looks_done,
                     look - 1
                 )));
@@ -372,11 +372,11 @@ pub fn look_plan(suite: &Suite, arms: &[usize], look: usize, after: Option<&Path
 }
 
 /// `after` is a finished, merged run of this very suite, seed and arm selection.
-fn check_after(suite: &Suite, arms: &[usize], dir: &Path) -> Result<()> {
-    if !dir.join(crate::store::MANIFEST).is_file() {
+fn check_after(suite: &Suite, arms: &[usize], dir: &RunDir) -> Result<()> {
+    if !dir.manifest().is_file() {
         return Err(Error::BadInput(format!(
             "--after: '{}' is not a results directory (no manifest.json)",
-            dir.display()
+            dir.path().display()
         )));
     }
     let m = Manifest::read(dir)?;
@@ -384,7 +384,7 @@ fn check_after(suite: &Suite, arms: &[usize], dir: &Path) -> Result<()> {
     let differs = |what: &str| {
         Error::BadInput(format!(
             "--after: '{}' is a run of another experiment ({what} differs)",
-            dir.display()
+            dir.path().display()
         ))
     };
     if m.suite_hash != suite.content_hash {
@@ -400,15 +400,15 @@ fn check_after(suite: &Suite, arms: &[usize], dir: &Path) -> Result<()> {
         return Err(Error::BadInput(format!(
             "--after: '{}' is one shard of look {}; merge every shard of it first \
              (`loopbench merge ... --out DIR`) and name the merged run",
-            dir.display(),
+            dir.path().display(),
             step.look
         )));
     }
     if m.finished.is_none() {
         return Err(Error::BadInput(format!(
             "--after: '{}' did not finish; run `loopbench resume {}` first",
-            dir.display(),
-            dir.display()
+            dir.path().display(),
+            dir.path().display()
         )));
     }
     Ok(())
@@ -429,7 +429,7 @@ pub struct Judged {
 /// After `merge` of the shards of a look (and the merged run of the looks before it):
 /// judges every look the merged records complete and writes the sequential files and
 /// `summary.md` into `dir`.
-pub fn judge_merged(dir: &Path, summary: &crate::report::Summary) -> Result<Judged> {
+pub fn judge_merged(dir: &RunDir, summary: &crate::report::Summary) -> Result<Judged> {
     let manifest = Manifest::read(dir)?;
     let (suite, arms) = super::suite_run::suite_of_run(dir, &manifest)?;
     let sequencer = Sequencer::new(&suite, &arms)?;
@@ -450,12 +450,12 @@ pub fn judge_merged(dir: &Path, summary: &crate::report::Summary) -> Result<Judg
 type Record = serde_json::Map<String, serde_json::Value>;
 
 /// The records `metric` is counted over: sessions or trials, as JSON objects.
-fn metric_records(dir: &Path, metric: Metric) -> Result<Vec<Record>> {
+fn metric_records(dir: &RunDir, metric: Metric) -> Result<Vec<Record>> {
     let file = match metric.def().unit {
-        Unit::Session => SESSIONS_JSONL,
-        Unit::Trial => TRIALS_JSONL,
+        Unit::Session => dir.sessions_jsonl(),
+        Unit::Trial => dir.trials_jsonl(),
     };
-    read_jsonl(&dir.join(file))
+    read_jsonl(&file)
 }
 
 /// (k, n) of `metric` for `arm` over the replicates below `upto`.
@@ -475,11 +475,11 @@ fn counts(rows: &[Record], metric: Metric, arm: &str, upto: u32) -> (u64, u64) {
     total
 }
 
-fn write_json(dir: &Path, rows: &[LookRow]) -> Result<()> {
+fn write_json(dir: &RunDir, rows: &[LookRow]) -> Result<()> {
     let mut text = serde_json::to_vec_pretty(rows)
         .map_err(|e| Error::Tool(format!("cannot encode {SEQUENTIAL_JSON}: {e}")))?;
     text.push(b'\n');
-    write_atomic(&dir.join(SEQUENTIAL_JSON), &text)
+    write_atomic(&dir.sequential_json(), &text)
 }
 
 /// The "Sequential run" section of `summary.md`.

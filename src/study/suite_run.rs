@@ -1,12 +1,13 @@
 //! A suite's run: which arms it selects, the manifest that records the experiment, and
 //! the suite of an existing run read back from its manifest (to resume it, or to judge
-//! its looks), which must be unchanged since.
+//! its looks, or for its power warning), which must be unchanged since.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::agent::command;
 use crate::error::{Error, Result};
+use crate::run_dir::RunDir;
 use crate::runner::{Plan, Shard};
 use crate::store::{Manifest, SequentialStep};
 use crate::suite::{AgentDriver, Suite};
@@ -184,8 +185,60 @@ pub fn suite_manifest(suite: &Suite, arms: &[usize], setup: SuiteRunSetup) -> Ma
     }
 }
 
+/// The `min_detectable_effect` of the suite the run in `dir` was made from, when that
+/// suite is still there unchanged; None otherwise. `merge` warns with it once for the
+/// merged run, since a shard's power says nothing about the study.
+pub fn min_detectable_effect_of_run(dir: &RunDir) -> Option<f64> {
+    let manifest = Manifest::read(dir).ok()?;
+    let suite = Suite::load(Path::new(manifest.suite_path.as_deref()?)).ok()?;
+    (suite.content_hash == manifest.suite_hash)
+        .then_some(suite.min_detectable_effect)
+        .flatten()
+}
+
+/// Whether any session or check of the suite runs under bubblewrap.
+pub fn uses_sandbox(suite: &Suite) -> bool {
+    suite.verify_sandbox
+        || suite.agents.values().any(|a| {
+            matches!(
+                a,
+                AgentDriver::Command {
+                    sandbox: Some(_),
+                    ..
+                }
+            )
+        })
+}
+
+/// What the sandbox limits on this machine, and what it cannot enforce here, for
+/// `validate`.
+pub fn sandbox_summary(suite: &Suite) -> String {
+    let limits = suite.limits;
+    let mut text = format!(
+        "max_pids = {}, max_memory = {} bytes; {}; private /tmp, /run and /dev/shm of {} bytes each",
+        limits.max_pids,
+        limits.max_memory,
+        crate::sandbox::Enforcement::here().describe(),
+        crate::sandbox::DEFAULT_TMP_BYTES
+    );
+    if let Ok(Some(run_as)) = crate::sandbox::RunAs::of_harness() {
+        text += &format!(
+            "; agents and checks run as {} (the harness runs as root)",
+            run_as.user.spelled()
+        );
+    }
+    let hidden = crate::sandbox::Hidden::for_run(
+        &suite.dir.join("results"),
+        suite.tasks.iter().map(|t| t.dir.as_path()),
+    );
+    for (entry, why) in &hidden.allowlist().skipped {
+        text += &format!("; PATH entry '{}' not shown ({why})", entry.display());
+    }
+    text
+}
+
 /// The whole plan of a suite run, from its manifest: the suite must be unchanged.
-pub fn suite_plan(dir: &Path, manifest: &Manifest) -> Result<Plan> {
+pub fn suite_plan(dir: &RunDir, manifest: &Manifest) -> Result<Plan> {
     let (suite, arms) = suite_of_run(dir, manifest)?;
     let replicates = suite.replicates;
     Ok(Plan::suite(suite, &arms, replicates))
@@ -193,11 +246,11 @@ pub fn suite_plan(dir: &Path, manifest: &Manifest) -> Result<Plan> {
 
 /// The suite a run was made from, with the run's seed and replicates, and the indices
 /// of its arms: the suite must be unchanged since. Says the suite's warnings on stderr.
-pub fn suite_of_run(dir: &Path, manifest: &Manifest) -> Result<(Suite, Vec<usize>)> {
+pub fn suite_of_run(dir: &RunDir, manifest: &Manifest) -> Result<(Suite, Vec<usize>)> {
     let Some(suite_path) = manifest.suite_path.clone() else {
         return Err(Error::BadInput(format!(
             "'{}' was written neither by `loopbench run` nor by `loopbench replay` (no suite or traces in its manifest); it cannot be resumed",
-            dir.display()
+            dir.path().display()
         )));
     };
     let mut suite = Suite::load(Path::new(&suite_path))?;

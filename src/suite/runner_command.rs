@@ -5,10 +5,24 @@
 //! `-X dev`, `-munittest`), and the script of `sh -c '…'` / `bash -lc '…'`, read as
 //! commands of its own. Also the places a command puts on Python's import path
 //! (`PYTHONPATH=src`, `cd app &&`), where a module of the tree can stand in for the
-//! runner or the standard library.
+//! runner or the standard library. The runners it knows are the words of the
+//! `verify_runner` setting ([`VerifyRunner`]).
 
 use super::named_tests::simple_commands;
-use super::verify_runner::VerifyRunner;
+use super::setting::setting;
+
+setting! {
+    /// `verify_runner` of a task or a feature: whose summary a pass of the verify
+    /// command needs besides exit status 0.
+    pub enum VerifyRunner ("verify_runner") {
+        /// `python3 -m unittest`: the "Ran N tests" line and then "OK" on stderr.
+        Unittest = "unittest",
+        /// pytest: its summary line ("N passed in 0.1s") on stdout.
+        Pytest = "pytest",
+        /// The exit status alone.
+        Exit = "exit",
+    }
+}
 
 /// One word of a command: its text with quotes removed, and whether any part of it was
 /// quoted.

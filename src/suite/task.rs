@@ -10,8 +10,9 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::named_tests::{ORACLE_TESTS_AT, named_tests};
+use super::runner_command::VerifyRunner;
 use super::toml_error::{config_error, from_toml};
-use super::verify_runner::{RunnerCheck, VerifyRunner, unrecognized_runner};
+use super::verify_runner::{RunnerCheck, unrecognized_runner};
 use crate::error::{Error, IoContext, Result};
 use crate::feature_list::{Contract, Entry};
 

@@ -20,21 +20,9 @@
 use globset::GlobMatcher;
 
 use super::named_tests::{NamedTest, named_test};
-use super::runner_command::{expanded_commands, relative_dir, runner_of, unrecognized_runs};
-use super::setting::setting;
-
-setting! {
-    /// `verify_runner` of a task or a feature: whose summary a pass of the verify
-    /// command needs besides exit status 0.
-    pub enum VerifyRunner ("verify_runner") {
-        /// `python3 -m unittest`: the "Ran N tests" line and then "OK" on stderr.
-        Unittest = "unittest",
-        /// pytest: its summary line ("N passed in 0.1s") on stdout.
-        Pytest = "pytest",
-        /// The exit status alone.
-        Exit = "exit",
-    }
-}
+use super::runner_command::{
+    VerifyRunner, expanded_commands, relative_dir, runner_of, unrecognized_runs,
+};
 
 /// Tests one run of a runner collects.
 #[derive(Debug, Clone, PartialEq, Eq)]

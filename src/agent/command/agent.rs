@@ -17,6 +17,7 @@ use crate::agent::{Agent, SessionContext, SessionRun};
 use crate::agent::{Failure, FailureKind, Outcome};
 use crate::error::{Error, IoContext, Result, with_causes};
 use crate::notice::Notice;
+use crate::run_dir::RunDir;
 use crate::sandbox::{self, Cgroup, Hidden, Launch, Layout, Redactor, Started};
 use crate::suite::TrialKey;
 use crate::suite::{AgentDriver, Arm, CrashMode, ModelServer, Sandbox, Suite};
@@ -84,7 +85,7 @@ pub struct CommandAgent {
 
 impl CommandAgent {
     /// The agent of `arm` (which must use the command driver) for one trial. Its output
-    /// goes to `run_dir/agents/<trial_id>/`; a relative `program` with a `/` is taken
+    /// goes to the run's captures of the trial (`agents/<trial_id>/`); a relative `program` with a `/` is taken
     /// relative to the suite directory, a bare name is looked up on `PATH`. `hidden`:
     /// what its sandbox hides (the run's, computed once); `attempt`: which attempt at
     /// the trial it runs (the scripted model server's faults may name attempts).
@@ -94,7 +95,7 @@ impl CommandAgent {
         key: TrialKey,
         trial_seed: u64,
         attempt: u32,
-        run_dir: &Path,
+        run_dir: &RunDir,
         hidden: &Hidden,
     ) -> Result<CommandAgent> {
         let AgentDriver::Command {
@@ -116,8 +117,8 @@ impl CommandAgent {
             )));
         };
         // Absolute: the agent and the model server run in the work directory.
-        let capture_dir = std::path::absolute(run_dir.join("agents").join(&key.trial_id))
-            .io_context(|| format!("cannot resolve '{}'", run_dir.display()))?;
+        let capture_dir = std::path::absolute(run_dir.agent_captures(&key.trial_id))
+            .io_context(|| format!("cannot resolve '{}'", run_dir.path().display()))?;
         attempt_dirs::clear_unrecorded(&capture_dir)?;
         Ok(CommandAgent {
             name: arm.agent.clone(),

@@ -17,7 +17,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::import::detect::{AIDER_HEADER, describe_text};
+use crate::import::format::{AIDER_HEADER, describe_text};
 use crate::import::session::bad_line;
 
 /// One session of a history.
@@ -117,7 +117,7 @@ pub fn read(path: &Path, notes: &mut Vec<String>) -> Result<Vec<AiderSession>> {
 
 fn describe_first(line: &str) -> String {
     match serde_json::from_str::<serde_json::Value>(line) {
-        Ok(serde_json::Value::Object(map)) => crate::import::detect::describe(&map),
+        Ok(serde_json::Value::Object(map)) => crate::import::format::describe(&map),
         _ => describe_text(line),
     }
 }

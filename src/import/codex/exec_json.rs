@@ -16,9 +16,10 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::command::{heredoc_patch, patch_invocation, script_of_argv, split_words};
+use super::line_kind::is_exec_json_event;
 use super::outcome::Answer;
 use super::session::{Call, CodexSession, What};
 use crate::agent::command::cli_usage::{CliFormat, parse};
@@ -28,15 +29,6 @@ use crate::import::session::{ObjectLine, bad_line};
 
 /// What a capture line is, for the message of a file that is not one.
 pub const EXPECTED: &str = "a `codex exec --json` event (a JSON object with \"type\" thread.started, turn.started, item.started, item.completed, turn.completed or turn.failed)";
-
-/// Whether `line` is an event of `codex exec --json`.
-pub fn is_event(line: &Map<String, Value>) -> bool {
-    let kind = line.get("type").and_then(Value::as_str).unwrap_or("");
-    kind.starts_with("thread.")
-        || kind.starts_with("turn.")
-        || kind.starts_with("item.")
-        || (kind == "error" && line.contains_key("message"))
-}
 
 fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
     v.get(key).and_then(Value::as_str)
@@ -61,12 +53,12 @@ pub fn read(file: &Path, lines: Vec<ObjectLine>) -> Result<CodexSession> {
     let mut turn_open = false;
     let mut capture = String::new();
     for (i, (number, line)) in lines.into_iter().enumerate() {
-        if i == 0 && !is_event(&line) {
+        if i == 0 && !is_exec_json_event(&line) {
             return Err(bad_line(
                 file,
                 number,
                 EXPECTED,
-                &crate::import::detect::describe(&line),
+                &crate::import::format::describe(&line),
             ));
         }
         let value = Value::Object(line);

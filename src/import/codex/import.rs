@@ -17,7 +17,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::session::CodexSession;
-use super::{exec_json, map, rollout};
+use super::{exec_json, line_kind, map, rollout};
 use crate::agent::trace::EndStatus;
 use crate::error::{Error, Result};
 use crate::import::emit::Emitter;
@@ -43,7 +43,7 @@ pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
                     .push(format!("{}: no line, skipped", file.display()));
                 continue;
             };
-            let session = if exec_json::is_event(first) {
+            let session = if line_kind::is_exec_json_event(first) {
                 exec_json::read(&file, lines)?
             } else {
                 rollout::read(&file, lines)?

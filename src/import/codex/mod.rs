@@ -8,6 +8,7 @@
 mod command;
 pub mod exec_json;
 mod import;
+pub mod line_kind;
 pub mod map;
 pub mod outcome;
 pub mod patch;

@@ -40,6 +40,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::command::{heredoc_patch, patch_invocation, script_of_argv};
+use super::line_kind::{self, RECORD_TYPES};
 use super::outcome::Answer;
 use super::session::{Call, Change, ChangeKind, CodexSession, What};
 use super::tokens::Tokens;
@@ -50,38 +51,6 @@ use crate::import::session::{ObjectLine, bad_line};
 
 /// What a rollout line is, for the message of a file that is not one.
 pub const EXPECTED: &str = "a Codex rollout line (a JSON object with \"type\" session_meta, response_item, event_msg, turn_context or compacted and a \"payload\")";
-
-/// The record types of a rollout line.
-const RECORD_TYPES: &[&str] = &[
-    "session_meta",
-    "response_item",
-    "event_msg",
-    "turn_context",
-    "compacted",
-];
-
-/// The types of a bare response item (the oldest rollouts).
-const ITEM_TYPES: &[&str] = &[
-    "message",
-    "reasoning",
-    "function_call",
-    "function_call_output",
-    "custom_tool_call",
-    "custom_tool_call_output",
-    "local_shell_call",
-    "web_search_call",
-];
-
-/// Whether `line` starts a rollout (of any CLI version).
-pub fn is_rollout_line(line: &Map<String, Value>) -> bool {
-    let kind = line.get("type").and_then(Value::as_str);
-    match kind {
-        Some(k) if RECORD_TYPES.contains(&k) => line.contains_key("payload"),
-        Some(k) => ITEM_TYPES.contains(&k),
-        // The oldest rollouts start with the session's id and time, untyped.
-        None => line.contains_key("id") && line.contains_key("timestamp"),
-    }
-}
 
 /// Reads one rollout's lines (already read as objects) into a session.
 pub fn read(file: &Path, lines: Vec<ObjectLine>) -> Result<CodexSession> {
@@ -108,12 +77,12 @@ pub fn read(file: &Path, lines: Vec<ObjectLine>) -> Result<CodexSession> {
         nested: 0,
     };
     for (i, (number, line)) in lines.into_iter().enumerate() {
-        if i == 0 && !is_rollout_line(&line) {
+        if i == 0 && !line_kind::is_rollout_line(&line) {
             return Err(bad_line(
                 file,
                 number,
                 EXPECTED,
-                &crate::import::detect::describe(&line),
+                &crate::import::format::describe(&line),
             ));
         }
         reader.line(number, line);

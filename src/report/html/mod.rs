@@ -13,4 +13,4 @@ pub mod run_data;
 mod script_json;
 
 pub use model::{Page, run_page, weekly_page};
-pub use page::{REPORT_HTML, WEEKLY_HTML, render, write_run_html, write_weekly_html};
+pub use page::{WEEKLY_HTML, render, write_run_html, write_weekly_html};

@@ -20,7 +20,7 @@ use super::rows::{Rows, csv_columns};
 use crate::error::Result;
 use crate::rates::{Better, Unit};
 use crate::rates::{FEATURES_VERIFIED, Metric};
-use crate::store::SESSIONS_CSV;
+use crate::run_dir::SESSIONS_CSV;
 
 // The page filters with a bit per metric in a JavaScript number: 53 bits at most.
 const _: () = assert!(Metric::ALL.len() <= 53);

@@ -16,9 +16,8 @@ use crate::error::{Error, Result};
 use crate::fsutil::{write_atomic, write_atomic_with};
 use crate::report::summary_data::Summary;
 use crate::report::weekly::Weekly;
+use crate::run_dir::REPORT_HTML;
 
-/// `report.html` in a run directory.
-pub const REPORT_HTML: &str = "report.html";
 /// `weekly.html` beside the weekly tables.
 pub const WEEKLY_HTML: &str = "weekly.html";
 

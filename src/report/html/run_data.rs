@@ -19,7 +19,7 @@ use super::rows::{TableRows, csv_row_count};
 use super::script_json::ScriptJsonWriter;
 use crate::error::{Error, IoContext, Result};
 use crate::rates::Unit;
-use crate::store::{SESSIONS_CSV, SESSIONS_JSONL, TRIALS_CSV};
+use crate::run_dir::{SESSIONS_CSV, SESSIONS_JSONL, TRIALS_CSV};
 
 /// The directory beside report.html that holds the timelines of a large run.
 pub const TIMELINES_DIR: &str = "report-timelines";
