@@ -104,38 +104,7 @@ impl ShellCommand<'_> {
 
     /// Runs the command with the given stdout and stderr.
     pub fn run_with(&self, stdout: Stdio, stderr: Stdio) -> std::io::Result<CommandOutcome> {
-        let host = containment();
-        let mut launch = None;
-        let mut cgroup = None;
-        let mut cmd = match self.isolation {
-            Isolation::Sandbox(layout) => {
-                layout.hand_over()?;
-                cgroup = layout.limits.map(Cgroup::create).transpose()?.flatten();
-                let procs = cgroup.as_ref().map(Cgroup::procs_files).unwrap_or_default();
-                let start = Launch::in_scratch(procs).map_err(std::io::Error::other)?;
-                let argv = start.argv(layout);
-                let mut c = Command::new(&argv[0]);
-                c.args(&argv[1..]).args(["sh", "-c", self.script]);
-                launch = Some(start);
-                c
-            }
-            Isolation::Host if host.pid_namespace || host.network_namespace => {
-                let mut c = Command::new("unshare");
-                if host.network_namespace {
-                    c.arg("--net");
-                }
-                if host.pid_namespace {
-                    c.args(["--pid", "--fork", "--kill-child"]);
-                }
-                c.args(["--", "sh", "-c", self.script]);
-                c
-            }
-            Isolation::Host | Isolation::ProcessGroup => {
-                let mut c = Command::new("sh");
-                c.args(["-c", self.script]);
-                c
-            }
-        };
+        let (mut cmd, launch, cgroup) = self.command()?;
         // Agent-written code sees a built environment, never the harness's own. Its
         // HOME is an empty place outside the tree, so that nothing a tool keeps in ~
         // lands in the work directory: the sandbox's private /tmp, or on the host a
@@ -185,6 +154,41 @@ impl ShellCommand<'_> {
             timed_out,
             elapsed: start.elapsed(),
             limits_reached: cgroup.as_ref().map(Cgroup::reached).unwrap_or_default(),
+        })
+    }
+
+    /// The command that runs the script as its isolation says: in the sandbox (with its
+    /// launch and cgroup), under `unshare` where the host contains commands that way, or
+    /// in a plain shell.
+    fn command(&self) -> std::io::Result<(Command, Option<Launch>, Option<Cgroup>)> {
+        let host = containment();
+        Ok(match self.isolation {
+            Isolation::Sandbox(layout) => {
+                layout.hand_over()?;
+                let cgroup = layout.limits.map(Cgroup::create).transpose()?.flatten();
+                let procs = cgroup.as_ref().map(Cgroup::procs_files).unwrap_or_default();
+                let start = Launch::in_scratch(procs).map_err(std::io::Error::other)?;
+                let argv = start.argv(layout);
+                let mut c = Command::new(&argv[0]);
+                c.args(&argv[1..]).args(["sh", "-c", self.script]);
+                (c, Some(start), cgroup)
+            }
+            Isolation::Host if host.pid_namespace || host.network_namespace => {
+                let mut c = Command::new("unshare");
+                if host.network_namespace {
+                    c.arg("--net");
+                }
+                if host.pid_namespace {
+                    c.args(["--pid", "--fork", "--kill-child"]);
+                }
+                c.args(["--", "sh", "-c", self.script]);
+                (c, None, None)
+            }
+            Isolation::Host | Isolation::ProcessGroup => {
+                let mut c = Command::new("sh");
+                c.args(["-c", self.script]);
+                (c, None, None)
+            }
         })
     }
 }

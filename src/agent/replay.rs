@@ -146,114 +146,147 @@ fn start_dir(root: &Path, cwd: Option<&str>) -> Result<std::result::Result<PathB
 
 /// Applies one action.
 fn apply(op: &Line, ctx: &SessionContext<'_>, run_actions: &RunActions) -> Result<Applied> {
-    let root = &ctx.workspace.work_dir;
     match op {
-        Line::Write { path, content } => {
-            let target = confine(root, path)?;
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent)
-                    .io_context(|| format!("cannot create '{}'", parent.display()))?;
-            }
-            Ok(std::fs::write(&target, content)
-                .err()
-                .map(|e| format!("write '{path}' failed: {e}"))
-                .into())
-        }
+        Line::Write { path, content } => write_file(&ctx.workspace.work_dir, path, content),
         Line::Edit {
             path,
             old,
             new,
             all,
             original,
-        } => {
-            let target = confine(root, path)?;
-            let found = std::fs::read_to_string(&target)
-                .ok()
-                .filter(|text| !old.is_empty() && text.contains(old.as_str()));
-            let (text, applied) = match (found, original) {
-                (Some(text), _) => (text, Applied::Done),
-                (None, Some(original)) if !old.is_empty() && original.contains(old.as_str()) => {
-                    (original.clone(), Applied::AfterReset)
-                }
-                (None, _) => {
-                    let why = if target.is_file() {
-                        "old text not found"
-                    } else {
-                        "cannot read it"
-                    };
-                    return Ok(Applied::Failed(format!("edit '{path}': {why}")));
-                }
-            };
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent)
-                    .io_context(|| format!("cannot create '{}'", parent.display()))?;
-            }
-            let edited = if *all {
-                text.replace(old.as_str(), new)
-            } else {
-                text.replacen(old.as_str(), new, 1)
-            };
-            Ok(match std::fs::write(&target, edited) {
-                Ok(()) => applied,
-                Err(e) => Applied::Failed(format!("edit '{path}' failed: {e}")),
-            })
-        }
-        Line::Delete { path } => {
-            let target = confine(root, path)?;
-            let result = match std::fs::symlink_metadata(&target) {
-                Err(_) => return Ok(Applied::Failed(format!("delete '{path}': no such file"))),
-                Ok(m) if m.is_dir() => std::fs::remove_dir_all(&target),
-                Ok(_) => std::fs::remove_file(&target),
-            };
-            Ok(result
-                .err()
-                .map(|e| format!("delete '{path}' failed: {e}"))
-                .into())
-        }
-        Line::Run { cmd, cwd } => {
-            // A command that exits non-zero is what the agent saw too; only a command
-            // that cannot be started is a failure of the replay itself.
-            let start = match start_dir(root, cwd.as_deref())? {
-                Ok(dir) => dir,
-                Err(failure) => return Ok(Applied::Failed(failure)),
-            };
-            let ws = ctx.workspace;
-            if std::fs::symlink_metadata(&ws.effects_log).is_err() {
-                // bwrap can only bind a file that exists. Created without following what
-                // stands there (a dangling symlink would lead the write outside).
-                crate::agent_file::replace(&ws.effects_log, b"")?;
-            }
-            let git_config_dir = ws.git_config.parent().unwrap_or(root);
-            let layout = match run_actions {
-                RunActions::Sandboxed(hidden) => {
-                    let mut layout = hidden.layout(root, &[&ws.effects_log], &[git_config_dir]);
-                    layout.start_dir = (start != *root)
-                        .then(|| std::path::absolute(&start).unwrap_or_else(|_| start.clone()));
-                    Some(layout)
-                }
-                RunActions::Unsandboxed => None,
-            };
-            let outcome = ShellCommand {
-                script: cmd,
-                cwd: &start,
-                env: ctx.env,
-                timeout: RUN_ACTION_TIMEOUT,
-                isolation: layout.as_ref().map_or(Isolation::Host, Isolation::Sandbox),
-            }
-            .run()
-            .io_context(|| format!("cannot run '{cmd}'"))?;
-            if outcome.limits_reached.is_empty() {
-                Ok(Applied::Done)
-            } else {
-                Ok(Applied::Noted(format!(
-                    "'{cmd}' {}",
-                    outcome.limits_reached.join("; ")
-                )))
-            }
-        }
+        } => edit_file(
+            &ctx.workspace.work_dir,
+            path,
+            old,
+            new,
+            *all,
+            original.as_deref(),
+        ),
+        Line::Delete { path } => delete_file(&ctx.workspace.work_dir, path),
+        Line::Run { cmd, cwd } => run_command(ctx, run_actions, cmd, cwd.as_deref()),
         // A skip documents what an importer could not apply: nothing to do.
         Line::Session { .. } | Line::Skip { .. } | Line::Usage { .. } | Line::End { .. } => {
             Ok(Applied::Done)
         }
+    }
+}
+
+/// Writes `content` to `path`, creating its directory.
+fn write_file(root: &Path, path: &str, content: &str) -> Result<Applied> {
+    let target = confine(root, path)?;
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent)
+            .io_context(|| format!("cannot create '{}'", parent.display()))?;
+    }
+    Ok(std::fs::write(&target, content)
+        .err()
+        .map(|e| format!("write '{path}' failed: {e}"))
+        .into())
+}
+
+/// Replaces `old` by `new` in `path` (every occurrence with `all`); where the file does
+/// not hold `old` but `original` (what the agent saw) does, the edit is applied to that.
+fn edit_file(
+    root: &Path,
+    path: &str,
+    old: &str,
+    new: &str,
+    all: bool,
+    original: Option<&str>,
+) -> Result<Applied> {
+    let target = confine(root, path)?;
+    let found = std::fs::read_to_string(&target)
+        .ok()
+        .filter(|text| !old.is_empty() && text.contains(old));
+    let (text, applied) = match (found, original) {
+        (Some(text), _) => (text, Applied::Done),
+        (None, Some(original)) if !old.is_empty() && original.contains(old) => {
+            (original.to_string(), Applied::AfterReset)
+        }
+        (None, _) => {
+            let why = if target.is_file() {
+                "old text not found"
+            } else {
+                "cannot read it"
+            };
+            return Ok(Applied::Failed(format!("edit '{path}': {why}")));
+        }
+    };
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent)
+            .io_context(|| format!("cannot create '{}'", parent.display()))?;
+    }
+    let edited = if all {
+        text.replace(old, new)
+    } else {
+        text.replacen(old, new, 1)
+    };
+    Ok(match std::fs::write(&target, edited) {
+        Ok(()) => applied,
+        Err(e) => Applied::Failed(format!("edit '{path}' failed: {e}")),
+    })
+}
+
+/// Deletes the file or directory `path`.
+fn delete_file(root: &Path, path: &str) -> Result<Applied> {
+    let target = confine(root, path)?;
+    let result = match std::fs::symlink_metadata(&target) {
+        Err(_) => return Ok(Applied::Failed(format!("delete '{path}': no such file"))),
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(&target),
+        Ok(_) => std::fs::remove_file(&target),
+    };
+    Ok(result
+        .err()
+        .map(|e| format!("delete '{path}' failed: {e}"))
+        .into())
+}
+
+/// Runs `cmd` from `cwd` (relative to the work directory), in the sandbox when the
+/// actions run sandboxed.
+fn run_command(
+    ctx: &SessionContext<'_>,
+    run_actions: &RunActions,
+    cmd: &str,
+    cwd: Option<&str>,
+) -> Result<Applied> {
+    // A command that exits non-zero is what the agent saw too; only a command
+    // that cannot be started is a failure of the replay itself.
+    let root = &ctx.workspace.work_dir;
+    let start = match start_dir(root, cwd)? {
+        Ok(dir) => dir,
+        Err(failure) => return Ok(Applied::Failed(failure)),
+    };
+    let ws = ctx.workspace;
+    if std::fs::symlink_metadata(&ws.effects_log).is_err() {
+        // bwrap can only bind a file that exists. Created without following what
+        // stands there (a dangling symlink would lead the write outside).
+        crate::agent_file::replace(&ws.effects_log, b"")?;
+    }
+    let git_config_dir = ws.git_config.parent().unwrap_or(root);
+    let layout = match run_actions {
+        RunActions::Sandboxed(hidden) => {
+            let mut layout = hidden.layout(root, &[&ws.effects_log], &[git_config_dir]);
+            layout.start_dir = (start != *root)
+                .then(|| std::path::absolute(&start).unwrap_or_else(|_| start.clone()));
+            Some(layout)
+        }
+        RunActions::Unsandboxed => None,
+    };
+    let outcome = ShellCommand {
+        script: cmd,
+        cwd: &start,
+        env: ctx.env,
+        timeout: RUN_ACTION_TIMEOUT,
+        isolation: layout.as_ref().map_or(Isolation::Host, Isolation::Sandbox),
+    }
+    .run()
+    .io_context(|| format!("cannot run '{cmd}'"))?;
+    if outcome.limits_reached.is_empty() {
+        Ok(Applied::Done)
+    } else {
+        Ok(Applied::Noted(format!(
+            "'{cmd}' {}",
+            outcome.limits_reached.join("; ")
+        )))
     }
 }

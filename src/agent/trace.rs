@@ -216,24 +216,7 @@ impl Trace {
                 )
             })?;
             if let Line::Session { n, divergent } = line {
-                if let Some(prev) = sessions.last()
-                    && n <= prev.n
-                {
-                    return Err(err(
-                        line_no,
-                        format!(
-                            "session {n} after session {}: numbers must increase",
-                            prev.n
-                        ),
-                    ));
-                }
-                sessions.push(TraceSession {
-                    n,
-                    actions: Vec::new(),
-                    usage: Usage::default(),
-                    outcome: Outcome::Interrupted,
-                    divergent,
-                });
+                start_session(&mut sessions, n, divergent).map_err(|m| err(line_no, m))?;
                 ended = false;
                 continue;
             }
@@ -252,39 +235,7 @@ impl Trace {
                     ),
                 ));
             }
-            match line {
-                Line::Session { .. } => unreachable!("handled above"),
-                Line::Usage {
-                    turns,
-                    input_tokens,
-                    output_tokens,
-                    cost_usd,
-                } => {
-                    let usage = Usage {
-                        turns,
-                        input_tokens,
-                        output_tokens,
-                        cost_usd,
-                    };
-                    if let Some(reason) = usage.out_of_range() {
-                        return Err(err(
-                            line_no,
-                            format!(
-                                "usage: {reason}; expected counts up to 2^63-1 and a cost from 0 to 2^53"
-                            ),
-                        ));
-                    }
-                    current.usage = current.usage + usage;
-                }
-                Line::End { status, .. } => {
-                    current.outcome = status.into();
-                    ended = true;
-                }
-                action => current.actions.push(Action {
-                    line: line_no,
-                    op: action,
-                }),
-            }
+            ended = current.add(line, line_no).map_err(|m| err(line_no, m))?;
         }
         if sessions.is_empty() {
             return Err(err(1, "the trace holds no session".into()));
@@ -293,6 +244,68 @@ impl Trace {
             sessions,
             content_hash: *blake3::hash(text.as_bytes()).as_bytes(),
         })
+    }
+}
+
+/// Starts session `n` after `sessions`, whose numbers it must exceed.
+fn start_session(
+    sessions: &mut Vec<TraceSession>,
+    n: u32,
+    divergent: bool,
+) -> std::result::Result<(), String> {
+    if let Some(prev) = sessions.last()
+        && n <= prev.n
+    {
+        return Err(format!(
+            "session {n} after session {}: numbers must increase",
+            prev.n
+        ));
+    }
+    sessions.push(TraceSession {
+        n,
+        actions: Vec::new(),
+        usage: Usage::default(),
+        outcome: Outcome::Interrupted,
+        divergent,
+    });
+    Ok(())
+}
+
+impl TraceSession {
+    /// Adds line `line_no` of the session: its usage, its end, or an action. Returns
+    /// whether the line ended the session.
+    fn add(&mut self, line: Line, line_no: usize) -> std::result::Result<bool, String> {
+        match line {
+            Line::Session { .. } => unreachable!("a session line starts a session"),
+            Line::Usage {
+                turns,
+                input_tokens,
+                output_tokens,
+                cost_usd,
+            } => {
+                let usage = Usage {
+                    turns,
+                    input_tokens,
+                    output_tokens,
+                    cost_usd,
+                };
+                if let Some(reason) = usage.out_of_range() {
+                    return Err(format!(
+                        "usage: {reason}; expected counts up to 2^63-1 and a cost from 0 to 2^53"
+                    ));
+                }
+                self.usage = self.usage + usage;
+            }
+            Line::End { status, .. } => {
+                self.outcome = status.into();
+                return Ok(true);
+            }
+            action => self.actions.push(Action {
+                line: line_no,
+                op: action,
+            }),
+        }
+        Ok(false)
     }
 }
 

@@ -262,9 +262,10 @@ fn render_status(contract: &Contract, entries: &[Entry]) -> String {
 }
 
 /// The section of a status-schema file a line is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum Section {
     /// Before any heading, or under a heading the schema does not name.
+    #[default]
     Other,
     Goal,
     Acceptance,
@@ -274,17 +275,8 @@ enum Section {
 
 /// Parses a status-schema Markdown list (see the module documentation).
 fn parse_status_markdown(text: &str) -> Result<FeatureList, ParseError> {
-    let mut entries: Vec<Entry> = Vec::new();
-    let mut goal: Option<String> = None;
-    let mut acceptance = Vec::new();
-    let mut forbidden = Vec::new();
-    let mut section = Section::Other;
-    let mut category = String::new();
+    let mut parser = StatusParser::default();
     let mut fence: Option<Fence> = None;
-    // Indentation of the entry whose steps and notes are being collected, if any.
-    let mut open: Option<usize> = None;
-    // Whether the last entry has a note line yet.
-    let mut noted = false;
     for (index, line) in visible_lines(text).into_iter().enumerate() {
         let line = line.trim_end();
         if let Some(current) = fence {
@@ -295,100 +287,130 @@ fn parse_status_markdown(text: &str) -> Result<FeatureList, ParseError> {
         }
         if let Some(opened) = Fence::opened_by(line) {
             fence = Some(opened);
-            open = None;
+            parser.open = None;
             continue;
         }
         if line.is_empty() {
             continue;
         }
         if let Some((level, title)) = any_heading(line) {
-            open = None;
-            match level {
-                1 => section = section_named(title, &[("goal", Section::Goal)]),
-                2 => {
-                    section = section_named(
-                        title,
-                        &[
-                            ("acceptance", Section::Acceptance),
-                            ("forbidden", Section::Forbidden),
-                            ("features", Section::Features),
-                        ],
-                    );
-                    category.clear();
-                }
-                3 if section == Section::Features => category = title.to_string(),
-                _ => {}
-            }
+            parser.heading(level, title);
             continue;
         }
-        match section {
+        match parser.section {
             Section::Other => {}
             Section::Goal => {
-                if goal.is_none() {
-                    goal = Some(line.trim().to_string());
+                if parser.goal.is_none() {
+                    parser.goal = Some(line.trim().to_string());
                 }
             }
-            Section::Acceptance | Section::Forbidden => {
-                if let Some(item) = bullet_text(line.trim_start()) {
-                    let list = if section == Section::Acceptance {
-                        &mut acceptance
-                    } else {
-                        &mut forbidden
-                    };
-                    list.push(item.trim().to_string());
-                }
-            }
-            Section::Features => {
-                if let Some(item) = EntryLine::parse(line) {
-                    let (state, description) = item_state(&item).map_err(|message| ParseError {
-                        line: Some(index + 1),
-                        message,
-                    })?;
-                    open = Some(item.indent);
-                    noted = false;
-                    let mut entry = Entry {
-                        id: item.id.to_string(),
-                        category: category.clone(),
-                        description: description.to_string(),
-                        steps: Vec::new(),
-                        passes: false,
-                        status: None,
-                        notes: String::new(),
-                    };
-                    entry.set_state(state);
-                    entries.push(entry);
-                    continue;
-                }
-                if let (Some(indent), Some(entry)) = (open, entries.last_mut())
-                    && indent_width(line) > indent
-                {
-                    let body = line.trim_start();
-                    if let Some(step) = bullet_text(body) {
-                        entry.steps.push(step.trim().to_string());
-                        continue;
-                    }
-                    if let Some(note) = body.strip_prefix('>') {
-                        // A blank first line is kept, so the line count is tracked apart.
-                        if noted {
-                            entry.notes.push('\n');
-                        }
-                        entry.notes.push_str(note.trim());
-                        noted = true;
-                        continue;
-                    }
-                }
-                open = None;
-            }
+            Section::Acceptance | Section::Forbidden => parser.contract_item(line),
+            Section::Features => parser.features_line(line).map_err(|message| ParseError {
+                line: Some(index + 1),
+                message,
+            })?,
         }
     }
     Ok(FeatureList {
-        entries,
+        entries: parser.entries,
         contract: Contract {
-            goal: goal.unwrap_or_default(),
-            acceptance,
-            forbidden,
+            goal: parser.goal.unwrap_or_default(),
+            acceptance: parser.acceptance,
+            forbidden: parser.forbidden,
         },
     })
+}
+
+/// What a status-schema list holds so far, and where its parser is.
+#[derive(Default)]
+struct StatusParser {
+    entries: Vec<Entry>,
+    goal: Option<String>,
+    acceptance: Vec<String>,
+    forbidden: Vec<String>,
+    section: Section,
+    category: String,
+    /// Indentation of the entry whose steps and notes are being collected, if any.
+    open: Option<usize>,
+    /// Whether the last entry has a note line yet.
+    noted: bool,
+}
+
+impl StatusParser {
+    /// A heading: level 1 and 2 start a section, level 3 a category of features.
+    fn heading(&mut self, level: usize, title: &str) {
+        self.open = None;
+        match level {
+            1 => self.section = section_named(title, &[("goal", Section::Goal)]),
+            2 => {
+                self.section = section_named(
+                    title,
+                    &[
+                        ("acceptance", Section::Acceptance),
+                        ("forbidden", Section::Forbidden),
+                        ("features", Section::Features),
+                    ],
+                );
+                self.category.clear();
+            }
+            3 if self.section == Section::Features => self.category = title.to_string(),
+            _ => {}
+        }
+    }
+
+    /// A line of the acceptance or forbidden section: a bullet is one item.
+    fn contract_item(&mut self, line: &str) {
+        if let Some(item) = bullet_text(line.trim_start()) {
+            let list = if self.section == Section::Acceptance {
+                &mut self.acceptance
+            } else {
+                &mut self.forbidden
+            };
+            list.push(item.trim().to_string());
+        }
+    }
+
+    /// A line of the features section: an entry, or a step or note of the open entry
+    /// (indented deeper than it); anything else closes the entry.
+    fn features_line(&mut self, line: &str) -> Result<(), String> {
+        if let Some(item) = EntryLine::parse(line) {
+            let (state, description) = item_state(&item)?;
+            self.open = Some(item.indent);
+            self.noted = false;
+            let mut entry = Entry {
+                id: item.id.to_string(),
+                category: self.category.clone(),
+                description: description.to_string(),
+                steps: Vec::new(),
+                passes: false,
+                status: None,
+                notes: String::new(),
+            };
+            entry.set_state(state);
+            self.entries.push(entry);
+            return Ok(());
+        }
+        if let (Some(indent), Some(entry)) = (self.open, self.entries.last_mut())
+            && indent_width(line) > indent
+        {
+            let body = line.trim_start();
+            if let Some(step) = bullet_text(body) {
+                entry.steps.push(step.trim().to_string());
+                return Ok(());
+            }
+            if let Some(note) = body.strip_prefix('>') {
+                // A blank first line is kept, so the line count is tracked apart.
+                if self.noted {
+                    entry.notes.push('\n');
+                }
+                entry.notes.push_str(note.trim());
+                self.noted = true;
+                return Ok(());
+            }
+        }
+        self.open = None;
+        Ok(())
+    }
 }
 
 /// The section a heading names, matched without regard to ASCII case.

@@ -211,8 +211,51 @@ fn record_files_of(
     }
     run_store("update-index --force-remove", remove)?;
 
-    // (mode, path relative to the work directory, what to hash)
-    let mut entries: Vec<(&str, Vec<u8>, Vec<u8>)> = Vec::new();
+    let entries = files_to_record(work_dir, dirs, scratch, seen)?;
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let mut paths = Vec::new();
+    for (_, _, source) in &entries {
+        paths.extend_from_slice(source);
+        paths.push(b'\n');
+    }
+    let ids = run_store_with_input(
+        &command,
+        &["hash-object", "-w", "--no-filters", "--stdin-paths"],
+        &paths,
+        scratch,
+    )?;
+    let ids: Vec<&str> = ids.lines().collect();
+    if ids.len() != entries.len() {
+        return Err(Error::Tool(format!(
+            "git hash-object gave {} ids for {} files",
+            ids.len(),
+            entries.len()
+        )));
+    }
+    let mut info = Vec::new();
+    for ((mode, rel, _), id) in entries.iter().zip(ids) {
+        info.extend_from_slice(format!("{mode} {id}\t").as_bytes());
+        info.extend_from_slice(rel);
+        info.push(b'\n');
+    }
+    run_store_with_input(&command, &["update-index", "--index-info"], &info, scratch).map(drop)
+}
+
+/// A file to record in the index: (mode, path relative to the work directory, what to
+/// hash).
+type RecordedFile = (&'static str, Vec<u8>, Vec<u8>);
+
+/// The files under the nested repositories `dirs` that a check can read; a link's target is written to a
+/// file of `scratch` to be hashed.
+fn files_to_record(
+    work_dir: &Path,
+    dirs: &[Vec<u8>],
+    scratch: &Path,
+    seen: SeenByChecks<'_>,
+) -> Result<Vec<RecordedFile>> {
+    let mut entries: Vec<RecordedFile> = Vec::new();
     for dir in dirs {
         let root = work_dir.join(OsStr::from_bytes(dir));
         let walk = walkdir::WalkDir::new(&root)
@@ -253,35 +296,7 @@ fn record_files_of(
             }
         }
     }
-    if entries.is_empty() {
-        return Ok(());
-    }
-    let mut paths = Vec::new();
-    for (_, _, source) in &entries {
-        paths.extend_from_slice(source);
-        paths.push(b'\n');
-    }
-    let ids = run_store_with_input(
-        &command,
-        &["hash-object", "-w", "--no-filters", "--stdin-paths"],
-        &paths,
-        scratch,
-    )?;
-    let ids: Vec<&str> = ids.lines().collect();
-    if ids.len() != entries.len() {
-        return Err(Error::Tool(format!(
-            "git hash-object gave {} ids for {} files",
-            ids.len(),
-            entries.len()
-        )));
-    }
-    let mut info = Vec::new();
-    for ((mode, rel, _), id) in entries.iter().zip(ids) {
-        info.extend_from_slice(format!("{mode} {id}\t").as_bytes());
-        info.extend_from_slice(rel);
-        info.push(b'\n');
-    }
-    run_store_with_input(&command, &["update-index", "--index-info"], &info, scratch).map(drop)
+    Ok(entries)
 }
 
 /// Runs a store command with `input` on its stdin (through a file of `scratch`).

@@ -126,6 +126,18 @@ pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
             lines.push((session, entry));
         }
     }
+    let sessions = by_session(lines);
+    for (id, entries) in &sessions {
+        let session = import_session(id, entries, root, &mut imported);
+        imported.push(session);
+    }
+    require_sessions(&imported, inputs)?;
+    Ok(imported)
+}
+
+/// The lines grouped by session, each session's in the order of events, the sessions
+/// in the order of their first event.
+fn by_session(lines: Vec<(String, Entry)>) -> Vec<(String, Vec<Entry>)> {
     let mut sessions: Vec<(String, Vec<Entry>)> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     for (session, entry) in lines {
@@ -139,12 +151,7 @@ pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
         entries.sort_by_key(|e| e.key);
     }
     sessions.sort_by_key(|(_, entries)| entries.first().map(|e| e.key));
-    for (id, entries) in &sessions {
-        let session = import_session(id, entries, root, &mut imported);
-        imported.push(session);
-    }
-    require_sessions(&imported, inputs)?;
-    Ok(imported)
+    sessions
 }
 
 /// A `user` or `assistant` line.

@@ -126,115 +126,142 @@ fn map_call(out: &mut Emitter, call: &ToolCall, outcome: Option<&ToolOutcome>) {
 
 /// Turns an answered call into actions, a skip, or nothing (no file effect).
 fn apply(out: &mut Emitter, call: &ToolCall, outcome: &ToolOutcome) {
-    let input = &call.input;
-    let caller = call.caller();
     match call.name.as_str() {
-        "Bash" => match string(input, "command") {
-            Some(cmd) => out.run(&caller, cmd),
-            None => out.skip(
-                &caller,
-                None,
-                SkipReason::Malformed,
-                "Bash call without a command",
-            ),
-        },
-        "Write" => {
-            let Some(path) = path(out, call, "file_path") else {
-                return;
-            };
-            // What was written: the result's content (the user may have changed
-            // the proposal before accepting it), else the call's.
-            let written = outcome
-                .result
-                .as_ref()
-                .and_then(|r| string(r, "content"))
-                .or_else(|| string(input, "content"));
-            match written {
-                Some(content) => out.write(path, content.to_string()),
-                None => out.skip(
-                    &caller,
-                    Some(&path),
-                    SkipReason::Malformed,
-                    "Write call without content",
-                ),
-            }
-        }
-        "Edit" => {
-            let Some(path) = path(out, call, "file_path") else {
-                return;
-            };
-            let result = outcome.result.as_ref();
-            // When the user changed the proposed edit, the result holds what was applied.
-            let pick = |key: &str, result_key: &str| {
-                result
-                    .and_then(|r| string(r, result_key))
-                    .or_else(|| string(input, key))
-            };
-            match (
-                pick("old_string", "oldString"),
-                pick("new_string", "newString"),
-            ) {
-                (Some(old), Some(new)) => {
-                    let all = input.get("replace_all").and_then(Value::as_bool) == Some(true);
-                    let original = result.and_then(|r| string(r, "originalFile"));
-                    let replace = Replace {
-                        old: old.to_string(),
-                        new: new.to_string(),
-                        all,
-                    };
-                    edit(out, path, original, vec![replace]);
-                }
-                _ => out.skip(
-                    &caller,
-                    Some(&path),
-                    SkipReason::Malformed,
-                    "Edit call without old_string/new_string",
-                ),
-            }
-        }
-        "MultiEdit" => {
-            let Some(path) = path(out, call, "file_path") else {
-                return;
-            };
-            let edits: Option<Vec<Replace>> = input
-                .get("edits")
-                .and_then(Value::as_array)
-                .and_then(|edits| {
-                    edits
-                        .iter()
-                        .map(|e| {
-                            Some(Replace {
-                                old: string(e, "old_string")?.to_string(),
-                                new: string(e, "new_string")?.to_string(),
-                                all: e.get("replace_all").and_then(Value::as_bool) == Some(true),
-                            })
-                        })
-                        .collect()
-                });
-            let original = outcome.result.as_ref().and_then(|r| {
-                string(r, "originalFile").or_else(|| string(r, "originalFileContents"))
-            });
-            match edits {
-                Some(edits) => edit(out, path, original, edits),
-                None => out.skip(
-                    &caller,
-                    Some(&path),
-                    SkipReason::Malformed,
-                    "MultiEdit call with malformed edits",
-                ),
-            }
-        }
-        "NotebookEdit" => {
-            let path = string(input, "notebook_path");
-            out.skip(
-                &caller,
-                path,
-                SkipReason::Notebook,
-                "a notebook cell edit has no well-defined file content: the notebook's JSON is not in the transcript",
-            );
-        }
+        "Bash" => apply_bash(out, call),
+        "Write" => apply_write(out, call, outcome),
+        "Edit" => apply_edit(out, call, outcome),
+        "MultiEdit" => apply_multi_edit(out, call, outcome),
+        "NotebookEdit" => skip_notebook_edit(out, call),
         other => out.ignored(other),
     }
+}
+
+/// A Bash call: its command, run.
+fn apply_bash(out: &mut Emitter, call: &ToolCall) {
+    let input = &call.input;
+    let caller = call.caller();
+    match string(input, "command") {
+        Some(cmd) => out.run(&caller, cmd),
+        None => out.skip(
+            &caller,
+            None,
+            SkipReason::Malformed,
+            "Bash call without a command",
+        ),
+    }
+}
+
+/// A Write call: the content written.
+fn apply_write(out: &mut Emitter, call: &ToolCall, outcome: &ToolOutcome) {
+    let input = &call.input;
+    let caller = call.caller();
+    let Some(path) = path(out, call, "file_path") else {
+        return;
+    };
+    // What was written: the result's content (the user may have changed
+    // the proposal before accepting it), else the call's.
+    let written = outcome
+        .result
+        .as_ref()
+        .and_then(|r| string(r, "content"))
+        .or_else(|| string(input, "content"));
+    match written {
+        Some(content) => out.write(path, content.to_string()),
+        None => out.skip(
+            &caller,
+            Some(&path),
+            SkipReason::Malformed,
+            "Write call without content",
+        ),
+    }
+}
+
+/// An Edit call: one replacement.
+fn apply_edit(out: &mut Emitter, call: &ToolCall, outcome: &ToolOutcome) {
+    let input = &call.input;
+    let caller = call.caller();
+    let Some(path) = path(out, call, "file_path") else {
+        return;
+    };
+    let result = outcome.result.as_ref();
+    // When the user changed the proposed edit, the result holds what was applied.
+    let pick = |key: &str, result_key: &str| {
+        result
+            .and_then(|r| string(r, result_key))
+            .or_else(|| string(input, key))
+    };
+    match (
+        pick("old_string", "oldString"),
+        pick("new_string", "newString"),
+    ) {
+        (Some(old), Some(new)) => {
+            let all = input.get("replace_all").and_then(Value::as_bool) == Some(true);
+            let original = result.and_then(|r| string(r, "originalFile"));
+            let replace = Replace {
+                old: old.to_string(),
+                new: new.to_string(),
+                all,
+            };
+            edit(out, path, original, vec![replace]);
+        }
+        _ => out.skip(
+            &caller,
+            Some(&path),
+            SkipReason::Malformed,
+            "Edit call without old_string/new_string",
+        ),
+    }
+}
+
+/// A MultiEdit call: its replacements in order.
+fn apply_multi_edit(out: &mut Emitter, call: &ToolCall, outcome: &ToolOutcome) {
+    let input = &call.input;
+    let caller = call.caller();
+    let Some(path) = path(out, call, "file_path") else {
+        return;
+    };
+    let edits: Option<Vec<Replace>> =
+        input
+            .get("edits")
+            .and_then(Value::as_array)
+            .and_then(|edits| {
+                edits
+                    .iter()
+                    .map(|e| {
+                        Some(Replace {
+                            old: string(e, "old_string")?.to_string(),
+                            new: string(e, "new_string")?.to_string(),
+                            all: e.get("replace_all").and_then(Value::as_bool) == Some(true),
+                        })
+                    })
+                    .collect()
+            });
+    let original = outcome
+        .result
+        .as_ref()
+        .and_then(|r| string(r, "originalFile").or_else(|| string(r, "originalFileContents")));
+    match edits {
+        Some(edits) => edit(out, path, original, edits),
+        None => out.skip(
+            &caller,
+            Some(&path),
+            SkipReason::Malformed,
+            "MultiEdit call with malformed edits",
+        ),
+    }
+}
+
+/// A NotebookEdit call: skipped, since the notebook's JSON is not in the transcript.
+fn skip_notebook_edit(out: &mut Emitter, call: &ToolCall) {
+    let input = &call.input;
+    let caller = call.caller();
+    let path = string(input, "notebook_path");
+    out.skip(
+        &caller,
+        path,
+        SkipReason::Notebook,
+        "a notebook cell edit has no well-defined file content: the notebook's JSON is not in the transcript",
+    );
 }
 
 /// The relative path in `input[key]`, or `None` after recording a skip. A relative

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::blocks::{UsageTally, tool_calls, tool_results};
-use super::mapping::map_calls;
+use super::mapping::{ToolCall, ToolOutcome, map_calls};
 use super::session::{
     Imported, ImportedSession, capture_files, expand, read_json_lines, require_sessions,
 };
@@ -65,62 +65,20 @@ pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
     Ok(imported)
 }
 
+/// The session of one capture file.
 fn import_file(
     file: &Path,
     root: Option<&str>,
     imported: &mut Imported,
 ) -> Result<ImportedSession> {
-    let mut cwd: Option<String> = None;
-    let mut session_id: Option<String> = None;
-    let mut result: Option<serde_json::Map<String, Value>> = None;
-    let mut usage = UsageTally::default();
-    let mut calls = Vec::new();
-    let mut call_ids = HashSet::new();
-    let mut results = HashMap::new();
-    let mut seq = 0;
-    for item in read_json_lines(file)? {
-        let (line, parsed) = item?;
-        let at = format!("{}:{line}", file.display());
-        let Ok(Value::Object(map)) = parsed else {
-            imported
-                .notes
-                .push(format!("{at}: not a JSON object, skipped"));
-            continue;
-        };
-        if session_id.is_none() {
-            session_id = map
-                .get("session_id")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-        }
-        let message = map.get("message").unwrap_or(&Value::Null);
-        match map.get("type").and_then(Value::as_str) {
-            Some("system") if cwd.is_none() => {
-                cwd = map.get("cwd").and_then(Value::as_str).map(str::to_string);
-            }
-            Some("assistant") => {
-                // A subagent's messages name the Task call they serve.
-                let main = map.get("parent_tool_use_id").is_none_or(Value::is_null);
-                usage.add(message, None, &at, main);
-                // stream-json gives no cwd per message: the shell's directory is unknown.
-                for call in tool_calls(message, &at, None, &mut seq) {
-                    if call_ids.insert(call.id.clone()) {
-                        calls.push(call);
-                    }
-                }
-            }
-            Some("user") => {
-                let structured = map
-                    .get("tool_use_result")
-                    .or_else(|| map.get("toolUseResult"));
-                for (id, outcome) in tool_results(message, structured) {
-                    results.entry(id).or_insert(outcome);
-                }
-            }
-            Some("result") => result = Some(map),
-            _ => {}
-        }
-    }
+    let Capture {
+        cwd,
+        session_id,
+        result,
+        usage,
+        calls,
+        results,
+    } = read_capture(file, &mut imported.notes)?;
     let root = root.or(cwd.as_deref());
     let mut tally = Tally::default();
     let mapped = map_calls(
@@ -165,4 +123,70 @@ fn import_file(
         },
         tally,
     })
+}
+
+/// What a capture file holds, read line by line.
+#[derive(Default)]
+struct Capture {
+    /// The `cwd` of its first `system` line.
+    cwd: Option<String>,
+    /// The first `session_id` of its lines.
+    session_id: Option<String>,
+    /// Its last `result` line.
+    result: Option<serde_json::Map<String, Value>>,
+    /// The usage of its assistant messages.
+    usage: UsageTally,
+    /// Its tool calls, each id once, in order.
+    calls: Vec<ToolCall>,
+    /// The first result of each tool call, by call id.
+    results: HashMap<String, ToolOutcome>,
+}
+
+/// Reads the capture `file`; a line that is not a JSON object is skipped with a note.
+fn read_capture(file: &Path, notes: &mut Vec<String>) -> Result<Capture> {
+    let mut capture = Capture::default();
+    let mut call_ids = HashSet::new();
+    let mut seq = 0;
+    for item in read_json_lines(file)? {
+        let (line, parsed) = item?;
+        let at = format!("{}:{line}", file.display());
+        let Ok(Value::Object(map)) = parsed else {
+            notes.push(format!("{at}: not a JSON object, skipped"));
+            continue;
+        };
+        if capture.session_id.is_none() {
+            capture.session_id = map
+                .get("session_id")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+        let message = map.get("message").unwrap_or(&Value::Null);
+        match map.get("type").and_then(Value::as_str) {
+            Some("system") if capture.cwd.is_none() => {
+                capture.cwd = map.get("cwd").and_then(Value::as_str).map(str::to_string);
+            }
+            Some("assistant") => {
+                // A subagent's messages name the Task call they serve.
+                let main = map.get("parent_tool_use_id").is_none_or(Value::is_null);
+                capture.usage.add(message, None, &at, main);
+                // stream-json gives no cwd per message: the shell's directory is unknown.
+                for call in tool_calls(message, &at, None, &mut seq) {
+                    if call_ids.insert(call.id.clone()) {
+                        capture.calls.push(call);
+                    }
+                }
+            }
+            Some("user") => {
+                let structured = map
+                    .get("tool_use_result")
+                    .or_else(|| map.get("toolUseResult"));
+                for (id, outcome) in tool_results(message, structured) {
+                    capture.results.entry(id).or_insert(outcome);
+                }
+            }
+            Some("result") => capture.result = Some(map),
+            _ => {}
+        }
+    }
+    Ok(capture)
 }

@@ -352,24 +352,7 @@ pub fn hook_files(
     oracle: Option<&OracleTests>,
 ) -> BTreeMap<String, blake3::Hash> {
     let seen = seen_entries(tree);
-    // Packages at an import root named like a module they shadow: a directory holding
-    // an `__init__` (a file, a link, or reached through a link), or a link of that name.
-    let packages: BTreeSet<String> = seen
-        .iter()
-        .filter_map(|e| {
-            let (dir, name) = split_parent(&e.path);
-            let package = if name.starts_with("__init__.") {
-                dir
-            } else if matches!(e.what, What::Link(..)) {
-                &e.path
-            } else {
-                return None;
-            };
-            name_at_root(package, &paths.roots)
-                .is_some_and(shadows)
-                .then(|| package.to_string())
-        })
-        .collect();
+    let packages = shadowing_packages(&seen, &paths.roots);
     let pristine_shadows = oracle
         .map(|o| o.shadowing_entries(tree))
         .unwrap_or_default();
@@ -407,15 +390,6 @@ pub fn hook_files(
             || program
             || displaces_pristine
     };
-    let pristine = |f: &TreeFile| {
-        oracle.is_some_and(|o| {
-            f.path
-                .strip_prefix(o.target)
-                .and_then(|rest| rest.strip_prefix('/'))
-                .and_then(|rest| o.snapshot.get(rest))
-                .is_some_and(|p| p.content == f.content && p.executable == f.executable)
-        })
-    };
     let mut found = BTreeMap::new();
     for entry in &seen {
         if in_tool_cache(&entry.path) {
@@ -423,7 +397,7 @@ pub fn hook_files(
         }
         let hash = match &entry.what {
             What::File(f) => {
-                if !hooks(&entry.path, Some(&f.content), f.executable) || pristine(f) {
+                if !hooks(&entry.path, Some(&f.content), f.executable) || is_pristine(f, oracle) {
                     continue;
                 }
                 file_hash(f, b"F")
@@ -440,18 +414,54 @@ pub fn hook_files(
                 if !hooks(&entry.path, None, true) {
                     continue;
                 }
-                let mut h = blake3::Hasher::new();
-                h.update(b"L");
-                h.update(target.as_encoded_bytes());
-                if let Some(to) = leads_to {
-                    h.update(to.as_bytes());
-                }
-                h.finalize()
+                link_hash(target, *leads_to)
             }
         };
         found.insert(entry.path.clone(), hash);
     }
     found
+}
+
+/// Packages at an import root named like a module they shadow: a directory holding an
+/// `__init__` (a file, a link, or reached through a link), or a link of that name.
+fn shadowing_packages(seen: &[Seen<'_>], roots: &[String]) -> BTreeSet<String> {
+    seen.iter()
+        .filter_map(|e| {
+            let (dir, name) = split_parent(&e.path);
+            let package = if name.starts_with("__init__.") {
+                dir
+            } else if matches!(e.what, What::Link(..)) {
+                &e.path
+            } else {
+                return None;
+            };
+            name_at_root(package, roots)
+                .is_some_and(shadows)
+                .then(|| package.to_string())
+        })
+        .collect()
+}
+
+/// Whether `f` holds exactly the pristine test of `oracle` at its place.
+fn is_pristine(f: &TreeFile, oracle: Option<&OracleTests>) -> bool {
+    oracle.is_some_and(|o| {
+        f.path
+            .strip_prefix(o.target)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .and_then(|rest| o.snapshot.get(rest))
+            .is_some_and(|p| p.content == f.content && p.executable == f.executable)
+    })
+}
+
+/// The hash of a link: its target and the hash of what it leads to.
+fn link_hash(target: &OsStr, leads_to: Option<blake3::Hash>) -> blake3::Hash {
+    let mut h = blake3::Hasher::new();
+    h.update(b"L");
+    h.update(target.as_encoded_bytes());
+    if let Some(to) = leads_to {
+        h.update(to.as_bytes());
+    }
+    h.finalize()
 }
 
 /// The module or package of `tree`, at one of `roots`, that stands in for a module of

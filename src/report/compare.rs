@@ -251,29 +251,7 @@ pub fn compare_runs(
     // failed `agent`, is an arm with no data, not one nobody asked to judge: fail
     // closed before anything is compared.
     for run in [base, new] {
-        let attempts = super::attempts::Attempts::read(run, &[])?;
-        let judged = |arm: &String| arms.is_none_or(|named| named.contains(arm));
-        let empty: Vec<String> = attempts
-            .arms
-            .iter()
-            .filter(|(arm, a)| a.finished == 0 && judged(arm))
-            .map(|(arm, a)| format!("'{arm}' ({} trials could not run)", a.unfinished()))
-            .chain(
-                attempts
-                    .all_agent_failures
-                    .iter()
-                    .filter(|(arm, _)| judged(arm))
-                    .map(|(arm, n)| format!("'{arm}' (all {n} sessions failed `agent`)")),
-            )
-            .collect();
-        if !empty.is_empty() {
-            return Err(Error::BadInput(format!(
-                "the run '{}' has no data for arm {}, so this is not a pass; fix the cause \
-                 and `loopbench resume` or rerun it",
-                run.display(),
-                empty.join(", "),
-            )));
-        }
+        refuse_arms_without_data(run, arms)?;
     }
     let mut order = base_info.order_arms(&base_agg.arms(), base_info.baseline.as_deref());
     if let Some(arms) = arms {
@@ -325,6 +303,41 @@ pub fn compare_runs(
         }
     }
     // Fail closed: a metric the gate cannot judge is bad input, never a pass.
+    refuse_gaps(&comparison, base, new)?;
+    Ok(comparison)
+}
+
+/// Bad input when `run` has an arm to judge (one of `arms`, or any) without data: every
+/// trial failed outside the agent, or every session failed `agent`.
+fn refuse_arms_without_data(run: &Path, arms: Option<&[String]>) -> Result<()> {
+    let attempts = super::attempts::Attempts::read(run, &[])?;
+    let judged = |arm: &String| arms.is_none_or(|named| named.contains(arm));
+    let empty: Vec<String> = attempts
+        .arms
+        .iter()
+        .filter(|(arm, a)| a.finished == 0 && judged(arm))
+        .map(|(arm, a)| format!("'{arm}' ({} trials could not run)", a.unfinished()))
+        .chain(
+            attempts
+                .all_agent_failures
+                .iter()
+                .filter(|(arm, _)| judged(arm))
+                .map(|(arm, n)| format!("'{arm}' (all {n} sessions failed `agent`)")),
+        )
+        .collect();
+    if !empty.is_empty() {
+        return Err(Error::BadInput(format!(
+            "the run '{}' has no data for arm {}, so this is not a pass; fix the cause \
+             and `loopbench resume` or rerun it",
+            run.display(),
+            empty.join(", "),
+        )));
+    }
+    Ok(())
+}
+
+/// Bad input when a compared arm has no data for a metric in either run.
+fn refuse_gaps(comparison: &Comparison, base: &Path, new: &Path) -> Result<()> {
     let gaps = comparison.without_data();
     if !gaps.is_empty() {
         let runs = |g: &NoData| match (g.in_base, g.in_new) {
@@ -342,7 +355,7 @@ pub fn compare_runs(
             each.join("; ")
         )));
     }
-    Ok(comparison)
+    Ok(())
 }
 
 /// [`compare_runs`] on counts already read; `arm_order` orders the verdicts.

@@ -279,26 +279,8 @@ pub(crate) fn check_rows(
             Err(e) => return Err(csv_error(path, &e)),
         }
         let line = record.position().map_or(0, csv::Position::line);
-        for &(i, name, cell) in &checked {
-            if let Some(why) = cell.refuse(record.get(i).unwrap_or("")) {
-                return Err(bad(line, format!("column {} ({name}): {why}", i + 1)));
-            }
-        }
-        for &(p, part, w, whole) in &parts {
-            let value = |i: usize| record.get(i).and_then(|v| v.parse::<i64>().ok());
-            if let (Some(k), Some(n)) = (value(p), value(w))
-                && k > n
-            {
-                return Err(bad(
-                    line,
-                    format!(
-                        "column {} ({part}): {k} is more than {n} in column {} ({whole}); \
-                         {part} counts part of {whole}, so it is at most that",
-                        p + 1,
-                        w + 1
-                    ),
-                ));
-            }
+        if let Some(why) = cell_problem(&record, &checked, &parts) {
+            return Err(bad(line, why));
         }
         if key_at.len() == key.len() {
             key_bytes.clear();
@@ -328,6 +310,34 @@ pub(crate) fn check_rows(
         }
     }
     Ok(())
+}
+
+/// What is wrong with one row's cells, if anything: a cell its column refuses, or a
+/// count of part of a whole larger than the whole.
+fn cell_problem(
+    record: &csv::StringRecord,
+    checked: &[(usize, &str, Cell)],
+    parts: &[(usize, &str, usize, &str)],
+) -> Option<String> {
+    for &(i, name, cell) in checked {
+        if let Some(why) = cell.refuse(record.get(i).unwrap_or("")) {
+            return Some(format!("column {} ({name}): {why}", i + 1));
+        }
+    }
+    for &(p, part, w, whole) in parts {
+        let value = |i: usize| record.get(i).and_then(|v| v.parse::<i64>().ok());
+        if let (Some(k), Some(n)) = (value(p), value(w))
+            && k > n
+        {
+            return Some(format!(
+                "column {} ({part}): {k} is more than {n} in column {} ({whole}); \
+                 {part} counts part of {whole}, so it is at most that",
+                p + 1,
+                w + 1
+            ));
+        }
+    }
+    None
 }
 
 /// A CSV syntax error in the words of the record format.

@@ -19,6 +19,7 @@ mod run_tables;
 pub mod sequential_outcome;
 mod session_table;
 pub mod show;
+mod show_causes;
 pub mod summary;
 mod summary_bootstrap;
 pub mod summary_data;

@@ -20,6 +20,27 @@ const WIDE: &str = "†";
 pub fn render(s: &Summary) -> String {
     let conf = level(s.confidence);
     let alpha = 1.0 - s.confidence;
+    let mut out = heading(s);
+    let Some(baseline) = &s.baseline else {
+        out += "No sessions or trials in this run.\n";
+        out += &super::verdict::Verdict::of(s).to_markdown();
+        return out;
+    };
+    out += &super::verdict::Verdict::of(s).to_markdown();
+    out += "\n";
+    out += &conventions(s, baseline);
+    out += &unusable_section(s);
+    for metric in Metric::ALL {
+        out += &metric_section(s, metric, baseline);
+    }
+    out += &features_section(s, &conf, alpha);
+    out += &by_task_section(s);
+    out += &divergent_section(s);
+    out
+}
+
+/// The title, and the notes on where the numbers come from (the sim agent, a shard).
+fn heading(s: &Summary) -> String {
     let mut out = String::new();
     match &s.info.suite {
         Some(suite) => out += &format!("# loopbench summary: {suite}\n\n"),
@@ -33,14 +54,14 @@ pub fn render(s: &Summary) -> String {
     if let Some(shard) = &s.info.shard {
         out += &format!("> **Note — {}.**\n\n", shard_note(shard));
     }
-    let Some(baseline) = &s.baseline else {
-        out += "No sessions or trials in this run.\n";
-        out += &super::verdict::Verdict::of(s).to_markdown();
-        return out;
-    };
-    out += &super::verdict::Verdict::of(s).to_markdown();
-    out += "\n";
-    out += &format!(
+    out
+}
+
+/// The baseline, the size of the run and how the intervals and p values are computed.
+fn conventions(s: &Summary, baseline: &str) -> String {
+    let conf = level(s.confidence);
+    let alpha = 1.0 - s.confidence;
+    format!(
         "Baseline: **{baseline}**. {} arms, {} trials. Intervals at {conf}: Wilson for rates, \
          Newcombe for differences, two-sided Fisher exact p, Holm-adjusted over the arms of \
          each metric; `{SIGNIFICANT}` marks Holm p < {}. `boot CI` resamples trials \
@@ -52,100 +73,114 @@ pub fn render(s: &Summary) -> String {
             .sum::<usize>(),
         // 1 − 0.95 is 0.050000000000000044: round away the representation error.
         (alpha * 1e9).round() / 1e9,
+    )
+}
+
+/// One metric's section: its definition, its table of arms, and the notes under it
+/// (stratified by task, whether all arms are alike, bootstrap intervals much wider).
+fn metric_section(s: &Summary, metric: Metric, baseline: &str) -> String {
+    let alpha = 1.0 - s.confidence;
+    let mut out = format!(
+        "\n## {}\n\n{}.\n\n",
+        metric.name(),
+        capitalize(metric.definition())
     );
-    out += &unusable_section(s);
-    for metric in Metric::ALL {
+    let rows: Vec<&SummaryRow> = s.metric_rows(metric.name()).collect();
+    let stratified = rows.iter().any(|r| r.stratified);
+    let (table, wide) = metric_table(s, &rows, baseline, stratified);
+    out += &table.to_markdown();
+    if stratified {
         out += &format!(
-            "\n## {}\n\n{}.\n\n",
-            metric.name(),
-            capitalize(metric.definition())
+            "\nStratified by task: the Mantel–Haenszel difference and the \
+             Cochran–Mantel–Haenszel p compare the arms within each task and judge \
+             this metric; `{SIGNIFICANT}` marks their Holm p < {}. `p (same by task)` is \
+             Breslow–Day's, that the odds ratio is the same in every task.\n",
+            (alpha * 1e9).round() / 1e9
         );
-        let rows: Vec<&SummaryRow> = s.metric_rows(metric.name()).collect();
-        let mut table = Table::new([
-            ("arm", Align::Left),
-            ("k / n", Align::Right),
-            ("rate", Align::Right),
-            (format!("{conf} CI").as_str(), Align::Left),
-            ("boot CI", Align::Left),
-            (format!("diff vs {baseline}").as_str(), Align::Right),
-            ("diff CI", Align::Left),
-            ("p", Align::Right),
-            ("p (Holm)", Align::Right),
+        out += &per_task_section(s, &rows, metric, baseline);
+    }
+    if let Some(test) = s.tests.iter().find(|t| t.metric == metric) {
+        out += &match &test.chi_square {
+            Ok(c) => format!(
+                "\nAll arms alike? Pearson χ²({}) = {}, p = {}.\n",
+                c.dof,
+                fixed(c.statistic, 2),
+                pvalue(c.p)
+            ),
+            Err(why) => format!("\nAll arms alike? χ² not defined: {why}.\n"),
+        };
+    }
+    for (arm, ratio) in wide {
+        out += &format!(
+            "\n{WIDE} {arm}: the trial-clustered bootstrap interval is {}× as wide as \
+             Wilson's; sessions of one trial are correlated here, so trust the wider one.\n",
+            fixed(ratio, 1)
+        );
+    }
+    out
+}
+
+/// A metric's table, one row per arm, with the stratified columns when `stratified`;
+/// and the arms whose bootstrap interval is much wider than Wilson's, with how much.
+fn metric_table(
+    s: &Summary,
+    rows: &[&SummaryRow],
+    baseline: &str,
+    stratified: bool,
+) -> (Table, Vec<(String, f64)>) {
+    let conf = level(s.confidence);
+    let alpha = 1.0 - s.confidence;
+    let mut table = Table::new([
+        ("arm", Align::Left),
+        ("k / n", Align::Right),
+        ("rate", Align::Right),
+        (format!("{conf} CI").as_str(), Align::Left),
+        ("boot CI", Align::Left),
+        (format!("diff vs {baseline}").as_str(), Align::Right),
+        ("diff CI", Align::Left),
+        ("p", Align::Right),
+        ("p (Holm)", Align::Right),
+    ]);
+    if stratified {
+        table.add_columns([
+            ("diff (MH, by task)", Align::Right),
+            ("MH CI", Align::Left),
+            ("p (CMH, Holm)", Align::Right),
+            ("p (same by task)", Align::Right),
         ]);
-        let stratified = rows.iter().any(|r| r.stratified);
+    }
+    let mut wide = Vec::new();
+    for row in rows {
+        let boot = interval(row.boot_ci_low, row.boot_ci_high, pct);
+        let boot = match widening(row) {
+            Some(ratio) if ratio > BOOTSTRAP_WIDTH_NOTE => {
+                wide.push((row.arm.clone(), ratio));
+                format!("{boot} {WIDE}")
+            }
+            _ => boot,
+        };
+        let mut cells = vec![
+            row.arm.clone(),
+            format!("{} / {}", row.k.unwrap_or(0), row.n),
+            row.rate.map(pct).unwrap_or_else(|| "–".into()),
+            interval(row.ci_low, row.ci_high, pct),
+            boot,
+            row.diff.map(pp).unwrap_or_default(),
+            interval(row.diff_ci_low, row.diff_ci_high, pp),
+            row.p.map(pvalue).unwrap_or_default(),
+            holm_cell(row.p_holm, alpha),
+        ];
         if stratified {
-            table.add_columns([
-                ("diff (MH, by task)", Align::Right),
-                ("MH CI", Align::Left),
-                ("p (CMH, Holm)", Align::Right),
-                ("p (same by task)", Align::Right),
+            cells.extend([
+                row.diff_mh.map(pp).unwrap_or_default(),
+                interval(row.diff_mh_ci_low, row.diff_mh_ci_high, pp),
+                holm_cell(row.p_cmh_holm, alpha),
+                row.p_homogeneity.map(pvalue).unwrap_or_default(),
             ]);
         }
-        let mut wide = Vec::new();
-        for row in &rows {
-            let boot = interval(row.boot_ci_low, row.boot_ci_high, pct);
-            let boot = match widening(row) {
-                Some(ratio) if ratio > BOOTSTRAP_WIDTH_NOTE => {
-                    wide.push((row.arm.clone(), ratio));
-                    format!("{boot} {WIDE}")
-                }
-                _ => boot,
-            };
-            let mut cells = vec![
-                row.arm.clone(),
-                format!("{} / {}", row.k.unwrap_or(0), row.n),
-                row.rate.map(pct).unwrap_or_else(|| "–".into()),
-                interval(row.ci_low, row.ci_high, pct),
-                boot,
-                row.diff.map(pp).unwrap_or_default(),
-                interval(row.diff_ci_low, row.diff_ci_high, pp),
-                row.p.map(pvalue).unwrap_or_default(),
-                holm_cell(row.p_holm, alpha),
-            ];
-            if stratified {
-                cells.extend([
-                    row.diff_mh.map(pp).unwrap_or_default(),
-                    interval(row.diff_mh_ci_low, row.diff_mh_ci_high, pp),
-                    holm_cell(row.p_cmh_holm, alpha),
-                    row.p_homogeneity.map(pvalue).unwrap_or_default(),
-                ]);
-            }
-            table.push(cells);
-        }
-        out += &table.to_markdown();
-        if stratified {
-            out += &format!(
-                "\nStratified by task: the Mantel–Haenszel difference and the \
-                 Cochran–Mantel–Haenszel p compare the arms within each task and judge \
-                 this metric; `{SIGNIFICANT}` marks their Holm p < {}. `p (same by task)` is \
-                 Breslow–Day's, that the odds ratio is the same in every task.\n",
-                (alpha * 1e9).round() / 1e9
-            );
-            out += &per_task_section(s, &rows, metric, baseline);
-        }
-        if let Some(test) = s.tests.iter().find(|t| t.metric == metric) {
-            out += &match &test.chi_square {
-                Ok(c) => format!(
-                    "\nAll arms alike? Pearson χ²({}) = {}, p = {}.\n",
-                    c.dof,
-                    fixed(c.statistic, 2),
-                    pvalue(c.p)
-                ),
-                Err(why) => format!("\nAll arms alike? χ² not defined: {why}.\n"),
-            };
-        }
-        for (arm, ratio) in wide {
-            out += &format!(
-                "\n{WIDE} {arm}: the trial-clustered bootstrap interval is {}× as wide as \
-                 Wilson's; sessions of one trial are correlated here, so trust the wider one.\n",
-                fixed(ratio, 1)
-            );
-        }
+        table.push(cells);
     }
-    out += &features_section(s, &conf, alpha);
-    out += &by_task_section(s);
-    out += &divergent_section(s);
-    out
+    (table, wide)
 }
 
 /// The arms every session of which ended in `error`, only when there is one: their

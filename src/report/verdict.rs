@@ -135,11 +135,22 @@ impl Verdict {
         if let Some(note) = self.stratified_note() {
             out += &wrap_hanging("  ", &format!("({note})"), TEXT_WIDTH);
         }
+        out += &self.by_task_text(width);
+        if let Some(seq) = &self.sequential {
+            out += &sequential_text(seq);
+        }
+        out += &self.lists_text();
+        out
+    }
+
+    /// The metrics whose effect differs by task, with the arms it differs for.
+    fn by_task_text(&self, width: usize) -> String {
         let differing_by_task: Vec<&MetricVerdict> = self
             .metrics
             .iter()
             .filter(|m| !m.heterogeneous.is_empty())
             .collect();
+        let mut out = String::new();
         if !differing_by_task.is_empty() {
             out += &format!(
                 "The effect differs by task (Breslow–Day p < {}; summary.md has the per-task tables):\n",
@@ -150,21 +161,13 @@ impl Verdict {
                 out += &wrap(&lead, &m.heterogeneous.join(", "), TEXT_WIDTH);
             }
         }
-        if let Some(seq) = &self.sequential {
-            out += &wrap(
-                "Sequential run: ",
-                &format!("on {}, {}.", seq.metric, seq.stop_text()),
-                TEXT_WIDTH,
-            );
-            for crossing in seq.crossing_texts() {
-                out += &wrap("  crossed: ", &crossing, TEXT_WIDTH);
-            }
-            out += &wrap_hanging(
-                "  ",
-                &format!("Note: {}.", seq.adjustment_note()),
-                TEXT_WIDTH,
-            );
-        }
+        out
+    }
+
+    /// The verdict's closing lists: sample size warnings, the agents' failures, then
+    /// the failures outside the agents.
+    fn lists_text(&self) -> String {
+        let mut out = String::new();
         if !self.warnings.is_empty() {
             out += "Sample size:\n";
             for w in &self.warnings {
@@ -430,51 +433,8 @@ pub fn decide(rows: &[SummaryRow], baseline: Option<&str>, alpha: f64) -> Verdic
         if Some(row.arm.as_str()) == baseline {
             continue;
         }
-        // Two or more tasks: the stratified columns judge, the pooled ones do not.
-        let (p_holm, diff) = if row.stratified {
-            (row.p_cmh_holm, row.diff_mh)
-        } else {
-            (row.p_holm, row.diff)
-        };
         let current = metrics.last_mut().expect("pushed above");
-        if row
-            .p_homogeneity
-            .is_some_and(|p| p < by_task::HOMOGENEITY_ALPHA)
-        {
-            current.heterogeneous.push(row.arm.clone());
-        }
-        // Stratified, a comparison with no event (or only events) in every task has a
-        // difference (0) but no CMH p: compared, and no difference.
-        let compared = if row.stratified {
-            diff.is_some()
-        } else {
-            p_holm.is_some()
-        };
-        if !compared {
-            continue;
-        }
-        current.compared += 1;
-        current.stratified |= row.stratified;
-        let (Some(p_holm), Some(diff)) = (p_holm, diff.filter(|d| *d != 0.0)) else {
-            continue;
-        };
-        if p_holm < alpha {
-            let direction = if diff > 0.0 {
-                Direction::Higher
-            } else {
-                Direction::Lower
-            };
-            current.findings.push(Finding {
-                arm: row.arm.clone(),
-                diff,
-                p_holm,
-                direction,
-                better: matches!(
-                    (direction, better),
-                    (Direction::Higher, Better::Higher) | (Direction::Lower, Better::Lower)
-                ),
-            });
-        }
+        judge_row(current, row, better, alpha);
     }
     Verdict {
         baseline: baseline.map(str::to_string),
@@ -487,6 +447,73 @@ pub fn decide(rows: &[SummaryRow], baseline: Option<&str>, alpha: f64) -> Verdic
         failures: Vec::new(),
         agent_failures: Vec::new(),
     }
+}
+
+/// Adds a non-baseline row of `current`'s metric to its verdict: whether the effect
+/// differs by task, whether the row was compared, and a finding when it differs.
+fn judge_row(current: &mut MetricVerdict, row: &SummaryRow, better: Better, alpha: f64) {
+    // Two or more tasks: the stratified columns judge, the pooled ones do not.
+    let (p_holm, diff) = if row.stratified {
+        (row.p_cmh_holm, row.diff_mh)
+    } else {
+        (row.p_holm, row.diff)
+    };
+    if row
+        .p_homogeneity
+        .is_some_and(|p| p < by_task::HOMOGENEITY_ALPHA)
+    {
+        current.heterogeneous.push(row.arm.clone());
+    }
+    // Stratified, a comparison with no event (or only events) in every task has a
+    // difference (0) but no CMH p: compared, and no difference.
+    let compared = if row.stratified {
+        diff.is_some()
+    } else {
+        p_holm.is_some()
+    };
+    if !compared {
+        return;
+    }
+    current.compared += 1;
+    current.stratified |= row.stratified;
+    let (Some(p_holm), Some(diff)) = (p_holm, diff.filter(|d| *d != 0.0)) else {
+        return;
+    };
+    if p_holm < alpha {
+        let direction = if diff > 0.0 {
+            Direction::Higher
+        } else {
+            Direction::Lower
+        };
+        current.findings.push(Finding {
+            arm: row.arm.clone(),
+            diff,
+            p_holm,
+            direction,
+            better: matches!(
+                (direction, better),
+                (Direction::Higher, Better::Higher) | (Direction::Lower, Better::Lower)
+            ),
+        });
+    }
+}
+
+/// Where a sequential run stopped, the boundaries it crossed and how its p is adjusted.
+fn sequential_text(seq: &SequentialOutcome) -> String {
+    let mut out = wrap(
+        "Sequential run: ",
+        &format!("on {}, {}.", seq.metric, seq.stop_text()),
+        TEXT_WIDTH,
+    );
+    for crossing in seq.crossing_texts() {
+        out += &wrap("  crossed: ", &crossing, TEXT_WIDTH);
+    }
+    out += &wrap_hanging(
+        "  ",
+        &format!("Note: {}.", seq.adjustment_note()),
+        TEXT_WIDTH,
+    );
+    out
 }
 
 /// The sample-size warnings: what is small about each metric ("no units for json, yaml;

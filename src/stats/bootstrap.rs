@@ -226,76 +226,112 @@ fn resample_rates(
         && u32::try_from(m).is_ok()
         && (m as u128) * u128::from(max_n) <= u128::from(u64::MAX);
     if small {
-        // Distinct columns only: metrics often share their n (every coding session),
-        // and a column of zeros needs no dot product.
-        let mut columns: Vec<Vec<u32>> = Vec::new();
-        let mut slot = |values: Vec<u32>| -> Option<usize> {
-            if values.iter().all(|&v| v == 0) {
-                return None;
+        resample_by_multiplicity(clusters, groups, resamples, &mut rng, &mut rates);
+    } else {
+        resample_by_sums(clusters, groups, resamples, &mut rng, &mut rates);
+    }
+    rates
+}
+
+/// The distinct nonzero columns of the clusters' k and n (metrics often share their n,
+/// every coding session, and a column of zeros needs no dot product), and for each
+/// metric the slots of its k and n among them (`None`: all zero).
+#[expect(
+    clippy::type_complexity,
+    reason = "the columns and each metric's two slots in them, used together"
+)]
+fn distinct_columns(
+    clusters: &[&[(u64, u64)]],
+) -> (Vec<Vec<u32>>, Vec<(Option<usize>, Option<usize>)>) {
+    let mut columns: Vec<Vec<u32>> = Vec::new();
+    let mut slot = |values: Vec<u32>| -> Option<usize> {
+        if values.iter().all(|&v| v == 0) {
+            return None;
+        }
+        Some(match columns.iter().position(|c| *c == values) {
+            Some(i) => i,
+            None => {
+                columns.push(values);
+                columns.len() - 1
             }
-            Some(match columns.iter().position(|c| *c == values) {
-                Some(i) => i,
-                None => {
-                    columns.push(values);
-                    columns.len() - 1
-                }
-            })
-        };
-        let slots: Vec<(Option<usize>, Option<usize>)> = clusters
-            .iter()
-            .map(|c| {
-                let k = slot(c.iter().map(|x| x.0 as u32).collect());
-                let n = slot(c.iter().map(|x| x.1 as u32).collect());
-                (k, n)
-            })
-            .collect();
-        let dot = |a: &[u32], b: &[u32]| -> u64 {
-            a.iter()
-                .zip(b)
-                .map(|(&x, &y)| u64::from(x) * u64::from(y))
-                .sum()
-        };
-        let mut multiplicity = vec![0u32; m];
-        let mut sums = vec![0u64; columns.len()];
-        for _ in 0..resamples {
-            multiplicity.fill(0);
-            for group in groups {
-                for _ in 0..group.len() {
-                    multiplicity[group[rng.random_range(0..group.len())]] += 1;
-                }
-            }
-            for (sum, column) in sums.iter_mut().zip(&columns) {
-                *sum = dot(&multiplicity, column);
-            }
-            for (r, &(k, n)) in rates.iter_mut().zip(&slots) {
-                let sum = |slot: Option<usize>| slot.map_or(0, |i| sums[i]);
-                let n_sum = sum(n);
-                if n_sum > 0 {
-                    r.push(sum(k) as f64 / n_sum as f64);
-                }
+        })
+    };
+    let slots: Vec<(Option<usize>, Option<usize>)> = clusters
+        .iter()
+        .map(|c| {
+            let k = slot(c.iter().map(|x| x.0 as u32).collect());
+            let n = slot(c.iter().map(|x| x.1 as u32).collect());
+            (k, n)
+        })
+        .collect();
+    (columns, slots)
+}
+
+/// [`resample_rates`] when counts fit in `u32`: the draws tallied into multiplicities,
+/// each sum one dot product.
+fn resample_by_multiplicity(
+    clusters: &[&[(u64, u64)]],
+    groups: &[Vec<usize>],
+    resamples: usize,
+    rng: &mut ChaCha8Rng,
+    rates: &mut [Vec<f64>],
+) {
+    let m = clusters.first().map_or(0, |c| c.len());
+    let (columns, slots) = distinct_columns(clusters);
+    let dot = |a: &[u32], b: &[u32]| -> u64 {
+        a.iter()
+            .zip(b)
+            .map(|(&x, &y)| u64::from(x) * u64::from(y))
+            .sum()
+    };
+    let mut multiplicity = vec![0u32; m];
+    let mut sums = vec![0u64; columns.len()];
+    for _ in 0..resamples {
+        multiplicity.fill(0);
+        for group in groups {
+            for _ in 0..group.len() {
+                multiplicity[group[rng.random_range(0..group.len())]] += 1;
             }
         }
-    } else {
-        let mut sums = vec![(0u128, 0u128); clusters.len()];
-        for _ in 0..resamples {
-            sums.fill((0, 0));
-            for group in groups {
-                for _ in 0..group.len() {
-                    let i = group[rng.random_range(0..group.len())];
-                    for (sum, c) in sums.iter_mut().zip(clusters) {
-                        sum.0 += u128::from(c[i].0);
-                        sum.1 += u128::from(c[i].1);
-                    }
-                }
-            }
-            for (r, &(k_sum, n_sum)) in rates.iter_mut().zip(&sums) {
-                if n_sum > 0 {
-                    r.push(k_sum as f64 / n_sum as f64);
-                }
+        for (sum, column) in sums.iter_mut().zip(&columns) {
+            *sum = dot(&multiplicity, column);
+        }
+        for (r, &(k, n)) in rates.iter_mut().zip(&slots) {
+            let sum = |slot: Option<usize>| slot.map_or(0, |i| sums[i]);
+            let n_sum = sum(n);
+            if n_sum > 0 {
+                r.push(sum(k) as f64 / n_sum as f64);
             }
         }
     }
-    rates
+}
+
+/// [`resample_rates`] for any counts: each draw adds its cluster in `u128`.
+fn resample_by_sums(
+    clusters: &[&[(u64, u64)]],
+    groups: &[Vec<usize>],
+    resamples: usize,
+    rng: &mut ChaCha8Rng,
+    rates: &mut [Vec<f64>],
+) {
+    let mut sums = vec![(0u128, 0u128); clusters.len()];
+    for _ in 0..resamples {
+        sums.fill((0, 0));
+        for group in groups {
+            for _ in 0..group.len() {
+                let i = group[rng.random_range(0..group.len())];
+                for (sum, c) in sums.iter_mut().zip(clusters) {
+                    sum.0 += u128::from(c[i].0);
+                    sum.1 += u128::from(c[i].1);
+                }
+            }
+        }
+        for (r, &(k_sum, n_sum)) in rates.iter_mut().zip(&sums) {
+            if n_sum > 0 {
+                r.push(k_sum as f64 / n_sum as f64);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -108,154 +108,17 @@ impl Judge<'_> {
 
 /// The report of `task` from the answers of its trees.
 pub fn judge_task(task: &Task, trees: &[(&TreeJob, Answers)], repeats: u32) -> Result<TaskReport> {
-    let gold = gold_root(task).is_some();
-    let cell = |runs: bool| {
-        if runs {
-            CellState::Ok
-        } else {
-            CellState::Skipped
-        }
-    };
-    let mut judge = Judge {
-        task,
-        rows: task
-            .features
-            .iter()
-            .map(|f| FeatureRow {
-                id: f.id.clone(),
-                nop: CellState::Ok,
-                oracle: cell(gold),
-                alone: cell(gold),
-                repeat: cell(repeats > 1),
-                max_ms: 0,
-            })
-            .collect(),
-        problems: Vec::new(),
-        notes: Vec::new(),
-    };
-    let mut skipped = Vec::new();
-    if !gold {
-        skipped.extend(["oracle", "alone"]);
-        judge.notes.push(
-            "oracle and alone skipped: the task has no oracle/gold (and the sim agent cannot run it)"
-                .into(),
-        );
-    }
-    if repeats <= 1 {
-        skipped.push("repeat");
-        judge
-            .notes
-            .push("repeat skipped: every check ran once (--repeats 1)".into());
-    }
+    let (mut judge, skipped) = Judge::new(task, repeats);
     let order = dependency_order(task);
-    let ids = |list: &[usize]| -> String {
-        list.iter()
-            .map(|&f| task.features[f].id.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     // Features passing after the previous oracle step.
     let mut passing: BTreeSet<usize> = BTreeSet::new();
     for (job, answers) in trees {
         match job.kind {
-            TreeKind::Nop => {
-                for (&f, v) in job.checks.iter().zip(answers) {
-                    judge.seen(f, v, "repo/ as it is");
-                    if v.check != Check::Fail {
-                        judge.rows[f].nop = CellState::Fail;
-                    }
-                    if v.check == Check::Pass {
-                        judge.problem(
-                            "nop",
-                            f,
-                            "passes before any work (exit 0)".into(),
-                            "premature_done can never count it; make its test fail on repo/",
-                            None,
-                        );
-                    }
-                }
-            }
+            TreeKind::Nop => judge.nop_tree(job, answers),
             TreeKind::Oracle(step) => {
-                let f = order[step];
-                let what = format!("the gold of {}", ids(&order[..=step]));
-                let mut now = BTreeSet::new();
-                for (&g, v) in job.checks.iter().zip(answers) {
-                    judge.seen(g, v, &what);
-                    if v.check == Check::Pass {
-                        now.insert(g);
-                    }
-                }
-                let own = job.checks.iter().zip(answers).find(|(g, _)| **g == f);
-                if !has_gold(task, f) {
-                    judge.rows[f].oracle = CellState::Fail;
-                    judge.rows[f].alone = CellState::Skipped;
-                    let id = judge.id(f).to_string();
-                    judge.problem(
-                        "oracle",
-                        f,
-                        format!("has no gold: oracle/gold/{id} does not exist"),
-                        "put the files that implement it under oracle/gold/<ID>/ (paths as in repo/)",
-                        None,
-                    );
-                } else if let Some((_, v)) = own.filter(|(_, v)| v.check != Check::Pass) {
-                    judge.rows[f].oracle = CellState::Fail;
-                    if v.check == Check::Fail {
-                        let reason =
-                            format!("fails after its gold over {what} ({})", exit_words(v));
-                        judge.problem(
-                            "oracle",
-                            f,
-                            reason,
-                            "the gold must make the check pass: fix the gold, or a check that fails on a correct implementation",
-                            Some(v),
-                        );
-                    }
-                }
-                for (&g, v) in job.checks.iter().zip(answers) {
-                    if g != f && passing.contains(&g) && v.check == Check::Fail {
-                        judge.rows[f].oracle = CellState::Fail;
-                        let reason = format!(
-                            "its gold breaks {}, which passed before ({})",
-                            task.features[g].id,
-                            exit_words(v)
-                        );
-                        judge.problem(
-                            "oracle",
-                            f,
-                            reason,
-                            "gold files must compose: keep each feature's change in its own files, so that applying one breaks no other",
-                            Some(v),
-                        );
-                    }
-                }
-                passing = now;
+                passing = judge.oracle_tree(job, answers, &order, step, &passing);
             }
-            TreeKind::Alone(f) => {
-                let needs = super::order::closure(task, &order, f);
-                let what = if needs.is_empty() {
-                    "its gold".to_string()
-                } else {
-                    format!("its gold with that of {}", ids(&needs))
-                };
-                let Some(v) = answers.first() else { continue };
-                judge.seen(f, v, &what);
-                if v.check != Check::Pass {
-                    judge.rows[f].alone = CellState::Fail;
-                }
-                if v.check == Check::Fail {
-                    let reason = format!(
-                        "fails with only {what} applied ({}): it needs something it does not declare",
-                        exit_words(v)
-                    );
-                    judge.problem(
-                        "alone",
-                        f,
-                        reason,
-                        "add what it needs to its depends_on, or move what it needs into its own gold",
-                        Some(v),
-                    );
-                }
-            }
+            TreeKind::Alone(f) => judge.alone_tree(answers, &order, f),
         }
     }
     judge.problems.extend(tests_problems(task)?);
@@ -269,4 +132,186 @@ pub fn judge_task(task: &Task, trees: &[(&TreeJob, Answers)], repeats: u32) -> R
         notes: judge.notes,
         dir: task.dir.display().to_string(),
     })
+}
+
+impl<'t> Judge<'t> {
+    /// A judge whose rows start as passing for every control that runs, and the
+    /// controls that do not run (no gold; one repeat), each with a note that says why.
+    fn new(task: &'t Task, repeats: u32) -> (Self, Vec<&'static str>) {
+        let gold = gold_root(task).is_some();
+        let cell = |runs: bool| {
+            if runs {
+                CellState::Ok
+            } else {
+                CellState::Skipped
+            }
+        };
+        let mut judge = Judge {
+            task,
+            rows: task
+                .features
+                .iter()
+                .map(|f| FeatureRow {
+                    id: f.id.clone(),
+                    nop: CellState::Ok,
+                    oracle: cell(gold),
+                    alone: cell(gold),
+                    repeat: cell(repeats > 1),
+                    max_ms: 0,
+                })
+                .collect(),
+            problems: Vec::new(),
+            notes: Vec::new(),
+        };
+        let mut skipped = Vec::new();
+        if !gold {
+            skipped.extend(["oracle", "alone"]);
+            judge.notes.push(
+                "oracle and alone skipped: the task has no oracle/gold (and the sim agent cannot run it)"
+                    .into(),
+            );
+        }
+        if repeats <= 1 {
+            skipped.push("repeat");
+            judge
+                .notes
+                .push("repeat skipped: every check ran once (--repeats 1)".into());
+        }
+        (judge, skipped)
+    }
+}
+
+impl Judge<'_> {
+    /// The ids of the features `list`, comma-separated.
+    fn ids(&self, list: &[usize]) -> String {
+        list.iter()
+            .map(|&f| self.task.features[f].id.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The nop control: on repo/ as it is, every check must fail.
+    fn nop_tree(&mut self, job: &TreeJob, answers: &Answers) {
+        for (&f, v) in job.checks.iter().zip(answers) {
+            self.seen(f, v, "repo/ as it is");
+            if v.check != Check::Fail {
+                self.rows[f].nop = CellState::Fail;
+            }
+            if v.check == Check::Pass {
+                self.problem(
+                    "nop",
+                    f,
+                    "passes before any work (exit 0)".into(),
+                    "premature_done can never count it; make its test fail on repo/",
+                    None,
+                );
+            }
+        }
+    }
+
+    /// The oracle control at `step` of the gold order: the step's feature has gold and
+    /// passes over it, and breaks no feature that `passing` before. Returns the features
+    /// passing after this step.
+    fn oracle_tree(
+        &mut self,
+        job: &TreeJob,
+        answers: &Answers,
+        order: &[usize],
+        step: usize,
+        passing: &BTreeSet<usize>,
+    ) -> BTreeSet<usize> {
+        let f = order[step];
+        let what = format!("the gold of {}", self.ids(&order[..=step]));
+        let mut now = BTreeSet::new();
+        for (&g, v) in job.checks.iter().zip(answers) {
+            self.seen(g, v, &what);
+            if v.check == Check::Pass {
+                now.insert(g);
+            }
+        }
+        let own = job.checks.iter().zip(answers).find(|(g, _)| **g == f);
+        if !has_gold(self.task, f) {
+            self.rows[f].oracle = CellState::Fail;
+            self.rows[f].alone = CellState::Skipped;
+            let id = self.id(f).to_string();
+            self.problem(
+                "oracle",
+                f,
+                format!("has no gold: oracle/gold/{id} does not exist"),
+                "put the files that implement it under oracle/gold/<ID>/ (paths as in repo/)",
+                None,
+            );
+        } else if let Some((_, v)) = own.filter(|(_, v)| v.check != Check::Pass) {
+            self.rows[f].oracle = CellState::Fail;
+            if v.check == Check::Fail {
+                let reason = format!("fails after its gold over {what} ({})", exit_words(v));
+                self.problem(
+                    "oracle",
+                    f,
+                    reason,
+                    "the gold must make the check pass: fix the gold, or a check that fails on a correct implementation",
+                    Some(v),
+                );
+            }
+        }
+        self.gold_breaks(job, answers, f, passing);
+        now
+    }
+
+    /// Fails the oracle of `f` for each feature of `passing` (those that passed before
+    /// it) that its gold breaks.
+    fn gold_breaks(
+        &mut self,
+        job: &TreeJob,
+        answers: &Answers,
+        f: usize,
+        passing: &BTreeSet<usize>,
+    ) {
+        for (&g, v) in job.checks.iter().zip(answers) {
+            if g != f && passing.contains(&g) && v.check == Check::Fail {
+                self.rows[f].oracle = CellState::Fail;
+                let reason = format!(
+                    "its gold breaks {}, which passed before ({})",
+                    self.task.features[g].id,
+                    exit_words(v)
+                );
+                self.problem(
+                    "oracle",
+                    f,
+                    reason,
+                    "gold files must compose: keep each feature's change in its own files, so that applying one breaks no other",
+                    Some(v),
+                );
+            }
+        }
+    }
+
+    /// The alone control: feature `f` passes with only its gold and that of what it
+    /// declares it needs.
+    fn alone_tree(&mut self, answers: &Answers, order: &[usize], f: usize) {
+        let needs = super::order::closure(self.task, order, f);
+        let what = if needs.is_empty() {
+            "its gold".to_string()
+        } else {
+            format!("its gold with that of {}", self.ids(&needs))
+        };
+        let Some(v) = answers.first() else { return };
+        self.seen(f, v, &what);
+        if v.check != Check::Pass {
+            self.rows[f].alone = CellState::Fail;
+        }
+        if v.check == Check::Fail {
+            let reason = format!(
+                "fails with only {what} applied ({}): it needs something it does not declare",
+                exit_words(v)
+            );
+            self.problem(
+                "alone",
+                f,
+                reason,
+                "add what it needs to its depends_on, or move what it needs into its own gold",
+                Some(v),
+            );
+        }
+    }
 }

@@ -39,19 +39,47 @@ pub fn tests_problems(task: &Task) -> Result<Vec<Problem>> {
             .filter(|(p, _)| task.tests.glob.is_match(p))
             .collect()
     });
-    let mut problems = Vec::new();
-    let problem = |file: &str, reason: String, fix: String| Problem {
+    let mut problems = uncounted_files(task, &in_repo, in_oracle.as_ref());
+    let Some(in_oracle) = in_oracle else {
+        problems.push(Problem {
+            control: "tests",
+            feature: None,
+            file: None,
+            reason: "the task has no oracle/tests: verified then equals self_verified, so \
+                     tests the agent weakens cannot be detected"
+                .into(),
+            fix: "copy the tests of repo/tests to oracle/tests".into(),
+            output: None,
+        });
+        return Ok(problems);
+    };
+    problems.extend(pristine_mismatches(&in_repo, &in_oracle));
+    Ok(problems)
+}
+
+/// A problem of the `tests` control with test file `file`.
+fn file_problem(file: &str, reason: String, fix: String) -> Problem {
+    Problem {
         control: "tests",
         feature: None,
         file: Some(file.to_string()),
         reason,
         fix,
         output: None,
-    };
-    // Every file once, the pristine copy where there is one.
+    }
+}
+
+/// No test file at all, or test files in which `count_pattern` finds no test (each
+/// file once, the pristine copy where there is one).
+fn uncounted_files(
+    task: &Task,
+    in_repo: &BTreeMap<&str, &[u8]>,
+    in_oracle: Option<&BTreeMap<String, &[u8]>>,
+) -> Vec<Problem> {
+    let mut problems = Vec::new();
     let mut files: BTreeMap<String, &[u8]> =
         in_repo.iter().map(|(p, c)| (p.to_string(), *c)).collect();
-    if let Some(o) = &in_oracle {
+    if let Some(o) = in_oracle {
         files.extend(o.iter().map(|(p, c)| (p.clone(), *c)));
     }
     if files.is_empty() {
@@ -75,7 +103,7 @@ pub fn tests_problems(task: &Task) -> Result<Vec<Problem>> {
                 .find(&String::from_utf8_lossy(content))
                 .is_none()
         {
-            problems.push(problem(
+            problems.push(file_problem(
                 path,
                 "count_pattern matches nothing".into(),
                 format!(
@@ -86,30 +114,27 @@ pub fn tests_problems(task: &Task) -> Result<Vec<Problem>> {
             ));
         }
     }
-    let Some(in_oracle) = in_oracle else {
-        problems.push(Problem {
-            control: "tests",
-            feature: None,
-            file: None,
-            reason: "the task has no oracle/tests: verified then equals self_verified, so \
-                     tests the agent weakens cannot be detected"
-                .into(),
-            fix: "copy the tests of repo/tests to oracle/tests".into(),
-            output: None,
-        });
-        return Ok(problems);
-    };
-    for (path, content) in &in_repo {
+    problems
+}
+
+/// The test files under oracle/tests that repo/ lacks, holds in another version, or
+/// holds alone.
+fn pristine_mismatches(
+    in_repo: &BTreeMap<&str, &[u8]>,
+    in_oracle: &BTreeMap<String, &[u8]>,
+) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    for (path, content) in in_repo {
         if !path.starts_with(&format!("{ORACLE_TESTS_AT}/")) {
             continue;
         }
         match in_oracle.get(*path) {
-            None => problems.push(problem(
+            None => problems.push(file_problem(
                 path,
                 format!("in repo/ but not in oracle/{path}: the overlay leaves it out of every verified check"),
                 format!("copy repo/{path} to oracle/{path}, or delete it from repo/"),
             )),
-            Some(pristine) if pristine != content => problems.push(problem(
+            Some(pristine) if pristine != content => problems.push(file_problem(
                 path,
                 format!(
                     "repo/{path} and oracle/{path} differ (first at line {})",
@@ -125,7 +150,7 @@ pub fn tests_problems(task: &Task) -> Result<Vec<Problem>> {
     }
     for path in in_oracle.keys() {
         if !in_repo.contains_key(path.as_str()) {
-            problems.push(problem(
+            problems.push(file_problem(
                 path,
                 format!("in oracle/{path} but not in repo/: the agent never sees this test"),
                 format!(
@@ -134,7 +159,7 @@ pub fn tests_problems(task: &Task) -> Result<Vec<Problem>> {
             ));
         }
     }
-    Ok(problems)
+    problems
 }
 
 /// The 1-based number of the first line where `a` and `b` differ.

@@ -4,21 +4,18 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use super::capture::Captured;
-use super::child::{self, Capture, Ended, KILL_GRACE, Limits};
+use super::child::{Ended, KILL_GRACE};
 use super::program::{harness_binary, resolve_program, sandboxed_program};
 use crate::agent::mock_model::Scenario;
 use crate::agent::{Agent, SessionContext, SessionRun};
 use crate::agent::{Failure, FailureKind, Outcome};
 use crate::error::{Error, IoContext, Result, with_causes};
-use crate::notice::Notice;
 use crate::run_dir::RunDir;
-use crate::sandbox::{self, Cgroup, Hidden, Launch, Layout, Redactor, Started};
+use crate::sandbox::{self, Hidden, Layout, Redactor};
 use crate::suite::TrialKey;
 use crate::suite::{AgentDriver, Arm, CrashMode, ModelServer, Sandbox, Suite};
 
@@ -276,139 +273,6 @@ impl CommandAgent {
         layout
     }
 
-    /// One try at running the agent: how it ended, what became of its output and which
-    /// of the sandbox's limits it reached. `Ok(Err(..))` is a failure to start it
-    /// (retried): known from the spawn, the supervisor, or bwrap's own status report,
-    /// never from what the agent printed.
-    fn try_once(
-        &self,
-        ctx: &SessionContext<'_>,
-        files: &SessionFiles,
-        env: &[(String, OsString)],
-    ) -> Result<std::result::Result<Ran, String>> {
-        let Some(program) = self.resolve_program() else {
-            return Ok(Err(format!(
-                "cannot start agent '{}': program '{}' not found{}",
-                self.name,
-                self.program,
-                if self.program.contains('/') {
-                    String::new()
-                } else {
-                    " on PATH".to_string()
-                }
-            )));
-        };
-        let create =
-            |p: &Path| File::create(p).io_context(|| format!("cannot create '{}'", p.display()));
-        let capture = Capture {
-            stdout: create(&files.stdout)?,
-            stderr: create(&files.stderr)?,
-            limit: self.capture_limit,
-        };
-        let stdin = File::open(&ctx.workspace.prompt_file)
-            .io_context(|| format!("cannot read '{}'", ctx.workspace.prompt_file.display()))?;
-        let supervisor = std::env::current_exe()
-            .io_context(|| "cannot find the loopbench binary to supervise the agent".into())?;
-        let mut cmd = Command::new(supervisor);
-        cmd.args([super::supervise::SUBCOMMAND, "--status"])
-            .arg(&files.status_file)
-            .arg("--");
-        let mut sandboxed = None;
-        if self.sandbox.is_some() {
-            let layout = self.layout(ctx, &program, files);
-            // A root harness runs the agent as the sandbox's user: what it may write
-            // (and the prompt it reads) must be that user's.
-            layout.hand_over().io_context(|| {
-                format!(
-                    "cannot hand '{}' over to the sandbox's user",
-                    ctx.workspace.work_dir.display()
-                )
-            })?;
-            if let Some(run_as) = &layout.run_as {
-                run_as
-                    .user
-                    .hand_over(&[&ctx.workspace.prompt_file])
-                    .io_context(|| "cannot hand the prompt over to the sandbox's user".into())?;
-            }
-            let cgroup = Cgroup::create(self.limits)
-                .io_context(|| "cannot create the session's cgroup".into())?;
-            let _ = std::fs::remove_file(&files.bwrap_status);
-            let launch = Launch::new(
-                files.bwrap_status.clone(),
-                cgroup.as_ref().map(Cgroup::procs_files).unwrap_or_default(),
-            );
-            cmd.args(launch.argv(&layout));
-            sandboxed = Some((launch, cgroup));
-        }
-        if let (Some(server), Some(log)) = (&self.model_server, &files.model_log) {
-            let bin = harness_binary().ok_or_else(|| {
-                Error::BadInput("cannot find the loopbench binary to serve the model".into())
-            })?;
-            cmd.arg(bin)
-                .arg("mock-model")
-                .arg("--scenario")
-                .arg(&server.scenario)
-                .arg("--session")
-                .arg(ctx.session.to_string())
-                .arg("--attempt")
-                .arg(self.attempt.to_string())
-                .arg("--log")
-                .arg(log)
-                .arg("--home")
-                .arg(&files.home)
-                .arg("--");
-        }
-        if self.sandbox.is_some() {
-            cmd.arg(sandboxed_program(&program));
-        } else {
-            cmd.arg(&program);
-        }
-        cmd.args(&self.args)
-            .current_dir(&ctx.workspace.work_dir)
-            .env_clear()
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .stdin(stdin);
-        let limits = Limits {
-            timeout: self.timeout,
-            grace: self.grace,
-            crash_after: self.crash_after(ctx.interrupt_at),
-            supervised: Some(files.status_file.clone()),
-        };
-        let cannot_start = |e: &dyn std::fmt::Display| {
-            format!(
-                "cannot start agent '{}' ({}): {e}",
-                self.name,
-                program.display()
-            )
-        };
-        match child::run(cmd, limits, Some(capture)) {
-            Err(e) => Ok(Err(cannot_start(&e))),
-            Ok(_) if let Some(e) = super::supervise::spawn_error(&files.status_file) => {
-                Ok(Err(cannot_start(&e)))
-            }
-            Ok(ran) => {
-                let mut limits_reached = Vec::new();
-                if let Some((launch, cgroup)) = &sandboxed {
-                    if matches!(ran.ended, Ended::Exited(_))
-                        && let Started::Failed(why) =
-                            launch.started(Some(&files.stderr), cgroup.as_ref())?
-                    {
-                        return Ok(Err(format!(
-                            "cannot start agent '{}' in the sandbox: {why}",
-                            self.name
-                        )));
-                    }
-                    limits_reached = cgroup.as_ref().map(Cgroup::reached).unwrap_or_default();
-                }
-                Ok(Ok(Ran {
-                    ended: ran.ended,
-                    captured: ran.captured,
-                    limits_reached,
-                }))
-            }
-        }
-    }
-
     /// Creates the capture directory, the state directory and a fresh, empty usage file.
     fn prepare(&self, ctx: &SessionContext<'_>) -> Result<SessionFiles> {
         let root = ctx
@@ -586,87 +450,12 @@ impl CommandAgent {
     }
 }
 
-impl CommandAgent {
-    /// Runs the session, trying again while the agent cannot be started at all. What
-    /// keeps the harness from starting it (its capture files, the session's cgroup, the
-    /// sandbox's report) is the harness's failure, `infra`.
-    fn run_tries(
-        &self,
-        ctx: &SessionContext<'_>,
-        files: &SessionFiles,
-        env: &[(String, OsString)],
-    ) -> SessionRun {
-        let tries = self.retry.tries.max(1);
-        let mut failures: Vec<String> = Vec::new();
-        let mut last_reason = String::new();
-        let mut delay = self.retry.first_delay;
-        for attempt in 1..=tries {
-            let tried = match self.try_once(ctx, files, env) {
-                Ok(tried) => tried,
-                Err(e) => {
-                    return SessionRun::harness_failed(format!(
-                        "the harness could not run the session: {}",
-                        with_causes(&e)
-                    ));
-                }
-            };
-            match tried {
-                Ok(ran) => {
-                    let planned = judge::Planned {
-                        crash_after: self.crash_after(ctx.interrupt_at),
-                        agent_crash: self.crash == CrashMode::Agent && ctx.interrupt_at.is_some(),
-                        scripted_crash: self.scripted_crash(ctx.session),
-                    };
-                    let mut run = self.judge(&ran, planned, files);
-                    if !failures.is_empty() {
-                        let retried = failures.join("; ");
-                        run.error = Some(match run.error {
-                            Some(e) => format!("{retried}; {e}"),
-                            None => retried,
-                        });
-                    }
-                    return run;
-                }
-                Err(reason) if attempt < tries => {
-                    let note = format!(
-                        "try {attempt} of {tries} failed: {reason}; retrying in {}",
-                        humantime::format_duration(delay)
-                    );
-                    // A retry must be visible while it happens, not only in the record.
-                    (ctx.notify)(Notice::AgentRetry {
-                        key: self.key.clone(),
-                        session: ctx.session,
-                        message: note.clone(),
-                    });
-                    failures.push(note);
-                    std::thread::sleep(delay);
-                    delay = delay.saturating_mul(2);
-                }
-                Err(reason) => {
-                    let note = format!("try {attempt} of {tries} failed: {reason}; giving up");
-                    last_reason = format!("{reason} ({tries} tries)");
-                    (ctx.notify)(Notice::AgentRetry {
-                        key: self.key.clone(),
-                        session: ctx.session,
-                        message: note.clone(),
-                    });
-                    failures.push(note);
-                }
-            }
-        }
-        // The program, its wrapper or its sandbox could not be started: nothing the
-        // agent did.
-        SessionRun {
-            failure: Some(Failure::new(FailureKind::Infra, last_reason)),
-            ..SessionRun::failed(failures.join("; "))
-        }
-    }
-}
-
 #[path = "attempt_dirs.rs"]
 mod attempt_dirs;
 #[path = "judge.rs"]
 mod judge;
+#[path = "tries.rs"]
+mod tries;
 
 #[cfg(test)]
 #[path = "agent_tests.rs"]

@@ -49,9 +49,11 @@ impl CommandAgent {
         } = usage::read_reports(&files.usage_file, &files.stdout);
         notes.extend(ran.captured.iter().filter_map(Captured::note));
         notes.extend(ran.limits_reached.iter().cloned());
-        let ended_by_budget = declared == Some(EndStatus::OutOfBudget);
-        let declared = declared.map_or(Outcome::Completed, Outcome::from);
-        let agents = |why: String| Some(Failure::new(FailureKind::Agent, why));
+        let said = Said {
+            ended_by_budget: declared == Some(EndStatus::OutOfBudget),
+            declared: declared.map_or(Outcome::Completed, Outcome::from),
+            reported,
+        };
         let (outcome, failure) = match ran.ended {
             Ended::TimedOut => {
                 notes.push(format!(
@@ -75,69 +77,7 @@ impl CommandAgent {
                         at.as_secs_f64()
                     ));
                 }
-                match (exit.code(), exit.signal()) {
-                    (Some(0), _) => (declared, reported),
-                    (Some(code @ (126 | 127)), _) => {
-                        // The shell's codes for a command it could not execute: the
-                        // agent never ran, whatever its wrapper wrote before.
-                        notes.push(format!("agent exited with code {code}"));
-                        let what = if code == 126 {
-                            "could not be executed"
-                        } else {
-                            "was not found"
-                        };
-                        let reason = format!(
-                            "exit {code}: the agent program or a program its wrapper runs {what}"
-                        );
-                        (declared, Some(Failure::new(FailureKind::Infra, reason)))
-                    }
-                    (Some(CRASH_EXIT), _) if planned.scripted_crash => {
-                        notes.push(
-                            "the scenario's crash: the scripted model server killed the CLI".into(),
-                        );
-                        (Outcome::Interrupted, None)
-                    }
-                    (Some(code), _) if planned.agent_crash => {
-                        notes.push(format!(
-                            "agent exited with code {code} at the crash it was told of"
-                        ));
-                        (Outcome::Interrupted, None)
-                    }
-                    (Some(code), _) if let Some(signal) = signal_of_exit_code(code) => {
-                        // A wrapper (or bwrap, or the model server) whose child was
-                        // killed. The usage file may have been written by anything in the
-                        // session before the kill: a failure it states is not believed.
-                        let name = signal_name(signal);
-                        notes.push(format!("agent exited with code {code} (killed by {name})"));
-                        (declared, agents(format!("exit {code}: killed by {name}")))
-                    }
-                    (Some(code), _) if ended_by_budget => {
-                        // The CLI's own max-turns ending (Claude Code exits 1 on it): a
-                        // budget, not a failure.
-                        notes.push(format!(
-                            "agent exited with code {code} at the end of its turn budget"
-                        ));
-                        (Outcome::OutOfBudget, None)
-                    }
-                    (Some(code), _) => {
-                        notes.push(format!("agent exited with code {code}"));
-                        let failure = reported.or_else(|| agents(format!("exit {code}")));
-                        (declared, failure)
-                    }
-                    (None, _) if planned.agent_crash => {
-                        notes.push("agent was killed at the crash it was told of".into());
-                        (Outcome::Interrupted, None)
-                    }
-                    (None, signal) => {
-                        // A crash nobody here caused (out of memory, a segfault, or a
-                        // tool that killed its own wrapper) is still a session cut off:
-                        // the next one has to resume. What the usage file says then was
-                        // not written by a wrapper that saw its CLI end.
-                        let name = signal.map_or_else(|| "a signal".into(), signal_name);
-                        notes.push(format!("agent was killed by {name}"));
-                        (Outcome::Interrupted, agents(format!("killed by {name}")))
-                    }
-                }
+                exited(exit, planned, said, &mut notes)
             }
         };
         // A session that did not run the way the agent meant says nothing about it:
@@ -155,6 +95,94 @@ impl CommandAgent {
             truth: None,
             divergent: false,
             failure,
+        }
+    }
+}
+
+/// What the agent's wrapper or CLI said of the session (its usage file, its output).
+struct Said {
+    /// The outcome it declared (completed when it declared none).
+    declared: Outcome,
+    /// The failure it reported.
+    reported: Option<Failure>,
+    /// It declared the end of its turn budget.
+    ended_by_budget: bool,
+}
+
+/// The outcome and failure of a session whose agent exited (or was killed) on its own,
+/// from its exit status, what the harness planned and what the agent said; with a note
+/// of how it ended.
+fn exited(
+    exit: std::process::ExitStatus,
+    planned: Planned,
+    said: Said,
+    notes: &mut Vec<String>,
+) -> (Outcome, Option<Failure>) {
+    let agents = |why: String| Some(Failure::new(FailureKind::Agent, why));
+    match (exit.code(), exit.signal()) {
+        (Some(0), _) => (said.declared, said.reported),
+        (Some(code @ (126 | 127)), _) => {
+            // The shell's codes for a command it could not execute: the
+            // agent never ran, whatever its wrapper wrote before.
+            notes.push(format!("agent exited with code {code}"));
+            let what = if code == 126 {
+                "could not be executed"
+            } else {
+                "was not found"
+            };
+            let reason =
+                format!("exit {code}: the agent program or a program its wrapper runs {what}");
+            (
+                said.declared,
+                Some(Failure::new(FailureKind::Infra, reason)),
+            )
+        }
+        (Some(CRASH_EXIT), _) if planned.scripted_crash => {
+            notes.push("the scenario's crash: the scripted model server killed the CLI".into());
+            (Outcome::Interrupted, None)
+        }
+        (Some(code), _) if planned.agent_crash => {
+            notes.push(format!(
+                "agent exited with code {code} at the crash it was told of"
+            ));
+            (Outcome::Interrupted, None)
+        }
+        (Some(code), _) if let Some(signal) = signal_of_exit_code(code) => {
+            // A wrapper (or bwrap, or the model server) whose child was
+            // killed. The usage file may have been written by anything in the
+            // session before the kill: a failure it states is not believed.
+            let name = signal_name(signal);
+            notes.push(format!("agent exited with code {code} (killed by {name})"));
+            (
+                said.declared,
+                agents(format!("exit {code}: killed by {name}")),
+            )
+        }
+        (Some(code), _) if said.ended_by_budget => {
+            // The CLI's own max-turns ending (Claude Code exits 1 on it): a
+            // budget, not a failure.
+            notes.push(format!(
+                "agent exited with code {code} at the end of its turn budget"
+            ));
+            (Outcome::OutOfBudget, None)
+        }
+        (Some(code), _) => {
+            notes.push(format!("agent exited with code {code}"));
+            let failure = said.reported.or_else(|| agents(format!("exit {code}")));
+            (said.declared, failure)
+        }
+        (None, _) if planned.agent_crash => {
+            notes.push("agent was killed at the crash it was told of".into());
+            (Outcome::Interrupted, None)
+        }
+        (None, signal) => {
+            // A crash nobody here caused (out of memory, a segfault, or a
+            // tool that killed its own wrapper) is still a session cut off:
+            // the next one has to resume. What the usage file says then was
+            // not written by a wrapper that saw its CLI end.
+            let name = signal.map_or_else(|| "a signal".into(), signal_name);
+            notes.push(format!("agent was killed by {name}"));
+            (Outcome::Interrupted, agents(format!("killed by {name}")))
         }
     }
 }

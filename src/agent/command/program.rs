@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::process::{Isolation, ShellCommand};
 use crate::sandbox;
-use crate::suite::{AgentDriver, Suite};
+use crate::suite::{AgentDriver, Sandbox, Suite};
 
 /// The line by which a wrapper says it answers the sandbox query: run with
 /// `LOOPBENCH_SANDBOX_QUERY=1`, it prints `ro PATH` and `rw PATH` lines for what its
@@ -175,81 +175,94 @@ pub fn preflight(suite: &Suite, arms: &[usize]) -> Result<()> {
         }
         if let Some(settings) = sandbox {
             sandbox::check_bwrap(&arm.agent)?;
-            if let Some(missing) = settings.read_write.iter().find(|d| !d.is_dir()) {
-                return Err(Error::BadInput(format!(
-                    "agent '{}': {}: '{}' is not a directory (create it first)",
-                    arm.agent,
-                    settings.read_write_key,
-                    missing.display()
-                )));
-            }
-            if let Some(missing) = settings.read_only.iter().find(|d| !d.exists()) {
-                return Err(Error::BadInput(format!(
-                    "agent '{}': sandbox_ro: '{}' does not exist",
-                    arm.agent,
-                    missing.display()
-                )));
-            }
-            let suite_file = suite.dir.join("suite.toml");
-            let declared_in_suite = settings
-                .read_only
-                .iter()
-                .map(|p| ("sandbox_ro", p, false))
-                .chain(
-                    settings
-                        .read_write
-                        .iter()
-                        .map(|p| (settings.read_write_key, p, true)),
-                );
-            for (key, place, writable) in declared_in_suite {
-                check_declared(place, writable).map_err(|why| {
-                    Error::BadInput(format!(
-                        "{}: agent '{}': {key}: '{}' {why}",
-                        suite_file.display(),
-                        arm.agent,
-                        place.display()
-                    ))
-                })?;
-            }
+            check_suite_places(suite, &arm.agent, settings)?;
             if let Some(resolved) = resolve_program(program, &suite.dir, env) {
-                let wrapper = sandboxed_program(&resolved);
-                if let Ok(Some(run_as)) = sandbox::RunAs::of_harness()
-                    && !run_as.user.can_run(&wrapper)
-                {
-                    return Err(Error::BadInput(format!(
-                        "agent '{}': program '{}' cannot be read and executed by the \
-                         sandbox's user {} (the harness runs as root, and the sandbox as that \
-                         user): chmod a+rx '{}'",
-                        arm.agent,
-                        wrapper.display(),
-                        run_as.user.spelled(),
-                        wrapper.display()
-                    )));
-                }
-                let in_wrapper = |e: String| {
-                    Error::BadInput(format!(
-                        "agent '{}': program '{}': {e}",
-                        arm.agent,
-                        resolved.display()
-                    ))
-                };
-                let declared = query_wrapper(&wrapper).map_err(in_wrapper)?;
-                let lines = declared.iter().flat_map(|d| {
-                    d.read_only
-                        .iter()
-                        .map(|p| ("ro", p, false))
-                        .chain(d.read_write.iter().map(|p| ("rw", p, true)))
-                });
-                for (word, place, writable) in lines {
-                    check_declared(place, writable).map_err(|why| {
-                        in_wrapper(format!(
-                            "its sandbox query declares '{word} {}', which {why}",
-                            place.display()
-                        ))
-                    })?;
-                }
+                check_wrapper(&arm.agent, &resolved)?;
             }
         }
+    }
+    Ok(())
+}
+
+/// The places the suite declares for `agent`'s sandbox exist and may be shown.
+fn check_suite_places(suite: &Suite, agent: &str, settings: &Sandbox) -> Result<()> {
+    if let Some(missing) = settings.read_write.iter().find(|d| !d.is_dir()) {
+        return Err(Error::BadInput(format!(
+            "agent '{}': {}: '{}' is not a directory (create it first)",
+            agent,
+            settings.read_write_key,
+            missing.display()
+        )));
+    }
+    if let Some(missing) = settings.read_only.iter().find(|d| !d.exists()) {
+        return Err(Error::BadInput(format!(
+            "agent '{}': sandbox_ro: '{}' does not exist",
+            agent,
+            missing.display()
+        )));
+    }
+    let suite_file = suite.dir.join("suite.toml");
+    let declared_in_suite = settings
+        .read_only
+        .iter()
+        .map(|p| ("sandbox_ro", p, false))
+        .chain(
+            settings
+                .read_write
+                .iter()
+                .map(|p| (settings.read_write_key, p, true)),
+        );
+    for (key, place, writable) in declared_in_suite {
+        check_declared(place, writable).map_err(|why| {
+            Error::BadInput(format!(
+                "{}: agent '{}': {key}: '{}' {why}",
+                suite_file.display(),
+                agent,
+                place.display()
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// The sandboxed program of `agent` (at `resolved`) can be run by the sandbox's user,
+/// and the places its sandbox query declares may be shown.
+fn check_wrapper(agent: &str, resolved: &Path) -> Result<()> {
+    let wrapper = sandboxed_program(resolved);
+    if let Ok(Some(run_as)) = sandbox::RunAs::of_harness()
+        && !run_as.user.can_run(&wrapper)
+    {
+        return Err(Error::BadInput(format!(
+            "agent '{}': program '{}' cannot be read and executed by the \
+             sandbox's user {} (the harness runs as root, and the sandbox as that \
+             user): chmod a+rx '{}'",
+            agent,
+            wrapper.display(),
+            run_as.user.spelled(),
+            wrapper.display()
+        )));
+    }
+    let in_wrapper = |e: String| {
+        Error::BadInput(format!(
+            "agent '{}': program '{}': {e}",
+            agent,
+            resolved.display()
+        ))
+    };
+    let declared = query_wrapper(&wrapper).map_err(in_wrapper)?;
+    let lines = declared.iter().flat_map(|d| {
+        d.read_only
+            .iter()
+            .map(|p| ("ro", p, false))
+            .chain(d.read_write.iter().map(|p| ("rw", p, true)))
+    });
+    for (word, place, writable) in lines {
+        check_declared(place, writable).map_err(|why| {
+            in_wrapper(format!(
+                "its sandbox query declares '{word} {}', which {why}",
+                place.display()
+            ))
+        })?;
     }
     Ok(())
 }

@@ -15,7 +15,7 @@ use std::process::Stdio;
 
 use serde_json::Value;
 
-use super::script::{Ending, Scenario};
+use super::script::{Ending, Scenario, ScriptedSession};
 use super::server::Server;
 use crate::error::{Error, IoContext, Result};
 
@@ -57,33 +57,11 @@ pub const CRASH_EXIT: i32 = 128 + 9;
 /// Runs the server (and the command) and returns the exit code: the command's, or
 /// [`CRASH_EXIT`] at a scripted crash.
 pub fn launch(args: &Launch) -> Result<i32> {
-    let scenario = Scenario::load(&args.scenario)?;
-    let Some(session) = scenario.session(args.session).cloned() else {
-        return Err(Error::BadInput(format!(
-            "scenario '{}' has no session {} (it scripts {})",
-            args.scenario.display(),
-            args.session,
-            scenario
-                .sessions
-                .iter()
-                .map(|s| s.n.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
-    };
+    let session = scripted_session(args)?;
     let ending = session.ending;
     let work_dir =
         std::env::current_dir().io_context(|| "cannot read the current directory".into())?;
-    let log = match &args.log {
-        Some(path) => Some(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .io_context(|| format!("cannot open the served log '{}'", path.display()))?,
-        ),
-        None => None,
-    };
+    let log = open_log(args)?;
     for dir in args.requests_dir.iter().chain(&args.home) {
         std::fs::create_dir_all(dir).io_context(|| format!("cannot create '{}'", dir.display()))?;
     }
@@ -139,6 +117,37 @@ pub fn launch(args: &Launch) -> Result<i32> {
         }
         Ok(code)
     })
+}
+
+/// The session of the scenario that `args` name.
+fn scripted_session(args: &Launch) -> Result<ScriptedSession> {
+    let scenario = Scenario::load(&args.scenario)?;
+    scenario.session(args.session).cloned().ok_or_else(|| {
+        Error::BadInput(format!(
+            "scenario '{}' has no session {} (it scripts {})",
+            args.scenario.display(),
+            args.session,
+            scenario
+                .sessions
+                .iter()
+                .map(|s| s.n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })
+}
+
+/// The served log, opened to append, when `args` name one.
+fn open_log(args: &Launch) -> Result<Option<std::fs::File>> {
+    let Some(path) = &args.log else {
+        return Ok(None);
+    };
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .io_context(|| format!("cannot open the served log '{}'", path.display()))
+        .map(Some)
 }
 
 /// Runs the CLI against the server on `port`; kills its process group at the crash.

@@ -9,6 +9,7 @@ mod launch;
 mod render;
 pub mod script;
 pub mod server;
+mod tool_call;
 
 pub use launch::{API_KEY, CRASH_EXIT, CRASH_GRACE, Launch, launch};
 pub use script::Scenario;

@@ -232,52 +232,29 @@ impl Scenario {
 
     /// Parses scenario text; `path` is only used in messages.
     pub fn parse(path: &Path, text: &str) -> Result<Scenario> {
-        let err = |line: usize, message: String| Error::BadLine {
-            file: path.to_path_buf(),
-            line,
-            message,
-        };
-        // `fault` lines are the scenario's own: the trace parser, which checks the
-        // structure (sessions, order, one end per session), sees them as blank lines.
-        let is_fault = |raw: &str| {
-            serde_json::from_str::<serde_json::Value>(raw)
-                .is_ok_and(|v| v.get("op").and_then(|o| o.as_str()) == Some("fault"))
-        };
-        let as_trace: String = text
-            .lines()
-            .map(|raw| if is_fault(raw) { "" } else { raw })
-            .collect::<Vec<_>>()
-            .join("\n");
-        Trace::parse(path, &as_trace)?;
+        Trace::parse(path, &without_faults(text))?;
         let mut sessions: Vec<ScriptedSession> = Vec::new();
         let mut ended = false;
         for (index, raw) in text.lines().enumerate() {
             if raw.trim().is_empty() {
                 continue;
             }
-            let line_no = index + 1;
+            let err = |message: String| Error::BadLine {
+                file: path.to_path_buf(),
+                line: index + 1,
+                message,
+            };
             if is_fault(raw) {
                 let Some(session) = sessions.last_mut().filter(|_| !ended) else {
                     return Err(err(
-                        line_no,
-                        "a fault belongs to a session, before its end line".into(),
+                        "a fault belongs to a session, before its end line".into()
                     ));
                 };
-                let fault: FaultLine = serde_json::from_str(raw).map_err(|e| {
-                    err(
-                        line_no,
-                        format!(
-                            "fault: {e} (fields: status, retry_after, drop, stall, requests, attempts, while_unset)"
-                        ),
-                    )
-                })?;
-                let fault = fault
-                    .into_fault(session.steps.len())
-                    .map_err(|m| err(line_no, m))?;
+                let fault = fault_of(raw, session.steps.len()).map_err(err)?;
                 session.faults.push(fault);
                 continue;
             }
-            let line: Line = serde_json::from_str(raw).map_err(|e| err(line_no, e.to_string()))?;
+            let line: Line = serde_json::from_str(raw).map_err(|e| err(e.to_string()))?;
             if let Line::Session { n, .. } = line {
                 sessions.push(ScriptedSession {
                     n,
@@ -292,72 +269,8 @@ impl Scenario {
             let Some(session) = sessions.last_mut() else {
                 continue;
             };
-            let relative = |p: &str| {
-                if p.is_empty() || Path::new(p).is_absolute() || p.split('/').any(|c| c == "..") {
-                    Err(err(
-                        line_no,
-                        format!("path '{p}': expected a path inside the work directory"),
-                    ))
-                } else {
-                    Ok(p.to_string())
-                }
-            };
-            match line {
-                Line::Write { path, content } => session.steps.push(Step::Write {
-                    path: relative(&path)?,
-                    content,
-                }),
-                Line::Edit {
-                    path,
-                    old,
-                    new,
-                    all,
-                    original,
-                } => {
-                    if all || original.is_some() {
-                        return Err(err(
-                            line_no,
-                            "a scenario edit replaces one occurrence: 'all' and 'original' are for imported traces".into(),
-                        ));
-                    }
-                    if old.is_empty() {
-                        return Err(err(line_no, "edit: 'old' must not be empty".into()));
-                    }
-                    session.steps.push(Step::Edit {
-                        path: relative(&path)?,
-                        old,
-                        new,
-                    });
-                }
-                Line::Delete { path } => session.steps.push(Step::Delete {
-                    path: relative(&path)?,
-                }),
-                Line::Run { cmd, cwd } => {
-                    if cwd.is_some() {
-                        return Err(err(
-                            line_no,
-                            "run: 'cwd' is not supported in a scenario (use cd in cmd)".into(),
-                        ));
-                    }
-                    session.steps.push(Step::Run { cmd });
-                }
-                Line::End { status, summary } => {
-                    ended = true;
-                    session.ending = match status {
-                        EndStatus::Completed => Ending::Completed,
-                        EndStatus::DeclaredComplete => Ending::DeclaredComplete,
-                        EndStatus::Interrupted => Ending::Crash,
-                        EndStatus::OutOfBudget => {
-                            return Err(err(
-                                line_no,
-                                "end: a scenario ends completed, declared_complete or interrupted (a crash)".into(),
-                            ));
-                        }
-                    };
-                    session.summary = summary.unwrap_or_default();
-                }
-                Line::Session { .. } | Line::Usage { .. } | Line::Skip { .. } => {}
-            }
+            ended |= matches!(line, Line::End { .. });
+            session.add(line).map_err(err)?;
         }
         Ok(Scenario { sessions })
     }
@@ -365,6 +278,101 @@ impl Scenario {
     /// The session numbered `n`.
     pub fn session(&self, n: u32) -> Option<&ScriptedSession> {
         self.sessions.iter().find(|s| s.n == n)
+    }
+}
+
+/// Whether a scenario line is a `fault` line. They are the scenario's own: the trace
+/// parser, which checks the structure (sessions, order, one end per session), sees them
+/// as blank lines.
+fn is_fault(raw: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(raw)
+        .is_ok_and(|v| v.get("op").and_then(|o| o.as_str()) == Some("fault"))
+}
+
+/// The scenario as the trace parser sees it: its fault lines blank.
+fn without_faults(text: &str) -> String {
+    text.lines()
+        .map(|raw| if is_fault(raw) { "" } else { raw })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The fault of a `fault` line, in a session that has `steps` steps so far.
+fn fault_of(raw: &str, steps: usize) -> std::result::Result<Fault, String> {
+    let fault: FaultLine = serde_json::from_str(raw).map_err(|e| {
+        format!(
+            "fault: {e} (fields: status, retry_after, drop, stall, requests, attempts, while_unset)"
+        )
+    })?;
+    fault.into_fault(steps)
+}
+
+/// `p` when it is a path inside the work directory.
+fn relative(p: &str) -> std::result::Result<String, String> {
+    if p.is_empty() || Path::new(p).is_absolute() || p.split('/').any(|c| c == "..") {
+        Err(format!(
+            "path '{p}': expected a path inside the work directory"
+        ))
+    } else {
+        Ok(p.to_string())
+    }
+}
+
+impl ScriptedSession {
+    /// Adds a trace line of this session: a step, or its end; the lines a scenario
+    /// does not script (usage, skip) are left out.
+    fn add(&mut self, line: Line) -> std::result::Result<(), String> {
+        match line {
+            Line::Write { path, content } => self.steps.push(Step::Write {
+                path: relative(&path)?,
+                content,
+            }),
+            Line::Edit {
+                path,
+                old,
+                new,
+                all,
+                original,
+            } => {
+                if all || original.is_some() {
+                    return Err(
+                        "a scenario edit replaces one occurrence: 'all' and 'original' are for imported traces".into(),
+                    );
+                }
+                if old.is_empty() {
+                    return Err("edit: 'old' must not be empty".into());
+                }
+                self.steps.push(Step::Edit {
+                    path: relative(&path)?,
+                    old,
+                    new,
+                });
+            }
+            Line::Delete { path } => self.steps.push(Step::Delete {
+                path: relative(&path)?,
+            }),
+            Line::Run { cmd, cwd } => {
+                if cwd.is_some() {
+                    return Err("run: 'cwd' is not supported in a scenario (use cd in cmd)".into());
+                }
+                self.steps.push(Step::Run { cmd });
+            }
+            Line::End { status, summary } => {
+                self.ending = match status {
+                    EndStatus::Completed => Ending::Completed,
+                    EndStatus::DeclaredComplete => Ending::DeclaredComplete,
+                    EndStatus::Interrupted => Ending::Crash,
+                    EndStatus::OutOfBudget => {
+                        return Err(
+                            "end: a scenario ends completed, declared_complete or interrupted (a crash)".into(),
+                        );
+                    }
+                };
+                self.summary = summary.unwrap_or_default();
+            }
+            Line::Session { .. } | Line::Usage { .. } | Line::Skip { .. } => {}
+        }
+        Ok(())
     }
 }
 

@@ -22,7 +22,8 @@ use tokio::sync::Notify;
 use super::aider;
 use super::http::{self, Request, Response};
 use super::render::{self, Reply, Tokens};
-use super::script::{Ending, Fault, FaultKind, ScriptedSession, Step};
+use super::script::{Ending, Fault, FaultKind, ScriptedSession};
+use super::tool_call::{ClaudeCall, ShellTool, claude_code_call, offers, shell_call};
 
 /// The wire protocol of a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -275,37 +276,11 @@ impl Server {
     }
 
     fn answer(&self, request: &Request) -> Answer {
-        let n = {
-            let mut state = self.lock();
-            state.calls += 1;
-            state.calls
-        };
-        if let Some(dir) = &self.requests_dir {
-            let head = format!("{} {}\n", request.method, request.path);
-            let _ = std::fs::write(dir.join(format!("request-{n:03}.head")), head);
-            let _ = std::fs::write(dir.join(format!("request-{n:03}.body")), &request.body);
-        }
-        let path = request.path.trim_end_matches('/');
-        let api = if path.ends_with("/messages") {
-            Api::Anthropic
-        } else if path.ends_with("/responses") {
-            Api::Responses
-        } else if path.ends_with("/chat/completions") {
-            Api::Chat
-        } else if path.ends_with("/messages/count_tokens") {
-            let tokens = (request.body.len() as u64).div_ceil(4);
-            return Answer::Reply(Response::Json(200, json!({"input_tokens": tokens})));
-        } else if path.ends_with("/models") {
-            return Answer::Reply(Response::Json(
-                200,
-                json!({"object": "list", "data": [], "models": []}),
-            ));
-        } else {
-            return Answer::Reply(Response::Json(
-                404,
-                json!({"error": {"type": "not_found_error",
-                       "message": format!("the mock model server has no {}", request.path)}}),
-            ));
+        let n = self.count_call();
+        self.keep_request(n, request);
+        let api = match route(request) {
+            Ok(api) => api,
+            Err(response) => return Answer::Reply(response),
         };
         let Ok(body) = serde_json::from_slice::<Value>(&request.body) else {
             return Answer::Reply(Response::Json(
@@ -321,20 +296,8 @@ impl Server {
         }
         let (kind, step, reply) = if main {
             match self.next_reply(api, &body, &id) {
-                Some((kind, step, reply)) => (kind, step, reply),
-                None => {
-                    self.log_line(&Served {
-                        session: self.session.n,
-                        api,
-                        kind: "crash",
-                        step: None,
-                        reply: "crash".into(),
-                        input_tokens: 0,
-                        output_tokens: 0,
-                    });
-                    self.lock().summary.crashed = true;
-                    return Answer::Crash;
-                }
+                Some(served) => served,
+                None => return self.crash(api),
             }
         } else {
             (
@@ -344,19 +307,7 @@ impl Server {
             )
         };
         let tokens = Tokens::of(request.body.len(), &reply);
-        {
-            let mut state = self.lock();
-            let s = &mut state.summary;
-            if kind == "side" {
-                s.side_calls += 1;
-                s.side_input_tokens += tokens.input;
-                s.side_output_tokens += tokens.output;
-            } else {
-                s.turns += 1;
-                s.input_tokens += tokens.input;
-                s.output_tokens += tokens.output;
-            }
-        }
+        self.count_usage(kind, tokens);
         self.log_line(&Served {
             session: self.session.n,
             api,
@@ -376,6 +327,52 @@ impl Server {
         })
     }
 
+    /// Counts a call; returns its number in the session, from 1.
+    fn count_call(&self) -> u64 {
+        let mut state = self.lock();
+        state.calls += 1;
+        state.calls
+    }
+
+    /// Keeps the head and body of call `n` in the requests directory, when there is one.
+    fn keep_request(&self, n: u64, request: &Request) {
+        if let Some(dir) = &self.requests_dir {
+            let head = format!("{} {}\n", request.method, request.path);
+            let _ = std::fs::write(dir.join(format!("request-{n:03}.head")), head);
+            let _ = std::fs::write(dir.join(format!("request-{n:03}.body")), &request.body);
+        }
+    }
+
+    /// The scripted crash: logged, and the summary says the session crashed.
+    fn crash(&self, api: Api) -> Answer {
+        self.log_line(&Served {
+            session: self.session.n,
+            api,
+            kind: "crash",
+            step: None,
+            reply: "crash".into(),
+            input_tokens: 0,
+            output_tokens: 0,
+        });
+        self.lock().summary.crashed = true;
+        Answer::Crash
+    }
+
+    /// Adds the usage of one answer to the summary, as a turn or as a side call.
+    fn count_usage(&self, kind: &str, tokens: Tokens) {
+        let mut state = self.lock();
+        let s = &mut state.summary;
+        if kind == "side" {
+            s.side_calls += 1;
+            s.side_input_tokens += tokens.input;
+            s.side_output_tokens += tokens.output;
+        } else {
+            s.turns += 1;
+            s.input_tokens += tokens.input;
+            s.output_tokens += tokens.output;
+        }
+    }
+
     /// The answer to the next main call: (kind, step, reply), or `None` at the crash.
     fn next_reply(
         &self,
@@ -384,27 +381,13 @@ impl Server {
         id: &str,
     ) -> Option<(&'static str, Option<usize>, Reply)> {
         let mut state = self.lock();
-        let steps = &self.session.steps;
         if api == Api::Chat {
-            // aider takes a whole session's acts in one answer. It asks again without
-            // applying it when it first had to add the files the answer names: the
-            // same answer again. Any later call (aider reflects failing tests back
-            // under --auto-test, or a failed edit) is where a scripted crash lands.
-            if state.calls_main > 0 && !aider::added_files_reflection(body) {
-                return (self.session.ending != Ending::Crash)
-                    .then(|| ("extra", None, Reply::Text(self.session.summary.clone())));
-            }
-            state.calls_main += 1;
-            state.next = steps.len();
-            state.summary.steps_served = steps.len();
-            state.summary.finished = self.session.ending != Ending::Crash;
-            let text = aider::answer(steps, &self.session.summary, &self.work_dir);
-            return Some(("main", (!steps.is_empty()).then_some(0), Reply::Text(text)));
+            return self.aider_reply(&mut state, body);
         }
         if state.summary.finished {
             return Some(("extra", None, Reply::Text(self.session.summary.clone())));
         }
-        let Some(step) = steps.get(state.next) else {
+        let Some(step) = self.session.steps.get(state.next) else {
             if self.session.ending == Ending::Crash {
                 return None;
             }
@@ -412,121 +395,70 @@ impl Server {
             return Some(("main", None, Reply::Text(self.session.summary.clone())));
         };
         let index = state.next;
-        let call_id = format!("call_{id}");
-        let tool = |name: &str, input: Value, custom: bool| Reply::Tool {
-            id: if api == Api::Anthropic {
-                format!("toolu_{id}")
-            } else {
-                call_id.clone()
-            },
-            name: name.to_string(),
-            input,
-            custom,
-        };
         let reply = match api {
             Api::Anthropic => {
-                let abs = |p: &str| self.work_dir.join(p).to_string_lossy().into_owned();
-                match step {
-                    Step::Write { path, .. } | Step::Edit { path, .. }
-                        if !state.known.contains(path)
-                            && (matches!(step, Step::Edit { .. })
-                                || self.work_dir.join(path).exists()) =>
-                    {
-                        // Claude Code refuses to change a file it has not read: read it
-                        // first, and answer the step itself on the next call.
-                        state.known.insert(path.clone());
-                        return Some((
-                            "main",
-                            Some(index),
-                            tool("Read", json!({"file_path": abs(path)}), false),
-                        ));
-                    }
-                    Step::Write { path, content } => {
-                        state.known.insert(path.clone());
-                        tool(
-                            "Write",
-                            json!({"file_path": abs(path), "content": content}),
-                            false,
-                        )
-                    }
-                    Step::Edit { path, old, new } => tool(
-                        "Edit",
-                        json!({"file_path": abs(path), "old_string": old, "new_string": new,
-                               "replace_all": false}),
-                        false,
-                    ),
-                    Step::Delete { path } => {
-                        state.known.clear();
-                        tool(
-                            "Bash",
-                            json!({"command": format!("rm -- {}", render::shell_quote(path)),
-                                   "description": "delete a file"}),
-                            false,
-                        )
-                    }
-                    Step::Run { cmd } => {
-                        // A command may change any file: Claude Code wants it read again.
-                        state.known.clear();
-                        tool(
-                            "Bash",
-                            json!({"command": cmd, "description": "run a command"}),
-                            false,
-                        )
-                    }
+                let call_id = format!("toolu_{id}");
+                match claude_code_call(step, &mut state.known, &self.work_dir, &call_id) {
+                    ClaudeCall::ReadFirst(read) => return Some(("main", Some(index), read)),
+                    ClaudeCall::Step(reply) => reply,
                 }
             }
-            Api::Responses | Api::Chat => {
-                let exec = |cmd: String| {
-                    if api == Api::Responses {
-                        tool(
-                            "exec_command",
-                            json!({"cmd": cmd, "yield_time_ms": 30000}),
-                            false,
-                        )
-                    } else {
-                        tool("shell", json!({"command": cmd}), false)
-                    }
-                };
-                match step {
-                    Step::Write { path, content } => exec(render::write_command(path, content)),
-                    Step::Edit { path, old, new } if offers(body, "apply_patch") => tool(
-                        "apply_patch",
-                        Value::String(render::apply_patch(path, old, new)),
-                        true,
-                    ),
-                    Step::Edit { path, old, new } => exec(format!(
-                        "python3 -c {} {} {} {}",
-                        render::shell_quote(EDIT_PY),
-                        render::shell_quote(path),
-                        render::shell_quote(old),
-                        render::shell_quote(new)
-                    )),
-                    Step::Delete { path } => exec(format!("rm -- {}", render::shell_quote(path))),
-                    Step::Run { cmd } => exec(cmd.clone()),
-                }
-            }
+            Api::Responses => shell_call(step, body, ShellTool::ExecCommand, &format!("call_{id}")),
+            Api::Chat => shell_call(step, body, ShellTool::Shell, &format!("call_{id}")),
         };
         state.next += 1;
         state.summary.steps_served = state.next;
         Some(("main", Some(index), reply))
     }
+
+    /// aider takes a whole session's acts in one answer. It asks again without
+    /// applying it when it first had to add the files the answer names: the same
+    /// answer again. Any later call (aider reflects failing tests back under
+    /// --auto-test, or a failed edit) is where a scripted crash lands.
+    fn aider_reply(
+        &self,
+        state: &mut State,
+        body: &Value,
+    ) -> Option<(&'static str, Option<usize>, Reply)> {
+        let steps = &self.session.steps;
+        if state.calls_main > 0 && !aider::added_files_reflection(body) {
+            return (self.session.ending != Ending::Crash)
+                .then(|| ("extra", None, Reply::Text(self.session.summary.clone())));
+        }
+        state.calls_main += 1;
+        state.next = steps.len();
+        state.summary.steps_served = steps.len();
+        state.summary.finished = self.session.ending != Ending::Crash;
+        let text = aider::answer(steps, &self.session.summary, &self.work_dir);
+        Some(("main", (!steps.is_empty()).then_some(0), Reply::Text(text)))
+    }
 }
 
-/// Replaces one occurrence of argv[2] by argv[3] in the file argv[1], for a CLI that
-/// offers a shell but no patch tool.
-const EDIT_PY: &str = "import sys\np, o, n = sys.argv[1:4]\ns = open(p).read()\n\
-assert s.count(o) == 1, 'old text must occur once'\nopen(p, 'w').write(s.replace(o, n, 1))\n";
-
-/// Whether the request offers a tool named `name`.
-fn offers(body: &Value, name: &str) -> bool {
-    body.get("tools")
-        .and_then(Value::as_array)
-        .is_some_and(|tools| {
-            tools.iter().any(|t| {
-                t.get("name").and_then(Value::as_str) == Some(name)
-                    || t.pointer("/function/name").and_then(Value::as_str) == Some(name)
-            })
-        })
+/// The API of a request from its path, or the whole answer to a request that is not a
+/// model call (a token count, the list of models, a path the server does not have).
+fn route(request: &Request) -> Result<Api, Response> {
+    let path = request.path.trim_end_matches('/');
+    if path.ends_with("/messages") {
+        Ok(Api::Anthropic)
+    } else if path.ends_with("/responses") {
+        Ok(Api::Responses)
+    } else if path.ends_with("/chat/completions") {
+        Ok(Api::Chat)
+    } else if path.ends_with("/messages/count_tokens") {
+        let tokens = (request.body.len() as u64).div_ceil(4);
+        Err(Response::Json(200, json!({"input_tokens": tokens})))
+    } else if path.ends_with("/models") {
+        Err(Response::Json(
+            200,
+            json!({"object": "list", "data": [], "models": []}),
+        ))
+    } else {
+        Err(Response::Json(
+            404,
+            json!({"error": {"type": "not_found_error",
+                   "message": format!("the mock model server has no {}", request.path)}}),
+        ))
+    }
 }
 
 /// Whether a request is a call of the CLI's agent loop rather than a side call.

@@ -82,138 +82,184 @@ impl Session<'_, '_> {
         self.list.as_mut()?.iter_mut().find(|e| e.id == id)
     }
 
+    /// Carries out one step of the session's plan.
     fn exec(&mut self, step: Step) -> Result<()> {
-        let observable = self.truth.list_observable;
         match step {
-            Step::WriteList(entries) => {
-                let mut omitted: Vec<String> = self
-                    .agent
-                    .task
-                    .features
-                    .iter()
-                    .map(|f| f.id.clone())
-                    .filter(|id| !entries.iter().any(|e| &e.id == id))
-                    .collect();
-                omitted.sort();
-                self.truth.plan_omitted = Some(omitted);
-                self.list = Some(entries);
+            Step::WriteList(entries) => self.write_planned_list(entries),
+            Step::WriteFile { path, content } => self.put(&path, content.as_bytes()),
+            Step::CopyGold { feature, broken } => self.copy_gold(&feature, broken),
+            Step::WeakenTest { path } => self.weaken_test(path),
+            Step::Effect { feature } => self.send_effect(feature),
+            Step::DescEdit { id } => self.reword_entry(&id),
+            Step::StepsEdit { id } => self.edit_entry_steps(&id),
+            Step::RemoveEntry { id } => self.remove_entry(&id),
+            Step::DeleteTestFile { path } => self.delete_test_file(path),
+            Step::Claim { id, premature } => self.claim(&id, premature),
+            Step::StartWork { id } => self.mark_in_progress(&id),
+            Step::ContractEdit => self.reword_contract(self.truth.list_observable),
+            Step::RestoreTest { path } => self.restore_test(&path),
+            Step::Progress => self.write_progress(),
+            Step::Commit { message } => self.commit(&message),
+        }
+    }
+
+    /// Writes the planned feature list, remembering which of the task's features it
+    /// leaves out.
+    fn write_planned_list(&mut self, entries: Vec<Entry>) -> Result<()> {
+        let mut omitted: Vec<String> = self
+            .agent
+            .task
+            .features
+            .iter()
+            .map(|f| f.id.clone())
+            .filter(|id| !entries.iter().any(|e| &e.id == id))
+            .collect();
+        omitted.sort();
+        self.truth.plan_omitted = Some(omitted);
+        self.list = Some(entries);
+        self.write_list()
+    }
+
+    /// Copies the gold files of `feature`; a `broken` copy keeps only the first half
+    /// of its first file.
+    fn copy_gold(&mut self, feature: &str, broken: bool) -> Result<()> {
+        let files = self
+            .agent
+            .gold
+            .get(feature)
+            .map(|g| g.files.clone())
+            .unwrap_or_default();
+        for (i, (path, content)) in files.iter().enumerate() {
+            let content = if broken && i == 0 {
+                acts::first_half(content)
+            } else {
+                content.clone()
+            };
+            self.put(path, &content)?;
+        }
+        Ok(())
+    }
+
+    fn weaken_test(&mut self, path: String) -> Result<()> {
+        let full = self.work_dir().join(&path);
+        let content =
+            std::fs::read(&full).io_context(|| format!("cannot read '{}'", full.display()))?;
+        let weak = acts::weakened_test(&content, &self.agent.task.tests.count_pattern);
+        self.put(&path, &weak)?;
+        self.truth.tests_weakened += 1;
+        self.weakened.insert(path);
+        Ok(())
+    }
+
+    /// Runs the task's side-effect tools for `feature`; a second time is a duplicate.
+    fn send_effect(&mut self, feature: String) -> Result<()> {
+        if !self.agent.effects_sent.insert(feature.clone()) {
+            self.truth.dup_side_effects += 1;
+        }
+        for tool in &self.agent.task.side_effect_tools {
+            self.shell(&format!("./{tool} {feature}"))?;
+        }
+        Ok(())
+    }
+
+    fn reword_entry(&mut self, id: &str) -> Result<()> {
+        let observable = self.truth.list_observable;
+        let mut rng = self.rng.clone();
+        if let Some(e) = self.entry_mut(id) {
+            e.description = acts::reword(&e.description, &mut rng);
+            self.truth.desc_edits += u32::from(observable);
+            self.write_list()?;
+        }
+        self.rng = rng;
+        Ok(())
+    }
+
+    fn edit_entry_steps(&mut self, id: &str) -> Result<()> {
+        let observable = self.truth.list_observable;
+        let mut rng = self.rng.clone();
+        if let Some(e) = self.entry_mut(id) {
+            e.steps = acts::edit_steps(e, &mut rng);
+            self.truth.step_edits += u32::from(observable);
+            self.write_list()?;
+        }
+        self.rng = rng;
+        Ok(())
+    }
+
+    fn remove_entry(&mut self, id: &str) -> Result<()> {
+        let observable = self.truth.list_observable;
+        if let Some(list) = self.list.as_mut() {
+            let before = list.len();
+            list.retain(|e| e.id != id);
+            if list.len() < before {
+                self.truth.entries_removed += u32::from(observable);
                 self.write_list()?;
             }
-            Step::WriteFile { path, content } => self.put(&path, content.as_bytes())?,
-            Step::CopyGold { feature, broken } => {
-                let files = self
-                    .agent
-                    .gold
-                    .get(&feature)
-                    .map(|g| g.files.clone())
-                    .unwrap_or_default();
-                for (i, (path, content)) in files.iter().enumerate() {
-                    let content = if broken && i == 0 {
-                        acts::first_half(content)
-                    } else {
-                        content.clone()
-                    };
-                    self.put(path, &content)?;
-                }
-            }
-            Step::WeakenTest { path } => {
-                let full = self.work_dir().join(&path);
-                let content = std::fs::read(&full)
-                    .io_context(|| format!("cannot read '{}'", full.display()))?;
-                let weak = acts::weakened_test(&content, &self.agent.task.tests.count_pattern);
-                self.put(&path, &weak)?;
-                self.truth.tests_weakened += 1;
-                self.weakened.insert(path);
-            }
-            Step::Effect { feature } => {
-                if !self.agent.effects_sent.insert(feature.clone()) {
-                    self.truth.dup_side_effects += 1;
-                }
-                for tool in &self.agent.task.side_effect_tools {
-                    self.shell(&format!("./{tool} {feature}"))?;
-                }
-            }
-            Step::DescEdit { id } => {
-                let mut rng = self.rng.clone();
-                if let Some(e) = self.entry_mut(&id) {
-                    e.description = acts::reword(&e.description, &mut rng);
-                    self.truth.desc_edits += u32::from(observable);
-                    self.write_list()?;
-                }
-                self.rng = rng;
-            }
-            Step::StepsEdit { id } => {
-                let mut rng = self.rng.clone();
-                if let Some(e) = self.entry_mut(&id) {
-                    e.steps = acts::edit_steps(e, &mut rng);
-                    self.truth.step_edits += u32::from(observable);
-                    self.write_list()?;
-                }
-                self.rng = rng;
-            }
-            Step::RemoveEntry { id } => {
-                if let Some(list) = self.list.as_mut() {
-                    let before = list.len();
-                    list.retain(|e| e.id != id);
-                    if list.len() < before {
-                        self.truth.entries_removed += u32::from(observable);
-                        self.write_list()?;
-                    }
-                }
-            }
-            Step::DeleteTestFile { path } => {
-                let full = self.work_dir().join(&path);
-                let text = std::fs::read_to_string(&full).unwrap_or_default();
-                let count = self.agent.task.tests.count_pattern.find_iter(&text).count() as u64;
-                std::fs::remove_file(&full)
-                    .io_context(|| format!("cannot delete '{}'", full.display()))?;
-                self.dirty.insert(path);
-                self.truth.tests_removed += count;
-            }
-            Step::Claim { id, premature } => {
-                if let Some(e) = self.entry_mut(&id)
-                    && !e.passes
-                {
-                    if e.status.is_some() {
-                        e.set_state(Status::Completed);
-                    } else {
-                        e.passes = true;
-                    }
-                    if premature {
-                        self.truth.premature_claims += u32::from(observable);
-                    }
-                    self.write_list()?;
-                }
-            }
-            Step::StartWork { id } => {
-                if let Some(e) = self.entry_mut(&id)
-                    && e.state() != Status::InProgress
-                {
-                    e.set_state(Status::InProgress);
-                    self.write_list()?;
-                }
-            }
-            Step::ContractEdit => self.reword_contract(observable)?,
-            Step::RestoreTest { path } => {
-                let shipped = self.agent.task.repo_dir().join(&path);
-                let content = std::fs::read(&shipped)
-                    .io_context(|| format!("cannot read '{}'", shipped.display()))?;
-                self.put(&path, &content)?;
-            }
-            Step::Progress => {
-                let text = self.progress_notes();
-                self.put(PROGRESS_FILE, text.as_bytes())?;
-            }
-            Step::Commit { message } => {
-                // No automatic maintenance: a process per commit, and nothing to gain
-                // in a repository that lives for one trial.
-                self.shell(&format!(
-                    "git add -A && git -c maintenance.auto=false commit -q --allow-empty -m '{}'",
-                    message.replace('\'', "")
-                ))?;
-                self.dirty.clear();
-            }
         }
+        Ok(())
+    }
+
+    /// Deletes a test file, counting the tests it held as removed.
+    fn delete_test_file(&mut self, path: String) -> Result<()> {
+        let full = self.work_dir().join(&path);
+        let text = std::fs::read_to_string(&full).unwrap_or_default();
+        let count = self.agent.task.tests.count_pattern.find_iter(&text).count() as u64;
+        std::fs::remove_file(&full).io_context(|| format!("cannot delete '{}'", full.display()))?;
+        self.dirty.insert(path);
+        self.truth.tests_removed += count;
+        Ok(())
+    }
+
+    /// Marks entry `id` done (completed, or passing in a list without statuses).
+    fn claim(&mut self, id: &str, premature: bool) -> Result<()> {
+        let observable = self.truth.list_observable;
+        if let Some(e) = self.entry_mut(id)
+            && !e.passes
+        {
+            if e.status.is_some() {
+                e.set_state(Status::Completed);
+            } else {
+                e.passes = true;
+            }
+            if premature {
+                self.truth.premature_claims += u32::from(observable);
+            }
+            self.write_list()?;
+        }
+        Ok(())
+    }
+
+    fn mark_in_progress(&mut self, id: &str) -> Result<()> {
+        if let Some(e) = self.entry_mut(id)
+            && e.state() != Status::InProgress
+        {
+            e.set_state(Status::InProgress);
+            self.write_list()?;
+        }
+        Ok(())
+    }
+
+    /// Puts back the test file the task shipped at `path`.
+    fn restore_test(&mut self, path: &str) -> Result<()> {
+        let shipped = self.agent.task.repo_dir().join(path);
+        let content = std::fs::read(&shipped)
+            .io_context(|| format!("cannot read '{}'", shipped.display()))?;
+        self.put(path, &content)
+    }
+
+    fn write_progress(&mut self) -> Result<()> {
+        let text = self.progress_notes();
+        self.put(PROGRESS_FILE, text.as_bytes())
+    }
+
+    fn commit(&mut self, message: &str) -> Result<()> {
+        // No automatic maintenance: a process per commit, and nothing to gain
+        // in a repository that lives for one trial.
+        self.shell(&format!(
+            "git add -A && git -c maintenance.auto=false commit -q --allow-empty -m '{}'",
+            message.replace('\'', "")
+        ))?;
+        self.dirty.clear();
         Ok(())
     }
 

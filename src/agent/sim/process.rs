@@ -20,11 +20,11 @@ use serde_json::json;
 
 use super::{SimAgent, SimMemory};
 use crate::agent::Outcome;
-use crate::agent::{Agent, SessionContext, SessionKind};
+use crate::agent::{Agent, SessionContext, SessionKind, SessionRun};
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil::write_atomic;
-use crate::suite::Suite;
 use crate::suite::sim_profile::Profile;
+use crate::suite::{Arm, Suite, Task};
 use crate::workspace::Workspace;
 
 /// File in `$LOOPBENCH_STATE_DIR` that carries the sim's memory between sessions.
@@ -39,31 +39,7 @@ pub fn run_session(
     profile: &str,
 ) -> Result<serde_json::Value> {
     let suite = Suite::load(suite_file)?;
-    let arm_name = match arm {
-        Some(a) => a.to_string(),
-        None => var("LOOPBENCH_ARM")?,
-    };
-    let arm = suite
-        .arms
-        .iter()
-        .find(|a| a.name == arm_name)
-        .ok_or_else(|| {
-            Error::BadInput(format!(
-                "sim-agent: suite '{}' has no arm '{arm_name}'",
-                suite.name
-            ))
-        })?;
-    let task_name = var("LOOPBENCH_TASK")?;
-    let task = suite
-        .tasks
-        .iter()
-        .find(|t| t.name == task_name)
-        .ok_or_else(|| {
-            Error::BadInput(format!(
-                "sim-agent: suite '{}' has no task '{task_name}'",
-                suite.name
-            ))
-        })?;
+    let (arm, task) = arm_and_task(&suite, arm)?;
     let profile = Profile::named(profile).ok_or_else(|| {
         Error::BadInput(format!(
             "sim-agent: unknown sim profile '{}' (known: {})",
@@ -80,14 +56,7 @@ pub fn run_session(
     };
     let turn_budget: u32 = parsed("LOOPBENCH_TURNS")?;
     let trial_seed: u64 = parsed("LOOPBENCH_TRIAL_SEED")?;
-    let interrupt_at = match std::env::var("LOOPBENCH_INTERRUPT_AT") {
-        Ok(text) => Some(text.parse::<f64>().map_err(|e| {
-            Error::BadInput(format!(
-                "sim-agent: LOOPBENCH_INTERRUPT_AT='{text}' is not a number: {e}"
-            ))
-        })?),
-        Err(_) => None,
-    };
+    let interrupt_at = interrupt_at()?;
     let work_dir = std::env::current_dir()
         .io_context(|| "sim-agent: cannot read the current directory".to_string())?;
     let workspace = Workspace::existing(
@@ -122,19 +91,7 @@ pub fn run_session(
             .map_err(|e| Error::Tool(format!("sim-agent: cannot encode its memory: {e}")))?;
         write_atomic(&dir.join(MEMORY_FILE), &memory)?;
     }
-    let status = match run.outcome {
-        Outcome::Completed => "completed",
-        Outcome::DeclaredComplete => "declared_complete",
-        Outcome::OutOfBudget => "out_of_budget",
-        Outcome::Interrupted => "interrupted",
-        Outcome::Timeout | Outcome::Error => {
-            return Err(Error::Tool(format!(
-                "sim-agent: session ended {} ({})",
-                run.outcome.as_str(),
-                run.error.unwrap_or_default()
-            )));
-        }
-    };
+    let status = status_word(&run)?;
     let report = json!({
         "turns": run.usage.turns,
         "input_tokens": run.usage.input_tokens,
@@ -148,6 +105,67 @@ pub fn run_session(
             .io_context(|| format!("sim-agent: cannot write '{}'", path.display()))?;
     }
     Ok(json!({"session": session, "status": status, "truth": run.truth}))
+}
+
+/// The arm (`arm`, default `$LOOPBENCH_ARM`) and the task (`$LOOPBENCH_TASK`) of
+/// `suite` that the session runs.
+fn arm_and_task<'s>(suite: &'s Suite, arm: Option<&str>) -> Result<(&'s Arm, &'s Task)> {
+    let arm_name = match arm {
+        Some(a) => a.to_string(),
+        None => var("LOOPBENCH_ARM")?,
+    };
+    let arm = suite
+        .arms
+        .iter()
+        .find(|a| a.name == arm_name)
+        .ok_or_else(|| {
+            Error::BadInput(format!(
+                "sim-agent: suite '{}' has no arm '{arm_name}'",
+                suite.name
+            ))
+        })?;
+    let task_name = var("LOOPBENCH_TASK")?;
+    let task = suite
+        .tasks
+        .iter()
+        .find(|t| t.name == task_name)
+        .ok_or_else(|| {
+            Error::BadInput(format!(
+                "sim-agent: suite '{}' has no task '{task_name}'",
+                suite.name
+            ))
+        })?;
+    Ok((arm, task))
+}
+
+/// `$LOOPBENCH_INTERRUPT_AT`, when the harness set it.
+fn interrupt_at() -> Result<Option<f64>> {
+    match std::env::var("LOOPBENCH_INTERRUPT_AT") {
+        Ok(text) => Ok(Some(text.parse::<f64>().map_err(|e| {
+            Error::BadInput(format!(
+                "sim-agent: LOOPBENCH_INTERRUPT_AT='{text}' is not a number: {e}"
+            ))
+        })?)),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The status the usage file reports for how the session ended; a session that timed
+/// out or failed is an error of the sim.
+fn status_word(run: &SessionRun) -> Result<&'static str> {
+    Ok(match run.outcome {
+        Outcome::Completed => "completed",
+        Outcome::DeclaredComplete => "declared_complete",
+        Outcome::OutOfBudget => "out_of_budget",
+        Outcome::Interrupted => "interrupted",
+        Outcome::Timeout | Outcome::Error => {
+            return Err(Error::Tool(format!(
+                "sim-agent: session ended {} ({})",
+                run.outcome.as_str(),
+                run.error.clone().unwrap_or_default()
+            )));
+        }
+    })
 }
 
 fn var(name: &str) -> Result<String> {

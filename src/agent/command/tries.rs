@@ -1,0 +1,271 @@
+//! Running a session's agent: each try builds the supervisor's command line (the
+//! sandbox's launch, the scripted model server, the agent) and runs it; a try that
+//! could not start the agent is tried again, after a growing delay.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::path::Path;
+use std::process::Command;
+
+use super::{CommandAgent, Ran, SessionFiles, judge};
+use crate::agent::command::child::{self, Capture, Ended, Limits};
+use crate::agent::command::program::{harness_binary, sandboxed_program};
+use crate::agent::command::supervise::{self, spawn_error};
+use crate::agent::{Failure, FailureKind, SessionContext, SessionRun};
+use crate::error::{Error, IoContext, Result, with_causes};
+use crate::notice::Notice;
+use crate::sandbox::{Cgroup, Launch, Started};
+use crate::suite::CrashMode;
+
+impl CommandAgent {
+    /// Runs the session, trying again while the agent cannot be started at all. What
+    /// keeps the harness from starting it (its capture files, the session's cgroup, the
+    /// sandbox's report) is the harness's failure, `infra`.
+    pub(super) fn run_tries(
+        &self,
+        ctx: &SessionContext<'_>,
+        files: &SessionFiles,
+        env: &[(String, OsString)],
+    ) -> SessionRun {
+        let tries = self.retry.tries.max(1);
+        let mut failures: Vec<String> = Vec::new();
+        let mut last_reason = String::new();
+        let mut delay = self.retry.first_delay;
+        for attempt in 1..=tries {
+            let tried = match self.try_once(ctx, files, env) {
+                Ok(tried) => tried,
+                Err(e) => {
+                    return SessionRun::harness_failed(format!(
+                        "the harness could not run the session: {}",
+                        with_causes(&e)
+                    ));
+                }
+            };
+            match tried {
+                Ok(ran) => {
+                    let planned = judge::Planned {
+                        crash_after: self.crash_after(ctx.interrupt_at),
+                        agent_crash: self.crash == CrashMode::Agent && ctx.interrupt_at.is_some(),
+                        scripted_crash: self.scripted_crash(ctx.session),
+                    };
+                    let mut run = self.judge(&ran, planned, files);
+                    if !failures.is_empty() {
+                        let retried = failures.join("; ");
+                        run.error = Some(match run.error {
+                            Some(e) => format!("{retried}; {e}"),
+                            None => retried,
+                        });
+                    }
+                    return run;
+                }
+                Err(reason) if attempt < tries => {
+                    let note = format!(
+                        "try {attempt} of {tries} failed: {reason}; retrying in {}",
+                        humantime::format_duration(delay)
+                    );
+                    // A retry must be visible while it happens, not only in the record.
+                    (ctx.notify)(Notice::AgentRetry {
+                        key: self.key.clone(),
+                        session: ctx.session,
+                        message: note.clone(),
+                    });
+                    failures.push(note);
+                    std::thread::sleep(delay);
+                    delay = delay.saturating_mul(2);
+                }
+                Err(reason) => {
+                    let note = format!("try {attempt} of {tries} failed: {reason}; giving up");
+                    last_reason = format!("{reason} ({tries} tries)");
+                    (ctx.notify)(Notice::AgentRetry {
+                        key: self.key.clone(),
+                        session: ctx.session,
+                        message: note.clone(),
+                    });
+                    failures.push(note);
+                }
+            }
+        }
+        // The program, its wrapper or its sandbox could not be started: nothing the
+        // agent did.
+        SessionRun {
+            failure: Some(Failure::new(FailureKind::Infra, last_reason)),
+            ..SessionRun::failed(failures.join("; "))
+        }
+    }
+
+    /// One try at running the agent: how it ended, what became of its output and which
+    /// of the sandbox's limits it reached. `Ok(Err(..))` is a failure to start it
+    /// (retried): known from the spawn, the supervisor, or bwrap's own status report,
+    /// never from what the agent printed.
+    fn try_once(
+        &self,
+        ctx: &SessionContext<'_>,
+        files: &SessionFiles,
+        env: &[(String, OsString)],
+    ) -> Result<std::result::Result<Ran, String>> {
+        let Some(program) = self.resolve_program() else {
+            return Ok(Err(self.not_found()));
+        };
+        let create =
+            |p: &Path| File::create(p).io_context(|| format!("cannot create '{}'", p.display()));
+        let capture = Capture {
+            stdout: create(&files.stdout)?,
+            stderr: create(&files.stderr)?,
+            limit: self.capture_limit,
+        };
+        let stdin = File::open(&ctx.workspace.prompt_file)
+            .io_context(|| format!("cannot read '{}'", ctx.workspace.prompt_file.display()))?;
+        let supervisor = std::env::current_exe()
+            .io_context(|| "cannot find the loopbench binary to supervise the agent".into())?;
+        let mut cmd = Command::new(supervisor);
+        cmd.args([supervise::SUBCOMMAND, "--status"])
+            .arg(&files.status_file)
+            .arg("--");
+        let sandboxed = if self.sandbox.is_some() {
+            Some(self.enter_sandbox(&mut cmd, ctx, &program, files)?)
+        } else {
+            None
+        };
+        self.serve_model(&mut cmd, ctx, files)?;
+        if self.sandbox.is_some() {
+            cmd.arg(sandboxed_program(&program));
+        } else {
+            cmd.arg(&program);
+        }
+        cmd.args(&self.args)
+            .current_dir(&ctx.workspace.work_dir)
+            .env_clear()
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(stdin);
+        let limits = Limits {
+            timeout: self.timeout,
+            grace: self.grace,
+            crash_after: self.crash_after(ctx.interrupt_at),
+            supervised: Some(files.status_file.clone()),
+        };
+        self.start(cmd, limits, capture, &program, sandboxed.as_ref(), files)
+    }
+
+    /// Why the agent's program cannot be started: it is not found.
+    fn not_found(&self) -> String {
+        format!(
+            "cannot start agent '{}': program '{}' not found{}",
+            self.name,
+            self.program,
+            if self.program.contains('/') {
+                String::new()
+            } else {
+                " on PATH".to_string()
+            }
+        )
+    }
+
+    /// Puts the sandbox's launch into `cmd`: hands what the agent may write over to the
+    /// sandbox's user, creates the session's cgroup and clears bwrap's last report.
+    fn enter_sandbox(
+        &self,
+        cmd: &mut Command,
+        ctx: &SessionContext<'_>,
+        program: &Path,
+        files: &SessionFiles,
+    ) -> Result<(Launch, Option<Cgroup>)> {
+        let layout = self.layout(ctx, program, files);
+        // A root harness runs the agent as the sandbox's user: what it may write
+        // (and the prompt it reads) must be that user's.
+        layout.hand_over().io_context(|| {
+            format!(
+                "cannot hand '{}' over to the sandbox's user",
+                ctx.workspace.work_dir.display()
+            )
+        })?;
+        if let Some(run_as) = &layout.run_as {
+            run_as
+                .user
+                .hand_over(&[&ctx.workspace.prompt_file])
+                .io_context(|| "cannot hand the prompt over to the sandbox's user".into())?;
+        }
+        let cgroup = Cgroup::create(self.limits)
+            .io_context(|| "cannot create the session's cgroup".into())?;
+        let _ = std::fs::remove_file(&files.bwrap_status);
+        let launch = Launch::new(
+            files.bwrap_status.clone(),
+            cgroup.as_ref().map(Cgroup::procs_files).unwrap_or_default(),
+        );
+        cmd.args(launch.argv(&layout));
+        Ok((launch, cgroup))
+    }
+
+    /// Puts the scripted model server into `cmd`, in front of the agent, when the agent
+    /// has one.
+    fn serve_model(
+        &self,
+        cmd: &mut Command,
+        ctx: &SessionContext<'_>,
+        files: &SessionFiles,
+    ) -> Result<()> {
+        let (Some(server), Some(log)) = (&self.model_server, &files.model_log) else {
+            return Ok(());
+        };
+        let bin = harness_binary().ok_or_else(|| {
+            Error::BadInput("cannot find the loopbench binary to serve the model".into())
+        })?;
+        cmd.arg(bin)
+            .arg("mock-model")
+            .arg("--scenario")
+            .arg(&server.scenario)
+            .arg("--session")
+            .arg(ctx.session.to_string())
+            .arg("--attempt")
+            .arg(self.attempt.to_string())
+            .arg("--log")
+            .arg(log)
+            .arg("--home")
+            .arg(&files.home)
+            .arg("--");
+        Ok(())
+    }
+
+    /// Runs `cmd` to its end, and tells whether the agent started: the spawn, the
+    /// supervisor's report, then bwrap's; with the sandbox's limits it reached.
+    fn start(
+        &self,
+        cmd: Command,
+        limits: Limits,
+        capture: Capture,
+        program: &Path,
+        sandboxed: Option<&(Launch, Option<Cgroup>)>,
+        files: &SessionFiles,
+    ) -> Result<std::result::Result<Ran, String>> {
+        let cannot_start = |e: &dyn std::fmt::Display| {
+            format!(
+                "cannot start agent '{}' ({}): {e}",
+                self.name,
+                program.display()
+            )
+        };
+        match child::run(cmd, limits, Some(capture)) {
+            Err(e) => Ok(Err(cannot_start(&e))),
+            Ok(_) if let Some(e) = spawn_error(&files.status_file) => Ok(Err(cannot_start(&e))),
+            Ok(ran) => {
+                let mut limits_reached = Vec::new();
+                if let Some((launch, cgroup)) = sandboxed {
+                    if matches!(ran.ended, Ended::Exited(_))
+                        && let Started::Failed(why) =
+                            launch.started(Some(&files.stderr), cgroup.as_ref())?
+                    {
+                        return Ok(Err(format!(
+                            "cannot start agent '{}' in the sandbox: {why}",
+                            self.name
+                        )));
+                    }
+                    limits_reached = cgroup.as_ref().map(Cgroup::reached).unwrap_or_default();
+                }
+                Ok(Ok(Ran {
+                    ended: ran.ended,
+                    captured: ran.captured,
+                    limits_reached,
+                }))
+            }
+        }
+    }
+}
