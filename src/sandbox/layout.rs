@@ -189,37 +189,51 @@ impl Layout {
     /// inside a masked one (the trial's HOME inside the hidden run directory) shows
     /// through it.
     pub fn bwrap_args(&self) -> Vec<OsString> {
-        let mut a: Vec<OsString> = Vec::new();
-        let mut push = |flag: &str, paths: &[&Path]| {
-            a.push(flag.into());
-            for p in paths {
-                a.push(p.as_os_str().to_owned());
-            }
-        };
+        let mut args = Args::default();
+        self.push_isolation(&mut args);
+        let (mounts, masked) = self.mounts();
+        push_mounts(&mut args, &mounts, &masked);
+        args.push(
+            "--chdir",
+            &[self.start_dir.as_ref().unwrap_or(&self.work_dir)],
+        );
+        args.push("--", &[]);
+        args.0
+    }
+
+    /// The namespaces (the network's unless it is shared), the capabilities (none, but
+    /// those the switch of user needs under a root harness), and the session's ties
+    /// to the harness.
+    fn push_isolation(&self, args: &mut Args) {
         for ns in ["--unshare-ipc", "--unshare-uts", "--unshare-pid"] {
-            push(ns, &[]);
+            args.push(ns, &[]);
         }
         if !self.share_net {
-            push("--unshare-net", &[]);
+            args.push("--unshare-net", &[]);
         }
         match &self.run_as {
             None => {
-                push("--unshare-user", &[]);
+                args.push("--unshare-user", &[]);
                 if host::disables_userns() {
-                    push("--disable-userns", &[]);
+                    args.push("--disable-userns", &[]);
                 }
-                push("--cap-drop", &[Path::new("ALL")]);
+                args.push("--cap-drop", &[Path::new("ALL")]);
             }
             Some(_) => {
-                push("--cap-drop", &[Path::new("ALL")]);
+                args.push("--cap-drop", &[Path::new("ALL")]);
                 for cap in RunAs::SWITCH_CAPS {
-                    push("--cap-add", &[Path::new(cap)]);
+                    args.push("--cap-add", &[Path::new(cap)]);
                 }
             }
         }
         for flag in ["--die-with-parent", "--new-session"] {
-            push(flag, &[]);
+            args.push(flag, &[]);
         }
+    }
+
+    /// Every mount of the sandbox, shallowest path first (binds before masks at one
+    /// depth), and the masked places among them.
+    fn mounts(&self) -> (Vec<Mount>, Vec<PathBuf>) {
         let size = self.tmp_bytes.to_string();
         let mut mounts: Vec<Mount> = Vec::new();
         for shown in &self.allowlist.shown {
@@ -257,58 +271,17 @@ impl Layout {
                     .chain(&self.declared_rw)
                     .any(|r| p.starts_with(r))
         };
-        let masked: Vec<&PathBuf> = self
+        let masked: Vec<PathBuf> = self
             .allowlist
             .masked
             .iter()
             .chain(self.hidden.iter().filter(|h| visible(h)))
+            .cloned()
             .collect();
-        mounts.extend(masked.iter().map(|m| Mount::Mask((*m).clone())));
+        mounts.extend(masked.iter().cloned().map(Mount::Mask));
         // Stable: the order above breaks ties, binds before masks at one depth.
         mounts.sort_by_key(|m| (m.path().components().count(), matches!(m, Mount::Mask(_))));
-        // bwrap makes the missing parents of a mount point itself, but bwrap 0.8 makes
-        // them `0700`: fine for a user namespace of the harness's own user, a wall for
-        // the sandbox's user of a root harness. So every parent is made `0755` first
-        // (a no-op where it exists).
-        let mut made: std::collections::BTreeSet<&Path> = std::collections::BTreeSet::new();
-        for mount in &mounts {
-            let mut parents: Vec<&Path> = mount.path().ancestors().skip(1).collect();
-            parents.pop(); // `/`
-            for parent in parents.into_iter().rev() {
-                if made.insert(parent) {
-                    push("--perms", &[Path::new("0755")]);
-                    push("--dir", &[parent]);
-                }
-            }
-            made.insert(mount.path());
-            match mount {
-                Mount::ReadOnly(p) => push("--ro-bind", &[p, p]),
-                Mount::ReadWrite(p) => push("--bind", &[p, p]),
-                Mount::Symlink(link, target) => push("--symlink", &[target, link]),
-                Mount::Special(flag, p) => push(flag, &[p]),
-                Mount::Tmpfs(p, size, perms) => {
-                    push("--perms", &[Path::new(perms)]);
-                    push("--size", &[Path::new(size)]);
-                    push("--tmpfs", &[p]);
-                }
-                Mount::Mask(p) if p.is_dir() => {
-                    push("--size", &[Path::new("4096")]);
-                    push("--tmpfs", &[p]);
-                }
-                Mount::Mask(p) => push("--ro-bind", &[Path::new("/dev/null"), p]),
-            }
-        }
-        // Read-only last, so that binds inside a masked directory could still be made.
-        for dir in masked.iter().filter(|m| m.is_dir()) {
-            push("--remount-ro", &[dir]);
-        }
-        push("--remount-ro", &[Path::new("/")]);
-        push(
-            "--chdir",
-            &[self.start_dir.as_ref().unwrap_or(&self.work_dir)],
-        );
-        push("--", &[]);
-        a
+        (mounts, masked)
     }
 
     /// Hands the places the harness lets the sandbox write (the work directory, the
@@ -354,6 +327,60 @@ impl Layout {
             .map(RunAs::entry_args)
             .unwrap_or_default()
     }
+}
+
+/// bwrap's arguments of one sandbox, as they are built.
+#[derive(Default)]
+struct Args(Vec<OsString>);
+
+impl Args {
+    fn push(&mut self, flag: &str, paths: &[&Path]) {
+        self.0.push(flag.into());
+        self.0
+            .extend(paths.iter().map(|p| p.as_os_str().to_owned()));
+    }
+}
+
+/// The arguments that make `mounts` in their order, each mount point's missing parents
+/// first, then the read-only remounts of the `masked` directories and of `/`.
+fn push_mounts(args: &mut Args, mounts: &[Mount], masked: &[PathBuf]) {
+    // bwrap makes the missing parents of a mount point itself, but bwrap 0.8 makes
+    // them `0700`: fine for a user namespace of the harness's own user, a wall for
+    // the sandbox's user of a root harness. So every parent is made `0755` first
+    // (a no-op where it exists).
+    let mut made: std::collections::BTreeSet<&Path> = std::collections::BTreeSet::new();
+    for mount in mounts {
+        let mut parents: Vec<&Path> = mount.path().ancestors().skip(1).collect();
+        parents.pop(); // `/`
+        for parent in parents.into_iter().rev() {
+            if made.insert(parent) {
+                args.push("--perms", &[Path::new("0755")]);
+                args.push("--dir", &[parent]);
+            }
+        }
+        made.insert(mount.path());
+        match mount {
+            Mount::ReadOnly(p) => args.push("--ro-bind", &[p, p]),
+            Mount::ReadWrite(p) => args.push("--bind", &[p, p]),
+            Mount::Symlink(link, target) => args.push("--symlink", &[target, link]),
+            Mount::Special(flag, p) => args.push(flag, &[p]),
+            Mount::Tmpfs(p, size, perms) => {
+                args.push("--perms", &[Path::new(perms)]);
+                args.push("--size", &[Path::new(size)]);
+                args.push("--tmpfs", &[p]);
+            }
+            Mount::Mask(p) if p.is_dir() => {
+                args.push("--size", &[Path::new("4096")]);
+                args.push("--tmpfs", &[p]);
+            }
+            Mount::Mask(p) => args.push("--ro-bind", &[Path::new("/dev/null"), p]),
+        }
+    }
+    // Read-only last, so that binds inside a masked directory could still be made.
+    for dir in masked.iter().filter(|m| m.is_dir()) {
+        args.push("--remount-ro", &[dir]);
+    }
+    args.push("--remount-ro", &[Path::new("/")]);
 }
 
 /// One mount of a sandbox.
