@@ -468,21 +468,10 @@ pub fn file_kind(t: std::fs::FileType) -> &'static str {
 /// `path` that is not a regular file (a device such as /dev/null, a FIFO, a directory)
 /// is refused: the rename would replace it.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    check_output_file(path)?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    // The kernel takes the umask (or the directory's default ACL) off the mode at
-    // creation, as for any `File::create`, so it need not be read here.
-    let mut tmp = tempfile::Builder::new()
-        .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)
-        .io_context(|| format!("cannot create a temporary file in '{}'", dir.display()))?;
-    std::io::Write::write_all(&mut tmp, bytes)
-        .and_then(|()| tmp.as_file().sync_all())
-        .io_context(|| format!("cannot write '{}'", path.display()))?;
-    tmp.persist(path)
-        .map_err(|e| Error::io(format!("cannot replace '{}'", path.display()), e.error))?;
-    Ok(())
+    write_atomic_with(path, |out| {
+        out.write_all(bytes)
+            .io_context(|| format!("cannot write '{}'", path.display()))
+    })
 }
 
 /// Writes `path` atomically like [`write_atomic`], its bytes written by `write` into a
@@ -494,6 +483,8 @@ pub fn write_atomic_with(
     use std::io::Write;
     check_output_file(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
+    // The kernel takes the umask (or the directory's default ACL) off the mode at
+    // creation, as for any `File::create`, so it need not be read here.
     let mut tmp = tempfile::Builder::new()
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
