@@ -368,6 +368,14 @@ fn copy_regular(src: &Path, target: &Path) -> Result<()> {
     .io_context(failed)
 }
 
+/// Removes what [`remove_any`] removes; nothing when `path` is absent.
+pub fn remove_if_present(path: &Path) -> Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        _ => remove_any(path),
+    }
+}
+
 /// Removes a file, symlink or whole directory at `path` (never following a link).
 fn remove_any(path: &Path) -> Result<()> {
     let meta = std::fs::symlink_metadata(path)

@@ -18,6 +18,7 @@ use super::page_table::PageTable;
 use super::rows::{TableRows, csv_row_count};
 use super::script_json::ScriptJsonWriter;
 use crate::error::{Error, IoContext, Result};
+use crate::fsutil::remove_if_present;
 use crate::rates::Unit;
 use crate::run_dir::{SESSIONS_CSV, SESSIONS_JSONL, TRIALS_CSV};
 
@@ -130,7 +131,7 @@ pub fn write_timeline_files(run_dir: &Path) -> Result<()> {
         .ok_or_else(|| bad_sessions(&sessions))?;
     // Written aside and moved in whole, so that a page never sees half of them.
     let staging = run_dir.join(format!(".{TIMELINES_DIR}.partial"));
-    remove_entry(&staging)?;
+    remove_if_present(&staging)?;
     std::fs::create_dir(&staging)
         .io_context(|| format!("cannot create '{}'", staging.display()))?;
     let columns = encode(&rows.columns)?;
@@ -152,14 +153,14 @@ pub fn write_timeline_files(run_dir: &Path) -> Result<()> {
         file.finish()?;
     }
     let dir = run_dir.join(TIMELINES_DIR);
-    remove_entry(&dir)?;
+    remove_if_present(&dir)?;
     std::fs::rename(&staging, &dir)
         .io_context(|| format!("cannot move '{}' to '{}'", staging.display(), dir.display()))
 }
 
 /// Removes [`TIMELINES_DIR`] from `run_dir` (a page that holds its timelines needs none).
 pub fn remove_timeline_files(run_dir: &Path) -> Result<()> {
-    remove_entry(&run_dir.join(TIMELINES_DIR))
+    remove_if_present(&run_dir.join(TIMELINES_DIR))
 }
 
 /// Numbers the timeline files: the trials in the order their rows come,
@@ -271,17 +272,6 @@ fn bad_sessions(path: &Path) -> Error {
         "'{}' has no trial_id, arm, task or session column",
         path.display()
     ))
-}
-
-/// Removes `path`, a directory with what is in it or anything else; nothing when absent.
-fn remove_entry(path: &Path) -> Result<()> {
-    let removed = match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => Err(e),
-        Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
-        Ok(_) => std::fs::remove_file(path),
-    };
-    removed.io_context(|| format!("cannot remove '{}'", path.display()))
 }
 
 #[cfg(test)]
