@@ -501,14 +501,22 @@ peak_kib() {
     rm -f "$report"
 }
 
+# The binary to time: $BIN when set (an existing build, to skip compiling), else this
+# checkout's release build, built first.
+release_bin() {
+    if [ -n "${BIN:-}" ]; then
+        echo "$BIN"
+    else
+        (cd "$root" && cargo build --release --quiet) >&2 || return 1
+        echo "$root/target/release/loopbench"
+    fi
+}
+
 bench_memory() {
     local sizes=("$@")
     [ ${#sizes[@]} -eq 0 ] && sizes=(10 100 1000 10000)
-    local bin="${BIN:-}" dir
-    if [ -z "$bin" ]; then
-        (cd "$root" && cargo build --release --quiet)
-        bin="$root/target/release/loopbench"
-    fi
+    local bin dir
+    bin="$(release_bin)"
     dir="$(mktemp -d)"
     trap 'rm -rf "$dir"' RETURN
     echo "== memory: the default suite's arms json and markdown, 20 replicates ($bin)"
@@ -531,11 +539,8 @@ bench_memory() {
 # check-task over INPUT... (default: every shipped task) at --jobs 1 and --jobs 2; the
 # binary is the release build, or $BIN when set (an existing build, to skip compiling).
 bench_check_task() {
-    local bin="${BIN:-}" dir
-    if [ -z "$bin" ]; then
-        (cd "$root" && cargo build --release --quiet)
-        bin="$root/target/release/loopbench"
-    fi
+    local bin dir
+    bin="$(release_bin)"
     dir="$(mktemp -d)"
     trap 'rm -rf "$dir"' RETURN
     local inputs=("$@")
