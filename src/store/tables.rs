@@ -6,46 +6,42 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use super::jsonl::{JsonlAt, JsonlLines};
 use crate::error::{Error, Result};
 use crate::fsutil::write_atomic_with;
 use crate::record::{SessionRecord, TrialRecord};
-use crate::suite::TrialKey;
 
 /// A record that is a row of one of the tables.
 pub trait TableRecord: DeserializeOwned {
-    /// Its trial.
-    fn key(&self) -> &TrialKey;
-    /// Its session within the trial (0 for a trial record).
-    fn session(&self) -> u32;
     /// Its CSV row.
     fn row(&self) -> Vec<String>;
 }
 
 impl TableRecord for SessionRecord {
-    fn key(&self) -> &TrialKey {
-        &self.key
-    }
-    fn session(&self) -> u32 {
-        self.session
-    }
     fn row(&self) -> Vec<String> {
         self.csv_row()
     }
 }
 
 impl TableRecord for TrialRecord {
-    fn key(&self) -> &TrialKey {
-        &self.key
-    }
-    fn session(&self) -> u32 {
-        0
-    }
     fn row(&self) -> Vec<String> {
         self.csv_row()
     }
+}
+
+/// What the first pass reads of a record: its place in the table, every other field
+/// skipped unread (the second pass reads the whole record). A trial record has no
+/// session: 0.
+#[derive(Deserialize)]
+struct Place {
+    arm: String,
+    task: String,
+    replicate: u32,
+    #[serde(default)]
+    session: u32,
 }
 
 /// Where a record goes in the table and where its line is: arm and task as their
@@ -93,12 +89,12 @@ pub fn write_table<T: TableRecord>(
     let mut lines = JsonlLines::open(jsonl)?;
     while let Some(line) = lines.next() {
         let line = line?;
-        let record: T = lines.parse(&line)?;
+        let place: Place = lines.parse(&line)?;
         keys.push(RowKey {
-            arm: arms.id(&record.key().arm),
-            task: tasks.id(&record.key().task),
-            replicate: record.key().replicate,
-            session: record.session(),
+            arm: arms.id(&place.arm),
+            task: tasks.id(&place.task),
+            replicate: place.replicate,
+            session: place.session,
             offset: line.offset,
             line: line.number,
         });
