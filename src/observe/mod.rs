@@ -1,6 +1,7 @@
 //! Observation: what the harness measures in a work directory before and after each
 //! session. Observing never changes the work directory.
 
+mod batched;
 mod hooks;
 mod list_file;
 mod oracle;

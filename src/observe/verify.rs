@@ -99,6 +99,11 @@ impl VerifyCache {
         found
     }
 
+    /// Whether `key` has an answer, without counting a hit.
+    fn peek(&self, key: &blake3::Hash) -> bool {
+        self.results.lock().is_ok_and(|map| map.contains_key(key))
+    }
+
     /// (checks answered from the cache, verify commands actually run).
     pub fn stats(&self) -> (u64, u64) {
         (
@@ -130,6 +135,15 @@ impl RunResult {
             RunResult::Failed(f) | RunResult::TimedOut(f) => Some(f),
         }
     }
+}
+
+/// One run of a verify command made ahead of its [`VerifyRun::check_given`]: in a
+/// batch of an observation's checks (`sandbox::Batch`).
+#[derive(Debug, Clone)]
+pub struct Ran {
+    result: RunResult,
+    limits_reached: Vec<String>,
+    elapsed: Duration,
 }
 
 /// Everything needed to run one verify command.
@@ -173,6 +187,13 @@ pub struct VerifyRun<'a> {
 impl VerifyRun<'_> {
     /// Checks the feature: cached when allowed, otherwise in fresh scratch copies.
     pub fn check(&self) -> Result<Verdict> {
+        self.check_given(Vec::new())
+    }
+
+    /// [`VerifyRun::check`], taking the first runs from `ran` (runs of this check made
+    /// already, in a batch) before running any more.
+    pub fn check_given(&self, ran: Vec<Ran>) -> Result<Verdict> {
+        let mut ran = ran.into_iter();
         let key = self.cache_key();
         let use_cache = self.repeats <= 1;
         if use_cache && let Some(result) = self.cache.and_then(|c| c.get(&key)) {
@@ -200,9 +221,16 @@ impl VerifyRun<'_> {
                 cache.runs.fetch_add(1, Ordering::Relaxed);
             }
             let reached;
-            let started = std::time::Instant::now();
-            (last, reached) = self.run_once()?;
-            slowest = slowest.max(started.elapsed());
+            let took;
+            (last, reached, took) = match ran.next() {
+                Some(done) => (done.result, done.limits_reached, done.elapsed),
+                None => {
+                    let started = std::time::Instant::now();
+                    let (result, reached) = self.run_once()?;
+                    (result, reached, started.elapsed())
+                }
+            };
+            slowest = slowest.max(took);
             for r in reached {
                 if !limits_reached.contains(&r) {
                     limits_reached.push(r);
@@ -267,10 +295,7 @@ impl VerifyRun<'_> {
     fn run_once(&self) -> Result<(RunResult, Vec<String>)> {
         let scratch = scratch_dir("loopbench-verify-")?;
         let copy = scratch.path().join("tree");
-        copy_tree_except(self.work_dir, &copy, true, self.leave_out)?;
-        if let Some(oracle) = self.overlay {
-            copy_tree(&oracle.dir, &copy.join(oracle.target), false)?;
-        }
+        self.copy_into(&copy)?;
         // Side effects of a check land in a throwaway log, never in the trial's.
         let effects = scratch.path().join("effects.log");
         let env: Vec<(String, OsString)> = vec![
@@ -295,31 +320,66 @@ impl VerifyRun<'_> {
         }
         .run_keeping_tails(SUMMARY_TAIL_BYTES)
         .io_context(|| format!("cannot run verify command '{}'", self.command))?;
+        let result = self.judge(outcome.code, outcome.timed_out, &stdout, &stderr);
+        Ok((result, outcome.limits_reached))
+    }
+
+    /// The run a batch made of this check, judged as [`VerifyRun::check`] judges its own.
+    pub fn ran_in_batch(&self, ran: &crate::sandbox::BatchRan) -> Ran {
+        Ran {
+            result: self.judge(ran.code, ran.timed_out, &ran.stdout, &ran.stderr),
+            limits_reached: Vec::new(),
+            elapsed: ran.elapsed,
+        }
+    }
+
+    /// The cache's key of this check, when the cache keeps its answer (on, and no
+    /// repeats).
+    pub fn cached_key(&self) -> Option<blake3::Hash> {
+        (self.repeats <= 1 && self.cache.is_some()).then(|| self.cache_key())
+    }
+
+    /// Whether a run of this check is needed: not when the cache answers it.
+    pub fn answered_by_cache(&self) -> bool {
+        self.repeats <= 1 && self.cache.is_some_and(|c| c.peek(&self.cache_key()))
+    }
+
+    /// The tree the check runs in, made at `copy`: the work directory without what
+    /// `leave_out` names, with the oracle laid over when there is one.
+    pub fn copy_into(&self, copy: &Path) -> Result<()> {
+        copy_tree_except(self.work_dir, copy, true, self.leave_out)?;
+        if let Some(oracle) = self.overlay {
+            copy_tree(&oracle.dir, &copy.join(oracle.target), false)?;
+        }
+        Ok(())
+    }
+
+    /// Whether a run passed, from how it ended and the ends of its output.
+    fn judge(&self, code: Option<i32>, timed_out: bool, stdout: &[u8], stderr: &[u8]) -> RunResult {
         let failure = |reason: Option<String>| {
-            let mut both = stdout.clone();
-            both.extend_from_slice(&stderr);
+            let mut both = stdout.to_vec();
+            both.extend_from_slice(stderr);
             let tail = crate::process::last_bytes(&both, OUTPUT_TAIL_BYTES);
             Failure {
                 command: self.command.to_string(),
-                exit: outcome.code,
+                exit: code,
                 output: String::from_utf8_lossy(tail).into_owned(),
                 reason,
             }
         };
-        let result = if outcome.timed_out {
+        if timed_out {
             RunResult::TimedOut(failure(None))
-        } else if !outcome.success() {
+        } else if code != Some(0) {
             RunResult::Failed(failure(None))
         } else if let Some(path) = self.stand_in.as_ref().filter(|_| !self.runner.exit_only()) {
             RunResult::Failed(failure(Some(format!(
                 "exit 0, but '{path}' of the tree stands in for the test runner, so its \
                  summary is no evidence"
             ))))
-        } else if let Some(why) = missing_evidence(self.runner, self.expected, &stdout, &stderr) {
+        } else if let Some(why) = missing_evidence(self.runner, self.expected, stdout, stderr) {
             RunResult::Failed(failure(Some(why)))
         } else {
             RunResult::Passed
-        };
-        Ok((result, outcome.limits_reached))
+        }
     }
 }

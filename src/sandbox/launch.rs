@@ -87,6 +87,16 @@ impl Launch {
     /// The program and arguments that start `layout`'s sandbox, to be followed by the
     /// sandboxed program and its arguments.
     pub fn argv(&self, layout: &Layout) -> Vec<OsString> {
+        let mut argv = self.argv_keeping_user(layout);
+        // Joined as whoever bwrap started; then the switch to the sandbox's user.
+        argv.extend(layout.entry_args());
+        argv
+    }
+
+    /// [`Launch::argv`] without the switch to the sandbox's user: the program after it
+    /// runs as whoever bwrap started (uid 0 under a root harness), as the supervisor of
+    /// a batch of checks does, which switches each check itself.
+    pub fn argv_keeping_user(&self, layout: &Layout) -> Vec<OsString> {
         let bwrap = find_program(BWRAP, std::env::var_os("PATH").as_deref())
             .unwrap_or_else(|| PathBuf::from(BWRAP));
         let mut layout = layout.clone();
@@ -112,8 +122,6 @@ impl Launch {
             argv.extend(self.cgroup_procs.iter().map(|p| p.clone().into_os_string()));
             argv.push("--".into());
         }
-        // Joined as whoever bwrap started; then the switch to the sandbox's user.
-        argv.extend(layout.entry_args());
         argv
     }
 

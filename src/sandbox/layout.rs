@@ -112,6 +112,17 @@ impl Hidden {
         self
     }
 
+    /// The unprivileged user a root harness's sandboxes run as; `None`: the harness's
+    /// own user.
+    pub fn run_as(&self) -> Option<&RunAs> {
+        self.run_as.as_ref()
+    }
+
+    /// The limits of each sandbox's cgroup, when the run sets them.
+    pub fn limits(&self) -> Option<Limits> {
+        self.limits
+    }
+
     /// The directories, canonical.
     pub fn dirs(&self) -> &[PathBuf] {
         &self.dirs
@@ -141,6 +152,7 @@ impl Hidden {
             limits: self.limits,
             share_net: false,
             run_as: self.run_as.clone(),
+            supervises: false,
         }
     }
 }
@@ -178,6 +190,10 @@ pub struct Layout {
     /// The unprivileged user the sandboxed program becomes (a root harness); `None`:
     /// the harness's own user, in a user namespace.
     pub run_as: Option<RunAs>,
+    /// The first program is the supervisor of a batch of checks (`batch.rs`), which
+    /// stays uid 0 and also keeps `CAP_KILL`, to stop and clear away each check; only
+    /// with `run_as`.
+    pub supervises: bool,
 }
 
 impl Layout {
@@ -223,6 +239,9 @@ impl Layout {
                 args.push("--cap-drop", &[Path::new("ALL")]);
                 for cap in RunAs::SWITCH_CAPS {
                     args.push("--cap-add", &[Path::new(cap)]);
+                }
+                if self.supervises {
+                    args.push("--cap-add", &[Path::new("CAP_KILL")]);
                 }
             }
         }
@@ -436,6 +455,7 @@ mod tests {
             limits: None,
             share_net: false,
             run_as: None,
+            supervises: false,
         }
     }
 
@@ -475,7 +495,17 @@ mod tests {
             }),
             ..layout()
         };
+        let supervisor = Layout {
+            supervises: true,
+            ..rooted.clone()
+        };
+        let kept = strings(supervisor.bwrap_args()).join(" ");
+        assert!(
+            kept.contains("--cap-add CAP_SETPCAP --cap-add CAP_KILL"),
+            "{kept}"
+        );
         let joined = strings(rooted.bwrap_args()).join(" ");
+        assert!(!joined.contains("CAP_KILL"), "{joined}");
         // A user namespace of root's would map the sandbox to host uid 0 again.
         assert!(!joined.contains("--unshare-user"), "{joined}");
         assert!(

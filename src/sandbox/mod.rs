@@ -4,6 +4,7 @@
 //! instead of the host, a built environment, and per-session limits.
 
 mod allowlist;
+mod batch;
 mod environment;
 mod host;
 mod launch;
@@ -14,6 +15,7 @@ mod probe;
 mod user;
 
 pub use allowlist::{Allowlist, SYSTEM_DIRS, SYSTEM_SECRETS, Shown};
+pub use batch::{Batch, BatchCheck, BatchEnd, BatchRan};
 pub use environment::{INHERITED, Redactor, base as base_env, passed as passed_env};
 pub use host::{BWRAP, bwrap_works, disables_userns, find_program};
 pub use launch::{Launch, Started};

@@ -1,0 +1,409 @@
+//! Many checks in one sandbox: the checks of one observation run one after another
+//! inside a single bubblewrap sandbox, under a supervisor the checks cannot reach, so
+//! that the namespaces and mounts are made once per observation instead of once per
+//! check. Only for a root harness, whose checks run as the unprivileged sandbox user
+//! while the supervisor stays uid 0; an ordinary user's checks would share the
+//! supervisor's uid (and could signal or trace it), so they keep a sandbox each.
+//!
+//! What keeps one check from touching another or its verdict:
+//! - each check's scratch copy lies in a directory of its own, root's and `0700`,
+//!   opened (`0755`) only while that check runs and closed again after it;
+//! - the supervisor, its results directory (root's, `0700`) and the exit statuses it
+//!   writes there belong to uid 0, which a check's user cannot signal, trace or write;
+//! - after each check, every process the check left is killed (`kill -1` by uid 0
+//!   with `CAP_KILL`, repeated until nothing is left to kill) and the private `/tmp`
+//!   and `/dev/shm` are emptied by the check's user, before the next check's directory
+//!   opens; a leftover that cannot be removed ends the batch;
+//! - each check's output goes to files of its own, opened by the supervisor; the
+//!   pages count against the batch's cgroup (so a batch needs one, with its memory
+//!   limit);
+//! - a time limit per check (`timeout`, run by uid 0), whose expiry is told from an
+//!   exit status of 124 by the time the check took.
+//!
+//! Anything unexpected (the supervisor's own failure, a missing status, a limit of the
+//! cgroup reached) is no verdict: the caller runs those checks again, a sandbox each,
+//! which also says which check reached the limit.
+
+use std::ffi::OsString;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::launch::{Launch, Started};
+use super::layout::Hidden;
+use super::limits::Cgroup;
+use crate::error::{IoContext, Result};
+
+/// How long the supervisor is given after the batch's deadline to end by itself.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// The supervisor, run by `sh -c` as uid 0 inside the sandbox. `$1` is the batch's
+/// directory (its results in `results/`); then four words per check: its directory (holding `tree/` and
+/// `effects.log`), its time limit in seconds and in hundredths, its command. `@SWITCH@`
+/// is replaced by the switch to the sandbox's user, quoted.
+const SUPERVISOR: &str = r#"top=$1; res=$1/results; shift
+fail() { echo "$2" >&2; exit "$1"; }
+# Whether a private directory holds anything but the way to the batch's own directory.
+empty() {
+  for f in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+    case "$top/" in "$f"/*) continue ;; esac
+    if [ -e "$f" ] || [ -L "$f" ]; then return 1; fi
+  done
+  return 0
+}
+sweep() {
+  n=0
+  while kill -s KILL -- -1 2>/dev/null; do
+    n=$((n + 1)); [ "$n" -lt 100000 ] || fail 97 "processes of a check outlived 100000 kills"
+  done
+  for d in /tmp /dev/shm; do
+    if ! empty "$d"; then
+      @SWITCH@ sh -c 'for f in "$2"/* "$2"/.[!.]* "$2"/..?*; do
+          case "$1/" in "$f"/*) continue ;; esac
+          rm -rf -- "$f"
+        done' sh "$top" "$d" 2>/dev/null
+      empty "$d" || fail 97 "a check left $d not empty"
+    fi
+  done
+  for t in shm msg sem; do
+    lines=0
+    while read -r _; do lines=$((lines + 1)); done < /proc/sysvipc/$t
+    if [ "$lines" -gt 1 ]; then
+      @SWITCH@ ipcrm --all=$t >/dev/null 2>&1
+      lines=0
+      while read -r _; do lines=$((lines + 1)); done < /proc/sysvipc/$t
+      [ "$lines" -le 1 ] || fail 97 "a check left System V $t objects"
+    fi
+  done
+}
+i=0
+while [ "$#" -ge 4 ]; do
+  chmod 0755 "$1" || fail 96 "cannot open $1"
+  read -r t0 _ < /proc/uptime
+  ( cd "$1/tree" && LOOPBENCH_EFFECTS="$1/effects.log" exec timeout -k 2 "$2" @SWITCH@ sh -c "$4" ) \
+    < /dev/null > "$res/$i.out" 2> "$res/$i.err"
+  code=$?
+  read -r t1 _ < /proc/uptime
+  sweep
+  chmod 0700 "$1" || fail 96 "cannot close $1"
+  printf '%s %s %s %s %s\n' "$i" "$code" "$t0" "$t1" "$3" >> "$res/status"
+  i=$((i + 1))
+  shift 4
+done
+"#;
+
+/// One check to run in a batch.
+#[derive(Debug, Clone)]
+pub struct BatchCheck {
+    /// The check's directory: the caller fills `tree/` with its scratch copy.
+    pub dir: PathBuf,
+    /// The shell command.
+    pub command: String,
+    /// Its time limit.
+    pub timeout: Duration,
+}
+
+impl BatchCheck {
+    /// The scratch copy the check runs in (its working directory).
+    pub fn tree(&self) -> PathBuf {
+        self.dir.join("tree")
+    }
+
+    /// The throwaway effects log of the check.
+    pub fn effects(&self) -> PathBuf {
+        self.dir.join("effects.log")
+    }
+}
+
+/// How one check of a batch ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchRan {
+    /// Exit code; `None` when it was stopped by its time limit.
+    pub code: Option<i32>,
+    /// Stopped by its time limit.
+    pub timed_out: bool,
+    /// How long it took, to a hundredth of a second.
+    pub elapsed: Duration,
+    /// The last bytes of its stdout.
+    pub stdout: Vec<u8>,
+    /// The last bytes of its stderr.
+    pub stderr: Vec<u8>,
+}
+
+/// How a batch ended.
+#[derive(Debug)]
+pub enum BatchEnd {
+    /// Every check ran: their ends, in order.
+    Ran(Vec<BatchRan>),
+    /// No verdict from this batch (why): the caller runs the checks one sandbox each.
+    Unused(String),
+    /// The batch ran past its deadline.
+    OutOfTime,
+}
+
+/// The checks of one observation, each in a directory of a batch's scratch directory.
+#[derive(Debug)]
+pub struct Batch {
+    scratch: tempfile::TempDir,
+    checks: Vec<BatchCheck>,
+}
+
+impl Batch {
+    /// Whether checks under `hidden` can run batched here: a root harness whose
+    /// sandboxes have limits (the cgroup holds the checks' output pages).
+    pub fn possible(hidden: &Hidden) -> bool {
+        hidden.run_as().is_some() && hidden.limits().is_some()
+    }
+
+    /// An empty batch in a fresh scratch directory (root's, `0755`), with its results
+    /// directory (root's, `0700`).
+    pub fn new() -> Result<Batch> {
+        let scratch = crate::fsutil::scratch_dir("loopbench-batch-")?;
+        let results = scratch.path().join("results");
+        set_mode(scratch.path(), 0o755)
+            .and_then(|()| std::fs::create_dir(&results))
+            .and_then(|()| set_mode(&results, 0o700))
+            .io_context(|| format!("cannot prepare '{}'", scratch.path().display()))?;
+        Ok(Batch {
+            scratch,
+            checks: Vec::new(),
+        })
+    }
+
+    /// Adds a check: its directory (root's, `0700`) and an empty effects log; the
+    /// caller copies its tree into [`BatchCheck::tree`].
+    pub fn add(&mut self, command: &str, timeout: Duration) -> std::io::Result<&BatchCheck> {
+        let dir = self
+            .scratch
+            .path()
+            .join(format!("c{:03}", self.checks.len()));
+        std::fs::create_dir(&dir)?;
+        set_mode(&dir, 0o700)?;
+        let check = BatchCheck {
+            dir,
+            command: command.to_string(),
+            timeout,
+        };
+        std::fs::write(check.effects(), "")?;
+        self.checks.push(check);
+        Ok(self.checks.last().expect("just pushed"))
+    }
+
+    /// The checks added so far.
+    pub fn checks(&self) -> &[BatchCheck] {
+        &self.checks
+    }
+
+    /// Runs every check under `hidden`, one after another, within `deadline`, keeping
+    /// the last `tail` bytes of each output.
+    pub fn run(
+        self,
+        hidden: &Hidden,
+        deadline: Duration,
+        tail: usize,
+    ) -> std::io::Result<BatchEnd> {
+        let (Some(run_as), Some(limits)) = (hidden.run_as(), hidden.limits()) else {
+            return Ok(BatchEnd::Unused("not a root harness with limits".into()));
+        };
+        if self.checks.is_empty() {
+            return Ok(BatchEnd::Ran(Vec::new()));
+        }
+        for check in &self.checks {
+            // The tree and the effects log become the sandbox user's (with `o+x` on
+            // the way in); the check's directory stays root's.
+            hidden
+                .layout(&check.tree(), &[&check.effects()], &[])
+                .hand_over()?;
+        }
+        let Some(cgroup) = Cgroup::create(limits)? else {
+            return Ok(BatchEnd::Unused("no cgroup can be made here".into()));
+        };
+        let mut layout = hidden.layout(self.scratch.path(), &[], &[]);
+        layout.supervises = true;
+        let launch = Launch::in_scratch(cgroup.procs_files()).map_err(std::io::Error::other)?;
+        let switch: Vec<String> = run_as
+            .entry_args()
+            .iter()
+            .map(|w| shell_quote(&w.to_string_lossy()))
+            .collect();
+        let script = SUPERVISOR.replace("@SWITCH@", &switch.join(" "));
+        let results = self.scratch.path().join("results");
+        let argv = launch.argv_keeping_user(&layout);
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .args([OsString::from("/bin/sh"), "-c".into(), script.into()])
+            .arg("loopbench-batch")
+            .arg(self.scratch.path());
+        for check in &self.checks {
+            let secs = check.timeout.as_secs_f64();
+            cmd.arg(&check.dir)
+                .arg(format!("{secs:.2}"))
+                .arg(format!("{}", (secs * 100.0).ceil() as u64))
+                .arg(&check.command);
+        }
+        let supervisor_err = self.scratch.path().join("supervisor.err");
+        let err_file = std::fs::File::create(&supervisor_err)?;
+        set_mode(&supervisor_err, 0o600)?;
+        let mut base = super::environment::base(Path::new("/tmp"));
+        base.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
+        cmd.env_clear()
+            .envs(base)
+            .current_dir(self.scratch.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(err_file);
+        let Some(status) = wait_within(&mut cmd, deadline)? else {
+            return Ok(BatchEnd::OutOfTime);
+        };
+        let reached = cgroup.reached();
+        if !reached.is_empty() {
+            return Ok(BatchEnd::Unused(reached.join("; ")));
+        }
+        match launch
+            .started(Some(&supervisor_err), Some(&cgroup))
+            .map_err(std::io::Error::other)?
+        {
+            Started::Ran(0) => {}
+            Started::Ran(code) => {
+                let said = std::fs::read_to_string(&supervisor_err).unwrap_or_default();
+                return Ok(BatchEnd::Unused(format!(
+                    "the supervisor ended with {code} (status {status}): {}",
+                    said.trim()
+                )));
+            }
+            Started::Failed(why) => return Ok(BatchEnd::Unused(why)),
+        }
+        read_results(&results, &self.checks, tail)
+    }
+}
+
+/// Runs `cmd` in a process group of its own and waits for it until `deadline`; past
+/// it, the group is ended (bwrap's death takes the sandbox with it) and `None` is
+/// returned.
+fn wait_within(
+    cmd: &mut Command,
+    deadline: Duration,
+) -> std::io::Result<Option<std::process::ExitStatus>> {
+    use nix::sys::signal::{Signal, killpg};
+    use nix::unistd::Pid;
+    use std::os::unix::process::CommandExt;
+    let mut child = cmd.process_group(0).spawn()?;
+    let group = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    if let Ok(status) = rx.recv_timeout(deadline) {
+        return status.map(Some);
+    }
+    let _ = killpg(group, Signal::SIGTERM);
+    if rx.recv_timeout(GRACE).is_err() {
+        let _ = killpg(group, Signal::SIGKILL);
+        let _ = rx.recv();
+    }
+    Ok(None)
+}
+
+/// The ends of `checks` from the supervisor's status lines and output files.
+fn read_results(results: &Path, checks: &[BatchCheck], tail: usize) -> std::io::Result<BatchEnd> {
+    let text = std::fs::read_to_string(results.join("status")).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.len() != checks.len() {
+        return Ok(BatchEnd::Unused(format!(
+            "{} statuses for {} checks",
+            lines.len(),
+            checks.len()
+        )));
+    }
+    let mut ran = Vec::with_capacity(checks.len());
+    for (i, line) in lines.iter().enumerate() {
+        let Some(status) = Status::parse(line).filter(|s| s.index == i) else {
+            return Ok(BatchEnd::Unused(format!(
+                "a status line that does not parse: '{line}'"
+            )));
+        };
+        let elapsed_cs = status.end_cs.saturating_sub(status.start_cs);
+        // `timeout` says 124 for its own expiry, and so may the check: only a check
+        // that ran its whole time was stopped.
+        let timed_out = status.code == 124 && elapsed_cs + 1 >= status.limit_cs;
+        ran.push(BatchRan {
+            code: (!timed_out).then_some(status.code),
+            timed_out,
+            elapsed: Duration::from_millis(elapsed_cs * 10),
+            stdout: last_bytes_of(&results.join(format!("{i}.out")), tail)?,
+            stderr: last_bytes_of(&results.join(format!("{i}.err")), tail)?,
+        });
+    }
+    Ok(BatchEnd::Ran(ran))
+}
+
+/// One line the supervisor wrote after a check.
+struct Status {
+    index: usize,
+    code: i32,
+    start_cs: u64,
+    end_cs: u64,
+    limit_cs: u64,
+}
+
+impl Status {
+    fn parse(line: &str) -> Option<Status> {
+        let words: Vec<&str> = line.split(' ').collect();
+        let [index, code, start, end, limit] = words.as_slice() else {
+            return None;
+        };
+        Some(Status {
+            index: index.parse().ok()?,
+            code: code.parse().ok()?,
+            start_cs: hundredths(start)?,
+            end_cs: hundredths(end)?,
+            limit_cs: limit.parse().ok()?,
+        })
+    }
+}
+
+/// `/proc/uptime`'s seconds with two decimals, in hundredths.
+fn hundredths(text: &str) -> Option<u64> {
+    let (whole, frac) = text.split_once('.')?;
+    (frac.len() == 2).then_some(())?;
+    Some(whole.parse::<u64>().ok()? * 100 + frac.parse::<u64>().ok()?)
+}
+
+/// The last `limit` bytes of a file.
+fn last_bytes_of(path: &Path, limit: usize) -> std::io::Result<Vec<u8>> {
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(limit as u64)))?;
+    let mut out = Vec::new();
+    file.take(limit as u64).read_to_end(&mut out)?;
+    Ok(out)
+}
+
+fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+/// `word` as one word of a POSIX shell command.
+fn shell_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_lines_parse_and_a_forged_124_is_no_timeout() {
+        let s = Status::parse("2 124 100.25 101.00 500").unwrap();
+        assert_eq!(
+            (s.index, s.code, s.start_cs, s.end_cs, s.limit_cs),
+            (2, 124, 10025, 10100, 500)
+        );
+        assert!(Status::parse("2 124 100.2 101.00 500").is_none());
+        assert!(Status::parse("2 x 100.25 101.00 500").is_none());
+        assert!(Status::parse("2 0 100.25 101.00").is_none());
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    }
+}

@@ -1,0 +1,215 @@
+//! An observation's checks in one sandbox (`sandbox::Batch`), attacked by a check that
+//! may cheat, as root (CI runs as root): it reaches for the next check's tree, the
+//! supervisor's statuses and outputs, signals everything it can, leaves processes,
+//! files and System V objects behind and forges a timeout's exit status. Nothing of it
+//! may change another check's verdict; what cannot be cleared away, or a limit reached,
+//! gives no verdict at all (the checks then run one sandbox each).
+//!
+//! A batch needs a root harness with cgroups; elsewhere the tests skip, except under
+//! `CI=true`, where a root harness without a batch fails them.
+
+mod common;
+
+use std::time::Duration;
+
+use common::command::{live_processes_with_arg, unique_sleep_seconds};
+use loopbench::sandbox::{Batch, BatchEnd, BatchRan, Hidden, Limits, bwrap_works};
+
+/// The sandbox of a run with the default limits, when a batch can run here.
+fn batch_hidden() -> Option<Hidden> {
+    let hidden = Hidden::default().with_limits(Limits::default());
+    let ci = std::env::var("CI").as_deref() == Ok("true");
+    let root = nix::unistd::geteuid().is_root();
+    if bwrap_works() && root && Batch::possible(&hidden) {
+        return Some(hidden);
+    }
+    assert!(
+        !(ci && root),
+        "CI=true as root: bwrap, the sandbox user and cgroups must allow a batch"
+    );
+    eprintln!("skipping: a batch of checks needs a root harness with bwrap and cgroups");
+    None
+}
+
+/// Runs `checks` (command, time limit), each in a tree holding `seed.txt`.
+fn run(hidden: &Hidden, checks: &[(&str, u64)]) -> BatchEnd {
+    run_within(hidden, checks, Duration::from_secs(120))
+}
+
+fn run_within(hidden: &Hidden, checks: &[(&str, u64)], deadline: Duration) -> BatchEnd {
+    let mut batch = Batch::new().unwrap();
+    for (command, secs) in checks {
+        let check = batch.add(command, Duration::from_secs(*secs)).unwrap();
+        std::fs::create_dir(check.tree()).unwrap();
+        std::fs::write(check.tree().join("seed.txt"), "seed\n").unwrap();
+    }
+    batch.run(hidden, deadline, 4096).unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn ran(end: BatchEnd) -> Vec<BatchRan> {
+    match end {
+        BatchEnd::Ran(ran) => ran,
+        other => panic!("the batch gave no verdicts: {other:?}"),
+    }
+}
+
+/// Check 0: every reach for another check, the statuses, the supervisor and the
+/// places the next check uses.
+const ATTACKER: &str = r#"
+echo mine > mine.txt
+ls ../../c001/tree >/dev/null 2>&1 && echo "other: listed"
+echo planted 2>/dev/null > ../../c001/tree/planted && echo "other: written"
+echo '1 0 0.00 0.00 100' 2>/dev/null >> ../../results/status && echo "status: written"
+echo forged 2>/dev/null > ../../results/1.out && echo "output: written"
+cat ../../supervisor.err >/dev/null 2>&1 && echo "supervisor: read"
+kill -9 -1 2>/dev/null
+(sleep 1; echo late > "$PWD/../../c001/tree/late") >/dev/null 2>&1 &
+setsid sh -c 'sleep 1; echo late > /tmp/late' >/dev/null 2>&1 &
+echo left > /tmp/leftover; echo left > /dev/shm/leftover; mkdir /tmp/.hidden
+ipcmk -M 4096 >/dev/null 2>&1 && echo "shm: made"
+echo "attacker: done"
+exit 3
+"#;
+
+/// Check 1: what the attacker left for it.
+const OBSERVER: &str = r#"
+sleep 2
+for f in /tmp/* /tmp/.[!.]* /dev/shm/*; do
+  case "$f" in /dev/shm/loopbench-batch-*) ;; *) [ -e "$f" ] && echo "left: $f" ;; esac
+done
+[ -e planted ] && echo "planted: here"
+[ -e late ] && echo "late: here"
+[ "$(cat seed.txt)" = seed ] && echo "seed: intact"
+ipcs -m | grep -q '^0x' && echo "shm: left"
+ps -e -o user=,args= | grep -q -E '^nobody +sleep 1$' && echo "process: left"
+echo "observer: done"
+exit 0
+"#;
+
+#[test]
+fn a_check_in_a_batch_cannot_reach_another_check_its_verdict_or_the_supervisor() {
+    let Some(hidden) = batch_hidden() else { return };
+    let ran = ran(run(
+        &hidden,
+        &[
+            (ATTACKER, 30),
+            (OBSERVER, 30),
+            ("echo ran; exit 124", 30),
+            ("sleep 30", 1),
+            ("echo out; echo err >&2; id -u; exit 0", 30),
+        ],
+    ));
+    assert_eq!(ran.len(), 5, "{ran:?}");
+
+    let attacker = text(&ran[0].stdout);
+    assert!(attacker.contains("attacker: done"), "{attacker}");
+    assert_eq!(
+        ran[0].code,
+        Some(3),
+        "signalling everything it could ended no one else"
+    );
+    for leak in [
+        "other: ",
+        "status: written",
+        "output: written",
+        "supervisor: read",
+    ] {
+        assert!(!attacker.contains(leak), "{leak} in {attacker}");
+    }
+    assert!(
+        attacker.contains("shm: made"),
+        "the attack must have tried: {attacker}"
+    );
+
+    let observer = text(&ran[1].stdout);
+    assert!(observer.contains("observer: done"), "{observer}");
+    assert!(observer.contains("seed: intact"), "{observer}");
+    for leak in [
+        "left: ",
+        "planted: ",
+        "late: ",
+        "shm: left",
+        "process: left",
+    ] {
+        assert!(!observer.contains(leak), "{leak} in {observer}");
+    }
+    assert_eq!((ran[1].code, ran[1].timed_out), (Some(0), false));
+
+    // An exit status of 124 is the check's own unless it ran its whole time.
+    assert_eq!(
+        (ran[2].code, ran[2].timed_out),
+        (Some(124), false),
+        "{:?}",
+        ran[2]
+    );
+    assert_eq!(text(&ran[2].stdout), "ran\n");
+    assert!(ran[3].timed_out, "{:?}", ran[3]);
+    assert_eq!(ran[3].code, None);
+    assert!(ran[3].elapsed >= Duration::from_millis(990), "{:?}", ran[3]);
+
+    let last = text(&ran[4].stdout);
+    assert!(last.starts_with("out\n"), "{last}");
+    assert_ne!(
+        last.lines().nth(1),
+        Some("0"),
+        "checks run as the sandbox user"
+    );
+    assert_eq!(text(&ran[4].stderr), "err\n");
+}
+
+#[test]
+fn what_a_check_leaves_that_cannot_be_cleared_gives_no_verdict() {
+    let Some(hidden) = batch_hidden() else { return };
+    // A directory its own user cannot list cannot be emptied by that user.
+    let end = run(
+        &hidden,
+        &[
+            (
+                "mkdir -p /tmp/locked/x && chmod 000 /tmp/locked; exit 0",
+                30,
+            ),
+            ("exit 0", 30),
+        ],
+    );
+    match end {
+        BatchEnd::Unused(why) => assert!(why.contains("/tmp not empty"), "{why}"),
+        other => panic!("a check saw what the one before left: {other:?}"),
+    }
+}
+
+#[test]
+fn a_limit_reached_in_a_batch_gives_no_verdict() {
+    let Some(hidden) = batch_hidden() else { return };
+    let hidden = hidden.with_limits(Limits {
+        max_pids: 32,
+        ..Limits::default()
+    });
+    let end = run(
+        &hidden,
+        &[
+            ("for i in $(seq 64); do sleep 5 & done; wait; exit 0", 30),
+            ("exit 0", 30),
+        ],
+    );
+    match end {
+        BatchEnd::Unused(why) => assert!(why.contains("max_pids"), "{why}"),
+        other => panic!("a batch that reached a limit gave verdicts: {other:?}"),
+    }
+}
+
+#[test]
+fn a_batch_past_its_deadline_is_out_of_time_and_leaves_no_process() {
+    let Some(hidden) = batch_hidden() else { return };
+    let sleep = unique_sleep_seconds();
+    let command = format!("setsid sleep {sleep} & sleep {sleep}");
+    let started = std::time::Instant::now();
+    let end = run_within(&hidden, &[("exit 0", 30), (&command, 600)], Duration::from_secs(2));
+    assert!(matches!(end, BatchEnd::OutOfTime), "{end:?}");
+    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(live_processes_with_arg(&sleep), Vec::<i32>::new());
+}
