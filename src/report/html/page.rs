@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::fsutil::{write_atomic, write_atomic_with};
 use crate::report::summary_data::Summary;
 use crate::report::weekly::Weekly;
-use crate::run_dir::REPORT_HTML;
+use crate::run_dir::RunDir;
 
 /// `weekly.html` beside the weekly tables.
 pub const WEEKLY_HTML: &str = "weekly.html";
@@ -84,8 +84,8 @@ fn render_into(
 /// Writes `report.html` into `run_dir` from its summary and CSVs, a row at a time; for
 /// a run of more than [`super::run_data::MAX_TRIALS_IN_PAGE`] trials, its timelines
 /// into [`TIMELINES_DIR`] beside it. Returns its path.
-pub fn write_run_html(run_dir: &Path, summary: &Summary) -> Result<PathBuf> {
-    let path = run_dir.join(REPORT_HTML);
+pub fn write_run_html(run_dir: &RunDir, summary: &Summary) -> Result<PathBuf> {
+    let path = run_dir.report_html();
     let mut page = run_page(run_dir, summary)?;
     let beside = timelines_beside(run_dir)?;
     if beside {
