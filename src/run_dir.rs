@@ -44,6 +44,8 @@ const SUMMARY_MD: &str = "summary.md";
 pub(crate) const PLOTS_DIR: &str = "plots";
 /// The self-contained page of a run.
 const REPORT_HTML: &str = "report.html";
+/// A large run's session timelines, in files beside `report.html`.
+const REPORT_TIMELINES_DIR: &str = "report-timelines";
 /// With `--keep-repos`: one git bundle per trial.
 const REPOS_DIR: &str = "repos";
 /// What a command agent's sessions left: one folder per trial.
@@ -138,6 +140,18 @@ impl RunDir {
     /// `report.html`.
     pub fn report_html(&self) -> PathBuf {
         self.root.join(REPORT_HTML)
+    }
+
+    /// `report-timelines/`: a large run's session timelines beside `report.html`, which
+    /// loads them by this folder's name.
+    pub fn report_timelines(&self) -> PathBuf {
+        self.root.join(REPORT_TIMELINES_DIR)
+    }
+
+    /// `.report-timelines.partial/`: the timelines being written, moved in whole, so that
+    /// the page never sees half of them.
+    pub fn report_timelines_staging(&self) -> PathBuf {
+        self.root.join(format!(".{REPORT_TIMELINES_DIR}.partial"))
     }
 
     /// `repos/`, the trials' bundles.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::model::{Page, run_page, weekly_page};
 use super::run_data::{
-    TIMELINES_DIR, remove_timeline_files, timelines_beside, write_run_data, write_timeline_files,
+    remove_timeline_files, timelines_beside, write_run_data, write_timeline_files,
 };
 use super::script_json::ScriptJsonWriter;
 use crate::error::{Error, Result};
@@ -83,7 +83,7 @@ fn render_into(
 
 /// Writes `report.html` into `run_dir` from its summary and CSVs, a row at a time; for
 /// a run of more than [`super::run_data::MAX_TRIALS_IN_PAGE`] trials, its timelines
-/// into [`TIMELINES_DIR`] beside it. Returns its path.
+/// into `report-timelines/` beside it ([`RunDir::report_timelines`]). Returns its path.
 pub fn write_run_html(run_dir: &RunDir, summary: &Summary) -> Result<PathBuf> {
     let path = run_dir.report_html();
     let mut page = run_page(run_dir, summary)?;
@@ -91,7 +91,11 @@ pub fn write_run_html(run_dir: &RunDir, summary: &Summary) -> Result<PathBuf> {
     if beside {
         // The files first: the page that loads them comes after.
         write_timeline_files(run_dir)?;
-        page.timelines = Some(TIMELINES_DIR.to_string());
+        // The page loads them relative to itself: by the name of the folder beside it.
+        page.timelines = run_dir
+            .report_timelines()
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned());
     }
     write_atomic_with(&path, |out| {
         render_into(out, &page, |data| write_run_data(data, &page, run_dir))

@@ -3,7 +3,7 @@
 //! [`MAX_TRIALS_IN_PAGE`] trials the page holds every session; above it the page holds
 //! the tables, the verdict, every trial's row and each session's filter mask, and the
 //! sessions themselves (the timelines, with their evidence) go into files beside it,
-//! [`TIMELINES_DIR`]`/NNNN.js`, which the page loads with a `<script>` element when a
+//! `report-timelines/NNNN.js` ([`RunDir::report_timelines`]), which the page loads with a `<script>` element when a
 //! trial is shown: from `file://` too, with no network.
 
 use std::fs::File;
@@ -22,13 +22,11 @@ use crate::fsutil::remove_if_present;
 use crate::rates::Unit;
 use crate::run_dir::RunDir;
 
-/// The directory beside report.html that holds the timelines of a large run.
-pub const TIMELINES_DIR: &str = "report-timelines";
 /// The most trials whose timelines report.html holds itself (about 12 MB of page for
 /// runs like the default suite's): a browser opens such a page in a second or two;
 /// larger runs get their timelines in files beside it.
 pub const MAX_TRIALS_IN_PAGE: usize = 2_000;
-/// Trials per file of [`TIMELINES_DIR`]: a page of 20 trials loads one or two.
+/// Trials per file of `report-timelines/`: a page of 20 trials loads one or two.
 pub const TRIALS_PER_TIMELINE_FILE: usize = 100;
 /// The columns of the page's session rows when the timelines are beside it: enough to
 /// list and filter the trials.
@@ -113,7 +111,7 @@ pub fn write_run_data(out: &mut dyn Write, page: &Page, run_dir: &RunDir) -> Res
     write(out, b"}")
 }
 
-/// Writes the timelines of the run in `run_dir` into [`TIMELINES_DIR`] beside its page,
+/// Writes the timelines of the run in `run_dir` into `report-timelines/` beside its page,
 /// replacing what was there: every session's row (with `against` and `evidence`), the
 /// trials in the order of `sessions.csv`, [`TRIALS_PER_TIMELINE_FILE`] to a file; each
 /// file `NNNN.js` calls `loopbenchTimelines(N, {"columns": [...], "rows": [...]})`.
@@ -126,7 +124,7 @@ pub fn write_timeline_files(run_dir: &RunDir) -> Result<()> {
         .position(|c| c == "trial_id")
         .ok_or_else(|| bad_sessions(&sessions))?;
     // Written aside and moved in whole, so that a page never sees half of them.
-    let staging = run_dir.path().join(format!(".{TIMELINES_DIR}.partial"));
+    let staging = run_dir.report_timelines_staging();
     remove_if_present(&staging)?;
     std::fs::create_dir(&staging)
         .io_context(|| format!("cannot create '{}'", staging.display()))?;
@@ -148,15 +146,15 @@ pub fn write_timeline_files(run_dir: &RunDir) -> Result<()> {
     if let Some((_, file)) = current.take() {
         file.finish()?;
     }
-    let dir = run_dir.path().join(TIMELINES_DIR);
+    let dir = run_dir.report_timelines();
     remove_if_present(&dir)?;
     std::fs::rename(&staging, &dir)
         .io_context(|| format!("cannot move '{}' to '{}'", staging.display(), dir.display()))
 }
 
-/// Removes [`TIMELINES_DIR`] from `run_dir` (a page that holds its timelines needs none).
+/// Removes `report-timelines/` from `run_dir` (a page that holds its timelines needs none).
 pub fn remove_timeline_files(run_dir: &RunDir) -> Result<()> {
-    remove_if_present(&run_dir.path().join(TIMELINES_DIR))
+    remove_if_present(&run_dir.report_timelines())
 }
 
 /// Numbers the timeline files: the trials in the order their rows come,
@@ -348,7 +346,7 @@ mod tests {
     fn beside_the_page_each_session_is_summarized_and_its_row_is_in_its_file() {
         let (_tmp, dir) = run_dir();
         let mut page = page();
-        page.timelines = Some(TIMELINES_DIR.into());
+        page.timelines = Some("report-timelines".into());
         let mut out = Vec::new();
         write_run_data(&mut out, &page, &dir).unwrap();
         let data: Value = serde_json::from_slice(&out).unwrap();
@@ -358,11 +356,11 @@ mod tests {
         );
         assert_eq!(data["sessions"]["rows"][1][0], "a:t:0");
         assert_eq!(data["sessions"]["rows"][1][5], 0, "the first file");
-        assert_eq!(data["timelines"], TIMELINES_DIR);
+        assert_eq!(data["timelines"], "report-timelines");
         assert_eq!(data["trials"]["rows"].as_array().unwrap().len(), 2);
 
         write_timeline_files(&dir).unwrap();
-        let file = std::fs::read_to_string(dir.path().join(TIMELINES_DIR).join("0000.js")).unwrap();
+        let file = std::fs::read_to_string(dir.report_timelines().join("0000.js")).unwrap();
         let json = file
             .strip_prefix("loopbenchTimelines(0,")
             .and_then(|f| f.strip_suffix(");\n"))
@@ -376,6 +374,6 @@ mod tests {
         assert_eq!(table["rows"][1][6], "</script> \u{2028}");
         assert_eq!(table["rows"][1][8]["premature"][0], "<b>");
         remove_timeline_files(&dir).unwrap();
-        assert!(!dir.path().join(TIMELINES_DIR).exists());
+        assert!(!dir.report_timelines().exists());
     }
 }
