@@ -3,47 +3,65 @@
 //! once. A `RunDir` is made only by the store, when it claims, locks or opens a
 //! directory (`tests/layers.rs` holds that); the engine, the agents and the studies
 //! take one rather than a bare path.
+//!
+//! The file names themselves are private but for the few a message or a listing names
+//! bare (`pub(crate)`, each saying where), and the lock file's, which the tests check for;
+//! nothing outside this file and the store joins one onto a path (`tests/layers.rs`
+//! holds that).
 
 use std::path::{Path, PathBuf};
 
 /// `manifest.json`.
-pub const MANIFEST: &str = "manifest.json";
+/// Named bare by the store's check for a results directory and by `weekly`'s message.
+pub(crate) const MANIFEST: &str = "manifest.json";
 /// Append-only session records.
-pub const SESSIONS_JSONL: &str = "sessions.jsonl";
+/// Named bare by the store's check for a results directory.
+pub(crate) const SESSIONS_JSONL: &str = "sessions.jsonl";
 /// Append-only trial records.
-pub const TRIALS_JSONL: &str = "trials.jsonl";
+/// Named bare by the store's check for a results directory and by `show`'s message.
+pub(crate) const TRIALS_JSONL: &str = "trials.jsonl";
 /// The sim agent's ground truth, one line per session (never read by a metric).
-pub const SIM_TRUTH_JSONL: &str = "sim_truth.jsonl";
+const SIM_TRUTH_JSONL: &str = "sim_truth.jsonl";
 /// Sessions of attempts that failed for a cause outside the agent, each with its
 /// attempt; never counted.
-pub const FAILURES_JSONL: &str = "failures.jsonl";
+const FAILURES_JSONL: &str = "failures.jsonl";
 /// Session table.
-pub const SESSIONS_CSV: &str = "sessions.csv";
+/// Joined by `report/run_tables.rs` (and its tests) until it takes a `RunDir`.
+pub(crate) const SESSIONS_CSV: &str = "sessions.csv";
 /// Trial table.
-pub const TRIALS_CSV: &str = "trials.csv";
+/// Joined by `report/run_tables.rs` (and its tests) until it takes a `RunDir`; named
+/// bare in the paths `run` prints.
+pub(crate) const TRIALS_CSV: &str = "trials.csv";
 /// The summary, one row per (arm, metric).
-pub const SUMMARY_CSV: &str = "summary.csv";
+const SUMMARY_CSV: &str = "summary.csv";
 /// The summary as a JSON array.
-pub const SUMMARY_JSON: &str = "summary.json";
+/// Named bare in the paths `run` prints.
+pub(crate) const SUMMARY_JSON: &str = "summary.json";
 /// The summary's tables in Markdown.
-pub const SUMMARY_MD: &str = "summary.md";
+const SUMMARY_MD: &str = "summary.md";
 /// The plots, one SVG per metric.
-pub const PLOTS_DIR: &str = "plots";
+/// Named bare in the paths `run` prints.
+pub(crate) const PLOTS_DIR: &str = "plots";
 /// The self-contained page of a run.
-pub const REPORT_HTML: &str = "report.html";
+const REPORT_HTML: &str = "report.html";
+/// A large run's session timelines, in files beside `report.html`.
+const REPORT_TIMELINES_DIR: &str = "report-timelines";
 /// With `--keep-repos`: one git bundle per trial.
-pub const REPOS_DIR: &str = "repos";
+const REPOS_DIR: &str = "repos";
 /// What a command agent's sessions left: one folder per trial.
-pub const AGENTS_DIR: &str = "agents";
+const AGENTS_DIR: &str = "agents";
 /// Which trace each trial of a replay replayed.
-pub const TRACES_CSV: &str = "traces.csv";
+const TRACES_CSV: &str = "traces.csv";
 /// A sequential run's looks, for people.
-pub const SEQUENTIAL_MD: &str = "sequential.md";
+const SEQUENTIAL_MD: &str = "sequential.md";
 /// A sequential run's looks, one row each.
-pub const SEQUENTIAL_JSON: &str = "sequential.json";
+/// Named bare in a message of the sequential study.
+pub(crate) const SEQUENTIAL_JSON: &str = "sequential.json";
 /// Where a sequential run stands: the looks done and the arms still running.
-pub const SEQUENTIAL_STATE_JSON: &str = "sequential-state.json";
+/// Named bare in a message of the sequential study.
+pub(crate) const SEQUENTIAL_STATE_JSON: &str = "sequential-state.json";
 /// The lock a writing process holds.
+/// Public: the integration tests look for it by name.
 pub const LOCK_FILE: &str = ".loopbench.lock";
 
 /// A results directory: where each of its files and folders is.
@@ -122,6 +140,18 @@ impl RunDir {
     /// `report.html`.
     pub fn report_html(&self) -> PathBuf {
         self.root.join(REPORT_HTML)
+    }
+
+    /// `report-timelines/`: a large run's session timelines beside `report.html`, which
+    /// loads them by this folder's name.
+    pub fn report_timelines(&self) -> PathBuf {
+        self.root.join(REPORT_TIMELINES_DIR)
+    }
+
+    /// `.report-timelines.partial/`: the timelines being written, moved in whole, so that
+    /// the page never sees half of them.
+    pub fn report_timelines_staging(&self) -> PathBuf {
+        self.root.join(format!(".{REPORT_TIMELINES_DIR}.partial"))
     }
 
     /// `repos/`, the trials' bundles.

@@ -3,7 +3,8 @@
 //! of docs/architecture.md (suite → plan → trial → session → observation → record →
 //! report), under the plumbing every layer may use. Inside the layers, no files import
 //! each other in a circle, and a module re-exports only its own items, so that a type
-//! is imported from the module that defines it.
+//! is imported from the module that defines it. And a results directory's paths come
+//! from `RunDir`: only the store makes one, and no other file joins its file names.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -483,5 +484,142 @@ fn only_the_store_makes_a_run_dir() {
         found.is_empty(),
         "RunDir made outside the store:\n{}",
         found.join("\n")
+    );
+}
+
+/// Files outside `src/run_dir.rs` and the store that may name a results directory's
+/// file names, and which: bare, in a message or the paths `run` prints (inside a
+/// format string, never as a value a path is made of).
+const BARE_FILE_NAMES: &[(&str, &[&str])] = &[
+    (
+        "src/cmd/output.rs",
+        &["SUMMARY_JSON", "PLOTS_DIR", "TRIALS_CSV"],
+    ),
+    ("src/cmd/show.rs", &["TRIALS_JSONL"]),
+    ("src/report/weekly.rs", &["MANIFEST"]),
+    (
+        "src/study/sequential.rs",
+        &["SEQUENTIAL_JSON", "SEQUENTIAL_STATE_JSON"],
+    ),
+];
+
+/// Files that still join `sessions.csv` and `trials.csv` onto a bare path: the
+/// tables' reader (and its tests beside the aggregation), converted to a `RunDir`
+/// next. This list only shrinks.
+const STILL_JOINING: &[&str] = &["src/report/run_tables.rs", "src/report/aggregate.rs"];
+
+/// The `const` names of `src/run_dir.rs`: the file and folder names of a results
+/// directory.
+fn run_dir_file_names() -> Vec<String> {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/run_dir.rs"))
+            .unwrap();
+    text.lines()
+        .filter_map(|line| {
+            let rest = line.trim_start();
+            let rest = rest
+                .strip_prefix("pub(crate) ")
+                .or_else(|| rest.strip_prefix("pub "))
+                .unwrap_or(rest);
+            let name = rest.strip_prefix("const ")?.split(':').next()?.trim();
+            Some(name.to_string())
+        })
+        .collect()
+}
+
+/// `code` without its `use` declarations.
+fn without_uses(code: &str) -> String {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = String::new();
+    let mut at = 0;
+    while at < chars.len() {
+        let starts_word =
+            at == 0 || !(chars[at - 1].is_ascii_alphanumeric() || chars[at - 1] == '_');
+        if starts_word && chars[at..].starts_with(&['u', 's', 'e', ' ']) {
+            while at < chars.len() && chars[at] != ';' {
+                at += 1;
+            }
+        } else {
+            out.push(chars[at]);
+        }
+        at += 1;
+    }
+    out
+}
+
+/// Whether `word` occurs in `code` as a whole identifier.
+fn names_word(code: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    code.match_indices(word)
+        .any(|(at, _)| !code[..at].ends_with(ident) && !code[at + word.len()..].starts_with(ident))
+}
+
+/// Every path of a results directory is made by `RunDir` (`src/run_dir.rs`): no other
+/// file joins one of its file names onto a bare path. Outside `run_dir.rs` and the
+/// store (which makes `RunDir`s, and lists a directory's names to recognize a run) a
+/// file names one only as listed in [`BARE_FILE_NAMES`], and there only inside a
+/// format string, never in code.
+#[test]
+fn only_run_dir_joins_the_file_names_of_a_results_directory() {
+    let names = run_dir_file_names();
+    assert!(
+        names.iter().any(|n| n == "MANIFEST") && names.iter().any(|n| n == "LOCK_FILE"),
+        "the file names of src/run_dir.rs were not found: {names:?}"
+    );
+    let mut found = Vec::new();
+    let mut listed_but_unused: BTreeSet<(&str, &str)> = BARE_FILE_NAMES
+        .iter()
+        .flat_map(|(file, allowed)| allowed.iter().map(move |name| (*file, *name)))
+        .collect();
+    for (file, _, text) in source_files() {
+        if file == "src/run_dir.rs"
+            || file == "src/store.rs"
+            || file.starts_with("src/store/")
+            || STILL_JOINING.contains(&file.as_str())
+        {
+            continue;
+        }
+        let code = code_of(&text);
+        let mut named: BTreeSet<String> = BTreeSet::new();
+        for path in crate_paths(&code) {
+            let segments: Vec<&str> = path.split("::").collect();
+            for pair in segments.windows(2) {
+                if pair[0] == "run_dir" && (pair[1] == "*" || names.iter().any(|n| n == pair[1])) {
+                    named.insert(pair[1].to_string());
+                }
+            }
+        }
+        // `use crate::run_dir;` then `run_dir::NAME`.
+        for name in &names {
+            if code.contains(&format!("run_dir::{name}")) {
+                named.insert(name.clone());
+            }
+        }
+        let allowed: &[&str] = BARE_FILE_NAMES
+            .iter()
+            .find(|(f, _)| *f == file)
+            .map_or(&[], |(_, allowed)| allowed);
+        let bare_code = without_uses(&code);
+        for name in named {
+            if !allowed.contains(&name.as_str()) {
+                found.push(format!(
+                    "{file} names run_dir::{name}; ask a RunDir for the path"
+                ));
+            } else if names_word(&bare_code, &name) {
+                found.push(format!(
+                    "{file} uses {name} in code, not in a message; ask a RunDir for the path"
+                ));
+            }
+            listed_but_unused.retain(|&(f, n)| (f, n) != (file.as_str(), name.as_str()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "results-directory file names used outside src/run_dir.rs:\n{}",
+        found.join("\n")
+    );
+    assert!(
+        listed_but_unused.is_empty(),
+        "BARE_FILE_NAMES lists names a file no longer uses (remove them): {listed_but_unused:?}"
     );
 }

@@ -6,6 +6,7 @@ use crate::exit_code;
 use crate::rates::Metric;
 use crate::report::compare::{Rule, compare_runs};
 use crate::report::compare_output::{append_github_summary, render};
+use crate::store::open_run_dir;
 
 use super::output::print;
 
@@ -32,8 +33,8 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
         None => None,
     };
     let comparison = compare_runs(
-        &args.base_run,
-        &args.new_run,
+        &open_run_dir(&args.base_run),
+        &open_run_dir(&args.new_run),
         &metrics,
         arms.as_deref(),
         rule,

@@ -22,10 +22,9 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
         .any(|m| m.sequential_step.is_some());
     let (lock, trials) = merge_shards(&args.run_dirs, &args.out)?;
     let out = lock.dir();
-    let summary =
-        crate::report::write_summary(out.path(), None, crate::report::DEFAULT_CONFIDENCE)?;
+    let summary = crate::report::write_summary(out, None, crate::report::DEFAULT_CONFIDENCE)?;
     warn_unusable_arms(&summary);
-    crate::report::html::write_run_html(out.path(), &summary)?;
+    crate::report::html::write_run_html(out, &summary)?;
     if looks {
         say_what_runs_next(out, &summary)?;
     } else if let Some(effect) = min_detectable_effect_of_run(out) {

@@ -44,15 +44,12 @@ pub(crate) fn verdict_and_paths(summary: &Summary, run_dir: &RunDir) -> String {
         );
     }
     out += &format!(
-        "  {}, {}, {}/  the same numbers for programs, and plots\n",
+        "  {}, {SUMMARY_JSON}, {PLOTS_DIR}/  the same numbers for programs, and plots\n",
         at(run_dir.summary_csv()),
-        SUMMARY_JSON,
-        PLOTS_DIR
     );
     out += &format!(
-        "  {}, {}  one row per session and per trial\n",
+        "  {}, {TRIALS_CSV}  one row per session and per trial\n",
         at(run_dir.sessions_csv()),
-        TRIALS_CSV
     );
     out
 }

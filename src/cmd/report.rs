@@ -22,14 +22,14 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
     // The summary files are rewritten: not while another process writes the run.
     let lock = RunLock::acquire(&args.run_dir)?;
     let run_dir = lock.dir();
-    let summary = write_summary(&args.run_dir, args.baseline.as_deref(), args.confidence)?;
+    let summary = write_summary(run_dir, args.baseline.as_deref(), args.confidence)?;
     // A sequential run's summary.md ends with its looks.
     let sequential = sequential_summary(run_dir, &summary)?;
     if let Some(md) = &sequential {
         crate::fsutil::write_atomic(&run_dir.summary_md(), md.as_bytes())?;
     }
     if args.html {
-        write_run_html(&args.run_dir, &summary)?;
+        write_run_html(run_dir, &summary)?;
     }
     let text = match args.format {
         ReportFormat::Md if args.full => sequential.unwrap_or_else(|| summary.to_markdown()),

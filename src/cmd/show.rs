@@ -2,19 +2,17 @@
 //! one trial as a timeline of its sessions with the evidence behind every count. Reads
 //! only the run directory's records.
 
-use std::path::Path;
-
 use super::args::ShowArgs;
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::record::{FailedSession, SessionRecord, TrialRecord};
 use crate::report::show::{failed_attempts, run_listing, trial_timeline};
-use crate::run_dir::{FAILURES_JSONL, SESSIONS_JSONL, TRIALS_JSONL};
-use crate::store::{jsonl_records, read_jsonl};
+use crate::run_dir::{RunDir, TRIALS_JSONL};
+use crate::store::{jsonl_records, open_run_dir, read_jsonl};
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &ShowArgs) -> Result<i32> {
-    let text = show(&args.run_dir, args.trial_id.as_deref())?;
+    let text = show(&open_run_dir(&args.run_dir), args.trial_id.as_deref())?;
     // Every line quotes records the agent's session filled; nothing in them reaches the
     // terminal as a control sequence.
     super::output::print(&crate::terminal::block(&text))?;
@@ -22,13 +20,13 @@ pub fn run(args: &ShowArgs) -> Result<i32> {
 }
 
 /// The text `show` prints.
-pub fn show(dir: &Path, trial_id: Option<&str>) -> Result<String> {
-    let trials_file = dir.join(TRIALS_JSONL);
-    if !dir.is_dir() || !trials_file.is_file() {
+pub fn show(dir: &RunDir, trial_id: Option<&str>) -> Result<String> {
+    let trials_file = dir.trials_jsonl();
+    if !dir.path().is_dir() || !trials_file.is_file() {
         return Err(Error::BadInput(format!(
             "'{}' is not a results directory with finished trials (no {TRIALS_JSONL}); \
              give the directory `run` or `replay` wrote, e.g. results/<suite>/<run-id>",
-            dir.display()
+            dir.path().display()
         )));
     }
     let mut trials: Vec<TrialRecord> = read_jsonl(&trials_file)?;
@@ -51,7 +49,7 @@ pub fn show(dir: &Path, trial_id: Option<&str>) -> Result<String> {
             run_listing(&trials)
         ));
     };
-    let failed: Vec<FailedSession> = read_jsonl::<FailedSession>(&dir.join(FAILURES_JSONL))?
+    let failed: Vec<FailedSession> = read_jsonl::<FailedSession>(&dir.failures_jsonl())?
         .into_iter()
         .filter(|f| f.record.key.trial_id == id)
         .collect();
@@ -72,18 +70,18 @@ pub fn show(dir: &Path, trial_id: Option<&str>) -> Result<String> {
         return Err(Error::BadInput(format!(
             "no trial '{id}' in '{}' (trial ids are arm:task:replicate, e.g. {}{more}); \
              `loopbench show {}` lists them all",
-            dir.display(),
+            dir.path().display(),
             if known.is_empty() {
                 "none finished yet".to_string()
             } else {
                 known.join(", ")
             },
-            dir.display()
+            dir.path().display()
         )));
     };
     // The trial's sessions, read one record at a time.
     let mut sessions: Vec<SessionRecord> = Vec::new();
-    for s in jsonl_records::<SessionRecord>(&dir.join(SESSIONS_JSONL))? {
+    for s in jsonl_records::<SessionRecord>(&dir.sessions_jsonl())? {
         let s = s?;
         if s.key.trial_id == id {
             sessions.push(s);

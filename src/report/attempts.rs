@@ -6,12 +6,11 @@
 //! empty for a run without failures, so that its reports are unchanged.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use crate::agent::FailureKind;
 use crate::error::Result;
 use crate::record::{FailedSession, SessionRecord, TrialRecord};
-use crate::run_dir::{FAILURES_JSONL, SESSIONS_JSONL, TRIALS_JSONL};
+use crate::run_dir::RunDir;
 use crate::stats::{Alternative, fisher_exact, holm};
 use crate::store::{jsonl_records, read_jsonl};
 
@@ -58,9 +57,9 @@ pub struct Attempts {
 
 impl Attempts {
     /// Reads the run directory `dir`; `arms` gives the order (baseline first).
-    pub fn read(dir: &Path, arms: &[String]) -> Result<Attempts> {
+    pub fn read(dir: &RunDir, arms: &[String]) -> Result<Attempts> {
         let all_agent_failures = all_agent_failures(dir, arms)?;
-        let failed: Vec<FailedSession> = read_jsonl(&dir.join(FAILURES_JSONL))?;
+        let failed: Vec<FailedSession> = read_jsonl(&dir.failures_jsonl())?;
         if failed.is_empty() {
             return Ok(Attempts {
                 all_agent_failures,
@@ -68,13 +67,13 @@ impl Attempts {
             });
         }
         let mut by_arm: BTreeMap<String, ArmAttempts> = BTreeMap::new();
-        for t in jsonl_records::<TrialRecord>(&dir.join(TRIALS_JSONL))? {
+        for t in jsonl_records::<TrialRecord>(&dir.trials_jsonl())? {
             let t = t?;
             let arm = by_arm.entry(t.key.arm.clone()).or_default();
             arm.finished += 1;
             arm.retried += u64::from(t.attempts > 1);
         }
-        for last in crate::store::unfinished_trials(&crate::store::open_run_dir(dir))? {
+        for last in crate::store::unfinished_trials(dir)? {
             let kind = last.record.failure.map_or("infra", |k| k.as_str());
             let reason = last
                 .record
@@ -204,9 +203,9 @@ impl Attempts {
 }
 
 /// The arms, in `order` (then any other), whose every counted session failed `agent`.
-fn all_agent_failures(dir: &Path, order: &[String]) -> Result<Vec<(String, u64)>> {
+fn all_agent_failures(dir: &RunDir, order: &[String]) -> Result<Vec<(String, u64)>> {
     let mut by_arm: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    for s in jsonl_records::<SessionRecord>(&dir.join(SESSIONS_JSONL))? {
+    for s in jsonl_records::<SessionRecord>(&dir.sessions_jsonl())? {
         let s = s?;
         let (n, k) = by_arm.entry(s.key.arm).or_default();
         *n += 1;

@@ -10,6 +10,7 @@ use super::notes::shard_note;
 use super::run_info::RunInfo;
 use crate::error::{Error, Result};
 use crate::rates::Metric;
+use crate::run_dir::RunDir;
 use crate::stats::{self, Alternative};
 
 /// The thresholds of the rule.
@@ -231,8 +232,8 @@ impl Comparison {
 /// Fails closed (bad input, exit 2) where the gate cannot judge: a judged arm and
 /// metric with no data.
 pub fn compare_runs(
-    base: &Path,
-    new: &Path,
+    base: &RunDir,
+    new: &RunDir,
     metrics: &[Metric],
     arms: Option<&[String]>,
     rule: Rule,
@@ -245,8 +246,8 @@ pub fn compare_runs(
     }
     let base_info = RunInfo::read(base)?;
     let new_info = RunInfo::read(new)?;
-    let base_agg = aggregate(base)?;
-    let new_agg = aggregate(new)?;
+    let base_agg = aggregate(base.path())?;
+    let new_agg = aggregate(new.path())?;
     // An arm whose every trial failed outside the agent, or every session of which
     // failed `agent`, is an arm with no data, not one nobody asked to judge: fail
     // closed before anything is compared.
@@ -260,7 +261,7 @@ pub fn compare_runs(
                 if !agg.by_arm.contains_key(arm) {
                     return Err(Error::BadInput(format!(
                         "--arms: arm '{arm}' is not in the {which} run '{}' (its arms: {})",
-                        run.display(),
+                        run.path().display(),
                         agg.arms().join(", ")
                     )));
                 }
@@ -286,7 +287,7 @@ pub fn compare_runs(
         comparison.warnings.push(format!(
             "not judged: the new run '{}' has no {} '{}' of the base run; name the arms \
              to judge with --arms to make this explicit",
-            new.display(),
+            new.path().display(),
             if comparison.only_base.len() == 1 {
                 "arm"
             } else {
@@ -297,19 +298,21 @@ pub fn compare_runs(
     }
     for (run, info) in [(base, &base_info), (new, &new_info)] {
         if let Some(shard) = &info.shard {
-            comparison
-                .warnings
-                .push(format!("'{}' is {}", run.display(), shard_note(shard)));
+            comparison.warnings.push(format!(
+                "'{}' is {}",
+                run.path().display(),
+                shard_note(shard)
+            ));
         }
     }
     // Fail closed: a metric the gate cannot judge is bad input, never a pass.
-    refuse_gaps(&comparison, base, new)?;
+    refuse_gaps(&comparison, base.path(), new.path())?;
     Ok(comparison)
 }
 
 /// Bad input when `run` has an arm to judge (one of `arms`, or any) without data: every
 /// trial failed outside the agent, or every session failed `agent`.
-fn refuse_arms_without_data(run: &Path, arms: Option<&[String]>) -> Result<()> {
+fn refuse_arms_without_data(run: &RunDir, arms: Option<&[String]>) -> Result<()> {
     let attempts = super::attempts::Attempts::read(run, &[])?;
     let judged = |arm: &String| arms.is_none_or(|named| named.contains(arm));
     let empty: Vec<String> = attempts
@@ -329,7 +332,7 @@ fn refuse_arms_without_data(run: &Path, arms: Option<&[String]>) -> Result<()> {
         return Err(Error::BadInput(format!(
             "the run '{}' has no data for arm {}, so this is not a pass; fix the cause \
              and `loopbench resume` or rerun it",
-            run.display(),
+            run.path().display(),
             empty.join(", "),
         )));
     }

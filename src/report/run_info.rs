@@ -1,12 +1,10 @@
 //! What the reports need from `manifest.json`, read tolerantly: a results directory may
 //! have no manifest, and older or newer manifests may lack or add fields.
 
-use std::path::Path;
-
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::run_dir::MANIFEST;
+use crate::run_dir::RunDir;
 
 /// The manifest fields the reports use.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -28,10 +26,10 @@ pub struct RunInfo {
 }
 
 impl RunInfo {
-    /// Reads `dir/manifest.json` if it exists. A manifest that is not a JSON object is
-    /// bad input; a missing or mistyped field is taken as absent.
-    pub fn read(dir: &Path) -> Result<RunInfo> {
-        let path = dir.join(MANIFEST);
+    /// Reads the `manifest.json` of `dir` if it exists. A manifest that is not a JSON
+    /// object is bad input; a missing or mistyped field is taken as absent.
+    pub fn read(dir: &RunDir) -> Result<RunInfo> {
+        let path = dir.manifest();
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(RunInfo::default()),
@@ -101,6 +99,7 @@ impl RunInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::open_run_dir;
 
     fn names(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
@@ -109,18 +108,22 @@ mod tests {
     #[test]
     fn a_directory_without_manifest_gives_defaults() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(RunInfo::read(dir.path()).unwrap(), RunInfo::default());
+        assert_eq!(
+            RunInfo::read(&open_run_dir(dir.path())).unwrap(),
+            RunInfo::default()
+        );
     }
 
     #[test]
     fn unknown_and_missing_fields_are_tolerated() {
-        let dir = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = open_run_dir(tmp.path());
         std::fs::write(
-            dir.path().join(MANIFEST),
+            dir.manifest(),
             r#"{"arms":["b","a"],"simulated":true,"baseline":"a","extra":1}"#,
         )
         .unwrap();
-        let info = RunInfo::read(dir.path()).unwrap();
+        let info = RunInfo::read(&dir).unwrap();
         assert!(info.simulated && info.has_manifest);
         assert_eq!(info.arms, names(&["b", "a"]));
         assert_eq!(info.baseline.as_deref(), Some("a"));

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::format::{fixed, pp, pvalue};
 use crate::error::{Error, Result};
 use crate::rates::{Better, better_of};
-use crate::run_dir::{SEQUENTIAL_JSON, SEQUENTIAL_STATE_JSON};
+use crate::run_dir::RunDir;
 
 /// One arm that crossed its boundary, at the look where it did.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,11 +98,11 @@ pub struct LookRow {
 
 impl SequentialOutcome {
     /// The outcome of the sequential run in `dir`; `None` when the run is not one.
-    pub fn read(dir: &Path) -> Result<Option<SequentialOutcome>> {
-        let Some(state) = read_json::<SequentialState>(&dir.join(SEQUENTIAL_STATE_JSON))? else {
+    pub fn read(dir: &RunDir) -> Result<Option<SequentialOutcome>> {
+        let Some(state) = read_json::<SequentialState>(&dir.sequential_state_json())? else {
             return Ok(None);
         };
-        let rows: Vec<LookRow> = read_json(&dir.join(SEQUENTIAL_JSON))?.unwrap_or_default();
+        let rows: Vec<LookRow> = read_json(&dir.sequential_json())?.unwrap_or_default();
         let mut crossed: Vec<Crossing> = Vec::new();
         let mut arms: Vec<&str> = Vec::new();
         for row in &rows {
@@ -223,10 +223,11 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::open_run_dir;
 
-    fn write(dir: &Path, state: &str, rows: &str) {
-        std::fs::write(dir.join(SEQUENTIAL_STATE_JSON), state).unwrap();
-        std::fs::write(dir.join(SEQUENTIAL_JSON), rows).unwrap();
+    fn write(dir: &RunDir, state: &str, rows: &str) {
+        std::fs::write(dir.sequential_state_json(), state).unwrap();
+        std::fs::write(dir.sequential_json(), rows).unwrap();
     }
 
     const ROWS: &str = r#"[
@@ -242,19 +243,21 @@ mod tests {
 
     #[test]
     fn a_run_without_the_files_is_not_sequential() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(SequentialOutcome::read(dir.path()).unwrap(), None);
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = open_run_dir(tmp.path());
+        assert_eq!(SequentialOutcome::read(&dir).unwrap(), None);
     }
 
     #[test]
     fn a_crossing_is_told_with_its_look_direction_and_repeated_p() {
-        let dir = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = open_run_dir(tmp.path());
         write(
-            dir.path(),
+            &dir,
             r#"{"looks":5,"looks_done":2,"finished":false,"next_look":3,"running":["json","yaml"],"metric":"premature_done"}"#,
             ROWS,
         );
-        let o = SequentialOutcome::read(dir.path()).unwrap().unwrap();
+        let o = SequentialOutcome::read(&dir).unwrap().unwrap();
         assert_eq!(o.open, vec!["yaml".to_string()]);
         assert_eq!(
             o.stop_text(),
@@ -272,13 +275,14 @@ mod tests {
 
     #[test]
     fn the_last_look_without_a_crossing_says_so() {
-        let dir = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = open_run_dir(tmp.path());
         write(
-            dir.path(),
+            &dir,
             r#"{"looks":2,"looks_done":2,"finished":true,"next_look":null,"running":[],"metric":"premature_done"}"#,
             ROWS,
         );
-        let o = SequentialOutcome::read(dir.path()).unwrap().unwrap();
+        let o = SequentialOutcome::read(&dir).unwrap().unwrap();
         assert_eq!(
             o.stop_text(),
             "ran all 2 looks; no boundary crossed for yaml"
@@ -287,9 +291,10 @@ mod tests {
 
     #[test]
     fn a_damaged_state_file_names_its_line() {
-        let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), "{\n\"looks\": \"two\"}", "[]");
-        let e = SequentialOutcome::read(dir.path()).unwrap_err().to_string();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = open_run_dir(tmp.path());
+        write(&dir, "{\n\"looks\": \"two\"}", "[]");
+        let e = SequentialOutcome::read(&dir).unwrap_err().to_string();
         assert!(e.contains("sequential-state.json:2:"), "{e}");
     }
 }

@@ -1,20 +1,18 @@
 //! `summary.csv`, `summary.json` and `summary.md`: one row per (arm, metric) with the
 //! statistics of the statistics conventions (README, Reports), computed from the counts of [`super::aggregate`].
 
-use std::path::Path;
-
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::aggregate::{Aggregate, Counts, aggregate};
 use super::by_task;
-use super::export::{self, Document, export_text};
+use super::export::{self, Document, Exporter, export_text};
 use super::run_info::RunInfo;
 use super::summary_data::{MetricTest, Summary, SummaryRow};
 use super::{plot, summary_md};
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil::write_atomic;
 use crate::rates::{FEATURES_VERIFIED, Metric};
-use crate::run_dir::PLOTS_DIR;
+use crate::run_dir::RunDir;
 use crate::stats::{self, Alternative, Describe, Interval, StatsError};
 
 /// The columns of `summary.csv`, in order; also the keys of each `summary.json` object.
@@ -108,17 +106,17 @@ fn check_confidence(confidence: f64) -> Result<()> {
 /// `baseline`: the arm the others are compared with; default the manifest's `baseline`
 /// field when it names an arm present in the data, else the first arm in canonical order.
 /// An explicit baseline that is not in the data is bad input.
-pub fn summarize(run_dir: &Path, baseline: Option<&str>, confidence: f64) -> Result<Summary> {
+pub fn summarize(run_dir: &RunDir, baseline: Option<&str>, confidence: f64) -> Result<Summary> {
     check_confidence(confidence)?;
     let info = RunInfo::read(run_dir)?;
-    let agg = aggregate(run_dir)?;
+    let agg = aggregate(run_dir.path())?;
     let present = agg.arms();
     if let Some(b) = baseline
         && !present.iter().any(|a| a == b)
     {
         return Err(Error::BadInput(format!(
             "baseline arm '{b}' is not in '{}' (arms: {})",
-            run_dir.display(),
+            run_dir.path().display(),
             if present.is_empty() {
                 "none".to_string()
             } else {
@@ -146,14 +144,20 @@ pub const DEFAULT_CONFIDENCE: f64 = 0.95;
 ///
 /// This is what `loopbench run` calls when a run finishes (see [`summarize`] for
 /// `baseline`); `confidence` is [`DEFAULT_CONFIDENCE`] unless the user asked otherwise.
-pub fn write_summary(run_dir: &Path, baseline: Option<&str>, confidence: f64) -> Result<Summary> {
+pub fn write_summary(run_dir: &RunDir, baseline: Option<&str>, confidence: f64) -> Result<Summary> {
     let summary = summarize(run_dir, baseline, confidence)?;
     let doc = summary.document();
-    for exporter in export::ALL {
-        let file = run_dir.join(format!("{}.{}", doc.name, exporter.extension()));
+    // Every exporter of `export::ALL`, in its order, each into the file `RunDir` names
+    // for it, so that the summary's paths are written down in run_dir.rs alone.
+    let files: [(&dyn Exporter, _); 3] = [
+        (&export::Csv, run_dir.summary_csv()),
+        (&export::Json, run_dir.summary_json()),
+        (&export::Markdown, run_dir.summary_md()),
+    ];
+    for (exporter, file) in files {
         write_atomic(&file, &exporter.export(&doc)?)?;
     }
-    let plots = run_dir.join(PLOTS_DIR);
+    let plots = run_dir.plots();
     std::fs::create_dir_all(&plots)
         .io_context(|| format!("cannot create '{}'", plots.display()))?;
     plot::write_summary_plots(&summary, &plots)?;

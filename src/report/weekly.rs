@@ -2,7 +2,7 @@
 //! ISO week into a trend per metric and arm, with week-over-week regressions flagged by
 //! the rule of `compare`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use polars::prelude::*;
@@ -22,7 +22,8 @@ use crate::fsutil::write_atomic;
 use crate::rates::Metric;
 use crate::stats;
 
-use crate::run_dir::MANIFEST;
+use crate::run_dir::{MANIFEST, RunDir};
+use crate::store::open_run_dir;
 use crate::timestamp::parse_rfc3339;
 
 /// `weekly.csv`.
@@ -90,7 +91,7 @@ pub fn iso_week_of_days(days: i64) -> IsoWeek {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FoundRun {
     /// Its results directory.
-    pub dir: PathBuf,
+    pub dir: RunDir,
     /// Its manifest.
     pub info: RunInfo,
     /// Start, seconds since the Unix epoch (UTC).
@@ -110,14 +111,18 @@ pub fn find_runs(root: &Path) -> Result<(Vec<FoundRun>, Vec<String>)> {
     }
     let mut runs = Vec::new();
     let mut skipped = Vec::new();
-    let mut entries: Vec<PathBuf> = walkdir::WalkDir::new(root)
+    // A run is a directory whose manifest is a file found below the root.
+    let mut entries: Vec<RunDir> = walkdir::WalkDir::new(root)
         .follow_links(false)
         .into_iter()
         .filter_map(std::result::Result::ok)
-        .filter(|e| e.file_type().is_file() && e.file_name() == MANIFEST)
-        .filter_map(|e| e.path().parent().map(Path::to_path_buf))
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| {
+            let dir = open_run_dir(e.path().parent()?);
+            (dir.manifest() == e.path()).then_some(dir)
+        })
         .collect();
-    entries.sort();
+    entries.sort_by(|a, b| a.path().cmp(b.path()));
     for dir in entries {
         let info = match RunInfo::read(&dir) {
             Ok(info) => info,
@@ -135,7 +140,7 @@ pub fn find_runs(root: &Path) -> Result<(Vec<FoundRun>, Vec<String>)> {
             }),
             None => skipped.push(format!(
                 "'{}' has no RFC 3339 'started' time",
-                dir.join(MANIFEST).display()
+                dir.manifest().display()
             )),
         }
     }
@@ -216,7 +221,7 @@ pub fn build(
         }
         // One run's tables at a time: reading all of them first would hold every run's
         // rows at once, where the per-arm sums of a run are a few rows.
-        let sums = match RunTables::read(&run.dir).and_then(arm_task_sums) {
+        let sums = match RunTables::read(run.dir.path()).and_then(arm_task_sums) {
             Ok(sums) => sums,
             Err(e @ Error::BadLine { .. }) => return Err(e),
             Err(e) => {

@@ -163,7 +163,7 @@ mod tests {
         std::fs::write(&target, "keep me\n").unwrap();
         let run = dir.path().join("run");
         std::fs::create_dir(&run).unwrap();
-        std::os::unix::fs::symlink(&target, run.join(crate::run_dir::LOCK_FILE)).unwrap();
+        std::os::unix::fs::symlink(&target, RunDir::new(&run).lock()).unwrap();
         let err = RunLock::acquire(&run).unwrap_err();
         assert!(err.to_string().contains("not a regular file"), "{err}");
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me\n");

@@ -129,6 +129,9 @@ mod tests {
         }
         let err = claim_new_run_dir(&mine).unwrap_err().to_string();
         assert!(err.contains("'notes.md', 'summary.md' and 1 more"), "{err}");
-        assert!(!mine.join(LOCK_FILE).exists(), "nothing is written into it");
+        assert!(
+            !crate::run_dir::RunDir::new(&mine).lock().exists(),
+            "nothing is written into it"
+        );
     }
 }

@@ -167,8 +167,8 @@ pub fn drive(
             // report.html read these), and the verdict names the arms whose trials
             // could not run; the run stays incomplete (exit 3, `resume` finishes it).
             crate::store::write_tables(&out, &writer.manifest().arms)?;
-            let summary = write_summary(out.path(), None, DEFAULT_CONFIDENCE)?;
-            crate::report::html::write_run_html(out.path(), &summary)?;
+            let summary = write_summary(&out, None, DEFAULT_CONFIDENCE)?;
+            crate::report::html::write_run_html(&out, &summary)?;
             for line in unfinished_lines(&crate::store::unfinished_trials(&out)?) {
                 eprintln!("{line}");
             }
@@ -181,8 +181,8 @@ pub fn drive(
         }
         Err(e) => return Err(e),
     };
-    let summary = write_summary(out.path(), None, DEFAULT_CONFIDENCE)?;
-    crate::report::html::write_run_html(out.path(), &summary)?;
+    let summary = write_summary(&out, None, DEFAULT_CONFIDENCE)?;
+    crate::report::html::write_run_html(&out, &summary)?;
     warn_unusable_arms(&summary);
     for line in summary.attempts.agent_failure_lines() {
         eprintln!("warning: {line}");

@@ -241,10 +241,10 @@ impl<'a> Sequencer<'a> {
         let section = render(self, decided);
         write_atomic(&dir.sequential_md(), section.as_bytes())?;
         let mut summary = summary.clone();
-        summary.sequential = SequentialOutcome::read(dir.path())?;
+        summary.sequential = SequentialOutcome::read(dir)?;
         let md = sequential_summary(dir, &summary)?.unwrap_or_else(|| summary.to_markdown());
         write_atomic(&dir.summary_md(), md.as_bytes())?;
-        crate::report::html::write_run_html(dir.path(), &summary)?;
+        crate::report::html::write_run_html(dir, &summary)?;
         Ok(summary)
     }
 }

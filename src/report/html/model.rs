@@ -4,8 +4,6 @@
 //! `sessions.jsonl`, are streamed into the page by [`super::run_data`]) or from the
 //! weekly trend.
 
-use std::path::Path;
-
 use serde::Serialize;
 
 use super::super::format::{fixed, level, pct, pp, pvalue};
@@ -20,7 +18,7 @@ use super::rows::{Rows, csv_columns};
 use crate::error::Result;
 use crate::rates::{Better, Unit};
 use crate::rates::{FEATURES_VERIFIED, Metric};
-use crate::run_dir::SESSIONS_CSV;
+use crate::run_dir::RunDir;
 
 // The page filters with a bit per metric in a JavaScript number: 53 bits at most.
 const _: () = assert!(Metric::ALL.len() <= 53);
@@ -124,7 +122,7 @@ pub struct PageMetric {
 /// The page of a run: the verdict, the summary tables and plots; its trials and
 /// sessions are streamed into it as it is written
 /// ([`super::run_data::write_run_data`]).
-pub fn run_page(run_dir: &Path, summary: &Summary) -> Result<Page> {
+pub fn run_page(run_dir: &RunDir, summary: &Summary) -> Result<Page> {
     let title = match &summary.info.suite {
         Some(suite) => format!("loopbench report: {suite}"),
         None => "loopbench report".to_string(),
@@ -144,7 +142,7 @@ pub fn run_page(run_dir: &Path, summary: &Summary) -> Result<Page> {
             .into_iter()
             .map(|a| format!("arm with no usable sessions: {a}")),
     );
-    let shown = shown_columns(&csv_columns(&run_dir.join(SESSIONS_CSV))?);
+    let shown = shown_columns(&csv_columns(&run_dir.sessions_csv())?);
     Ok(Page {
         kind: "run",
         title,

@@ -9,14 +9,14 @@ use std::path::{Path, PathBuf};
 
 use super::model::{Page, run_page, weekly_page};
 use super::run_data::{
-    TIMELINES_DIR, remove_timeline_files, timelines_beside, write_run_data, write_timeline_files,
+    remove_timeline_files, timelines_beside, write_run_data, write_timeline_files,
 };
 use super::script_json::ScriptJsonWriter;
 use crate::error::{Error, Result};
 use crate::fsutil::{write_atomic, write_atomic_with};
 use crate::report::summary_data::Summary;
 use crate::report::weekly::Weekly;
-use crate::run_dir::REPORT_HTML;
+use crate::run_dir::RunDir;
 
 /// `weekly.html` beside the weekly tables.
 pub const WEEKLY_HTML: &str = "weekly.html";
@@ -83,15 +83,19 @@ fn render_into(
 
 /// Writes `report.html` into `run_dir` from its summary and CSVs, a row at a time; for
 /// a run of more than [`super::run_data::MAX_TRIALS_IN_PAGE`] trials, its timelines
-/// into [`TIMELINES_DIR`] beside it. Returns its path.
-pub fn write_run_html(run_dir: &Path, summary: &Summary) -> Result<PathBuf> {
-    let path = run_dir.join(REPORT_HTML);
+/// into `report-timelines/` beside it ([`RunDir::report_timelines`]). Returns its path.
+pub fn write_run_html(run_dir: &RunDir, summary: &Summary) -> Result<PathBuf> {
+    let path = run_dir.report_html();
     let mut page = run_page(run_dir, summary)?;
     let beside = timelines_beside(run_dir)?;
     if beside {
         // The files first: the page that loads them comes after.
         write_timeline_files(run_dir)?;
-        page.timelines = Some(TIMELINES_DIR.to_string());
+        // The page loads them relative to itself: by the name of the folder beside it.
+        page.timelines = run_dir
+            .report_timelines()
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned());
     }
     write_atomic_with(&path, |out| {
         render_into(out, &page, |data| write_run_data(data, &page, run_dir))

@@ -3,7 +3,7 @@
 //! [`MAX_TRIALS_IN_PAGE`] trials the page holds every session; above it the page holds
 //! the tables, the verdict, every trial's row and each session's filter mask, and the
 //! sessions themselves (the timelines, with their evidence) go into files beside it,
-//! [`TIMELINES_DIR`]`/NNNN.js`, which the page loads with a `<script>` element when a
+//! `report-timelines/NNNN.js` ([`RunDir::report_timelines`]), which the page loads with a `<script>` element when a
 //! trial is shown: from `file://` too, with no network.
 
 use std::fs::File;
@@ -20,15 +20,13 @@ use super::script_json::ScriptJsonWriter;
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil::remove_if_present;
 use crate::rates::Unit;
-use crate::run_dir::{SESSIONS_CSV, SESSIONS_JSONL, TRIALS_CSV};
+use crate::run_dir::RunDir;
 
-/// The directory beside report.html that holds the timelines of a large run.
-pub const TIMELINES_DIR: &str = "report-timelines";
 /// The most trials whose timelines report.html holds itself (about 12 MB of page for
 /// runs like the default suite's): a browser opens such a page in a second or two;
 /// larger runs get their timelines in files beside it.
 pub const MAX_TRIALS_IN_PAGE: usize = 2_000;
-/// Trials per file of [`TIMELINES_DIR`]: a page of 20 trials loads one or two.
+/// Trials per file of `report-timelines/`: a page of 20 trials loads one or two.
 pub const TRIALS_PER_TIMELINE_FILE: usize = 100;
 /// The columns of the page's session rows when the timelines are beside it: enough to
 /// list and filter the trials.
@@ -49,8 +47,8 @@ struct PageHead<'a> {
 
 /// Whether the timelines of the run in `run_dir` go beside its page: more trials in
 /// `trials.csv` than [`MAX_TRIALS_IN_PAGE`].
-pub fn timelines_beside(run_dir: &Path) -> Result<bool> {
-    Ok(csv_row_count(&run_dir.join(TRIALS_CSV))? > MAX_TRIALS_IN_PAGE)
+pub fn timelines_beside(run_dir: &RunDir) -> Result<bool> {
+    Ok(csv_row_count(&run_dir.trials_csv())? > MAX_TRIALS_IN_PAGE)
 }
 
 /// Writes the JSON of `page` (a run's page, its rows left empty) into `out`, which
@@ -58,7 +56,7 @@ pub fn timelines_beside(run_dir: &Path) -> Result<bool> {
 /// session's, or, when `page.timelines` is set, a summary of each (the rest in the
 /// files [`write_timeline_files`] writes). The bytes are those of serializing the page
 /// with every row held.
-pub fn write_run_data(out: &mut dyn Write, page: &Page, run_dir: &Path) -> Result<()> {
+pub fn write_run_data(out: &mut dyn Write, page: &Page, run_dir: &RunDir) -> Result<()> {
     let head = PageHead {
         kind: page.kind,
         title: &page.title,
@@ -73,10 +71,10 @@ pub fn write_run_data(out: &mut dyn Write, page: &Page, run_dir: &Path) -> Resul
     json.pop();
     json.push_str(",\"sessions\":");
     write(out, json.as_bytes())?;
-    let sessions = run_dir.join(SESSIONS_CSV);
+    let sessions = run_dir.sessions_csv();
     match page.timelines {
         None => {
-            let jsonl = run_dir.join(SESSIONS_JSONL);
+            let jsonl = run_dir.sessions_jsonl();
             let rows = TableRows::open(&sessions, Unit::Session, Some(&jsonl))?;
             write_table(out, &rows.columns.clone(), rows, Ok)?;
         }
@@ -102,7 +100,7 @@ pub fn write_run_data(out: &mut dyn Write, page: &Page, run_dir: &Path) -> Resul
         }
     }
     write(out, b",\"trials\":")?;
-    let trials = TableRows::open(&run_dir.join(TRIALS_CSV), Unit::Trial, None)?;
+    let trials = TableRows::open(&run_dir.trials_csv(), Unit::Trial, None)?;
     write_table(out, &trials.columns.clone(), trials, Ok)?;
     write(out, b",\"shown\":")?;
     write(out, encode(&page.shown)?.as_bytes())?;
@@ -113,24 +111,20 @@ pub fn write_run_data(out: &mut dyn Write, page: &Page, run_dir: &Path) -> Resul
     write(out, b"}")
 }
 
-/// Writes the timelines of the run in `run_dir` into [`TIMELINES_DIR`] beside its page,
+/// Writes the timelines of the run in `run_dir` into `report-timelines/` beside its page,
 /// replacing what was there: every session's row (with `against` and `evidence`), the
 /// trials in the order of `sessions.csv`, [`TRIALS_PER_TIMELINE_FILE`] to a file; each
 /// file `NNNN.js` calls `loopbenchTimelines(N, {"columns": [...], "rows": [...]})`.
-pub fn write_timeline_files(run_dir: &Path) -> Result<()> {
-    let sessions = run_dir.join(SESSIONS_CSV);
-    let mut rows = TableRows::open(
-        &sessions,
-        Unit::Session,
-        Some(&run_dir.join(SESSIONS_JSONL)),
-    )?;
+pub fn write_timeline_files(run_dir: &RunDir) -> Result<()> {
+    let sessions = run_dir.sessions_csv();
+    let mut rows = TableRows::open(&sessions, Unit::Session, Some(&run_dir.sessions_jsonl()))?;
     let trial = rows
         .columns
         .iter()
         .position(|c| c == "trial_id")
         .ok_or_else(|| bad_sessions(&sessions))?;
     // Written aside and moved in whole, so that a page never sees half of them.
-    let staging = run_dir.join(format!(".{TIMELINES_DIR}.partial"));
+    let staging = run_dir.report_timelines_staging();
     remove_if_present(&staging)?;
     std::fs::create_dir(&staging)
         .io_context(|| format!("cannot create '{}'", staging.display()))?;
@@ -152,15 +146,15 @@ pub fn write_timeline_files(run_dir: &Path) -> Result<()> {
     if let Some((_, file)) = current.take() {
         file.finish()?;
     }
-    let dir = run_dir.join(TIMELINES_DIR);
+    let dir = run_dir.report_timelines();
     remove_if_present(&dir)?;
     std::fs::rename(&staging, &dir)
         .io_context(|| format!("cannot move '{}' to '{}'", staging.display(), dir.display()))
 }
 
-/// Removes [`TIMELINES_DIR`] from `run_dir` (a page that holds its timelines needs none).
-pub fn remove_timeline_files(run_dir: &Path) -> Result<()> {
-    remove_if_present(&run_dir.join(TIMELINES_DIR))
+/// Removes `report-timelines/` from `run_dir` (a page that holds its timelines needs none).
+pub fn remove_timeline_files(run_dir: &RunDir) -> Result<()> {
+    remove_if_present(&run_dir.report_timelines())
 }
 
 /// Numbers the timeline files: the trials in the order their rows come,
@@ -278,11 +272,15 @@ fn bad_sessions(path: &Path) -> Error {
 mod tests {
     use super::super::rows::Rows;
     use super::*;
+    use crate::store::open_run_dir;
 
-    fn run_dir() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
+    /// A run's tables and session records in a temporary directory (kept while the
+    /// first is held).
+    fn run_dir() -> (tempfile::TempDir, RunDir) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = open_run_dir(tmp.path());
         std::fs::write(
-            dir.path().join(SESSIONS_CSV),
+            dir.sessions_csv(),
             "trial_id,arm,task,session,kind,premature_claims,error\n\
              a:t:0,a,t,0,initializer,0,\n\
              a:t:0,a,t,1,coding,1,\"</script> \u{2028}\"\n\
@@ -290,16 +288,16 @@ mod tests {
         )
         .unwrap();
         std::fs::write(
-            dir.path().join(TRIALS_CSV),
+            dir.trials_csv(),
             "trial_id,arm,task,features_verified,premature_victory\na:t:0,a,t,3,true\nb:t:0,b,t,0,false\n",
         )
         .unwrap();
         std::fs::write(
-            dir.path().join(SESSIONS_JSONL),
+            dir.sessions_jsonl(),
             "{\"trial_id\":\"a:t:0\",\"session\":1,\"evidence\":{\"premature\":[\"<b>\"]}}\n",
         )
         .unwrap();
-        dir
+        (tmp, dir)
     }
 
     fn page() -> Page {
@@ -320,17 +318,17 @@ mod tests {
 
     #[test]
     fn the_streamed_data_is_the_page_serialized_with_every_row_held() {
-        let dir = run_dir();
+        let (_tmp, dir) = run_dir();
         let mut held = page();
         held.sessions = TableRows::open(
-            &dir.path().join(SESSIONS_CSV),
+            &dir.sessions_csv(),
             Unit::Session,
-            Some(&dir.path().join(SESSIONS_JSONL)),
+            Some(&dir.sessions_jsonl()),
         )
         .unwrap()
         .collect()
         .unwrap();
-        held.trials = TableRows::open(&dir.path().join(TRIALS_CSV), Unit::Trial, None)
+        held.trials = TableRows::open(&dir.trials_csv(), Unit::Trial, None)
             .unwrap()
             .collect()
             .unwrap();
@@ -339,18 +337,18 @@ mod tests {
             .unwrap();
         let want = String::from_utf8(want.finish().unwrap()).unwrap();
         let mut out = ScriptJsonWriter::new(Vec::new());
-        write_run_data(&mut out, &page(), dir.path()).unwrap();
+        write_run_data(&mut out, &page(), &dir).unwrap();
         let got = String::from_utf8(out.finish().unwrap()).unwrap();
         assert_eq!(got, want);
     }
 
     #[test]
     fn beside_the_page_each_session_is_summarized_and_its_row_is_in_its_file() {
-        let dir = run_dir();
+        let (_tmp, dir) = run_dir();
         let mut page = page();
-        page.timelines = Some(TIMELINES_DIR.into());
+        page.timelines = Some("report-timelines".into());
         let mut out = Vec::new();
-        write_run_data(&mut out, &page, dir.path()).unwrap();
+        write_run_data(&mut out, &page, &dir).unwrap();
         let data: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(
             data["sessions"]["columns"],
@@ -358,11 +356,11 @@ mod tests {
         );
         assert_eq!(data["sessions"]["rows"][1][0], "a:t:0");
         assert_eq!(data["sessions"]["rows"][1][5], 0, "the first file");
-        assert_eq!(data["timelines"], TIMELINES_DIR);
+        assert_eq!(data["timelines"], "report-timelines");
         assert_eq!(data["trials"]["rows"].as_array().unwrap().len(), 2);
 
-        write_timeline_files(dir.path()).unwrap();
-        let file = std::fs::read_to_string(dir.path().join(TIMELINES_DIR).join("0000.js")).unwrap();
+        write_timeline_files(&dir).unwrap();
+        let file = std::fs::read_to_string(dir.report_timelines().join("0000.js")).unwrap();
         let json = file
             .strip_prefix("loopbenchTimelines(0,")
             .and_then(|f| f.strip_suffix(");\n"))
@@ -375,7 +373,7 @@ mod tests {
         assert_eq!(table["rows"].as_array().unwrap().len(), 3);
         assert_eq!(table["rows"][1][6], "</script> \u{2028}");
         assert_eq!(table["rows"][1][8]["premature"][0], "<b>");
-        remove_timeline_files(dir.path()).unwrap();
-        assert!(!dir.path().join(TIMELINES_DIR).exists());
+        remove_timeline_files(&dir).unwrap();
+        assert!(!dir.report_timelines().exists());
     }
 }
