@@ -45,6 +45,10 @@ const GRACE: Duration = Duration::from_secs(2);
 /// is replaced by the switch to the sandbox's user, quoted.
 const SUPERVISOR: &str = r#"top=$1; res=$1/results; shift
 fail() { echo "$2" >&2; exit "$1"; }
+# A missing tool would read as every check failing: no verdict instead.
+for tool in timeout chmod; do
+  command -v "$tool" >/dev/null || fail 95 "$tool is not in the sandbox"
+done
 # Whether a private directory holds anything but the way to the batch's own directory.
 empty() {
   for f in "$1"/* "$1"/.[!.]* "$1"/..?*; do
@@ -82,7 +86,7 @@ i=0
 while [ "$#" -ge 4 ]; do
   chmod 0755 "$1" || fail 96 "cannot open $1"
   read -r t0 _ < /proc/uptime
-  ( cd "$1/tree" && LOOPBENCH_EFFECTS="$1/effects.log" exec timeout -k 2 "$2" @SWITCH@ sh -c "$4" ) \
+  ( cd "$1/tree" && unset OLDPWD && LOOPBENCH_EFFECTS="$1/effects.log" exec timeout -k 2 "$2" @SWITCH@ sh -c "$4" ) \
     < /dev/null > "$res/$i.out" 2> "$res/$i.err"
   code=$?
   read -r t1 _ < /proc/uptime
