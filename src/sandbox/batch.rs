@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use super::launch::{Launch, Started};
 use super::layout::Hidden;
-use super::limits::Cgroup;
+use super::limits::{Cgroup, Enforcement};
 use crate::error::{IoContext, Result};
 
 /// How long the supervisor is given after the batch's deadline to end by itself.
@@ -156,9 +156,12 @@ pub struct Batch {
 
 impl Batch {
     /// Whether checks under `hidden` can run batched here: a root harness whose
-    /// sandboxes have limits (the cgroup holds the checks' output pages).
+    /// sandboxes have limits the kernel enforces (the cgroup holds the checks' output
+    /// pages).
     pub fn possible(hidden: &Hidden) -> bool {
-        hidden.run_as().is_some() && hidden.limits().is_some()
+        hidden.run_as().is_some()
+            && hidden.limits().is_some()
+            && !matches!(Enforcement::here(), Enforcement::None(_))
     }
 
     /// An empty batch in a fresh scratch directory (root's, `0755`), with its results
