@@ -61,13 +61,19 @@ fn ran(end: BatchEnd) -> Vec<BatchRan> {
 /// places the next check uses.
 const ATTACKER: &str = r#"
 echo mine > mine.txt
-ls ../../c001/tree >/dev/null 2>&1 && echo "other: listed"
-echo planted 2>/dev/null > ../../c001/tree/planted && echo "other: written"
+own=$(dirname "$PWD"); top=$(dirname "$own")
+ls ../.. >/dev/null 2>&1 && echo "batch: listed"
+names=$(for f in /proc/[0-9]*/cmdline /proc/[0-9]*/environ /proc/[0-9]*/cwd; do
+  { cat "$f" 2>/dev/null; readlink "$f" 2>/dev/null; } | tr '\0' '\n'
+done | grep -o -E "$top/[0-9a-f]{32}" | sort -u)
+echo "$names" | grep -q -x "$own" && echo "own: seen"
+echo "$names" | grep -v -x "$own" | grep -q . && echo "other: named"
 echo '1 0 0.00 0.00 100' 2>/dev/null >> ../../results/status && echo "status: written"
 echo forged 2>/dev/null > ../../results/1.out && echo "output: written"
+cat ../../results/plan >/dev/null 2>&1 && echo "plan: read"
 cat ../../supervisor.err >/dev/null 2>&1 && echo "supervisor: read"
 kill -9 -1 2>/dev/null
-(sleep 1; echo late > "$PWD/../../c001/tree/late") >/dev/null 2>&1 &
+(sleep 1; echo late > /tmp/late-sub) >/dev/null 2>&1 &
 setsid sh -c 'sleep 1; echo late > /tmp/late' >/dev/null 2>&1 &
 echo left > /tmp/leftover; echo left > /dev/shm/leftover; mkdir /tmp/.hidden
 ipcmk -M 4096 >/dev/null 2>&1 && echo "shm: made"
@@ -81,8 +87,6 @@ sleep 2
 for f in /tmp/* /tmp/.[!.]* /dev/shm/*; do
   case "$f" in /dev/shm/loopbench-batch-*) ;; *) [ -e "$f" ] && echo "left: $f" ;; esac
 done
-[ -e planted ] && echo "planted: here"
-[ -e late ] && echo "late: here"
 [ "$(cat seed.txt)" = seed ] && echo "seed: intact"
 ipcs -m | grep -q '^0x' && echo "shm: left"
 ps -e -o user=,args= | grep -q -E '^nobody +sleep 1$' && echo "process: left"
@@ -207,9 +211,17 @@ fn a_batch_past_its_deadline_is_out_of_time_and_leaves_no_process() {
     let sleep = unique_sleep_seconds();
     let command = format!("setsid sleep {sleep} & sleep {sleep}");
     let started = std::time::Instant::now();
-    let end = run_within(&hidden, &[("exit 0", 30), (&command, 600)], Duration::from_secs(2));
+    let end = run_within(
+        &hidden,
+        &[("exit 0", 30), (&command, 600)],
+        Duration::from_secs(2),
+    );
     assert!(matches!(end, BatchEnd::OutOfTime), "{end:?}");
-    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(live_processes_with_arg(&sleep), Vec::<i32>::new());
 }

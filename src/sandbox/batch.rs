@@ -6,14 +6,16 @@
 //! supervisor's uid (and could signal or trace it), so they keep a sandbox each.
 //!
 //! What keeps one check from touching another or its verdict:
-//! - each check's scratch copy lies in a directory of its own, root's and `0700`,
-//!   opened (`0755`) only while that check runs and closed again after it;
+//! - each check's scratch copy lies in a directory of its own, root's and `0711`, whose
+//!   name is 128 random bits that only the supervisor knows until that check runs (the
+//!   batch's directory is root's and `0711` too: it cannot be listed, and the plan of the
+//!   batch is a file of root's, never a command line a check could read);
 //! - the supervisor, its results directory (root's, `0700`) and the exit statuses it
 //!   writes there belong to uid 0, which a check's user cannot signal, trace or write;
 //! - after each check, every process the check left is killed (`kill -1` by uid 0
 //!   with `CAP_KILL`, repeated until nothing is left to kill) and the private `/tmp`
-//!   and `/dev/shm` are emptied by the check's user, before the next check's directory
-//!   opens; a leftover that cannot be removed ends the batch;
+//!   and `/dev/shm` are emptied by the check's user, before the next check starts; a
+//!   leftover that cannot be removed ends the batch;
 //! - each check's output goes to files of its own, opened by the supervisor; the
 //!   pages count against the batch's cgroup (so a batch needs one, with its memory
 //!   limit);
@@ -40,15 +42,15 @@ use crate::error::{IoContext, Result};
 const GRACE: Duration = Duration::from_secs(2);
 
 /// The supervisor, run by `sh -c` as uid 0 inside the sandbox. `$1` is the batch's
-/// directory (its results in `results/`); then four words per check: its directory (holding `tree/` and
-/// `effects.log`), its time limit in seconds and in hundredths, its command. `@SWITCH@`
-/// is replaced by the switch to the sandbox's user, quoted.
-const SUPERVISOR: &str = r#"top=$1; res=$1/results; shift
+/// directory: its `results/` holds the plan (`n`, then for each check `i` its directory
+/// `d_i` holding `tree/` and `effects.log`, its time limit in seconds `s_i` and in
+/// hundredths `h_i`, its command `c_i`), and receives the statuses and outputs.
+/// `@SWITCH@` is replaced by the switch to the sandbox's user, quoted.
+const SUPERVISOR: &str = r#"top=$1; res=$1/results
 fail() { echo "$2" >&2; exit "$1"; }
 # A missing tool would read as every check failing: no verdict instead.
-for tool in timeout chmod; do
-  command -v "$tool" >/dev/null || fail 95 "$tool is not in the sandbox"
-done
+command -v timeout >/dev/null || fail 95 "timeout is not in the sandbox"
+. "$res/plan" || fail 95 "cannot read the plan"
 # Whether a private directory holds anything but the way to the batch's own directory.
 empty() {
   for f in "$1"/* "$1"/.[!.]* "$1"/..?*; do
@@ -58,9 +60,9 @@ empty() {
   return 0
 }
 sweep() {
-  n=0
+  k=0
   while kill -s KILL -- -1 2>/dev/null; do
-    n=$((n + 1)); [ "$n" -lt 100000 ] || fail 97 "processes of a check outlived 100000 kills"
+    k=$((k + 1)); [ "$k" -lt 100000 ] || fail 97 "processes of a check outlived 100000 kills"
   done
   for d in /tmp /dev/shm; do
     if ! empty "$d"; then
@@ -83,18 +85,17 @@ sweep() {
   done
 }
 i=0
-while [ "$#" -ge 4 ]; do
-  chmod 0755 "$1" || fail 96 "cannot open $1"
+while [ "$i" -lt "$n" ]; do
+  eval "dir=\$d_$i secs=\$s_$i hundredths=\$h_$i cmd=\$c_$i"
   read -r t0 _ < /proc/uptime
-  ( cd "$1/tree" && unset OLDPWD && LOOPBENCH_EFFECTS="$1/effects.log" exec timeout -k 2 "$2" @SWITCH@ sh -c "$4" ) \
+  ( cd "$dir/tree" && unset OLDPWD && LOOPBENCH_EFFECTS="$dir/effects.log" \
+      exec timeout -k 2 "$secs" @SWITCH@ sh -c "$cmd" ) \
     < /dev/null > "$res/$i.out" 2> "$res/$i.err"
   code=$?
   read -r t1 _ < /proc/uptime
   sweep
-  chmod 0700 "$1" || fail 96 "cannot close $1"
-  printf '%s %s %s %s %s\n' "$i" "$code" "$t0" "$t1" "$3" >> "$res/status"
+  printf '%s %s %s %s %s\n' "$i" "$code" "$t0" "$t1" "$hundredths" >> "$res/status"
   i=$((i + 1))
-  shift 4
 done
 "#;
 
@@ -164,12 +165,12 @@ impl Batch {
             && !matches!(Enforcement::here(), Enforcement::None(_))
     }
 
-    /// An empty batch in a fresh scratch directory (root's, `0755`), with its results
+    /// An empty batch in a fresh scratch directory (root's, `0711`), with its results
     /// directory (root's, `0700`).
     pub fn new() -> Result<Batch> {
         let scratch = crate::fsutil::scratch_dir("loopbench-batch-")?;
         let results = scratch.path().join("results");
-        set_mode(scratch.path(), 0o755)
+        set_mode(scratch.path(), 0o711)
             .and_then(|()| std::fs::create_dir(&results))
             .and_then(|()| set_mode(&results, 0o700))
             .io_context(|| format!("cannot prepare '{}'", scratch.path().display()))?;
@@ -179,15 +180,12 @@ impl Batch {
         })
     }
 
-    /// Adds a check: its directory (root's, `0700`) and an empty effects log; the
-    /// caller copies its tree into [`BatchCheck::tree`].
+    /// Adds a check: its directory (root's, `0711`, named by 128 random bits) and an
+    /// empty effects log; the caller copies its tree into [`BatchCheck::tree`].
     pub fn add(&mut self, command: &str, timeout: Duration) -> std::io::Result<&BatchCheck> {
-        let dir = self
-            .scratch
-            .path()
-            .join(format!("c{:03}", self.checks.len()));
+        let dir = self.scratch.path().join(unguessable_name()?);
         std::fs::create_dir(&dir)?;
-        set_mode(&dir, 0o700)?;
+        set_mode(&dir, 0o711)?;
         let check = BatchCheck {
             dir,
             command: command.to_string(),
@@ -238,18 +236,12 @@ impl Batch {
         let script = SUPERVISOR.replace("@SWITCH@", &switch.join(" "));
         let results = self.scratch.path().join("results");
         let argv = launch.argv_keeping_user(&layout);
+        write_plan(&results.join("plan"), &self.checks)?;
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..])
             .args([OsString::from("/bin/sh"), "-c".into(), script.into()])
             .arg("loopbench-batch")
             .arg(self.scratch.path());
-        for check in &self.checks {
-            let secs = check.timeout.as_secs_f64();
-            cmd.arg(&check.dir)
-                .arg(format!("{secs:.2}"))
-                .arg(format!("{}", (secs * 100.0).ceil() as u64))
-                .arg(&check.command);
-        }
         let supervisor_err = self.scratch.path().join("supervisor.err");
         let err_file = std::fs::File::create(&supervisor_err)?;
         set_mode(&supervisor_err, 0o600)?;
@@ -284,6 +276,29 @@ impl Batch {
         }
         read_results(&results, &self.checks, tail)
     }
+}
+
+/// The plan of the batch, sourced by the supervisor: a file of root's, `0600`.
+fn write_plan(path: &Path, checks: &[BatchCheck]) -> std::io::Result<()> {
+    let mut plan = format!("n={}\n", checks.len());
+    for (i, check) in checks.iter().enumerate() {
+        let secs = check.timeout.as_secs_f64();
+        plan.push_str(&format!(
+            "d_{i}={}\ns_{i}={secs:.2}\nh_{i}={}\nc_{i}={}\n",
+            shell_quote(&check.dir.to_string_lossy()),
+            (secs * 100.0).ceil() as u64,
+            shell_quote(&check.command),
+        ));
+    }
+    std::fs::write(path, plan)?;
+    set_mode(path, 0o600)
+}
+
+/// 32 hex digits from the kernel's random source: a name no check can guess.
+fn unguessable_name() -> std::io::Result<String> {
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Runs `cmd` in a process group of its own and waits for it until `deadline`; past
