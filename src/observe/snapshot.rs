@@ -1,15 +1,15 @@
 //! One observation of a work directory: the parsed list, every feature checked twice,
 //! test counts per file, git status, the progress notes' hash and the effects log.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use super::batched::{Ahead, run_ahead};
+use super::batched::{Ahead, CheckId, run_ahead};
 use super::hooks::{CheckPaths, TOOL_CACHES, hook_files, links_lead_outside, runner_stand_in};
 use super::list_file::list_through_link;
 use super::oracle::OracleTests;
 use super::runner_summary::expected_tests;
-use super::verify::{Check, Failure, Verdict, VerifyCache, VerifyRun};
+use super::verify::{Check, Failure, Ran, Verdict, VerifyCache, VerifyRun};
 use crate::agent_file::{self, AgentFile, Links};
 use crate::error::{Error, Result};
 use crate::feature_list::{self, FeatureList, ListFormat, ListSchema};
@@ -481,84 +481,48 @@ impl<'a> Observer<'a> {
         // Every check runs within what is left of observe_timeout: a deadline, not a
         // look at the clock between features.
         let time_left = || self.task.observe_timeout.saturating_sub(started.elapsed());
-        let mut ahead = match &self.sandbox {
-            Some(hidden) => {
-                let mut planned = Vec::new();
-                for (i, feature) in self.task.features.iter().enumerate() {
-                    let left = time_left();
-                    planned.push((
-                        (i, false),
-                        self.verify_run(
-                            &ws.work_dir,
-                            feature,
-                            None,
-                            &visible,
-                            &leave_out_own,
-                            (cache, left),
-                        ),
-                    ));
-                    if let (Some(o), Some(seen)) = (overlay, &overlaid) {
-                        planned.push((
-                            (i, true),
-                            self.verify_run(
-                                &ws.work_dir,
-                                feature,
-                                Some(o),
-                                seen,
-                                &leave_out_overlaid,
-                                (cache, left),
-                            ),
-                        ));
-                    }
-                }
-                let bytes =
-                    |t: &TreeSnapshot| t.files.iter().map(|f| f.content.len() as u64).sum::<u64>();
-                let tree_bytes = bytes(&visible).max(overlaid.as_ref().map_or(0, bytes));
-                match run_ahead(hidden, &planned, tree_bytes, time_left())? {
-                    Ahead::Ran(ran) => ran,
-                    Ahead::OutOfTime => {
-                        return Err(self.out_of_time(started).unwrap_or_else(|| {
-                            Error::Unobservable("the checks ran past observe_timeout".into())
-                        }));
-                    }
-                }
-            }
-            None => Default::default(),
+        let own_run = |feature, left| {
+            self.verify_run(
+                &ws.work_dir,
+                feature,
+                None,
+                &visible,
+                &leave_out_own,
+                (cache, left),
+            )
         };
+        // With the pristine tests laid over, when the task has them.
+        let truth_run = |feature, left| {
+            let (o, seen) = (overlay?, overlaid.as_ref()?);
+            Some(self.verify_run(
+                &ws.work_dir,
+                feature,
+                Some(o),
+                seen,
+                &leave_out_overlaid,
+                (cache, left),
+            ))
+        };
+        let bytes = |t: &TreeSnapshot| t.files.iter().map(|f| f.content.len() as u64).sum::<u64>();
+        let tree_bytes = bytes(&visible).max(overlaid.as_ref().map_or(0, bytes));
+        let mut ahead = self.ran_ahead(&own_run, &truth_run, tree_bytes, started)?;
         for (i, feature) in self.task.features.iter().enumerate() {
             if let Some(late) = out_of_time() {
                 return Err(late);
             }
-            let own = self
-                .verify_run(
-                    &ws.work_dir,
-                    feature,
-                    None,
-                    &visible,
-                    &leave_out_own,
-                    (cache, time_left()),
-                )
+            let own = own_run(feature, time_left())
                 .check_given(ahead.remove(&(i, false)).unwrap_or_default())?;
             checks.verify_timeouts += own.timeouts;
             let own_check = own.check;
             let mut reached = own.limits_reached.clone();
-            let truth = match (overlay, &overlaid) {
-                (Some(o), Some(seen)) => {
-                    let truth = self
-                        .verify_run(
-                            &ws.work_dir,
-                            feature,
-                            Some(o),
-                            seen,
-                            &leave_out_overlaid,
-                            (cache, time_left()),
-                        )
-                        .check_given(ahead.remove(&(i, true)).unwrap_or_default())?;
+            let truth = match truth_run(feature, time_left()) {
+                Some(run) => {
+                    let truth = run.check_given(ahead.remove(&(i, true)).unwrap_or_default())?;
                     checks.verify_timeouts += truth.timeouts;
                     reached.extend(truth.limits_reached.iter().cloned());
                     truth
                 }
-                _ => own,
+                None => own,
             };
             checks.add(&feature.id, own_check, truth, reached);
             if let Some(late) = out_of_time() {
@@ -566,6 +530,34 @@ impl<'a> Observer<'a> {
             }
         }
         Ok(checks)
+    }
+
+    /// Every check of the observation (`own_run` and `truth_run` of each feature) made
+    /// ahead in one batch under the sandbox (none without one, or when a batch is not
+    /// possible or gave no verdict); a batch past what was left of `observe_timeout`
+    /// makes the observation fail. `tree_bytes`: the size of one scratch copy.
+    fn ran_ahead<'f, 'r>(
+        &'f self,
+        own_run: &impl Fn(&'f Feature, std::time::Duration) -> VerifyRun<'r>,
+        truth_run: &impl Fn(&'f Feature, std::time::Duration) -> Option<VerifyRun<'r>>,
+        tree_bytes: u64,
+        started: std::time::Instant,
+    ) -> Result<HashMap<CheckId, Vec<Ran>>> {
+        let Some(hidden) = &self.sandbox else {
+            return Ok(HashMap::new());
+        };
+        let left = self.task.observe_timeout.saturating_sub(started.elapsed());
+        let mut planned = Vec::new();
+        for (i, feature) in self.task.features.iter().enumerate() {
+            planned.push(((i, false), own_run(feature, left)));
+            planned.extend(truth_run(feature, left).map(|run| ((i, true), run)));
+        }
+        match run_ahead(hidden, &planned, tree_bytes, left)? {
+            Ahead::Ran(ran) => Ok(ran),
+            Ahead::OutOfTime => Err(self.out_of_time(started).unwrap_or_else(|| {
+                Error::Unobservable("the checks ran past observe_timeout".into())
+            })),
+        }
     }
 
     /// The error of an observation that has run past `observe_timeout` since
