@@ -2,6 +2,7 @@
 //! pooling runs, and the errors of files that do not fit.
 
 use super::*;
+use crate::report::csv_batches::SESSION_BATCH_ROWS;
 use crate::run_dir::{SESSIONS_CSV, TRIALS_CSV};
 
 fn write(dir: &Path, name: &str, text: &str) {
@@ -185,6 +186,112 @@ fn an_unparsable_cell_is_bad_input_naming_file_line_and_column() {
     assert!(
         err.to_string()
             .contains("sessions.csv:2: column 8 (premature_claims): 'x' is not a whole number"),
+        "{err}"
+    );
+}
+
+/// A run of three arms whose trials' sessions lie across batches of three rows: trial
+/// a:t:0 has rows in the first two batches, and b:t:0's rows are split by a:u:0's.
+fn write_run_of_many_batches(dir: &Path) {
+    write(
+        dir,
+        SESSIONS_CSV,
+        &format!(
+            "{SESSION_HEADER}\
+             a:t:0,a,t,0,0,initializer,completed,5,5,5,5,5,5,5,5,true,true,false,\n\
+             a:t:0,a,t,0,1,coding,completed,1,0,0,0,0,2,0,0,true,true,false,\n\
+             a:t:0,a,t,0,2,coding,error,,,,,,,,,false,false,false,\n\
+             a:t:0,a,t,0,3,coding,completed,0,1,,0,2,0,0,1,true,false,true,true\n\
+             b:t:0,b,t,0,1,coding,completed,1,1,1,1,1,1,1,1,true,true,false,\n\
+             a:u:0,a,u,0,1,coding,interrupted,,,,,,0,1,0,false,true,false,\n\
+             b:t:0,b,t,0,2,coding,completed,0,0,0,0,0,0,0,0,false,true,true,false\n\
+             c:t:0,c,t,0,0,initializer,error,1,1,1,1,1,1,1,1,true,true,false,\n\
+             a:t:1,a,t,1,1,coding,completed,2,0,0,0,0,0,0,0,true,true,false,\n\
+             b:t:0,b,t,0,3,coding,error,,,,,,,,,false,false,false,\n"
+        ),
+    );
+    write(
+        dir,
+        TRIALS_CSV,
+        &format!(
+            "{TRIAL_HEADER}a:t:0,a,t,0,3,true\na:u:0,a,u,0,1,false\n\
+             b:t:0,b,t,0,2,true\na:t:1,a,t,1,0,false\n"
+        ),
+    );
+}
+
+fn tables_in_batches_of(dir: &Path, rows: usize) -> RunTables {
+    let mut tables = RunTables::read(dir).unwrap();
+    tables.sessions.batch_rows = rows;
+    tables
+}
+
+#[test]
+fn counts_read_in_batches_of_three_rows_are_those_read_in_one_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    write_run_of_many_batches(dir.path());
+    let whole = aggregate(dir.path()).unwrap();
+    for rows in [1, 2, 3, 4] {
+        let batched = aggregate_tables(tables_in_batches_of(dir.path(), rows)).unwrap();
+        assert_eq!(batched, whole, "batches of {rows}");
+        let sums = arm_task_sums(tables_in_batches_of(dir.path(), rows)).unwrap();
+        assert_eq!(
+            sums,
+            arm_task_sums(RunTables::read(dir.path()).unwrap()).unwrap(),
+            "batches of {rows}"
+        );
+    }
+    // What the batches add up to, counted by hand: a:t:0's coding sessions 1 to 3 (in
+    // two batches) and a:t:1's, whose `premature_claims` (1, null, 0, 2) give k 2 of n 3.
+    let a = &whole.by_arm["a"];
+    assert_eq!(
+        a.clusters[Metric::PrematureDone.index()],
+        vec![(1, 2), (1, 1), (0, 0)]
+    );
+    assert_eq!(a.cluster_tasks, ["t", "t", "u"]);
+    assert_eq!(whole.errored["a"], Count { k: 1, n: 6 });
+    assert_eq!(whole.errored["b"], Count { k: 1, n: 3 });
+    assert_eq!(whole.errored["c"], Count { k: 1, n: 1 });
+    assert_eq!(
+        whole.by_arm["b"].get(Metric::CleanExit),
+        Count { k: 1, n: 3 }
+    );
+}
+
+#[test]
+fn a_second_row_for_a_session_in_a_later_batch_is_refused_naming_both_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    write_run_of_many_batches(dir.path());
+    let text = std::fs::read_to_string(dir.path().join(SESSIONS_CSV)).unwrap();
+    // Line 3 (a:t:0 session 1) again as line 12, three batches of three rows later.
+    let repeated = text.lines().nth(2).unwrap();
+    write(dir.path(), SESSIONS_CSV, &format!("{text}{repeated}\n"));
+    let want = "sessions.csv:12: a second row for trial_id 'a:t:0', session '1' (the first is \
+                on line 3); each (trial_id, session) has one row";
+    for rows in [3, SESSION_BATCH_ROWS] {
+        let err = aggregate_tables(tables_in_batches_of(dir.path(), rows)).unwrap_err();
+        assert!(matches!(err, Error::BadLine { .. }), "{err}");
+        assert!(err.to_string().ends_with(want), "batches of {rows}: {err}");
+        let err = arm_task_sums(tables_in_batches_of(dir.path(), rows)).unwrap_err();
+        assert!(err.to_string().ends_with(want), "batches of {rows}: {err}");
+    }
+}
+
+#[test]
+fn a_bad_cell_in_a_later_batch_is_named_by_its_line_in_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    write_run_of_many_batches(dir.path());
+    let text = std::fs::read_to_string(dir.path().join(SESSIONS_CSV)).unwrap();
+    // Line 10 (a:t:1), in the third batch, with a negative count.
+    let text = text.replace(
+        "a:t:1,a,t,1,1,coding,completed,2,",
+        "a:t:1,a,t,1,1,coding,completed,-2,",
+    );
+    write(dir.path(), SESSIONS_CSV, &text);
+    let err = aggregate_tables(tables_in_batches_of(dir.path(), 3)).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("sessions.csv:10: column 8 (premature_claims): '-2' is negative"),
         "{err}"
     );
 }
