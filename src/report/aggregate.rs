@@ -135,18 +135,39 @@ const USAGE_COST: &str = "cost_usd";
 /// Errors (exit 2) name the directory, file, line or column at fault: see
 /// [`RunTables::read`].
 pub fn aggregate(dir: &Path) -> Result<Aggregate> {
-    let RunTables {
-        sessions,
-        trials,
-        sessions_path,
-        trials_path,
-    } = RunTables::read(dir)?;
-    let divergent = divergent_per_arm(&sessions).map_err(cannot_count(&sessions_path))?;
-    let errored = count_per_arm(&sessions, col("outcome").eq(lit("error")))
-        .map_err(cannot_count(&sessions_path))?;
-    let per_trial = session_counts_per_trial(sessions).map_err(cannot_count(&sessions_path))?;
-    let trial_rows = trial_rows(trials).map_err(cannot_count(&trials_path))?;
-    let assembled = assemble(&per_trial, &trial_rows).map_err(cannot_count(&sessions_path))?;
+    aggregate_tables(RunTables::read(dir)?)
+}
+
+/// [`aggregate`] of a run's tables: each batch of `sessions.csv` is reduced at once to
+/// its per-arm session counts and its per-trial sums, which are summed again over the
+/// batches (a trial's sessions may be in two), so that the rows are never all held.
+fn aggregate_tables(tables: RunTables) -> Result<Aggregate> {
+    let sessions_path = tables.sessions.path().to_path_buf();
+    let count = cannot_count(&sessions_path);
+    let batches = tables.sessions.reduce(|batch| {
+        let divergent = divergent_per_arm(&batch).map_err(&count)?;
+        let errored = count_per_arm(&batch, col("outcome").eq(lit("error"))).map_err(&count)?;
+        let per_trial = session_counts_per_trial(batch).map_err(&count)?;
+        Ok((divergent, errored, per_trial))
+    })?;
+    let mut divergent = BTreeMap::new();
+    let mut errored = BTreeMap::new();
+    let mut per_trial = Vec::new();
+    for (batch_divergent, batch_errored, batch_per_trial) in batches {
+        add_per_arm(&mut divergent, batch_divergent);
+        add_per_arm(&mut errored, batch_errored);
+        per_trial.push(batch_per_trial.lazy());
+    }
+    let per_trial = concat(per_trial, UnionArgs::default())
+        .and_then(|batches| {
+            sums_per_trial(batches)
+                .sort(["arm", "task", "trial_id"], SortMultipleOptions::default())
+                .collect()
+        })
+        .map_err(&count)?;
+    let trials = tables.read_trials()?;
+    let trial_rows = trial_rows(trials).map_err(cannot_count(&tables.trials_path))?;
+    let assembled = assemble(&per_trial, &trial_rows).map_err(&count)?;
     Ok(Aggregate {
         divergent,
         errored,
@@ -154,12 +175,21 @@ pub fn aggregate(dir: &Path) -> Result<Aggregate> {
     })
 }
 
+/// Adds the per-arm counts of one batch to those of the batches before it.
+fn add_per_arm(total: &mut BTreeMap<String, Count>, batch: BTreeMap<String, Count>) {
+    for (arm, count) in batch {
+        let sum = total.entry(arm).or_default();
+        sum.k += count.k;
+        sum.n += count.n;
+    }
+}
+
 /// The k and n of every rate metric per arm of one run, as one frame: `arm`, then
 /// [`k_name`] and [`n_name`] of every metric in table order (UInt64), one row per arm
 /// with a coding session or a trial, sorted by arm. These are the counts of
 /// [`Aggregate::by_arm`] without what stays per trial, for pooling many runs.
 pub fn arm_sums(tables: RunTables) -> Result<DataFrame> {
-    let path = tables.sessions_path.clone();
+    let path = tables.sessions.path().to_path_buf();
     arm_task_sums(tables)?
         .lazy()
         .group_by([col("arm")])
@@ -172,22 +202,38 @@ pub fn arm_sums(tables: RunTables) -> Result<DataFrame> {
 /// [`arm_sums`] per (arm, task): `arm`, `task`, then the k and n of every metric, one
 /// row per (arm, task) with a coding session or a trial, sorted by arm and task: the
 /// counts of [`Aggregate::by_arm_task`], for pooling many runs stratified by task.
+/// Each batch of `sessions.csv` is summed per (arm, task) at once, and the sums of the
+/// batches and the rows of `trials.csv` are summed again.
 pub fn arm_task_sums(tables: RunTables) -> Result<DataFrame> {
     let tally = |metric: Metric| indicators(metric.def().tally);
-    let sessions = tables
-        .sessions
+    let count = cannot_count(tables.sessions.path());
+    let sessions = tables.sessions.reduce(|batch| {
+        batch
+            .lazy()
+            .filter(col("kind").neq(lit("initializer")))
+            .select(metric_columns(true, tally))
+            .group_by([col("arm"), col("task")])
+            .agg(count_sums())
+            .collect()
+            .map_err(&count)
+    })?;
+    let trials = tables
+        .read_trials()?
         .lazy()
-        .filter(col("kind").neq(lit("initializer")))
-        .select(metric_columns(true, tally));
-    let trials = tables.trials.lazy().select(metric_columns(false, tally));
-    concat([sessions, trials], UnionArgs::default())
+        .select(metric_columns(false, tally));
+    let stacked: Vec<LazyFrame> = sessions
+        .into_iter()
+        .map(DataFrame::lazy)
+        .chain([trials])
+        .collect();
+    concat(stacked, UnionArgs::default())
         .and_then(|both| {
             both.group_by([col("arm"), col("task")])
                 .agg(count_sums())
                 .sort(["arm", "task"], SortMultipleOptions::default())
                 .collect()
         })
-        .map_err(cannot_count(&tables.sessions_path))
+        .map_err(&count)
 }
 
 /// `arm` and `task`, then the k and n of every metric in table order (UInt64): those of
@@ -310,45 +356,50 @@ pub fn n_name(metric: Metric) -> String {
     format!("{}_n", metric.name())
 }
 
-/// One row per trial with at least one coding session: arm, task, trial_id and the
-/// k and n of every session-level metric, sorted by (arm, task, trial_id).
+/// The names of the k and n columns of the session-level metrics, in table order.
+fn session_count_names() -> Vec<String> {
+    Metric::ALL
+        .into_iter()
+        .filter(|m| m.is_session_level())
+        .flat_map(|m| [k_name(m), n_name(m)])
+        .collect()
+}
+
+/// One row per trial with at least one coding session among `sessions` (or a batch of
+/// them): arm, task, trial_id and the k and n of every session-level metric, in no
+/// particular order.
 fn session_counts_per_trial(sessions: DataFrame) -> PolarsResult<DataFrame> {
     // One 0/1 column per k and per n first, so that the group-by only sums columns
     // (polars' fast path); expressions evaluated per group are far slower with many
     // trials. A null indicator (field null) is skipped by the sum.
-    let mut indicators: Vec<Expr> = Vec::new();
+    let mut keep = vec![col("arm"), col("task"), col("trial_id")];
     for metric in Metric::ALL.into_iter().filter(|m| m.is_session_level()) {
         let (k, n) = self::indicators(metric.def().tally);
-        indicators.push(k.alias(k_name(metric)));
-        indicators.push(n.alias(n_name(metric)));
+        keep.push(k.cast(DataType::UInt32).alias(k_name(metric)));
+        keep.push(n.cast(DataType::UInt32).alias(n_name(metric)));
     }
-    let names: Vec<String> = Metric::ALL
-        .into_iter()
-        .filter(|m| m.is_session_level())
-        .flat_map(|m| [k_name(m), n_name(m)])
-        .collect();
-    let indicators: Vec<Expr> = indicators
-        .into_iter()
-        .map(|e| e.cast(DataType::UInt32))
-        .collect();
-    let sums: Vec<Expr> = names
-        .iter()
-        .map(|name| col(name.as_str()).sum().cast(DataType::UInt64))
-        .collect();
-    let mut keep = vec![col("arm"), col("task"), col("trial_id")];
-    keep.extend(indicators);
+    sums_per_trial(
+        sessions
+            .lazy()
+            .filter(col("kind").neq(lit("initializer")))
+            .select(keep),
+    )
+    .collect()
+}
+
+/// The session-level k and n columns of `rows` summed per trial_id (UInt64), with the
+/// arm and task of each trial's first row. Rows of one trial from several batches,
+/// each already summed, sum to what the trial's rows would.
+fn sums_per_trial(rows: LazyFrame) -> LazyFrame {
     // A trial id names one (arm, task, replicate), so one key is enough to group by;
     // hashing one string instead of three is most of the group-by's time.
     let mut aggs = vec![col("arm").first(), col("task").first()];
-    aggs.extend(sums);
-    sessions
-        .lazy()
-        .filter(col("kind").neq(lit("initializer")))
-        .select(keep)
-        .group_by([col("trial_id")])
-        .agg(aggs)
-        .sort(["arm", "task", "trial_id"], SortMultipleOptions::default())
-        .collect()
+    aggs.extend(
+        session_count_names()
+            .iter()
+            .map(|name| col(name.as_str()).sum().cast(DataType::UInt64)),
+    );
+    rows.group_by([col("trial_id")]).agg(aggs)
 }
 
 /// One row per trial: arm, task, trial_id, features_verified and the k and n of every
@@ -474,194 +525,5 @@ fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> PolarsResult<Aggregate
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::run_dir::{SESSIONS_CSV, TRIALS_CSV};
-
-    fn write(dir: &Path, name: &str, text: &str) {
-        std::fs::write(dir.join(name), text).unwrap();
-    }
-
-    const SESSION_HEADER: &str = "trial_id,arm,task,replicate,session,kind,outcome,premature_claims,desc_edits,step_edits,entries_removed,told_false,tests_removed,tests_weakened,dup_side_effects,clean_tree,progress_updated,resumed,resume_success\n";
-    const TRIAL_HEADER: &str = "trial_id,arm,task,replicate,features_verified,premature_victory\n";
-
-    #[test]
-    fn null_list_fields_leave_a_session_out_of_n_and_the_initializer_is_not_counted() {
-        let dir = tempfile::tempdir().unwrap();
-        write(
-            dir.path(),
-            SESSIONS_CSV,
-            &format!(
-                "{SESSION_HEADER}\
-                 a:t:0,a,t,0,0,initializer,completed,5,5,5,5,5,5,5,5,true,true,false,\n\
-                 a:t:0,a,t,0,1,coding,completed,1,0,0,0,0,2,0,0,true,true,false,\n\
-                 a:t:0,a,t,0,2,coding,interrupted,,,,,,0,1,0,false,true,false,\n\
-                 a:t:0,a,t,0,3,coding,completed,0,1,,0,2,0,0,1,true,false,true,true\n"
-            ),
-        );
-        write(
-            dir.path(),
-            TRIALS_CSV,
-            &format!("{TRIAL_HEADER}a:t:0,a,t,0,3,true\n"),
-        );
-        let agg = aggregate(dir.path()).unwrap();
-        let a = &agg.by_arm["a"];
-        let c = |m: Metric| (a.get(m).k, a.get(m).n);
-        assert_eq!(c(Metric::PrematureDone), (1, 2));
-        assert_eq!(c(Metric::SpuriousDescEdit), (1, 2));
-        assert_eq!(c(Metric::SpuriousStepEdit), (0, 1));
-        assert_eq!(c(Metric::ToldFalse), (1, 2));
-        assert_eq!(c(Metric::TestRemoval), (1, 3));
-        assert_eq!(c(Metric::TestWeakening), (1, 3));
-        assert_eq!(c(Metric::DupSideEffect), (1, 3));
-        assert_eq!(c(Metric::CleanExit), (1, 3));
-        assert_eq!(c(Metric::ResumeSuccess), (1, 1));
-        assert_eq!(c(Metric::PrematureVictory), (1, 1));
-        assert_eq!(a.features_verified, vec![3.0]);
-        assert_eq!(a.clusters[Metric::PrematureDone.index()], vec![(1, 2)]);
-        assert_eq!(a.cluster_tasks, ["t"]);
-        assert_eq!(agg.by_arm_task[&("a".into(), "t".into())].rates, a.rates);
-    }
-
-    #[test]
-    fn arm_sums_are_the_per_arm_counts_of_aggregate_for_every_metric() {
-        let dir = tempfile::tempdir().unwrap();
-        write(
-            dir.path(),
-            SESSIONS_CSV,
-            &format!(
-                "{SESSION_HEADER}\
-                 a:t:0,a,t,0,0,initializer,completed,5,5,5,5,5,5,5,5,true,true,false,\n\
-                 a:t:0,a,t,0,1,coding,completed,1,0,0,0,0,2,0,0,true,true,false,\n\
-                 a:u:0,a,u,0,1,coding,interrupted,,,,,,0,1,0,false,true,false,\n\
-                 b:t:0,b,t,0,1,coding,completed,0,1,,0,2,0,0,1,true,false,true,true\n\
-                 c:t:0,c,t,0,0,initializer,completed,1,1,1,1,1,1,1,1,true,true,false,\n"
-            ),
-        );
-        write(
-            dir.path(),
-            TRIALS_CSV,
-            &format!("{TRIAL_HEADER}a:t:0,a,t,0,3,true\na:u:0,a,u,0,1,false\nd:t:0,d,t,0,0,true\n"),
-        );
-        let agg = aggregate(dir.path()).unwrap();
-        let sums = arm_sums(RunTables::read(dir.path()).unwrap()).unwrap();
-        let arms = strings(&sums, "arm");
-        // c has only an initializer: no coding session and no trial, so no arm.
-        assert_eq!(arms, ["a", "b", "d"]);
-        assert_eq!(agg.arms(), arms);
-        for (row, arm) in arms.iter().enumerate() {
-            for metric in Metric::ALL {
-                assert_eq!(
-                    count_at(&sums, metric, row),
-                    agg.by_arm[arm].get(metric),
-                    "{arm} {metric}"
-                );
-            }
-        }
-        assert_eq!(
-            count_at(&sums, Metric::PrematureVictory, 2),
-            Count { k: 1, n: 1 }
-        );
-    }
-
-    #[test]
-    fn only_an_arm_every_session_of_which_ended_in_error_has_no_usable_sessions() {
-        let dir = tempfile::tempdir().unwrap();
-        write(
-            dir.path(),
-            SESSIONS_CSV,
-            &format!(
-                "{SESSION_HEADER}\
-                 a:t:0,a,t,0,1,coding,error,,,,,,,,,false,false,false,\n\
-                 a:t:1,a,t,1,1,coding,error,,,,,,,,,false,false,false,\n\
-                 b:t:0,b,t,0,1,coding,error,,,,,,,,,false,false,false,\n\
-                 b:t:0,b,t,0,2,coding,completed,0,0,0,0,0,0,0,0,true,true,false,\n"
-            ),
-        );
-        write(
-            dir.path(),
-            TRIALS_CSV,
-            &format!(
-                "{TRIAL_HEADER}a:t:0,a,t,0,0,false\na:t:1,a,t,1,0,false\nb:t:0,b,t,0,0,false\n"
-            ),
-        );
-        let agg = aggregate(dir.path()).unwrap();
-        assert_eq!(agg.errored["b"], Count { k: 1, n: 2 });
-        assert_eq!(
-            agg.arms_without_usable_sessions(),
-            vec![("a".to_string(), 2)]
-        );
-    }
-
-    #[test]
-    fn an_all_empty_nullable_column_reads_as_nulls() {
-        let dir = tempfile::tempdir().unwrap();
-        write(
-            dir.path(),
-            SESSIONS_CSV,
-            &format!(
-                "{SESSION_HEADER}\
-                 a:t:0,a,t,0,1,coding,completed,,,,,,0,0,0,true,true,false,\n\
-                 a:t:1,a,t,1,1,coding,completed,,,,,,1,0,0,false,true,false,\n"
-            ),
-        );
-        write(dir.path(), TRIALS_CSV, TRIAL_HEADER);
-        let agg = aggregate(dir.path()).unwrap();
-        let a = &agg.by_arm["a"];
-        assert_eq!(a.get(Metric::PrematureDone), Count { k: 0, n: 0 });
-        assert_eq!(a.get(Metric::ResumeSuccess), Count { k: 0, n: 0 });
-        assert_eq!(a.get(Metric::TestRemoval), Count { k: 1, n: 2 });
-        assert_eq!(
-            a.clusters[Metric::TestRemoval.index()],
-            vec![(0, 1), (1, 1)]
-        );
-    }
-
-    #[test]
-    fn a_missing_column_is_bad_input_naming_file_and_column() {
-        let dir = tempfile::tempdir().unwrap();
-        write(
-            dir.path(),
-            SESSIONS_CSV,
-            &SESSION_HEADER.replace("told_false,", ""),
-        );
-        write(dir.path(), TRIALS_CSV, TRIAL_HEADER);
-        let err = aggregate(dir.path()).unwrap_err();
-        let text = err.to_string();
-        assert!(matches!(err, Error::BadInput(_)));
-        assert!(
-            text.contains("sessions.csv") && text.contains("'told_false'"),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn a_missing_file_and_a_missing_directory_are_bad_input() {
-        let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), SESSIONS_CSV, SESSION_HEADER);
-        let err = aggregate(dir.path()).unwrap_err().to_string();
-        assert!(err.contains("trials.csv"), "{err}");
-        let err = aggregate(&dir.path().join("nope")).unwrap_err().to_string();
-        assert!(err.contains("does not exist"), "{err}");
-    }
-
-    #[test]
-    fn an_unparsable_cell_is_bad_input_naming_file_line_and_column() {
-        let dir = tempfile::tempdir().unwrap();
-        write(
-            dir.path(),
-            SESSIONS_CSV,
-            &format!(
-                "{SESSION_HEADER}a:t:0,a,t,0,1,coding,completed,x,0,0,0,0,0,0,0,true,true,false,\n"
-            ),
-        );
-        write(dir.path(), TRIALS_CSV, TRIAL_HEADER);
-        let err = aggregate(dir.path()).unwrap_err();
-        assert_eq!(err.exit_code(), crate::exit_code::BAD_INPUT, "{err}");
-        assert!(
-            err.to_string()
-                .contains("sessions.csv:2: column 8 (premature_claims): 'x' is not a whole number"),
-            "{err}"
-        );
-    }
-}
+#[path = "aggregate_tests.rs"]
+mod tests;

@@ -222,11 +222,19 @@ impl<'a> Input<'a> {
         if !violated {
             return Ok(());
         }
-        check_rows(self.path, self.headers, &self.columns, self.key)?;
-        Err(Error::BadInput(format!(
-            "'{}' holds a row that does not fit the record format",
-            self.path.display()
-        )))
+        Err(self.refuse())
+    }
+
+    /// The error for a file found to hold a row that does not fit (by the checks of a
+    /// frame read from it): the first such cell or repeated key, found row by row.
+    pub(crate) fn refuse(&self) -> Error {
+        match check_rows(self.path, self.headers, &self.columns, self.key) {
+            Err(e) => e,
+            Ok(()) => Error::BadInput(format!(
+                "'{}' holds a row that does not fit the record format",
+                self.path.display()
+            )),
+        }
     }
 }
 

@@ -6,6 +6,7 @@ pub mod attempts;
 pub mod by_task;
 pub mod compare;
 pub mod compare_output;
+mod csv_batches;
 mod csv_input;
 pub mod export;
 pub mod format;

@@ -1,12 +1,14 @@
-//! Reading a run's `sessions.csv` and `trials.csv` into typed polars frames: the
-//! columns the rates need, checked against the record format first so that a bad cell
-//! is reported with its file, line and column.
+//! Reading a run's `sessions.csv` (a batch of rows at a time) and `trials.csv` into
+//! typed polars frames: the columns the rates need, checked against the record format
+//! first so that a bad cell is reported with its file, line and column.
 
+use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use polars::prelude::*;
 
+use super::csv_batches::{CsvBatches, SESSION_BATCH_ROWS, SeenSessions};
 use super::csv_input::{Cell, Input};
 use crate::error::{Error, Result};
 use crate::rates::ADDED_COLUMNS;
@@ -14,26 +16,25 @@ use crate::rates::Metric;
 use crate::rates::Unit;
 use crate::run_dir::{SESSIONS_CSV, TRIALS_CSV};
 
-/// The two tables of a run, as read.
+/// The two tables of a run, opened for reading: `sessions.csv`, which grows with the
+/// sessions of a run, is read a batch of rows at a time by whoever reduces it
+/// ([`SessionsCsv::reduce`]); `trials.csv`, one row per trial, is read whole
+/// ([`RunTables::read_trials`]). Read the sessions first, so that a run with faults in
+/// both files is refused for the first fault of `sessions.csv`.
 pub struct RunTables {
-    /// `sessions.csv`: the id columns and every column a session-level rate reads,
-    /// plus `divergent` when the file has it.
-    pub sessions: DataFrame,
-    /// `trials.csv`: the id columns, `features_verified` and every column a trial-level
-    /// rate reads, plus `tokens` and `cost_usd` when the file has them.
-    pub trials: DataFrame,
-    /// Where `sessions` was read from.
-    pub sessions_path: PathBuf,
-    /// Where `trials` was read from.
+    /// `sessions.csv`, its header checked.
+    pub sessions: SessionsCsv,
+    /// Where `trials.csv` is.
     pub trials_path: PathBuf,
 }
 
 impl RunTables {
-    /// Reads and checks `dir/sessions.csv` and `dir/trials.csv`.
+    /// Opens `dir/sessions.csv` (checking that it has every required column) and finds
+    /// `dir/trials.csv`.
     ///
     /// Errors name the directory, file or column at fault: a missing directory or file
     /// or a missing required column is [`Error::BadInput`]; a row that does not fit the
-    /// record format is [`Error::BadLine`] (both exit 2).
+    /// record format (found as the rows are read) is [`Error::BadLine`] (both exit 2).
     pub fn read(dir: &Path) -> Result<RunTables> {
         if !dir.is_dir() {
             return Err(Error::BadInput(format!(
@@ -41,24 +42,77 @@ impl RunTables {
                 dir.display()
             )));
         }
-        let sessions_path = dir.join(SESSIONS_CSV);
-        let trials_path = dir.join(TRIALS_CSV);
-        let sessions = read_csv(
-            &sessions_path,
+        let sessions = CsvTable::open(
+            &dir.join(SESSIONS_CSV),
             &session_schema(),
             &[("divergent", DataType::Boolean)],
         )?;
-        let trials = read_csv(
-            &trials_path,
+        Ok(RunTables {
+            sessions: SessionsCsv {
+                table: sessions,
+                batch_rows: SESSION_BATCH_ROWS,
+            },
+            trials_path: dir.join(TRIALS_CSV),
+        })
+    }
+
+    /// Reads and checks `trials.csv` whole: the id columns, `features_verified` and
+    /// every column a trial-level rate reads, plus `tokens` and `cost_usd` when the file
+    /// has them. It has one row per trial, and the summary keeps a few numbers per
+    /// trial anyway (the bootstrap's clusters, `features_verified`, usage).
+    pub fn read_trials(&self) -> Result<DataFrame> {
+        CsvTable::open(
+            &self.trials_path,
             &trial_schema(),
             &[("tokens", DataType::Int64), ("cost_usd", DataType::Float64)],
-        )?;
-        Ok(RunTables {
-            sessions,
-            trials,
-            sessions_path,
-            trials_path,
-        })
+        )?
+        .read_whole()
+    }
+}
+
+/// A run's `sessions.csv`, read a batch of rows at a time.
+pub struct SessionsCsv {
+    table: CsvTable,
+    /// Rows read, checked and reduced at a time ([`SESSION_BATCH_ROWS`] unless set).
+    pub batch_rows: usize,
+}
+
+impl SessionsCsv {
+    /// Where the file is.
+    pub fn path(&self) -> &Path {
+        &self.table.path
+    }
+
+    /// Reads the file [`SessionsCsv::batch_rows`] rows at a time and gives each batch to
+    /// `reduce`, as a frame of the id columns and every column a session-level rate
+    /// reads, plus `divergent` when the file has it; returns what `reduce` gave for each
+    /// batch, in file order. A file without rows gives one empty batch. So that only one
+    /// batch is held, `reduce` should keep what sums need, not the rows.
+    ///
+    /// Each batch is checked as the whole file would be (its cells; (trial_id, session)
+    /// not in an earlier row, of this batch or another); at the first batch with a fault
+    /// the file is scanned row by row for the first one, named by file, line and column
+    /// ([`Error::BadLine`]).
+    pub fn reduce<T>(&self, mut reduce: impl FnMut(DataFrame) -> Result<T>) -> Result<Vec<T>> {
+        let mut batches = CsvBatches::open(&self.table.path, self.batch_rows)?;
+        let mut seen = SeenSessions::default();
+        let mut out = Vec::new();
+        while let Some(bytes) = batches.next_batch()? {
+            let batch = self.table.checked(
+                CsvReadOptions::default()
+                    .with_has_header(true)
+                    .with_columns(Some(self.table.columns()))
+                    .with_schema_overwrite(Some(self.table.overwrite()))
+                    .into_reader_with_file_handle(Cursor::new(bytes))
+                    .finish(),
+            )?;
+            let new = seen.add(&batch).map_err(|e| self.table.cannot_check(&e))?;
+            if !new {
+                return Err(self.table.input().refuse());
+            }
+            out.push(reduce(self.table.finish(batch)?)?);
+        }
+        Ok(out)
     }
 }
 
@@ -140,84 +194,148 @@ fn column_type((name, boolean): (&'static str, bool)) -> (&'static str, DataType
     )
 }
 
-/// Reads the columns of `schema`, and those of `optional` that the file has, from a
-/// CSV file with those types, after checking that the file has every required column.
-/// Types are set, not inferred, so that an all-empty column is a column of nulls rather
-/// than of strings.
-fn read_csv(
-    path: &Path,
-    schema: &[(&'static str, DataType)],
-    optional: &[(&'static str, DataType)],
-) -> Result<DataFrame> {
-    let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let required = if file_name == SESSIONS_CSV {
-        required_session_columns()
-    } else {
-        required_trial_columns()
-    };
-    let headers = check_header(path, &required)?;
-    let checked = checked_columns(schema.iter().chain(optional));
-    let key: &[&str] = if file_name == SESSIONS_CSV {
-        &["trial_id", "session"]
-    } else {
-        &["trial_id"]
-    };
-    let has = |name: &str| headers.iter().any(|h| h == name);
-    // The whole of each k <= n pair is read too, to check the pair, and dropped after.
-    let in_schema = |name: &str| schema.iter().chain(optional).any(|(n, _)| *n == name);
-    let bound_only: Vec<(&'static str, DataType)> = super::csv_input::parts_in(has)
-        .into_iter()
-        .flat_map(|(part, whole)| [part, whole])
-        .filter(|c| !in_schema(c))
-        .map(|c| (c, DataType::Int64))
-        .collect();
-    let checked = checked
-        .into_iter()
-        .chain(checked_columns(bound_only.iter()))
-        .collect();
-    let input = Input::new(path, &headers, checked, key);
-    // Columns of older records that this file lacks: added afterwards as nulls.
-    let absent: Vec<(&str, DataType)> = schema
-        .iter()
-        .filter(|(name, _)| ADDED_COLUMNS.contains(name) && !has(name))
-        .cloned()
-        .collect();
-    let schema: Vec<(&str, DataType)> = schema
-        .iter()
-        .filter(|(name, _)| !absent.iter().any(|(a, _)| a == name))
-        .chain(
-            optional
-                .iter()
-                .filter(|(name, _)| headers.iter().any(|h| h == name)),
-        )
-        .chain(&bound_only)
-        .cloned()
-        .collect();
-    let overwrite: Schema = schema
-        .iter()
-        .map(|(name, dtype)| Field::new((*name).into(), dtype.clone()))
-        .collect();
-    let columns: Arc<[PlSmallStr]> = schema.iter().map(|(name, _)| (*name).into()).collect();
-    let df = CsvReadOptions::default()
-        .with_has_header(true)
-        .with_columns(Some(columns))
-        .with_schema_overwrite(Some(Arc::new(overwrite)))
-        .try_into_reader_with_file_path(Some(path.to_path_buf()))
-        .and_then(|reader| reader.finish())
-        .map_err(|e| input.explain(&e))?;
-    input.check_frame(&df)?;
-    let df = df.drop_many(bound_only.iter().map(|(name, _)| *name));
-    if absent.is_empty() {
-        return Ok(df);
+/// How to read and check one of the CSV files: its header, the columns read (with
+/// their types), the cells checked and the key no two rows may share.
+struct CsvTable {
+    path: PathBuf,
+    headers: Vec<String>,
+    /// The columns read, with their types: the schema's columns that the file has, the
+    /// optional ones it has, and the rest of each k <= n pair (`bound_only`).
+    schema: Vec<(&'static str, DataType)>,
+    /// The cells each read column must hold.
+    checked: Vec<(&'static str, Cell)>,
+    /// The columns no two rows may share values in.
+    key: &'static [&'static str],
+    /// Columns read only to check a k <= n pair, dropped after.
+    bound_only: Vec<(&'static str, DataType)>,
+    /// Columns of older records that this file lacks: added as nulls after reading.
+    absent: Vec<(&'static str, DataType)>,
+}
+
+impl CsvTable {
+    /// The reading of the columns of `schema`, and those of `optional` that the file
+    /// has, from the CSV file `path`, after checking that the file has every required
+    /// column. Types are set, not inferred, so that an all-empty column is a column of
+    /// nulls rather than of strings.
+    fn open(
+        path: &Path,
+        schema: &[(&'static str, DataType)],
+        optional: &[(&'static str, DataType)],
+    ) -> Result<CsvTable> {
+        let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let required = if file_name == SESSIONS_CSV {
+            required_session_columns()
+        } else {
+            required_trial_columns()
+        };
+        let headers = check_header(path, &required)?;
+        let key: &'static [&'static str] = if file_name == SESSIONS_CSV {
+            &["trial_id", "session"]
+        } else {
+            &["trial_id"]
+        };
+        let has = |name: &str| headers.iter().any(|h| h == name);
+        // The whole of each k <= n pair is read too, to check the pair, and dropped after.
+        let in_schema = |name: &str| schema.iter().chain(optional).any(|(n, _)| *n == name);
+        let bound_only: Vec<(&'static str, DataType)> = super::csv_input::parts_in(has)
+            .into_iter()
+            .flat_map(|(part, whole)| [part, whole])
+            .filter(|c| !in_schema(c))
+            .map(|c| (c, DataType::Int64))
+            .collect();
+        let checked = checked_columns(schema.iter().chain(optional))
+            .into_iter()
+            .chain(checked_columns(bound_only.iter()))
+            .collect();
+        let absent: Vec<(&'static str, DataType)> = schema
+            .iter()
+            .filter(|(name, _)| ADDED_COLUMNS.contains(name) && !has(name))
+            .cloned()
+            .collect();
+        let read: Vec<(&'static str, DataType)> = schema
+            .iter()
+            .filter(|(name, _)| !absent.iter().any(|(a, _)| a == name))
+            .chain(optional.iter().filter(|(name, _)| has(name)))
+            .chain(&bound_only)
+            .cloned()
+            .collect();
+        Ok(CsvTable {
+            path: path.to_path_buf(),
+            headers,
+            schema: read,
+            checked,
+            key,
+            bound_only,
+            absent,
+        })
     }
-    let nulls: Vec<Expr> = absent
-        .iter()
-        .map(|(name, dtype)| lit(NULL).cast(dtype.clone()).alias(*name))
-        .collect();
-    df.lazy()
-        .with_columns(nulls)
-        .collect()
-        .map_err(|e| Error::BadInput(format!("cannot read '{}': {e}", path.display())))
+
+    fn input(&self) -> Input<'_> {
+        Input::new(&self.path, &self.headers, self.checked.clone(), self.key)
+    }
+
+    /// The names of the columns read.
+    fn columns(&self) -> Arc<[PlSmallStr]> {
+        self.schema.iter().map(|(name, _)| (*name).into()).collect()
+    }
+
+    /// The types of the columns read.
+    fn overwrite(&self) -> SchemaRef {
+        Arc::new(
+            self.schema
+                .iter()
+                .map(|(name, dtype)| Field::new((*name).into(), dtype.clone()))
+                .collect(),
+        )
+    }
+
+    /// Reads and checks the whole file.
+    fn read_whole(&self) -> Result<DataFrame> {
+        let df = self.checked(
+            CsvReadOptions::default()
+                .with_has_header(true)
+                .with_columns(Some(self.columns()))
+                .with_schema_overwrite(Some(self.overwrite()))
+                .try_into_reader_with_file_path(Some(self.path.clone()))
+                .and_then(|reader| reader.finish()),
+        )?;
+        self.finish(df)
+    }
+
+    /// The frame polars read from the file (or a batch of it), once its rows are
+    /// checked; a failure to read is explained by the first row that does not fit.
+    fn checked(&self, read: PolarsResult<DataFrame>) -> Result<DataFrame> {
+        let input = self.input();
+        let df = read.map_err(|e| input.explain(&e))?;
+        input.check_frame(&df)?;
+        Ok(df)
+    }
+
+    /// A checked frame without the columns read only for the checks, and with the
+    /// columns this file lacks as nulls.
+    fn finish(&self, df: DataFrame) -> Result<DataFrame> {
+        let df = df.drop_many(self.bound_only.iter().map(|(name, _)| *name));
+        if self.absent.is_empty() {
+            return Ok(df);
+        }
+        let nulls: Vec<Expr> = self
+            .absent
+            .iter()
+            .map(|(name, dtype)| lit(NULL).cast(dtype.clone()).alias(*name))
+            .collect();
+        df.lazy()
+            .with_columns(nulls)
+            .collect()
+            .map_err(|e| self.cannot_read(&e))
+    }
+
+    fn cannot_read(&self, e: &PolarsError) -> Error {
+        Error::BadInput(format!("cannot read '{}': {e}", self.path.display()))
+    }
+
+    fn cannot_check(&self, e: &PolarsError) -> Error {
+        Error::BadInput(format!("cannot check '{}': {e}", self.path.display()))
+    }
 }
 
 /// The columns of a schema, as the cells the record format allows in them.

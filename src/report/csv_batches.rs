@@ -1,0 +1,249 @@
+//! Reading a large CSV file a batch of rows at a time, so that what is held is one
+//! batch and never the whole file: the file's own bytes, cut at record boundaries, and
+//! the (trial_id, session) keys of `sessions.csv` seen across batches, per trial.
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use polars::prelude::*;
+
+use crate::error::{Error, Result};
+
+/// Rows of `sessions.csv` read and reduced at a time: about 2 MB of text and a few MB
+/// of frame at the width of a session row. On a run of 10,000 trials (111,125 rows),
+/// batches of 50,000 rows peaked 15 MB higher than these, and batches of 2,000 rows
+/// 1 MB lower for 15% more time.
+pub(crate) const SESSION_BATCH_ROWS: usize = 10_000;
+
+/// The batches of a CSV file: each is the header's bytes followed by the bytes of up to
+/// `batch_rows` records, exactly as they are in the file, so that a reader of a batch
+/// sees what it would see in the file (quoting, empty cells, a torn last line).
+/// Record boundaries are found by the csv crate, so a quoted cell over several lines
+/// stays whole. A file without records gives one batch: its header.
+pub(crate) struct CsvBatches {
+    path: std::path::PathBuf,
+    records: csv::Reader<BufReader<File>>,
+    raw: File,
+    header: Vec<u8>,
+    batch_rows: usize,
+    /// Where the next batch's first record begins (already read into `record`), or
+    /// `None` when every record has been given.
+    next_start: Option<u64>,
+    record: csv::ByteRecord,
+    /// Whether a batch has been given: a file without records gives one, its header.
+    gave_any: bool,
+}
+
+impl CsvBatches {
+    /// Opens `path` for batches of `batch_rows` records (at least 1).
+    pub(crate) fn open(path: &Path, batch_rows: usize) -> Result<CsvBatches> {
+        let cannot = |e: &dyn std::fmt::Display| {
+            Error::BadInput(format!("cannot read '{}': {e}", path.display()))
+        };
+        let open = || File::open(path).map_err(|e| cannot(&e));
+        // Flexible: rows of the wrong length are found by the checks of each batch, with
+        // their line, as when the file is read whole; here only their ends matter.
+        let mut records = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .flexible(true)
+            .from_reader(BufReader::new(open()?));
+        let mut raw = open()?;
+        let mut record = csv::ByteRecord::new();
+        let first = records
+            .read_byte_record(&mut record)
+            .map_err(|e| cannot(&e))?
+            .then(|| record.position().map_or(0, csv::Position::byte));
+        let header_len = match first {
+            Some(start) => start,
+            None => raw.metadata().map_err(|e| cannot(&e))?.len(),
+        };
+        let mut header = Vec::new();
+        (&mut raw)
+            .take(header_len)
+            .read_to_end(&mut header)
+            .map_err(|e| cannot(&e))?;
+        Ok(CsvBatches {
+            path: path.to_path_buf(),
+            records,
+            raw,
+            header,
+            batch_rows: batch_rows.max(1),
+            next_start: first,
+            record,
+            gave_any: false,
+        })
+    }
+
+    /// The next batch's bytes, or `None` after the last.
+    pub(crate) fn next_batch(&mut self) -> Result<Option<Vec<u8>>> {
+        let Some(start) = self.next_start else {
+            if self.gave_any {
+                return Ok(None);
+            }
+            self.gave_any = true;
+            return Ok(Some(self.header.clone()));
+        };
+        self.gave_any = true;
+        let cannot = |e: &dyn std::fmt::Display| {
+            Error::BadInput(format!("cannot read '{}': {e}", self.path.display()))
+        };
+        // The record at `start` is read: the batch's others follow, then the next
+        // batch's first, whose start is where this batch ends.
+        let mut others = 0;
+        while others < self.batch_rows {
+            let more = self
+                .records
+                .read_byte_record(&mut self.record)
+                .map_err(|e| cannot(&e))?;
+            if !more {
+                break;
+            }
+            others += 1;
+        }
+        let end = (others == self.batch_rows)
+            .then(|| self.record.position().map_or(0, csv::Position::byte));
+        self.next_start = end;
+        self.raw
+            .seek(SeekFrom::Start(start))
+            .map_err(|e| cannot(&e))?;
+        let len = match end {
+            Some(end) => end - start,
+            None => self.raw.metadata().map_err(|e| cannot(&e))?.len() - start,
+        };
+        // Sized once: grown as it is read, the buffer would be up to twice the batch.
+        let mut batch = Vec::with_capacity(self.header.len() + len as usize);
+        batch.extend_from_slice(&self.header);
+        (&mut self.raw)
+            .take(len)
+            .read_to_end(&mut batch)
+            .map_err(|e| cannot(&e))?;
+        Ok(Some(batch))
+    }
+}
+
+/// The sessions of each trial seen so far in the batches of `sessions.csv`, so that a
+/// second row for a (trial_id, session) is found even when its two rows are in
+/// different batches. A set of session numbers per trial id is per-trial state (about
+/// 100 bytes a trial with its id), where a set of every key would grow with the rows.
+#[derive(Default)]
+pub(crate) struct SeenSessions {
+    by_trial: PlHashMap<String, SessionSet>,
+}
+
+/// Session numbers of one trial: those below 64 (all in practice) as the bits of one
+/// word, any others in a set.
+#[derive(Default)]
+struct SessionSet {
+    low: u64,
+    high: BTreeSet<i64>,
+}
+
+impl SessionSet {
+    /// Adds `session`; false when it was there already.
+    fn insert(&mut self, session: i64) -> bool {
+        if (0..64).contains(&session) {
+            let bit = 1u64 << session;
+            let new = self.low & bit == 0;
+            self.low |= bit;
+            new
+        } else {
+            self.high.insert(session)
+        }
+    }
+}
+
+impl SeenSessions {
+    /// Adds the (trial_id, session) of every row of `batch` (a String and an Int64
+    /// column; rows with a null in either are left to the cell checks); false when one
+    /// of them was seen before, in this batch or an earlier one.
+    pub(crate) fn add(&mut self, batch: &DataFrame) -> PolarsResult<bool> {
+        let trials = batch.column("trial_id")?.str()?;
+        let sessions = batch.column("session")?.i64()?;
+        for (trial, session) in trials.iter().zip(sessions.iter()) {
+            let (Some(trial), Some(session)) = (trial, session) else {
+                continue;
+            };
+            if let Some(set) = self.by_trial.get_mut(trial) {
+                if !set.insert(session) {
+                    return Ok(false);
+                }
+                continue;
+            }
+            let mut set = SessionSet::default();
+            set.insert(session);
+            self.by_trial.insert(trial.to_string(), set);
+        }
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batches(text: &str, rows: usize) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sessions.csv");
+        std::fs::write(&path, text).unwrap();
+        let mut batches = CsvBatches::open(&path, rows).unwrap();
+        let mut out = Vec::new();
+        while let Some(batch) = batches.next_batch().unwrap() {
+            out.push(String::from_utf8(batch).unwrap());
+        }
+        out
+    }
+
+    #[test]
+    fn batches_are_the_header_and_the_files_own_bytes_cut_between_records() {
+        let text = "a,b\n1,\"two\nlines\"\n\"3\",\"\"\n4,x\n5,y";
+        assert_eq!(
+            batches(text, 2),
+            ["a,b\n1,\"two\nlines\"\n\"3\",\"\"\n", "a,b\n4,x\n5,y"]
+        );
+        assert_eq!(
+            batches(text, 1),
+            [
+                "a,b\n1,\"two\nlines\"\n",
+                "a,b\n\"3\",\"\"\n",
+                "a,b\n4,x\n",
+                "a,b\n5,y"
+            ]
+        );
+        assert_eq!(batches(text, 4), [text]);
+        assert_eq!(batches(text, 100), [text]);
+    }
+
+    #[test]
+    fn a_file_without_records_is_one_batch_of_its_header() {
+        assert_eq!(batches("a,b\n", 3), ["a,b\n"]);
+        assert_eq!(batches("a,b", 3), ["a,b"]);
+    }
+
+    #[test]
+    fn rows_of_the_wrong_length_are_left_to_the_checks() {
+        assert_eq!(batches("a,b\n1\n2,3,4\n", 1), ["a,b\n1\n", "a,b\n2,3,4\n"]);
+    }
+
+    fn keys(rows: &[(&str, i64)]) -> DataFrame {
+        df!(
+            "trial_id" => rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+            "session" => rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_session_seen_in_an_earlier_batch_is_found_again() {
+        let mut seen = SeenSessions::default();
+        assert!(seen.add(&keys(&[("a", 0), ("a", 1), ("b", 1)])).unwrap());
+        assert!(seen.add(&keys(&[("b", 2), ("a", 70), ("c", 1)])).unwrap());
+        assert!(!seen.add(&keys(&[("d", 1), ("a", 1)])).unwrap());
+        let mut seen = SeenSessions::default();
+        assert!(seen.add(&keys(&[("a", 70)])).unwrap());
+        assert!(!seen.add(&keys(&[("a", 70)])).unwrap());
+        let mut seen = SeenSessions::default();
+        assert!(!seen.add(&keys(&[("a", 3), ("a", 3)])).unwrap());
+    }
+}
