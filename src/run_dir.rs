@@ -26,11 +26,9 @@ const SIM_TRUTH_JSONL: &str = "sim_truth.jsonl";
 /// attempt; never counted.
 const FAILURES_JSONL: &str = "failures.jsonl";
 /// Session table.
-/// Joined by `report/run_tables.rs` (and its tests) until it takes a `RunDir`.
-pub(crate) const SESSIONS_CSV: &str = "sessions.csv";
+const SESSIONS_CSV: &str = "sessions.csv";
 /// Trial table.
-/// Joined by `report/run_tables.rs` (and its tests) until it takes a `RunDir`; named
-/// bare in the paths `run` prints.
+/// Named bare in the paths `run` prints.
 pub(crate) const TRIALS_CSV: &str = "trials.csv";
 /// The summary, one row per (arm, metric).
 const SUMMARY_CSV: &str = "summary.csv";

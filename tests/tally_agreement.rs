@@ -136,7 +136,7 @@ proptest! {
     ) {
         let dir = tempfile::tempdir().unwrap();
         write_tables(dir.path(), &sessions, &trials);
-        let counted = aggregate(dir.path()).unwrap();
+        let counted = aggregate(&loopbench::store::open_run_dir(dir.path())).unwrap();
 
         // (arm, metric) → (k, n) summed over the records, by the JSON rule.
         let mut by_rows: BTreeMap<(&str, Metric), (u64, u64)> = BTreeMap::new();

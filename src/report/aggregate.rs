@@ -11,6 +11,7 @@ use super::run_tables::RunTables;
 use crate::error::{Error, Result};
 use crate::rates::Metric;
 use crate::rates::Tally;
+use crate::run_dir::RunDir;
 
 /// k events among n units.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -134,8 +135,8 @@ const USAGE_COST: &str = "cost_usd";
 ///
 /// Errors (exit 2) name the directory, file, line or column at fault: see
 /// [`RunTables::read`].
-pub fn aggregate(dir: &Path) -> Result<Aggregate> {
-    aggregate_tables(RunTables::read(dir)?)
+pub fn aggregate(run: &RunDir) -> Result<Aggregate> {
+    aggregate_tables(RunTables::read(run)?)
 }
 
 /// [`aggregate`] of a run's tables: each batch of `sessions.csv` is reduced at once to

@@ -3,10 +3,18 @@
 
 use super::*;
 use crate::report::csv_batches::SESSION_BATCH_ROWS;
-use crate::run_dir::{SESSIONS_CSV, TRIALS_CSV};
+use crate::store::open_run_dir;
 
-fn write(dir: &Path, name: &str, text: &str) {
-    std::fs::write(dir.join(name), text).unwrap();
+fn write(file: &Path, text: &str) {
+    std::fs::write(file, text).unwrap();
+}
+
+fn sessions_csv(dir: &Path) -> std::path::PathBuf {
+    open_run_dir(dir).sessions_csv()
+}
+
+fn trials_csv(dir: &Path) -> std::path::PathBuf {
+    open_run_dir(dir).trials_csv()
 }
 
 const SESSION_HEADER: &str = "trial_id,arm,task,replicate,session,kind,outcome,premature_claims,desc_edits,step_edits,entries_removed,told_false,tests_removed,tests_weakened,dup_side_effects,clean_tree,progress_updated,resumed,resume_success\n";
@@ -16,8 +24,7 @@ const TRIAL_HEADER: &str = "trial_id,arm,task,replicate,features_verified,premat
 fn null_list_fields_leave_a_session_out_of_n_and_the_initializer_is_not_counted() {
     let dir = tempfile::tempdir().unwrap();
     write(
-        dir.path(),
-        SESSIONS_CSV,
+        &sessions_csv(dir.path()),
         &format!(
             "{SESSION_HEADER}\
              a:t:0,a,t,0,0,initializer,completed,5,5,5,5,5,5,5,5,true,true,false,\n\
@@ -27,11 +34,10 @@ fn null_list_fields_leave_a_session_out_of_n_and_the_initializer_is_not_counted(
         ),
     );
     write(
-        dir.path(),
-        TRIALS_CSV,
+        &trials_csv(dir.path()),
         &format!("{TRIAL_HEADER}a:t:0,a,t,0,3,true\n"),
     );
-    let agg = aggregate(dir.path()).unwrap();
+    let agg = aggregate(&open_run_dir(dir.path())).unwrap();
     let a = &agg.by_arm["a"];
     let c = |m: Metric| (a.get(m).k, a.get(m).n);
     assert_eq!(c(Metric::PrematureDone), (1, 2));
@@ -54,8 +60,7 @@ fn null_list_fields_leave_a_session_out_of_n_and_the_initializer_is_not_counted(
 fn arm_sums_are_the_per_arm_counts_of_aggregate_for_every_metric() {
     let dir = tempfile::tempdir().unwrap();
     write(
-        dir.path(),
-        SESSIONS_CSV,
+        &sessions_csv(dir.path()),
         &format!(
             "{SESSION_HEADER}\
              a:t:0,a,t,0,0,initializer,completed,5,5,5,5,5,5,5,5,true,true,false,\n\
@@ -66,12 +71,11 @@ fn arm_sums_are_the_per_arm_counts_of_aggregate_for_every_metric() {
         ),
     );
     write(
-        dir.path(),
-        TRIALS_CSV,
+        &trials_csv(dir.path()),
         &format!("{TRIAL_HEADER}a:t:0,a,t,0,3,true\na:u:0,a,u,0,1,false\nd:t:0,d,t,0,0,true\n"),
     );
-    let agg = aggregate(dir.path()).unwrap();
-    let sums = arm_sums(RunTables::read(dir.path()).unwrap()).unwrap();
+    let agg = aggregate(&open_run_dir(dir.path())).unwrap();
+    let sums = arm_sums(RunTables::read(&open_run_dir(dir.path())).unwrap()).unwrap();
     let arms = strings(&sums, "arm");
     // c has only an initializer: no coding session and no trial, so no arm.
     assert_eq!(arms, ["a", "b", "d"]);
@@ -95,8 +99,7 @@ fn arm_sums_are_the_per_arm_counts_of_aggregate_for_every_metric() {
 fn only_an_arm_every_session_of_which_ended_in_error_has_no_usable_sessions() {
     let dir = tempfile::tempdir().unwrap();
     write(
-        dir.path(),
-        SESSIONS_CSV,
+        &sessions_csv(dir.path()),
         &format!(
             "{SESSION_HEADER}\
              a:t:0,a,t,0,1,coding,error,,,,,,,,,false,false,false,\n\
@@ -106,11 +109,10 @@ fn only_an_arm_every_session_of_which_ended_in_error_has_no_usable_sessions() {
         ),
     );
     write(
-        dir.path(),
-        TRIALS_CSV,
+        &trials_csv(dir.path()),
         &format!("{TRIAL_HEADER}a:t:0,a,t,0,0,false\na:t:1,a,t,1,0,false\nb:t:0,b,t,0,0,false\n"),
     );
-    let agg = aggregate(dir.path()).unwrap();
+    let agg = aggregate(&open_run_dir(dir.path())).unwrap();
     assert_eq!(agg.errored["b"], Count { k: 1, n: 2 });
     assert_eq!(
         agg.arms_without_usable_sessions(),
@@ -122,16 +124,15 @@ fn only_an_arm_every_session_of_which_ended_in_error_has_no_usable_sessions() {
 fn an_all_empty_nullable_column_reads_as_nulls() {
     let dir = tempfile::tempdir().unwrap();
     write(
-        dir.path(),
-        SESSIONS_CSV,
+        &sessions_csv(dir.path()),
         &format!(
             "{SESSION_HEADER}\
              a:t:0,a,t,0,1,coding,completed,,,,,,0,0,0,true,true,false,\n\
              a:t:1,a,t,1,1,coding,completed,,,,,,1,0,0,false,true,false,\n"
         ),
     );
-    write(dir.path(), TRIALS_CSV, TRIAL_HEADER);
-    let agg = aggregate(dir.path()).unwrap();
+    write(&trials_csv(dir.path()), TRIAL_HEADER);
+    let agg = aggregate(&open_run_dir(dir.path())).unwrap();
     let a = &agg.by_arm["a"];
     assert_eq!(a.get(Metric::PrematureDone), Count { k: 0, n: 0 });
     assert_eq!(a.get(Metric::ResumeSuccess), Count { k: 0, n: 0 });
@@ -146,12 +147,11 @@ fn an_all_empty_nullable_column_reads_as_nulls() {
 fn a_missing_column_is_bad_input_naming_file_and_column() {
     let dir = tempfile::tempdir().unwrap();
     write(
-        dir.path(),
-        SESSIONS_CSV,
+        &sessions_csv(dir.path()),
         &SESSION_HEADER.replace("told_false,", ""),
     );
-    write(dir.path(), TRIALS_CSV, TRIAL_HEADER);
-    let err = aggregate(dir.path()).unwrap_err();
+    write(&trials_csv(dir.path()), TRIAL_HEADER);
+    let err = aggregate(&open_run_dir(dir.path())).unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, Error::BadInput(_)));
     assert!(
@@ -163,10 +163,14 @@ fn a_missing_column_is_bad_input_naming_file_and_column() {
 #[test]
 fn a_missing_file_and_a_missing_directory_are_bad_input() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), SESSIONS_CSV, SESSION_HEADER);
-    let err = aggregate(dir.path()).unwrap_err().to_string();
+    write(&sessions_csv(dir.path()), SESSION_HEADER);
+    let err = aggregate(&open_run_dir(dir.path()))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("trials.csv"), "{err}");
-    let err = aggregate(&dir.path().join("nope")).unwrap_err().to_string();
+    let err = aggregate(&open_run_dir(&dir.path().join("nope")))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("does not exist"), "{err}");
 }
 
@@ -174,14 +178,13 @@ fn a_missing_file_and_a_missing_directory_are_bad_input() {
 fn an_unparsable_cell_is_bad_input_naming_file_line_and_column() {
     let dir = tempfile::tempdir().unwrap();
     write(
-        dir.path(),
-        SESSIONS_CSV,
+        &sessions_csv(dir.path()),
         &format!(
             "{SESSION_HEADER}a:t:0,a,t,0,1,coding,completed,x,0,0,0,0,0,0,0,true,true,false,\n"
         ),
     );
-    write(dir.path(), TRIALS_CSV, TRIAL_HEADER);
-    let err = aggregate(dir.path()).unwrap_err();
+    write(&trials_csv(dir.path()), TRIAL_HEADER);
+    let err = aggregate(&open_run_dir(dir.path())).unwrap_err();
     assert_eq!(err.exit_code(), crate::exit_code::BAD_INPUT, "{err}");
     assert!(
         err.to_string()
@@ -194,8 +197,7 @@ fn an_unparsable_cell_is_bad_input_naming_file_line_and_column() {
 /// a:t:0 has rows in the first two batches, and b:t:0's rows are split by a:u:0's.
 fn write_run_of_many_batches(dir: &Path) {
     write(
-        dir,
-        SESSIONS_CSV,
+        &sessions_csv(dir),
         &format!(
             "{SESSION_HEADER}\
              a:t:0,a,t,0,0,initializer,completed,5,5,5,5,5,5,5,5,true,true,false,\n\
@@ -211,8 +213,7 @@ fn write_run_of_many_batches(dir: &Path) {
         ),
     );
     write(
-        dir,
-        TRIALS_CSV,
+        &trials_csv(dir),
         &format!(
             "{TRIAL_HEADER}a:t:0,a,t,0,3,true\na:u:0,a,u,0,1,false\n\
              b:t:0,b,t,0,2,true\na:t:1,a,t,1,0,false\n"
@@ -221,7 +222,7 @@ fn write_run_of_many_batches(dir: &Path) {
 }
 
 fn tables_in_batches_of(dir: &Path, rows: usize) -> RunTables {
-    let mut tables = RunTables::read(dir).unwrap();
+    let mut tables = RunTables::read(&open_run_dir(dir)).unwrap();
     tables.sessions.batch_rows = rows;
     tables
 }
@@ -230,14 +231,14 @@ fn tables_in_batches_of(dir: &Path, rows: usize) -> RunTables {
 fn counts_read_in_batches_of_three_rows_are_those_read_in_one_batch() {
     let dir = tempfile::tempdir().unwrap();
     write_run_of_many_batches(dir.path());
-    let whole = aggregate(dir.path()).unwrap();
+    let whole = aggregate(&open_run_dir(dir.path())).unwrap();
     for rows in [1, 2, 3, 4] {
         let batched = aggregate_tables(tables_in_batches_of(dir.path(), rows)).unwrap();
         assert_eq!(batched, whole, "batches of {rows}");
         let sums = arm_task_sums(tables_in_batches_of(dir.path(), rows)).unwrap();
         assert_eq!(
             sums,
-            arm_task_sums(RunTables::read(dir.path()).unwrap()).unwrap(),
+            arm_task_sums(RunTables::read(&open_run_dir(dir.path())).unwrap()).unwrap(),
             "batches of {rows}"
         );
     }
@@ -262,10 +263,10 @@ fn counts_read_in_batches_of_three_rows_are_those_read_in_one_batch() {
 fn a_second_row_for_a_session_in_a_later_batch_is_refused_naming_both_lines() {
     let dir = tempfile::tempdir().unwrap();
     write_run_of_many_batches(dir.path());
-    let text = std::fs::read_to_string(dir.path().join(SESSIONS_CSV)).unwrap();
+    let text = std::fs::read_to_string(sessions_csv(dir.path())).unwrap();
     // Line 3 (a:t:0 session 1) again as line 12, three batches of three rows later.
     let repeated = text.lines().nth(2).unwrap();
-    write(dir.path(), SESSIONS_CSV, &format!("{text}{repeated}\n"));
+    write(&sessions_csv(dir.path()), &format!("{text}{repeated}\n"));
     let want = "sessions.csv:12: a second row for trial_id 'a:t:0', session '1' (the first is \
                 on line 3); each (trial_id, session) has one row";
     for rows in [3, SESSION_BATCH_ROWS] {
@@ -281,13 +282,13 @@ fn a_second_row_for_a_session_in_a_later_batch_is_refused_naming_both_lines() {
 fn a_bad_cell_in_a_later_batch_is_named_by_its_line_in_the_file() {
     let dir = tempfile::tempdir().unwrap();
     write_run_of_many_batches(dir.path());
-    let text = std::fs::read_to_string(dir.path().join(SESSIONS_CSV)).unwrap();
+    let text = std::fs::read_to_string(sessions_csv(dir.path())).unwrap();
     // Line 10 (a:t:1), in the third batch, with a negative count.
     let text = text.replace(
         "a:t:1,a,t,1,1,coding,completed,2,",
         "a:t:1,a,t,1,1,coding,completed,-2,",
     );
-    write(dir.path(), SESSIONS_CSV, &text);
+    write(&sessions_csv(dir.path()), &text);
     let err = aggregate_tables(tables_in_batches_of(dir.path(), 3)).unwrap_err();
     assert!(
         err.to_string()

@@ -246,8 +246,8 @@ pub fn compare_runs(
     }
     let base_info = RunInfo::read(base)?;
     let new_info = RunInfo::read(new)?;
-    let base_agg = aggregate(base.path())?;
-    let new_agg = aggregate(new.path())?;
+    let base_agg = aggregate(base)?;
+    let new_agg = aggregate(new)?;
     // An arm whose every trial failed outside the agent, or every session of which
     // failed `agent`, is an arm with no data, not one nobody asked to judge: fail
     // closed before anything is compared.

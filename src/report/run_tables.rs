@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::rates::ADDED_COLUMNS;
 use crate::rates::Metric;
 use crate::rates::Unit;
-use crate::run_dir::{SESSIONS_CSV, TRIALS_CSV};
+use crate::run_dir::RunDir;
 
 /// The two tables of a run, opened for reading: `sessions.csv`, which grows with the
 /// sessions of a run, is read a batch of rows at a time by whoever reduces it
@@ -35,15 +35,16 @@ impl RunTables {
     /// Errors name the directory, file or column at fault: a missing directory or file
     /// or a missing required column is [`Error::BadInput`]; a row that does not fit the
     /// record format (found as the rows are read) is [`Error::BadLine`] (both exit 2).
-    pub fn read(dir: &Path) -> Result<RunTables> {
-        if !dir.is_dir() {
+    pub fn read(run: &RunDir) -> Result<RunTables> {
+        if !run.path().is_dir() {
             return Err(Error::BadInput(format!(
                 "run directory '{}' does not exist",
-                dir.display()
+                run.path().display()
             )));
         }
         let sessions = CsvTable::open(
-            &dir.join(SESSIONS_CSV),
+            Table::Sessions,
+            &run.sessions_csv(),
             &session_schema(),
             &[("divergent", DataType::Boolean)],
         )?;
@@ -52,7 +53,7 @@ impl RunTables {
                 table: sessions,
                 batch_rows: SESSION_BATCH_ROWS,
             },
-            trials_path: dir.join(TRIALS_CSV),
+            trials_path: run.trials_csv(),
         })
     }
 
@@ -62,6 +63,7 @@ impl RunTables {
     /// trial anyway (the bootstrap's clusters, `features_verified`, usage).
     pub fn read_trials(&self) -> Result<DataFrame> {
         CsvTable::open(
+            Table::Trials,
             &self.trials_path,
             &trial_schema(),
             &[("tokens", DataType::Int64), ("cost_usd", DataType::Float64)],
@@ -212,27 +214,34 @@ struct CsvTable {
     absent: Vec<(&'static str, DataType)>,
 }
 
+/// Which of a run's two tables a file is: what it must hold, and its key.
+#[derive(Debug, Clone, Copy)]
+enum Table {
+    /// `sessions.csv`: one row per (trial_id, session).
+    Sessions,
+    /// `trials.csv`: one row per trial_id.
+    Trials,
+}
+
 impl CsvTable {
     /// The reading of the columns of `schema`, and those of `optional` that the file
     /// has, from the CSV file `path`, after checking that the file has every required
     /// column. Types are set, not inferred, so that an all-empty column is a column of
     /// nulls rather than of strings.
     fn open(
+        table: Table,
         path: &Path,
         schema: &[(&'static str, DataType)],
         optional: &[(&'static str, DataType)],
     ) -> Result<CsvTable> {
-        let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let required = if file_name == SESSIONS_CSV {
-            required_session_columns()
-        } else {
-            required_trial_columns()
+        let required = match table {
+            Table::Sessions => required_session_columns(),
+            Table::Trials => required_trial_columns(),
         };
         let headers = check_header(path, &required)?;
-        let key: &'static [&'static str] = if file_name == SESSIONS_CSV {
-            &["trial_id", "session"]
-        } else {
-            &["trial_id"]
+        let key: &'static [&'static str] = match table {
+            Table::Sessions => &["trial_id", "session"],
+            Table::Trials => &["trial_id"],
         };
         let has = |name: &str| headers.iter().any(|h| h == name);
         // The whole of each k <= n pair is read too, to check the pair, and dropped after.

@@ -109,7 +109,7 @@ fn check_confidence(confidence: f64) -> Result<()> {
 pub fn summarize(run_dir: &RunDir, baseline: Option<&str>, confidence: f64) -> Result<Summary> {
     check_confidence(confidence)?;
     let info = RunInfo::read(run_dir)?;
-    let agg = aggregate(run_dir.path())?;
+    let agg = aggregate(run_dir)?;
     let present = agg.arms();
     if let Some(b) = baseline
         && !present.iter().any(|a| a == b)

@@ -221,7 +221,7 @@ pub fn build(
         }
         // One run's tables at a time: reading all of them first would hold every run's
         // rows at once, where the per-arm sums of a run are a few rows.
-        let sums = match RunTables::read(run.dir.path()).and_then(arm_task_sums) {
+        let sums = match RunTables::read(&run.dir).and_then(arm_task_sums) {
             Ok(sums) => sums,
             Err(e @ Error::BadLine { .. }) => return Err(e),
             Err(e) => {
