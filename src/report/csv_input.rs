@@ -174,6 +174,16 @@ impl<'a> Input<'a> {
     /// file has, with the types [`Cell::of`] maps from); on a violation, scans the file
     /// for the line and column of the first one.
     pub(crate) fn check_frame(&self, frame: &DataFrame) -> Result<()> {
+        self.check(frame, true)
+    }
+
+    /// [`Input::check_frame`] without the check that no two rows share a key: for a
+    /// batch of a file whose keys the caller checks across batches (and within them).
+    pub(crate) fn check_cells(&self, frame: &DataFrame) -> Result<()> {
+        self.check(frame, false)
+    }
+
+    fn check(&self, frame: &DataFrame, keys: bool) -> Result<()> {
         let has = |name: &str| frame.column(name).is_ok();
         let mut bad: Vec<Expr> = Vec::new();
         for &(name, cell) in self.columns.iter().filter(|(n, _)| has(n)) {
@@ -205,7 +215,7 @@ impl<'a> Input<'a> {
             if flagged.column("bad")?.bool()?.get(0) == Some(true) {
                 return Ok(true);
             }
-            if self.key.iter().any(|k| !has(k)) {
+            if !keys || self.key.iter().any(|k| !has(k)) {
                 return Ok(false);
             }
             let repeated = frame

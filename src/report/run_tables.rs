@@ -97,24 +97,41 @@ impl SessionsCsv {
     /// ([`Error::BadLine`]).
     pub fn reduce<T>(&self, mut reduce: impl FnMut(DataFrame) -> Result<T>) -> Result<Vec<T>> {
         let mut batches = CsvBatches::open(&self.table.path, self.batch_rows)?;
-        let mut seen = SeenSessions::default();
-        let mut out = Vec::new();
-        while let Some(bytes) = batches.next_batch()? {
-            let batch = self.table.checked(
-                CsvReadOptions::default()
-                    .with_has_header(true)
-                    .with_columns(Some(self.table.columns()))
-                    .with_schema_overwrite(Some(self.table.overwrite()))
-                    .into_reader_with_file_handle(Cursor::new(bytes))
-                    .finish(),
-            )?;
-            let new = seen.add(&batch).map_err(|e| self.table.cannot_check(&e))?;
-            if !new {
-                return Err(self.table.input().refuse());
+        std::thread::scope(|scope| {
+            // The next batch is cut from the file while this one is parsed and reduced:
+            // the cutting is one thread's sequential scan, which would otherwise add to
+            // polars' time instead of overlapping it. At most two batches wait.
+            let (ahead, next) = std::sync::mpsc::sync_channel(1);
+            scope.spawn(move || {
+                loop {
+                    let batch = batches.next_batch();
+                    let last = !matches!(batch, Ok(Some(_)));
+                    if ahead.send(batch).is_err() || last {
+                        break;
+                    }
+                }
+            });
+            let mut seen = SeenSessions::default();
+            let mut out = Vec::new();
+            for batch in next {
+                let Some(bytes) = batch? else { break };
+                // Repeated keys, in this batch or across batches, are `seen`'s to find.
+                let batch = self.table.checked_cells(
+                    CsvReadOptions::default()
+                        .with_has_header(true)
+                        .with_columns(Some(self.table.columns()))
+                        .with_schema_overwrite(Some(self.table.overwrite()))
+                        .into_reader_with_file_handle(Cursor::new(bytes))
+                        .finish(),
+                )?;
+                let new = seen.add(&batch).map_err(|e| self.table.cannot_check(&e))?;
+                if !new {
+                    return Err(self.table.input().refuse());
+                }
+                out.push(reduce(self.table.finish(batch)?)?);
             }
-            out.push(reduce(self.table.finish(batch)?)?);
-        }
-        Ok(out)
+            Ok(out)
+        })
     }
 }
 
@@ -317,6 +334,14 @@ impl CsvTable {
         let input = self.input();
         let df = read.map_err(|e| input.explain(&e))?;
         input.check_frame(&df)?;
+        Ok(df)
+    }
+
+    /// [`CsvTable::checked`] for a batch whose keys [`SeenSessions`] checks.
+    fn checked_cells(&self, read: PolarsResult<DataFrame>) -> Result<DataFrame> {
+        let input = self.input();
+        let df = read.map_err(|e| input.explain(&e))?;
+        input.check_cells(&df)?;
         Ok(df)
     }
 
