@@ -1,22 +1,21 @@
 //! One observation of a work directory: the parsed list, every feature checked twice,
 //! test counts per file, git status, the progress notes' hash and the effects log.
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::collections::BTreeMap;
 
-use super::batched::{Ahead, CheckId, run_ahead};
-use super::hooks::{CheckPaths, TOOL_CACHES, hook_files, links_lead_outside, runner_stand_in};
+use super::hooks::{CheckPaths, TOOL_CACHES, hook_files};
 use super::list_file::list_through_link;
 use super::oracle::OracleTests;
-use super::runner_summary::expected_tests;
-use super::verify::{Check, Failure, Ran, Verdict, VerifyCache, VerifyRun};
+use super::verify::{Check, Failure, VerifyCache};
 use crate::agent_file::{self, AgentFile, Links};
 use crate::error::{Error, Result};
 use crate::feature_list::{self, FeatureList, ListFormat, ListSchema};
 use crate::fsutil::{TreeSize, TreeSnapshot, skipped_with_parents, tree_size_within};
 use crate::sandbox::Hidden;
-use crate::suite::{Feature, Task};
+use crate::suite::Task;
 use crate::workspace::{PROGRESS_FILE, Workspace};
+
+mod checks;
 
 /// The harness's own object store of a trial, beside its work directory: the trees of
 /// the observations are written here, never into the agent's `.git`.
@@ -180,26 +179,6 @@ impl Observation {
     }
 }
 
-/// Whether any entry of `tree` lies in a tool cache directory (`__pycache__`, ...).
-fn tree_has_tool_cache(tree: &TreeSnapshot) -> bool {
-    let cached = |path: &str| super::hooks::in_tool_cache(path);
-    tree.others.iter().any(|e| cached(&e.path))
-        || tree.files.iter().any(|f| cached(&f.path))
-        || tree.links.iter().any(|(p, _)| cached(p))
-}
-
-/// A tree as the checks see it ([`Observer::checked_tree`]).
-struct CheckedTree<'t> {
-    /// The tree without what no check reads.
-    visible: std::borrow::Cow<'t, TreeSnapshot>,
-    /// The pristine tests to lay over a check's copy, unless they are already in place.
-    overlay: Option<&'t OracleTests>,
-    /// Entries of the tree the overlay leaves out of a check's copy.
-    left_out: std::collections::BTreeSet<String>,
-    /// `visible` with the overlay laid over it.
-    overlaid: Option<TreeSnapshot>,
-}
-
 /// Takes observations of one trial's work directory.
 pub struct Observer<'a> {
     task: &'a Task,
@@ -261,36 +240,6 @@ impl<'a> Observer<'a> {
         self.sandbox.is_some()
     }
 
-    /// One verify run of `feature` on `seen`, the tree as the check sees it (the
-    /// overlay laid over when there is one), copied from the work directory without
-    /// what `leave_out` names, with what is left of the observation's time.
-    fn verify_run<'r>(
-        &'r self,
-        work_dir: &'r Path,
-        feature: &'r Feature,
-        overlay: Option<&'r OracleTests>,
-        seen: &TreeSnapshot,
-        leave_out: &'r dyn Fn(&str) -> bool,
-        (cache, time_left): (Option<&'r VerifyCache>, std::time::Duration),
-    ) -> VerifyRun<'r> {
-        let full = self.task.verify_timeout;
-        VerifyRun {
-            work_dir,
-            leave_out,
-            tree_key: seen.hash,
-            overlay,
-            command: &feature.verify,
-            runner: &feature.runner,
-            expected: expected_tests(&feature.runner, seen, &self.task.tests.count_pattern),
-            stand_in: runner_stand_in(seen, &self.paths.roots, &feature.runner),
-            timeout: full.min(time_left),
-            cut_short: time_left < full,
-            repeats: self.repeats,
-            cache,
-            sandbox: self.sandbox.as_ref(),
-        }
-    }
-
     /// The list file: from the tree, or through a symlink inside the work directory
     /// (see [`list_through_link`]); any other non-regular file is unparseable.
     fn read_list(&self, ws: &Workspace, tree: &TreeSnapshot) -> Result<ListState> {
@@ -335,53 +284,6 @@ impl<'a> Observer<'a> {
         skipped_with_parents(path, |p| {
             ignores.is_match(p) || TOOL_CACHES.contains(&p.rsplit('/').next().unwrap_or(p))
         })
-    }
-
-    /// The tree as the checks see it: without `verify_ignores` and tool caches, and
-    /// with the pristine tests laid over it when the task has them and they are not
-    /// already in place.
-    fn checked_tree<'t>(&'t self, tree: &'t TreeSnapshot) -> CheckedTree<'t> {
-        let visible = if self.task.verify_ignores.is_empty() && !tree_has_tool_cache(tree) {
-            std::borrow::Cow::Borrowed(tree)
-        } else {
-            std::borrow::Cow::Owned(tree.without(|path: &str| self.unseen(path)))
-        };
-        let overlay = self.oracle.as_ref().filter(|o| !o.already_in(&visible));
-        let left_out = overlay.map(|o| o.left_out(&visible)).unwrap_or_default();
-        let overlaid = overlay.map(|o| o.overlay(&visible));
-        CheckedTree {
-            visible,
-            overlay,
-            left_out,
-            overlaid,
-        }
-    }
-
-    /// The `verified` answer of each of `features` on the tree at `work_dir`: the same
-    /// scratch copies, pristine-test overlay, sandbox and runner evidence as an
-    /// observation's, each run given the task's whole `verify_timeout` and this
-    /// observer's repeats. The tree is only read. For `check-task`, which asks of a
-    /// task's own trees (its `repo/`, its gold) what a run would ask of an agent's.
-    pub fn verify_truth(&self, work_dir: &Path, features: &[&Feature]) -> Result<Vec<Verdict>> {
-        let tree = TreeSnapshot::read(work_dir)?;
-        let CheckedTree {
-            visible,
-            overlay,
-            left_out,
-            overlaid,
-        } = self.checked_tree(&tree);
-        let leave_out =
-            |path: &str| self.unseen(path) || skipped_with_parents(path, |p| left_out.contains(p));
-        let cache = self.cache.filter(|_| !links_lead_outside(&visible));
-        let seen = overlaid.as_ref().unwrap_or(&visible);
-        let full = self.task.verify_timeout;
-        features
-            .iter()
-            .map(|feature| {
-                self.verify_run(work_dir, feature, overlay, seen, &leave_out, (cache, full))
-                    .check()
-            })
-            .collect()
     }
 
     /// Observes the work directory of `ws` without changing it. A tree past the task's
@@ -455,124 +357,6 @@ impl<'a> Observer<'a> {
         }
     }
 
-    /// Runs every feature's check on `tree`: with the agent's own tests, and with the
-    /// pristine tests laid over when there are any, all within what is left of
-    /// `observe_timeout` since `started`.
-    fn run_checks(
-        &self,
-        ws: &Workspace,
-        tree: &TreeSnapshot,
-        started: std::time::Instant,
-    ) -> Result<Checks> {
-        let out_of_time = || self.out_of_time(started);
-        let unseen = |path: &str| self.unseen(path);
-        let CheckedTree {
-            visible,
-            overlay,
-            left_out,
-            overlaid,
-        } = self.checked_tree(tree);
-        let leave_out_own = |path: &str| unseen(path);
-        let leave_out_overlaid =
-            |path: &str| unseen(path) || skipped_with_parents(path, |p| left_out.contains(p));
-        // A symlink out of the tree lets a check read what the key does not cover.
-        let cache = self.cache.filter(|_| !links_lead_outside(&visible));
-        let mut checks = Checks::default();
-        // Every check runs within what is left of observe_timeout: a deadline, not a
-        // look at the clock between features.
-        let time_left = || self.task.observe_timeout.saturating_sub(started.elapsed());
-        let own_run = |feature, left| {
-            self.verify_run(
-                &ws.work_dir,
-                feature,
-                None,
-                &visible,
-                &leave_out_own,
-                (cache, left),
-            )
-        };
-        // With the pristine tests laid over, when the task has them.
-        let truth_run = |feature, left| {
-            let (o, seen) = (overlay?, overlaid.as_ref()?);
-            Some(self.verify_run(
-                &ws.work_dir,
-                feature,
-                Some(o),
-                seen,
-                &leave_out_overlaid,
-                (cache, left),
-            ))
-        };
-        let bytes = |t: &TreeSnapshot| t.files.iter().map(|f| f.content.len() as u64).sum::<u64>();
-        let tree_bytes = bytes(&visible).max(overlaid.as_ref().map_or(0, bytes));
-        let mut ahead = self.ran_ahead(&own_run, &truth_run, tree_bytes, started)?;
-        for (i, feature) in self.task.features.iter().enumerate() {
-            if let Some(late) = out_of_time() {
-                return Err(late);
-            }
-            let own = own_run(feature, time_left())
-                .check_given(ahead.remove(&(i, false)).unwrap_or_default())?;
-            checks.verify_timeouts += own.timeouts;
-            let own_check = own.check;
-            let mut reached = own.limits_reached.clone();
-            let truth = match truth_run(feature, time_left()) {
-                Some(run) => {
-                    let truth = run.check_given(ahead.remove(&(i, true)).unwrap_or_default())?;
-                    checks.verify_timeouts += truth.timeouts;
-                    reached.extend(truth.limits_reached.iter().cloned());
-                    truth
-                }
-                None => own,
-            };
-            checks.add(&feature.id, own_check, truth, reached);
-            if let Some(late) = out_of_time() {
-                return Err(late);
-            }
-        }
-        Ok(checks)
-    }
-
-    /// Every check of the observation (`own_run` and `truth_run` of each feature) made
-    /// ahead in one batch under the sandbox (none without one, or when a batch is not
-    /// possible or gave no verdict); a batch past what was left of `observe_timeout`
-    /// makes the observation fail. `tree_bytes`: the size of one scratch copy.
-    fn ran_ahead<'f, 'r>(
-        &'f self,
-        own_run: &impl Fn(&'f Feature, std::time::Duration) -> VerifyRun<'r>,
-        truth_run: &impl Fn(&'f Feature, std::time::Duration) -> Option<VerifyRun<'r>>,
-        tree_bytes: u64,
-        started: std::time::Instant,
-    ) -> Result<HashMap<CheckId, Vec<Ran>>> {
-        let Some(hidden) = &self.sandbox else {
-            return Ok(HashMap::new());
-        };
-        let left = self.task.observe_timeout.saturating_sub(started.elapsed());
-        let mut planned = Vec::new();
-        for (i, feature) in self.task.features.iter().enumerate() {
-            planned.push(((i, false), own_run(feature, left)));
-            planned.extend(truth_run(feature, left).map(|run| ((i, true), run)));
-        }
-        match run_ahead(hidden, &planned, tree_bytes, left)? {
-            Ahead::Ran(ran) => Ok(ran),
-            Ahead::OutOfTime => Err(self.out_of_time(started).unwrap_or_else(|| {
-                Error::Unobservable("the checks ran past observe_timeout".into())
-            })),
-        }
-    }
-
-    /// The error of an observation that has run past `observe_timeout` since
-    /// `started`, if it has.
-    fn out_of_time(&self, started: std::time::Instant) -> Option<Error> {
-        let limit = self.task.observe_timeout;
-        (started.elapsed() > limit).then(|| {
-            Error::Unobservable(format!(
-                "observing the work directory took longer than observe_timeout = {}; \
-                 it was not observed",
-                humantime::format_duration(limit)
-            ))
-        })
-    }
-
     /// The matches of the task's count pattern in each of its test files.
     fn count_tests(&self, tree: &TreeSnapshot) -> BTreeMap<String, u64> {
         tree.files
@@ -613,33 +397,5 @@ impl<'a> Observer<'a> {
                     .unwrap_or_else(|| "the effects log cannot be read".into()),
             )),
         }
-    }
-}
-
-/// What the checks of one observation found.
-#[derive(Default)]
-struct Checks {
-    verified: BTreeMap<String, Check>,
-    self_verified: BTreeMap<String, Check>,
-    verify_timeouts: u32,
-    failures: BTreeMap<String, Failure>,
-    limits_reached: Vec<String>,
-}
-
-impl Checks {
-    /// Adds one feature's checks: with the agent's own tests (`own`) and the one that
-    /// counts (`truth`, with the pristine tests where there are any), and the sandbox
-    /// limits they reached.
-    fn add(&mut self, id: &str, own: Check, truth: Verdict, mut reached: Vec<String>) {
-        reached.dedup();
-        self.limits_reached
-            .extend(reached.into_iter().map(|r| format!("check of {id}: {r}")));
-        if truth.check == Check::Fail
-            && let Some(failure) = truth.failure
-        {
-            self.failures.insert(id.to_string(), failure);
-        }
-        self.self_verified.insert(id.to_string(), own);
-        self.verified.insert(id.to_string(), truth.check);
     }
 }
