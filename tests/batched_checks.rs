@@ -5,30 +5,43 @@
 //! may change another check's verdict; what cannot be cleared away, or a limit reached,
 //! gives no verdict at all (the checks then run one sandbox each).
 //!
-//! A batch needs a root harness with cgroups; elsewhere the tests skip, except under
-//! `CI=true`, where a root harness without a batch fails them.
+//! A batch needs a root harness with bwrap and cgroups; elsewhere the tests skip (bwrap
+//! missing fails them under `CI=true`, as in the other sandbox tests).
 
 mod common;
 
 use std::time::Duration;
 
 use common::command::{live_processes_with_arg, unique_sleep_seconds};
-use loopbench::sandbox::{Batch, BatchEnd, BatchRan, Hidden, Limits, bwrap_works};
+use loopbench::sandbox::{Batch, BatchEnd, BatchRan, Enforcement, Hidden, Limits, bwrap_works};
 
-/// The sandbox of a run with the default limits, when a batch can run here.
+/// The sandbox of a run with the default limits, when a batch can run here: as root,
+/// with bwrap (which `CI=true` requires) and cgroups the kernel enforces (which the
+/// other sandbox tests also skip without).
 fn batch_hidden() -> Option<Hidden> {
-    let hidden = Hidden::default().with_limits(Limits::default());
-    let ci = std::env::var("CI").as_deref() == Ok("true");
-    let root = nix::unistd::geteuid().is_root();
-    if bwrap_works() && root && Batch::possible(&hidden) {
-        return Some(hidden);
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipping: a batch of checks needs a root harness");
+        return None;
     }
+    if !bwrap_works() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true: bwrap cannot create namespaces on this machine"
+        );
+        eprintln!("skipping: bwrap cannot create namespaces on this machine");
+        return None;
+    }
+    let enforcement = Enforcement::here();
+    if matches!(enforcement, Enforcement::None(_)) {
+        eprintln!("skipping: {}", enforcement.describe());
+        return None;
+    }
+    let hidden = Hidden::default().with_limits(Limits::default());
     assert!(
-        !(ci && root),
-        "CI=true as root: bwrap, the sandbox user and cgroups must allow a batch"
+        Batch::possible(&hidden),
+        "as root with bwrap and cgroups, the checks of an observation must run batched"
     );
-    eprintln!("skipping: a batch of checks needs a root harness with bwrap and cgroups");
-    None
+    Some(hidden)
 }
 
 /// Runs `checks` (command, time limit), each in a tree holding `seed.txt`.
