@@ -37,6 +37,7 @@ use super::launch::{Launch, Started};
 use super::layout::Hidden;
 use super::limits::{Cgroup, Enforcement};
 use crate::error::{IoContext, Result};
+use crate::process_group::Leader;
 
 /// How long the supervisor is given after the batch's deadline to end by itself.
 const GRACE: Duration = Duration::from_secs(2);
@@ -196,11 +197,6 @@ impl Batch {
         Ok(self.checks.last().expect("just pushed"))
     }
 
-    /// The checks added so far.
-    pub fn checks(&self) -> &[BatchCheck] {
-        &self.checks
-    }
-
     /// Runs every check under `hidden`, one after another, within `deadline`, keeping
     /// the last `tail` bytes of each output.
     pub fn run(
@@ -253,9 +249,13 @@ impl Batch {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(err_file);
-        let Some(status) = wait_within(&mut cmd, deadline)? else {
+        // Past the deadline the group is ended: bwrap's death takes the sandbox with it.
+        let mut leader = Leader::spawn(&mut cmd)?;
+        let Some(status) = leader.wait_timeout(deadline)? else {
+            leader.terminate(GRACE)?;
             return Ok(BatchEnd::OutOfTime);
         };
+        drop(leader);
         let reached = cgroup.reached();
         if !reached.is_empty() {
             return Ok(BatchEnd::Unused(reached.join("; ")));
@@ -299,33 +299,6 @@ fn unguessable_name() -> std::io::Result<String> {
     let mut bytes = [0u8; 16];
     std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// Runs `cmd` in a process group of its own and waits for it until `deadline`; past
-/// it, the group is ended (bwrap's death takes the sandbox with it) and `None` is
-/// returned.
-fn wait_within(
-    cmd: &mut Command,
-    deadline: Duration,
-) -> std::io::Result<Option<std::process::ExitStatus>> {
-    use nix::sys::signal::{Signal, killpg};
-    use nix::unistd::Pid;
-    use std::os::unix::process::CommandExt;
-    let mut child = cmd.process_group(0).spawn()?;
-    let group = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait());
-    });
-    if let Ok(status) = rx.recv_timeout(deadline) {
-        return status.map(Some);
-    }
-    let _ = killpg(group, Signal::SIGTERM);
-    if rx.recv_timeout(GRACE).is_err() {
-        let _ = killpg(group, Signal::SIGKILL);
-        let _ = rx.recv();
-    }
-    Ok(None)
 }
 
 /// The ends of `checks` from the supervisor's status lines and output files.
