@@ -27,7 +27,8 @@ pub enum Ahead {
     OutOfTime,
 }
 
-/// Runs, in one batch under `hidden`, every run of `checks` that the cache does not
+/// Runs, in one batch under `hidden` (where [`Batch::possible`]: the caller asks before
+/// it plans the checks), every run of `checks` that the cache does not
 /// answer (one of each question when the cache is on: the others are answered by it
 /// once the first is judged). `tree_bytes`: the size of one scratch copy.
 pub fn run_ahead(
@@ -37,14 +38,13 @@ pub fn run_ahead(
     time_left: Duration,
 ) -> Result<Ahead> {
     let none = || Ok(Ahead::Ran(HashMap::new()));
-    if !Batch::possible(hidden) {
-        return none();
-    }
     let mut asked = HashSet::new();
     let needed: Vec<&(CheckId, VerifyRun<'_>)> = checks
         .iter()
-        .filter(|(_, run)| !run.answered_by_cache())
-        .filter(|(_, run)| run.cached_key().is_none_or(|key| asked.insert(key)))
+        .filter(|(_, run)| match run.cached_key() {
+            Some(key) => !run.cache_has(&key) && asked.insert(key),
+            None => true,
+        })
         .collect();
     let runs: u64 = needed
         .iter()

@@ -339,9 +339,9 @@ impl VerifyRun<'_> {
         (self.repeats <= 1 && self.cache.is_some()).then(|| self.cache_key())
     }
 
-    /// Whether a run of this check is needed: not when the cache answers it.
-    pub fn answered_by_cache(&self) -> bool {
-        self.repeats <= 1 && self.cache.is_some_and(|c| c.peek(&self.cache_key()))
+    /// Whether the cache holds an answer under `key` (a [`VerifyRun::cached_key`]).
+    pub fn cache_has(&self, key: &blake3::Hash) -> bool {
+        self.cache.is_some_and(|c| c.peek(key))
     }
 
     /// The tree the check runs in, made at `copy`: the work directory without what

@@ -14,6 +14,7 @@ use crate::observe::hooks::{links_lead_outside, runner_stand_in};
 use crate::observe::oracle::OracleTests;
 use crate::observe::runner_summary::expected_tests;
 use crate::observe::verify::{Check, Failure, Ran, Verdict, VerifyCache, VerifyRun};
+use crate::sandbox::Batch;
 use crate::suite::Feature;
 use crate::workspace::Workspace;
 
@@ -202,7 +203,9 @@ impl<'a> Observer<'a> {
         tree_bytes: u64,
         started: std::time::Instant,
     ) -> Result<HashMap<CheckId, Vec<Ran>>> {
-        let Some(hidden) = &self.sandbox else {
+        // Planned only where a batch can run: planning counts each run's expected tests
+        // in the tree, work wasted where the checks run one sandbox each anyway.
+        let Some(hidden) = self.sandbox.as_ref().filter(|h| Batch::possible(h)) else {
             return Ok(HashMap::new());
         };
         let left = self.task.observe_timeout.saturating_sub(started.elapsed());
