@@ -116,13 +116,14 @@ impl SessionsCsv {
             for batch in next {
                 let Some(bytes) = batch? else { break };
                 // Repeated keys, in this batch or across batches, are `seen`'s to find.
-                let batch = self.table.checked_cells(
+                let batch = self.table.checked(
                     CsvReadOptions::default()
                         .with_has_header(true)
                         .with_columns(Some(self.table.columns()))
                         .with_schema_overwrite(Some(self.table.overwrite()))
                         .into_reader_with_file_handle(Cursor::new(bytes))
                         .finish(),
+                    |input, df| input.check_cells(df),
                 )?;
                 let new = seen.add(&batch).map_err(|e| self.table.cannot_check(&e))?;
                 if !new {
@@ -324,24 +325,23 @@ impl CsvTable {
                 .with_schema_overwrite(Some(self.overwrite()))
                 .try_into_reader_with_file_path(Some(self.path.clone()))
                 .and_then(|reader| reader.finish()),
+            |input, df| input.check_frame(df),
         )?;
         self.finish(df)
     }
 
-    /// The frame polars read from the file (or a batch of it), once its rows are
-    /// checked; a failure to read is explained by the first row that does not fit.
-    fn checked(&self, read: PolarsResult<DataFrame>) -> Result<DataFrame> {
+    /// The frame polars read from the file (or a batch of it), once `check` passed it
+    /// ([`Input::check_frame`], or [`Input::check_cells`] for a batch whose keys
+    /// [`SeenSessions`] checks); a failure to read is explained by the first row that
+    /// does not fit.
+    fn checked(
+        &self,
+        read: PolarsResult<DataFrame>,
+        check: impl Fn(&Input<'_>, &DataFrame) -> Result<()>,
+    ) -> Result<DataFrame> {
         let input = self.input();
         let df = read.map_err(|e| input.explain(&e))?;
-        input.check_frame(&df)?;
-        Ok(df)
-    }
-
-    /// [`CsvTable::checked`] for a batch whose keys [`SeenSessions`] checks.
-    fn checked_cells(&self, read: PolarsResult<DataFrame>) -> Result<DataFrame> {
-        let input = self.input();
-        let df = read.map_err(|e| input.explain(&e))?;
-        input.check_cells(&df)?;
+        check(&input, &df)?;
         Ok(df)
     }
 
