@@ -63,6 +63,14 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// Why a batch gave no verdict; `wrong` says what its verdicts would mean.
+fn why_unused(end: BatchEnd, wrong: &str) -> String {
+    match end {
+        BatchEnd::Unused(why) => why,
+        other => panic!("{wrong}: {other:?}"),
+    }
+}
+
 fn ran(end: BatchEnd) -> Vec<BatchRan> {
     match end {
         BatchEnd::Ran(ran) => ran,
@@ -192,10 +200,8 @@ fn what_a_check_leaves_that_cannot_be_cleared_gives_no_verdict() {
             ("exit 0", 30),
         ],
     );
-    match end {
-        BatchEnd::Unused(why) => assert!(why.contains("/tmp not empty"), "{why}"),
-        other => panic!("a check saw what the one before left: {other:?}"),
-    }
+    let why = why_unused(end, "a check saw what the one before left");
+    assert!(why.contains("/tmp not empty"), "{why}");
 }
 
 #[test]
@@ -212,10 +218,8 @@ fn a_limit_reached_in_a_batch_gives_no_verdict() {
             ("exit 0", 30),
         ],
     );
-    match end {
-        BatchEnd::Unused(why) => assert!(why.contains("max_pids"), "{why}"),
-        other => panic!("a batch that reached a limit gave verdicts: {other:?}"),
-    }
+    let why = why_unused(end, "a batch that reached a limit gave verdicts");
+    assert!(why.contains("max_pids"), "{why}");
 }
 
 #[test]
