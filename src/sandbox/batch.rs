@@ -88,6 +88,8 @@ sweep() {
 i=0
 while [ "$i" -lt "$n" ]; do
   eval "dir=\$d_$i secs=\$s_$i hundredths=\$h_$i cmd=\$c_$i"
+  # A tree that cannot be entered would read as the check failing: no verdict instead.
+  [ -d "$dir/tree" ] || fail 96 "cannot find $dir/tree"
   read -r t0 _ < /proc/uptime
   ( cd "$dir/tree" && unset OLDPWD && LOOPBENCH_EFFECTS="$dir/effects.log" \
       exec timeout -k 2 "$secs" @SWITCH@ sh -c "$cmd" ) \
@@ -227,7 +229,7 @@ impl Batch {
         let switch: Vec<String> = run_as
             .entry_args()
             .iter()
-            .map(|w| shell_quote(&w.to_string_lossy()))
+            .map(|w| String::from_utf8_lossy(&shell_quote(w.as_encoded_bytes())).into_owned())
             .collect();
         let script = SUPERVISOR.replace("@SWITCH@", &switch.join(" "));
         let results = self.scratch.path().join("results");
@@ -278,17 +280,23 @@ impl Batch {
     }
 }
 
-/// The plan of the batch, sourced by the supervisor: a file of root's, `0600`.
+/// The plan of the batch, sourced by the supervisor: a file of root's, `0600`. Paths
+/// are written as their bytes (a scratch root need not be UTF-8).
 fn write_plan(path: &Path, checks: &[BatchCheck]) -> std::io::Result<()> {
-    let mut plan = format!("n={}\n", checks.len());
+    use std::io::Write;
+    use std::os::unix::ffi::OsStrExt;
+    let mut plan = format!("n={}\n", checks.len()).into_bytes();
     for (i, check) in checks.iter().enumerate() {
         let secs = check.timeout.as_secs_f64();
-        plan.push_str(&format!(
-            "d_{i}={}\ns_{i}={secs:.2}\nh_{i}={}\nc_{i}={}\n",
-            shell_quote(&check.dir.to_string_lossy()),
-            (secs * 100.0).ceil() as u64,
-            shell_quote(&check.command),
-        ));
+        plan.extend_from_slice(format!("d_{i}=").as_bytes());
+        plan.extend(shell_quote(check.dir.as_os_str().as_bytes()));
+        write!(
+            plan,
+            "\ns_{i}={secs:.2}\nh_{i}={}\nc_{i}=",
+            (secs * 100.0).ceil() as u64
+        )?;
+        plan.extend(shell_quote(check.command.as_bytes()));
+        plan.push(b'\n');
     }
     std::fs::write(path, plan)?;
     set_mode(path, 0o600)
@@ -380,9 +388,19 @@ fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
 }
 
-/// `word` as one word of a POSIX shell command.
-fn shell_quote(word: &str) -> String {
-    format!("'{}'", word.replace('\'', r"'\''"))
+/// `word` as one word of a POSIX shell command: in single quotes, each of its own
+/// single quotes closed, escaped and reopened.
+fn shell_quote(word: &[u8]) -> Vec<u8> {
+    let mut quoted = vec![b'\''];
+    for &byte in word {
+        if byte == b'\'' {
+            quoted.extend_from_slice(br"'\''");
+        } else {
+            quoted.push(byte);
+        }
+    }
+    quoted.push(b'\'');
+    quoted
 }
 
 #[cfg(test)]
@@ -399,6 +417,36 @@ mod tests {
         assert!(Status::parse("2 124 100.2 101.00 500").is_none());
         assert!(Status::parse("2 x 100.25 101.00 500").is_none());
         assert!(Status::parse("2 0 100.25 101.00").is_none());
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(b"it's"), br"'it'\''s'");
+    }
+
+    #[test]
+    fn the_plan_gives_the_shell_each_path_and_command_byte_for_byte() {
+        use std::os::unix::ffi::OsStrExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = std::ffi::OsStr::from_bytes(b"/scratch/\xff it's").to_owned();
+        let checks = [BatchCheck {
+            dir: dir.into(),
+            command: "echo 'a b' \"$HOME\"\nexit 3".into(),
+            timeout: Duration::from_millis(1500),
+        }];
+        let plan = tmp.path().join("plan");
+        write_plan(&plan, &checks).unwrap();
+        let read = |var: &str| {
+            let out = Command::new("sh")
+                .args(["-c", &format!(". \"$1\"; printf '%s' \"${var}\""), "sh"])
+                .arg(&plan)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+            out.stdout
+        };
+        assert_eq!(read("n"), b"1");
+        assert_eq!(read("d_0"), b"/scratch/\xff it's");
+        assert_eq!(read("c_0"), b"echo 'a b' \"$HOME\"\nexit 3");
+        assert_eq!(
+            (read("s_0"), read("h_0")),
+            (b"1.50".to_vec(), b"150".to_vec())
+        );
     }
 }
