@@ -4,7 +4,7 @@
 //! and prints output in its CLI's format; the usage the wrapper derives from that
 //! output must land in `sessions.csv`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

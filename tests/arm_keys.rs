@@ -2,7 +2,7 @@
 //! `exit_check`, `prompts`, `env`, the budgets) and the task's goal contract: what
 //! `validate` accepts and prints, and what it refuses with the file and line.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

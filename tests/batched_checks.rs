@@ -8,7 +8,7 @@
 //! A batch needs a root harness with bwrap and cgroups; elsewhere the tests skip (bwrap
 //! missing fails them under `CI=true`, as in the other sandbox tests).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! with n ≥ 240 sessions per arm, and the strategy, initializer, gate and crash arms
 //! show the published direction and rough size.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

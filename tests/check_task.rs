@@ -2,7 +2,7 @@
 //! controls of docs/writing-tasks.md; bad input is exit 2 naming the file; and every
 //! shipped task can measure.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

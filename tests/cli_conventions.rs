@@ -2,7 +2,7 @@
 //! a man page generated from the same definition as `--help`, and examples in every
 //! subcommand's help.
 
-mod common;
+use crate::common;
 
 use clap::CommandFactory;
 use common::loopbench;

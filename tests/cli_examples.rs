@@ -2,7 +2,7 @@
 //! each is run from a scratch copy of the repository root, in the order the examples
 //! are written to be followed (a run before the report of it).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

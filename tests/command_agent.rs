@@ -1,7 +1,7 @@
 //! The `command` agent driver end to end: real agent processes (shell scripts and
 //! `loopbench sim-agent`) run by `loopbench run`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -1,9 +1,8 @@
 //! `loopbench compare` as a CI gate: exit 1 on a real regression, 0 on the same rates or
 //! a wobble within `--max-increase`, 2 on bad input.
 
-mod common;
-#[path = "common/csvgen.rs"]
-mod csvgen;
+use crate::common;
+use crate::common::csvgen;
 
 use std::path::{Path, PathBuf};
 

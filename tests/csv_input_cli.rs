@@ -2,7 +2,7 @@
 //! format (exit 2), naming the file, line and column and what the cell should hold:
 //! real runs, edited the way a user or a broken tool would edit them.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -3,7 +3,7 @@
 //! use, every trace action and field, and every field of `power --format json`; and
 //! its `sh` blocks run as written from a scratch copy of the repository root.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

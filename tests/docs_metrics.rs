@@ -2,7 +2,7 @@
 //! test fails when the two disagree. `LOOPBENCH_BLESS=1 cargo test --test docs_metrics`
 //! rewrites the block.
 
-mod common;
+use crate::common;
 
 const START: &str = "<!-- generated: rates -->\n";
 const END: &str = "<!-- end generated -->";

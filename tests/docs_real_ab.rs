@@ -5,7 +5,7 @@
 //! so the guide's sandboxed smoke run shows that the agent wrappers work from a
 //! checkout there; a stand-in `claude` plays the agent.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! The page's `sh slurm` blocks are run by `scripts/slurm/test.sh` on its one-node
 //! cluster; its `sh template` blocks are for systems no test has.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! cluster, and `sh template` blocks (for systems no test has: Kubernetes, a real
 //! Slurm site) only where the page says they are a template or not tested.
 
-mod common;
+use crate::common;
 
 use common::docs::sh_blocks;
 use common::repo_root;

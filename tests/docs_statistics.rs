@@ -1,7 +1,7 @@
 //! The worked example of "Stratified by task" in docs/statistics.md is recomputed: every
 //! number the text gives must be what `loopbench::stats` computes for its counts.
 
-mod common;
+use crate::common;
 
 use loopbench::stats::{Alternative, Stratum, fisher_exact, newcombe_diff, stratified};
 

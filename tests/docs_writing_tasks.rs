@@ -2,7 +2,7 @@
 //! directory: a project carved into a task, `check-task` finding the undeclared
 //! dependency of the first draft, passing once it is declared, and `validate --checks`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

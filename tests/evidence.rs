@@ -4,7 +4,7 @@
 //! it once for both checks), and the tree hash equal to what `git add -A && git
 //! write-tree` gives in the work directory.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! `prompts`) and `suites/examples/env-ab` (only in `env`), run with their stub agents,
 //! which record what reached them: each arm's prompt and environment get to the agent.
 
-mod common;
+use crate::common;
 
 use common::command::run_ok;
 use common::repo_root;

@@ -7,7 +7,7 @@
 //! Python task (standard library only) or the sh task, and the honest agent next to it
 //! still verifies.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

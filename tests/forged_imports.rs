@@ -6,7 +6,7 @@
 //! a discovering run reports one passing test. Each runs for real against the Python
 //! task, beside the honest agent, which still verifies.
 
-mod common;
+use crate::common;
 
 use common::loopbench;
 use common::pytask::{

@@ -5,7 +5,7 @@
 //! filesystem is full fails `infra` (the trial is not counted, `resume` finishes it);
 //! `merge` of a shard whose trials could not run says so and exits 3.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Output;

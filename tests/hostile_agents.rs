@@ -4,7 +4,7 @@
 //! the run must end with exit 0, and canaries (files that only an escape could write,
 //! processes that only an escape could leave) must show no leak.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,7 @@
 //! with and without the sandbox. Each session must stay the agent's: counted, `failure
 //! = agent`, the run complete (exit 0), no trial retried.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

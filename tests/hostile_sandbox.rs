@@ -12,7 +12,7 @@
 //! they fail; a sandbox that still holds a capability, or that a root harness runs as
 //! root, fails them everywhere (it would otherwise make them pass without trying).
 
-mod common;
+use crate::common;
 
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};

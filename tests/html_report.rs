@@ -1,9 +1,8 @@
 //! report.html in a real browser: headless Chromium loads the page from disk, and the
 //! DOM its script builds is checked against the CSV files of the same run.
 
-mod common;
-#[path = "common/csvgen.rs"]
-mod csvgen;
+use crate::common;
+use crate::common::csvgen;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

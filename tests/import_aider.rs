@@ -3,7 +3,7 @@
 //! implies. Histories are checked against traces derived by hand from them
 //! (`tests/data/aider/*.expected.jsonl`).
 
-mod common;
+use crate::common;
 
 use common::{loopbench, read_csv, repo_root};
 

@@ -1,7 +1,7 @@
 //! `loopbench import` end to end: hand-written Claude Code transcripts of the latefees
 //! example task → a trace → `loopbench replay` → the metrics the transcript implies.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

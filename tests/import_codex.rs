@@ -3,7 +3,7 @@
 //! replay` → the metrics the transcripts imply. Older CLI shapes are checked against
 //! traces derived by hand from the transcript (`tests/data/codex/*.expected.jsonl`).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

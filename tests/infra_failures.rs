@@ -4,7 +4,7 @@
 //! counted: the trial is retried from its initial state, a refused key stops the run, and
 //! `resume` finishes it. An agent's own words about an outage are never evidence.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! shows what each session did. Resumed runs, any `--jobs` and merged shards give the
 //! same history.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

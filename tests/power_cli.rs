@@ -1,7 +1,7 @@
 //! `loopbench power` prints the statsmodels sample size and, with `--sequential`, the
 //! group-sequential design's maximum and expected sessions.
 
-mod common;
+use crate::common;
 
 use common::loopbench;
 use predicates::prelude::*;

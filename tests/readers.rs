@@ -4,7 +4,7 @@
 //! the work directory is read through it; file names are bytes; the usage counts of a
 //! trace are checked; agent text reaches the terminal escaped.
 
-mod common;
+use crate::common;
 
 use common::{Trace, read_jsonl, sh_entries, sh_task};
 use loopbench::feature_list::{

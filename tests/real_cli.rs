@@ -8,7 +8,7 @@
 //! The CLIs are looked up as `tests/common/clis.rs` says: a CLI that is not installed
 //! is skipped with a message; under `CI=true` it fails the test.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

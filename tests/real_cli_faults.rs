@@ -25,7 +25,7 @@
 //! doubling from 0.25 s until the delay passes 60 s (about 64 s in all), so its test of
 //! a 529 that outlasts them takes that long.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! `loopbench replay` end to end: the shipped example, bad input, confinement of paths,
 //! and the guarantees of observation.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! `replay` runs on the same engine as `run`: `--jobs`, Ctrl-C and `resume` work for
 //! it, and the tables do not depend on how many trials ran at once.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! `loopbench replay` over many traces: a directory of traces is one arm, two
 //! directories give a run that `report` and `compare` read like any other.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! Every per-session and per-trial field of docs/metrics.md, each triggered by a trace and
 //! each shown to stay 0 (or null, as defined) when nothing happened.
 
-mod common;
+use crate::common;
 
 use common::{Trace, claim, replay_sh, sh_entries, write_list};
 use loopbench::feature_list::ListFormat::{self, Json, Markdown, Yaml};

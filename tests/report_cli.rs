@@ -1,9 +1,8 @@
 //! `loopbench report` end to end on generated CSVs: the published table (docs/metrics.md)
 //! against the scipy/statsmodels vectors, the files it writes, and bad input.
 
-mod common;
-#[path = "common/csvgen.rs"]
-mod csvgen;
+use crate::common;
+use crate::common::csvgen;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! user's umask gives (0644 files and 0755 directories under umask 022), never the
 //! 0600 of a temporary file.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! (the lock), a new run only into a new or empty directory, and no output path that
 //! replaces a device, a FIFO or anything else that is not a regular file or directory.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};

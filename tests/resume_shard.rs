@@ -1,7 +1,7 @@
 //! Crash-safe resume and sharding: the tables of an interrupted-then-resumed run, and of
 //! merged shards, are byte-identical to those of an uninterrupted single run.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

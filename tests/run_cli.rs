@@ -1,6 +1,6 @@
 //! `loopbench run` and `loopbench validate` end to end on real suites.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //! the status-ledger gate has told_false = 0 and multi_in_progress = 0 by construction;
 //! plan omission is higher without an initializer.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! Sequential runs on the sim: the shipped single-vs-incremental comparison, run in
 //! looks, stops early with the conclusion of the full run, deterministically.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! `loopbench show`: a run's trials one line each, and one trial as a timeline in which
 //! every non-zero metric of the shipped example trace is given its cause.
 
-mod common;
+use crate::common;
 
 use common::{loopbench, repo_root};
 use predicates::prelude::*;

@@ -2,7 +2,7 @@
 //! send) stop a run like Ctrl-C: no new trials, agents in flight stopped, exit 3, and
 //! `resume` finishes the run.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};

@@ -3,7 +3,7 @@
 //! (precision and recall 1), the status-ledger, exit-check and budget acts included;
 //! and on the same run, every count of sessions.csv is the length of its evidence.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

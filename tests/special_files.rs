@@ -3,7 +3,7 @@
 //! file. Each must be recorded as data, never hang the harness (the runs here are under
 //! `timeout`) and never cost the run its summary.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

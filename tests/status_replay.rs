@@ -3,7 +3,7 @@
 //! rates, each triggered and not triggered by a hand-written trace, under every list
 //! format and both schemas, with the null rules.
 
-mod common;
+use crate::common;
 
 use common::{Trace, read_jsonl, sh_entries, sh_task};
 use loopbench::feature_list::{

@@ -5,9 +5,8 @@
 //! one event in one task is judged by the exact conditional test and is no difference;
 //! `weekly` judges week over week by the same rule.
 
-mod common;
-#[path = "common/csvgen.rs"]
-mod csvgen;
+use crate::common;
+use crate::common::csvgen;
 
 use std::path::{Path, PathBuf};
 

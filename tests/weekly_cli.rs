@@ -1,9 +1,8 @@
 //! `loopbench weekly` over runs dated in different ISO weeks: trend tables, plots and
 //! week-over-week regressions.
 
-mod common;
-#[path = "common/csvgen.rs"]
-mod csvgen;
+use crate::common;
+use crate::common::csvgen;
 
 use std::path::Path;
 

@@ -4,6 +4,7 @@
 
 pub mod clis;
 pub mod command;
+pub mod csvgen;
 pub mod docs;
 pub mod evidence;
 pub mod pytask;
