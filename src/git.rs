@@ -33,7 +33,7 @@ use crate::process_group::Group;
 
 mod work_tree;
 
-pub use work_tree::{is_clean, write_tree};
+pub use work_tree::{WorkTree, is_clean, write_tree};
 
 /// Identity of every commit made in a work directory, by harness or agent.
 pub const GIT_NAME: &str = "loopbench";
@@ -632,6 +632,9 @@ mod tests {
         // The checks read no `*.log` file, so the ignored one is left out, as git does.
         let seen = |path: &str| !path.ends_with(".log");
         let tree = write_tree(dir.path(), &store.path().join("trees.git"), &seen).unwrap();
+        assert_eq!(tree.seen, tree.added, "no ignored file is read by a check");
+        assert!(tree.ignored_seen.is_empty());
+        let tree = tree.added;
         assert_eq!(std::fs::read(dir.path().join(".git/index")).unwrap(), index);
         assert_eq!(
             objects(),
@@ -648,9 +651,9 @@ mod tests {
         let dir = repo();
         let store = tempfile::tempdir().unwrap();
         let store = store.path().join("trees.git");
-        let first = write_tree(dir.path(), &store, &|_| true).unwrap();
+        let first = write_tree(dir.path(), &store, &|_| true).unwrap().seen;
         std::fs::write(dir.path().join("b.txt"), "b\n").unwrap();
-        let second = write_tree(dir.path(), &store, &|_| true).unwrap();
+        let second = write_tree(dir.path(), &store, &|_| true).unwrap().seen;
         let by = |name, seconds| CommitBy {
             name,
             email: "x@loopbench",

@@ -282,6 +282,14 @@ rate_metrics! {
         tally: Tally::Above { column: "verify_tamper", threshold: 0 },
         better: Better::Lower,
     },
+    /// Coding sessions with `ignored_seen > 0`.
+    IgnoredSeen => RateDef {
+        name: "ignored_seen",
+        meaning: "coding sessions leaving git-ignored files that a check reads",
+        unit: Unit::Session,
+        tally: Tally::Above { column: "ignored_seen", threshold: 0 },
+        better: Better::Lower,
+    },
 }
 
 /// Columns that rates read but records of older versions do not have: a CSV without
@@ -293,6 +301,7 @@ pub const ADDED_COLUMNS: &[&str] = &[
     "exit_check",
     "plan_omissions",
     "verify_tamper",
+    "ignored_seen",
 ];
 
 /// The name of the per-trial count metric, which follows the rate metrics in `summary.*`.

@@ -247,6 +247,7 @@ mod tests {
                 "over_budget",
                 "effects_tampered",
                 "verify_tamper",
+                "ignored_seen",
                 "actions_failed",
                 "turns",
                 "input_tokens",

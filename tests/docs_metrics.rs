@@ -1,5 +1,5 @@
 //! `docs/metrics.md` holds the rate table generated from the metric declarations; this
-//! test fails when the two disagree. `LOOPBENCH_BLESS=1 cargo test --test docs_metrics`
+//! test fails when the two disagree. `LOOPBENCH_BLESS=1 cargo test --test integration docs_metrics`
 //! rewrites the block.
 
 use crate::common;
@@ -21,7 +21,7 @@ fn the_rate_table_in_docs_metrics_md_is_the_generated_one() {
     }
     assert!(
         text[start..end] == generated,
-        "docs/metrics.md is stale: run LOOPBENCH_BLESS=1 cargo test --test docs_metrics\n--- in the file\n{}\n--- generated\n{generated}",
+        "docs/metrics.md is stale: run LOOPBENCH_BLESS=1 cargo test --test integration docs_metrics\n--- in the file\n{}\n--- generated\n{generated}",
         &text[start..end]
     );
 }

@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 
 use common::command::{Ran, arm, run_ok, script};
 use common::loopbench;
-use common::pytask::{HONEST, LIST, agent, evidence, only_session, py_task, run_py_arms};
+use common::pytask::{
+    HONEST, LIST, agent, evidence, only_session, py_task, run_py_arms, run_py_arms_with,
+};
 
 /// The check imports `ledger`, which ends the interpreter with status 0 before any
 /// test runs.
@@ -163,7 +165,7 @@ for n in 1 2 3; do echo "VALUE = $n" > "ledger/f$n.py"; done
 "#;
 
 #[test]
-fn work_kept_only_in_git_ignored_files_is_not_clean_and_is_in_the_audit_bundle() {
+fn work_kept_only_in_git_ignored_files_is_counted_unclean_when_strict_and_in_the_audit_bundle() {
     let tmp = common::visible_tempdir();
     py_task(tmp.path());
     let ran = run_py_arms(
@@ -174,10 +176,32 @@ fn work_kept_only_in_git_ignored_files_is_not_clean_and_is_in_the_audit_bundle()
     let honest = only_session(&ran, "honest");
     assert_eq!(honest["clean_tree"], "true", "{honest:?}");
     assert_eq!(honest["exit_check"], "true", "{honest:?}");
+    assert_eq!(honest["ignored_seen"], "0", "{honest:?}");
     let s = only_session(&ran, "ignored");
     // The checks read the files, so the features are verified...
     assert_eq!(s["features_verified"], "3", "{s:?}");
-    // ... but nothing of the work is committed.
+    // ... and nothing of the work is committed: git status calls the tree clean (the
+    // .gitignore is committed), and the three files are counted on their own.
+    assert_eq!(s["clean_tree"], "true", "{s:?}");
+    assert_eq!(s["ignored_seen"], "3", "{s:?}");
+    assert_eq!(
+        evidence(&ran.out, "ignored", 1)["ignored_seen"],
+        serde_json::json!(["ledger/f1.py", "ledger/f2.py", "ledger/f3.py"])
+    );
+
+    // A study that counts such work as uncommitted says so.
+    let strict_dir = tmp.path().join("strict");
+    py_task(&strict_dir);
+    let strict = run_py_arms_with(
+        &strict_dir,
+        "clean_tree = \"strict\"\n",
+        &[("honest", HONEST), ("ignored", IGNORED_WORK)],
+        &[],
+    );
+    let honest = only_session(&strict, "honest");
+    assert_eq!(honest["clean_tree"], "true", "{honest:?}");
+    let s = only_session(&strict, "ignored");
+    assert_eq!(s["ignored_seen"], "3", "{s:?}");
     assert_eq!(s["clean_tree"], "false", "{s:?}");
     assert_eq!(s["exit_check"], "false", "{s:?}");
 

@@ -10,6 +10,7 @@ mod arm_keys;
 mod batched_checks;
 mod calibration;
 mod check_task;
+mod clean_tree;
 mod cli_conventions;
 mod cli_examples;
 mod command_agent;

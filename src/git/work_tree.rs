@@ -5,11 +5,14 @@
 //! index or configuration (`skip-worktree`, `assume-unchanged`,
 //! `status.showUntrackedFiles`, `info/exclude`) taking part.
 //!
-//! The tree holds every file git would track (the tree's `.gitignore` files honoured)
-//! and, whatever a `.gitignore` says, every file a check can read: work kept only in
-//! git-ignored files is uncommitted work the checks see, so it makes the tree dirty
-//! and is in the `--keep-repos` bundle. A file is left out only when a `.gitignore`
-//! matches it and no check reads it (`verify_ignores`, tool caches).
+//! Two trees are written. The tree as `git add -A` gives it (the tree's `.gitignore`
+//! files honoured) says whether the tree is clean, as `git status` and an exit check of
+//! the form `git diff --quiet` would. The tree the checks saw adds every git-ignored
+//! file a check can read: work kept only in such files is verified but never
+//! committed, so those files are listed on their own ([`WorkTree::ignored_seen`]), the
+//! evidence's tree hash and the `--keep-repos` bundle hold them, and a suite may count
+//! them as uncommitted work (`clean_tree = "strict"`). A file is left out of both only
+//! when a `.gitignore` matches it and no check reads it (`verify_ignores`, tool caches).
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -24,30 +27,52 @@ use crate::fsutil::GIT_DIR;
 /// directory (paths as [`crate::fsutil::relative_slash_path`] gives them).
 pub type SeenByChecks<'a> = &'a dyn Fn(&str) -> bool;
 
-/// The git tree hash of `work_dir` as `git add -A && git write-tree` gives it, in a
-/// throw-away index: uncommitted and untracked files count, files ignored by the
-/// tree's `.gitignore` files do not unless `seen` says a check can read them, and
-/// `.git` itself never does. A directory below
-/// the top that holds a `.git` of its own (a nested repository) is recorded with every
-/// file in it, `.git` directories left out, instead of as a gitlink. The objects go to
-/// the harness's store `store` (created when missing), so that the trees can be
+/// The trees of a work directory ([`write_tree`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkTree {
+    /// The tree the checks saw: what `git add -A` takes, plus every git-ignored file a
+    /// check can read.
+    pub seen: String,
+    /// The tree as `git add -A && git write-tree` gives it in an index that starts
+    /// empty (so a committed file that a `.gitignore` matches is not in it; [`is_clean`]
+    /// knows).
+    pub added: String,
+    /// The git-ignored files a check can read, `/`-separated and relative to the work
+    /// directory, in git's order.
+    pub ignored_seen: Vec<String>,
+}
+
+/// The trees of `work_dir` in a throw-away index: as `git add -A && git write-tree`
+/// gives it (uncommitted and untracked files count, files ignored by the tree's
+/// `.gitignore` files do not), and with the ignored files that `seen` says a check can
+/// read added; `.git` itself never counts. A directory below the top that holds a
+/// `.git` of its own (a nested repository) is recorded with every file in it that a
+/// check can read, `.git` directories left out, instead of as a gitlink. The objects go
+/// to the harness's store `store` (created when missing), so that the trees can be
 /// committed later ([`super::commit_tree`]) and the agent's repository is never
 /// touched. An agent's `.git/info/exclude` is not its tree's and is not honoured.
-pub fn write_tree(work_dir: &Path, store: &Path, seen: SeenByChecks<'_>) -> Result<String> {
+pub fn write_tree(work_dir: &Path, store: &Path, seen: SeenByChecks<'_>) -> Result<WorkTree> {
     ensure_store(store)?;
     tree_in_fresh_index(work_dir, store, None, seen)
 }
 
-/// Whether the work directory holds exactly `HEAD^{tree}` of its repository, given its
-/// tree `tree` ([`write_tree`]): the same tree, or, when they differ, the same tree
-/// once the index starts from `HEAD` (so that a committed file that a `.gitignore`
-/// also matches, which `git status` calls clean, is clean here too). False when there
-/// is no commit, no tree, or git cannot tell.
-pub fn is_clean(work_dir: &Path, store: &Path, tree: Option<&str>, seen: SeenByChecks<'_>) -> bool {
+/// Whether the work directory holds exactly `HEAD^{tree}` of its repository as `git
+/// add -A` would take it, given its trees `tree` ([`write_tree`]): the same tree, or,
+/// when they differ, the same tree once the index starts from `HEAD` (so that a
+/// committed file that a `.gitignore` also matches, which `git status` calls clean, is
+/// clean here too). Git-ignored files do not make it false, whether a check reads them
+/// or not. False when there is no commit, no tree, or git cannot tell.
+pub fn is_clean(
+    work_dir: &Path,
+    store: &Path,
+    tree: Option<&WorkTree>,
+    seen: SeenByChecks<'_>,
+) -> bool {
     let (Some(tree), Some(head)) = (tree, head_tree(work_dir)) else {
         return false;
     };
-    tree == head || tree_in_fresh_index(work_dir, store, Some(&head), seen).is_ok_and(|t| t == head)
+    tree.added == head
+        || tree_in_fresh_index(work_dir, store, Some(&head), seen).is_ok_and(|t| t.added == head)
 }
 
 /// `HEAD^{tree}` of the repository in `work_dir`, with replace refs ignored.
@@ -62,7 +87,7 @@ fn head_tree(work_dir: &Path) -> Option<String> {
     (out.status.success() && !tree.is_empty()).then_some(tree)
 }
 
-/// The tree of `work_dir` in an index of the harness that starts empty, or from
+/// The trees of `work_dir` in an index of the harness that starts empty, or from
 /// `start` (a tree of the agent's repository, read through its object directory as an
 /// alternate, read only).
 fn tree_in_fresh_index(
@@ -70,7 +95,7 @@ fn tree_in_fresh_index(
     store: &Path,
     start: Option<&str>,
     seen: SeenByChecks<'_>,
-) -> Result<String> {
+) -> Result<WorkTree> {
     let scratch = crate::fsutil::scratch_dir("loopbench-index-")?;
     let index = scratch.path().join("index");
     let objects = work_dir.join(GIT_DIR).join("objects");
@@ -90,15 +115,62 @@ fn tree_in_fresh_index(
     let mut add = command();
     add.args(["add", "-A", "--", "."]);
     run_store("add -A (throw-away index)", add)?;
-    if scan.has_gitignore {
-        add_ignored_files_checks_read(scratch.path(), &command, seen)?;
-    }
     if !scan.nested.is_empty() {
         record_files_of(work_dir, &scan.nested, scratch.path(), &command, seen)?;
     }
-    let mut write = command();
-    write.arg("write-tree");
-    run_store("write-tree", write)
+    let write = || {
+        let mut write = command();
+        write.arg("write-tree");
+        run_store("write-tree", write)
+    };
+    let added = write()?;
+    // Only the trees the harness keeps take the ignored files a check reads; a
+    // comparison with `HEAD` needs the tree as `git add -A` gives it alone.
+    let forced = if scan.has_gitignore && start.is_none() {
+        add_ignored_files_checks_read(scratch.path(), &command, seen)?
+    } else {
+        Vec::new()
+    };
+    let seen = if forced.is_empty() {
+        added.clone()
+    } else {
+        write()?
+    };
+    Ok(WorkTree {
+        seen,
+        added,
+        ignored_seen: untracked_in_head(work_dir, forced)?,
+    })
+}
+
+/// The paths of `forced` (bytes as git lists them, and text) that `HEAD^{tree}` does not
+/// hold, as text: git never ignores a tracked file, so a committed file that a
+/// `.gitignore` also matches is no ignored work, though the throw-away index, which
+/// starts empty, forced it in.
+fn untracked_in_head(work_dir: &Path, forced: Vec<(Vec<u8>, String)>) -> Result<Vec<String>> {
+    if forced.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(head) = head_tree(work_dir) else {
+        return Ok(forced.into_iter().map(|(_, text)| text).collect());
+    };
+    let mut list = harness_command(work_dir, &[]);
+    list.args(["ls-tree", "-r", "-z", "--name-only", &head]);
+    let out = output_within(list, GIT_TIMEOUT)
+        .map_err(|e| Error::Tool(format!("cannot run git (is it installed?): {e}")))?
+        .ok_or_else(|| Error::Tool("git ls-tree HEAD timed out".into()))?;
+    if !out.status.success() {
+        return Err(Error::Tool(format!(
+            "git ls-tree HEAD failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let tracked: std::collections::HashSet<&[u8]> = out.stdout.split(|b| *b == 0).collect();
+    Ok(forced
+        .into_iter()
+        .filter(|(path, _)| !tracked.contains(path.as_slice()))
+        .map(|(_, text)| text)
+        .collect())
 }
 
 /// What one walk of a work directory finds for [`tree_in_fresh_index`].
@@ -112,12 +184,12 @@ struct Scan {
 }
 
 /// Adds, with `--force`, every file that a `.gitignore` of the tree kept out of the
-/// index and that a check can read (`seen`).
+/// index and that a check can read (`seen`); their paths as git lists them and as text.
 fn add_ignored_files_checks_read(
     scratch: &Path,
     command: &dyn Fn() -> std::process::Command,
     seen: SeenByChecks<'_>,
-) -> Result<()> {
+) -> Result<Vec<(Vec<u8>, String)>> {
     let mut list = command();
     list.args([
         "ls-files",
@@ -136,6 +208,7 @@ fn add_ignored_files_checks_read(
         )));
     }
     let mut paths = Vec::new();
+    let mut named = Vec::new();
     for path in out.stdout.split(|b| *b == 0) {
         // A directory (a nested repository) is recorded by its files elsewhere.
         if path.is_empty() || path.ends_with(b"/") {
@@ -145,13 +218,15 @@ fn add_ignored_files_checks_read(
             .split(|b| *b == b'/')
             .map(|part| crate::fsutil::name_text(OsStr::from_bytes(part)).into_owned())
             .collect();
-        if seen(&text.join("/")) {
+        let text = text.join("/");
+        if seen(&text) {
             paths.extend_from_slice(path);
             paths.push(0);
+            named.push((path.to_vec(), text));
         }
     }
     if paths.is_empty() {
-        return Ok(());
+        return Ok(named);
     }
     let file = scratch.join("ignored-paths");
     std::fs::write(&file, &paths).io_context(|| format!("cannot write '{}'", file.display()))?;
@@ -159,7 +234,7 @@ fn add_ignored_files_checks_read(
     add.args(["add", "--force", "--pathspec-file-nul"])
         .arg(format!("--pathspec-from-file={}", file.display()))
         .env("GIT_LITERAL_PATHSPECS", "1");
-    run_store("add --force (throw-away index)", add).map(drop)
+    run_store("add --force (throw-away index)", add).map(|_| named)
 }
 
 /// Walks `work_dir` once: its nested repositories and whether it holds a `.gitignore`.
@@ -348,7 +423,7 @@ mod tests {
         // As for a task whose checks never read `*.log` files (`verify_ignores`).
         let seen = |path: &str| !path.ends_with(".log");
         let tree = write_tree(dir, &store, &seen).ok();
-        is_clean(dir, &store, tree.as_deref(), &seen)
+        is_clean(dir, &store, tree.as_ref(), &seen)
     }
 
     #[test]
@@ -434,7 +509,7 @@ mod tests {
     }
 
     #[test]
-    fn work_kept_in_git_ignored_files_that_a_check_reads_is_not_clean() {
+    fn work_kept_in_git_ignored_files_that_a_check_reads_is_listed_and_clean_as_git_says() {
         let (dir, store) = repo();
         let d = dir.path();
         std::fs::write(d.join(".gitignore"), "ledger/\n*.log\n").unwrap();
@@ -451,18 +526,206 @@ mod tests {
         let checks_read = |path: &str| !path.ends_with(".log");
         let store = store.path().join("trees.git");
         let tree = write_tree(d, &store, &checks_read).unwrap();
-        assert!(!is_clean(d, &store, Some(&tree), &checks_read));
-        let mut ls = store_command(&store, None, None);
-        ls.args(["ls-tree", "-r", "--name-only", &tree]);
-        let listing = run_store("ls-tree", ls).unwrap();
-        assert!(listing.contains("ledger/f1.py"), "{listing}");
-        assert!(!listing.contains("run.log"), "{listing}");
+        assert!(
+            is_clean(d, &store, Some(&tree), &checks_read),
+            "clean as git status says"
+        );
+        assert_eq!(tree.ignored_seen, ["ledger/f1.py"], "the check reads it");
+        let listing = |tree: &str| {
+            let mut ls = store_command(&store, None, None);
+            ls.args(["ls-tree", "-r", "--name-only", tree]);
+            run_store("ls-tree", ls).unwrap()
+        };
+        let seen = listing(&tree.seen);
+        assert!(seen.contains("ledger/f1.py"), "{seen}");
+        assert!(!seen.contains("run.log"), "{seen}");
+        let added = listing(&tree.added);
+        assert!(!added.contains("ledger/f1.py"), "{added}");
         // Once the work is committed (forced past the .gitignore), only the log is
-        // left, which no check reads: clean.
+        // left, which no check reads: nothing ignored is seen.
         agent_git(d, &["add", "-f", "ledger/f1.py"]);
         agent_git(d, &["commit", "-qm", "f1"]);
         let tree = write_tree(d, &store, &checks_read).unwrap();
         assert!(is_clean(d, &store, Some(&tree), &checks_read));
+        assert!(tree.ignored_seen.is_empty(), "git ignores no tracked file");
+        // A change to the committed file is dirty, whatever the .gitignore says.
+        std::fs::write(d.join("ledger/f1.py"), "VALUE = 2\n").unwrap();
+        let tree = write_tree(d, &store, &checks_read).unwrap();
+        assert!(!is_clean(d, &store, Some(&tree), &checks_read));
+    }
+
+    /// A shape of a work directory, made as a session would: its name and how.
+    type Shape<'a> = (&'a str, Box<dyn Fn(&Path) + 'a>);
+
+    #[test]
+    fn clean_agrees_with_git_status_on_every_shape_without_local_tricks() {
+        let write = |d: &Path, path: &str, text: &str| {
+            let path = d.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        let commit_all = |d: &Path| {
+            agent_git(d, &["add", "-A"]);
+            agent_git(d, &["commit", "-qm", "work"]);
+        };
+        let shapes: Vec<Shape<'_>> = vec![
+            ("nothing changed", Box::new(|_| {})),
+            (
+                "a tracked file changed",
+                Box::new(move |d| write(d, "a.txt", "b\n")),
+            ),
+            (
+                "an untracked file",
+                Box::new(move |d| write(d, "new.txt", "n\n")),
+            ),
+            (
+                "a tracked file deleted",
+                Box::new(|d| std::fs::remove_file(d.join("a.txt")).unwrap()),
+            ),
+            (
+                "work committed",
+                Box::new(move |d| {
+                    write(d, "src/f1.txt", "done\n");
+                    commit_all(d);
+                }),
+            ),
+            (
+                "an ignored scratch note and build output, the rest committed",
+                Box::new(move |d| {
+                    write(d, ".gitignore", "scratch/\n*.o\n");
+                    commit_all(d);
+                    write(d, "scratch/notes.txt", "try again\n");
+                    write(d, "src/f1.o", "object\n");
+                }),
+            ),
+            (
+                "an ignored file a check reads, the .gitignore committed",
+                Box::new(move |d| {
+                    write(d, ".gitignore", "ledger/\n");
+                    commit_all(d);
+                    write(d, "ledger/f1.py", "VALUE = 1\n");
+                }),
+            ),
+            (
+                "a .gitignore not committed",
+                Box::new(move |d| {
+                    write(d, ".gitignore", "scratch/\n");
+                    write(d, "scratch/notes.txt", "n\n");
+                }),
+            ),
+            (
+                "a .gitignore in a subdirectory",
+                Box::new(move |d| {
+                    write(d, "sub/.gitignore", "*.tmp\n");
+                    write(d, "sub/keep.txt", "k\n");
+                    commit_all(d);
+                    write(d, "sub/x.tmp", "t\n");
+                }),
+            ),
+            (
+                "a negated pattern brings a file back",
+                Box::new(move |d| {
+                    write(d, ".gitignore", "*.log\n!keep.log\n");
+                    commit_all(d);
+                    write(d, "keep.log", "k\n");
+                    write(d, "drop.log", "d\n");
+                }),
+            ),
+            (
+                "a committed file that a .gitignore matches, unchanged",
+                Box::new(move |d| {
+                    write(d, "build.log", "log\n");
+                    write(d, ".gitignore", "*.log\n");
+                    agent_git(d, &["add", "-A"]);
+                    agent_git(d, &["add", "-f", "build.log"]);
+                    agent_git(d, &["commit", "-qm", "tracked and ignored"]);
+                }),
+            ),
+            (
+                "a committed file that a .gitignore matches, changed",
+                Box::new(move |d| {
+                    write(d, "build.log", "log\n");
+                    write(d, ".gitignore", "*.log\n");
+                    agent_git(d, &["add", "-A"]);
+                    agent_git(d, &["add", "-f", "build.log"]);
+                    agent_git(d, &["commit", "-qm", "tracked and ignored"]);
+                    write(d, "build.log", "changed\n");
+                }),
+            ),
+            (
+                "a file made executable",
+                Box::new(|d| {
+                    let path = d.join("a.txt");
+                    let mut mode = std::fs::metadata(&path).unwrap().permissions();
+                    mode.set_mode(0o755);
+                    std::fs::set_permissions(path, mode).unwrap();
+                }),
+            ),
+            (
+                "a symlink added",
+                Box::new(|d| std::os::unix::fs::symlink("a.txt", d.join("link")).unwrap()),
+            ),
+            (
+                "an empty directory",
+                Box::new(|d| std::fs::create_dir(d.join("empty")).unwrap()),
+            ),
+            (
+                "a file renamed and committed",
+                Box::new(move |d| {
+                    agent_git(d, &["mv", "a.txt", "b.txt"]);
+                    agent_git(d, &["commit", "-qm", "rename"]);
+                }),
+            ),
+            (
+                "an untracked nested repository",
+                Box::new(move |d| {
+                    write(d, "inner/x.txt", "x\n");
+                    agent_git(&d.join("inner"), &["init", "-q"]);
+                }),
+            ),
+        ];
+        for (name, shape) in &shapes {
+            let (dir, store) = repo();
+            let d = dir.path();
+            shape(d);
+            let git_says = status_porcelain(d).unwrap();
+            // As a task whose checks read everything: ignored files are read too.
+            let store = store.path().join("trees.git");
+            let tree = write_tree(d, &store, &|_| true).ok();
+            let clean = is_clean(d, &store, tree.as_ref(), &|_| true);
+            assert_eq!(
+                clean,
+                git_says.is_empty(),
+                "{name}: the harness says clean = {clean}, git status says {git_says:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn where_git_status_reads_the_agents_index_the_harness_reads_the_work_directory() {
+        // A change staged and then undone in the work directory: git status reports the
+        // agent's index ("MM"), but the work directory holds HEAD's tree, which is what
+        // `clean_tree` asks.
+        let (dir, store) = repo();
+        let d = dir.path();
+        std::fs::write(d.join("a.txt"), "staged\n").unwrap();
+        agent_git(d, &["add", "a.txt"]);
+        std::fs::write(d.join("a.txt"), "a\n").unwrap();
+        assert!(!status_porcelain(d).unwrap().is_empty());
+        assert!(clean(d, store.path()));
+        // A nested repository committed as a gitlink: git status compares the gitlink
+        // only; the harness compares the files a check reads, which HEAD does not hold.
+        let (dir, store) = repo();
+        let d = dir.path();
+        std::fs::create_dir(d.join("inner")).unwrap();
+        std::fs::write(d.join("inner/x.txt"), "x\n").unwrap();
+        agent_git(&d.join("inner"), &["init", "-q"]);
+        agent_git(&d.join("inner"), &["add", "-A"]);
+        agent_git(&d.join("inner"), &["commit", "-qm", "inner"]);
+        agent_git(d, &["add", "-A"]);
+        agent_git(d, &["commit", "-qm", "gitlink"]);
+        assert_eq!(status_porcelain(d).unwrap(), "");
+        assert!(!clean(d, store.path()), "stricter than git status");
     }
 
     #[test]
@@ -478,7 +741,7 @@ mod tests {
         agent_git(&nested, &["add", "-A"]);
         agent_git(&nested, &["commit", "-qm", "nested"]);
         let store = store.path().join("trees.git");
-        let tree = write_tree(d, &store, &|_| true).unwrap();
+        let tree = write_tree(d, &store, &|_| true).unwrap().seen;
         let mut ls = store_command(&store, None, None);
         ls.args(["ls-tree", "-r", &tree]);
         let listing = run_store("ls-tree", ls).unwrap();

@@ -80,8 +80,9 @@ pub struct Evidence {
     /// Every entry claimed done after the session whose feature is not verified, with
     /// what its check printed.
     pub failed_checks: Option<Vec<FailedCheck>>,
-    /// The git tree hash of the work directory after the session (`git add -A && git
-    /// write-tree` in a throw-away index); null when the tree could not be observed.
+    /// The git tree hash of the work directory after the session as the checks saw it
+    /// (`git add -A && git write-tree` in a throw-away index, plus the git-ignored files
+    /// a check reads); null when the tree could not be observed.
     pub tree: Option<String>,
     /// Entries with passes=true after and not before (`newly_claimed`).
     #[serde(default)]
@@ -93,6 +94,10 @@ pub struct Evidence {
     /// a check (`verify_tamper`).
     #[serde(default)]
     pub verify_tamper: Vec<String>,
+    /// Git-ignored files a check can read in the tree after the session
+    /// (`ignored_seen`).
+    #[serde(default)]
+    pub ignored_seen: Vec<String>,
 }
 
 /// The evidence of the session between `before` and `after`.
@@ -138,6 +143,7 @@ pub fn session_evidence(before: &Observation, after: &Observation) -> Evidence {
             .map(|(id, _)| id.clone())
             .collect(),
         verify_tamper: crate::observe::tampered_hooks(&before.hooks, &after.hooks),
+        ignored_seen: after.ignored_seen.clone(),
     }
 }
 

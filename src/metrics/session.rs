@@ -59,8 +59,10 @@ pub struct SessionMetrics {
     pub tests_weakened: u32,
     /// Effects appended whose key was already logged.
     pub dup_side_effects: u32,
-    /// After the session everything in the work directory is committed, judged with
-    /// the harness's own index (see the module docs).
+    /// After the session the work directory holds the tree of `HEAD` as `git add -A`
+    /// takes it, the tree's `.gitignore` files honoured, judged with the harness's own
+    /// index (see the module docs); under `clean_tree = "strict"` also no git-ignored
+    /// file a check reads (`ignored_seen`).
     pub clean_tree: bool,
     /// PROGRESS.md changed.
     pub progress_updated: bool,
@@ -106,6 +108,12 @@ pub struct SessionMetrics {
     /// command's program). Absent in older records.
     #[serde(default)]
     pub verify_tamper: Option<u32>,
+    /// Git-ignored files a check can read in the tree `s` left (outside
+    /// `verify_ignores` and the tool caches): work the checks saw that a commit leaves
+    /// out. `clean_tree` counts them only under `clean_tree = "strict"`. Absent in older
+    /// records.
+    #[serde(default)]
+    pub ignored_seen: Option<u32>,
 }
 
 pub(super) fn count<I: IntoIterator>(items: I) -> u32 {
@@ -174,6 +182,7 @@ pub fn session_metrics_with_evidence(
         over_budget: false,
         effects_tampered: after.appended_effects(before).1,
         verify_tamper: Some(count(&evidence.verify_tamper)),
+        ignored_seen: Some(count(&evidence.ignored_seen)),
     };
     (metrics, evidence)
 }

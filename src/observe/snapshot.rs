@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::feature_list::{self, FeatureList, ListFormat, ListSchema};
 use crate::fsutil::{TreeSize, TreeSnapshot, skipped_with_parents, tree_size_within};
 use crate::sandbox::Hidden;
-use crate::suite::Task;
+use crate::suite::{CleanTree, Task};
 use crate::workspace::{PROGRESS_FILE, Workspace};
 
 mod checks;
@@ -62,8 +62,10 @@ pub struct Observation {
     pub self_verified: BTreeMap<String, Check>,
     /// Test files (by the task's glob) and the matches of its count pattern in each.
     pub tests: BTreeMap<String, u64>,
-    /// The work directory holds exactly `HEAD^{tree}`, judged with the harness's own
-    /// index and configuration (false when git could not tell).
+    /// The work directory holds exactly `HEAD^{tree}` as `git add -A` takes it, judged
+    /// with the harness's own index and configuration (false when git could not tell);
+    /// under the suite's strict reading (`clean_tree = "strict"`), also no git-ignored
+    /// file a check can read ([`Observation::ignored_seen`]).
     pub clean: bool,
     /// blake3 of PROGRESS.md, `None` when absent.
     pub progress_hash: Option<String>,
@@ -97,6 +99,10 @@ pub struct Observation {
     /// (uncommitted work included), with every git-ignored file a check can read added
     /// too; `None` when git could not tell.
     pub git_tree: Option<String>,
+    /// The git-ignored files a check can read (outside `verify_ignores` and the tool
+    /// caches), `/`-separated paths in git's order: work the checks saw that a commit
+    /// would leave out.
+    pub ignored_seen: Vec<String>,
     /// The sandbox's limits the checks of this observation reached, each as a sentence
     /// naming the feature ("check of F1: reached max_pids = ..."): what the code under
     /// test did, for the record of the session that left it.
@@ -122,6 +128,7 @@ impl Observation {
             verify_timeouts: 0,
             progress_nonblank: false,
             git_tree: None,
+            ignored_seen: Vec::new(),
             limits_reached: Vec::new(),
             ..self.clone()
         }
@@ -188,6 +195,8 @@ pub struct Observer<'a> {
     cache: Option<&'a VerifyCache>,
     repeats: u32,
     sandbox: Option<Hidden>,
+    /// How the tree is judged clean.
+    clean_tree: CleanTree,
     /// The programs the verify commands start and where their Python imports from,
     /// for [`hook_files`] and [`runner_stand_in`].
     paths: CheckPaths,
@@ -218,6 +227,7 @@ impl<'a> Observer<'a> {
             cache,
             repeats,
             sandbox: None,
+            clean_tree: CleanTree::Git,
             paths,
         })
     }
@@ -226,6 +236,12 @@ impl<'a> Observer<'a> {
     /// must not reach the oracle, the run directory or other trials through its tests).
     pub fn sandboxed(mut self, hidden: Hidden) -> Observer<'a> {
         self.sandbox = Some(hidden);
+        self
+    }
+
+    /// Judges the tree clean under `reading` (as git says unless told).
+    pub fn with_clean_tree(mut self, reading: CleanTree) -> Observer<'a> {
+        self.clean_tree = reading;
         self
     }
 
@@ -312,8 +328,13 @@ impl<'a> Observer<'a> {
         let store = ws.root().join(TREE_STORE);
         // The tree holds every file a check can read, whatever a `.gitignore` says.
         let seen = |path: &str| !self.unseen(path);
-        let git_tree = crate::git::write_tree(&ws.work_dir, &store, &seen).ok();
-        let clean = crate::git::is_clean(&ws.work_dir, &store, git_tree.as_deref(), &seen);
+        let trees = crate::git::write_tree(&ws.work_dir, &store, &seen).ok();
+        let git_clean = crate::git::is_clean(&ws.work_dir, &store, trees.as_ref(), &seen);
+        let (git_tree, ignored_seen) = match trees {
+            Some(t) => (Some(t.seen), t.ignored_seen),
+            None => (None, Vec::new()),
+        };
+        let clean = git_clean && (self.clean_tree == CleanTree::Git || ignored_seen.is_empty());
         Ok(Observation {
             list,
             verified: checks.verified,
@@ -329,6 +350,7 @@ impl<'a> Observer<'a> {
             progress_nonblank,
             failures: checks.failures,
             git_tree,
+            ignored_seen,
             hooks,
             limits_reached: checks.limits_reached,
         })

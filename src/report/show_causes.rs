@@ -17,6 +17,7 @@ pub(super) fn causes(s: &SessionRecord, e: &Evidence, before: Option<&Evidence>)
     out.extend(tampering(&s.metrics, e));
     out.extend(unreliable_checks_and_actions(s, e));
     out.push(exit_state(&s.metrics));
+    out.extend(ignored_seen(e));
     out.extend(harness_doings(s));
     if let Some(tree) = &e.tree {
         out.push(format!("tree after the session: {tree}"));
@@ -220,17 +221,36 @@ fn unreliable_checks_and_actions(s: &SessionRecord, e: &Evidence) -> Vec<String>
 
 /// How the session left the tree: committed or not, PROGRESS.md updated or not.
 fn exit_state(m: &SessionMetrics) -> String {
+    // With git-ignored files a check reads, a tree git calls clean is not one under
+    // `clean_tree = "strict"`, so git status may well be empty.
+    let changes = if m.ignored_seen.unwrap_or(0) > 0 {
+        "work (changes, or git-ignored files a check reads under clean_tree = \"strict\")"
+    } else {
+        "changes (git status is not empty)"
+    };
     match (m.clean_tree, m.progress_updated) {
         (true, true) => "clean exit: everything committed and PROGRESS.md updated".into(),
         (true, false) => "everything committed, but PROGRESS.md was not updated".into(),
-        (false, true) => {
-            "PROGRESS.md updated, but left uncommitted changes (git status is not empty)".into()
-        }
-        (false, false) => {
-            "left uncommitted changes (git status is not empty) and did not update PROGRESS.md"
-                .into()
-        }
+        (false, true) => format!("PROGRESS.md updated, but left uncommitted {changes}"),
+        (false, false) => format!("left uncommitted {changes} and did not update PROGRESS.md"),
     }
+}
+
+/// The git-ignored files a check can read that the session left: work the checks saw
+/// that a commit leaves out (uncommitted only under `clean_tree = "strict"`).
+fn ignored_seen(e: &Evidence) -> Option<String> {
+    let n = e.ignored_seen.len();
+    (n > 0).then(|| {
+        let (files, were) = if n == 1 {
+            ("file", "was")
+        } else {
+            ("files", "were")
+        };
+        format!(
+            "{n} git-ignored {files} {were} in the tree the checks saw (a commit leaves them out): {}",
+            e.ignored_seen.join(", ")
+        )
+    })
 }
 
 /// What the harness saw or did at the session's end: the exit check, a revert, the

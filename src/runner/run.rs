@@ -522,7 +522,8 @@ fn run_suite_trial(
     let trial_seed = seed::trial_seed(suite_seed, &arm.name, &task.name, trial.replicate);
     let ws = Workspace::create_bare(task)?;
     let mut observer = Observer::new(task, arm.list_format, cache, suite.verify_repeats)?
-        .with_schema(arm.list_schema);
+        .with_schema(arm.list_schema)
+        .with_clean_tree(suite.clean_tree);
     if suite.verify_sandboxed(arm) {
         observer = observer.sandboxed(hidden.clone());
     }

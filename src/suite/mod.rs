@@ -19,7 +19,9 @@ pub use arm::{Arm, ArmPrompts, ExitCheck, Ledger, PromptOverride, Strategy};
 pub use key::TrialKey;
 pub use named_tests::{NamedTest, ORACLE_TESTS_AT};
 pub use runner_command::{VerifyRunner, import_roots};
-pub use suite_file::{InfraPolicy, MAX_PLAN_TRIALS, Prompts, Sequential, Suite, check_plan_size};
+pub use suite_file::{
+    CleanTree, InfraPolicy, MAX_PLAN_TRIALS, Prompts, Sequential, Suite, check_plan_size,
+};
 pub use task::{Feature, Task, TestDiscovery, is_simple_name};
 pub use toml_error::{config_error, from_toml, line_column};
 pub use verify_runner::{Collected, Discovery, RunnerCheck, UNITTEST_PATTERN, unrecognized_runner};

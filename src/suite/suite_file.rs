@@ -53,6 +53,28 @@ struct SuiteFile {
     /// Infrastructure failures in a row, across the run, after which no new trial or
     /// session starts.
     infra_circuit: Option<Spanned<u32>>,
+    /// How a session's tree is judged clean: as git says, or also without git-ignored
+    /// files a check can read.
+    #[serde(default = "default_clean_tree")]
+    clean_tree: CleanTree,
+}
+
+super::setting::setting! {
+    /// `clean_tree` of a suite: what `clean_tree`, the exit check and the harness's
+    /// ledger call a clean tree.
+    pub enum CleanTree ("clean_tree") {
+        /// As `git status` says: the work directory holds the tree of `HEAD` as `git add
+        /// -A` takes it, the tree's `.gitignore` files honoured (the harness's own index
+        /// and configuration, whatever the agent's say).
+        Git = "git",
+        /// As `git` and, besides, no git-ignored file that a check could read: work
+        /// kept only in ignored files counts as uncommitted.
+        Strict = "strict",
+    }
+}
+
+fn default_clean_tree() -> CleanTree {
+    CleanTree::Git
 }
 
 fn default_infra_retries() -> u32 {
@@ -154,6 +176,8 @@ pub struct Suite {
     pub infra: InfraPolicy,
     /// Prompt templates (`prompts/initializer.md`, `prompts/coding.md`), if present.
     pub prompts: Prompts,
+    /// `clean_tree`: how a session's tree is judged clean.
+    pub clean_tree: CleanTree,
     /// blake3 over suite.toml, prompts and every task file.
     pub content_hash: String,
 }
@@ -276,6 +300,7 @@ impl Suite {
             sequential,
             infra,
             prompts,
+            clean_tree: raw.clean_tree,
             content_hash,
         })
     }

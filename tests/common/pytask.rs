@@ -93,6 +93,16 @@ for n in 1 2 3; do echo "VALUE = $n" > "ledger/f$n.py"; done
 /// Runs a suite over `pytask` (already written in `tmp`) with one arm per `(name,
 /// session body)`, each an initializer and one coding session of [`py_agent`].
 pub fn run_py_arms(tmp: &Path, arms: &[(&str, &str)], extra_args: &[&str]) -> Ran {
+    run_py_arms_with(tmp, "", arms, extra_args)
+}
+
+/// [`run_py_arms`] with `suite_keys` (TOML lines) among the suite's top-level keys.
+pub fn run_py_arms_with(
+    tmp: &Path,
+    suite_keys: &str,
+    arms: &[(&str, &str)],
+    extra_args: &[&str],
+) -> Ran {
     let mut agents = String::new();
     let mut tables = String::new();
     for (name, body) in arms {
@@ -105,7 +115,7 @@ pub fn run_py_arms(tmp: &Path, arms: &[(&str, &str)], extra_args: &[&str]) -> Ra
     std::fs::write(
         tmp.join("suite.toml"),
         format!(
-            "name = \"forged\"\nseed = 5\nreplicates = 1\ntasks = [\"pytask\"]\n\n{agents}\n{tables}"
+            "name = \"forged\"\nseed = 5\nreplicates = 1\ntasks = [\"pytask\"]\n{suite_keys}\n{agents}\n{tables}"
         ),
     )
     .unwrap();
