@@ -9,8 +9,10 @@ use crate::common;
 use std::path::Path;
 
 use common::command::{Ran, arm, run_ok, script, sh_suite};
-use common::loopbench;
 use common::pytask::{LIST, agent};
+use common::{Trace, claim, loopbench, replay_sh, sh_entries, write_list};
+use loopbench::feature_list::ListFormat::Json;
+use serde_json::json;
 
 /// Session 1 does F1, writes its notes and a `.gitignore` that ignores `scratch/` and
 /// `*.o`, leaves a note and a build output there, and commits everything else.
@@ -96,6 +98,27 @@ fn ignored_scratch_files_leave_the_tree_clean_as_git_status_says_and_are_counted
         shown.contains("clean exit: everything committed"),
         "{shown}"
     );
+}
+
+#[test]
+fn a_replayed_session_that_only_adds_ignored_files_ends_clean_and_counts_them() {
+    let trace = Trace::new()
+        .session(1)
+        .write("src/f1.txt", "done\n")
+        .op(write_list(Json, &claim(sh_entries(), "F1")))
+        .write("PROGRESS.md", "f1 done\n")
+        .write(".gitignore", "scratch/\n")
+        .commit()
+        .end("completed")
+        .session(2)
+        .write("scratch/notes.txt", "next: F2\n")
+        .end("completed");
+    let r = replay_sh(&trace, Json);
+    assert_eq!(r.s(1, "clean_tree"), json!(true));
+    assert_eq!(r.s(1, "ignored_seen"), json!(0));
+    assert_eq!(r.s(2, "clean_tree"), json!(true));
+    assert_eq!(r.s(2, "exit_check"), json!(true));
+    assert_eq!(r.s(2, "ignored_seen"), json!(1));
 }
 
 #[test]
