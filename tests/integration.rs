@@ -30,6 +30,7 @@ mod harness_failures;
 mod hostile_agents;
 mod hostile_descriptors;
 mod hostile_failures;
+mod hostile_keyrings;
 mod hostile_sandbox;
 mod html_report;
 mod import_aider;
