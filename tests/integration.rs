@@ -31,6 +31,7 @@ mod hostile_agents;
 mod hostile_descriptors;
 mod hostile_failures;
 mod hostile_keyrings;
+mod hostile_paths;
 mod hostile_query;
 mod hostile_sandbox;
 mod html_report;
