@@ -5,6 +5,14 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // Before anything is started: what the harness inherited must reach no agent.
+    if let Err(err) = loopbench::sandbox::close_inherited_descriptors() {
+        eprintln!(
+            "error: cannot keep the descriptors this process inherited from what it starts \
+             (close_range and /proc/self/fd both failed): {err}"
+        );
+        return ExitCode::from(u8::try_from(loopbench::exit_code::INTERNAL).unwrap_or(u8::MAX));
+    }
     let cli = loopbench::cli::Cli::parse();
     let code = match loopbench::cli::dispatch(cli) {
         Ok(code) => code,

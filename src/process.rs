@@ -170,6 +170,7 @@ impl ShellCommand<'_> {
                 let start = Launch::in_scratch(procs).map_err(std::io::Error::other)?;
                 let argv = start.argv(layout);
                 let mut c = Command::new(&argv[0]);
+                Launch::prepare(&mut c);
                 c.args(&argv[1..]).args(["sh", "-c", self.script]);
                 (c, Some(start), cgroup)
             }

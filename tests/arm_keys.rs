@@ -16,8 +16,9 @@ fn suite_with(dir: &Path, extra: &str, task_extra: &str) -> PathBuf {
     let task = suite.join("tasks/todo");
     std::fs::create_dir_all(&task).unwrap();
     let shipped = repo_root().join("suites/seed-replication/tasks/todo");
+    // Copied: a task's roots may not be symlinks out of its directory.
     for sub in ["repo", "oracle"] {
-        std::os::unix::fs::symlink(shipped.join(sub), task.join(sub)).unwrap();
+        loopbench::fsutil::copy_tree(&shipped.join(sub), &task.join(sub), false).unwrap();
     }
     let task_toml = without_contract(&std::fs::read_to_string(shipped.join("task.toml")).unwrap());
     std::fs::write(task.join("task.toml"), format!("{task_extra}\n{task_toml}")).unwrap();

@@ -40,16 +40,30 @@
 # loopbench on PATH.
 set -euo pipefail
 # loopbench: sandbox-query
-# Asked with LOOPBENCH_SANDBOX_QUERY=1 (by the harness, on the host, before a sandboxed
-# run), this wrapper prints the places aider needs shown read-only in the sandbox: its
-# virtualenv, and the Python installation the virtualenv was made from. It runs nothing
-# else.
+# Asked with LOOPBENCH_SANDBOX_QUERY=1 (by the harness, before a sandboxed run, inside
+# a sandbox like the session's: it shows the system and PATH's toolchains, not yet
+# what this answer names), this wrapper prints the places aider needs shown read-only in
+# the sandbox: its virtualenv, and the Python installation the virtualenv was made from.
+# `readlink -m` names where a link leads even where the sandbox does not show it. It
+# runs nothing else.
 if [ -n "${LOOPBENCH_SANDBOX_QUERY:-}" ]; then
-    if cli=$(command -v aider); then
-        venv=$(dirname "$(dirname "$(readlink -f "$cli")")")
+    # on_path NAME: the first PATH entry holding NAME, a program or a link (whose target
+    # the sandbox may not show, so that `command -v` would pass it over).
+    on_path() {
+        local dir IFS=:
+        for dir in $PATH; do
+            if [ -L "$dir/$1" ] || [ -x "$dir/$1" ]; then
+                printf '%s\n' "$dir/$1"
+                return 0
+            fi
+        done
+        return 1
+    }
+    if cli=$(on_path aider); then
+        venv=$(dirname "$(dirname "$(readlink -m "$cli")")")
         echo "ro $venv"
         home=$(sed -n 's/^home *= *//p' "$venv/pyvenv.cfg" 2>/dev/null | head -n 1 || true)
-        [ -n "$home" ] && echo "ro $(dirname "$(readlink -f "$home")")"
+        [ -n "$home" ] && echo "ro $(dirname "$(readlink -m "$home")")"
     fi
     exit 0
 fi

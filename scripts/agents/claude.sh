@@ -26,12 +26,27 @@
 # loopbench binary, whose `loopbench usage` reads the CLI's output.
 set -euo pipefail
 # loopbench: sandbox-query
-# Asked with LOOPBENCH_SANDBOX_QUERY=1 (by the harness, on the host, before a sandboxed
-# run), this wrapper prints the places its CLI needs shown read-only in the sandbox: the
-# node_modules tree the CLI is installed in, and node's install. It runs nothing else.
+# Asked with LOOPBENCH_SANDBOX_QUERY=1 (by the harness, before a sandboxed run, inside
+# a sandbox like the session's: it shows the system and PATH's toolchains, not yet
+# what this answer names), this wrapper prints the places its CLI needs shown read-only
+# in the sandbox: the node_modules tree the CLI is installed in, and node's install.
+# `readlink -m` names where a link leads even where the sandbox does not show it. It
+# runs nothing else.
 if [ -n "${LOOPBENCH_SANDBOX_QUERY:-}" ]; then
-    if cli=$(command -v claude); then
-        real=$(readlink -f "$cli")
+    # on_path NAME: the first PATH entry holding NAME, a program or a link (whose target
+    # the sandbox may not show, so that `command -v` would pass it over).
+    on_path() {
+        local dir IFS=:
+        for dir in $PATH; do
+            if [ -L "$dir/$1" ] || [ -x "$dir/$1" ]; then
+                printf '%s\n' "$dir/$1"
+                return 0
+            fi
+        done
+        return 1
+    }
+    if cli=$(on_path claude); then
+        real=$(readlink -m "$cli")
         case "$real" in
         */node_modules/*) echo "ro ${real%%/node_modules/*}/node_modules" ;;
         *) echo "ro ${real%/*}" ;;
@@ -40,8 +55,8 @@ if [ -n "${LOOPBENCH_SANDBOX_QUERY:-}" ]; then
         */node_modules/*) echo "ro ${cli%%/node_modules/*}/node_modules" ;;
         esac
     fi
-    if node=$(command -v node); then
-        node=$(readlink -f "$node")
+    if node=$(on_path node); then
+        node=$(readlink -m "$node")
         echo "ro ${node%/bin/*}"
     fi
     exit 0

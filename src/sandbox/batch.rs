@@ -236,6 +236,7 @@ impl Batch {
         let argv = launch.argv_keeping_user(&layout);
         write_plan(&results.join("plan"), &self.checks)?;
         let mut cmd = Command::new(&argv[0]);
+        Launch::prepare(&mut cmd);
         cmd.args(&argv[1..])
             .args([OsString::from("/bin/sh"), "-c".into(), script.into()])
             .arg("loopbench-batch")

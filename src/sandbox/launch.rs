@@ -5,6 +5,10 @@
 //! status without it is a sandbox that could not be set up (a missing bind source, a
 //! program that cannot be executed, no namespaces).
 //!
+//! bwrap also gets the harness's seccomp filter (`--seccomp`, from a file beside the
+//! status file; [`super::keyring`]) and the command that starts the launcher a fresh
+//! session keyring ([`Launch::prepare`]): no sandbox reaches a kernel keyring.
+//!
 //! Inside, before the program, a second small shell moves itself into the session's
 //! cgroups (their `cgroup.procs` files are the only part of /sys the sandbox shows), so
 //! that the cgroups hold the sandboxed processes alone: a memory limit the agent reaches
@@ -20,12 +24,13 @@ use super::layout::Layout;
 use super::limits::Cgroup;
 use crate::error::{IoContext, Result};
 
-/// The launcher on the host: `$1` is the status file, `$2` bwrap, then its arguments.
+/// The launcher on the host: `$1` is the status file, `$2` the seccomp filter, `$3`
+/// bwrap, then its arguments. bwrap closes both descriptors before the program runs.
 /// bwrap makes the parents of mount points under the umask it inherits, and a
 /// harness's umask of 027 or 077 would make them walls for the sandbox's user of a
 /// root harness: so bwrap, and what runs in the sandbox, get 022.
-const LAUNCHER: &str = r#"umask 022; status=$1; bwrap=$2; shift 2
-exec "$bwrap" --json-status-fd 3 "$@" 3>"$status"
+const LAUNCHER: &str = r#"umask 022; status=$1; filter=$2; bwrap=$3; shift 3
+exec "$bwrap" --json-status-fd 3 --seccomp 4 "$@" 3>"$status" 4<"$filter"
 "#;
 
 /// The first program inside the sandbox: moves itself (`0` is the writer) into each
@@ -58,30 +63,41 @@ pub enum Started {
 #[derive(Debug)]
 pub struct Launch {
     status: PathBuf,
+    filter: PathBuf,
     cgroup_procs: Vec<PathBuf>,
     _scratch: Option<tempfile::TempDir>,
 }
 
 impl Launch {
     /// A start reporting to `status` (a path the sandbox does not show), joining the
-    /// cgroups whose `cgroup.procs` files are `cgroup_procs` first.
-    pub fn new(status: PathBuf, cgroup_procs: Vec<PathBuf>) -> Launch {
-        Launch {
+    /// cgroups whose `cgroup.procs` files are `cgroup_procs` first. The seccomp
+    /// filter is written beside `status`.
+    pub fn new(status: PathBuf, cgroup_procs: Vec<PathBuf>) -> Result<Launch> {
+        let filter = status.with_extension("seccomp");
+        write_filter(&filter)?;
+        Ok(Launch {
             status,
+            filter,
             cgroup_procs,
             _scratch: None,
-        }
+        })
     }
 
     /// A start reporting to a fresh file under the scratch root, which every sandbox
     /// covers with its own private `/dev/shm` or `/tmp`.
     pub fn in_scratch(cgroup_procs: Vec<PathBuf>) -> Result<Launch> {
         let scratch = crate::fsutil::scratch_dir("loopbench-bwrap-")?;
-        Ok(Launch {
-            status: scratch.path().join("status.json"),
-            cgroup_procs,
-            _scratch: Some(scratch),
-        })
+        let mut launch = Launch::new(scratch.path().join("status.json"), cgroup_procs)?;
+        launch._scratch = Some(scratch);
+        Ok(launch)
+    }
+
+    /// What a command whose arguments hold a launch needs before it is spawned: a
+    /// fresh, empty session keyring for it and everything it starts (bwrap does not
+    /// namespace keyrings). Every caller of [`Launch::argv`] and
+    /// [`Launch::argv_keeping_user`] calls this on the command.
+    pub fn prepare(cmd: &mut std::process::Command) {
+        super::keyring::fresh_session_keyring(cmd);
     }
 
     /// The program and arguments that start `layout`'s sandbox, to be followed by the
@@ -109,6 +125,7 @@ impl Launch {
             LAUNCHER.into(),
             "loopbench-sandbox".into(),
             self.status.clone().into_os_string(),
+            self.filter.clone().into_os_string(),
             bwrap.into_os_string(),
         ];
         argv.extend(layout.bwrap_args());
@@ -146,6 +163,13 @@ impl Launch {
             other => other,
         })
     }
+}
+
+/// Writes the sandbox's seccomp filter to `path`, replacing what is there.
+fn write_filter(path: &Path) -> Result<()> {
+    let bytes = super::keyring::keyring_filter().map_err(crate::error::Error::Tool)?;
+    crate::fsutil::remove_if_present(path)?;
+    std::fs::write(path, bytes).io_context(|| format!("cannot write '{}'", path.display()))
 }
 
 /// [`Started`] from the status file's JSON documents.

@@ -1,12 +1,15 @@
 //! The bubblewrap sandbox for everything an agent wrote: the agent itself
 //! (`sandbox = "bwrap"`), the verify commands that run its tests, and a replayed
 //! trace's `run` actions. Deny by default: no capability, an allowlist of the host
-//! instead of the host, a built environment, and per-session limits.
+//! instead of the host, a built environment, per-session limits, no descriptor the
+//! harness inherited, and no kernel keyring shared with the host or another sandbox.
 
 mod allowlist;
 mod batch;
 mod environment;
 mod host;
+mod inherited;
+mod keyring;
 mod launch;
 mod layout;
 mod limits;
@@ -18,6 +21,8 @@ pub use allowlist::{Allowlist, SYSTEM_DIRS, SYSTEM_SECRETS, Shown};
 pub use batch::{Batch, BatchCheck, BatchEnd, BatchRan};
 pub use environment::{INHERITED, Redactor, base as base_env, passed as passed_env};
 pub use host::{BWRAP, bwrap_works, disables_userns, find_program};
+pub use inherited::close_inherited_descriptors;
+pub use keyring::{fresh_session_keyring, keyring_filter};
 pub use launch::{Launch, Started};
 pub use layout::{DEFAULT_TMP_BYTES, Hidden, Layout};
 pub use limits::{

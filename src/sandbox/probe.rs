@@ -46,7 +46,9 @@ pub fn check_confined() -> std::result::Result<(), String> {
                 .map_err(|e| format!("cannot hand the probe's directory over: {e}"))?;
             let launch = Launch::in_scratch(Vec::new()).map_err(|e| e.to_string())?;
             let argv = launch.argv(&layout);
-            let out = Command::new(&argv[0])
+            let mut cmd = Command::new(&argv[0]);
+            Launch::prepare(&mut cmd);
+            let out = cmd
                 .args(&argv[1..])
                 .args(["cat", "/proc/self/status"])
                 .stdin(Stdio::null())
@@ -68,6 +70,7 @@ pub fn check_confined() -> std::result::Result<(), String> {
             }
             let status = String::from_utf8_lossy(&out.stdout);
             capabilities_dropped(&status)?;
+            filtered(&status)?;
             match &run_as {
                 Some(run_as) => runs_as(&status, run_as.user.uid, run_as.user.gid),
                 None => Ok(()),
@@ -95,6 +98,27 @@ fn runs_as(status: &str, uid: u32, gid: u32) -> std::result::Result<(), String> 
         }
     }
     Ok(())
+}
+
+/// `Ok` when a `/proc/PID/status` text shows a seccomp filter in place (mode 2), the
+/// one that denies the keyring system calls, and `no_new_privs`.
+fn filtered(status: &str) -> std::result::Result<(), String> {
+    let field = |key: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+            .map(str::trim)
+    };
+    match (field("Seccomp"), field("NoNewPrivs")) {
+        (Some("2"), Some("1")) => Ok(()),
+        (seccomp, no_new_privs) => Err(format!(
+            "a process in the sandbox runs without the harness's seccomp filter \
+             (Seccomp: {}, NoNewPrivs: {}); refusing to run an agent that could reach \
+             the kernel's keyrings",
+            seccomp.unwrap_or("absent"),
+            no_new_privs.unwrap_or("absent")
+        )),
+    }
 }
 
 /// `Ok` when the capability sets of a `/proc/PID/status` text are all empty.
@@ -134,6 +158,15 @@ mod tests {
                        CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\n";
         assert_eq!(capabilities_dropped(dropped), Ok(()));
         assert!(capabilities_dropped("Name: cat\n").is_err());
+    }
+
+    #[test]
+    fn a_sandbox_without_the_seccomp_filter_is_refused() {
+        assert_eq!(filtered("Seccomp:\t2\nNoNewPrivs:\t1\n"), Ok(()));
+        let err = filtered("NoNewPrivs:\t1\nSeccomp:\t0\n").unwrap_err();
+        assert!(err.contains("Seccomp: 0, NoNewPrivs: 1"), "{err}");
+        assert!(filtered("Seccomp:\t2\n").is_err());
+        assert!(filtered("Name: cat\n").is_err());
     }
 
     #[test]

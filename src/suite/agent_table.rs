@@ -127,7 +127,7 @@ pub enum AgentDriver {
 /// 127.0.0.1 inside the agent's own network namespace (the sandbox's, under bwrap).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelServer {
-    /// The scenario file (absolute; written relative to the suite directory).
+    /// The scenario file (canonical; written relative to the suite directory, inside it).
     pub scenario: PathBuf,
 }
 
@@ -381,7 +381,8 @@ fn crash_window_of(
     })
 }
 
-/// `model_server`: a scenario file beside the suite, made absolute.
+/// `model_server`: a scenario file inside the suite directory (what it scripts is
+/// served to the agent), made canonical.
 fn model_server_of(
     suite_dir: &Path,
     name: &str,
@@ -391,7 +392,16 @@ fn model_server_of(
     Ok(match &a.model_server {
         None => None,
         Some(m) => {
-            let scenario = suite_dir.join(&m.get_ref().scenario);
+            let rel = &m.get_ref().scenario;
+            let scenario = super::confined::inside(suite_dir, rel).map_err(|why| {
+                err(
+                    m.span(),
+                    format!(
+                        "agent '{name}': model_server.scenario: '{rel}' leads outside the \
+                         suite directory ({why}); a scenario must lie inside it"
+                    ),
+                )
+            })?;
             if !scenario.is_file() {
                 return Err(err(
                     m.span(),
@@ -401,7 +411,6 @@ fn model_server_of(
                     ),
                 ));
             }
-            let scenario = std::path::absolute(&scenario).unwrap_or(scenario);
             Some(ModelServer { scenario })
         }
     })

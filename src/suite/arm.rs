@@ -299,7 +299,16 @@ fn arm_prompts(
                 ),
             ));
         }
-        let full = dir.join(rel);
+        // The template is handed to the agent: never a file outside the suite.
+        let full = super::confined::inside(dir, rel).map_err(|why| {
+            err(
+                path.span(),
+                format!(
+                    "arm '{arm}': prompts.{key}: '{rel}' leads outside the suite directory \
+                     ({why}); a prompt template must lie inside it"
+                ),
+            )
+        })?;
         match std::fs::read_to_string(&full) {
             Ok(text) => Ok(Some(PromptOverride {
                 path: rel.clone(),

@@ -2,6 +2,7 @@
 
 mod agent_table;
 mod arm;
+mod confined;
 mod key;
 mod named_tests;
 mod runner_command;

@@ -576,10 +576,18 @@ fn sequential(
     })
 }
 
-/// `prompts/initializer.md` and `prompts/coding.md` of the suite, when present.
+/// `prompts/initializer.md` and `prompts/coding.md` of the suite, when present; never
+/// a file outside the suite directory (they are handed to the agent).
 fn read_prompts(dir: &Path) -> Result<Prompts> {
     let read_prompt = |name: &str| -> Result<Option<String>> {
-        let p = dir.join("prompts").join(name);
+        let rel = format!("prompts/{name}");
+        let p = super::confined::inside(dir, &rel).map_err(|why| {
+            Error::BadInput(format!(
+                "{}: the suite's prompt template leads outside the suite directory ({why}); \
+                 it must lie inside it",
+                dir.join(&rel).display()
+            ))
+        })?;
         match std::fs::read_to_string(&p) {
             Ok(t) => Ok(Some(t)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),

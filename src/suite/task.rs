@@ -9,6 +9,7 @@ use regex::Regex;
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::confined::EscapingLink;
 use super::named_tests::{ORACLE_TESTS_AT, named_tests};
 use super::runner_command::VerifyRunner;
 use super::toml_error::{config_error, from_toml};
@@ -165,6 +166,20 @@ impl Task {
                 path.display()
             )));
         };
+        // Before anything of the task is read: none of its files may lead outside it.
+        let escaping = if dir.is_dir() {
+            super::confined::escaping_link(&dir)?
+        } else {
+            None
+        };
+        if let Some(link) = escaping.as_ref().filter(|l| l.rel == "task.toml") {
+            return Err(Error::BadInput(format!(
+                "{}: a symlink out of the task directory, to '{}': every file of a task \
+                 must lie inside it",
+                file.display(),
+                link.target.display()
+            )));
+        }
         let text = std::fs::read_to_string(&file)
             .io_context(|| format!("cannot read task file '{}'", file.display()))
             .map_err(|e| match e {
@@ -178,6 +193,13 @@ impl Task {
                 other => other,
             })?;
         let raw: TaskFile = toml::from_str(&text).map_err(|e| from_toml(&file, &text, &e))?;
+        let source = Source {
+            file: &file,
+            text: &text,
+        };
+        if let Some(link) = escaping {
+            return Err(escape_error(&source, &raw, &link));
+        }
         Task::validate(dir, &file, &text, raw)
     }
 
@@ -316,6 +338,28 @@ impl Source<'_> {
     fn err(&self, span: std::ops::Range<usize>, message: String) -> Error {
         config_error(self.file, self.text, Some(span), message)
     }
+}
+
+/// A file of the task that is a symlink out of its directory, named at the key that
+/// names it where there is one (the feature of an `oracle/gold/<ID>`), else at line 1.
+fn escape_error(source: &Source<'_>, raw: &TaskFile, link: &EscapingLink) -> Error {
+    let gold = link
+        .rel
+        .strip_prefix("oracle/gold/")
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|id| raw.features.iter().find(|f| f.id.get_ref() == id));
+    let feature = gold.map_or_else(String::new, |f| format!("feature '{}': ", f.id.get_ref()));
+    config_error(
+        source.file,
+        source.text,
+        gold.map(|f| f.id.span()),
+        format!(
+            "{feature}task file '{}' is a symlink out of the task directory, to '{}': every \
+             file of a task (its repo/, oracle/tests, oracle/gold/<ID>) must lie inside it",
+            link.rel,
+            link.target.display()
+        ),
+    )
 }
 
 /// The name becomes part of trial ids and of paths under the run directory.

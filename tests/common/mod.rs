@@ -2,6 +2,7 @@
 //! builder, and one way to run the binary and read what it wrote.
 #![allow(dead_code)]
 
+pub mod boundary;
 pub mod clis;
 pub mod command;
 pub mod csvgen;

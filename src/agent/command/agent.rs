@@ -247,7 +247,7 @@ impl CommandAgent {
         }
         if let Some(sandbox) = &self.sandbox {
             layout.share_net = sandbox.network;
-            let declared = super::program::declared_places(program);
+            let declared = super::program::declared_places(program, &self.hidden);
             let exists = |p: &&PathBuf| p.exists();
             layout.readable.extend(
                 sandbox

@@ -15,6 +15,10 @@ use crate::suite::{AgentDriver, Sandbox, Suite};
 /// The line by which a wrapper says it answers the sandbox query: run with
 /// `LOOPBENCH_SANDBOX_QUERY=1`, it prints `ro PATH` and `rw PATH` lines for what its
 /// CLI needs (its install directory, its interpreter) and exits 0 without running it.
+/// The query runs inside the sandbox it asks about (the program is the suite's, and
+/// the suite may come from anywhere): what it can see there is the allowlist and the
+/// program, so a wrapper names the places its links lead to without following them
+/// past what is shown (`readlink -m`).
 pub const SANDBOX_QUERY_MARKER: &str = "# loopbench: sandbox-query";
 
 /// Places a wrapper declares for its sandbox.
@@ -27,9 +31,9 @@ pub struct Declared {
 }
 
 /// What `program` declares for its sandbox: nothing unless its first 4 KiB hold
-/// [`SANDBOX_QUERY_MARKER`] (so that no other program is ever run on the host), else
-/// its answer to the query. Asked once per program and run.
-pub fn declared_places(program: &Path) -> Declared {
+/// [`SANDBOX_QUERY_MARKER`] (so that no other program is ever asked), else its answer
+/// to the query, asked in a sandbox under `hidden`. Asked once per program and run.
+pub fn declared_places(program: &Path, hidden: &sandbox::Hidden) -> Declared {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
     static ASKED: OnceLock<Mutex<HashMap<PathBuf, Declared>>> = OnceLock::new();
@@ -37,15 +41,24 @@ pub fn declared_places(program: &Path) -> Declared {
     if let Some(found) = asked.lock().ok().and_then(|m| m.get(program).cloned()) {
         return found;
     }
-    let found = query_wrapper(program).ok().flatten().unwrap_or_default();
+    let found = query_wrapper(program, hidden)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
     if let Ok(mut m) = asked.lock() {
         m.insert(program.to_path_buf(), found.clone());
     }
     found
 }
 
-/// Runs the sandbox query of a wrapper that has the marker. `Ok(None)`: no marker.
-pub fn query_wrapper(program: &Path) -> std::result::Result<Option<Declared>, String> {
+/// Runs the sandbox query of a wrapper that has the marker, never on the host: in the
+/// kind of sandbox its sessions get under `hidden` (the allowlist read-only, the
+/// program, no network, nothing writable but an empty scratch directory and the private
+/// `/tmp`, a built environment), for at most 20 seconds. `Ok(None)`: no marker.
+pub fn query_wrapper(
+    program: &Path,
+    hidden: &sandbox::Hidden,
+) -> std::result::Result<Option<Declared>, String> {
     use std::io::Read;
     let mut head = Vec::new();
     let opened = std::fs::File::open(program).map_err(|e| e.to_string())?;
@@ -59,12 +72,15 @@ pub fn query_wrapper(program: &Path) -> std::result::Result<Option<Declared>, St
     {
         return Ok(None);
     }
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let dir = crate::fsutil::scratch_dir("loopbench-query-").map_err(|e| e.to_string())?;
+    let wrapper = sandboxed_program(program);
+    let mut layout = hidden.layout(dir.path(), &[], &[]);
+    layout.readable.push(wrapper.clone());
     let env = [
         ("LOOPBENCH_SANDBOX_QUERY".to_string(), "1".into()),
         (
             "LOOPBENCH_QUERIED_PROGRAM".to_string(),
-            program.as_os_str().to_owned(),
+            wrapper.into_os_string(),
         ),
     ];
     let (outcome, output) = ShellCommand {
@@ -72,7 +88,7 @@ pub fn query_wrapper(program: &Path) -> std::result::Result<Option<Declared>, St
         cwd: dir.path(),
         env: &env,
         timeout: std::time::Duration::from_secs(20),
-        isolation: Isolation::ProcessGroup,
+        isolation: Isolation::Sandbox(&layout),
     }
     .run_keeping_tail(64 * 1024)
     .map_err(|e| e.to_string())?;
@@ -140,6 +156,15 @@ pub fn preflight(suite: &Suite, arms: &[usize]) -> Result<()> {
     if suite.verify_sandbox {
         sandbox::check_bwrap_for("the suite sets verify_sandbox = \"bwrap\"")?;
     }
+    // What a run of the suite hides: a wrapper's query runs in a sandbox like its
+    // sessions'.
+    let hidden = std::sync::LazyLock::new(|| {
+        sandbox::Hidden::for_run(
+            &suite.dir.join("results"),
+            suite.tasks.iter().map(|t| t.dir.as_path()),
+        )
+        .with_limits(suite.limits)
+    });
     let mut checked = std::collections::BTreeSet::new();
     for &i in arms {
         let Some(arm) = suite.arms.get(i) else {
@@ -177,7 +202,7 @@ pub fn preflight(suite: &Suite, arms: &[usize]) -> Result<()> {
             sandbox::check_bwrap(&arm.agent)?;
             check_suite_places(suite, &arm.agent, settings)?;
             if let Some(resolved) = resolve_program(program, &suite.dir, env) {
-                check_wrapper(&arm.agent, &resolved)?;
+                check_wrapper(&arm.agent, &resolved, &hidden)?;
             }
         }
     }
@@ -226,8 +251,9 @@ fn check_suite_places(suite: &Suite, agent: &str, settings: &Sandbox) -> Result<
 }
 
 /// The sandboxed program of `agent` (at `resolved`) can be run by the sandbox's user,
-/// and the places its sandbox query declares may be shown.
-fn check_wrapper(agent: &str, resolved: &Path) -> Result<()> {
+/// and the places its sandbox query (asked in a sandbox under `hidden`) declares may
+/// be shown.
+fn check_wrapper(agent: &str, resolved: &Path, hidden: &sandbox::Hidden) -> Result<()> {
     let wrapper = sandboxed_program(resolved);
     if let Ok(Some(run_as)) = sandbox::RunAs::of_harness()
         && !run_as.user.can_run(&wrapper)
@@ -249,7 +275,7 @@ fn check_wrapper(agent: &str, resolved: &Path) -> Result<()> {
             resolved.display()
         ))
     };
-    let declared = query_wrapper(&wrapper).map_err(in_wrapper)?;
+    let declared = query_wrapper(&wrapper, hidden).map_err(in_wrapper)?;
     let lines = declared.iter().flat_map(|d| {
         d.read_only
             .iter()

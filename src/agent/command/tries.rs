@@ -161,7 +161,8 @@ impl CommandAgent {
     }
 
     /// Puts the sandbox's launch into `cmd`: hands what the agent may write over to the
-    /// sandbox's user, creates the session's cgroup and clears bwrap's last report.
+    /// sandbox's user, creates the session's cgroup, clears bwrap's last report and
+    /// gives the command a fresh session keyring.
     fn enter_sandbox(
         &self,
         cmd: &mut Command,
@@ -190,7 +191,8 @@ impl CommandAgent {
         let launch = Launch::new(
             files.bwrap_status.clone(),
             cgroup.as_ref().map(Cgroup::procs_files).unwrap_or_default(),
-        );
+        )?;
+        Launch::prepare(cmd);
         cmd.args(launch.argv(&layout));
         Ok((launch, cgroup))
     }
