@@ -10,6 +10,7 @@ mod host;
 mod launch;
 mod layout;
 mod limits;
+pub mod net;
 mod places;
 mod probe;
 mod user;
