@@ -42,15 +42,39 @@ set -euo pipefail
 # loopbench: sandbox-query
 # Asked with LOOPBENCH_SANDBOX_QUERY=1 (by the harness, on the host, before a sandboxed
 # run), this wrapper prints the places aider needs shown read-only in the sandbox: its
-# virtualenv, and the Python installation the virtualenv was made from. It runs nothing
-# else.
+# virtualenv, and the Python installation the virtualenv was made from; and the APIs of
+# the two providers it is used with here, which an agent with `sandbox_network = true`
+# may reach: Anthropic's (ANTHROPIC_BASE_URL's host, else api.anthropic.com:443) and
+# OpenAI's (OPENAI_API_BASE's or OPENAI_BASE_URL's host, else api.openai.com:443). A
+# model of another provider needs its host listed in the suite's sandbox_network. It
+# runs nothing else.
 if [ -n "${LOOPBENCH_SANDBOX_QUERY:-}" ]; then
+    # net_line URL: the "net HOST:PORT" line of the API at URL (port 443, or 80 for
+    # http://, unless the URL names one).
+    net_line() {
+        local url=$1 scheme authority host port=
+        scheme=${url%%://*}
+        authority=${url#*://}
+        authority=${authority%%/*}
+        authority=${authority%%\?*}
+        authority=${authority##*@}
+        case "$authority" in
+        \[*\]:*) host=${authority%]:*}] port=${authority##*]:} ;;
+        \[*\]) host=$authority ;;
+        *:*) host=${authority%:*} port=${authority##*:} ;;
+        *) host=$authority ;;
+        esac
+        [ -n "$port" ] || case "$scheme" in http) port=80 ;; *) port=443 ;; esac
+        echo "net $host:$port"
+    }
     if cli=$(command -v aider); then
         venv=$(dirname "$(dirname "$(readlink -f "$cli")")")
         echo "ro $venv"
         home=$(sed -n 's/^home *= *//p' "$venv/pyvenv.cfg" 2>/dev/null | head -n 1 || true)
         [ -n "$home" ] && echo "ro $(dirname "$(readlink -f "$home")")"
     fi
+    net_line "${ANTHROPIC_BASE_URL:-https://api.anthropic.com}"
+    net_line "${OPENAI_API_BASE:-${OPENAI_BASE_URL:-https://api.openai.com}}"
     exit 0
 fi
 : "${LOOPBENCH_TURNS:?${0##*/} runs under loopbench: LOOPBENCH_TURNS is not set}"

@@ -31,8 +31,29 @@ set -euo pipefail
 # loopbench: sandbox-query
 # Asked with LOOPBENCH_SANDBOX_QUERY=1 (by the harness, on the host, before a sandboxed
 # run), this wrapper prints the places its CLI needs shown read-only in the sandbox: the
-# node_modules tree the CLI is installed in, and node's install. It runs nothing else.
+# node_modules tree the CLI is installed in, and node's install; and the API it calls,
+# which an agent with `sandbox_network = true` may reach: the host of the provider it
+# configures (LOOPBENCH_MODEL_URL), else of OPENAI_BASE_URL, else api.openai.com:443.
+# It runs nothing else.
 if [ -n "${LOOPBENCH_SANDBOX_QUERY:-}" ]; then
+    # net_line URL: the "net HOST:PORT" line of the API at URL (port 443, or 80 for
+    # http://, unless the URL names one).
+    net_line() {
+        local url=$1 scheme authority host port=
+        scheme=${url%%://*}
+        authority=${url#*://}
+        authority=${authority%%/*}
+        authority=${authority%%\?*}
+        authority=${authority##*@}
+        case "$authority" in
+        \[*\]:*) host=${authority%]:*}] port=${authority##*]:} ;;
+        \[*\]) host=$authority ;;
+        *:*) host=${authority%:*} port=${authority##*:} ;;
+        *) host=$authority ;;
+        esac
+        [ -n "$port" ] || case "$scheme" in http) port=80 ;; *) port=443 ;; esac
+        echo "net $host:$port"
+    }
     if cli=$(command -v codex); then
         real=$(readlink -f "$cli")
         case "$real" in
@@ -47,6 +68,7 @@ if [ -n "${LOOPBENCH_SANDBOX_QUERY:-}" ]; then
         node=$(readlink -f "$node")
         echo "ro ${node%/bin/*}"
     fi
+    net_line "${LOOPBENCH_MODEL_URL:-${OPENAI_BASE_URL:-https://api.openai.com}}"
     exit 0
 fi
 : "${LOOPBENCH_TURNS:?${0##*/} runs under loopbench: LOOPBENCH_TURNS is not set}"

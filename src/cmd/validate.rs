@@ -57,6 +57,14 @@ pub fn run(args: &ValidateArgs) -> Result<i32> {
                 arm.crash_rate
             )?;
             writeln!(out, "    {}", arm_keys(arm))?;
+            if let Ok(Some(targets)) = crate::agent::command::reachable(&suite, arm) {
+                let list: Vec<String> = targets.iter().map(ToString::to_string).collect();
+                writeln!(
+                    out,
+                    "    network: {} (through the harness's proxy; nothing else)",
+                    list.join(", ")
+                )?;
+            }
         }
         if uses_sandbox(&suite) {
             writeln!(out, "  sandbox: {}", sandbox_summary(&suite))?;
