@@ -200,155 +200,252 @@ fi
 exec python3 -c 'import os, urllib.request; print("wrapped get:", urllib.request.urlopen("http://127.0.0.1:%s/token" % os.environ["PA"], timeout=5).read().decode().strip())'
 "#;
 
+/// The host's services and sockets, and a suite whose arm `listed` runs [`PROBE`] with
+/// the first service declared (by address, and by a name that resolves to the
+/// loopback), and whose arm `wrapped` runs [`WRAPPER`] with `sandbox_network = true`.
+struct Scene {
+    tmp: tempfile::TempDir,
+    suite: std::path::PathBuf,
+    declared: HostService,
+    other: HostService,
+    everywhere: HostService,
+    host_addr: String,
+    _abstract_socket: std::os::unix::net::UnixListener,
+    _path_socket: std::os::unix::net::UnixListener,
+    _sockets: tempfile::TempDir,
+}
+
+impl Scene {
+    /// The scene in `tmp`.
+    fn new(tmp: tempfile::TempDir) -> Scene {
+        let declared = HostService::start("127.0.0.1:0", "TOKEN-DECLARED");
+        let other = HostService::start("127.0.0.1:0", "TOKEN-OTHER-PORT");
+        let everywhere = HostService::start("0.0.0.0:0", "TOKEN-HOST-ADDRESS");
+        let abstract_name = format!(
+            "loopbench-net-test-{}-{}",
+            std::process::id(),
+            declared.port
+        );
+        let abstract_socket = {
+            use std::os::linux::net::SocketAddrExt;
+            let address =
+                std::os::unix::net::SocketAddr::from_abstract_name(&abstract_name).unwrap();
+            std::os::unix::net::UnixListener::bind_addr(&address).unwrap()
+        };
+        // Open to every user: only the sandbox's not showing it keeps the agent out.
+        let sockets = tempfile::tempdir_in("/var/tmp").unwrap();
+        let unix_path = sockets.path().join("host.sock");
+        let path_socket = std::os::unix::net::UnixListener::bind(&unix_path).unwrap();
+        for (path, mode) in [(sockets.path(), 0o755), (unix_path.as_path(), 0o777)] {
+            std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(mode))
+                .unwrap();
+        }
+        let host_addr = host_address().unwrap_or_default();
+        script(tmp.path(), "probe.sh", PROBE);
+        script(tmp.path(), "wrapped.sh", WRAPPER);
+        let env = format!(
+            "env = {{ PA = \"{}\", PB = \"{}\", PC = \"{}\", HOST_ADDR = \"{host_addr}\", ABSTRACT = \"{abstract_name}\", UNIX_PATH = \"{}\" }}",
+            declared.port,
+            other.port,
+            everywhere.port,
+            unix_path.display()
+        );
+        let agents = format!(
+            "[agents.listed]\ndriver = \"command\"\nprogram = \"./probe.sh\"\ntimeout = \"60s\"\nsandbox = \"bwrap\"\n\
+             sandbox_network = [\"127.0.0.1:{port}\", \"localhost:{port}\"]\n{env}\n\n\
+             [agents.wrapped]\ndriver = \"command\"\nprogram = \"./wrapped.sh\"\ntimeout = \"60s\"\nsandbox = \"bwrap\"\n\
+             sandbox_network = true\n{env}\n",
+            port = declared.port,
+        );
+        let arms = arm("listed", "listed", 1, "") + &arm("wrapped", "wrapped", 1, "");
+        let suite = sh_suite(tmp.path(), &agents, &arms);
+        Scene {
+            tmp,
+            suite,
+            declared,
+            other,
+            everywhere,
+            host_addr,
+            _abstract_socket: abstract_socket,
+            _path_socket: path_socket,
+            _sockets: sockets,
+        }
+    }
+
+    /// Checks what the run in `out` (its probe's `stdout`) found, stored and left.
+    fn check(
+        &self,
+        out: &Path,
+        probe: &str,
+        sessions: &[std::collections::BTreeMap<String, String>],
+    ) {
+        let mut expected = vec![
+            "proxy: relay".to_string(),
+            "declared get: 200 TOKEN-DECLARED".into(),
+            "declared tunnel: 200 TOKEN-DECLARED".into(),
+            // The sandbox's own loopback: nothing of the host listens there.
+            "declared raw: unreachable".into(),
+            "other-port get: 403".into(),
+            "other-port tunnel: 403".into(),
+            "other-port raw: unreachable".into(),
+            // Declared by name, resolved on the host to its loopback: refused.
+            "by-name tunnel: 403".into(),
+            "metadata tunnel: 403".into(),
+            "metadata raw: unreachable".into(),
+            "abstract: unreachable".into(),
+            "unix-path: unreachable".into(),
+            "held: 200".into(),
+        ];
+        if !self.host_addr.is_empty() {
+            expected.extend([
+                "host-address tunnel: 403".to_string(),
+                "host-address get: 403".into(),
+                "host-address raw: unreachable".into(),
+            ]);
+        }
+        for line in &expected {
+            assert!(
+                probe.lines().any(|l| l == line),
+                "'{line}' missing from the probe's output:\n{probe}"
+            );
+        }
+        for row in sessions {
+            assert_eq!(row["outcome"], "completed", "{row:?}");
+            assert_eq!(row["error"], "", "{row:?}");
+        }
+        // Two answers to the probe, one to the wrapped agent.
+        assert_eq!(self.declared.answered.load(Ordering::SeqCst), 3);
+        assert_eq!(self.declared.held.load(Ordering::SeqCst), 1);
+        for service in [&self.other, &self.everywhere] {
+            assert_eq!(
+                service.answered.load(Ordering::SeqCst),
+                0,
+                "{}",
+                service.token
+            );
+        }
+        // Every token but the declared one is nowhere in what the run stored.
+        for entry in walkdir::WalkDir::new(out) {
+            let entry = entry.unwrap();
+            if entry.file_type().is_file() {
+                let text =
+                    String::from_utf8_lossy(&std::fs::read(entry.path()).unwrap()).into_owned();
+                for secret in [&self.other.token, &self.everywhere.token] {
+                    assert!(
+                        !text.contains(secret.as_str()),
+                        "{secret} in {}",
+                        entry.path().display()
+                    );
+                }
+            }
+        }
+        // The wrapper's `net` line, read with the agent's own environment, was enough.
+        let wrapped = capture(out, "wrapped:shtask:0", "stdout");
+        assert!(wrapped.contains("wrapped get: TOKEN-DECLARED"), "{wrapped}");
+
+        // The tunnel left open ended with its session, and neither the relay nor the
+        // agent is left (the relay's command line names the agent's program).
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.declared.open.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(
+            self.declared.open.load(Ordering::SeqCst),
+            0,
+            "a connection outlived its session"
+        );
+        let program = std::fs::canonicalize(self.tmp.path().join("probe.sh")).unwrap();
+        assert!(live_processes_with_arg(program.to_str().unwrap()).is_empty());
+
+        // The network log says what went through and what was refused.
+        let log = capture(out, "listed:shtask:0", "net.log");
+        let port = self.declared.port;
+        assert!(
+            log.contains(&format!("allowed CONNECT 127.0.0.1:{port}")),
+            "{log}"
+        );
+        assert!(
+            log.contains(&format!(
+                "refused CONNECT 127.0.0.1:{}: not declared",
+                self.other.port
+            )),
+            "{log}"
+        );
+        assert!(log.contains("a loopback address"), "{log}");
+
+        // The manifest records what each arm could reach.
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+        assert_eq!(
+            manifest["network"],
+            serde_json::json!({
+                "listed": [format!("127.0.0.1:{port}"), format!("localhost:{port}")],
+                "wrapped": [format!("127.0.0.1:{port}")],
+            })
+        );
+    }
+}
+
+/// A captured file of session 1 of `trial` in the run `out`.
+fn capture(out: &Path, trial: &str, what: &str) -> String {
+    let path = out
+        .join("agents")
+        .join(trial)
+        .join(format!("session-1.{what}"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 #[test]
 fn an_agent_with_network_reaches_what_its_arm_declares_and_nothing_of_the_host() {
     if !require_bwrap() {
         return;
     }
-    let tmp = common::visible_tempdir();
-    let declared = HostService::start("127.0.0.1:0", "TOKEN-DECLARED");
-    let other = HostService::start("127.0.0.1:0", "TOKEN-OTHER-PORT");
-    let everywhere = HostService::start("0.0.0.0:0", "TOKEN-HOST-ADDRESS");
-    let abstract_name = format!("loopbench-net-test-{}", std::process::id());
-    let abstract_socket = {
-        use std::os::linux::net::SocketAddrExt;
-        let address = std::os::unix::net::SocketAddr::from_abstract_name(&abstract_name).unwrap();
-        std::os::unix::net::UnixListener::bind_addr(&address).unwrap()
-    };
-    // Open to every user: only the sandbox's not showing it keeps the agent out.
-    let sockets = tempfile::tempdir_in("/var/tmp").unwrap();
-    let unix_path = sockets.path().join("host.sock");
-    let _path_socket = std::os::unix::net::UnixListener::bind(&unix_path).unwrap();
-    for (path, mode) in [(sockets.path(), 0o755), (unix_path.as_path(), 0o777)] {
-        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
-    }
-    let host_addr = host_address().unwrap_or_default();
-
-    script(tmp.path(), "probe.sh", PROBE);
-    script(tmp.path(), "wrapped.sh", WRAPPER);
-    let env = format!(
-        "env = {{ PA = \"{}\", PB = \"{}\", PC = \"{}\", HOST_ADDR = \"{host_addr}\", ABSTRACT = \"{abstract_name}\", UNIX_PATH = \"{}\" }}",
-        declared.port,
-        other.port,
-        everywhere.port,
-        unix_path.display()
-    );
-    let agents = format!(
-        "[agents.listed]\ndriver = \"command\"\nprogram = \"./probe.sh\"\ntimeout = \"60s\"\nsandbox = \"bwrap\"\n\
-         sandbox_network = [\"127.0.0.1:{port}\", \"localhost:{port}\"]\n{env}\n\n\
-         [agents.wrapped]\ndriver = \"command\"\nprogram = \"./wrapped.sh\"\ntimeout = \"60s\"\nsandbox = \"bwrap\"\n\
-         sandbox_network = true\n{env}\n",
-        port = declared.port,
-    );
-    let arms = arm("listed", "listed", 1, "") + &arm("wrapped", "wrapped", 1, "");
-    let suite = sh_suite(tmp.path(), &agents, &arms);
-    let out = tmp.path().join("out");
-    let ran = run_ok(&suite, &out);
-
+    let scene = Scene::new(common::visible_tempdir());
+    let out = scene.tmp.path().join("out");
+    let ran = run_ok(&scene.suite, &out);
     let probe = ran.capture("listed:shtask:0", 1, "stdout");
-    let mut expected = vec![
-        "proxy: relay".to_string(),
-        "declared get: 200 TOKEN-DECLARED".into(),
-        "declared tunnel: 200 TOKEN-DECLARED".into(),
-        // The sandbox's own loopback: nothing of the host listens there.
-        "declared raw: unreachable".into(),
-        "other-port get: 403".into(),
-        "other-port tunnel: 403".into(),
-        "other-port raw: unreachable".into(),
-        // Declared by name, resolved on the host to its loopback: refused.
-        "by-name tunnel: 403".into(),
-        "metadata tunnel: 403".into(),
-        "metadata raw: unreachable".into(),
-        "abstract: unreachable".into(),
-        "unix-path: unreachable".into(),
-        "held: 200".into(),
-    ];
-    if !host_addr.is_empty() {
-        expected.extend([
-            "host-address tunnel: 403".to_string(),
-            "host-address get: 403".into(),
-            "host-address raw: unreachable".into(),
-        ]);
-    }
-    for line in &expected {
-        assert!(
-            probe.lines().any(|l| l == line),
-            "'{line}' missing from the probe's output:\n{probe}"
-        );
-    }
-    let listed = ran.arm("listed")[0];
-    assert_eq!(listed["outcome"], "completed", "{listed:?}");
-    assert_eq!(listed["error"], "", "{listed:?}");
-    // Two answers to the probe, one to the wrapped agent.
-    assert_eq!(declared.answered.load(Ordering::SeqCst), 3);
-    assert_eq!(declared.held.load(Ordering::SeqCst), 1);
-    for service in [&other, &everywhere] {
-        assert_eq!(
-            service.answered.load(Ordering::SeqCst),
-            0,
-            "{}",
-            service.token
-        );
-    }
-    // Every token but the declared one is nowhere in what the run stored.
-    for entry in walkdir::WalkDir::new(&out) {
-        let entry = entry.unwrap();
-        if entry.file_type().is_file() {
-            let text = String::from_utf8_lossy(&std::fs::read(entry.path()).unwrap()).into_owned();
-            for secret in [&other.token, &everywhere.token] {
-                assert!(
-                    !text.contains(secret.as_str()),
-                    "{secret} in {}",
-                    entry.path().display()
-                );
-            }
-        }
-    }
+    scene.check(&out, &probe, &ran.sessions);
+}
 
-    // The wrapper's `net` line, read with the agent's own environment, was enough.
-    let wrapped = ran.capture("wrapped:shtask:0", 1, "stdout");
-    assert!(wrapped.contains("wrapped get: TOKEN-DECLARED"), "{wrapped}");
-
-    // The tunnel left open ended with its session, and no relay is left.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while declared.open.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
+/// The same attack with the harness run by an ordinary user (`nobody`, from a root
+/// test): its sandbox is a user namespace of that user, whose network namespace the
+/// same relay and proxy lead out of.
+#[test]
+fn an_ordinary_users_agent_with_network_is_held_the_same() {
+    if !require_bwrap() || !nix::unistd::geteuid().is_root() {
+        return;
     }
-    assert_eq!(
-        declared.open.load(Ordering::SeqCst),
-        0,
-        "a connection outlived its session"
-    );
-    // The relay's command line names the agent's program: neither is left.
-    let program = std::fs::canonicalize(tmp.path().join("probe.sh")).unwrap();
-    assert!(live_processes_with_arg(program.to_str().unwrap()).is_empty());
-
-    // The network log says what went through and what was refused.
-    let log = ran.capture("listed:shtask:0", 1, "net.log");
-    assert!(
-        log.contains(&format!("allowed CONNECT 127.0.0.1:{}", declared.port)),
-        "{log}"
-    );
-    assert!(
-        log.contains(&format!(
-            "refused CONNECT 127.0.0.1:{}: not declared",
-            other.port
-        )),
-        "{log}"
-    );
-    assert!(log.contains("a loopback address"), "{log}");
-
-    // The manifest records what each arm could reach.
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
-    assert_eq!(
-        manifest["network"],
-        serde_json::json!({
-            "listed": [format!("127.0.0.1:{}", declared.port), format!("localhost:{}", declared.port)],
-            "wrapped": [format!("127.0.0.1:{}", declared.port)],
-        })
-    );
-    drop(abstract_socket);
+    let user = loopbench::sandbox::SandboxUser::default();
+    // A place of that user's own, which an ordinary user's sandbox shows as it is.
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let scene = Scene::new(tmp);
+    user.hand_over(&[scene.tmp.path()]).unwrap();
+    let out = scene.tmp.path().join("out");
+    let ran = std::process::Command::new("setpriv")
+        .arg(format!("--reuid={}", user.uid))
+        .arg(format!("--regid={}", user.gid))
+        .args(["--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_loopbench"))
+        .arg("run")
+        .arg(&scene.suite)
+        .args(["--quiet", "--jobs", "1", "--out"])
+        .arg(&out)
+        .env("HOME", scene.tmp.path())
+        .current_dir(scene.tmp.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&ran.stderr);
+    if !ran.status.success() && stderr.contains("bwrap") && stderr.contains("namespace") {
+        // This machine lets no ordinary user make namespaces.
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{stderr}");
+        eprintln!("skipping: {stderr}");
+        return;
+    }
+    assert!(ran.status.success(), "run as {}: {stderr}", user.spelled());
+    // The harness ran as that user, so its sandbox was a user namespace.
+    assert!(!stderr.contains("the harness runs as root"), "{stderr}");
+    let probe = capture(&out, "listed:shtask:0", "stdout");
+    scene.check(&out, &probe, &common::read_csv(&out.join("sessions.csv")));
 }
 
 #[test]
