@@ -585,3 +585,72 @@ fn real_claude_code_reaches_its_declared_api_through_the_proxy() {
         serde_json::json!([format!("127.0.0.1:{port}")])
     );
 }
+
+/// A service's socket inside a place the sandbox shows (a toolchain on `PATH`): a
+/// read-only bind would still let a client connect, so the socket is masked; in a
+/// place the suite declares, it is refused.
+#[test]
+fn a_host_socket_inside_a_shown_place_is_masked_or_refused() {
+    if !require_bwrap() {
+        return;
+    }
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let tool = tmp.path().join("tool");
+    std::fs::create_dir_all(tool.join("bin")).unwrap();
+    std::fs::create_dir_all(tool.join("share")).unwrap();
+    let socket_path = tool.join("share/daemon.sock");
+    let _socket = std::os::unix::net::UnixListener::bind(&socket_path).unwrap();
+    for (path, mode) in [
+        (tmp.path(), 0o755),
+        (tool.as_path(), 0o755),
+        (&tool.join("share"), 0o755),
+        (socket_path.as_path(), 0o777),
+    ] {
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+    }
+    let suite_dir = tmp.path().join("suite");
+    std::fs::create_dir_all(&suite_dir).unwrap();
+    script(
+        &suite_dir,
+        "probe.sh",
+        "python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(\"socket: connected\")' \"$SOCK\" 2>/dev/null || echo 'socket: refused'\n",
+    );
+    let agents = format!(
+        "[agents.x]\ndriver = \"command\"\nprogram = \"./probe.sh\"\nsandbox = \"bwrap\"\nenv = {{ SOCK = \"{}\" }}\n",
+        socket_path.display()
+    );
+    let suite = sh_suite(&suite_dir, &agents, &arm("x", "x", 1, ""));
+    let path = format!(
+        "{}:{}",
+        tool.join("bin").display(),
+        std::env::var("PATH").unwrap()
+    );
+    let out = tmp.path().join("out");
+    let ran = loopbench()
+        .arg("run")
+        .arg(&suite)
+        .args(["--quiet", "--jobs", "1", "--out"])
+        .arg(&out)
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let probe = capture(&out, "x:shtask:0", "stdout");
+    assert_eq!(probe.trim(), "socket: refused");
+
+    let agents = format!(
+        "[agents.x]\ndriver = \"command\"\nprogram = \"./probe.sh\"\nsandbox = \"bwrap\"\nsandbox_ro = [\"{}\"]\n",
+        tool.join("share").display()
+    );
+    let suite = sh_suite(&suite_dir, &agents, &arm("x", "x", 1, ""));
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("a host socket"));
+}
