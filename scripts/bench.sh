@@ -30,6 +30,17 @@
 #                                      with sandbox = "none" against "bwrap" (when the CLIs
 #                                      are installed). Prints each ratio and checks that the
 #                                      tables agree
+#   scripts/bench.sh network [BIN]    in one invocation, the per-session cost of an agent's
+#                                      network: a sandboxed command agent that fetches a page
+#                                      from a service on the host's 127.0.0.1 each session,
+#                                      through its own network namespace, the relay and the
+#                                      harness's proxy (this build), against the same suite
+#                                      under BIN, a build whose sandbox shared the host's
+#                                      network (--share-net; default: the commit before
+#                                      src/sandbox/net/, built into the same target
+#                                      directory), and against this build without network
+#                                      (NET_REPLICATES, default 4, of 6 sessions; five runs
+#                                      of each, medians; release)
 #   scripts/bench.sh memory [SIZES]    peak memory against the size of a run: from one real
 #                                      run of the default suite (arms json and markdown),
 #                                      runs of about SIZES trials each (default 10 100
@@ -330,6 +341,107 @@ bench_sandbox() {
     fi
 }
 
+# A suite in DIR over the sh task in TASK_DIR whose one agent, sandboxed, fetches
+# http://127.0.0.1:PORT/ with curl each session when NET is 1 (its sandbox query
+# declares that service; sandbox_network = true), and does nothing else.
+make_net_suite() {
+    local dir="$1" task="$2" port="$3" net="$4" replicates="$5"
+    mkdir -p "$dir"
+    cat >"$dir/agent.sh" <<'AGENT'
+#!/bin/sh
+# loopbench: sandbox-query
+if [ -n "${LOOPBENCH_SANDBOX_QUERY:-}" ]; then echo "net 127.0.0.1:$PORT"; exit 0; fi
+if [ "$NET" = 1 ]; then curl -fsS -m 10 "http://127.0.0.1:$PORT/" >/dev/null || exit 3; fi
+exit 0
+AGENT
+    chmod 755 "$dir/agent.sh"
+    local network=""
+    [[ "$net" == 1 ]] && network="sandbox_network = true"
+    cat >"$dir/suite.toml" <<SUITE
+name = "net-$net"
+seed = 20261206
+replicates = $replicates
+tasks = ["$task"]
+
+[agents.curl]
+driver = "command"
+program = "./agent.sh"
+timeout = "60s"
+sandbox = "bwrap"
+$network
+env = { PORT = "$port", NET = "$net" }
+
+[[arm]]
+name = "curl"
+agent = "curl"
+list_format = "json"
+initializer = false
+max_sessions = 6
+SUITE
+}
+
+bench_network() {
+    local base="${1:-}" replicates="${NET_REPLICATES:-4}" dir server=""
+    dir="$(mktemp -d)"
+    trap 'rm -rf "$dir"; [[ -n "$server" ]] && kill "$server" 2>/dev/null' RETURN
+    if [[ -z "$base" ]]; then
+        # The commit before the network namespace: the parent of the first commit that
+        # added src/sandbox/net/. Built from an archive of it into the same target
+        # directory, so that only loopbench itself is compiled again.
+        local first rev
+        first=$(git -C "$root" log --diff-filter=A --format=%H -- src/sandbox/net/mod.rs | tail -1)
+        rev=$(git -C "$root" rev-parse "$first^")
+        echo "== network: building $rev (before src/sandbox/net/) as the --share-net baseline"
+        mkdir -p "$dir/base-src"
+        git -C "$root" archive "$rev" | tar -x -C "$dir/base-src"
+        cargo build --release --quiet --manifest-path "$dir/base-src/Cargo.toml" --target-dir "$root/target"
+        cp "$root/target/release/loopbench" "$dir/loopbench-base"
+        base="$dir/loopbench-base"
+    fi
+    (cd "$root" && cargo build --release --quiet)
+    local bin="$root/target/release/loopbench"
+    echo "== network: $bin against $base (release, --jobs 1), $(id -un) on $(nproc) cores"
+    make_sh_task "$dir"
+    mkdir -p "$dir/www" && echo "hello" >"$dir/www/index.html"
+    local port
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    python3 -m http.server --bind 127.0.0.1 --directory "$dir/www" "$port" >/dev/null 2>&1 &
+    server=$!
+    local tries=0
+    until curl -fsS -o /dev/null "http://127.0.0.1:$port/" 2>/dev/null; do
+        tries=$((tries + 1))
+        [[ $tries -lt 100 ]] || { echo "the host service did not start" >&2; return 1; }
+        sleep 0.1
+    done
+    make_net_suite "$dir/net" "$dir/task" "$port" 1 "$replicates"
+    make_net_suite "$dir/none" "$dir/task" "$port" 0 "$replicates"
+    "$bin" validate "$dir/net" >/dev/null
+    local i olds=() news=() nones=()
+    for i in 1 2 3 4 5; do
+        rm -rf "$dir/out-old" "$dir/out-new" "$dir/out-none"
+        olds+=("$(seconds "$base" run "$dir/net" --quiet --jobs 1 --out "$dir/out-old")")
+        news+=("$(seconds "$bin" run "$dir/net" --quiet --jobs 1 --out "$dir/out-new")")
+        nones+=("$(seconds "$bin" run "$dir/none" --quiet --jobs 1 --out "$dir/out-none")")
+    done
+    local sessions errors old new none
+    sessions=$(($(wc -l <"$dir/out-new/sessions.csv") - 1))
+    errors=0
+    for out in out-old out-new out-none; do
+        # A session whose fetch failed says so in its error.
+        errors=$((errors + $(python3 -c 'import csv, sys; print(sum(1 for r in csv.DictReader(open(sys.argv[1])) if r["error"]))' "$dir/$out/sessions.csv")))
+    done
+    old=$(median "${olds[@]}")
+    new=$(median "${news[@]}")
+    none=$(median "${nones[@]}")
+    echo "runs of $sessions sessions, --share-net (before): ${olds[*]}; own namespace, relay and proxy: ${news[*]}; no network: ${nones[*]} (seconds)"
+    echo "sessions with an error (a fetch that failed): $errors"
+    echo "proxied log lines of the last run: $(cat "$dir"/out-new/agents/*/session-*.net.log | grep -c '^allowed')"
+    awk -v o="$old" -v n="$new" -v z="$none" -v s="$sessions" 'BEGIN {
+        printf "per session: --share-net %.1f ms, own namespace + relay + proxy %.1f ms, no network %.1f ms\n", 1000 * o / s, 1000 * n / s, 1000 * z / s
+        printf "cost of the network namespace and relay against --share-net: %+.1f ms per session (%.2fx the run)\n", 1000 * (n - o) / s, n / o
+    }'
+}
+
 # A task of three features checked by POSIX sh, in DIR/task.
 make_sh_task() {
     local dir="$1/task"
@@ -588,9 +700,10 @@ html) shift; bench_html "$@" ;;
 report) shift; bench_report "$@" ;;
 memory) shift; bench_memory "$@" ;;
 sandbox) shift; bench_sandbox "$@" ;;
+network) shift; bench_network "$@" ;;
 replay) shift; bench_replay "$@" ;;
 *)
-    echo "usage: $0 run [SUITE] | report [ROWS [BIN]] | replay [TRACES] | html [TRIALS] | memory [SIZES] | weekly [RUNS [BIN]] | sandbox [SUITE] | check-task [INPUT...]" >&2
+    echo "usage: $0 run [SUITE] | report [ROWS [BIN]] | replay [TRACES] | html [TRIALS] | memory [SIZES] | weekly [RUNS [BIN]] | sandbox [SUITE] | network [BIN] | check-task [INPUT...]" >&2
     exit 2
     ;;
 esac

@@ -83,6 +83,10 @@ pub enum Command {
     /// Internal: runs one agent session so that nothing it started outlives it.
     #[command(hide = true)]
     Supervise(SuperviseArgs),
+    /// Internal: inside a sandbox, relays the agent's connections to the harness's
+    /// proxy, which reaches only what the arm declares.
+    #[command(hide = true)]
+    NetRelay(NetRelayArgs),
 }
 
 /// Runs the parsed command and returns its exit code.
@@ -110,5 +114,8 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             &args.command[1..],
             &args.status,
         )),
+        Command::NetRelay(args) => {
+            crate::sandbox::net::relay(&args.socket, args.direct_loopback, &args.command)
+        }
     }
 }

@@ -94,6 +94,10 @@ pub struct Manifest {
     /// as root; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox_user: Option<String>,
+    /// What each arm whose agent has network could reach through the sandbox's proxy
+    /// (`HOST:PORT`, sorted); an arm absent reached no network.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub network: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// One look of a sharded sequential run: which look, and the merged run of the looks
@@ -161,6 +165,7 @@ impl Manifest {
             keep_repos: false,
             sandbox_limits: None,
             sandbox_user: None,
+            network: std::collections::BTreeMap::new(),
         }
     }
 

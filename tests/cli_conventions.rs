@@ -58,10 +58,15 @@ fn no_completion_script_offers_the_internal_supervise_command() {
         .filter(|s| s.is_hide_set())
         .map(|s| s.get_name().to_string())
         .collect();
-    assert_eq!(hidden, ["supervise"]);
+    assert_eq!(hidden, ["supervise", "net-relay"]);
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
         let script = stdout_of(&["completions", shell]);
-        assert!(!script.contains("supervise"), "{shell} offers supervise");
+        for internal in &hidden {
+            assert!(
+                !script.contains(internal.as_str()),
+                "{shell} offers {internal}"
+            );
+        }
         // fish spells it `-l version`.
         assert!(script.contains("version"), "{shell} lost --version");
     }

@@ -472,7 +472,7 @@ fn under_bwrap_the_oracle_and_the_network_are_out_of_reach_and_the_run_records_i
         suite = system.path().display(),
     );
     let agents = format!(
-        "[agents.boxed]\ndriver = \"command\"\nprogram = \"./probe.sh\"\nsandbox = \"bwrap\"\n{env}\n\n[agents.open]\ndriver = \"command\"\nprogram = \"./probe.sh\"\n{env}\n\n[agents.netted]\ndriver = \"command\"\nprogram = \"./probe.sh\"\nsandbox = \"bwrap\"\nsandbox_network = true\nsandbox_writable = [\"{system}\"]\n{env}\n",
+        "[agents.boxed]\ndriver = \"command\"\nprogram = \"./probe.sh\"\nsandbox = \"bwrap\"\n{env}\n\n[agents.open]\ndriver = \"command\"\nprogram = \"./probe.sh\"\n{env}\n\n[agents.netted]\ndriver = \"command\"\nprogram = \"./probe.sh\"\nsandbox = \"bwrap\"\nsandbox_network = [\"127.0.0.1:{port}\"]\nsandbox_writable = [\"{system}\"]\n{env}\n",
         system = system.path().display(),
     );
     let arms = arm("boxed", "boxed", 1, "")
@@ -517,12 +517,14 @@ fn under_bwrap_the_oracle_and_the_network_are_out_of_reach_and_the_run_records_i
     }
     assert_eq!(ran.arm("open")[0]["error"], "agent exited with code 4");
 
-    // A real agent CLI's sandbox: its network and one writable config directory let
-    // through, the oracle and the run directory still hidden.
+    // A real agent CLI's sandbox: one writable config directory let through, the oracle
+    // and the run directory still hidden. Its network is its own namespace: even the
+    // service its arm declares is out of a raw socket's reach (only the harness's
+    // proxy reaches it: tests/sandbox_network.rs).
     let netted = ran.capture("netted:shtask:0", 1, "stdout");
     for line in [
         "oracle: hidden",
-        "network: reachable",
+        "network: unreachable",
         "run-dir: hidden",
         "system: writable",
     ] {
@@ -531,7 +533,7 @@ fn under_bwrap_the_oracle_and_the_network_are_out_of_reach_and_the_run_records_i
             "networked sandbox probe: {line} missing from\n{netted}"
         );
     }
-    assert_eq!(ran.arm("netted")[0]["error"], "agent exited with code 2");
+    assert_eq!(ran.arm("netted")[0]["error"], "agent exited with code 1");
     // Only the unsandboxed probe and the one given the directory left their mark.
     assert!(system.path().join("breach-open").exists());
     assert!(system.path().join("breach-netted").exists());

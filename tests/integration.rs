@@ -57,6 +57,7 @@ mod result_modes;
 mod results_dir_cli;
 mod resume_shard;
 mod run_cli;
+mod sandbox_network;
 mod seed_patterns;
 mod sequential_run;
 mod sequential_sim;

@@ -40,12 +40,16 @@
 # loopbench on PATH.
 set -euo pipefail
 # loopbench: sandbox-query
-# Asked with LOOPBENCH_SANDBOX_QUERY=1 (by the harness, before a sandboxed run, inside
-# a sandbox like the session's: it shows the system and PATH's toolchains, not yet
-# what this answer names), this wrapper prints the places aider needs shown read-only in
-# the sandbox: its virtualenv, and the Python installation the virtualenv was made from.
-# `readlink -m` names where a link leads even where the sandbox does not show it. It
-# runs nothing else.
+# Asked with LOOPBENCH_SANDBOX_QUERY=1 (by the harness, before a sandboxed run, inside a
+# sandbox like the session's: it shows the system and PATH's toolchains, not yet what
+# this answer names), this wrapper prints the places aider needs shown read-only in the
+# sandbox: its virtualenv, and the Python installation the virtualenv was made from; and
+# the APIs of the two providers it is used with here, which an agent with
+# `sandbox_network = true` may reach: Anthropic's (ANTHROPIC_BASE_URL's host, else
+# api.anthropic.com:443) and OpenAI's (OPENAI_API_BASE's or OPENAI_BASE_URL's host, else
+# api.openai.com:443). A model of another provider needs its host listed in the suite's
+# sandbox_network. `readlink -m` names where a link leads even where the sandbox does
+# not show it. It runs nothing else.
 if [ -n "${LOOPBENCH_SANDBOX_QUERY:-}" ]; then
     # on_path NAME: the first PATH entry holding NAME, a program or a link (whose target
     # the sandbox may not show, so that `command -v` would pass it over).
@@ -59,12 +63,32 @@ if [ -n "${LOOPBENCH_SANDBOX_QUERY:-}" ]; then
         done
         return 1
     }
+    # net_line URL: the "net HOST:PORT" line of the API at URL (port 443, or 80 for
+    # http://, unless the URL names one).
+    net_line() {
+        local url=$1 scheme authority host port=
+        scheme=${url%%://*}
+        authority=${url#*://}
+        authority=${authority%%/*}
+        authority=${authority%%\?*}
+        authority=${authority##*@}
+        case "$authority" in
+        \[*\]:*) host=${authority%]:*}] port=${authority##*]:} ;;
+        \[*\]) host=$authority ;;
+        *:*) host=${authority%:*} port=${authority##*:} ;;
+        *) host=$authority ;;
+        esac
+        [ -n "$port" ] || case "$scheme" in http) port=80 ;; *) port=443 ;; esac
+        echo "net $host:$port"
+    }
     if cli=$(on_path aider); then
         venv=$(dirname "$(dirname "$(readlink -m "$cli")")")
         echo "ro $venv"
         home=$(sed -n 's/^home *= *//p' "$venv/pyvenv.cfg" 2>/dev/null | head -n 1 || true)
         [ -n "$home" ] && echo "ro $(dirname "$(readlink -m "$home")")"
     fi
+    net_line "${ANTHROPIC_BASE_URL:-https://api.anthropic.com}"
+    net_line "${OPENAI_API_BASE:-${OPENAI_BASE_URL:-https://api.openai.com}}"
     exit 0
 fi
 : "${LOOPBENCH_TURNS:?${0##*/} runs under loopbench: LOOPBENCH_TURNS is not set}"

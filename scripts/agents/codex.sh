@@ -29,12 +29,14 @@
 # loopbench binary, whose `loopbench usage` reads the CLI's output.
 set -euo pipefail
 # loopbench: sandbox-query
-# Asked with LOOPBENCH_SANDBOX_QUERY=1 (by the harness, before a sandboxed run, inside
-# a sandbox like the session's: it shows the system and PATH's toolchains, not yet
-# what this answer names), this wrapper prints the places its CLI needs shown read-only
-# in the sandbox: the node_modules tree the CLI is installed in, and node's install.
-# `readlink -m` names where a link leads even where the sandbox does not show it. It
-# runs nothing else.
+# Asked with LOOPBENCH_SANDBOX_QUERY=1 (by the harness, before a sandboxed run, inside a
+# sandbox like the session's: it shows the system and PATH's toolchains, not yet what
+# this answer names), this wrapper prints the places its CLI needs shown read-only in
+# the sandbox: the node_modules tree the CLI is installed in, and node's install; and
+# the API it calls, which an agent with `sandbox_network = true` may reach: the host of
+# the provider it configures (LOOPBENCH_MODEL_URL), else of OPENAI_BASE_URL, else
+# api.openai.com:443. `readlink -m` names where a link leads even where the sandbox does
+# not show it. It runs nothing else.
 if [ -n "${LOOPBENCH_SANDBOX_QUERY:-}" ]; then
     # on_path NAME: the first PATH entry holding NAME, a program or a link (whose target
     # the sandbox may not show, so that `command -v` would pass it over).
@@ -47,6 +49,24 @@ if [ -n "${LOOPBENCH_SANDBOX_QUERY:-}" ]; then
             fi
         done
         return 1
+    }
+    # net_line URL: the "net HOST:PORT" line of the API at URL (port 443, or 80 for
+    # http://, unless the URL names one).
+    net_line() {
+        local url=$1 scheme authority host port=
+        scheme=${url%%://*}
+        authority=${url#*://}
+        authority=${authority%%/*}
+        authority=${authority%%\?*}
+        authority=${authority##*@}
+        case "$authority" in
+        \[*\]:*) host=${authority%]:*}] port=${authority##*]:} ;;
+        \[*\]) host=$authority ;;
+        *:*) host=${authority%:*} port=${authority##*:} ;;
+        *) host=$authority ;;
+        esac
+        [ -n "$port" ] || case "$scheme" in http) port=80 ;; *) port=443 ;; esac
+        echo "net $host:$port"
     }
     if cli=$(on_path codex); then
         real=$(readlink -m "$cli")
@@ -62,6 +82,7 @@ if [ -n "${LOOPBENCH_SANDBOX_QUERY:-}" ]; then
         node=$(readlink -m "$node")
         echo "ro ${node%/bin/*}"
     fi
+    net_line "${LOOPBENCH_MODEL_URL:-${OPENAI_BASE_URL:-https://api.openai.com}}"
     exit 0
 fi
 : "${LOOPBENCH_TURNS:?${0##*/} runs under loopbench: LOOPBENCH_TURNS is not set}"

@@ -20,6 +20,22 @@ pub struct SuperviseArgs {
     pub command: Vec<String>,
 }
 
+/// Arguments of the internal `loopbench net-relay`, the agent's way out of a sandbox
+/// whose arm declares network targets.
+#[derive(Debug, clap::Args)]
+pub struct NetRelayArgs {
+    /// The harness's proxy: a Unix socket bound into the sandbox.
+    #[arg(long)]
+    pub socket: PathBuf,
+    /// Let the agent reach the sandbox's own loopback directly (`NO_PROXY`), where the
+    /// scripted model server listens.
+    #[arg(long)]
+    pub direct_loopback: bool,
+    /// The agent program and its arguments.
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<std::ffi::OsString>,
+}
+
 /// Arguments of `loopbench completions`.
 #[derive(Debug, clap::Args)]
 pub struct CompletionsArgs {

@@ -41,6 +41,7 @@ pub fn run(args: &ValidateArgs) -> Result<i32> {
             }
             writeln!(out)?;
         }
+        let hidden = std::sync::LazyLock::new(|| crate::agent::command::query_hidden(&suite));
         for arm in &suite.arms {
             writeln!(
                 out,
@@ -57,6 +58,14 @@ pub fn run(args: &ValidateArgs) -> Result<i32> {
                 arm.crash_rate
             )?;
             writeln!(out, "    {}", arm_keys(arm))?;
+            if let Ok(Some(targets)) = crate::agent::command::reachable(&suite, arm, &hidden) {
+                let list: Vec<String> = targets.iter().map(ToString::to_string).collect();
+                writeln!(
+                    out,
+                    "    network: {} (through the harness's proxy; nothing else)",
+                    list.join(", ")
+                )?;
+            }
         }
         if uses_sandbox(&suite) {
             writeln!(out, "  sandbox: {}", sandbox_summary(&suite))?;

@@ -370,8 +370,15 @@ mod tests {
             std::fs::write(r.join(f), "x").unwrap();
         }
         std::fs::create_dir_all(r.join("etc/study/t/oracle")).unwrap();
+        let _socket =
+            std::os::unix::net::UnixListener::bind(r.join("opt/tool/share/daemon.sock")).unwrap();
         let path = path_of(&r, &["/opt/tool/bin", "/srv/s2/bin"]);
         let list = Allowlist::build(&r, Some(&path), None, &[]);
+        // A socket in a shown toolchain: masked by an empty file.
+        assert!(
+            list.masked.contains(&r.join("opt/tool/share/daemon.sock")),
+            "{list:?}"
+        );
         assert!(list.shows(&r.join("opt/tool/share")));
         assert!(!list.shows(&r.join("opt/tool/share/copy/oracle/gold")));
         assert!(list.shows(&r.join("srv/s2/bin")));

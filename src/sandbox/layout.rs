@@ -16,8 +16,9 @@
 //! | `--ro-bind /dev/null` or an empty `--tmpfs` over each masked secret and each hidden place inside a shown one | `/etc/shadow`, host keys; a run directory under /usr |
 //! | `--remount-ro` each masking tmpfs, then `/` | the sandbox's own root stays empty and read-only |
 //!
-//! plus its own IPC, UTS, PID and network namespaces (no network unless `share_net`
-//! keeps the host's), `--cap-drop ALL` (no capability, so no mount can be undone from
+//! plus its own IPC, UTS, PID and network namespaces (never the host's network: an agent
+//! whose arm declares targets reaches them through the proxy socket bound in as one of
+//! its writable files, [`super::net`]), `--cap-drop ALL` (no capability, so no mount can be undone from
 //! inside), `--die-with-parent` and `--new-session` (no keystrokes pushed into the
 //! harness's terminal). Under `--new-session` the agent leaves the harness's process
 //! group; a timeout's SIGTERM reaches bwrap, whose death takes the whole PID namespace
@@ -150,7 +151,6 @@ impl Hidden {
             allowlist: self.allowlist.clone(),
             tmp_bytes: self.tmp_bytes,
             limits: self.limits,
-            share_net: false,
             run_as: self.run_as.clone(),
             supervises: false,
         }
@@ -185,8 +185,6 @@ pub struct Layout {
     pub tmp_bytes: u64,
     /// The limits of the cgroup the sandbox runs in; `None`: no cgroup.
     pub limits: Option<Limits>,
-    /// Keep the host's network (an agent CLI that calls its API needs it).
-    pub share_net: bool,
     /// The unprivileged user the sandboxed program becomes (a root harness); `None`:
     /// the harness's own user, in a user namespace.
     pub run_as: Option<RunAs>,
@@ -217,15 +215,17 @@ impl Layout {
         args.0
     }
 
-    /// The namespaces (the network's unless it is shared), the capabilities (none, but
-    /// those the switch of user needs under a root harness), and the session's ties
-    /// to the harness.
+    /// The namespaces (the network's always), the capabilities (none, but those the
+    /// switch of user needs under a root harness), and the session's ties to the
+    /// harness.
     fn push_isolation(&self, args: &mut Args) {
-        for ns in ["--unshare-ipc", "--unshare-uts", "--unshare-pid"] {
+        for ns in [
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-pid",
+            "--unshare-net",
+        ] {
             args.push(ns, &[]);
-        }
-        if !self.share_net {
-            args.push("--unshare-net", &[]);
         }
         match &self.run_as {
             None => {
@@ -453,7 +453,6 @@ mod tests {
             }),
             tmp_bytes: 1024,
             limits: None,
-            share_net: false,
             run_as: None,
             supervises: false,
         }
@@ -464,15 +463,10 @@ mod tests {
     }
 
     #[test]
-    fn the_network_is_unshared_unless_asked() {
-        let has = |l: &Layout, flag: &str| l.bwrap_args().iter().any(|a| a == flag);
-        assert!(has(&layout(), "--unshare-net"));
-        let netted = Layout {
-            share_net: true,
-            ..layout()
-        };
-        assert!(!has(&netted, "--unshare-net"));
-        assert!(has(&netted, "--unshare-pid"));
+    fn every_sandbox_has_a_network_namespace_of_its_own() {
+        let args = strings(layout().bwrap_args());
+        assert!(args.iter().any(|a| a == "--unshare-net"), "{args:?}");
+        assert!(!args.iter().any(|a| a == "--share-net"), "{args:?}");
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod keyring;
 mod launch;
 mod layout;
 mod limits;
+pub mod net;
 mod places;
 mod probe;
 mod user;

@@ -3,8 +3,9 @@
 //! whole host, a home, a place of the kernel or of host sockets, or when it holds
 //! answers; and the search, at the start of a run, for answers inside every place that
 //! is shown: a task's `oracle/`, a loopbench results directory, another trial's scratch
-//! directory. What the search finds is masked in a shown toolchain or system directory,
-//! and refused in a declared place.
+//! directory, and a host socket (a read-only bind does not keep a client from
+//! connecting to a socket it shows). What the search finds is masked in a shown
+//! toolchain or system directory, and refused in a declared place.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -68,8 +69,9 @@ pub fn refused_place(place: &Path, home: Option<&Path>) -> Option<String> {
 /// [`SEARCH_ENTRIES`] entries, symlinks not followed): the `oracle/` of a directory
 /// holding a `task.toml`, a directory holding a run's `manifest.json` beside its
 /// `sessions.jsonl` or `trials.jsonl`, a directory named like the harness's scratch
-/// directories. Nothing below an answer is searched.
+/// directories, a Unix socket. Nothing below an answer is searched.
 pub fn answers_inside(dir: &Path) -> Vec<Answer> {
+    use std::os::unix::fs::FileTypeExt;
     let mut found = Vec::new();
     let mut queue = VecDeque::from([(dir.to_path_buf(), 0usize)]);
     let mut read = 0usize;
@@ -85,8 +87,13 @@ pub fn answers_inside(dir: &Path) -> Vec<Answer> {
                 return found;
             }
             let name = entry.file_name();
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                subdirs.push(entry.path());
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => subdirs.push(entry.path()),
+                Ok(t) if t.is_socket() => found.push(Answer {
+                    path: entry.path(),
+                    what: "a host socket",
+                }),
+                _ => {}
             }
             names.push(name);
         }
@@ -184,6 +191,15 @@ mod tests {
         // Five levels down: beyond the search. An `oracle` without a task beside it is
         // just a name.
         assert_eq!(found.len(), 3, "{found:?}");
+        // A service's socket: a read-only bind would still let a client connect.
+        let _listening = std::os::unix::net::UnixListener::bind(r.join("lib/agent.sock")).unwrap();
+        let found = answers_inside(r);
+        assert!(
+            found
+                .iter()
+                .any(|a| a.path == r.join("lib/agent.sock") && a.what == "a host socket"),
+            "{found:?}"
+        );
     }
 
     #[test]

@@ -157,6 +157,20 @@ pub fn suite_manifest(suite: &Suite, arms: &[usize], setup: SuiteRunSetup) -> Ma
         .display()
         .to_string();
     let (sandbox_limits, sandbox_user) = setup.sandbox;
+    // `preflight` has asked every arm already (and the query's answers are kept), so
+    // an arm that fails here does not run either.
+    let hidden = std::sync::LazyLock::new(|| command::query_hidden(suite));
+    let network = arms
+        .iter()
+        .filter_map(|&i| {
+            let arm = &suite.arms[i];
+            let targets = command::reachable(suite, arm, &hidden).ok().flatten()?;
+            Some((
+                arm.name.clone(),
+                targets.iter().map(ToString::to_string).collect(),
+            ))
+        })
+        .collect();
     Manifest {
         suite: suite.name.clone(),
         suite_path: Some(suite_path),
@@ -181,6 +195,7 @@ pub fn suite_manifest(suite: &Suite, arms: &[usize], setup: SuiteRunSetup) -> Ma
         keep_repos: setup.keep_repos,
         sandbox_limits,
         sandbox_user,
+        network,
         ..Manifest::stamped()
     }
 }

@@ -10,7 +10,9 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::setting::setting;
+use super::toml_error::KeyAt;
 use crate::error::{Error, Result};
+use crate::sandbox::net::NetTarget;
 
 /// Default `crash_window` of a command agent: a typical session's length, so that a
 /// crash lands inside sessions that are much shorter than their timeout.
@@ -31,7 +33,8 @@ pub(super) struct AgentFile {
     args: Vec<String>,
     timeout: Option<Spanned<String>>,
     sandbox: Option<SandboxMode>,
-    sandbox_network: Option<Spanned<bool>>,
+    /// `true`, `false`, or a list of `"HOST:PORT"`.
+    sandbox_network: Option<Spanned<toml::Value>>,
     /// Read-write places of the sandbox.
     sandbox_rw: Option<Spanned<Vec<String>>>,
     /// The older name of `sandbox_rw`.
@@ -132,12 +135,13 @@ pub struct ModelServer {
 }
 
 /// `sandbox = "bwrap"` of a command agent. A real agent CLI needs its API
-/// (`sandbox_network = true`) and its install directory (`sandbox_ro`, or declared by
-/// its wrapper); nothing else of the host is shown beyond the system's allowlist.
+/// (`sandbox_network`) and its install directory (`sandbox_ro`, or declared by its
+/// wrapper); nothing else of the host is shown beyond the system's allowlist.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Sandbox {
-    /// Share the host's network (bwrap `--share-net`).
-    pub network: bool,
+    /// Network out of the sandbox's own namespace, through the harness's proxy, to
+    /// declared targets only; `None`: no network at all.
+    pub network: Option<Network>,
     /// Places outside the work directory the agent may write (`~` is `$HOME`).
     pub read_write: Vec<PathBuf>,
     /// Places outside the work directory the agent may read (`~` is `$HOME`).
@@ -145,6 +149,18 @@ pub struct Sandbox {
     /// How the suite spelled the read-write list (`sandbox_rw`, or the older
     /// `sandbox_writable`), for messages.
     pub read_write_key: &'static str,
+}
+
+/// `sandbox_network = true` or `["HOST:PORT", ...]`: the agent reaches the targets
+/// listed here and those its wrapper's sandbox query declares (`net HOST:PORT`), and
+/// nothing else. `true` lists none here; with none declared either, the suite is
+/// refused (never the whole internet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Network {
+    /// The targets the suite lists, sorted, without repeats.
+    pub targets: Vec<NetTarget>,
+    /// Where the key is written, for the error when nothing at all is declared.
+    pub at: KeyAt,
 }
 
 impl AgentDriver {
@@ -163,10 +179,11 @@ pub(super) fn agent_driver(
     name: &str,
     spec: &Spanned<AgentFile>,
     err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
+    at: &dyn Fn(std::ops::Range<usize>) -> KeyAt,
 ) -> Result<AgentDriver> {
     match spec.get_ref().driver {
         DriverKind::Sim => sim_driver(name, spec, err),
-        DriverKind::Command => command_driver(suite_dir, name, spec, err),
+        DriverKind::Command => command_driver(suite_dir, name, spec, err, at),
     }
 }
 
@@ -236,6 +253,7 @@ fn command_driver(
     name: &str,
     spec: &Spanned<AgentFile>,
     err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
+    at: &dyn Fn(std::ops::Range<usize>) -> KeyAt,
 ) -> Result<AgentDriver> {
     let a = spec.get_ref();
     if a.profile.is_some() {
@@ -256,7 +274,7 @@ fn command_driver(
             )
         })?,
     };
-    let sandbox = sandbox_of(name, a, err)?;
+    let sandbox = sandbox_of(name, a, err, at)?;
     let pass_env = a
         .pass_env
         .as_ref()
@@ -305,6 +323,7 @@ fn sandbox_of(
     name: &str,
     a: &AgentFile,
     err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
+    at: &dyn Fn(std::ops::Range<usize>) -> KeyAt,
 ) -> Result<Option<Box<Sandbox>>> {
     let bwrap = a.sandbox == Some(SandboxMode::Bwrap);
     if !bwrap {
@@ -345,13 +364,64 @@ fn sandbox_of(
         Some(_) => ("sandbox_writable", places(&a.sandbox_writable)),
         None => ("sandbox_rw", places(&a.sandbox_rw)),
     };
+    let network = match &a.sandbox_network {
+        Some(value) => network_of(name, value, err, at)?,
+        None => None,
+    };
     Ok(bwrap.then(|| {
         Box::new(Sandbox {
-            network: a.sandbox_network.as_ref().is_some_and(|n| *n.get_ref()),
+            network,
             read_write,
             read_only: places(&a.sandbox_ro),
             read_write_key,
         })
+    }))
+}
+
+/// `sandbox_network`: `false` (no network), `true` (what the wrapper declares) or a
+/// non-empty list of `"HOST:PORT"`.
+fn network_of(
+    name: &str,
+    value: &Spanned<toml::Value>,
+    err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
+    at: &dyn Fn(std::ops::Range<usize>) -> KeyAt,
+) -> Result<Option<Network>> {
+    let bad = |why: String| {
+        err(
+            value.span(),
+            format!("agent '{name}': sandbox_network: {why}"),
+        )
+    };
+    let listed = match value.get_ref() {
+        toml::Value::Boolean(false) => return Ok(None),
+        toml::Value::Boolean(true) => Vec::new(),
+        toml::Value::Array(items) if items.is_empty() => {
+            return Err(bad(
+                "an empty list reaches nothing: write false, or list what the agent may \
+                 reach (\"HOST:PORT\")"
+                    .into(),
+            ));
+        }
+        toml::Value::Array(items) => items
+            .iter()
+            .map(|item| match item {
+                toml::Value::String(text) => NetTarget::parse(text),
+                other => Err(format!("{other} is not a \"HOST:PORT\" string")),
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(bad)?,
+        other => {
+            return Err(bad(format!(
+                "expected true, false or a list of \"HOST:PORT\", got {other}"
+            )));
+        }
+    };
+    let mut targets = listed;
+    targets.sort();
+    targets.dedup();
+    Ok(Some(Network {
+        targets,
+        at: at(value.span()),
     }))
 }
 

@@ -14,7 +14,8 @@ mod toml_error;
 mod verify_runner;
 
 pub use agent_table::{
-    AgentDriver, CrashMode, DEFAULT_CAPTURE_LIMIT, DEFAULT_CRASH_WINDOW, ModelServer, Sandbox,
+    AgentDriver, CrashMode, DEFAULT_CAPTURE_LIMIT, DEFAULT_CRASH_WINDOW, ModelServer, Network,
+    Sandbox,
 };
 pub use arm::{Arm, ArmPrompts, ExitCheck, Ledger, PromptOverride, Strategy};
 pub use key::TrialKey;
@@ -24,5 +25,5 @@ pub use suite_file::{
     CleanTree, InfraPolicy, MAX_PLAN_TRIALS, Prompts, Sequential, Suite, check_plan_size,
 };
 pub use task::{Feature, Task, TestDiscovery, is_simple_name};
-pub use toml_error::{config_error, from_toml, line_column};
+pub use toml_error::{KeyAt, config_error, from_toml, line_column};
 pub use verify_runner::{Collected, Discovery, RunnerCheck, UNITTEST_PATTERN, unrecognized_runner};

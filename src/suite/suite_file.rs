@@ -9,7 +9,7 @@ use toml::Spanned;
 use super::agent_table::{AgentDriver, AgentFile, SandboxMode, agent_driver};
 use super::arm::{Arm, ArmFile, build_arms};
 use super::task::{Task, is_simple_name};
-use super::toml_error::{config_error, from_toml};
+use super::toml_error::{KeyAt, config_error, from_toml};
 use crate::error::{Error, IoContext, Result};
 
 #[derive(Debug, Deserialize)]
@@ -201,6 +201,7 @@ impl Suite {
         let raw: SuiteFile = toml::from_str(&text).map_err(|e| from_toml(&file, &text, &e))?;
         let err =
             |span: std::ops::Range<usize>, msg: String| config_error(&file, &text, Some(span), msg);
+        let at = |span: std::ops::Range<usize>| KeyAt::of(&file, &text, span);
 
         let name = raw.name.get_ref().clone();
         if !is_simple_name(&name) {
@@ -231,7 +232,7 @@ impl Suite {
         for (agent_name, spec) in &raw.agents {
             agents.insert(
                 agent_name.clone(),
-                agent_driver(&dir, agent_name, spec, &err)?,
+                agent_driver(&dir, agent_name, spec, &err, &at)?,
             );
         }
 

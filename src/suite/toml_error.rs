@@ -31,6 +31,40 @@ pub fn config_error(
     }
 }
 
+/// Where a key stands in a file, for an error found after the file was read (by a check
+/// that needs the machine, such as an agent's sandbox query).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyAt {
+    /// The file.
+    pub file: std::path::PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+}
+
+impl KeyAt {
+    /// Where `span` of `text`, read from `file`, begins.
+    pub fn of(file: &Path, text: &str, span: Range<usize>) -> KeyAt {
+        let (line, column) = line_column(text, span.start);
+        KeyAt {
+            file: file.to_path_buf(),
+            line,
+            column,
+        }
+    }
+
+    /// A [`Error::Config`] at this place.
+    pub fn error(&self, message: impl Into<String>) -> Error {
+        Error::Config {
+            file: self.file.clone(),
+            line: self.line,
+            column: self.column,
+            message: message.into(),
+        }
+    }
+}
+
 /// Converts a `toml` deserialization error into a [`Error::Config`].
 pub fn from_toml(file: &Path, text: &str, err: &toml::de::Error) -> Error {
     config_error(file, text, err.span(), err.message().trim_end().to_string())

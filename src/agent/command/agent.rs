@@ -15,6 +15,7 @@ use crate::agent::{Agent, SessionContext, SessionRun};
 use crate::agent::{Failure, FailureKind, Outcome};
 use crate::error::{Error, IoContext, Result, with_causes};
 use crate::run_dir::RunDir;
+use crate::sandbox::net::NetTarget;
 use crate::sandbox::{self, Hidden, Layout, Redactor};
 use crate::suite::TrialKey;
 use crate::suite::{AgentDriver, Arm, CrashMode, ModelServer, Sandbox, Suite};
@@ -25,6 +26,9 @@ pub const USAGE_FILE: &str = "usage.json";
 pub const STATE_DIR: &str = "state";
 /// The served log of session N is `agents/<trial>/session-N.model.jsonl`.
 pub const MODEL_LOG_SUFFIX: &str = "model.jsonl";
+/// The network log of session N (what the sandbox's proxy let through and refused) is
+/// `agents/<trial>/session-N.net.log`.
+pub const NET_LOG_SUFFIX: &str = "net.log";
 /// The HOME of every session of a trial: `agents/<trial>/home/` (a CLI keeps its
 /// configuration and transcripts there, never in the harness's own home).
 pub const MODEL_HOME: &str = "home";
@@ -67,6 +71,8 @@ pub struct CommandAgent {
     crash_window: Duration,
     capture_limit: u64,
     sandbox: Option<Box<Sandbox>>,
+    /// What the sandbox's proxy lets the agent reach; `None`: no network.
+    network: Option<Vec<NetTarget>>,
     model_server: Option<ModelServer>,
     base_dir: PathBuf,
     hidden: Hidden,
@@ -117,6 +123,7 @@ impl CommandAgent {
         let capture_dir = std::path::absolute(run_dir.agent_captures(&key.trial_id))
             .io_context(|| format!("cannot resolve '{}'", run_dir.path().display()))?;
         attempt_dirs::clear_unrecorded(&capture_dir)?;
+        let network = super::program::reachable(suite, arm, hidden)?;
         Ok(CommandAgent {
             name: arm.agent.clone(),
             program: program.clone(),
@@ -135,6 +142,7 @@ impl CommandAgent {
             crash_window: *crash_window,
             capture_limit: *capture_limit,
             sandbox: sandbox.clone(),
+            network,
             model_server: model_server.clone(),
             base_dir: suite.dir.clone(),
             hidden: hidden.clone(),
@@ -220,9 +228,16 @@ impl CommandAgent {
 
     /// The sandbox of one session: the host's allowlist, the agent's own files bound at
     /// the paths its environment names, its program and the harness's binary readable
-    /// (canonical paths, so that a symlink cannot lead elsewhere), and what the agent
-    /// table and its wrapper declare (`sandbox_ro`, `sandbox_rw`).
-    fn layout(&self, ctx: &SessionContext<'_>, program: &Path, files: &SessionFiles) -> Layout {
+    /// (canonical paths, so that a symlink cannot lead elsewhere), what the agent
+    /// table and its wrapper declare (`sandbox_ro`, `sandbox_rw`), and the network
+    /// proxy's socket when the agent has one.
+    fn layout(
+        &self,
+        ctx: &SessionContext<'_>,
+        program: &Path,
+        files: &SessionFiles,
+        proxy_socket: Option<&Path>,
+    ) -> Layout {
         let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
         let mut layout = self.hidden.layout(
@@ -245,9 +260,15 @@ impl CommandAgent {
             layout.readable.push(abs(&server.scenario));
             layout.writable_files.push(abs(log));
         }
+        layout
+            .writable_files
+            .extend(proxy_socket.map(Path::to_path_buf));
         if let Some(sandbox) = &self.sandbox {
-            layout.share_net = sandbox.network;
-            let declared = super::program::declared_places(program, &self.hidden);
+            let declared = super::program::declared_places(
+                program,
+                &self.hidden,
+                &super::program::query_env(&self.pass_env, &self.env),
+            );
             let exists = |p: &&PathBuf| p.exists();
             layout.readable.extend(
                 sandbox
@@ -297,6 +318,9 @@ impl CommandAgent {
             }),
             home: self.capture_dir.join(MODEL_HOME),
             bwrap_status: root.join(BWRAP_STATUS_FILE),
+            net_log: self
+                .capture_dir
+                .join(format!("session-{}.{NET_LOG_SUFFIX}", ctx.session)),
         };
         for dir in [&self.capture_dir, &files.state_dir, &files.home] {
             std::fs::create_dir_all(dir)
@@ -331,6 +355,8 @@ struct SessionFiles {
     home: PathBuf,
     /// Where bwrap reports whether the program ran, under `sandbox = "bwrap"`.
     bwrap_status: PathBuf,
+    /// What the network proxy let through and refused, when the agent has network.
+    net_log: PathBuf,
 }
 
 /// What one try that started the agent left.

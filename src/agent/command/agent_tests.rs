@@ -18,6 +18,7 @@ fn agent(crash: CrashMode, timeout: u64, window: u64) -> CommandAgent {
         crash_window: Duration::from_secs(window),
         capture_limit: crate::suite::DEFAULT_CAPTURE_LIMIT,
         sandbox: None,
+        network: None,
         model_server: None,
         base_dir: PathBuf::from("/"),
         hidden: Hidden::default(),

@@ -24,5 +24,5 @@ mod usage;
 
 pub use agent::{CommandAgent, RetryPolicy, STATE_DIR, USAGE_FILE};
 pub use child::{KILL_GRACE, signal_running_agents};
-pub use program::{preflight, runs_sim_agent};
+pub use program::{preflight, query_hidden, reachable, runs_sim_agent};
 pub use usage::{Reported, read_reports, read_stream_json, read_usage_file, report_result_line};

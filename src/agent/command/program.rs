@@ -1,7 +1,9 @@
 //! Which program a command agent runs, and whether it can run here: the program
 //! resolved (relative to the suite directory, or on the agent's PATH), the file the
-//! sandbox executes, the harness's own binary for `$LOOPBENCH_BIN`, and the check
-//! before a run that every selected agent can be started (exit 2 otherwise).
+//! sandbox executes, what its sandbox query declares (places, and the network targets
+//! an arm with `sandbox_network` may reach), the harness's own binary for
+//! `$LOOPBENCH_BIN`, and the check before a run that every selected agent can be
+//! started (exit 2 otherwise).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -10,15 +12,17 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::process::{Isolation, ShellCommand};
 use crate::sandbox;
-use crate::suite::{AgentDriver, Sandbox, Suite};
+use crate::sandbox::net::NetTarget;
+use crate::suite::{AgentDriver, Arm, Sandbox, Suite};
 
 /// The line by which a wrapper says it answers the sandbox query: run with
 /// `LOOPBENCH_SANDBOX_QUERY=1`, it prints `ro PATH` and `rw PATH` lines for what its
-/// CLI needs (its install directory, its interpreter) and exits 0 without running it.
-/// The query runs inside the sandbox it asks about (the program is the suite's, and
-/// the suite may come from anywhere): what it can see there is the allowlist and the
-/// program, so a wrapper names the places its links lead to without following them
-/// past what is shown (`readlink -m`).
+/// CLI needs (its install directory, its interpreter) and `net HOST:PORT` lines for
+/// what it calls (its API), and exits 0 without running it. The query runs inside the
+/// sandbox it asks about (the program is the suite's, and the suite may come from
+/// anywhere): what it can see there is the allowlist and the program, so a wrapper
+/// names the places its links lead to without following them past what is shown
+/// (`readlink -m`).
 pub const SANDBOX_QUERY_MARKER: &str = "# loopbench: sandbox-query";
 
 /// Places a wrapper declares for its sandbox.
@@ -28,25 +32,35 @@ pub struct Declared {
     pub read_only: Vec<PathBuf>,
     /// Shown read-write.
     pub read_write: Vec<PathBuf>,
+    /// Reachable through the sandbox's proxy, when the suite gives the agent network.
+    pub network: Vec<NetTarget>,
 }
 
-/// What `program` declares for its sandbox: nothing unless its first 4 KiB hold
-/// [`SANDBOX_QUERY_MARKER`] (so that no other program is ever asked), else its answer
-/// to the query, asked in a sandbox under `hidden`. Asked once per program and run.
-pub fn declared_places(program: &Path, hidden: &sandbox::Hidden) -> Declared {
+/// What `program` declares for its sandbox, asked in a sandbox under `hidden` with
+/// `env` (the agent's environment as the session builds it, without the contract: the
+/// wrapper declares the API host of a `*_BASE_URL` it finds there): nothing unless its
+/// first 4 KiB hold [`SANDBOX_QUERY_MARKER`] (so that no other program is ever asked),
+/// else its answer to the query. Asked once per program, environment and run.
+pub fn declared_places(
+    program: &Path,
+    hidden: &sandbox::Hidden,
+    env: &[(String, OsString)],
+) -> Declared {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    static ASKED: OnceLock<Mutex<HashMap<PathBuf, Declared>>> = OnceLock::new();
+    type Key = (PathBuf, Vec<(String, OsString)>);
+    static ASKED: OnceLock<Mutex<HashMap<Key, Declared>>> = OnceLock::new();
     let asked = ASKED.get_or_init(Default::default);
-    if let Some(found) = asked.lock().ok().and_then(|m| m.get(program).cloned()) {
+    let key = (program.to_path_buf(), env.to_vec());
+    if let Some(found) = asked.lock().ok().and_then(|m| m.get(&key).cloned()) {
         return found;
     }
-    let found = query_wrapper(program, hidden)
+    let found = query_wrapper(program, hidden, env)
         .ok()
         .flatten()
         .unwrap_or_default();
     if let Ok(mut m) = asked.lock() {
-        m.insert(program.to_path_buf(), found.clone());
+        m.insert(key, found.clone());
     }
     found
 }
@@ -54,10 +68,12 @@ pub fn declared_places(program: &Path, hidden: &sandbox::Hidden) -> Declared {
 /// Runs the sandbox query of a wrapper that has the marker, never on the host: in the
 /// kind of sandbox its sessions get under `hidden` (the allowlist read-only, the
 /// program, no network, nothing writable but an empty scratch directory and the private
-/// `/tmp`, a built environment), for at most 20 seconds. `Ok(None)`: no marker.
+/// `/tmp`, a built environment with `env`), for at most 20 seconds. `Ok(None)`: no
+/// marker.
 pub fn query_wrapper(
     program: &Path,
     hidden: &sandbox::Hidden,
+    env: &[(String, OsString)],
 ) -> std::result::Result<Option<Declared>, String> {
     use std::io::Read;
     let mut head = Vec::new();
@@ -76,13 +92,16 @@ pub fn query_wrapper(
     let wrapper = sandboxed_program(program);
     let mut layout = hidden.layout(dir.path(), &[], &[]);
     layout.readable.push(wrapper.clone());
-    let env = [
+    let mut env = env.to_vec();
+    env.extend([
         ("LOOPBENCH_SANDBOX_QUERY".to_string(), "1".into()),
         (
             "LOOPBENCH_QUERIED_PROGRAM".to_string(),
             wrapper.into_os_string(),
         ),
-    ];
+    ]);
+    // The environment is built as an agent's is, so that the wrapper declares the API
+    // host the CLI will call, not one the harness happens to have exported.
     let (outcome, output) = ShellCommand {
         script: "exec \"$LOOPBENCH_QUERIED_PROGRAM\" </dev/null 2>/dev/null",
         cwd: dir.path(),
@@ -107,10 +126,70 @@ pub fn query_wrapper(
             Some(("rw", path)) if Path::new(path).is_absolute() => {
                 declared.read_write.push(PathBuf::from(path));
             }
+            Some(("net", target)) => {
+                let target = NetTarget::parse(target)
+                    .map_err(|e| format!("its sandbox query declares a net line {e}"))?;
+                declared.network.push(target);
+            }
             _ => {}
         }
     }
     Ok(Some(declared))
+}
+
+/// The agent's environment as its wrapper's sandbox query sees it: the variables its
+/// `pass_env` names, then its `env` table (the agent's and the arm's, merged).
+pub(super) fn query_env(
+    pass_env: &[String],
+    env: &BTreeMap<String, String>,
+) -> Vec<(String, OsString)> {
+    let mut built = sandbox::passed_env(pass_env);
+    built.extend(env.iter().map(|(k, v)| (k.clone(), v.into())));
+    built
+}
+
+/// What `arm`'s agent may reach, sorted and without repeats: `None` when it has no
+/// network (no sandbox, or no `sandbox_network`). An arm that gives it network while
+/// neither the suite nor the wrapper names a target is an error (exit 2) at the key.
+pub fn reachable(
+    suite: &Suite,
+    arm: &Arm,
+    hidden: &sandbox::Hidden,
+) -> Result<Option<Vec<NetTarget>>> {
+    let AgentDriver::Command {
+        program,
+        sandbox: Some(settings),
+        env,
+        pass_env,
+        ..
+    } = suite.agent_of(arm)
+    else {
+        return Ok(None);
+    };
+    let Some(network) = &settings.network else {
+        return Ok(None);
+    };
+    let env: BTreeMap<String, String> = env
+        .iter()
+        .chain(&arm.env)
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut targets = network.targets.clone();
+    if let Some(resolved) = resolve_program(program, &suite.dir, &env) {
+        let declared = declared_places(&resolved, hidden, &query_env(pass_env, &env));
+        targets.extend(declared.network);
+    }
+    targets.sort();
+    targets.dedup();
+    if targets.is_empty() {
+        return Err(network.at.error(format!(
+            "agent '{}' (arm '{}'): sandbox_network = true, but nothing says what it may \
+             reach: its program's sandbox query declares no `net HOST:PORT` line; list the \
+             API host instead, e.g. sandbox_network = [\"api.anthropic.com:443\"]",
+            arm.agent, arm.name
+        )));
+    }
+    Ok(Some(targets))
 }
 
 /// The loopbench binary running this harness (canonical), for `$LOOPBENCH_BIN`.
@@ -149,62 +228,81 @@ pub(super) fn resolve_program(
     sandbox::find_program(&program, path.as_deref()).map(|p| std::path::absolute(&p).unwrap_or(p))
 }
 
+/// What a run of `suite` hides, for asking its wrappers: a wrapper's query runs in a
+/// sandbox like its sessions'.
+pub fn query_hidden(suite: &Suite) -> sandbox::Hidden {
+    sandbox::Hidden::for_run(
+        &suite.dir.join("results"),
+        suite.tasks.iter().map(|t| t.dir.as_path()),
+    )
+    .with_limits(suite.limits)
+}
+
 /// Checks, before a run starts, that every command agent the selected `arms` use can
-/// be started here: its program exists, and bwrap works when it is sandboxed. The
-/// error (exit 2) names the agent.
+/// be started here: its program exists, bwrap works when it is sandboxed, and an arm
+/// that gives it network declares what it may reach. The error (exit 2) names the
+/// agent.
 pub fn preflight(suite: &Suite, arms: &[usize]) -> Result<()> {
     if suite.verify_sandbox {
         sandbox::check_bwrap_for("the suite sets verify_sandbox = \"bwrap\"")?;
     }
-    // What a run of the suite hides: a wrapper's query runs in a sandbox like its
-    // sessions'.
-    let hidden = std::sync::LazyLock::new(|| {
-        sandbox::Hidden::for_run(
-            &suite.dir.join("results"),
-            suite.tasks.iter().map(|t| t.dir.as_path()),
-        )
-        .with_limits(suite.limits)
-    });
+    let hidden = std::sync::LazyLock::new(|| query_hidden(suite));
     let mut checked = std::collections::BTreeSet::new();
     for &i in arms {
         let Some(arm) = suite.arms.get(i) else {
             continue;
         };
-        let AgentDriver::Command {
-            program,
-            sandbox,
-            env,
-            model_server,
-            ..
-        } = suite.agent_of(arm)
-        else {
+        let driver = suite.agent_of(arm);
+        let AgentDriver::Command { sandbox, .. } = driver else {
             continue;
         };
-        if !checked.insert(arm.agent.as_str()) {
-            continue;
+        if checked.insert(arm.agent.as_str()) {
+            check_agent(suite, &arm.agent, driver, &hidden)?;
         }
-        if let Some(server) = model_server {
-            // A scenario that does not parse fails here, naming its file and line.
-            crate::agent::mock_model::Scenario::load(&server.scenario)?;
+        if sandbox.as_ref().is_some_and(|s| s.network.is_some()) {
+            // Per arm: an arm's `env` may point the CLI at another API host.
+            reachable(suite, arm, &hidden)?;
         }
-        if resolve_program(program, &suite.dir, env).is_none() {
-            let place = if program.contains('/') {
-                format!("relative to '{}'", suite.dir.display())
-            } else {
-                "on PATH".to_string()
-            };
-            return Err(Error::BadInput(format!(
-                "agent '{}': program '{program}' not found {place} (or not executable)",
-                arm.agent
-            )));
-        }
-        if let Some(settings) = sandbox {
-            sandbox::check_bwrap(&arm.agent)?;
-            check_suite_places(suite, &arm.agent, settings)?;
-            if let Some(resolved) = resolve_program(program, &suite.dir, env) {
-                check_wrapper(&arm.agent, &resolved, &hidden)?;
-            }
-        }
+    }
+    Ok(())
+}
+
+/// The checks of [`preflight`] for one command agent.
+fn check_agent(
+    suite: &Suite,
+    agent: &str,
+    driver: &AgentDriver,
+    hidden: &sandbox::Hidden,
+) -> Result<()> {
+    let AgentDriver::Command {
+        program,
+        sandbox,
+        env,
+        pass_env,
+        model_server,
+        ..
+    } = driver
+    else {
+        return Ok(());
+    };
+    if let Some(server) = model_server {
+        // A scenario that does not parse fails here, naming its file and line.
+        crate::agent::mock_model::Scenario::load(&server.scenario)?;
+    }
+    let Some(resolved) = resolve_program(program, &suite.dir, env) else {
+        let place = if program.contains('/') {
+            format!("relative to '{}'", suite.dir.display())
+        } else {
+            "on PATH".to_string()
+        };
+        return Err(Error::BadInput(format!(
+            "agent '{agent}': program '{program}' not found {place} (or not executable)"
+        )));
+    };
+    if let Some(settings) = sandbox {
+        sandbox::check_bwrap(agent)?;
+        check_suite_places(suite, agent, settings)?;
+        check_wrapper(agent, &resolved, hidden, &query_env(pass_env, env))?;
     }
     Ok(())
 }
@@ -251,9 +349,14 @@ fn check_suite_places(suite: &Suite, agent: &str, settings: &Sandbox) -> Result<
 }
 
 /// The sandboxed program of `agent` (at `resolved`) can be run by the sandbox's user,
-/// and the places its sandbox query (asked in a sandbox under `hidden`) declares may
-/// be shown.
-fn check_wrapper(agent: &str, resolved: &Path, hidden: &sandbox::Hidden) -> Result<()> {
+/// and the places its sandbox query (asked in a sandbox under `hidden`, with `env`)
+/// declares may be shown.
+fn check_wrapper(
+    agent: &str,
+    resolved: &Path,
+    hidden: &sandbox::Hidden,
+    env: &[(String, OsString)],
+) -> Result<()> {
     let wrapper = sandboxed_program(resolved);
     if let Ok(Some(run_as)) = sandbox::RunAs::of_harness()
         && !run_as.user.can_run(&wrapper)
@@ -275,7 +378,7 @@ fn check_wrapper(agent: &str, resolved: &Path, hidden: &sandbox::Hidden) -> Resu
             resolved.display()
         ))
     };
-    let declared = query_wrapper(&wrapper, hidden).map_err(in_wrapper)?;
+    let declared = query_wrapper(&wrapper, hidden, env).map_err(in_wrapper)?;
     let lines = declared.iter().flat_map(|d| {
         d.read_only
             .iter()

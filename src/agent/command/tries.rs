@@ -14,6 +14,7 @@ use crate::agent::command::supervise::{self, spawn_error};
 use crate::agent::{Failure, FailureKind, SessionContext, SessionRun};
 use crate::error::{Error, IoContext, Result, with_causes};
 use crate::notice::Notice;
+use crate::sandbox::net::Proxy;
 use crate::sandbox::{Cgroup, Launch, Started};
 use crate::suite::CrashMode;
 
@@ -121,11 +122,21 @@ impl CommandAgent {
         cmd.args([supervise::SUBCOMMAND, "--status"])
             .arg(&files.status_file)
             .arg("--");
+        // Lives until the session's try has ended: dropping it closes every connection
+        // the sandbox still holds.
+        let proxy = match (&self.sandbox, &self.network) {
+            (Some(_), Some(targets)) => Some(Proxy::start(targets.clone(), &files.net_log)?),
+            _ => None,
+        };
         let sandboxed = if self.sandbox.is_some() {
-            Some(self.enter_sandbox(&mut cmd, ctx, &program, files)?)
+            let socket = proxy.as_ref().map(Proxy::socket);
+            Some(self.enter_sandbox(&mut cmd, ctx, &program, files, socket)?)
         } else {
             None
         };
+        if let Some(proxy) = &proxy {
+            self.relay_network(&mut cmd, proxy)?;
+        }
         self.serve_model(&mut cmd, ctx, files)?;
         if self.sandbox.is_some() {
             cmd.arg(sandboxed_program(&program));
@@ -143,7 +154,9 @@ impl CommandAgent {
             crash_after: self.crash_after(ctx.interrupt_at),
             supervised: Some(files.status_file.clone()),
         };
-        self.start(cmd, limits, capture, &program, sandboxed.as_ref(), files)
+        let ran = self.start(cmd, limits, capture, &program, sandboxed.as_ref(), files);
+        drop(proxy);
+        ran
     }
 
     /// Why the agent's program cannot be started: it is not found.
@@ -169,8 +182,9 @@ impl CommandAgent {
         ctx: &SessionContext<'_>,
         program: &Path,
         files: &SessionFiles,
+        proxy_socket: Option<&Path>,
     ) -> Result<(Launch, Option<Cgroup>)> {
-        let layout = self.layout(ctx, program, files);
+        let layout = self.layout(ctx, program, files, proxy_socket);
         // A root harness runs the agent as the sandbox's user: what it may write
         // (and the prompt it reads) must be that user's.
         layout.hand_over().io_context(|| {
@@ -195,6 +209,25 @@ impl CommandAgent {
         Launch::prepare(cmd);
         cmd.args(launch.argv(&layout));
         Ok((launch, cgroup))
+    }
+
+    /// Puts the network relay into `cmd`, in front of the scripted model server and the
+    /// agent: inside the sandbox it names itself as their proxy and hands every
+    /// connection to `proxy`. With a scripted model server, which listens on the
+    /// sandbox's own loopback, the agent reaches that loopback directly.
+    fn relay_network(&self, cmd: &mut Command, proxy: &Proxy) -> Result<()> {
+        let bin = harness_binary().ok_or_else(|| {
+            Error::BadInput("cannot find the loopbench binary to relay the network".into())
+        })?;
+        cmd.arg(bin)
+            .arg("net-relay")
+            .arg("--socket")
+            .arg(proxy.socket());
+        if self.model_server.is_some() {
+            cmd.arg("--direct-loopback");
+        }
+        cmd.arg("--");
+        Ok(())
     }
 
     /// Puts the scripted model server into `cmd`, in front of the agent, when the agent
