@@ -390,7 +390,7 @@ fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
 
 /// `word` as one word of a POSIX shell command: in single quotes, each of its own
 /// single quotes closed, escaped and reopened.
-fn shell_quote(word: &[u8]) -> Vec<u8> {
+pub fn shell_quote(word: &[u8]) -> Vec<u8> {
     let mut quoted = vec![b'\''];
     for &byte in word {
         if byte == b'\'' {
