@@ -26,6 +26,9 @@ pub const ENTRY_SOURCE: &str = include_str!("entry_point.py");
 /// The entry point's file name in its directory (beside `check.json`).
 const ENTRY_FILE: &str = "loopbench_entry.py";
 
+/// How a finding of a changed runner begins.
+pub const RUNNER_CHANGED: &str = "the runner's machinery changed during the run";
+
 /// What begins each line of the entry point's report.
 const REPORT_PREFIX: &str = "loopbench-entry ";
 
@@ -279,6 +282,14 @@ fn word(rng: &mut ChaCha8Rng, min: usize, max: usize) -> String {
 }
 
 impl EntryCheck {
+    /// The check of a run whose entry point was given `token` (for tests of the judge).
+    #[cfg(test)]
+    pub(super) fn with_token(token: &str) -> EntryCheck {
+        EntryCheck {
+            token: token.into(),
+        }
+    }
+
     /// What the reports of this run's entry point say in `stderr` (the end of it).
     pub fn findings(&self, stderr: &[u8]) -> Findings {
         let text = String::from_utf8_lossy(stderr);
@@ -298,9 +309,7 @@ impl EntryCheck {
             // `changed=` is the last field and may hold spaces.
             let changed = rest.split_once(" changed=").map_or("", |(_, c)| c).trim();
             if !changed.is_empty() && changed != "-" {
-                found.tampered.push(format!(
-                    "the runner's machinery changed during the run ({changed})"
-                ));
+                found.tampered.push(format!("{RUNNER_CHANGED} ({changed})"));
             }
             let sentinel = match field("sentinel=").as_str() {
                 "failed" => None,
