@@ -37,6 +37,9 @@ const REPORT_PREFIX: &str = "loopbench-entry ";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntryCheck {
     token: String,
+    /// The sentinel's module (its file's stem) and test, to tell its output apart.
+    module: String,
+    test: String,
 }
 
 /// A check laid out to run through the entry point.
@@ -162,7 +165,11 @@ pub fn lay_out(
     Ok(Ok(Laid {
         command,
         dir: dir.to_path_buf(),
-        entry: EntryCheck { token },
+        entry: EntryCheck {
+            token,
+            module: sentinel.module,
+            test: sentinel.test,
+        },
     }))
 }
 
@@ -287,7 +294,69 @@ impl EntryCheck {
     pub(super) fn with_token(token: &str) -> EntryCheck {
         EntryCheck {
             token: token.into(),
+            module: "abc_defg".into(),
+            test: "test_x".into(),
         }
+    }
+
+    /// `output` (a run's stdout or stderr) without what the harness's own part of the
+    /// run printed: the entry point's report lines and the runner's account of the
+    /// sentinel's failure (unittest's `FAIL: test_x (...)` block, pytest's section and
+    /// short summary line), so that the end of the output kept for a failing check
+    /// shows the tests' own failures.
+    pub fn without_own_output(&self, output: &str) -> String {
+        let lines: Vec<&str> = output.split_inclusive('\n').collect();
+        let bare = |i: usize| lines.get(i).map_or("", |l| l.trim_end());
+        let rule = |line: &str, c: char| line.len() >= 10 && line.chars().all(|x| x == c);
+        let unittest_header = |line: &str| {
+            ["FAIL: ", "ERROR: "].iter().any(|kind| {
+                line.strip_prefix(kind)
+                    .and_then(|rest| rest.strip_prefix(self.test.as_str()))
+                    .is_some_and(|rest| rest.starts_with(" (") && rest.contains(&self.module))
+            })
+        };
+        let pytest_header = |line: &str| {
+            line.starts_with("___")
+                && line.ends_with("___")
+                && (line.contains(&format!(" {} ", self.test))
+                    || line.contains(&format!(".{} ", self.test)))
+        };
+        let mut out = String::with_capacity(output.len());
+        let mut i = 0;
+        while i < lines.len() {
+            let line = bare(i);
+            if line.starts_with(REPORT_PREFIX)
+                || (line.starts_with("FAILED ") && line.contains(&format!("{}.py::", self.module)))
+            {
+                i += 1;
+                continue;
+            }
+            if rule(line, '=') && unittest_header(bare(i + 1)) {
+                // To the next block's rule, or the rule above "Ran N tests".
+                i += 3;
+                while i < lines.len()
+                    && !rule(bare(i), '=')
+                    && !(rule(bare(i), '-') && bare(i + 1).starts_with("Ran "))
+                {
+                    i += 1;
+                }
+                continue;
+            }
+            if pytest_header(line) {
+                i += 1;
+                // To the next test's section, or the short summary's rule.
+                while i < lines.len()
+                    && !(bare(i).starts_with("___") && bare(i).ends_with("___"))
+                    && !bare(i).starts_with("===")
+                {
+                    i += 1;
+                }
+                continue;
+            }
+            out.push_str(lines[i]);
+            i += 1;
+        }
+        out
     }
 
     /// What the reports of this run's entry point say in `stderr` (the end of it).
@@ -337,9 +406,7 @@ mod tests {
 
     #[test]
     fn only_the_reports_of_the_runs_own_entry_point_count_and_each_problem_is_named() {
-        let check = EntryCheck {
-            token: "abc".into(),
-        };
+        let check = EntryCheck::with_token("abc");
         let stderr = b"Ran 3 tests\n\nFAILED (failures=1)\n\
             loopbench-entry abc sentinel=failed tests=ok changed=-\n\
             loopbench-entry xyz sentinel=not-failed tests=ok changed=a.b\n\
@@ -411,5 +478,57 @@ mod tests {
             assert!(text.contains("unittest.TestCase"), "{text}");
         }
         assert_eq!(seen.len(), 5, "{seen:?}");
+    }
+
+    #[test]
+    fn the_sentinels_own_output_is_left_out_and_the_tests_output_kept() {
+        let check = EntryCheck::with_token("abc");
+        let unittest = "E.F\n\
+======================================================================\n\
+ERROR: test_a (tests.test_a.A.test_a)\n\
+----------------------------------------------------------------------\n\
+ModuleNotFoundError: No module named 'units.length'\n\
+\n\
+======================================================================\n\
+FAIL: test_x (tests.abc_defg.Q.test_x)\n\
+----------------------------------------------------------------------\n\
+Traceback (most recent call last):\n\
+AssertionError: 1 != 2 : marker\n\
+\n\
+----------------------------------------------------------------------\n\
+Ran 3 tests in 0.001s\n\
+\n\
+FAILED (failures=1, errors=1)\n\
+loopbench-entry abc sentinel=failed tests=failed changed=-\n";
+        let kept = check.without_own_output(unittest);
+        assert!(
+            kept.contains("ModuleNotFoundError: No module named 'units.length'\n\n---"),
+            "{kept}"
+        );
+        assert!(
+            !kept.contains("marker") && !kept.contains("loopbench-entry"),
+            "{kept}"
+        );
+        assert!(
+            kept.ends_with("Ran 3 tests in 0.001s\n\nFAILED (failures=1, errors=1)\n"),
+            "{kept}"
+        );
+        let pytest = "..F.F\n\
+=================================== FAILURES ===================================\n\
+_________________________________ test_real __________________________________\n\
+E   assert 1 == 2\n\
+_________________________________ Q.test_x ___________________________________\n\
+E   AssertionError: marker\n\
+=========================== short test summary info ============================\n\
+FAILED tests/test_a.py::test_real - assert 1 == 2\n\
+FAILED tests/abc_defg.py::Q::test_x - AssertionError: marker\n\
+2 failed, 3 passed in 0.05s\n";
+        let kept = check.without_own_output(pytest);
+        assert!(kept.contains("E   assert 1 == 2\n==="), "{kept}");
+        assert!(kept.contains("FAILED tests/test_a.py::test_real"), "{kept}");
+        assert!(!kept.contains("marker"), "{kept}");
+        // Nothing else of a run without the sentinel's output changes.
+        let plain = "Ran 2 tests in 0.001s\n\nOK\n";
+        assert_eq!(check.without_own_output(plain), plain);
     }
 }

@@ -453,8 +453,16 @@ impl VerifyRun<'_> {
     /// (or a summary without its report) is tampering, whatever the exit status.
     fn judge(&self, ended: &Ended<'_>, entry: Option<&EntryCheck>) -> RunResult {
         let failure = |reason: Option<String>, tamper: Option<String>| {
-            let mut both = ended.stdout.to_vec();
-            both.extend_from_slice(ended.stderr);
+            // The end of the tests' own output: without the sentinel's, which would
+            // fill it.
+            let own = |bytes: &[u8]| match entry {
+                Some(e) => e
+                    .without_own_output(&String::from_utf8_lossy(bytes))
+                    .into_bytes(),
+                None => bytes.to_vec(),
+            };
+            let mut both = own(ended.stdout);
+            both.extend_from_slice(&own(ended.stderr));
             let tail = crate::process::last_bytes(&both, OUTPUT_TAIL_BYTES);
             Failure {
                 command: self.command.to_string(),
