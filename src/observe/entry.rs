@@ -380,7 +380,11 @@ impl EntryCheck {
             if !changed.is_empty() && changed != "-" {
                 found.tampered.push(format!("{RUNNER_CHANGED} ({changed})"));
             }
+            // A run whose own tests failed may stop before the sentinel (`-x`,
+            // `--failfast`) and fails anyway: its sentinel tells nothing.
+            let tests_ok = field("tests=") == "ok";
             let sentinel = match field("sentinel=").as_str() {
+                _ if !tests_ok => None,
                 "failed" => None,
                 "missing" => Some("did not run"),
                 "errored" => Some("ended in an error, not in its own failure"),
@@ -393,7 +397,7 @@ impl EntryCheck {
                     .tampered
                     .push(format!("the sentinel test, which must fail, {why}"));
             }
-            found.tests_failed |= field("tests=") != "ok";
+            found.tests_failed |= !tests_ok;
         }
         found.tampered.dedup();
         found
@@ -410,16 +414,24 @@ mod tests {
         let stderr = b"Ran 3 tests\n\nFAILED (failures=1)\n\
             loopbench-entry abc sentinel=failed tests=ok changed=-\n\
             loopbench-entry xyz sentinel=not-failed tests=ok changed=a.b\n\
-            loopbench-entry abc sentinel=not-failed tests=failed changed=unittest.case.TestCase.assertEqual,hook pytest_runtest_makereport\n";
+            loopbench-entry abc sentinel=not-failed tests=ok changed=unittest.case.TestCase.assertEqual,hook pytest_runtest_makereport\n";
         let found = check.findings(stderr);
         assert_eq!(found.reports, 2);
-        assert!(found.tests_failed);
+        assert!(!found.tests_failed);
         assert_eq!(
             found.tampered,
             [
                 "the runner's machinery changed during the run (unittest.case.TestCase.assertEqual,hook pytest_runtest_makereport)",
                 "the sentinel test, which must fail, did not fail: the runner recorded no failure of it",
             ]
+        );
+        // A run whose tests failed may have stopped before its sentinel (`-x`): only a
+        // change of the runner counts then.
+        let stopped =
+            check.findings(b"loopbench-entry abc sentinel=missing tests=failed changed=-\n");
+        assert!(
+            stopped.tests_failed && stopped.tampered.is_empty(),
+            "{stopped:?}"
         );
         let clean = check.findings(b"loopbench-entry abc sentinel=failed tests=ok changed=-\n");
         assert_eq!(

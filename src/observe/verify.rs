@@ -296,8 +296,8 @@ impl VerifyRun<'_> {
         }
         // The entry point's code is part of the question; the sentinel, drawn anew for
         // each run, is not: an honest tree passes and a changed runner fails whatever
-        // it is, so an answer holds for every draw (but code that recognizes the
-        // sentinel, which the README names as a limit).
+        // it is, so an answer holds for every draw (except for code that recognizes
+        // the sentinel, a limit the README names).
         if self.entry() {
             h.update(b"entry");
             h.update(blake3::hash(ENTRY_SOURCE.as_bytes()).as_bytes());

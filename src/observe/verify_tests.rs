@@ -132,3 +132,61 @@ fn a_failure_the_runner_recorded_but_its_summary_hides_is_tampering() {
     let f = failure(judged(1, &shown, true));
     assert_eq!((f.reason, f.tamper), (None, None));
 }
+
+/// `command` checked for real (through the entry point, on the host) on a tree whose
+/// one test file holds a failing and a passing test.
+fn check_failing_tree(command: &str) -> Verdict {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("tests")).unwrap();
+    std::fs::write(tmp.path().join("tests/__init__.py"), "").unwrap();
+    std::fs::write(
+        tmp.path().join("tests/test_a.py"),
+        "import unittest\n\n\nclass A(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(1, 2)\n\n    def test_b(self):\n        pass\n",
+    )
+    .unwrap();
+    let glob = globset::Glob::new("tests/**/*.py")
+        .unwrap()
+        .compile_matcher();
+    let runner = RunnerCheck::of(command, None, &glob);
+    let leave_out = |_: &str| false;
+    VerifyRun {
+        work_dir: tmp.path(),
+        leave_out: &leave_out,
+        tree_key: blake3::hash(b"failing"),
+        overlay: None,
+        command,
+        runner: &runner,
+        expected: Some(2),
+        stand_in: None,
+        through_entry: true,
+        timeout: Duration::from_secs(60),
+        cut_short: false,
+        repeats: 1,
+        cache: None,
+        sandbox: None,
+    }
+    .check()
+    .unwrap()
+}
+
+#[test]
+fn a_run_that_stops_at_its_first_failing_test_before_the_sentinel_is_no_tampering() {
+    let mut commands = vec!["python3 -m unittest -f tests.test_a"];
+    let pytest = std::process::Command::new("python3")
+        .args(["-c", "import pytest"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if pytest {
+        commands.push("python3 -m pytest -x -q -p no:cacheprovider tests/test_a.py");
+    }
+    for command in commands {
+        let verdict = check_failing_tree(command);
+        assert_eq!(verdict.check, Check::Fail, "{command}");
+        let failure = verdict.failure.unwrap();
+        assert_eq!(failure.tamper, None, "{command}: {failure:?}");
+        assert_eq!(failure.exit, Some(1), "{command}: {failure:?}");
+        // What is kept of the output is the test's failure, not the entry point's.
+        assert!(failure.output.contains("1 != 2"), "{command}: {failure:?}");
+        assert!(!failure.output.contains("loopbench-entry"), "{command}: {failure:?}");
+    }
+}
