@@ -277,7 +277,7 @@ rate_metrics! {
     /// Coding sessions with `verify_tamper > 0`.
     VerifyTamper => RateDef {
         name: "verify_tamper",
-        meaning: "coding sessions creating or changing a file that can hook a check",
+        meaning: "coding sessions creating or changing a file that can hook a check, or leaving code that changes a check's runner",
         unit: Unit::Session,
         tally: Tally::Above { column: "verify_tamper", threshold: 0 },
         better: Better::Lower,

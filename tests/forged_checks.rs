@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use common::command::{Ran, arm, run_ok, script};
 use common::loopbench;
 use common::pytask::{
-    HONEST, LIST, agent, evidence, only_session, py_task, run_py_arms, run_py_arms_with,
+    HONEST, LIST, agent, evidence, only_session, py_task, run_py_arms, run_py_arms_with_keys,
 };
 
 /// The check imports `ledger`, which ends the interpreter with status 0 before any
@@ -192,9 +192,10 @@ fn work_kept_only_in_git_ignored_files_is_counted_unclean_when_strict_and_in_the
     // A study that counts such work as uncommitted says so.
     let strict_dir = tmp.path().join("strict");
     py_task(&strict_dir);
-    let strict = run_py_arms_with(
+    let strict = run_py_arms_with_keys(
         &strict_dir,
         "clean_tree = \"strict\"\n",
+        "",
         &[("honest", HONEST), ("ignored", IGNORED_WORK)],
         &[],
     );

@@ -43,6 +43,7 @@ mod import_fuzz;
 mod infra_failures;
 mod keep_repos;
 mod layers;
+mod patched_runner;
 mod power_cli;
 mod readers;
 mod real_cli;

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use super::runner_summary::SUMMARY_TAIL_BYTES;
-use super::verify::{Ran, VerifyRun};
+use super::verify::{Prepared, Ran, VerifyRun};
 use crate::error::{IoContext, Result};
 use crate::sandbox::{Batch, BatchEnd, Hidden};
 
@@ -30,7 +30,9 @@ pub enum Ahead {
 /// Runs, in one batch under `hidden` (where [`Batch::possible`]: the caller asks before
 /// it plans the checks), every run of `checks` that the cache does not
 /// answer (one of each question when the cache is on: the others are answered by it
-/// once the first is judged). `tree_bytes`: the size of one scratch copy.
+/// once the first is judged) and that can run at all ([`VerifyRun::refused`]); each
+/// laid out by [`VerifyRun::prepare`] as a run of its own would be, the entry point
+/// and the sentinel included. `tree_bytes`: the size of one scratch copy.
 pub fn run_ahead(
     hidden: &Hidden,
     checks: &[(CheckId, VerifyRun<'_>)],
@@ -41,6 +43,7 @@ pub fn run_ahead(
     let mut asked = HashSet::new();
     let needed: Vec<&(CheckId, VerifyRun<'_>)> = checks
         .iter()
+        .filter(|(_, run)| run.refused().is_none())
         .filter(|(_, run)| match run.cached_key() {
             Some(key) => !run.cache_has(&key) && asked.insert(key),
             None => true,
@@ -54,13 +57,21 @@ pub fn run_ahead(
         return none();
     }
     let mut batch = Batch::new()?;
+    let mut laid: Vec<Vec<Prepared>> = Vec::with_capacity(needed.len());
     for (_, run) in &needed {
+        let mut runs = Vec::new();
         for _ in 0..run.repeats.max(1) {
             let check = batch
                 .add(run.command, run.timeout)
                 .io_context(|| "cannot prepare a batch of checks".into())?;
-            run.copy_into(&check.tree())?;
+            let Ok(prepared) = run.prepare(&check.dir)? else {
+                // Alone, the check fails with the reason.
+                return none();
+            };
+            check.command.clone_from(&prepared.command);
+            runs.push(prepared);
         }
+        laid.push(runs);
     }
     let end = batch
         .run(hidden, time_left, SUMMARY_TAIL_BYTES)
@@ -74,11 +85,12 @@ pub fn run_ahead(
     };
     let mut ran = ran.iter();
     let mut out: HashMap<CheckId, Vec<Ran>> = HashMap::new();
-    for (id, run) in needed {
-        let made: Vec<Ran> = ran
-            .by_ref()
-            .take(run.repeats.max(1) as usize)
-            .map(|r| run.ran_in_batch(r))
+    for ((id, run), prepared) in needed.into_iter().zip(laid) {
+        // The laid-out runs first: zip takes from its first side first.
+        let made: Vec<Ran> = prepared
+            .iter()
+            .zip(ran.by_ref())
+            .map(|(p, r)| run.ran_in_batch(r, p))
             .collect();
         out.insert(*id, made);
     }

@@ -2,6 +2,7 @@
 //! session. Observing never changes the work directory.
 
 mod batched;
+mod entry;
 mod hooks;
 mod list_file;
 mod oracle;

@@ -22,8 +22,19 @@ struct Summary {
     ran: u64,
     /// Tests that passed (not skipped, not an expected failure).
     passed: u64,
+    /// Tests that failed or ended in an error.
+    failed: u64,
     /// The runner called the run a success.
     ok: bool,
+}
+
+/// Why a run that exited 0 is not a pass, by its runner's summaries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lacking {
+    /// The reason, a sentence that starts "exit 0, but".
+    pub why: String,
+    /// The runner printed fewer summaries than the command runs it: it did not finish.
+    pub unfinished: bool,
 }
 
 /// The tests the check should see pass on `tree`: the matches of `pattern` in the
@@ -232,13 +243,20 @@ fn module_file<'t>(test: &NamedTest, tree: &'t TreeSnapshot) -> Option<&'t TreeF
 
 /// Why a run of a verify command that exited 0 is not a pass; `None` when it is (or
 /// when the check needs no runner's summary). `expected` is [`expected_tests`] on the
-/// tree the check saw.
+/// tree the check saw. `sentinels`: how many sentinel tests ran with the tests, each
+/// of which must be, in the summaries, a failure beyond the tests counted (0 unless
+/// the check ran through the entry point: then one per run of a runner).
 pub fn missing_evidence(
     check: &RunnerCheck,
     expected: Option<u64>,
+    sentinels: u32,
     stdout: &[u8],
     stderr: &[u8],
-) -> Option<String> {
+) -> Option<Lacking> {
+    let lacking = |why: String| Lacking {
+        why,
+        unfinished: false,
+    };
     if check.exit_only() {
         return None;
     }
@@ -263,37 +281,58 @@ pub fn missing_evidence(
         }
         let n = u32::try_from(found.len()).unwrap_or(u32::MAX);
         if n < runs {
-            return Some(format!(
-                "exit 0, but {n} {name} summar{} ({wanted}) where the command runs {name} {runs} time{}: the runner did not finish",
-                if n == 1 { "y" } else { "ies" },
-                if runs == 1 { "" } else { "s" },
-            ));
+            return Some(Lacking {
+                why: format!(
+                    "exit 0, but {n} {name} summar{} ({wanted}) where the command runs {name} {runs} time{}: the runner did not finish",
+                    if n == 1 { "y" } else { "ies" },
+                    if runs == 1 { "" } else { "s" },
+                ),
+                unfinished: true,
+            });
         }
         summaries.extend(found);
         names.push(name);
     }
     let name = names.join(" and ");
-    if let Some(bad) = summaries.iter().find(|s| !s.ok) {
-        return Some(format!(
-            "exit 0, but the {name} summary reports a failure ({} ran, {} passed)",
-            bad.ran, bad.passed
-        ));
-    }
     // The numbers are the code under test's to print: summed held at MAX_COUNT.
-    let ran = summaries.iter().fold(0, |sum, s| add_counts(sum, s.ran));
-    let passed = summaries.iter().fold(0, |sum, s| add_counts(sum, s.passed));
+    let sum = |count: fn(&Summary) -> u64| summaries.iter().fold(0, |t, s| add_counts(t, count(s)));
+    let (mut ran, passed, failed) = (sum(|s| s.ran), sum(|s| s.passed), sum(|s| s.failed));
+    if sentinels == 0 {
+        if let Some(bad) = summaries.iter().find(|s| !s.ok) {
+            return Some(lacking(format!(
+                "exit 0, but the {name} summary reports a failure ({} ran, {} passed)",
+                bad.ran, bad.passed
+            )));
+        }
+    } else {
+        // Each run's sentinel is one failure, and one test that ran, of its summary.
+        let sentinels = u64::from(sentinels);
+        ran = ran.saturating_sub(sentinels);
+        if failed > sentinels {
+            return Some(lacking(format!(
+                "exit 0, but the {name} summary reports a failure ({ran} ran, {passed} passed)"
+            )));
+        }
+        if failed < sentinels {
+            return Some(lacking(format!(
+                "exit 0, but the {name} summary shows {failed} failure{} where the sentinel test, which must fail, ran {sentinels} time{}",
+                if failed == 1 { "" } else { "s" },
+                if sentinels == 1 { "" } else { "s" },
+            )));
+        }
+    }
     if passed < ran {
-        return Some(format!(
+        return Some(lacking(format!(
             "exit 0, but {} of {ran} tests that ran did not pass (skipped or expected to fail)",
             ran - passed
-        ));
+        )));
     }
     match expected {
-        _ if passed == 0 => Some(format!("exit 0, but {name} ran no test")),
-        Some(n) if passed != n => Some(format!(
+        _ if passed == 0 => Some(lacking(format!("exit 0, but {name} ran no test"))),
+        Some(n) if passed != n => Some(lacking(format!(
             "exit 0, but {name} reports {passed} test{} passed where the test files the command runs hold {n}",
             if passed == 1 { "" } else { "s" }
-        )),
+        ))),
         _ => None,
     }
 }
@@ -341,15 +380,23 @@ fn unittest_summaries(stderr: &str) -> Vec<Summary> {
             .copied()
             .unwrap_or("");
         let ok = result == "OK" || result.starts_with("OK (");
+        let failed = if result.starts_with("FAILED (") {
+            number_after(result, "failures=").saturating_add(number_after(result, "errors="))
+        } else {
+            0
+        };
         let not_passed = number_after(result, "skipped=")
-            .saturating_add(number_after(result, "expected failures="));
+            .saturating_add(number_after(result, "expected failures="))
+            .saturating_add(number_after(result, "unexpected successes="))
+            .saturating_add(failed);
         found.push(Summary {
             ran,
-            passed: if ok {
+            passed: if ok || result.starts_with("FAILED (") {
                 ran.saturating_sub(not_passed)
             } else {
                 0
             },
+            failed,
             ok,
         });
     }
@@ -377,6 +424,7 @@ fn pytest_summaries(stdout: &str) -> Vec<Summary> {
             found.push(Summary {
                 ran: 0,
                 passed: 0,
+                failed: 0,
                 ok: false,
             });
             continue;
@@ -384,6 +432,7 @@ fn pytest_summaries(stdout: &str) -> Vec<Summary> {
         let mut summary = Summary {
             ran: 0,
             passed: 0,
+            failed: 0,
             ok: true,
         };
         let mut parsed = true;
@@ -405,6 +454,7 @@ fn pytest_summaries(stdout: &str) -> Vec<Summary> {
                 "failed" | "error" | "errors" => {
                     summary.ok = false;
                     summary.ran = add_counts(summary.ran, n);
+                    summary.failed = add_counts(summary.failed, n);
                 }
                 "skipped" | "xfailed" | "xpassed" => summary.ran = add_counts(summary.ran, n),
                 "deselected" | "warning" | "warnings" | "rerun" => {}
@@ -422,207 +472,5 @@ fn pytest_summaries(stdout: &str) -> Vec<Summary> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn unittest(runs: u32) -> RunnerCheck {
-        RunnerCheck {
-            unittest: runs,
-            pytest: 0,
-            collected: None,
-        }
-    }
-
-    const OK3: &str = "...\n----------------------------------------------------------------------\nRan 3 tests in 0.001s\n\nOK\n";
-
-    #[test]
-    fn a_unittest_pass_needs_its_summary_with_every_named_test_passed() {
-        let c = unittest(1);
-        assert_eq!(missing_evidence(&c, Some(3), b"", OK3.as_bytes()), None);
-        assert_eq!(missing_evidence(&c, None, b"", OK3.as_bytes()), None);
-        let short = missing_evidence(&c, Some(4), b"", OK3.as_bytes()).unwrap();
-        assert!(
-            short.contains("reports 3 tests passed where the test files the command runs hold 4"),
-            "{short}"
-        );
-        let none = missing_evidence(&c, Some(3), b"Ran 3 tests in 0.1s\n\nOK\n", b"").unwrap();
-        assert!(none.contains("0 unittest summaries"), "{none}");
-        let failed = "Ran 3 tests in 0.001s\n\nFAILED (failures=1)\n";
-        assert!(missing_evidence(&c, Some(3), b"", failed.as_bytes()).is_some());
-        let skipped = "Ran 3 tests in 0.001s\n\nOK (skipped=1)\n";
-        let why = missing_evidence(&c, Some(3), b"", skipped.as_bytes()).unwrap();
-        assert!(why.contains("1 of 3 tests that ran did not pass"), "{why}");
-        let empty = "Ran 0 tests in 0.000s\n\nNO TESTS RAN\n";
-        assert!(missing_evidence(&c, None, b"", empty.as_bytes()).is_some());
-        let zero = "Ran 0 tests in 0.000s\n\nOK\n";
-        assert!(missing_evidence(&c, None, b"", zero.as_bytes()).is_some());
-    }
-
-    #[test]
-    fn two_runs_need_two_summaries() {
-        let both = format!("{OK3}{OK3}");
-        assert_eq!(
-            missing_evidence(&unittest(2), Some(6), b"", both.as_bytes()),
-            None
-        );
-        assert!(missing_evidence(&unittest(2), None, b"", OK3.as_bytes()).is_some());
-        let mixed = RunnerCheck {
-            unittest: 1,
-            pytest: 1,
-            collected: None,
-        };
-        let pytest_out = b"2 passed in 0.01s\n";
-        assert_eq!(
-            missing_evidence(&mixed, Some(5), pytest_out, OK3.as_bytes()),
-            None
-        );
-        assert!(missing_evidence(&mixed, Some(5), b"", OK3.as_bytes()).is_some());
-    }
-
-    #[test]
-    fn counts_too_large_for_a_count_are_held_at_the_largest_and_never_wrap() {
-        let huge = "Ran 99999999999999999999999 tests in 0.1s\n\nOK\n";
-        let why = missing_evidence(&unittest(1), Some(2), b"", huge.as_bytes()).unwrap();
-        assert!(
-            why.contains(&format!("reports {MAX_COUNT} tests passed")),
-            "{why}"
-        );
-        let twice = format!("Ran {} tests in 0.1s\n\nOK\n", u64::MAX).repeat(2);
-        let why = missing_evidence(&unittest(2), Some(2), b"", twice.as_bytes()).unwrap();
-        assert!(
-            why.contains(&format!("reports {MAX_COUNT} tests passed")),
-            "{why}"
-        );
-        let skipped = "Ran 3 tests in 0.1s\n\nOK (skipped=99999999999999999999999)\n";
-        assert!(missing_evidence(&unittest(1), None, b"", skipped.as_bytes()).is_some());
-        let pytest = RunnerCheck {
-            unittest: 0,
-            pytest: 1,
-            collected: None,
-        };
-        let out = format!(
-            "{m} passed, {m} passed, {m} skipped in 0.1s\n",
-            m = u64::MAX
-        );
-        assert!(missing_evidence(&pytest, Some(1), out.as_bytes(), b"").is_some());
-    }
-
-    fn tree(files: &[&str]) -> (tempfile::TempDir, TreeSnapshot) {
-        let dir = tempfile::tempdir().unwrap();
-        for path in files {
-            let p = dir.path().join(path);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(&p, "def test_a(): pass\ndef test_b(): pass\n").unwrap();
-        }
-        let snapshot = TreeSnapshot::read(dir.path()).unwrap();
-        (dir, snapshot)
-    }
-
-    fn count(command: &str, tree: &TreeSnapshot) -> Option<u64> {
-        let glob = globset::GlobBuilder::new("tests/**/*.py")
-            .literal_separator(true)
-            .build()
-            .unwrap()
-            .compile_matcher();
-        let check = RunnerCheck::of(command, None, &glob);
-        expected_tests(&check, tree, &Regex::new(r"(?m)^\s*def test_").unwrap())
-    }
-
-    #[test]
-    fn discovery_counts_the_files_the_runner_would_take() {
-        let (_d, t) = tree(&[
-            "tests/__init__.py",
-            "tests/test_a.py",
-            "tests/unit/__init__.py",
-            "tests/unit/test_b.py",
-            "tests/plain/test_c.py",
-            "tests/helper_test.py",
-            "tests/test-d.py",
-            "ledger/__init__.py",
-            "ledger/test_e.py",
-            "notes/test_f.py",
-            ".venv/test_g.py",
-        ]);
-        // unittest enters packages only and takes module names matching its pattern.
-        assert_eq!(count("python3 -m unittest discover -s tests", &t), Some(4));
-        assert_eq!(
-            count("python3 -m unittest discover -s tests -p '*_test.py'", &t),
-            Some(2)
-        );
-        // From the top: tests/ and ledger/ are packages, notes/ is not.
-        assert_eq!(count("python3 -m unittest", &t), Some(6));
-        // pytest enters every directory but hidden ones and takes test_*.py, *_test.py.
-        assert_eq!(count("pytest tests", &t), Some(8));
-        assert_eq!(count("pytest", &t), Some(12));
-        assert_eq!(count("pytest tests/unit", &t), Some(2));
-        assert_eq!(count("pytest tests/missing", &t), None);
-        assert_eq!(count("pytest -p xdist -n 2 tests/unit", &t), Some(2));
-        // Selected tests cannot be counted.
-        assert_eq!(count("pytest -k b tests", &t), None);
-    }
-
-    #[test]
-    fn pytest_configuration_that_chooses_files_makes_a_directory_uncountable() {
-        let (d, _) = tree(&["tests/test_a.py"]);
-        std::fs::write(d.path().join("pytest.ini"), "[pytest]\ntestpaths = other\n").unwrap();
-        let t = TreeSnapshot::read(d.path()).unwrap();
-        assert_eq!(count("pytest tests", &t), None);
-        assert_eq!(count("pytest tests/test_a.py", &t), Some(2));
-        std::fs::write(
-            d.path().join("pytest.ini"),
-            "[pytest]\nxfail_strict = true\n",
-        )
-        .unwrap();
-        let t = TreeSnapshot::read(d.path()).unwrap();
-        assert_eq!(count("pytest tests", &t), Some(2));
-    }
-
-    #[test]
-    fn a_pass_always_needs_at_least_one_test() {
-        let zero = "Ran 0 tests in 0.000s\n\nOK\n";
-        assert!(missing_evidence(&unittest(1), Some(0), b"", zero.as_bytes()).is_some());
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn the_summary_reader_never_panics_on_what_the_code_under_test_prints(
-            lines in proptest::collection::vec(
-                proptest::prop_oneof![
-                    "Ran [0-9]{1,25} tests? in 0\\.[0-9]s",
-                    "(OK|FAILED|NO TESTS RAN)( \\((skipped|failures|expected failures)=[0-9]{1,25}\\))?",
-                    "=* ?([0-9]{1,25} (passed|failed|skipped|error|errors|xfailed|warning|deselected), ){0,4}[0-9]{1,25} passed in [0-9.]{1,4}s ?=*",
-                    ".{0,40}",
-                ],
-                0..12,
-            ),
-            unittest in 0u32..3,
-            pytest in 0u32..3,
-            expected in proptest::option::of(proptest::prelude::any::<u64>()),
-        ) {
-            let text = lines.join("\n");
-            let check = RunnerCheck { unittest, pytest, collected: None };
-            let _ = missing_evidence(&check, expected, text.as_bytes(), text.as_bytes());
-        }
-    }
-
-    #[test]
-    fn pytest_summaries_are_read_with_and_without_rules() {
-        let c = RunnerCheck {
-            unittest: 0,
-            pytest: 1,
-            collected: None,
-        };
-        for (out, expected, pass) in [
-            ("..\n===== 2 passed in 0.12s =====\n", Some(2), true),
-            ("2 passed, 1 warning in 0.01s\n", Some(2), true),
-            ("1 failed, 1 passed in 0.01s\n", None, false),
-            ("2 passed, 1 skipped in 0.01s\n", None, false),
-            ("no tests ran in 0.01s\n", None, false),
-            ("2 passed in 0.01s\n", Some(3), false),
-            ("nothing here\n", None, false),
-        ] {
-            let why = missing_evidence(&c, expected, out.as_bytes(), b"");
-            assert_eq!(why.is_none(), pass, "{out}: {why:?}");
-        }
-    }
-}
+#[path = "runner_summary_tests.rs"]
+mod tests;

@@ -91,9 +91,11 @@ pub struct Observation {
     /// Per canonical feature whose `verified` check failed: the command, its exit
     /// status and the end of its output.
     pub failures: BTreeMap<String, Failure>,
-    /// Files that can hook a check (`observe::hooks`), outside the pristine tests, each
-    /// with a hash of its content and mode, so that a session's new or changed ones
-    /// are known (`verify_tamper`).
+    /// What can forge a check, each with a hash of what it is, so that a session's new
+    /// or changed ones are known (`verify_tamper`): files that can hook a check
+    /// (`observe::hooks`), outside the pristine tests, by path, with their content and
+    /// mode; and each check that found its runner changed or its sentinel test not
+    /// failing, as `check of F1: what it found`.
     pub hooks: BTreeMap<String, blake3::Hash>,
     /// The git tree of the work directory as `git add -A && git write-tree` gives it
     /// (uncommitted work included), with every git-ignored file a check can read added
@@ -324,7 +326,13 @@ impl<'a> Observer<'a> {
 
         let effects = self.read_effects(ws)?;
 
-        let hooks = hook_files(&tree, &self.paths, self.oracle.as_ref());
+        let mut hooks = hook_files(&tree, &self.paths, self.oracle.as_ref());
+        hooks.extend(checks.tampered.iter().map(|(id, found)| {
+            (
+                format!("check of {id}: {found}"),
+                blake3::hash(found.as_bytes()),
+            )
+        }));
         let store = ws.root().join(TREE_STORE);
         // The tree holds every file a check can read, whatever a `.gitignore` says.
         let seen = |path: &str| !self.unseen(path);

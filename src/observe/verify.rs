@@ -2,7 +2,10 @@
 //! oracle tests laid over them, memoized by a content hash. The tests a verify command
 //! runs are the agent's code, so it can run under the same bubblewrap sandbox as the
 //! agent: the scratch copy writable, nothing of `oracle/` but the laid-over tests
-//! visible, no network.
+//! visible, no network. The check whose answer is `verified` starts a known runner
+//! through the harness's entry point, with a sentinel test that must fail
+//! (`observe::entry`); every run, alone or in a batch, is judged by
+//! [`VerifyRun::judge`].
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -19,6 +22,7 @@ use crate::process::{Isolation, ShellCommand};
 use crate::sandbox::Hidden;
 use crate::suite::RunnerCheck;
 
+use super::entry::{ENTRY_SOURCE, EntryCheck, RUNNER_CHANGED, lay_out, refused};
 use super::oracle::OracleTests;
 use super::runner_summary::{SUMMARY_TAIL_BYTES, missing_evidence};
 
@@ -58,8 +62,13 @@ pub struct Failure {
     /// The last [`OUTPUT_TAIL_BYTES`] bytes of stdout then stderr, as text.
     pub output: String,
     /// Why a run that exited 0 did not pass: the runner's summary is missing, reports
-    /// a failure or too few tests; `None` when the exit status says it.
+    /// a failure or too few tests, the runner was changed, the sentinel test did not
+    /// fail; `None` when the exit status says it.
     pub reason: Option<String>,
+    /// What the run found of a runner changed during it or a sentinel test that did
+    /// not fail as it must (counted in `verify_tamper`), as any run on the same tree
+    /// finds it; `None` when nothing.
+    pub tamper: Option<String>,
 }
 
 /// One verify command's answer on one tree.
@@ -170,6 +179,9 @@ pub struct VerifyRun<'a> {
     /// A module or package of the tree that stands in for the runner whose summary is
     /// needed (its path): then no summary is evidence, and the check fails.
     pub stand_in: Option<String>,
+    /// Start the runner through the harness's entry point, with a sentinel test (the
+    /// check whose answer is `verified`); only where `runner` names a runner.
+    pub through_entry: bool,
     /// Time limit of one run.
     pub timeout: Duration,
     /// `timeout` is what is left of the observation's time limit, shorter than the
@@ -282,6 +294,14 @@ impl VerifyRun<'_> {
             h.update(b"stand-in");
             h.update(path.as_bytes());
         }
+        // The entry point's code is part of the question; the sentinel, drawn anew for
+        // each run, is not: an honest tree passes and a changed runner fails whatever
+        // it is, so an answer holds for every draw (except for code that recognizes
+        // the sentinel, a limit the README names).
+        if self.entry() {
+            h.update(b"entry");
+            h.update(blake3::hash(ENTRY_SOURCE.as_bytes()).as_bytes());
+        }
         h.update(if self.sandbox.is_some() {
             b"bwrap"
         } else {
@@ -295,7 +315,10 @@ impl VerifyRun<'_> {
     fn run_once(&self) -> Result<(RunResult, Vec<String>)> {
         let scratch = scratch_dir("loopbench-verify-")?;
         let copy = scratch.path().join("tree");
-        self.copy_into(&copy)?;
+        let prepared = match self.prepare(scratch.path())? {
+            Ok(prepared) => prepared,
+            Err(why) => return Ok((self.refusal(why), Vec::new())),
+        };
         // Side effects of a check land in a throwaway log, never in the trial's.
         let effects = scratch.path().join("effects.log");
         let env: Vec<(String, OsString)> = vec![
@@ -307,12 +330,14 @@ impl VerifyRun<'_> {
                 // bwrap can only bind a file that exists.
                 std::fs::write(&effects, "")
                     .io_context(|| format!("cannot write '{}'", effects.display()))?;
-                Some(hidden.layout(&copy, &[&effects], &[]))
+                let mut layout = hidden.layout(&copy, &[&effects], &[]);
+                layout.readable.extend(prepared.entry_dir.clone());
+                Some(layout)
             }
             None => None,
         };
         let (outcome, stdout, stderr) = ShellCommand {
-            script: self.command,
+            script: &prepared.command,
             cwd: &copy,
             env: &env,
             timeout: self.timeout,
@@ -320,17 +345,80 @@ impl VerifyRun<'_> {
         }
         .run_keeping_tails(SUMMARY_TAIL_BYTES)
         .io_context(|| format!("cannot run verify command '{}'", self.command))?;
-        let result = self.judge(outcome.code, outcome.timed_out, &stdout, &stderr);
+        let ended = Ended {
+            code: outcome.code,
+            timed_out: outcome.timed_out,
+            stdout: &stdout,
+            stderr: &stderr,
+        };
+        let result = self.judge(&ended, prepared.entry.as_ref());
         Ok((result, outcome.limits_reached))
     }
 
-    /// The run a batch made of this check, judged as [`VerifyRun::check`] judges its own.
-    pub fn ran_in_batch(&self, ran: &crate::sandbox::BatchRan) -> Ran {
+    /// The run a batch made of this check (laid out by [`VerifyRun::prepare`] as
+    /// `prepared`), judged as [`VerifyRun::check`] judges its own.
+    pub fn ran_in_batch(&self, ran: &crate::sandbox::BatchRan, prepared: &Prepared) -> Ran {
+        let ended = Ended {
+            code: ran.code,
+            timed_out: ran.timed_out,
+            stdout: &ran.stdout,
+            stderr: &ran.stderr,
+        };
         Ran {
-            result: self.judge(ran.code, ran.timed_out, &ran.stdout, &ran.stderr),
+            result: self.judge(&ended, prepared.entry.as_ref()),
             limits_reached: Vec::new(),
             elapsed: ran.elapsed,
         }
+    }
+
+    /// Whether a run starts its runner through the entry point.
+    fn entry(&self) -> bool {
+        self.through_entry && !self.runner.exit_only()
+    }
+
+    /// Why this check cannot run at all, if it cannot: it should go through the entry
+    /// point, and its command starts the runner where the entry point cannot go.
+    pub fn refused(&self) -> Option<String> {
+        self.entry()
+            .then(|| refused(self.command, self.runner))
+            .flatten()
+    }
+
+    /// The answer of a check that could not run ([`VerifyRun::refused`]).
+    fn refusal(&self, why: String) -> RunResult {
+        RunResult::Failed(Failure {
+            command: self.command.to_string(),
+            exit: None,
+            output: String::new(),
+            reason: Some(why),
+            tamper: None,
+        })
+    }
+
+    /// Lays out a run in `dir` (a fresh directory of its own): the tree at `dir/tree`
+    /// ([`VerifyRun::copy_into`]) and, for a run through the entry point, the entry
+    /// point in `dir/entry` and the sentinel in the tree; with the command to run.
+    /// `Ok(Err(why))` when the check cannot run ([`VerifyRun::refused`]).
+    pub fn prepare(&self, dir: &Path) -> Result<std::result::Result<Prepared, String>> {
+        if let Some(why) = self.refused() {
+            return Ok(Err(why));
+        }
+        let tree = dir.join("tree");
+        self.copy_into(&tree)?;
+        if !self.entry() {
+            return Ok(Ok(Prepared {
+                command: self.command.to_string(),
+                entry_dir: None,
+                entry: None,
+            }));
+        }
+        Ok(
+            lay_out(&dir.join("entry"), &tree, self.command, self.runner)?.map(|laid| Prepared {
+                command: laid.command,
+                entry_dir: Some(laid.dir),
+                entry: Some(laid.entry),
+            }),
+        )
     }
 
     /// The cache's key of this check, when the cache keeps its answer (on, and no
@@ -354,32 +442,142 @@ impl VerifyRun<'_> {
         Ok(())
     }
 
-    /// Whether a run passed, from how it ended and the ends of its output.
-    fn judge(&self, code: Option<i32>, timed_out: bool, stdout: &[u8], stderr: &[u8]) -> RunResult {
-        let failure = |reason: Option<String>| {
-            let mut both = stdout.to_vec();
-            both.extend_from_slice(stderr);
+    /// Whether a run passed, from how it ended, the ends of its output and, for a run
+    /// through the entry point (`entry`), what the entry point reported. The one
+    /// judging function of every run: alone, in a batch, for `check-task`.
+    ///
+    /// A pass needs exit status 0, no module of the tree standing in for the runner,
+    /// the runner's summaries (every test passed, as many as expected) and, through
+    /// the entry point, one report of it per run, each with the sentinel failed, no
+    /// other test failed and the runner unchanged. What the entry point found wrong
+    /// (or a summary without its report) is tampering, whatever the exit status.
+    fn judge(&self, ended: &Ended<'_>, entry: Option<&EntryCheck>) -> RunResult {
+        let failure = |reason: Option<String>, tamper: Option<String>| {
+            // The end of the tests' own output: without the sentinel's, which would
+            // fill it.
+            let own = |bytes: &[u8]| match entry {
+                Some(e) => e
+                    .without_own_output(&String::from_utf8_lossy(bytes))
+                    .into_bytes(),
+                None => bytes.to_vec(),
+            };
+            let mut both = own(ended.stdout);
+            both.extend_from_slice(&own(ended.stderr));
             let tail = crate::process::last_bytes(&both, OUTPUT_TAIL_BYTES);
             Failure {
                 command: self.command.to_string(),
-                exit: code,
+                exit: ended.code,
                 output: String::from_utf8_lossy(tail).into_owned(),
                 reason,
+                tamper,
             }
         };
-        if timed_out {
-            RunResult::TimedOut(failure(None))
-        } else if code != Some(0) {
-            RunResult::Failed(failure(None))
-        } else if let Some(path) = self.stand_in.as_ref().filter(|_| !self.runner.exit_only()) {
-            RunResult::Failed(failure(Some(format!(
-                "exit 0, but '{path}' of the tree stands in for the test runner, so its \
-                 summary is no evidence"
-            ))))
-        } else if let Some(why) = missing_evidence(self.runner, self.expected, stdout, stderr) {
-            RunResult::Failed(failure(Some(why)))
-        } else {
-            RunResult::Passed
+        if ended.timed_out {
+            return RunResult::TimedOut(failure(None, None));
         }
+        let runs = self.runner.unittest.saturating_add(self.runner.pytest);
+        let found = entry.map(|e| e.findings(ended.stderr)).unwrap_or_default();
+        let mut tampered = found.tampered;
+        let exit = ended
+            .code
+            .map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}"));
+        if let Some(path) = self.stand_in.as_ref().filter(|_| !self.runner.exit_only()) {
+            // (The entry point imports the installed runner, but the tree's may run
+            // anywhere else the command imports it.)
+            let also: String = tampered.iter().map(|t| format!("; {t}")).collect();
+            return RunResult::Failed(failure(
+                Some(format!(
+                    "{exit}, but '{path}' of the tree stands in for the test runner, so its \
+                     summary is no evidence{also}"
+                )),
+                stable(&tampered),
+            ));
+        }
+        if ended.code != Some(0) {
+            // The entry point ends a run it found wrong with a failure of its own.
+            let reason = (!tampered.is_empty()).then(|| format!("{exit}: {}", tampered.join("; ")));
+            return RunResult::Failed(failure(reason, stable(&tampered)));
+        }
+        let sentinels = if entry.is_some() { runs } else { 0 };
+        let lacking = missing_evidence(
+            self.runner,
+            self.expected,
+            sentinels,
+            ended.stdout,
+            ended.stderr,
+        );
+        if entry.is_some() {
+            let finished = lacking.as_ref().is_none_or(|l| !l.unfinished);
+            if finished && found.reports < runs {
+                tampered.push(format!(
+                    "the runner's summary came without the entry point's report ({} of {runs}): \
+                     the run was ended or its output forged after the tests ran",
+                    found.reports
+                ));
+            }
+            if found.tests_failed && lacking.is_none() {
+                tampered.push(
+                    "the runner recorded a failure that its summary does not show: its \
+                     output was forged"
+                        .into(),
+                );
+            }
+        }
+        let all = (!tampered.is_empty()).then(|| tampered.join("; "));
+        let reason = match (lacking, &all) {
+            (None, None) => return RunResult::Passed,
+            (Some(l), None) => l.why,
+            (None, Some(t)) => format!("exit 0, but {t}"),
+            (Some(l), Some(t)) => format!("{}; {t}", l.why),
+        };
+        RunResult::Failed(failure(Some(reason), stable(&tampered)))
     }
 }
+
+/// What a run found of tampering, as the same tree gives it whatever sentinel was
+/// drawn: when the runner's machinery changed, that alone (whether the sentinel then
+/// failed depends on which failing statement it was given); `None` when nothing.
+fn stable(tampered: &[String]) -> Option<String> {
+    let changed: Vec<&str> = tampered
+        .iter()
+        .map(String::as_str)
+        .filter(|t| t.starts_with(RUNNER_CHANGED))
+        .collect();
+    if tampered.is_empty() {
+        None
+    } else if changed.is_empty() {
+        Some(tampered.join("; "))
+    } else {
+        Some(changed.join("; "))
+    }
+}
+
+/// How one run of a verify command ended: its exit status (`None`: killed) and the
+/// ends of its output.
+pub struct Ended<'o> {
+    /// Exit code; `None` when it was killed.
+    pub code: Option<i32>,
+    /// Stopped by its time limit.
+    pub timed_out: bool,
+    /// The end of its stdout.
+    pub stdout: &'o [u8],
+    /// The end of its stderr.
+    pub stderr: &'o [u8],
+}
+
+/// A run laid out in its directory ([`VerifyRun::prepare`]): the command to run and,
+/// through the entry point, the entry point's directory (to show read-only) and what
+/// its report is told apart by.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The command, its runs started through the entry point where they go through it.
+    pub command: String,
+    /// The directory of the entry point, beside the tree.
+    pub entry_dir: Option<std::path::PathBuf>,
+    /// What the entry point's report is told apart by.
+    pub entry: Option<EntryCheck>,
+}
+
+#[cfg(test)]
+#[path = "verify_tests.rs"]
+mod tests;

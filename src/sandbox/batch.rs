@@ -184,8 +184,9 @@ impl Batch {
     }
 
     /// Adds a check: its directory (root's, `0711`, named by 128 random bits) and an
-    /// empty effects log; the caller copies its tree into [`BatchCheck::tree`].
-    pub fn add(&mut self, command: &str, timeout: Duration) -> std::io::Result<&BatchCheck> {
+    /// empty effects log; the caller copies its tree into [`BatchCheck::tree`] (and may
+    /// put files of its own, root's, beside it, and change the command to use them).
+    pub fn add(&mut self, command: &str, timeout: Duration) -> std::io::Result<&mut BatchCheck> {
         let dir = self.scratch.path().join(unguessable_name()?);
         std::fs::create_dir(&dir)?;
         set_mode(&dir, 0o711)?;
@@ -196,7 +197,7 @@ impl Batch {
         };
         std::fs::write(check.effects(), "")?;
         self.checks.push(check);
-        Ok(self.checks.last().expect("just pushed"))
+        Ok(self.checks.last_mut().expect("just pushed"))
     }
 
     /// Runs every check under `hidden`, one after another, within `deadline`, keeping
@@ -305,9 +306,16 @@ fn write_plan(path: &Path, checks: &[BatchCheck]) -> std::io::Result<()> {
 
 /// 32 hex digits from the kernel's random source: a name no check can guess.
 fn unguessable_name() -> std::io::Result<String> {
-    let mut bytes = [0u8; 16];
+    let bytes = unguessable_seed()?;
+    Ok(bytes[..16].iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// 32 bytes from the kernel's random source: what no check can guess or replay (the
+/// names of a batch's checks, a check's sentinel test).
+pub fn unguessable_seed() -> std::io::Result<[u8; 32]> {
+    let mut bytes = [0u8; 32];
     std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(bytes)
 }
 
 /// The ends of `checks` from the supervisor's status lines and output files.
@@ -391,7 +399,7 @@ fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
 
 /// `word` as one word of a POSIX shell command: in single quotes, each of its own
 /// single quotes closed, escaped and reopened.
-fn shell_quote(word: &[u8]) -> Vec<u8> {
+pub fn shell_quote(word: &[u8]) -> Vec<u8> {
     let mut quoted = vec![b'\''];
     for &byte in word {
         if byte == b'\'' {

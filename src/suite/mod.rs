@@ -6,6 +6,7 @@ mod confined;
 mod key;
 mod named_tests;
 mod runner_command;
+mod runner_entry;
 mod setting;
 pub mod sim_profile;
 mod suite_file;
@@ -21,6 +22,7 @@ pub use arm::{Arm, ArmPrompts, ExitCheck, Ledger, PromptOverride, Strategy};
 pub use key::TrialKey;
 pub use named_tests::{NamedTest, ORACLE_TESTS_AT};
 pub use runner_command::{VerifyRunner, import_roots};
+pub use runner_entry::through_entry;
 pub use suite_file::{
     CleanTree, InfraPolicy, MAX_PLAN_TRIALS, Prompts, Sequential, Suite, check_plan_size,
 };

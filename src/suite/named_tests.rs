@@ -11,6 +11,8 @@
 //! skipped, and so is a whole command that changes directory (`cd`, `pushd`), since its
 //! paths are then relative to somewhere else.
 
+use std::ops::Range;
+
 use globset::GlobMatcher;
 
 /// Where the pristine tests of `oracle/tests` are laid in a scratch copy.
@@ -97,33 +99,45 @@ fn words(command: &str) -> Vec<(String, bool)> {
 /// The words of a shell command as [`words`] gives them, grouped into the simple
 /// commands that the operators (`;&|()<>` and backquotes) separate.
 pub(super) fn simple_commands(command: &str) -> Vec<Vec<(String, bool)>> {
+    spanned_commands(command)
+        .into_iter()
+        .map(|words| words.into_iter().map(|(word, _)| word).collect())
+        .collect()
+}
+
+/// A word of a shell command (its text without quotes, whether any part was quoted)
+/// and the bytes of the command it was read from, its quotes included.
+pub(super) type SpannedWord = ((String, bool), Range<usize>);
+
+/// [`simple_commands`], each word with its bytes in `command`, so that a word can be
+/// replaced in the command's text.
+pub(super) fn spanned_commands(command: &str) -> Vec<Vec<SpannedWord>> {
     let mut commands = Vec::new();
     let mut words = Vec::new();
     let mut word = String::new();
-    let mut in_word = false;
+    let mut start = None;
     let mut quoted = false;
     let mut quote: Option<char> = None;
-    let mut chars = command.chars();
-    while let Some(c) = chars.next() {
+    let mut chars = command.char_indices();
+    while let Some((at, c)) = chars.next() {
         match quote {
             Some(q) if c == q => quote = None,
-            Some('"') if c == '\\' => word.extend(chars.next()),
+            Some('"') if c == '\\' => word.extend(chars.next().map(|(_, c)| c)),
             Some(_) => word.push(c),
             None => match c {
                 '\'' | '"' => {
                     quote = Some(c);
                     quoted = true;
-                    in_word = true;
+                    start.get_or_insert(at);
                 }
                 '\\' => {
-                    word.extend(chars.next());
-                    in_word = true;
+                    word.extend(chars.next().map(|(_, c)| c));
+                    start.get_or_insert(at);
                 }
                 c if c.is_whitespace() || ";&|()<>`".contains(c) => {
-                    if in_word {
-                        words.push((std::mem::take(&mut word), quoted));
+                    if let Some(from) = start.take() {
+                        words.push(((std::mem::take(&mut word), quoted), from..at));
                     }
-                    in_word = false;
                     quoted = false;
                     if !c.is_whitespace() && !words.is_empty() {
                         commands.push(std::mem::take(&mut words));
@@ -131,13 +145,13 @@ pub(super) fn simple_commands(command: &str) -> Vec<Vec<(String, bool)>> {
                 }
                 c => {
                     word.push(c);
-                    in_word = true;
+                    start.get_or_insert(at);
                 }
             },
         }
     }
-    if in_word {
-        words.push((word, quoted));
+    if let Some(from) = start {
+        words.push(((word, quoted), from..command.len()));
     }
     commands.push(words);
     commands.retain(|c| !c.is_empty());

@@ -29,7 +29,7 @@ setting! {
 pub(super) type Word = (String, bool);
 
 /// How deep `sh -c` scripts are read inside one another.
-const MAX_SHELL_DEPTH: u8 = 4;
+pub(super) const MAX_SHELL_DEPTH: u8 = 4;
 
 /// The simple commands of `command`, with the script of every `sh -c` / `bash -c`
 /// (under wrappers too) replaced by its own simple commands.
@@ -41,7 +41,7 @@ fn expand(command: &str, depth: u8) -> Vec<Vec<Word>> {
     let mut out = Vec::new();
     for words in simple_commands(command) {
         match start(&words) {
-            Start::Shell(script) if depth < MAX_SHELL_DEPTH => {
+            Start::Shell(script, _) if depth < MAX_SHELL_DEPTH => {
                 out.extend(expand(&script, depth + 1));
             }
             _ => out.push(words),
@@ -54,19 +54,31 @@ fn expand(command: &str, depth: u8) -> Vec<Vec<Word>> {
 /// runs a known one.
 pub(super) fn runner_of(words: &[Word]) -> Option<(VerifyRunner, &[Word])> {
     match start(words) {
-        Start::Runner(runner, at) => Some((runner, &words[at..])),
-        Start::Shell(_) | Start::Other => None,
+        Start::Runner(runner, at, _) => Some((runner, &words[at..])),
+        Start::Shell(..) | Start::Other => None,
     }
 }
 
 /// What one simple command starts, once assignments and wrappers are passed.
-enum Start {
-    /// A known runner; its arguments start at this index.
-    Runner(VerifyRunner, usize),
-    /// A shell given a script with `-c`.
-    Shell(String),
+pub(super) enum Start {
+    /// A known runner; its arguments start at this index; the words that start it.
+    Runner(VerifyRunner, usize, Head),
+    /// A shell given a script with `-c`, and the index of the script's word.
+    Shell(String, usize),
     /// Anything else, or a command the harness cannot read.
     Other,
+}
+
+/// The words of a simple command that start its runner (`-m unittest`, `-munittest`,
+/// `--module=pytest`, a `pytest` program), and what stands before an entry point put
+/// in their place (`python3 -Bm unittest` → `python3 -B ENTRY unittest`; a `pytest`
+/// program → `python3 ENTRY pytest`, `python` behind `uv run` and its kind).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Head {
+    /// The words, by index.
+    pub(super) words: std::ops::Range<usize>,
+    /// The words that go before the entry point.
+    pub(super) before: Vec<String>,
 }
 
 /// The base name of a program word (`/usr/bin/python3.12` → `python3.12`).
@@ -163,8 +175,10 @@ const COVERAGE_RUN_VALUED: &[&str] = &[
     "--debug",
 ];
 
-fn start(words: &[Word]) -> Start {
+pub(super) fn start(words: &[Word]) -> Start {
     let mut i = 0;
+    // Behind `uv run` and its kind, `python` is the environment's interpreter.
+    let mut behind_run = false;
     loop {
         let Some((word, quoted)) = words.get(i) else {
             return Start::Other;
@@ -206,6 +220,7 @@ fn start(words: &[Word]) -> Start {
             "exec" => skip_options(words, i + 1, &["-a"]),
             "nohup" | "command" | "time" => skip_options(words, i + 1, &[]),
             "uv" if next == Some("run") => {
+                behind_run = true;
                 let at = skip_uv_run(words, i + 2);
                 match at {
                     Ok(at) => at,
@@ -213,10 +228,17 @@ fn start(words: &[Word]) -> Start {
                 }
             }
             "poetry" | "pipenv" | "pdm" | "hatch" | "rye" if next == Some("run") => {
+                behind_run = true;
                 skip_options(words, i + 2, &[])
             }
             "coverage" if next == Some("run") => return coverage_run(words, i + 2),
-            "pytest" | "py.test" => return Start::Runner(VerifyRunner::Pytest, i + 1),
+            "pytest" | "py.test" => {
+                let head = Head {
+                    words: i..i + 1,
+                    before: vec![if behind_run { "python" } else { "python3" }.into()],
+                };
+                return Start::Runner(VerifyRunner::Pytest, i + 1, head);
+            }
             "sh" | "bash" | "dash" | "zsh" | "ksh" => return shell(words, i + 1),
             _ if is_python(name) => return python(words, i + 1),
             _ => return Start::Other,
@@ -230,9 +252,13 @@ fn skip_uv_run(words: &[Word], mut i: usize) -> Result<usize, Start> {
     while let Some((word, _)) = words.get(i) {
         match word.as_str() {
             "--" => return Ok(i + 1),
-            "-m" | "--module" => return Err(module(words, i + 1)),
+            "-m" | "--module" => return Err(module(words, i + 1, Vec::new())),
             w if w.starts_with("--module=") => {
-                return Err(module_named(&w["--module=".len()..], words, i + 1));
+                let head = Head {
+                    words: i..i + 1,
+                    before: Vec::new(),
+                };
+                return Err(module_named(&w["--module=".len()..], words, head));
             }
             w if !w.starts_with('-') => return Ok(i),
             w => i += if UV_RUN_VALUED.contains(&w) { 2 } else { 1 },
@@ -250,7 +276,7 @@ fn coverage_run(words: &[Word], i: usize) -> Start {
     while j < at.min(words.len()) {
         let word = words[j].0.as_str();
         if word == "-m" || word == "--module" {
-            return module(words, j + 1);
+            return module(words, j + 1, Vec::new());
         }
         j += if COVERAGE_RUN_VALUED.contains(&word) {
             2
@@ -283,8 +309,14 @@ fn python(words: &[Word], mut i: usize) -> Start {
         for (at, letter) in letters.char_indices() {
             let rest = &letters[at + letter.len_utf8()..];
             match letter {
-                'm' if rest.is_empty() => return module(words, i + 1),
-                'm' => return module_named(rest, words, i + 1),
+                'm' if rest.is_empty() => return module(words, i + 1, cluster(&letters[..at])),
+                'm' => {
+                    let head = Head {
+                        words: i..i + 1,
+                        before: cluster(&letters[..at]),
+                    };
+                    return module_named(rest, words, head);
+                }
                 'c' => return Start::Other,
                 'W' | 'X' => {
                     takes_next = rest.is_empty();
@@ -298,19 +330,36 @@ fn python(words: &[Word], mut i: usize) -> Start {
     Start::Other
 }
 
-/// What `-m MODULE` runs, MODULE being the word at `i`.
-fn module(words: &[Word], i: usize) -> Start {
+/// The options of a cluster before its `m` (`B` of `-Bm`), as a word of their own.
+fn cluster(letters: &str) -> Vec<String> {
+    if letters.is_empty() {
+        Vec::new()
+    } else {
+        vec![format!("-{letters}")]
+    }
+}
+
+/// What `-m MODULE` runs, MODULE being the word at `i` (after the word of `-m`, which
+/// the entry point takes the place of with `before` before it).
+fn module(words: &[Word], i: usize, before: Vec<String>) -> Start {
     match words.get(i) {
-        Some((name, false)) => module_named(name, words, i + 1),
+        Some((name, false)) => {
+            let head = Head {
+                words: i - 1..i + 1,
+                before,
+            };
+            module_named(name, words, head)
+        }
         _ => Start::Other,
     }
 }
 
-/// What `-m name` runs, its arguments starting at `args`.
-fn module_named(name: &str, words: &[Word], args: usize) -> Start {
+/// What `-m name` (the words of `head`) runs, its arguments following them.
+fn module_named(name: &str, words: &[Word], head: Head) -> Start {
+    let args = head.words.end;
     match name {
-        "unittest" => Start::Runner(VerifyRunner::Unittest, args),
-        "pytest" => Start::Runner(VerifyRunner::Pytest, args),
+        "unittest" => Start::Runner(VerifyRunner::Unittest, args, head),
+        "pytest" => Start::Runner(VerifyRunner::Pytest, args, head),
         "coverage" if words.get(args).is_some_and(|(w, _)| w == "run") => {
             coverage_run(words, args + 1)
         }
@@ -338,7 +387,7 @@ fn shell(words: &[Word], mut i: usize) -> Start {
         }
     }
     match (script, words.get(i)) {
-        (true, Some((text, _))) => Start::Shell(text.clone()),
+        (true, Some((text, _))) => Start::Shell(text.clone(), i),
         _ => Start::Other,
     }
 }

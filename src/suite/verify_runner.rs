@@ -125,8 +125,25 @@ impl RunnerCheck {
 /// Why a pass of `command` will be judged by its exit status alone although it seems
 /// to run a test runner: the parts of it that mention `unittest` or `pytest` in which
 /// no run of a known runner is recognized, when `setting` (the feature's or the
-/// task's `verify_runner`) does not name one. `None` when nothing is amiss.
+/// task's `verify_runner`) does not name one. Or, when `setting` names a runner that
+/// the command is not seen to start, why no check of it can pass: the harness starts
+/// the runner through its entry point, which it cannot put in front of a script.
+/// `None` when nothing is amiss.
 pub fn unrecognized_runner(command: &str, setting: Option<VerifyRunner>) -> Option<String> {
+    if let Some(runner @ (VerifyRunner::Unittest | VerifyRunner::Pytest)) = setting {
+        let started = expanded_commands(command)
+            .iter()
+            .any(|words| runner_of(words).is_some_and(|(r, _)| r == runner));
+        return (!started).then(|| {
+            format!(
+                "'{command}' is not seen to start {runner} (verify_runner = \"{runner}\"), so \
+                 loopbench cannot start it through its entry point and no check of it can \
+                 pass; start the runner in the command (`python3 -m {runner} ...`) or set \
+                 verify_runner = \"exit\" (a pass is then its exit status alone, which the \
+                 code under test can forge)"
+            )
+        });
+    }
     if setting.is_some() {
         return None;
     }
@@ -527,5 +544,12 @@ mod tests {
         assert!(unrecognized_runner("./check.sh --pytest", Some(VerifyRunner::Exit)).is_none());
         assert!(unrecognized_runner("timeout 9 python3 -W error -m unittest", None).is_none());
         assert!(unrecognized_runner("sh tests/a.sh", None).is_none());
+        // A runner named but started where the entry point cannot go fails every check.
+        let why = unrecognized_runner("./run_tests.sh", Some(VerifyRunner::Unittest)).unwrap();
+        assert!(
+            why.contains("cannot start it through its entry point"),
+            "{why}"
+        );
+        assert!(unrecognized_runner("bash -c 'pytest -q'", Some(VerifyRunner::Pytest)).is_none());
     }
 }

@@ -93,13 +93,25 @@ for n in 1 2 3; do echo "VALUE = $n" > "ledger/f$n.py"; done
 /// Runs a suite over `pytask` (already written in `tmp`) with one arm per `(name,
 /// session body)`, each an initializer and one coding session of [`py_agent`].
 pub fn run_py_arms(tmp: &Path, arms: &[(&str, &str)], extra_args: &[&str]) -> Ran {
-    run_py_arms_with(tmp, "", arms, extra_args)
+    run_py_arms_with(tmp, arms, extra_args, "")
 }
 
-/// [`run_py_arms`] with `suite_keys` (TOML lines) among the suite's top-level keys.
+/// [`run_py_arms`], with `agent_lines` added to every agent's table
+/// (`sandbox = "bwrap"`: the agents, and so their checks, sandboxed).
 pub fn run_py_arms_with(
     tmp: &Path,
+    arms: &[(&str, &str)],
+    extra_args: &[&str],
+    agent_lines: &str,
+) -> Ran {
+    run_py_arms_with_keys(tmp, "", agent_lines, arms, extra_args)
+}
+
+/// [`run_py_arms_with`], with `suite_keys` (TOML lines) among the suite's top-level keys.
+pub fn run_py_arms_with_keys(
+    tmp: &Path,
     suite_keys: &str,
+    agent_lines: &str,
     arms: &[(&str, &str)],
     extra_args: &[&str],
 ) -> Ran {
@@ -107,7 +119,8 @@ pub fn run_py_arms_with(
     let mut tables = String::new();
     for (name, body) in arms {
         script(tmp, &format!("{name}.sh"), &py_agent(body));
-        agents += &agent(name, &format!("{name}.sh"));
+        agents +=
+            &agent(name, &format!("{name}.sh")).replacen("\n\n", &format!("\n{agent_lines}\n"), 1);
         tables += &format!(
             "[[arm]]\nname = \"{name}\"\nagent = \"{name}\"\nlist_format = \"json\"\ninitializer = true\nmax_sessions = 1\n\n"
         );

@@ -40,7 +40,9 @@ pub(super) struct CheckedTree<'t> {
 impl<'a> Observer<'a> {
     /// One verify run of `feature` on `seen`, the tree as the check sees it (the
     /// overlay laid over when there is one), copied from the work directory without
-    /// what `leave_out` names, with what is left of the observation's time.
+    /// what `leave_out` names, with what is left of the observation's time. A run with
+    /// the overlay is the truth, and starts a known runner through the entry point; a
+    /// caller whose run without it is the truth says so (`through_entry`).
     pub(super) fn verify_run<'r>(
         &'r self,
         work_dir: &'r Path,
@@ -60,6 +62,7 @@ impl<'a> Observer<'a> {
             runner: &feature.runner,
             expected: expected_tests(&feature.runner, seen, &self.task.tests.count_pattern),
             stand_in: runner_stand_in(seen, &self.paths.roots, &feature.runner),
+            through_entry: overlay.is_some(),
             timeout: full.min(time_left),
             cut_short: time_left < full,
             repeats: self.repeats,
@@ -109,8 +112,13 @@ impl<'a> Observer<'a> {
         features
             .iter()
             .map(|feature| {
-                self.verify_run(work_dir, feature, overlay, seen, &leave_out, (cache, full))
-                    .check()
+                let run =
+                    self.verify_run(work_dir, feature, overlay, seen, &leave_out, (cache, full));
+                VerifyRun {
+                    through_entry: true,
+                    ..run
+                }
+                .check()
             })
             .collect()
     }
@@ -141,8 +149,11 @@ impl<'a> Observer<'a> {
         // Every check runs within what is left of observe_timeout: a deadline, not a
         // look at the clock between features.
         let time_left = || self.task.observe_timeout.saturating_sub(started.elapsed());
-        let own_run = |feature, left| {
-            self.verify_run(
+        // Without an overlay to lay over, the run with the agent's own tests is the
+        // truth, and goes through the entry point.
+        let own_run = |feature, left| VerifyRun {
+            through_entry: overlay.is_none(),
+            ..self.verify_run(
                 &ws.work_dir,
                 feature,
                 None,
@@ -244,6 +255,9 @@ pub(super) struct Checks {
     pub(super) verify_timeouts: u32,
     pub(super) failures: BTreeMap<String, Failure>,
     pub(super) limits_reached: Vec<String>,
+    /// Per feature whose truth found its runner changed or its sentinel not failing:
+    /// what it found (`verify_tamper`).
+    pub(super) tampered: BTreeMap<String, String>,
 }
 
 impl Checks {
@@ -254,6 +268,9 @@ impl Checks {
         reached.dedup();
         self.limits_reached
             .extend(reached.into_iter().map(|r| format!("check of {id}: {r}")));
+        if let Some(tamper) = truth.failure.as_ref().and_then(|f| f.tamper.clone()) {
+            self.tampered.insert(id.to_string(), tamper);
+        }
         if truth.check == Check::Fail
             && let Some(failure) = truth.failure
         {
