@@ -51,8 +51,9 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
             args.new_run.display()
         )));
     }
+    // Markdown is for a person: escaped as every printout of what a run's files hold.
     let text = match args.format {
-        CompareFormat::Md => render(&comparison),
+        CompareFormat::Md => crate::terminal::block(&render(&comparison)).into_owned(),
         CompareFormat::Json => comparison.to_json()?,
         CompareFormat::Junit => comparison.to_junit(),
     };
