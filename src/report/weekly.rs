@@ -215,6 +215,9 @@ fn run_id_time(name: &str) -> Option<i64> {
         return None;
     }
     let (date, time) = stamp.split_once('T')?;
+    if time.contains(':') {
+        return None;
+    }
     parse_rfc3339(&format!("{date}T{}", time.replace('-', ":")))
 }
 
