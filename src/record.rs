@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::agent::{FailureKind, Outcome, SessionKind, Usage};
+use crate::csv_text::Cell;
 use crate::metrics::{Evidence, SessionMetrics, TrialMetrics};
 use crate::suite::TrialKey;
 
@@ -119,9 +120,9 @@ fn columns_of<T: Serialize>(sample: &T) -> Vec<&'static str> {
     }
 }
 
-/// The CSV row of `record` for `columns`: booleans as `true`/`false`, nulls empty,
-/// numbers as Rust prints them.
-fn row_of<T: Serialize>(record: &T, columns: &[&str]) -> Vec<String> {
+/// The CSV row of `record` for `columns`: strings as text cells (escaped as every CSV
+/// text cell is), booleans as `true`/`false`, nulls empty, numbers as Rust prints them.
+fn row_of<T: Serialize>(record: &T, columns: &[&str]) -> Vec<Cell> {
     let map = match serde_json::to_value(record) {
         Ok(serde_json::Value::Object(map)) => map,
         _ => serde_json::Map::new(),
@@ -129,16 +130,18 @@ fn row_of<T: Serialize>(record: &T, columns: &[&str]) -> Vec<String> {
     columns
         .iter()
         .map(|c| match map.get(*c) {
-            None | Some(serde_json::Value::Null) => String::new(),
-            Some(serde_json::Value::String(s)) => s.clone(),
-            Some(serde_json::Value::Bool(b)) => b.to_string(),
-            Some(serde_json::Value::Number(n)) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
-                (Some(u), _, _) => u.to_string(),
-                (None, Some(i), _) => i.to_string(),
-                (None, None, Some(f)) => f.to_string(),
-                _ => n.to_string(),
-            },
-            Some(other) => other.to_string(),
+            None | Some(serde_json::Value::Null) => Cell::Value(String::new()),
+            Some(serde_json::Value::String(s)) => Cell::Text(s.clone()),
+            Some(serde_json::Value::Bool(b)) => Cell::Value(b.to_string()),
+            Some(serde_json::Value::Number(n)) => {
+                Cell::Value(match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                    (Some(u), _, _) => u.to_string(),
+                    (None, Some(i), _) => i.to_string(),
+                    (None, None, Some(f)) => f.to_string(),
+                    _ => n.to_string(),
+                })
+            }
+            Some(other) => Cell::Text(other.to_string()),
         })
         .collect()
 }
@@ -153,7 +156,7 @@ pub static TRIAL_COLUMNS: std::sync::LazyLock<Vec<&'static str>> =
 
 impl SessionRecord {
     /// The row of `sessions.csv`, matching [`SESSION_COLUMNS`].
-    pub fn csv_row(&self) -> Vec<String> {
+    pub fn csv_row(&self) -> Vec<Cell> {
         row_of(self, &SESSION_COLUMNS)
     }
 
@@ -179,7 +182,7 @@ impl SessionRecord {
 
 impl TrialRecord {
     /// The row of `trials.csv`, matching [`TRIAL_COLUMNS`].
-    pub fn csv_row(&self) -> Vec<String> {
+    pub fn csv_row(&self) -> Vec<Cell> {
         row_of(self, &TRIAL_COLUMNS)
     }
 
@@ -290,12 +293,31 @@ mod tests {
         r.metrics.resume_success = None;
         r.metrics.clean_tree = true;
         let row = r.csv_row();
-        let cell = |c: &str| row[SESSION_COLUMNS.iter().position(|x| *x == c).unwrap()].clone();
+        let cell =
+            |c: &str| match row[SESSION_COLUMNS.iter().position(|x| *x == c).unwrap()].clone() {
+                Cell::Text(s) | Cell::Value(s) => s,
+            };
         assert_eq!(cell("cost_usd"), (0.1f64 + 0.2).to_string());
         assert_eq!(cell("turns"), "7");
         assert_eq!(cell("resume_success"), "");
         assert_eq!(cell("clean_tree"), "true");
         assert_eq!(cell("kind"), "coding");
         assert_eq!(cell("error"), "");
+    }
+
+    #[test]
+    fn strings_are_text_cells_and_numbers_and_flags_are_values() {
+        let mut r = SessionRecord::sample();
+        r.key = TrialKey::new("=1+1", "-t", 0);
+        r.error = Some("@x".into());
+        let row = r.csv_row();
+        let cell = |c: &str| row[SESSION_COLUMNS.iter().position(|x| *x == c).unwrap()].clone();
+        assert_eq!(cell("arm"), Cell::Text("=1+1".into()));
+        assert_eq!(cell("task"), Cell::Text("-t".into()));
+        assert_eq!(cell("trial_id"), Cell::Text("=1+1:-t:0".into()));
+        assert_eq!(cell("error"), Cell::Text("@x".into()));
+        assert_eq!(cell("session"), Cell::Value("0".into()));
+        assert_eq!(cell("clean_tree"), Cell::Value("false".into()));
+        assert_eq!(cell("resume_success"), Cell::Value(String::new()));
     }
 }

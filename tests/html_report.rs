@@ -465,3 +465,56 @@ fn the_weekly_page_shows_each_week_and_flags_the_regression() {
     );
     assert!(page.dom.contains("<img"), "the trend plots are on the page");
 }
+
+#[test]
+fn the_page_shows_invisible_characters_an_agent_wrote_as_escapes() {
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let task = common::sh_task(tmp.path());
+    let list = "[{\"id\": \"F1\u{200b}\", \"description\": \"file 1 exists\u{200b}\u{202e}\", \"passes\": true}, {\"id\": \"F2\"}, {\"id\": \"F3\"}]";
+    let trace = common::Trace::new()
+        .session(1)
+        .write("feature_list.json", list)
+        .commit()
+        .end("completed");
+    let out = tmp.path().join("run");
+    loopbench()
+        .arg("replay")
+        .arg(trace.save(tmp.path()))
+        .arg("--task")
+        .arg(&task)
+        .args(["--format", "json", "--quiet", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    loopbench()
+        .arg("report")
+        .arg(&out)
+        .arg("--html")
+        .assert()
+        .success();
+    let loaded = open(
+        browser.as_path(),
+        &out.join("report.html"),
+        "",
+        &tmp.path().join("profile"),
+    );
+    // What the page shows, without the data its script reads.
+    let mut shown = loaded.dom.clone();
+    while let (Some(start), Some(end)) = (shown.find("<script"), shown.find("</script>")) {
+        if end < start {
+            break;
+        }
+        shown.replace_range(start..end + "</script>".len(), "");
+    }
+    assert!(
+        shown.contains("file 1 exists\\u{200b}\\u{202e}"),
+        "the description is not shown escaped:\n{shown}"
+    );
+    assert!(
+        !shown.contains(['\u{200b}', '\u{202e}']),
+        "an invisible character is shown raw:\n{shown}"
+    );
+}

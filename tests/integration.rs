@@ -10,11 +10,13 @@ mod arm_keys;
 mod batched_checks;
 mod calibration;
 mod check_task;
+mod claims_as_read;
 mod clean_tree;
 mod cli_conventions;
 mod cli_examples;
 mod command_agent;
 mod compare_cli;
+mod csv_formulas;
 mod csv_input_cli;
 mod docs_formats;
 mod docs_metrics;
@@ -73,6 +75,7 @@ mod stratified_cli;
 mod stratified_sim;
 mod tally_agreement;
 mod weekly_cli;
+mod weekly_forged_runs;
 
 /// A file of `tests/` that no `mod` line above names would never be compiled, and its
 /// tests would silently never run.

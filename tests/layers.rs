@@ -16,6 +16,7 @@ const LAYERS: &[&str] = &[
     "error",
     "lines",
     "terminal",
+    "csv_text",
     "timestamp",
     "seed",
     "fsutil",

@@ -42,7 +42,8 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
     let mut comparison = comparison;
     comparison.show_by_task = args.by_task;
     for warning in &comparison.warnings {
-        eprintln!("warning: {warning}");
+        // The warnings quote arm and task names from the runs' tables.
+        eprintln!("warning: {}", crate::terminal::line(warning));
     }
     if comparison.metrics.iter().all(|(_, v)| v.is_empty()) {
         return Err(Error::BadInput(format!(
@@ -51,8 +52,9 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
             args.new_run.display()
         )));
     }
+    // Markdown is for a person: escaped as every printout of what a run's files hold.
     let text = match args.format {
-        CompareFormat::Md => render(&comparison),
+        CompareFormat::Md => crate::terminal::block(&render(&comparison)).into_owned(),
         CompareFormat::Json => comparison.to_json()?,
         CompareFormat::Junit => comparison.to_junit(),
     };

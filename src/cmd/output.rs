@@ -21,9 +21,9 @@ use crate::study::sequential::sequential_summary;
 pub(crate) fn print_finished(summary: &Summary, run_dir: &RunDir, full: bool) -> Result<()> {
     if full {
         let md = sequential_summary(run_dir, summary)?.unwrap_or_else(|| summary.to_markdown());
-        print(&md)
+        print_for_reader(&md)
     } else {
-        print(&verdict_and_paths(summary, run_dir))
+        print_for_reader(&verdict_and_paths(summary, run_dir))
     }
 }
 
@@ -52,6 +52,15 @@ pub(crate) fn verdict_and_paths(summary: &Summary, run_dir: &RunDir) -> String {
         at(run_dir.sessions_csv()),
     );
     out
+}
+
+/// Writes text for a person to stdout (a verdict, a Markdown table), with control and
+/// invisible characters escaped ([`crate::terminal::block`]): it quotes names a run's
+/// files hold, and an arm or task named with a zero-width space or a terminal sequence
+/// in a forged table must print as what it is. Files and machine formats (CSV, JSON)
+/// are written with [`print`].
+pub(crate) fn print_for_reader(text: &str) -> Result<()> {
+    print(&crate::terminal::block(text))
 }
 
 /// Writes `text` to stdout. A closed pipe comes back as an I/O error of kind

@@ -2,7 +2,7 @@
 //! with `--html`) and prints the verdict and where the rest is, or one summary file.
 
 use super::args::{ReportArgs, ReportFormat};
-use super::output::{print, verdict_and_paths};
+use super::output::{print, print_for_reader, verdict_and_paths};
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::report::html::write_run_html;
@@ -31,13 +31,14 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
     if args.html {
         write_run_html(run_dir, &summary)?;
     }
-    let text = match args.format {
-        ReportFormat::Md if args.full => sequential.unwrap_or_else(|| summary.to_markdown()),
-        ReportFormat::Md => verdict_and_paths(&summary, run_dir),
-        ReportFormat::Csv => summary.to_csv()?,
-        ReportFormat::Json => summary.to_json()?,
-    };
-    print(&text)?;
+    match args.format {
+        ReportFormat::Md if args.full => {
+            print_for_reader(&sequential.unwrap_or_else(|| summary.to_markdown()))?;
+        }
+        ReportFormat::Md => print_for_reader(&verdict_and_paths(&summary, run_dir))?,
+        ReportFormat::Csv => print(&summary.to_csv()?)?,
+        ReportFormat::Json => print(&summary.to_json()?)?,
+    }
     warn_unusable_arms(&summary);
     Ok(exit_code::OK)
 }

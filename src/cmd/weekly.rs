@@ -9,7 +9,7 @@ use crate::report::compare::Rule;
 use crate::report::export::export_text;
 use crate::report::weekly::build;
 
-use super::output::print;
+use super::output::{print, print_for_reader};
 
 /// Runs the command: writes weekly.csv, weekly.json, weekly.md and plots/ (and
 /// weekly.html with `--html`) and prints the file `--format` names.
@@ -47,12 +47,11 @@ pub fn run(args: &WeeklyArgs) -> Result<i32> {
         crate::report::html::write_weekly_html(&out, &weekly)?;
     }
     let doc = weekly.document();
-    let text = match args.format {
-        WeeklyFormat::Md => doc.markdown.clone(),
-        WeeklyFormat::Csv => export_text(&doc, "csv")?,
-        WeeklyFormat::Json => export_text(&doc, "json")?,
-    };
-    print(&text)?;
+    match args.format {
+        WeeklyFormat::Md => print_for_reader(&doc.markdown)?,
+        WeeklyFormat::Csv => print(&export_text(&doc, "csv")?)?,
+        WeeklyFormat::Json => print(&export_text(&doc, "json")?)?,
+    }
     eprintln!("weekly report written to {}", out.display());
     Ok(exit_code::OK)
 }

@@ -13,7 +13,8 @@ use super::{Contract, Entry, FeatureList, ListFormat, ListSchema, ParseError};
 ///
 /// JSON and YAML fail on invalid syntax, a top level that is neither an array of entries
 /// nor an object with a `features` array, a `passes` that is not a boolean, or a list over
-/// the reader's size budget; every format fails on two entries with the same id.
+/// the reader's size budget; every format fails on two entries with the same id, ids
+/// compared as they look (see the module documentation).
 pub fn parse(format: ListFormat, text: &str) -> Result<FeatureList, ParseError> {
     parse_with(format, ListSchema::Passes, text)
 }
@@ -45,7 +46,8 @@ pub fn parse_with(
 /// `list` with its ids read against the task's `canonical` ids the way a person reads
 /// them: an id that is no canonical id but equals exactly one of them when ASCII case is
 /// ignored (`f1` in a task whose features are `F1`, `F2`) is that feature's id. Ids are
-/// already trimmed by the readers (`"F1 "` is `F1`). A list in which two entries then
+/// already read as they look by the readers (`"F1 "`, `F1` with a zero-width space and
+/// a fullwidth `F１` are `F1`). A list in which two entries then
 /// share an id is refused, as [`parse_with`] refuses one that says it outright: a reader
 /// could take either entry's claim.
 pub fn with_canonical_ids(
@@ -134,6 +136,7 @@ mod tests {
     use super::*;
     use crate::feature_list::Status;
     use crate::feature_list::fuzz_support as fz;
+    use crate::feature_list::id::fold_id;
     use proptest::prelude::*;
 
     fn sample() -> Vec<Entry> {
@@ -479,15 +482,16 @@ mod tests {
             })
     }
 
-    /// `entries` as a reader reads them back: ids without the whitespace around them,
-    /// entries without a usable (non-blank) id left out.
+    /// `entries` as a reader reads them back: ids as a reader sees them (without the
+    /// whitespace around them or invisible characters, in compatibility form), entries
+    /// without a usable (non-blank) id left out.
     fn as_read(entries: &[Entry]) -> Vec<Entry> {
         entries
             .iter()
-            .filter(|e| !e.id.trim().is_empty())
+            .filter(|e| !fold_id(&e.id).is_empty())
             .cloned()
             .map(|mut e| {
-                e.id = e.id.trim().to_string();
+                e.id = fold_id(&e.id);
                 e
             })
             .collect()

@@ -1,9 +1,13 @@
 //! The Markdown feature list format (`FEATURES.md`): a task list with bold ids.
 //!
 //! An entry is a task-list item such as `- [ ] **F1** description` (`[x]`/`[X]` = passes),
-//! with `*` or `+` bullets, or in a numbered list (`1. [x] **F1** ...`, `2) [ ] ...`), and
-//! any indentation allowed. Its steps are the following lines that are list items (bullets
-//! or numbers) indented deeper than the entry's marker; blank lines between steps are
+//! with `*` or `+` bullets, or in a numbered list (`1. [x] **F1** ...`, `2) [ ] ...`), in a
+//! block quote (`> - [x] **F1** ...`), and any indentation allowed. The item's text is
+//! read as it renders (`super::markdown_item`): its id is what a reader sees first after
+//! the checkbox, whatever its emphasis (`**F1**`, `__F1__`, `*F1*`, plain `F1`, a link
+//! `[F1](url)`, a colon after it), and the description is the rest as written. Its steps
+//! are the following lines that are list items (bullets or numbers) indented deeper than
+//! the entry's marker (inside the same block quotes); blank lines between steps are
 //! allowed, and any other non-blank line ends the steps. The category is the text of the
 //! nearest preceding `## ` heading. Lines inside ``` or ~~~ fences are ignored, text inside
 //! HTML comments (`<!-- ... -->`, over several lines too) is not read, since a reader of the
@@ -17,7 +21,9 @@
 //! - Rendering is line-based, so newlines inside ids, categories, descriptions and steps
 //!   are replaced by spaces and surrounding whitespace is trimmed; a step whose text itself
 //!   looks like an entry line (`[ ] **X** ...`) reads back as an entry, an id that
-//!   contains `**` cannot be represented, and text holding `<!--` reads back as a comment.
+//!   ends in a colon reads back without it, and text holding `<!--` reads back as a
+//!   comment. Markdown punctuation in an id is written escaped (`**F\_**`), so that it
+//!   reads back as written. A fence or a heading inside a block quote is not recognised.
 //! - A category that becomes empty after a non-empty one is rendered as a bare `##`
 //!   heading, so that the change survives a round trip.
 //!
@@ -52,21 +58,19 @@
 
 use std::borrow::Cow;
 
+use super::markdown_item::{EntryLine, bullet_text, escape_id, indent_width, within_quotes};
 use super::{Contract, Entry, FeatureList, ListSchema, ParseError, RenderOptions, Status};
 
 /// The first line of a rendered Markdown list.
 pub(crate) const TITLE: &str = "# Feature list";
-
-/// Tab stops used when comparing indentation, as CommonMark does.
-const TAB_WIDTH: usize = 4;
 
 /// Parses a Markdown feature list; never fails (see the module documentation).
 pub(crate) fn parse_markdown(text: &str) -> FeatureList {
     let mut entries: Vec<Entry> = Vec::new();
     let mut category = String::new();
     let mut fence: Option<Fence> = None;
-    // Indentation of the entry whose steps are being collected, if any.
-    let mut open: Option<usize> = None;
+    // The entry whose steps are being collected, if any.
+    let mut open: Option<Open> = None;
     for line in visible_lines(text) {
         let line = line.trim_end();
         if let Some(current) = fence {
@@ -84,9 +88,9 @@ pub(crate) fn parse_markdown(text: &str) -> FeatureList {
             continue;
         }
         if let Some(item) = EntryLine::parse(line) {
-            open = Some(item.indent);
+            open = Some(Open::of(&item));
             entries.push(Entry {
-                id: item.id.to_string(),
+                id: item.id,
                 category: category.clone(),
                 description: item.description.to_string(),
                 steps: Vec::new(),
@@ -101,9 +105,9 @@ pub(crate) fn parse_markdown(text: &str) -> FeatureList {
             open = None;
             continue;
         }
-        if let (Some(indent), Some(entry)) = (open, entries.last_mut())
-            && indent_width(line) > indent
-            && let Some(step) = bullet_text(line.trim_start())
+        if let (Some(open), Some(entry)) = (open, entries.last_mut())
+            && let Some(body) = open.inner(line)
+            && let Some(step) = bullet_text(body.trim_start())
         {
             entry.steps.push(step.trim().to_string());
             continue;
@@ -113,6 +117,31 @@ pub(crate) fn parse_markdown(text: &str) -> FeatureList {
     FeatureList {
         entries,
         contract: Contract::default(),
+    }
+}
+
+/// An entry whose steps (and notes) are being read: where its item is.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    /// Indentation of its list marker, inside its block quotes.
+    indent: usize,
+    /// Block quotes it is in.
+    quotes: usize,
+}
+
+impl Open {
+    fn of(item: &EntryLine<'_>) -> Open {
+        Open {
+            indent: item.indent,
+            quotes: item.quotes,
+        }
+    }
+
+    /// `line` inside the entry's block quotes when it is indented deeper than the
+    /// entry there (a step or a note of it), else `None`.
+    fn inner(self, line: &str) -> Option<&str> {
+        let body = within_quotes(line, self.quotes)?;
+        (indent_width(body) > self.indent).then_some(body)
     }
 }
 
@@ -168,7 +197,7 @@ fn render_passes(entries: &[Entry], options: &RenderOptions<'_>) -> String {
             previous = Some(category);
         }
         out.push_str(if entry.passes { "- [x] **" } else { "- [ ] **" });
-        out.push_str(&one_line(&entry.id));
+        out.push_str(&escape_id(&one_line(&entry.id)));
         out.push_str("**");
         let description = if options.is_blocked(entry) && !entry.description.ends_with(BLOCKED) {
             Cow::Owned(format!("{} {BLOCKED}", entry.description.trim_end()))
@@ -238,7 +267,7 @@ fn render_status(contract: &Contract, entries: &[Entry]) -> String {
         } else {
             "- [ ] **"
         });
-        out.push_str(&one_line(&entry.id));
+        out.push_str(&escape_id(&one_line(&entry.id)));
         out.push_str("**");
         let description = one_line(&entry.description);
         let implied = matches!(state, Status::Pending | Status::Completed);
@@ -330,8 +359,8 @@ struct StatusParser {
     forbidden: Vec<String>,
     section: Section,
     category: String,
-    /// Indentation of the entry whose steps and notes are being collected, if any.
-    open: Option<usize>,
+    /// The entry whose steps and notes are being collected, if any.
+    open: Option<Open>,
     /// Whether the last entry has a note line yet.
     noted: bool,
 }
@@ -375,10 +404,10 @@ impl StatusParser {
     fn features_line(&mut self, line: &str) -> Result<(), String> {
         if let Some(item) = EntryLine::parse(line) {
             let (state, description) = item_state(&item)?;
-            self.open = Some(item.indent);
+            self.open = Some(Open::of(&item));
             self.noted = false;
             let mut entry = Entry {
-                id: item.id.to_string(),
+                id: item.id,
                 category: self.category.clone(),
                 description: description.to_string(),
                 steps: Vec::new(),
@@ -390,10 +419,10 @@ impl StatusParser {
             self.entries.push(entry);
             return Ok(());
         }
-        if let (Some(indent), Some(entry)) = (self.open, self.entries.last_mut())
-            && indent_width(line) > indent
+        if let (Some(open), Some(entry)) = (self.open, self.entries.last_mut())
+            && let Some(body) = open.inner(line)
         {
-            let body = line.trim_start();
+            let body = body.trim_start();
             if let Some(step) = bullet_text(body) {
                 entry.steps.push(step.trim().to_string());
                 return Ok(());
@@ -487,37 +516,6 @@ fn one_line(text: &str) -> String {
         .replace(['\r', '\n'], " ")
         .trim()
         .to_string()
-}
-
-/// Column width of the leading whitespace, with tabs advancing to the next tab stop.
-fn indent_width(line: &str) -> usize {
-    let mut width = 0;
-    for c in line.chars() {
-        match c {
-            ' ' => width += 1,
-            '\t' => width += TAB_WIDTH - width % TAB_WIDTH,
-            _ => break,
-        }
-    }
-    width
-}
-
-/// The text after a list marker: a bullet (`-`, `*` or `+`) or an ordered-list number
-/// (one to nine digits, then `.` or `)`), followed by whitespace or the line end. A task
-/// item in a numbered list is shown with its checkbox like one in a bulleted list, so it
-/// is read like one.
-fn bullet_text(body: &str) -> Option<&str> {
-    let digits = body.bytes().take_while(u8::is_ascii_digit).count();
-    let rest = if (1..=9).contains(&digits) {
-        body.get(digits..)?.strip_prefix(['.', ')'])?
-    } else {
-        body.strip_prefix(['-', '*', '+'])?
-    };
-    if rest.is_empty() || rest.starts_with([' ', '\t']) {
-        Some(rest)
-    } else {
-        None
-    }
 }
 
 /// Opens an HTML comment.
@@ -616,44 +614,6 @@ fn heading(line: &str) -> Option<&str> {
         Some(rest.trim())
     } else {
         None
-    }
-}
-
-/// An entry line, split into its parts.
-#[derive(Debug, PartialEq)]
-struct EntryLine<'a> {
-    indent: usize,
-    passes: bool,
-    id: &'a str,
-    description: &'a str,
-}
-
-impl<'a> EntryLine<'a> {
-    /// Recognises `- [ ] **ID** description` with any bullet, indentation and spacing.
-    fn parse(line: &'a str) -> Option<Self> {
-        let rest = bullet_text(line.trim_start())?.trim_start();
-        let (passes, rest) = if let Some(r) = rest.strip_prefix("[ ]") {
-            (false, r)
-        } else if let Some(r) = rest
-            .strip_prefix("[x]")
-            .or_else(|| rest.strip_prefix("[X]"))
-        {
-            (true, r)
-        } else {
-            return None;
-        };
-        let rest = rest.trim_start().strip_prefix("**")?;
-        let (id, description) = rest.split_once("**")?;
-        let id = id.trim();
-        if id.is_empty() {
-            return None;
-        }
-        Some(EntryLine {
-            indent: indent_width(line),
-            passes,
-            id,
-            description: description.trim(),
-        })
     }
 }
 
@@ -766,8 +726,14 @@ mod tests {
 
     #[test]
     fn prose_headings_and_other_lists_around_entries_are_ignored() {
+        // A task item reads as an entry whatever the emphasis of its first word, so the
+        // unchecked `not bold` is the entry `not` (a reader sees an item, and a plain
+        // `- [x] F1` is a claim of F1); a bullet without a checkbox is prose.
         let text = "# Title\n\nSome prose about the project.\n\n- a plain bullet\n- [ ] not bold\n\n## Core\n\nIntro paragraph.\n- [ ] **F1** First feature   \n  - step one\nTrailing prose.\n  - not a step\n";
-        assert_eq!(summary(text), ["[ ]F1|Core|First feature|step one"]);
+        assert_eq!(
+            summary(text),
+            ["[ ]not||bold|", "[ ]F1|Core|First feature|step one"]
+        );
     }
 
     #[test]

@@ -31,14 +31,25 @@
 //! unparseable: guessing what an agent meant by `done` or `(in progress)` would turn a
 //! slip into a claim, or hide one.
 //!
+//! # Ids as a reader sees them
+//!
+//! Every reader folds each id the way a person reads it (the private submodule `id`):
+//! invisible characters (zero-width space, joiners, byte order mark, soft hyphen,
+//! direction marks, ...) removed, Unicode compatibility forms (fullwidth `F１`) as the
+//! characters they stand for, the whitespace around it dropped. `F1` followed by a
+//! zero-width space is F1, and an entry claiming it claims F1; two entries whose ids fold
+//! to one id make the list unparseable, as any id given twice does.
+//!
 //! Under the status schema a claim is an entry becoming `completed`, so [`Entry::passes`]
 //! stays the one "claimed done" flag everything downstream reads: a parsed status-schema
 //! entry has `passes == (status == Some(Completed))`, and [`Entry::set_state`] keeps the
 //! two in step.
 
 mod api;
+mod id;
 mod json;
 mod markdown;
+mod markdown_item;
 mod schema;
 mod tree;
 mod yaml;

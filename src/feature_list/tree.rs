@@ -9,6 +9,7 @@ use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
+use super::id::fold_id;
 use super::{Contract, Entry, FeatureList, Status};
 
 /// Any value a JSON or YAML document can hold, with map keys kept as values in file order.
@@ -341,17 +342,18 @@ fn text_list(node: Option<&Node>) -> Vec<String> {
 /// map or has no usable id, `Err` when it gives its id twice with different values (a
 /// reader could take either).
 ///
-/// The id is read as a person reads it: without the whitespace around it (`"F1 "` is
+/// The id is read as a person reads it ([`fold_id`]): without the whitespace around it
+/// (`"F1 "` is `F1`) or invisible characters in it, in compatibility form (`"F１"` is
 /// `F1`).
 fn common_fields(item: &Node) -> Result<Option<Entry>, String> {
     let Node::Map(pairs) = item else {
         return Ok(None);
     };
-    let ids: Vec<Option<&str>> = pairs
+    let ids: Vec<Option<String>> = pairs
         .iter()
         .filter(|(k, _)| matches!(k, Node::Str(s) if s == "id"))
         .map(|(_, v)| match v {
-            Node::Str(s) | Node::Int(s) => Some(s.trim()),
+            Node::Str(s) | Node::Int(s) => Some(fold_id(s)),
             _ => None,
         })
         .collect();
@@ -360,7 +362,10 @@ fn common_fields(item: &Node) -> Result<Option<Entry>, String> {
     {
         let shown: Vec<String> = ids
             .iter()
-            .map(|id| id.map_or_else(|| "a value that is no id".into(), |id| format!("{id:?}")))
+            .map(|id| {
+                id.as_ref()
+                    .map_or_else(|| "a value that is no id".into(), |id| format!("{id:?}"))
+            })
             .collect();
         return Err(format!(
             "an entry gives its \"id\" twice with different values ({}); a reader could take either",
@@ -370,7 +375,7 @@ fn common_fields(item: &Node) -> Result<Option<Entry>, String> {
     let Some(Some(id)) = ids.last() else {
         return Ok(None);
     };
-    let id = (*id).to_string();
+    let id = id.clone();
     // A blank id cannot be referred to (and cannot be written in Markdown), so it is not usable.
     if id.is_empty() {
         return Ok(None);
@@ -448,7 +453,9 @@ pub(crate) fn refuse_duplicate_ids(list: &FeatureList) -> Result<(), String> {
     for entry in &list.entries {
         if !seen.insert(entry.id.as_str()) {
             return Err(format!(
-                "feature {:?} appears twice; a reader could take either entry",
+                "feature {:?} appears twice (ids are compared as a reader sees them: \
+                 without invisible characters, fullwidth and other compatibility forms \
+                 as the characters they stand for); a reader could take either entry",
                 entry.id
             ));
         }
@@ -526,6 +533,38 @@ mod tests {
             to_entry(&item).map(|e| e.map(|e| e.id)),
             Ok(Some("F1".to_string()))
         );
+    }
+
+    #[test]
+    fn an_id_is_read_as_it_looks_and_two_that_look_alike_are_one_id() {
+        for raw in [
+            "F1\u{200b}",
+            "F\u{ff11}",
+            "\u{feff}F1",
+            "F\u{ad}1",
+            "F1\u{200e}",
+        ] {
+            let item = map(&[("id", s(raw))]);
+            assert_eq!(
+                to_entry(&item).map(|e| e.map(|e| e.id)),
+                Ok(Some("F1".to_string())),
+                "{raw:?}"
+            );
+        }
+        let item = map(&[("id", s("F1")), ("id", s("F1\u{200b}"))]);
+        assert_eq!(
+            to_entry(&item).map(|e| e.map(|e| e.id)),
+            Ok(Some("F1".to_string()))
+        );
+        let root = Node::Seq(vec![
+            map(&[("id", s("F1"))]),
+            map(&[("id", s("F\u{ff11}"))]),
+        ]);
+        let list = to_feature_list(&root).unwrap_or_default();
+        let err = refuse_duplicate_ids(&list).err().unwrap_or_default();
+        assert!(err.contains("\"F1\" appears twice"), "{err}");
+        // An id of invisible characters alone is blank, so not usable.
+        assert_eq!(to_entry(&map(&[("id", s("\u{200b}\u{feff}"))])), Ok(None));
     }
 
     #[test]

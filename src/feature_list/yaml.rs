@@ -290,12 +290,13 @@ mod tests {
             .into_iter()
             .filter(|e| !e.id.trim().is_empty())
             .collect();
-        // Ids are read without the whitespace around them; everything else as written.
+        // Ids are read as a reader sees them (without the whitespace around them or
+        // invisible characters); everything else as written.
         let read: Vec<Entry> = entries
             .iter()
             .cloned()
             .map(|mut e| {
-                e.id = e.id.trim().to_string();
+                e.id = crate::feature_list::id::fold_id(&e.id);
                 e
             })
             .collect();

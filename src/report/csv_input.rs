@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use crate::agent::{Outcome, SessionKind};
+use crate::csv_text;
 use crate::error::{Error, Result};
 
 /// What a cell of a column must hold.
@@ -85,7 +86,7 @@ impl Cell {
         };
         match self {
             Cell::Text => None,
-            Cell::Name => value
+            Cell::Name => csv_text::unescape(value)
                 .is_empty()
                 .then(|| "is empty; expected a name".into()),
             Cell::Index => count(true),
@@ -303,7 +304,8 @@ pub(crate) fn check_rows(
         if key_at.len() == key.len() {
             key_bytes.clear();
             for &i in &key_at {
-                key_bytes.extend_from_slice(record.get(i).unwrap_or("").as_bytes());
+                let text = csv_text::unescape(record.get(i).unwrap_or(""));
+                key_bytes.extend_from_slice(text.as_bytes());
                 key_bytes.push(0);
             }
             if let Some(first) = seen.insert(key_bytes.clone(), line) {

@@ -4,12 +4,14 @@
 //! [`Document`] builder.
 
 use super::format::exact;
+use crate::csv_text;
 use crate::error::{Error, Result};
 
 /// One cell of a table, typed, so that each format writes it its own way.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
-    /// Text, as it is.
+    /// Text, as it is (in CSV escaped so that no spreadsheet reads it as a formula:
+    /// [`crate::csv_text`]).
     Text(String),
     /// A whole number.
     Count(u64),
@@ -69,15 +71,15 @@ impl Exporter for Csv {
 
     fn export(&self, doc: &Document) -> Result<Vec<u8>> {
         let encode = |e: csv::Error| Error::Tool(format!("cannot encode {}.csv: {e}", doc.name));
-        let mut w = csv::Writer::from_writer(Vec::new());
-        w.write_record(&doc.columns).map_err(encode)?;
+        let mut w = csv_text::Writer::new(Vec::new());
+        w.header(&doc.columns).map_err(encode)?;
         for row in &doc.rows {
-            w.write_record(row.iter().map(|c| match c {
-                Cell::Text(s) => s.clone(),
-                Cell::Count(n) => n.to_string(),
-                Cell::Number(x) => exact(*x),
-                Cell::Bool(b) => b.to_string(),
-                Cell::Empty => String::new(),
+            w.row(row.iter().map(|c| match c {
+                Cell::Text(s) => csv_text::Cell::Text(s.clone()),
+                Cell::Count(n) => csv_text::Cell::Value(n.to_string()),
+                Cell::Number(x) => csv_text::Cell::Value(exact(*x)),
+                Cell::Bool(b) => csv_text::Cell::Value(b.to_string()),
+                Cell::Empty => csv_text::Cell::Value(String::new()),
             }))
             .map_err(encode)?;
         }

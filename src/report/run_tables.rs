@@ -2,6 +2,7 @@
 //! typed polars frames: the columns the rates need, checked against the record format
 //! first so that a bad cell is reported with its file, line and column.
 
+use std::borrow::Cow;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use polars::prelude::*;
 
 use super::csv_batches::{CsvBatches, SESSION_BATCH_ROWS, SeenSessions};
 use super::csv_input::{Cell, Input};
+use crate::csv_text;
 use crate::error::{Error, Result};
 use crate::rates::ADDED_COLUMNS;
 use crate::rates::Metric;
@@ -341,6 +343,7 @@ impl CsvTable {
     ) -> Result<DataFrame> {
         let input = self.input();
         let df = read.map_err(|e| input.explain(&e))?;
+        let df = read_text_cells(df).map_err(|e| self.cannot_read(&e))?;
         check(&input, &df)?;
         Ok(df)
     }
@@ -370,6 +373,32 @@ impl CsvTable {
     fn cannot_check(&self, e: &PolarsError) -> Error {
         Error::BadInput(format!("cannot check '{}': {e}", self.path.display()))
     }
+}
+
+/// `df` with each text cell as the text it holds: the prefix the project's CSV writer
+/// puts before a text that would start a formula taken off ([`csv_text::unescape`]), so
+/// that an arm named `=x`, written `'=x`, is the arm `=x` again. A cell that held only
+/// the prefix is empty, a null as any empty cell.
+fn read_text_cells(mut df: DataFrame) -> PolarsResult<DataFrame> {
+    let text: Vec<PlSmallStr> = df
+        .columns()
+        .iter()
+        .filter(|c| c.dtype() == &DataType::String)
+        .map(|c| c.name().clone())
+        .collect();
+    for name in text {
+        let cells = df.column(name.as_str())?.str()?;
+        if !cells.iter().flatten().any(|c| c != csv_text::unescape(c)) {
+            continue;
+        }
+        let read = cells.apply(|cell| {
+            cell.map(csv_text::unescape)
+                .filter(|c| !c.is_empty())
+                .map(Cow::Borrowed)
+        });
+        df.with_column(read.into_series().into_column())?;
+    }
+    Ok(df)
 }
 
 /// The columns of a schema, as the cells the record format allows in them.

@@ -100,8 +100,12 @@ pub struct FoundRun {
     pub week: IsoWeek,
 }
 
-/// Every directory under `root` holding a `manifest.json`, sorted by path. A manifest
-/// without a readable `started` time is reported in the second list and skipped.
+/// Every directory under `root` holding a `manifest.json` and lying in no other such
+/// directory, sorted by path, with what was skipped and why in the second list: a run
+/// inside another run's directory (what a run keeps of its agents, such as their HOME
+/// under `agents/`, is the agents' to write, and a run an agent left there is no run of
+/// the root), a manifest without a readable `started` time, and a run whose manifest
+/// does not fit where it was found ([`misplaced`]).
 pub fn find_runs(root: &Path) -> Result<(Vec<FoundRun>, Vec<String>)> {
     if !root.is_dir() {
         return Err(Error::BadInput(format!(
@@ -122,8 +126,20 @@ pub fn find_runs(root: &Path) -> Result<(Vec<FoundRun>, Vec<String>)> {
             (dir.manifest() == e.path()).then_some(dir)
         })
         .collect();
+    // Sorted by path, a directory comes before every directory inside it.
     entries.sort_by(|a, b| a.path().cmp(b.path()));
+    let mut outer: Vec<std::path::PathBuf> = Vec::new();
     for dir in entries {
+        if let Some(holder) = outer.iter().find(|o| dir.path().starts_with(o)) {
+            skipped.push(format!(
+                "'{}' lies inside the run '{}' (a run's directory holds what its agents \
+                 wrote, such as their HOME): not pooled",
+                dir.path().display(),
+                holder.display()
+            ));
+            continue;
+        }
+        outer.push(dir.path().to_path_buf());
         let info = match RunInfo::read(&dir) {
             Ok(info) => info,
             Err(e) => {
@@ -131,20 +147,94 @@ pub fn find_runs(root: &Path) -> Result<(Vec<FoundRun>, Vec<String>)> {
                 continue;
             }
         };
-        match info.started.as_deref().and_then(parse_rfc3339) {
-            Some(started) => runs.push(FoundRun {
-                week: iso_week_of_days(started.div_euclid(86_400)),
-                dir,
-                info,
-                started,
-            }),
-            None => skipped.push(format!(
+        let Some(started) = info.started.as_deref().and_then(parse_rfc3339) else {
+            skipped.push(format!(
                 "'{}' has no RFC 3339 'started' time",
                 dir.manifest().display()
-            )),
+            ));
+            continue;
+        };
+        if let Some(why) = misplaced(&dir, &info, started) {
+            skipped.push(format!(
+                "'{}' does not fit where it was found: {why}; not pooled",
+                dir.path().display()
+            ));
+            continue;
         }
+        runs.push(FoundRun {
+            week: iso_week_of_days(started.div_euclid(86_400)),
+            dir,
+            info,
+            started,
+        });
     }
     Ok((runs, skipped))
+}
+
+/// Why the manifest of the run at `dir` (started at `started`) does not fit the
+/// directory it is in, if it does not: a manifest that names no arm (every run names
+/// its arms); and, for a directory named as `run` and `replay` name a new one
+/// (`<suite>/<UTC start time>`, the time with `-` for `:`, perhaps with a `-N` suffix), a
+/// suite other than the parent directory's name, or a start more than a day away from
+/// the directory's time (the week a run is pooled in is that of its start).
+pub fn misplaced(dir: &RunDir, info: &RunInfo, started: i64) -> Option<String> {
+    if info.arms.is_empty() {
+        return Some("its manifest names no arms".into());
+    }
+    let path = dir.path();
+    let named = path.file_name()?.to_str().and_then(run_id_time)?;
+    let parent = path.parent()?.file_name()?.to_string_lossy();
+    let suite = info.suite.as_deref().unwrap_or("");
+    if parent != suite {
+        return Some(format!(
+            "its directory is named as a run of the suite '{parent}' \
+             (<suite>/<start time>), but its manifest says the suite is '{suite}'"
+        ));
+    }
+    if started.abs_diff(named) > 86_400 {
+        return Some(format!(
+            "its directory is named for its start time, {}, but its manifest says it \
+             started {}",
+            path.file_name()?.to_string_lossy(),
+            info.started.as_deref().unwrap_or("")
+        ));
+    }
+    None
+}
+
+/// The time, in seconds since the Unix epoch, of a run directory's name as `run` and
+/// `replay` make it (`2026-11-02T08-00-00Z`, perhaps with `-2`, `-3`, ... after it), or
+/// `None` for any other name.
+fn run_id_time(name: &str) -> Option<i64> {
+    let (stamp, suffix) = name.split_at_checked("2026-11-02T08-00-00Z".len())?;
+    if !(suffix.is_empty()
+        || suffix
+            .strip_prefix('-')
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
+    {
+        return None;
+    }
+    let (date, time) = stamp.split_once('T')?;
+    if time.contains(':') {
+        return None;
+    }
+    parse_rfc3339(&format!("{date}T{}", time.replace('-', ":")))
+}
+
+/// Why the tables of a run do not fit its manifest, if they do not: an arm in them that
+/// the manifest does not list.
+fn tables_misfit(run: &FoundRun, sums: &DataFrame) -> Option<String> {
+    let arms = sums.column("arm").ok()?.str().ok()?;
+    let stray: std::collections::BTreeSet<&str> = arms
+        .iter()
+        .flatten()
+        .filter(|arm| !run.info.arms.iter().any(|a| a == arm))
+        .collect();
+    let first = stray.first()?;
+    Some(format!(
+        "its tables hold the arm '{first}', which its manifest does not list (arms: {})",
+        run.info.arms.join(", ")
+    ))
 }
 
 /// One row of the trend: one metric of one arm in one week.
@@ -229,6 +319,13 @@ pub fn build(
                 continue;
             }
         };
+        if let Some(why) = tables_misfit(&run, &sums) {
+            skipped.push(format!(
+                "'{}' does not fit its manifest: {why}; not pooled",
+                run.dir.path().display()
+            ));
+            continue;
+        }
         per_run.push(sums.lazy().with_columns([
             lit(run.week.key()).alias("week"),
             lit(runs.len() as u64).alias("run"),
@@ -592,6 +689,53 @@ mod tests {
         assert_eq!(week("2021-01-03T23:59:59Z"), "2020-W53");
         assert_eq!(week("2026-11-02T08:00:00Z"), "2026-W45");
         assert_eq!(week("1970-01-01T00:00:00Z"), "1970-W01");
+    }
+
+    #[test]
+    fn run_ids_are_read_as_the_time_they_name() {
+        let t = parse_rfc3339("2026-11-02T08:00:00Z");
+        assert_eq!(run_id_time("2026-11-02T08-00-00Z"), t);
+        assert_eq!(run_id_time("2026-11-02T08-00-00Z-2"), t);
+        assert_eq!(run_id_time("2026-11-02T08-00-00Z-12"), t);
+        for name in [
+            "a",
+            "2026-11-02T08-00-00Z-",
+            "2026-11-02T08-00-00Zx",
+            "2026-11-02",
+            "2026-11-02T08:00:00Z",
+        ] {
+            assert_eq!(run_id_time(name), None, "{name}");
+        }
+    }
+
+    fn info(suite: &str, arms: &[&str], started: &str) -> RunInfo {
+        RunInfo {
+            has_manifest: true,
+            suite: Some(suite.into()),
+            arms: arms.iter().map(|a| a.to_string()).collect(),
+            started: Some(started.into()),
+            ..RunInfo::default()
+        }
+    }
+
+    #[test]
+    fn a_manifest_that_does_not_fit_its_directory_is_misplaced() {
+        let started = "2026-11-02T08:00:05Z";
+        let at = parse_rfc3339(started).unwrap();
+        let dir = |path: &str| open_run_dir(Path::new(path));
+        let fits = info("seq", &["json"], started);
+        assert_eq!(
+            misplaced(&dir("r/seq/2026-11-02T08-00-00Z"), &fits, at),
+            None
+        );
+        assert_eq!(misplaced(&dir("r/seq/any-name"), &fits, at), None);
+        assert_eq!(misplaced(&dir("r/other/any-name"), &fits, at), None);
+        let other_suite = misplaced(&dir("r/other/2026-11-02T08-00-00Z"), &fits, at);
+        assert!(other_suite.is_some_and(|w| w.contains("'other'") && w.contains("'seq'")));
+        let later = misplaced(&dir("r/seq/2026-10-02T08-00-00Z-2"), &fits, at);
+        assert!(later.is_some_and(|w| w.contains(started)));
+        let no_arms = misplaced(&dir("r/seq/x"), &info("seq", &[], started), at);
+        assert!(no_arms.is_some_and(|w| w.contains("names no arms")));
     }
 
     #[test]

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use super::jsonl::{JsonlAt, JsonlLines};
+use crate::csv_text::{Cell, Writer};
 use crate::error::{Error, Result};
 use crate::fsutil::write_atomic_with;
 use crate::record::{SessionRecord, TrialRecord};
@@ -17,17 +18,17 @@ use crate::record::{SessionRecord, TrialRecord};
 /// A record that is a row of one of the tables.
 pub trait TableRecord: DeserializeOwned {
     /// Its CSV row.
-    fn row(&self) -> Vec<String>;
+    fn row(&self) -> Vec<Cell>;
 }
 
 impl TableRecord for SessionRecord {
-    fn row(&self) -> Vec<String> {
+    fn row(&self) -> Vec<Cell> {
         self.csv_row()
     }
 }
 
 impl TableRecord for TrialRecord {
-    fn row(&self) -> Vec<String> {
+    fn row(&self) -> Vec<Cell> {
         self.csv_row()
     }
 }
@@ -117,13 +118,13 @@ pub fn write_table<T: TableRecord>(
     });
     let encode = |e: csv::Error| Error::Tool(format!("cannot encode '{}': {e}", csv.display()));
     write_atomic_with(csv, |out| {
-        let mut writer = csv::Writer::from_writer(out);
-        writer.write_record(header).map_err(encode)?;
+        let mut writer = Writer::new(out);
+        writer.header(header).map_err(encode)?;
         if !keys.is_empty() {
             let mut records = JsonlAt::open(jsonl)?;
             for k in &keys {
                 let record: T = records.record(k.offset, k.line)?;
-                writer.write_record(record.row()).map_err(encode)?;
+                writer.row(record.row()).map_err(encode)?;
             }
         }
         writer

@@ -199,6 +199,10 @@ pub fn drive(
 /// `error`), so that a run whose agent never started cannot pass for a result.
 pub fn warn_unusable_arms(summary: &Summary) {
     for arm in summary.unusable_arms() {
-        eprintln!("warning: arm with no usable sessions: {arm}");
+        // `report` reads arm names from a run's tables, which a user may bring.
+        eprintln!(
+            "warning: arm with no usable sessions: {}",
+            crate::terminal::line(&arm)
+        );
     }
 }

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::agent::trace::Trace;
+use crate::csv_text;
 use crate::error::{Error, IoContext, Result};
 use crate::feature_list::{ListFormat, ListSchema};
 use crate::run_dir::RunDir;
@@ -228,11 +229,13 @@ pub fn plan_from_manifest(dir: &RunDir, manifest: &Manifest) -> Result<Plan> {
             message: "expected trial_id,arm,replicate,trace,blake3".into(),
         };
         let replicate: u32 = row.get(2).and_then(|r| r.parse().ok()).ok_or_else(bad)?;
+        // Text cells as written: escaped where they would start a formula.
+        let text = |at: usize| row.get(at).map(csv_text::unescape).ok_or_else(bad);
         rows.push((
-            row.get(1).ok_or_else(bad)?.to_string(),
+            text(1)?.to_string(),
             replicate,
-            PathBuf::from(row.get(3).ok_or_else(bad)?),
-            row.get(4).ok_or_else(bad)?.to_string(),
+            PathBuf::from(text(3)?),
+            text(4)?.to_string(),
         ));
     }
     let mut arms = Vec::new();
@@ -295,27 +298,28 @@ pub fn plan_from_manifest(dir: &RunDir, manifest: &Manifest) -> Result<Plan> {
 fn write_traces_csv(out: &RunDir, task: &str, arms: &[ReplayArm]) -> Result<()> {
     let path = out.traces_csv();
     let context = || format!("cannot write '{}'", path.display());
-    let mut csv = csv::Writer::from_path(&path).map_err(|e| Error::io(context(), e.into()))?;
-    let mut write = |row: [&str; 5]| {
-        csv.write_record(row)
-            .map_err(|e| Error::io(context(), e.into()))
-    };
-    write(["trial_id", "arm", "replicate", "trace", "blake3"])?;
+    let file = std::fs::File::create(&path).io_context(context)?;
+    let mut csv = csv_text::Writer::new(file);
+    csv.header(["trial_id", "arm", "replicate", "trace", "blake3"])
+        .map_err(|e| Error::io(context(), e.into()))?;
     for arm in arms {
         for (replicate, TraceFile { path, trace }) in arm.traces.iter().enumerate() {
             let key = TrialKey::new(&arm.name, task, replicate as u32);
             let hash = blake3::Hash::from(trace.content_hash).to_hex();
-            write([
-                &key.trial_id,
-                &arm.name,
-                &replicate.to_string(),
+            csv.row([
+                csv_text::Cell::Text(key.trial_id),
+                csv_text::Cell::Text(arm.name.clone()),
+                csv_text::Cell::Value(replicate.to_string()),
                 // Absolute, so that `resume` finds it from any directory.
-                &std::path::absolute(path)
-                    .unwrap_or_else(|_| path.clone())
-                    .display()
-                    .to_string(),
-                hash.as_str(),
-            ])?;
+                csv_text::Cell::Text(
+                    std::path::absolute(path)
+                        .unwrap_or_else(|_| path.clone())
+                        .display()
+                        .to_string(),
+                ),
+                csv_text::Cell::Text(hash.to_string()),
+            ])
+            .map_err(|e| Error::io(context(), e.into()))?;
         }
     }
     csv.flush().io_context(context)

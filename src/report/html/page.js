@@ -9,10 +9,28 @@
   var data = JSON.parse(document.getElementById("loopbench-data").textContent);
   var main = document.getElementById("main");
 
+  // What shows as nothing, or reorders the text around it, is shown as an escape, as a
+  // terminal printout shows it (src/terminal.rs): control characters but line feed and
+  // tab, format characters (zero-width space, direction marks and overrides, ...), the
+  // line and paragraph separators and the other default-ignorable code points. So
+  // "F1" followed by a zero-width space reads "F1\u{200b}", never "F1".
+  var INVISIBLE = /[\0-\x08\x0B-\x1F\x7F-\x9F\p{Cf}\p{Zl}\p{Zp}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u3164\uFE00-\uFE0F\uFFA0\u{E0100}-\u{E01EF}]/gu;
+
+  function visible(text) {
+    return text.replace(INVISIBLE, function (c) {
+      var code = c.codePointAt(0);
+      if (code === 0x1b) return "\\e";
+      if (code === 0x0d) return "\\r";
+      var hex = code.toString(16);
+      if (code < 0x100) return "\\x" + ("0" + hex).slice(-2);
+      return "\\u{" + ("000" + hex).slice(-Math.max(4, hex.length)) + "}";
+    });
+  }
+
   function el(tag, className, text) {
     var node = document.createElement(tag);
     if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (text !== undefined && text !== null) node.textContent = visible(String(text));
     return node;
   }
 

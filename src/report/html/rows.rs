@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::csv_text;
 use crate::error::{Error, Result};
 use crate::rates::{Metric, Unit, counts_against};
 use crate::store::{JsonlAt, JsonlLines};
@@ -149,13 +150,14 @@ fn bad(path: &Path, line: Option<u64>, e: &dyn std::fmt::Display) -> Error {
 }
 
 /// A CSV cell as a JSON value: empty is null, `true`/`false` booleans, numbers
-/// numbers, except in the text columns.
+/// numbers, except in the text columns; text as it was before the CSV writer escaped it
+/// ([`csv_text::unescape`]).
 pub fn typed(cell: &str, text: bool) -> Value {
     if cell.is_empty() {
         return Value::Null;
     }
     if text {
-        return Value::from(cell);
+        return Value::from(csv_text::unescape(cell));
     }
     match cell {
         "true" => return Value::Bool(true),
@@ -167,7 +169,7 @@ pub fn typed(cell: &str, text: bool) -> Value {
     }
     match cell.parse::<f64>() {
         Ok(x) if x.is_finite() => Value::from(x),
-        _ => Value::from(cell),
+        _ => Value::from(csv_text::unescape(cell)),
     }
 }
 
