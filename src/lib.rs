@@ -6,6 +6,7 @@ pub mod agent;
 pub mod agent_file;
 pub mod cli;
 pub mod cmd;
+pub mod effects;
 pub mod error;
 pub mod events;
 pub mod exit_code;

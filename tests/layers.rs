@@ -30,6 +30,7 @@ const LAYERS: &[&str] = &[
     "rates",
     "feature_list",
     "suite",
+    "effects",
     "workspace",
     "notice",
     // sessions and what is observed of them
