@@ -28,6 +28,7 @@ mod forged_checks;
 mod forged_imports;
 mod harness_failures;
 mod hostile_agents;
+mod hostile_effects;
 mod hostile_failures;
 mod hostile_sandbox;
 mod html_report;
