@@ -49,6 +49,16 @@
 #                                      end: the records pruned, the tables, summary and
 #                                      report.html rewritten) and of `report --html`,
 #                                      release build (or $BIN)
+#   scripts/bench.sh effects [MIB]    a command agent's effects log of MIB MiB (default 16)
+#                                      of distinct keys, 20 bytes a line: written by one
+#                                      session and then appended again by three more
+#                                      ("once"), and spread over MIB sessions of just
+#                                      under 1 MiB each plus one that repeats the first
+#                                      session's keys ("spread"); prints each run's peak
+#                                      RSS, wall time, sessions recorded, the repeats
+#                                      counted in its last session and the size of
+#                                      sessions.jsonl, release build (or $BIN, such as an
+#                                      older build to compare with)
 #   scripts/bench.sh check-task [INPUT...]
 #                                      `check-task` over the shipped tasks (default: the
 #                                      default suite and every task of suites/examples/
@@ -664,6 +674,86 @@ bench_memory() {
     done
 }
 
+# A suite in DIR over a one-feature sh task whose command agent appends keys of 20
+# bytes to its effects log: MODE "once" writes KEYS keys in session 1 and appends them
+# all again in sessions 2 to 4; MODE "spread" writes PER new keys a session for
+# SESSIONS - 1 sessions and repeats session 1's keys in the last.
+effects_suite() { # effects_suite DIR MODE KEYS PER SESSIONS
+    local dir="$1" mode="$2" keys="$3" per="$4" sessions="$5"
+    mkdir -p "$dir/shtask/repo/src" "$dir/shtask/repo/tests" "$dir/shtask/oracle/tests"
+    echo "source goes here" >"$dir/shtask/repo/src/README"
+    printf '# test: f1 exists\ntest -f src/f1.txt\n' >"$dir/shtask/repo/tests/check_F1.sh"
+    cp "$dir/shtask/repo/tests/check_F1.sh" "$dir/shtask/oracle/tests/"
+    cat >"$dir/shtask/task.toml" <<'EOF'
+name = "shtask"
+goal = "one file"
+tests = { glob = "tests/**/*.sh", count_pattern = '^# test' }
+
+[[feature]]
+id = "F1"
+category = "functional"
+description = "file 1 exists"
+steps = ["create src/f1.txt"]
+verify = "sh tests/check_F1.sh"
+EOF
+    cat >"$dir/effects.sh" <<EOF
+#!/bin/sh
+n=\$LOOPBENCH_SESSION
+keys() { seq -f 'remind:INV-%08.0f' "\$1" "\$2" >>"\$LOOPBENCH_EFFECTS"; }
+if [ $mode = once ]; then keys 1 $keys
+elif [ "\$n" -lt $sessions ]; then keys \$(( (n - 1) * $per + 1 )) \$(( n * $per ))
+else keys 1 $per
+fi
+EOF
+    chmod +x "$dir/effects.sh"
+    cat >"$dir/suite.toml" <<EOF
+name = "effects-bench"
+seed = 1
+replicates = 1
+tasks = ["shtask"]
+
+[agents.effects]
+driver = "command"
+program = "./effects.sh"
+timeout = "10m"
+
+[[arm]]
+name = "effects"
+agent = "effects"
+list_format = "json"
+initializer = false
+max_sessions = $sessions
+EOF
+}
+
+bench_effects() {
+    local mib="${1:-16}"
+    local bin dir
+    bin="$(release_bin)"
+    dir="$(mktemp -d)"
+    trap 'rm -rf "$dir"' RETURN
+    # 52,428 lines of 20 bytes: 256 bytes short of a MiB.
+    local per=52428
+    local keys=$((mib * per))
+    echo "== effects: a log of $mib MiB of distinct keys ($bin)"
+    printf '%-8s %9s %13s %13s %9s %12s\n' scenario sessions "last repeats" "peak RSS KiB" "wall" "jsonl bytes"
+    local mode sessions
+    for mode in once spread; do
+        sessions=4
+        [ "$mode" = spread ] && sessions=$((mib + 1))
+        effects_suite "$dir/$mode" "$mode" "$keys" "$per" "$sessions"
+        local report="$dir/$mode.time"
+        /usr/bin/time -v "$bin" run "$dir/$mode" --quiet --out "$dir/$mode/out" 2>"$report" >/dev/null || true
+        local peak wall ran repeats
+        peak=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$report")
+        wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { print $2 }' "$report")
+        ran=$(($(wc -l <"$dir/$mode/out/sessions.csv") - 1))
+        repeats=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "dup_side_effects") c = i; next } { last = $c } END { print last }' "$dir/$mode/out/sessions.csv")
+        printf '%-8s %9s %13s %13s %9s %12s\n' "$mode" "$ran" "$repeats" "$peak" "$wall" \
+            "$(wc -c <"$dir/$mode/out/sessions.jsonl")"
+    done
+}
+
 # check-task over INPUT... (default: every shipped task) at --jobs 1 and --jobs 2; the
 # binary is the release build, or $BIN when set (an existing build, to skip compiling).
 bench_check_task() {
@@ -699,11 +789,12 @@ weekly) shift; bench_weekly "$@" ;;
 html) shift; bench_html "$@" ;;
 report) shift; bench_report "$@" ;;
 memory) shift; bench_memory "$@" ;;
+effects) shift; bench_effects "$@" ;;
 sandbox) shift; bench_sandbox "$@" ;;
 network) shift; bench_network "$@" ;;
 replay) shift; bench_replay "$@" ;;
 *)
-    echo "usage: $0 run [SUITE] | report [ROWS [BIN]] | replay [TRACES] | html [TRIALS] | memory [SIZES] | weekly [RUNS [BIN]] | sandbox [SUITE] | network [BIN] | check-task [INPUT...]" >&2
+    echo "usage: $0 run [SUITE] | report [ROWS [BIN]] | replay [TRACES] | html [TRIALS] | memory [SIZES] | effects [MIB] | weekly [RUNS [BIN]] | sandbox [SUITE] | network [BIN] | check-task [INPUT...]" >&2
     exit 2
     ;;
 esac

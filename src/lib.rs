@@ -7,6 +7,7 @@ pub mod agent_file;
 pub mod cli;
 pub mod cmd;
 pub mod csv_text;
+pub mod effects;
 pub mod error;
 pub mod events;
 pub mod exit_code;

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::effects::EffectsLog;
 use crate::error::{IoContext, Result};
 use crate::feature_list::{self, ListFormat, ListSchema};
 use crate::fsutil::{copy_tree, scratch_dir};
@@ -15,16 +16,26 @@ pub const PROGRESS_FILE: &str = "PROGRESS.md";
 /// The directory beside `work/` that holds the sessions' global git configuration.
 pub const GIT_CONFIG_DIR: &str = "git";
 
+/// `$LOOPBENCH_EFFECTS` beside `work/`: the channel of the session that runs.
+pub const EFFECTS_CHANNEL: &str = "effects";
+
+/// The harness's own copy of the effects log beside `work/`, which no sandbox shows.
+pub const EFFECTS_COPY: &str = "effects.log";
+
 /// A trial's private directory: `work/` (what the agent sees) and, beside it, the
-/// side-effect log and the prompt file.
+/// side-effect log's channel, the harness's copy of it, and the prompt file.
 pub struct Workspace {
     /// Deleted on drop unless kept.
     root: Option<tempfile::TempDir>,
     kept_root: PathBuf,
     /// The agent's working directory.
     pub work_dir: PathBuf,
-    /// `$LOOPBENCH_EFFECTS`: outside the work directory so the agent cannot tidy it.
-    pub effects_log: PathBuf,
+    /// `$LOOPBENCH_EFFECTS`, outside the work directory: while a session runs, the FIFO
+    /// through which its side-effect tools append to [`Workspace::effects`]
+    /// (`crate::effects::Channel`).
+    pub effects_channel: PathBuf,
+    /// The harness's record of the trial's effects log, which no session can rewrite.
+    pub effects: EffectsLog,
     /// `$LOOPBENCH_PROMPT_FILE`.
     pub prompt_file: PathBuf,
     /// The sessions' `GIT_CONFIG_GLOBAL`: an empty file of this trial, in a directory
@@ -70,7 +81,8 @@ impl Workspace {
         let root = scratch_dir("loopbench-trial-")?;
         let work_dir = root.path().join("work");
         copy_tree(repo, &work_dir, true)?;
-        let effects_log = root.path().join("effects.log");
+        let effects_channel = root.path().join(EFFECTS_CHANNEL);
+        let effects = EffectsLog::new(Some(root.path().join(EFFECTS_COPY)));
         let prompt_file = root.path().join("prompt.md");
         std::fs::write(&prompt_file, "")
             .io_context(|| format!("cannot write '{}'", prompt_file.display()))?;
@@ -84,22 +96,29 @@ impl Workspace {
             kept_root: root.path().to_path_buf(),
             root: Some(root),
             work_dir,
-            effects_log,
+            effects_channel,
+            effects,
             prompt_file,
             git_config,
         })
     }
 
     /// The workspace of a trial that someone else created and owns (an external agent
-    /// process is handed its paths): never deleted by this value.
-    pub fn existing(work_dir: PathBuf, effects_log: PathBuf, prompt_file: PathBuf) -> Workspace {
+    /// process is handed its paths, `$LOOPBENCH_EFFECTS` among them): never deleted by
+    /// this value. Its effects record starts empty and keeps no copy.
+    pub fn existing(
+        work_dir: PathBuf,
+        effects_channel: PathBuf,
+        prompt_file: PathBuf,
+    ) -> Workspace {
         let kept_root = work_dir.parent().unwrap_or(&work_dir).to_path_buf();
         let git_config = crate::git::session_config_path(&kept_root.join(GIT_CONFIG_DIR));
         Workspace {
             root: None,
             kept_root,
             work_dir,
-            effects_log,
+            effects_channel,
+            effects: EffectsLog::new(None),
             prompt_file,
             git_config,
         }

@@ -66,6 +66,7 @@ fn a_session_that_does_nothing_has_every_key_and_empty_lists() {
     for key in KEYS {
         match *key {
             "tree" => assert!(e[key].as_str().is_some_and(|t| t.len() == 40), "{e}"),
+            "dup_side_effects_unlisted" => assert_eq!(e[key], json!(0), "{key}"),
             _ => assert_eq!(e[key], json!([]), "{key}"),
         }
     }

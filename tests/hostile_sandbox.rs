@@ -4,7 +4,7 @@
 //! suite, read a secret in the harness's home or environment, and starve the others
 //! with processes, memory, a full scratch or a tree of empty files; read a root-owned
 //! `0600` file or a copy of the oracle or of a results bundle inside a directory the
-//! sandbox does show; rewrite the effects log. Each attempt must be recorded as data,
+//! sandbox does show; empty the effects log. Each attempt must be recorded as data,
 //! the run must end with exit 0, and the canaries (files and sockets only an escape
 //! could touch) must show no leak.
 //!
@@ -592,13 +592,15 @@ fn a_root_agent_reads_no_root_file_no_answer_in_a_shown_toolchain_and_cannot_rew
         assert!(found.is_empty(), "{needle} stored in {found:?}");
     }
 
-    // The rewritten log is recorded as tampered and the repeated reminder still counts.
+    // The repeated reminder counts. The truncation cannot reach the harness's record
+    // (the log is a channel into it, and `O_TRUNC` does nothing to a FIFO), so it
+    // tampers with nothing.
     let cells = |n: u32| {
         let s = session(&ran, "truncate", n);
         (s["dup_side_effects"].clone(), s["effects_tampered"].clone())
     };
     assert_eq!(cells(1), ("0".into(), "false".into()));
-    assert_eq!(cells(2), ("1".into(), "true".into()));
+    assert_eq!(cells(2), ("1".into(), "false".into()));
     assert_eq!(cells(3), ("0".into(), "false".into()));
 
     // A limit the agent's own test reached while the harness checked it is in the

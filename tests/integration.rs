@@ -32,6 +32,7 @@ mod forged_imports;
 mod harness_failures;
 mod hostile_agents;
 mod hostile_descriptors;
+mod hostile_effects;
 mod hostile_failures;
 mod hostile_keyrings;
 mod hostile_paths;

@@ -31,6 +31,7 @@ const LAYERS: &[&str] = &[
     "rates",
     "feature_list",
     "suite",
+    "effects",
     "workspace",
     "notice",
     // sessions and what is observed of them

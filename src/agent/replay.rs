@@ -257,15 +257,16 @@ fn run_command(
         Err(failure) => return Ok(Applied::Failed(failure)),
     };
     let ws = ctx.workspace;
-    if std::fs::symlink_metadata(&ws.effects_log).is_err() {
-        // bwrap can only bind a file that exists. Created without following what
-        // stands there (a dangling symlink would lead the write outside).
-        crate::agent_file::replace(&ws.effects_log, b"")?;
-    }
     let git_config_dir = ws.git_config.parent().unwrap_or(root);
     let layout = match run_actions {
         RunActions::Sandboxed(hidden) => {
-            let mut layout = hidden.layout(root, &[&ws.effects_log], &[git_config_dir]);
+            let mut layout = hidden.layout(root, &[], &[git_config_dir]);
+            // The effects log's channel, which the command can write but neither read,
+            // remove, rename nor change.
+            layout.readable.push(
+                std::path::absolute(&ws.effects_channel)
+                    .unwrap_or_else(|_| ws.effects_channel.clone()),
+            );
             layout.start_dir = (start != *root)
                 .then(|| std::path::absolute(&start).unwrap_or_else(|_| start.clone()));
             Some(layout)

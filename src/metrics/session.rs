@@ -97,9 +97,10 @@ pub struct SessionMetrics {
     /// The session used more tokens than the arm's `session_tokens`.
     #[serde(default)]
     pub over_budget: bool,
-    /// The effects log after `s` no longer starts with the harness's copy of it taken
-    /// before `s` (lines were removed or rewritten): every line of it then counts as
-    /// appended in `s`.
+    /// `s` left the channel at `$LOOPBENCH_EFFECTS` other than the harness made it
+    /// (removed, replaced, renamed, its mode changed: possible only unsandboxed). The
+    /// lines it delivered stay counted; a regular file left in its place is counted as
+    /// appended, and anything else makes `s` an `error` (lines may have gone elsewhere).
     #[serde(default)]
     pub effects_tampered: bool,
     /// Files `s` created or changed, outside the pristine tests, that can hook a check
@@ -141,7 +142,10 @@ pub fn session_metrics_with_evidence(
     let len = |list: &Option<Vec<String>>| list.as_ref().map(count);
     let newly_verified = count(&evidence.newly_verified);
     let regressions = count(&evidence.regressions);
-    let dup_side_effects = count(&evidence.dup_side_effects);
+    let dup_side_effects = u32::try_from(
+        (evidence.dup_side_effects.len() as u64).saturating_add(evidence.dup_side_effects_unlisted),
+    )
+    .unwrap_or(u32::MAX);
     let premature_claims = len(&evidence.premature);
     let resumed = previous_outcome == Some(Outcome::Interrupted);
     let resume_success = resumed.then(|| {
@@ -180,7 +184,7 @@ pub fn session_metrics_with_evidence(
         exit_check: Some(super::status::exit_check(after).passed()),
         reverted: false,
         over_budget: false,
-        effects_tampered: after.appended_effects(before).1,
+        effects_tampered: after.effects.tampered_since(&before.effects),
         verify_tamper: Some(count(&evidence.verify_tamper)),
         ignored_seen: Some(count(&evidence.ignored_seen)),
     };

@@ -1,5 +1,6 @@
 //! One observation of a work directory: the parsed list, every feature checked twice,
-//! test counts per file, git status, the progress notes' hash and the effects log.
+//! test counts per file, git status, the progress notes' hash, and the counts of the
+//! harness's effects record.
 
 use std::collections::BTreeMap;
 
@@ -7,7 +8,7 @@ use super::hooks::{CheckPaths, TOOL_CACHES, hook_files};
 use super::list_file::list_through_link;
 use super::oracle::OracleTests;
 use super::verify::{Check, Failure, VerifyCache};
-use crate::agent_file::{self, AgentFile, Links};
+use crate::effects::EffectsTally;
 use crate::error::{Error, Result};
 use crate::feature_list::{self, FeatureList, ListFormat, ListSchema};
 use crate::fsutil::{TreeSize, TreeSnapshot, skipped_with_parents, tree_size_within};
@@ -69,16 +70,10 @@ pub struct Observation {
     pub clean: bool,
     /// blake3 of PROGRESS.md, `None` when absent.
     pub progress_hash: Option<String>,
-    /// Non-empty lines of the effects log, in order, as the file held them when this
-    /// observation was taken (the harness's copy: the next session is counted against
-    /// it, never against what the file says later).
-    pub effects: Vec<String>,
-    /// Every effects-log line the harness has counted in this trial, in order: the
-    /// lines of the first observation, then each session's appended lines
-    /// ([`Observation::appended_effects`]). A rewritten log cannot take a line out.
-    /// Each observation starts with its own lines; the trial loop carries the history
-    /// on ([`Observation::carry_effects_from`]).
-    pub effects_history: Vec<String>,
+    /// The harness's effects record when this observation was taken: how many lines,
+    /// how many repeated an earlier key, and the last session's repeated keys (a
+    /// bounded list). Never the lines themselves.
+    pub effects: EffectsTally,
     /// Content hash of the tree (without `.git`).
     pub tree_hash: String,
     /// Verify runs of this observation that reached their time limit (each counted
@@ -134,27 +129,6 @@ impl Observation {
             limits_reached: Vec::new(),
             ..self.clone()
         }
-    }
-
-    /// The effects-log lines appended in the session between `before` and this
-    /// observation, and whether the log was rewritten: when the file no longer starts
-    /// with the harness's copy taken `before`, none of it can be vouched for as old,
-    /// so every line of it counts as appended (an action repeated after a rewrite still
-    /// counts as repeated).
-    pub fn appended_effects(&self, before: &Observation) -> (&[String], bool) {
-        if self.effects.starts_with(&before.effects) {
-            (&self.effects[before.effects.len()..], false)
-        } else {
-            (&self.effects, true)
-        }
-    }
-
-    /// Continues the effects history of `before` with the lines appended since.
-    pub fn carry_effects_from(&mut self, before: &Observation) {
-        let (appended, _) = self.appended_effects(before);
-        let mut history = before.effects_history.clone();
-        history.extend_from_slice(appended);
-        self.effects_history = history;
     }
 
     /// Makes `hooks` the hook files the next session's `verify_tamper` is judged
@@ -324,8 +298,6 @@ impl<'a> Observer<'a> {
                 .any(|c| !c.is_whitespace())
         });
 
-        let effects = self.read_effects(ws)?;
-
         let mut hooks = hook_files(&tree, &self.paths, self.oracle.as_ref());
         hooks.extend(checks.tampered.iter().map(|(id, found)| {
             (
@@ -350,8 +322,7 @@ impl<'a> Observer<'a> {
             tests,
             clean,
             progress_hash,
-            effects_history: effects.clone(),
-            effects,
+            effects: ws.effects.tally(),
             tree_hash: tree.hash.to_hex().to_string(),
             verify_timeouts: checks.verify_timeouts,
             schema: self.schema,
@@ -398,34 +369,5 @@ impl<'a> Observer<'a> {
                 (f.path.clone(), count)
             })
             .collect()
-    }
-
-    /// The non-empty lines of the effects log, read as the agent may have left it.
-    fn read_effects(&self, ws: &Workspace) -> Result<Vec<String>> {
-        // The agent may have put a FIFO, a device or a symlink to one there: never a
-        // blocking open, never an endless read.
-        let limit = self.task.max_tree_bytes;
-        match agent_file::read(&ws.effects_log, limit, Links::Refuse) {
-            Ok(AgentFile::Bytes(bytes)) => Ok(String::from_utf8_lossy(&bytes)
-                .lines()
-                .map(str::trim_end)
-                .filter(|l| !l.is_empty())
-                .map(str::to_string)
-                .collect()),
-            Ok(AgentFile::Missing) => Ok(Vec::new()),
-            // A log that cannot be read (no permission, an I/O error) is not an empty
-            // log: what the session did cannot be counted.
-            Err(e) => Err(Error::Unobservable(format!(
-                "the effects log cannot be read, so its actions cannot be counted: {e}"
-            ))),
-            Ok(AgentFile::TooLarge(len)) => Err(Error::Unobservable(format!(
-                "the effects log holds {len} bytes, more than max_tree_bytes = {limit}"
-            ))),
-            Ok(refused) => Err(Error::Unobservable(
-                refused
-                    .refusal("the effects log", limit)
-                    .unwrap_or_else(|| "the effects log cannot be read".into()),
-            )),
-        }
     }
 }

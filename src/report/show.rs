@@ -310,9 +310,11 @@ mod tests {
     }
 
     /// A value of each shape an evidence field can have, one of which fits each field.
-    fn evidence_samples() -> [Value; 5] {
+    fn evidence_samples() -> [Value; 6] {
         [
             json!(["F9"]),
+            // A count (`dup_side_effects_unlisted`).
+            json!(7),
             json!([{"id": "F9", "before": "old words", "after": "new words"}]),
             json!([{"path": "tests/test_a.py", "before": 3, "after": 1}]),
             json!([{"id": "F9", "cmd": "python3 -m unittest", "exit": 1, "output": "boom"}]),

@@ -108,6 +108,12 @@ fn commit_message(s: &SessionTree, observed: bool) -> String {
     ids("entries added", e.entries_added.as_ref());
     ids("tests weakened", Some(&e.tests_weakened));
     ids("repeated side effects", Some(&e.dup_side_effects));
+    if e.dup_side_effects_unlisted > 0 {
+        body.push(format!(
+            "repeated side effects not listed: {}",
+            e.dup_side_effects_unlisted
+        ));
+    }
     if let Some(edits) = e.desc_edits.as_ref().filter(|l| !l.is_empty()) {
         let ids: Vec<&str> = edits.iter().map(|d| d.id.as_str()).collect();
         body.push(format!("reworded: {}", ids.join(", ")));

@@ -21,6 +21,7 @@ use super::trial::{
 use crate::agent::{
     Agent, Failure, FailureKind, Outcome, SessionContext, SessionKind, SessionRun, Usage,
 };
+use crate::effects::Channel;
 use crate::error::{Error, Result, with_causes};
 use crate::events::{Event, EventKind, EventSink};
 use crate::feature_list::ListSchema;
@@ -326,6 +327,23 @@ impl Trial<'_> {
             .then(|| crash.random_range(0.0..1.0));
         let env = session_env(self.ws, &spec.key, session);
         let started = Instant::now();
+        // The session's side-effect tools append through a channel the harness reads
+        // while the session runs, and which goes with it.
+        let channel = match Channel::open(&self.ws.effects, &self.ws.effects_channel) {
+            Ok(channel) => channel,
+            Err(e) => {
+                let why = format!(
+                    "the harness failed: cannot make the effects log's channel '{}': {e}",
+                    self.ws.effects_channel.display()
+                );
+                return Ok(Session {
+                    number: session,
+                    kind,
+                    run: SessionRun::harness_failed(why),
+                    wall_ms: 0,
+                });
+            }
+        };
         let run = agent.run_session(&SessionContext {
             workspace: self.ws,
             session,
@@ -336,10 +354,11 @@ impl Trial<'_> {
             interrupt_at,
             notify: &|notice| self.events.notify(notice),
         });
+        let effects = channel.close();
         // What a session did to its directory is data, never a reason to stop the run:
         // a driver that failed, or a tree that cannot be observed, ends this trial in
         // `error` with the reason, and the other trials go on.
-        let run = match run {
+        let mut run = match run {
             Ok(run) => run,
             Err(e @ Error::Cancelled) => return Err(e),
             // The harness's machine ran out of room: its failure, and the trial is tried
@@ -349,6 +368,19 @@ impl Trial<'_> {
             }
             Err(e) => SessionRun::failed(e.to_string()),
         };
+        for note in effects.notes {
+            run.add_note(note);
+        }
+        if let Some(why) = effects.error {
+            // A flood, or a channel the agent took away: what it did, and the trial
+            // ends with it (its lines so far are counted).
+            run.outcome = Outcome::Error;
+            run.failure = Some(Failure::new(
+                FailureKind::Agent,
+                crate::agent::short_reason(&why),
+            ));
+            run.add_note(why);
+        }
         let wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         Ok(Session {
             number: session,
@@ -363,8 +395,7 @@ impl Trial<'_> {
     /// be `before` with nothing vouched for.
     pub(crate) fn observe_after(&self, before: &Observation, run: &mut SessionRun) -> Observation {
         match self.observer.observe(self.ws) {
-            Ok(mut after) => {
-                after.carry_effects_from(before);
+            Ok(after) => {
                 // What the code the session left did under the checks' limits.
                 for reached in &after.limits_reached {
                     run.add_note(reached.clone());
@@ -383,7 +414,10 @@ impl Trial<'_> {
                     run.failure = Some(Failure::new(FailureKind::Infra, reason));
                 }
                 run.add_note(why);
-                before.unobserved()
+                let mut after = before.unobserved();
+                // The effects are the harness's record, observable whatever the tree.
+                after.effects = self.ws.effects.tally();
+                after
             }
         }
     }
@@ -453,9 +487,9 @@ impl Trial<'_> {
             metrics.exit_check = None;
         } else if run.outcome != Outcome::Error && metrics.exit_check == Some(false) && reverts {
             match super::revert::revert(ws, self.observer, state.last_pass.as_deref()) {
-                Ok(mut reset) => {
-                    // The reset leaves the effects log alone: its history goes on.
-                    reset.carry_effects_from(after);
+                Ok(reset) => {
+                    // The reset leaves the effects log alone: it is the harness's record,
+                    // outside the work directory.
                     *after = reset;
                     metrics.reverted = true;
                 }

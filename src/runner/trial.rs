@@ -130,7 +130,7 @@ pub fn session_env(ws: &Workspace, key: &TrialKey, session: u32) -> Vec<(String,
         ("LOOPBENCH_TASK".into(), key.task.clone().into()),
         (
             "LOOPBENCH_EFFECTS".into(),
-            ws.effects_log.clone().into_os_string(),
+            ws.effects_channel.clone().into_os_string(),
         ),
         (
             "LOOPBENCH_PROMPT_FILE".into(),

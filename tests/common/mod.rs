@@ -214,3 +214,24 @@ pub fn visible_tempdir() -> tempfile::TempDir {
         tempfile::tempdir_in(target).unwrap()
     }
 }
+
+/// Whether bwrap can make its namespaces here, for a test that needs the sandbox: false
+/// (the test skips) where it cannot, except under `CI=true`, where that fails; a
+/// sandbox that is not confined fails everywhere (it would let the test pass without
+/// trying).
+pub fn require_bwrap() -> bool {
+    assert!(
+        loopbench::sandbox::find_program("bwrap", std::env::var_os("PATH").as_deref()).is_some(),
+        "bwrap is not installed (apt-get install bubblewrap; .ci/run does)"
+    );
+    if !loopbench::sandbox::bwrap_works() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true: bwrap cannot create namespaces on this machine"
+        );
+        eprintln!("skipping: bwrap cannot create namespaces on this machine");
+        return false;
+    }
+    assert_eq!(loopbench::sandbox::check_confined(), Ok(()));
+    true
+}

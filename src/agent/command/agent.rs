@@ -242,7 +242,7 @@ impl CommandAgent {
         let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
         let mut layout = self.hidden.layout(
             &ctx.workspace.work_dir,
-            &[&ctx.workspace.effects_log, &files.usage_file],
+            &[&files.usage_file],
             &[
                 &files.state_dir,
                 &files.home,
@@ -254,6 +254,9 @@ impl CommandAgent {
         );
         layout.limits = Some(self.limits);
         layout.readable.push(abs(&ctx.workspace.prompt_file));
+        // The effects log's channel: a FIFO bound read-only, which the agent can write
+        // (its mode) but neither read, remove, rename nor change (the mount).
+        layout.readable.push(abs(&ctx.workspace.effects_channel));
         if let (Some(server), Some(log)) = (&self.model_server, &files.model_log) {
             // The scripted server runs inside the sandbox: it reads its scenario and
             // appends to its log.
@@ -296,12 +299,7 @@ impl CommandAgent {
 
     /// Creates the capture directory, the state directory and a fresh, empty usage file.
     fn prepare(&self, ctx: &SessionContext<'_>) -> Result<SessionFiles> {
-        let root = ctx
-            .workspace
-            .effects_log
-            .parent()
-            .unwrap_or(&ctx.workspace.work_dir)
-            .to_path_buf();
+        let root = ctx.workspace.root().to_path_buf();
         let files = SessionFiles {
             status_file: root.join(SUPERVISOR_STATUS_FILE),
             usage_file: root.join(USAGE_FILE),
@@ -331,12 +329,6 @@ impl CommandAgent {
         if let Some(log) = &files.model_log {
             // bwrap binds only what exists; a retried start begins the log anew.
             std::fs::write(log, "").io_context(|| format!("cannot write '{}'", log.display()))?;
-        }
-        let log = &ctx.workspace.effects_log;
-        if self.sandbox.is_some() && std::fs::symlink_metadata(log).is_err() {
-            // bwrap can only bind a file that exists. Created without following what
-            // stands there (a dangling symlink would lead the write outside).
-            crate::agent_file::replace(log, b"")?;
         }
         Ok(files)
     }
