@@ -1,6 +1,7 @@
 //! What a command agent reports about its session: the JSON object it may write to
-//! `$LOOPBENCH_USAGE_FILE`, and, for whatever that leaves out, the final `result` line
-//! of Claude Code's `--output-format stream-json` output on its stdout.
+//! `$LOOPBENCH_USAGE_FILE` (usage and `status`), and its stdout as the harness captured
+//! it, read in its CLI's format (Claude Code's `--output-format stream-json` unless the
+//! wrapper names another): usage the file leaves out, and the only failure taken.
 //!
 //! Both readers are lenient: unknown fields are ignored, a field of the wrong type is
 //! skipped with a note, and junk lines in the stream never stop the parse. What an
@@ -11,6 +12,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::cli_usage::{CliFormat, read_capture};
 use crate::agent::trace::EndStatus;
 use crate::agent::{Failure, FailureKind, Usage};
 use crate::agent_file::{self, AgentFile, Links};
@@ -34,8 +36,10 @@ pub struct Reported {
     pub status: Option<EndStatus>,
     /// Things that could not be read, for the session's `error` field.
     pub notes: Vec<String>,
-    /// A cause the report states: the wrapper's `failure` object, or the CLI's own
-    /// error result (Claude Code's `is_error` result with its `api_error_status`).
+    /// A cause the report states: the CLI's own error records (Claude Code's `is_error`
+    /// result with its `api_error_status`, Codex's error events, aider's provider
+    /// exceptions); a usage file's `failure` object as read, which
+    /// [`read_reports`] never takes.
     pub failure: Option<Failure>,
 }
 
@@ -58,20 +62,42 @@ impl Reported {
     }
 }
 
-/// Everything the agent reported: its usage file first, then the stream-json result
-/// line for whatever the file leaves out.
-pub fn read_reports(usage_file: &Path, stdout: &Path) -> Reported {
-    let file = read_usage_file(usage_file).unwrap_or_default();
-    // A wrapper that states no failure leaves the CLI's own error result to be read.
-    let complete = file.usage.turns.is_some()
-        && file.usage.input_tokens.is_some()
-        && file.usage.output_tokens.is_some()
-        && file.usage.cost_usd.is_some()
-        && file.failure.is_some();
-    if complete {
-        return file;
+/// Everything the session reported, as the harness takes it: usage and `status` from
+/// the usage file first, then from the harness's own capture of the agent's stdout,
+/// read as `format` (what the wrapper's [`super::program::USAGE_MARKER`] names); the
+/// failure from that capture alone. The capture is written by the harness outside the
+/// sandbox from a pipe the harness made, which a sandboxed tool can neither replace nor
+/// reopen (`/proc/PID/fd/1` of a pipe a root harness made is its own); the usage file
+/// is bound writable, so a failure it states is noted and never taken.
+pub fn read_reports(usage_file: &Path, stdout: &Path, format: CliFormat) -> Reported {
+    let mut file = read_usage_file(usage_file).unwrap_or_default();
+    if let Some(stated) = file.failure.take() {
+        file.notes.push(format!(
+            "usage file: its failure ({}: {}) is not taken: the agent's tools can write \
+             that file, and the failure comes from the agent's output as the harness \
+             captured it",
+            stated.kind, stated.reason
+        ));
     }
-    file.or(read_stream_json(stdout).unwrap_or_default())
+    let own = match format {
+        CliFormat::Claude => read_stream_json(stdout),
+        other => read_capture(other, stdout).map(|report| {
+            let mut reported = Reported {
+                usage: Usage {
+                    turns: report.turns,
+                    input_tokens: report.input_tokens,
+                    output_tokens: report.output_tokens,
+                    cost_usd: report.cost_usd,
+                },
+                status: report.status,
+                notes: Vec::new(),
+                failure: report.failure,
+            };
+            refuse_out_of_range(&mut reported.usage, &mut reported.notes, "the CLI's output");
+            reported
+        }),
+    };
+    file.or(own.unwrap_or_default())
 }
 
 /// Reads `$LOOPBENCH_USAGE_FILE`: `None` when the agent did not write it (missing or
