@@ -101,6 +101,10 @@ pub struct Observation {
     /// naming the feature ("check of F1: reached max_pids = ..."): what the code under
     /// test did, for the record of the session that left it.
     pub limits_reached: Vec<String>,
+    /// The harness could not observe the work directory at this moment (a tree past its
+    /// bounds, a work directory that is gone, an observation past its time limit): the
+    /// observation is what was known before ([`Observation::unobserved`]).
+    pub unobserved: bool,
 }
 
 impl Observation {
@@ -123,6 +127,7 @@ impl Observation {
             progress_nonblank: false,
             git_tree: None,
             limits_reached: Vec::new(),
+            unobserved: true,
             ..self.clone()
         }
     }
@@ -331,6 +336,7 @@ impl<'a> Observer<'a> {
             git_tree,
             hooks,
             limits_reached: checks.limits_reached,
+            unobserved: false,
         })
     }
 
