@@ -106,6 +106,12 @@ pub struct SessionMetrics {
     /// command's program). Absent in older records.
     #[serde(default)]
     pub verify_tamper: Option<u32>,
+    /// The harness could not observe what `s` left (a tree past the task's bounds, a
+    /// work directory that is gone, an observation past `observe_timeout`): every other
+    /// field describes nothing the agent did, and the list-based ones are null. Absent
+    /// (null) in older records.
+    #[serde(default)]
+    pub unobservable: Option<bool>,
 }
 
 pub(super) fn count<I: IntoIterator>(items: I) -> u32 {
@@ -174,6 +180,7 @@ pub fn session_metrics_with_evidence(
         over_budget: false,
         effects_tampered: after.appended_effects(before).1,
         verify_tamper: Some(count(&evidence.verify_tamper)),
+        unobservable: Some(after.unobserved),
     };
     (metrics, evidence)
 }

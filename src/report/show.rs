@@ -237,6 +237,7 @@ mod tests {
             divergent: false,
             failure: None,
             failure_reason: None,
+            declared_interrupted: false,
             evidence: Some(Evidence::default()),
         }
     }

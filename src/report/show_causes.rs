@@ -261,6 +261,28 @@ fn harness_doings(s: &SessionRecord) -> Vec<String> {
     if s.divergent {
         out.push("divergent: the importer reset a file to what the agent saw".into());
     }
+    if m.unobservable == Some(true) {
+        out.push(
+            "the harness could not observe what the session left: counted in `unobservable`, \
+             and its list-based counts are empty"
+                .into(),
+        );
+    }
+    if s.declared_interrupted {
+        out.push(
+            "the agent declared the session interrupted; the harness neither cut it off nor \
+             saw it cut off, so the next session is not resumed"
+                .into(),
+        );
+    }
+    if let Some(kind) = s.failure.filter(|k| !k.counts()) {
+        let reason = s.failure_reason.as_deref().unwrap_or("");
+        out.push(format!(
+            "failed {kind} ({reason}), and counted as the agent's session all the same: \
+             only a session that changed nothing the harness observes is left out as a \
+             failure outside the agent"
+        ));
+    }
     if let Some(error) = &s.error {
         out.push(format!("note: {error}"));
     }
