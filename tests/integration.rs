@@ -15,6 +15,7 @@ mod cli_examples;
 mod command_agent;
 mod compare_cli;
 mod csv_input_cli;
+mod declared_interruptions;
 mod docs_formats;
 mod docs_metrics;
 mod docs_real_ab;
@@ -28,6 +29,7 @@ mod forged_checks;
 mod forged_imports;
 mod harness_failures;
 mod hostile_agents;
+mod hostile_captures;
 mod hostile_failures;
 mod hostile_sandbox;
 mod html_report;
@@ -65,6 +67,7 @@ mod status_replay;
 mod stratified_cli;
 mod stratified_sim;
 mod tally_agreement;
+mod unobservable_sessions;
 mod weekly_cli;
 
 /// A file of `tests/` that no `mod` line above names would never be compiled, and its
