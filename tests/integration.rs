@@ -5,6 +5,7 @@
 
 mod common;
 
+mod agent_stop;
 mod agent_wrappers;
 mod arm_keys;
 mod batched_checks;

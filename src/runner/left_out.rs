@@ -1,10 +1,11 @@
 //! A session that failed outside the agent (`infra`, `auth`) and changed nothing the
 //! harness observes: what becomes of it and of its trial. The attempt's first session
 //! fails the attempt; a later one is left out alone and runs again in place, or ends
-//! the trial with the sessions before it counted.
+//! the trial with the sessions before it counted. And what becomes of a trial whose run
+//! or agent is stopped before its next session.
 
 use std::ops::ControlFlow;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Next, Trial, TrialState};
 use crate::agent::{Agent, Failure, FailureKind};
@@ -12,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::notice::Notice;
 use crate::record::SessionRecord;
-use crate::runner::retry::{stopped, wait_unless_stopped};
+use crate::runner::retry::wait_unless_stopped;
 use crate::runner::trial::Attempt;
 
 impl Trial<'_> {
@@ -83,14 +84,46 @@ impl Trial<'_> {
         Ok(ControlFlow::Continue(Next::Stop))
     }
 
-    /// Waits `wait` before a session runs again; a stopped run (or agent) is
-    /// [`Error::Cancelled`].
-    pub(crate) fn wait_to_run_again(&self, wait: std::time::Duration) -> Result<()> {
+    /// Waits `wait` before a session runs again; `false` when the trial must end there
+    /// instead (its agent was stopped meanwhile: see [`Trial::must_stop`]).
+    pub(crate) fn wait_to_run_again(
+        &self,
+        state: &mut TrialState,
+        wait: std::time::Duration,
+    ) -> Result<bool> {
         if wait_unless_stopped(wait, &self.stop_flags()) {
-            Ok(())
-        } else {
-            Err(Error::Cancelled)
+            return Ok(true);
         }
+        Ok(!self.must_stop(state)?)
+    }
+
+    /// Whether the trial ends here, its sessions so far counted, instead of starting its
+    /// next session: a stopped run is [`Error::Cancelled`] (`resume` runs the trial
+    /// again). A stopped agent (its key refused, or its circuit tripped in
+    /// another trial) ends a trial one of whose coding sessions changed the work there,
+    /// its sessions counted, since starting it again would take them out of the tables;
+    /// any other trial of it is cancelled.
+    pub(super) fn must_stop(&self, state: &mut TrialState) -> Result<bool> {
+        if self.spec.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Err(Error::Cancelled);
+        }
+        if !self
+            .spec
+            .agent_stop
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+        {
+            return Ok(false);
+        }
+        if !state.coding_changed {
+            return Err(Error::Cancelled);
+        }
+        state.trial_error = Some(
+            "its agent started no new session (a failure outside it stopped the agent): \
+             the trial ends here, its sessions counted"
+                .into(),
+        );
+        state.ended_early = true;
+        Ok(true)
     }
 
     /// The run's stop and the agent's, where the trial has them.
@@ -99,10 +132,5 @@ impl Trial<'_> {
             .into_iter()
             .flatten()
             .collect()
-    }
-
-    /// Whether the run, or the trial's agent, is being stopped: no new session starts.
-    pub(super) fn stopped(&self) -> bool {
-        stopped(&self.stop_flags())
     }
 }

@@ -70,7 +70,9 @@ pub fn run_trial(
                 ControlFlow::Continue(Next::Stop) => break 'sessions,
                 ControlFlow::Continue(Next::Again(wait)) => {
                     again += 1;
-                    trial.wait_to_run_again(wait)?;
+                    if !trial.wait_to_run_again(&mut state, wait)? {
+                        break 'sessions;
+                    }
                 }
                 ControlFlow::Break(attempt) => return Ok(attempt),
             }
@@ -144,6 +146,8 @@ pub(crate) struct TrialState {
     /// observes (or could not be observed): a later failure outside the agent must not
     /// take it out of the tables.
     coding_changed: bool,
+    /// The trial ended before its sessions were done because its agent was stopped.
+    ended_early: bool,
 }
 
 /// A session as the agent ran it.
@@ -227,6 +231,7 @@ impl Trial<'_> {
             backoff: Backoff::new(spec.infra.backoff),
             ended_outside: None,
             coding_changed: false,
+            ended_early: false,
         }))
     }
 
@@ -236,8 +241,10 @@ impl Trial<'_> {
     }
 
     /// The next session's number and kind, or `None` when the trial has had its
-    /// sessions: the most coding sessions, the budget used up, or the agent has no
-    /// more. A stopped run is [`Error::Cancelled`].
+    /// sessions: the most coding sessions, its agent stopped after a coding session
+    /// that changed the work, the budget used up, or the agent has no more. A stopped
+    /// run is [`Error::Cancelled`], and so is a stopped agent's trial that changed
+    /// nothing yet.
     pub(crate) fn next_session(
         &self,
         state: &mut TrialState,
@@ -252,8 +259,8 @@ impl Trial<'_> {
         {
             return Ok(None);
         }
-        if self.stopped() {
-            return Err(Error::Cancelled);
+        if self.must_stop(state)? {
+            return Ok(None);
         }
         if spec.budgets.spent(&state.usage) {
             state.budget_spent = true;
@@ -592,7 +599,7 @@ impl Trial<'_> {
             .plan
             .omitted(spec.task.features.iter().map(|f| f.id.as_str()));
         let mut metrics = trial_metrics(&state.ends, &state.before, state.budget_spent);
-        if state.ended_outside.is_some() {
+        if state.ended_outside.is_some() || state.ended_early {
             metrics.ended_by = EndedBy::Error;
         }
         metrics.plan_omissions = plan_omitted.as_deref().map(crate::metrics::count_of);
