@@ -318,6 +318,19 @@ fn forged_unsandboxed(forge: &str, kind: &str) {
             "{arm}: an unsandboxed tool reaches the CLI's stdout"
         );
     }
+    let shown = loopbench()
+        .arg("show")
+        .arg(&run.out)
+        .arg("claude:shtask:0")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.contains(&format!("failed {kind} ("))
+            && shown.contains("counted as the agent's session all the same")
+            && !shown.contains("Failed attempts"),
+        "{shown}"
+    );
 }
 
 #[test]

@@ -175,6 +175,21 @@ fn a_529_after_a_session_that_changed_the_work_runs_that_session_again_and_keeps
             .contains("\"api_error_status\":529"),
         "the failed run's output is kept apart from the rerun's"
     );
+    // `show` prints the session left out with its failure, never as a counted one.
+    let shown = loopbench()
+        .arg("show")
+        .arg(&faulted)
+        .arg("cli:shtask:0")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    let (_, left_out) = shown.split_once("Failed attempts").expect(&shown);
+    assert!(
+        left_out.contains("session 2 (coding): error")
+            && left_out.contains("failure: infra: HTTP 529")
+            && !shown.contains("counted as the agent's session all the same"),
+        "{shown}"
+    );
 }
 
 #[test]

@@ -4,8 +4,14 @@
 use crate::metrics::{Evidence, FailedCheck, SessionMetrics};
 use crate::record::SessionRecord;
 
-/// Every cause, in the order of the counts.
-pub(super) fn causes(s: &SessionRecord, e: &Evidence, before: Option<&Evidence>) -> Vec<String> {
+/// Every cause, in the order of the counts. `counted`: the session is one of the
+/// trial's counted sessions, not one `failures.jsonl` holds.
+pub(super) fn causes(
+    s: &SessionRecord,
+    e: &Evidence,
+    before: Option<&Evidence>,
+    counted: bool,
+) -> Vec<String> {
     let mut out = Vec::new();
     out.extend(list_parse(&s.metrics));
     out.extend(false_claims_at_start(e, before));
@@ -17,7 +23,7 @@ pub(super) fn causes(s: &SessionRecord, e: &Evidence, before: Option<&Evidence>)
     out.extend(tampering(&s.metrics, e));
     out.extend(unreliable_checks_and_actions(s, e));
     out.push(exit_state(&s.metrics));
-    out.extend(harness_doings(s));
+    out.extend(harness_doings(s, counted));
     if let Some(tree) = &e.tree {
         out.push(format!("tree after the session: {tree}"));
     }
@@ -235,7 +241,7 @@ fn exit_state(m: &SessionMetrics) -> String {
 
 /// What the harness saw or did at the session's end: the exit check, a revert, the
 /// budget, a resume, a divergent import and the record's note.
-fn harness_doings(s: &SessionRecord) -> Vec<String> {
+fn harness_doings(s: &SessionRecord, counted: bool) -> Vec<String> {
     let m = &s.metrics;
     let mut out = Vec::new();
     if m.exit_check == Some(false) {
@@ -275,7 +281,9 @@ fn harness_doings(s: &SessionRecord) -> Vec<String> {
                 .into(),
         );
     }
-    if let Some(kind) = s.failure.filter(|k| !k.counts()) {
+    // A session left out as a failure outside the agent has its failure printed after
+    // it (`show`'s failed attempts).
+    if let Some(kind) = s.failure.filter(|k| counted && !k.counts()) {
         let reason = s.failure_reason.as_deref().unwrap_or("");
         out.push(format!(
             "failed {kind} ({reason}), and counted as the agent's session all the same: \
