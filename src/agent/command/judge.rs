@@ -8,7 +8,8 @@
 
 use std::os::unix::process::ExitStatusExt;
 
-use super::super::usage::{self, Reported};
+use super::super::reports;
+use super::super::usage::Reported;
 use super::{CommandAgent, Ran, SessionFiles};
 use crate::agent::command::capture::Captured;
 use crate::agent::command::child::Ended;
@@ -47,7 +48,7 @@ impl CommandAgent {
             status: declared,
             mut notes,
             failure: reported,
-        } = usage::read_reports(&files.usage_file, &files.stdout, ran.output);
+        } = reports::read_reports(&files.usage_file, &files.stdout, ran.output);
         notes.extend(ran.captured.iter().filter_map(Captured::note));
         notes.extend(ran.limits_reached.iter().cloned());
         let declared_interrupted = declared == Some(EndStatus::Interrupted);

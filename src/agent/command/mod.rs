@@ -19,10 +19,12 @@ mod capture;
 mod child;
 pub mod cli_usage;
 mod program;
+mod reports;
 pub mod supervise;
 mod usage;
 
 pub use agent::{CommandAgent, RetryPolicy, STATE_DIR, USAGE_FILE};
 pub use child::{KILL_GRACE, signal_running_agents};
 pub use program::{preflight, runs_sim_agent};
-pub use usage::{Reported, read_reports, read_stream_json, read_usage_file, report_result_line};
+pub use reports::read_reports;
+pub use usage::{Reported, read_stream_json, read_usage_file, report_result_line};

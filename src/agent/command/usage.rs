@@ -1,7 +1,8 @@
 //! What a command agent reports about its session: the JSON object it may write to
 //! `$LOOPBENCH_USAGE_FILE` (usage and `status`), and its stdout as the harness captured
-//! it, read in its CLI's format (Claude Code's `--output-format stream-json` unless the
-//! wrapper names another): usage the file leaves out, and the only failure taken.
+//! it in Claude Code's `--output-format stream-json` (the other CLIs' formats are
+//! `cli_usage.rs`'s; `reports.rs` takes what the harness uses of each): usage the file
+//! leaves out, and the only failure taken.
 //!
 //! Both readers are lenient: unknown fields are ignored, a field of the wrong type is
 //! skipped with a note, and junk lines in the stream never stop the parse. What an
@@ -12,7 +13,6 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::cli_usage::{CliFormat, read_capture};
 use crate::agent::trace::EndStatus;
 use crate::agent::{Failure, FailureKind, Usage};
 use crate::agent_file::{self, AgentFile, Links};
@@ -39,7 +39,7 @@ pub struct Reported {
     /// A cause the report states: the CLI's own error records (Claude Code's `is_error`
     /// result with its `api_error_status`, Codex's error events, aider's provider
     /// exceptions); a usage file's `failure` object as read, which
-    /// [`read_reports`] never takes.
+    /// [`super::reports::read_reports`] never takes.
     pub failure: Option<Failure>,
 }
 
@@ -60,44 +60,6 @@ impl Reported {
             failure: self.failure.or(other.failure),
         }
     }
-}
-
-/// Everything the session reported, as the harness takes it: usage and `status` from
-/// the usage file first, then from the harness's own capture of the agent's stdout,
-/// read as `format` (what the wrapper's [`super::program::USAGE_MARKER`] names); the
-/// failure from that capture alone. The capture is written by the harness outside the
-/// sandbox from a pipe the harness made, which a sandboxed tool can neither replace nor
-/// reopen (`/proc/PID/fd/1` of a pipe a root harness made is its own); the usage file
-/// is bound writable, so a failure it states is noted and never taken.
-pub fn read_reports(usage_file: &Path, stdout: &Path, format: CliFormat) -> Reported {
-    let mut file = read_usage_file(usage_file).unwrap_or_default();
-    if let Some(stated) = file.failure.take() {
-        file.notes.push(format!(
-            "usage file: its failure ({}: {}) is not taken: the agent's tools can write \
-             that file, and the failure comes from the agent's output as the harness \
-             captured it",
-            stated.kind, stated.reason
-        ));
-    }
-    let own = match format {
-        CliFormat::Claude => read_stream_json(stdout),
-        other => read_capture(other, stdout).map(|report| {
-            let mut reported = Reported {
-                usage: Usage {
-                    turns: report.turns,
-                    input_tokens: report.input_tokens,
-                    output_tokens: report.output_tokens,
-                    cost_usd: report.cost_usd,
-                },
-                status: report.status,
-                notes: Vec::new(),
-                failure: report.failure,
-            };
-            refuse_out_of_range(&mut reported.usage, &mut reported.notes, "the CLI's output");
-            reported
-        }),
-    };
-    file.or(own.unwrap_or_default())
 }
 
 /// Reads `$LOOPBENCH_USAGE_FILE`: `None` when the agent did not write it (missing or
@@ -395,7 +357,7 @@ pub fn report_result_line(map: &Map<String, Value>) -> Reported {
 /// 2^63-1, a cost past 2^53 dollars): a note says so and the usage is left unknown, so
 /// that one absurd record cannot break the tables, and no other number of a report
 /// that lied once is believed.
-fn refuse_out_of_range(usage: &mut Usage, notes: &mut Vec<String>, what: &str) {
+pub(super) fn refuse_out_of_range(usage: &mut Usage, notes: &mut Vec<String>, what: &str) {
     if let Some(reason) = usage.out_of_range() {
         notes.push(format!("{what}: {reason}; the usage report is refused"));
         *usage = Usage::default();

@@ -1,7 +1,6 @@
 //! Unit tests of the usage readers: the usage file, the stream-json result line, failures.
 
 use super::*;
-use crate::agent::command::cli_usage::CliFormat;
 
 fn file(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -85,75 +84,6 @@ fn a_max_turns_result_means_out_of_budget() {
     assert_eq!(r.status, Some(EndStatus::OutOfBudget));
     assert_eq!(r.usage.turns, Some(60));
     assert_eq!(r.usage.input_tokens, None);
-}
-
-#[test]
-fn the_usage_file_wins_and_the_stream_fills_in_what_it_leaves_out() {
-    let dir = tempfile::tempdir().unwrap();
-    let usage = dir.path().join("usage.json");
-    let stdout = dir.path().join("stdout");
-    std::fs::write(&usage, r#"{"turns": 3, "status": "declared_complete"}"#).unwrap();
-    std::fs::write(
-        &stdout,
-        "{\"type\":\"result\",\"num_turns\":9,\"total_cost_usd\":0.5,\"usage\":{\"output_tokens\":4}}\n",
-    )
-    .unwrap();
-    let r = read_reports(&usage, &stdout, CliFormat::Claude);
-    assert_eq!(r.usage.turns, Some(3));
-    assert_eq!(r.usage.output_tokens, Some(4));
-    assert_eq!(r.usage.cost_usd, Some(0.5));
-    assert_eq!(r.status, Some(EndStatus::DeclaredComplete));
-    std::fs::write(&usage, "").unwrap();
-    assert_eq!(
-        read_reports(&usage, &stdout, CliFormat::Claude).usage.turns,
-        Some(9)
-    );
-}
-
-#[test]
-fn a_failure_the_usage_file_states_is_a_note_and_only_the_captured_output_says_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let usage = dir.path().join("usage.json");
-    let stdout = dir.path().join("stdout");
-    // A tool of the agent wrote an outage into the usage file; the CLI's own output,
-    // as the harness captured it, says the session went well.
-    std::fs::write(
-        &usage,
-        r#"{"turns": 2, "failure": {"kind": "auth", "reason": "HTTP 401", "http_status": 401}}"#,
-    )
-    .unwrap();
-    std::fs::write(
-        &stdout,
-        "{\"type\":\"result\",\"is_error\":false,\"num_turns\":2}\n",
-    )
-    .unwrap();
-    let r = read_reports(&usage, &stdout, CliFormat::Claude);
-    assert_eq!(r.failure, None);
-    assert!(
-        r.notes[0].starts_with("usage file: its failure (auth: HTTP 401) is not taken"),
-        "{:?}",
-        r.notes
-    );
-    // Each wrapper's format is read from the harness's capture: Codex's error event,
-    // aider's provider exception before it acted.
-    std::fs::write(&usage, "").unwrap();
-    std::fs::write(
-        &stdout,
-        "{\"type\":\"turn.failed\",\"error\":{\"message\":\"unexpected status 529 Overloaded\"}}\n",
-    )
-    .unwrap();
-    let r = read_reports(&usage, &stdout, CliFormat::Codex);
-    assert_eq!(
-        r.failure.map(|f| (f.kind, f.http_status)),
-        Some((FailureKind::Infra, Some(529)))
-    );
-    assert_eq!(r.status, Some(EndStatus::Interrupted));
-    std::fs::write(&stdout, "litellm.AuthenticationError: invalid x-api-key\n").unwrap();
-    let r = read_reports(&usage, &stdout, CliFormat::Aider);
-    assert_eq!(r.failure.map(|f| f.kind), Some(FailureKind::Auth));
-    // The same lines read in another CLI's format are no evidence.
-    let r = read_reports(&usage, &stdout, CliFormat::Claude);
-    assert_eq!(r.failure, None);
 }
 
 #[test]
