@@ -43,12 +43,19 @@ fn signal_name(signal: i32) -> String {
 impl CommandAgent {
     /// The session as the harness records it (see the module's documentation).
     pub(super) fn judge(&self, ran: &Ran, planned: Planned, files: &SessionFiles) -> SessionRun {
+        // A CLI the harness cut off (its timeout, an injected crash, the scenario's
+        // crash) never printed its totals: its output gives no usage.
+        let cut_off = match ran.ended {
+            Ended::TimedOut | Ended::Crashed => true,
+            Ended::Exited(exit) => planned.scripted_crash && exit.code() == Some(CRASH_EXIT),
+        };
+        let stdout = (!cut_off).then_some(files.stdout.as_path());
         let Reported {
             usage,
             status: declared,
             mut notes,
             failure: reported,
-        } = reports::read_reports(&files.usage_file, &files.stdout, ran.output);
+        } = reports::read_reports(&files.usage_file, stdout, ran.output);
         notes.extend(ran.captured.iter().filter_map(Captured::note));
         notes.extend(ran.limits_reached.iter().cloned());
         let declared_interrupted = declared == Some(EndStatus::Interrupted);

@@ -14,8 +14,10 @@ use crate::agent::Usage;
 /// failure from that capture alone. The capture is written by the harness outside the
 /// sandbox from a pipe the harness made, which a sandboxed tool can neither replace nor
 /// reopen (`/proc/PID/fd/1` of a pipe a root harness made is its own); the usage file
-/// is bound writable, so a failure it states is noted and never taken.
-pub fn read_reports(usage_file: &Path, stdout: &Path, format: CliFormat) -> Reported {
+/// is bound writable, so a failure it states is noted and never taken. `stdout` is
+/// `None` for a CLI the harness cut off: it never printed its totals, and what its
+/// output had so far would understate the session's usage, so none is taken from it.
+pub fn read_reports(usage_file: &Path, stdout: Option<&Path>, format: CliFormat) -> Reported {
     let mut file = read_usage_file(usage_file).unwrap_or_default();
     if let Some(stated) = file.failure.take() {
         file.notes.push(format!(
@@ -25,7 +27,7 @@ pub fn read_reports(usage_file: &Path, stdout: &Path, format: CliFormat) -> Repo
             stated.kind, stated.reason
         ));
     }
-    let own = match format {
+    let own = stdout.and_then(|stdout| match format {
         CliFormat::Claude => read_stream_json(stdout),
         other => read_capture(other, stdout).map(|report| {
             let mut reported = Reported {
@@ -42,7 +44,7 @@ pub fn read_reports(usage_file: &Path, stdout: &Path, format: CliFormat) -> Repo
             refuse_out_of_range(&mut reported.usage, &mut reported.notes, "the CLI's output");
             reported
         }),
-    };
+    });
     file.or(own.unwrap_or_default())
 }
 
@@ -63,14 +65,16 @@ mod tests {
             "{\"type\":\"result\",\"num_turns\":9,\"total_cost_usd\":0.5,\"usage\":{\"output_tokens\":4}}\n",
         )
         .unwrap();
-        let r = read_reports(&usage, &stdout, CliFormat::Claude);
+        let r = read_reports(&usage, Some(&stdout), CliFormat::Claude);
         assert_eq!(r.usage.turns, Some(3));
         assert_eq!(r.usage.output_tokens, Some(4));
         assert_eq!(r.usage.cost_usd, Some(0.5));
         assert_eq!(r.status, Some(EndStatus::DeclaredComplete));
         std::fs::write(&usage, "").unwrap();
         assert_eq!(
-            read_reports(&usage, &stdout, CliFormat::Claude).usage.turns,
+            read_reports(&usage, Some(&stdout), CliFormat::Claude)
+                .usage
+                .turns,
             Some(9)
         );
     }
@@ -92,7 +96,7 @@ mod tests {
             "{\"type\":\"result\",\"is_error\":false,\"num_turns\":2}\n",
         )
         .unwrap();
-        let r = read_reports(&usage, &stdout, CliFormat::Claude);
+        let r = read_reports(&usage, Some(&stdout), CliFormat::Claude);
         assert_eq!(r.failure, None);
         assert!(
             r.notes[0].starts_with("usage file: its failure (auth: HTTP 401) is not taken"),
@@ -107,17 +111,43 @@ mod tests {
             "{\"type\":\"turn.failed\",\"error\":{\"message\":\"unexpected status 529 Overloaded\"}}\n",
         )
         .unwrap();
-        let r = read_reports(&usage, &stdout, CliFormat::Codex);
+        let r = read_reports(&usage, Some(&stdout), CliFormat::Codex);
         assert_eq!(
             r.failure.map(|f| (f.kind, f.http_status)),
             Some((FailureKind::Infra, Some(529)))
         );
         assert_eq!(r.status, Some(EndStatus::Interrupted));
         std::fs::write(&stdout, "litellm.AuthenticationError: invalid x-api-key\n").unwrap();
-        let r = read_reports(&usage, &stdout, CliFormat::Aider);
+        let r = read_reports(&usage, Some(&stdout), CliFormat::Aider);
         assert_eq!(r.failure.map(|f| f.kind), Some(FailureKind::Auth));
         // The same lines read in another CLI's format are no evidence.
-        let r = read_reports(&usage, &stdout, CliFormat::Claude);
+        let r = read_reports(&usage, Some(&stdout), CliFormat::Claude);
         assert_eq!(r.failure, None);
+    }
+
+    #[test]
+    fn a_cli_the_harness_cut_off_gives_no_usage_from_its_output_and_the_file_still_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let usage = dir.path().join("usage.json");
+        let stdout = dir.path().join("stdout");
+        // aider printed two messages' counts before it was killed: a part of the
+        // session's usage, which would read as all of it.
+        std::fs::write(
+            &stdout,
+            "Tokens: 3.5k sent, 20 received. Cost: $0.01 message, $0.01 session.\n\
+             Tokens: 3.5k sent, 20 received. Cost: $0.01 message, $0.02 session.\n",
+        )
+        .unwrap();
+        let whole = read_reports(&usage, Some(&stdout), CliFormat::Aider);
+        assert_eq!(whole.usage.input_tokens, Some(7000));
+        assert_eq!(
+            read_reports(&usage, None, CliFormat::Aider),
+            Reported::default()
+        );
+        std::fs::write(&usage, r#"{"turns": 4}"#).unwrap();
+        assert_eq!(
+            read_reports(&usage, None, CliFormat::Aider).usage.turns,
+            Some(4)
+        );
     }
 }
