@@ -60,6 +60,18 @@ pub enum EventKind {
         /// Where the attempt's captures were put aside, relative to the run directory.
         captures: Option<String>,
     },
+    /// A session that failed outside the agent and changed nothing the harness
+    /// observes, after sessions of its attempt that were recorded: it alone goes to
+    /// `failures.jsonl`, never to the trial's sessions (the session is run again, or the
+    /// trial ends before it).
+    SessionLeftOut {
+        /// Which attempt of the trial, from 1.
+        attempt: u32,
+        /// Where the session's captures were put aside, relative to the run directory.
+        captures: Option<String>,
+        /// The session as it was observed.
+        record: Box<SessionRecord>,
+    },
     /// Every trial ended.
     RunFinished,
     /// Something a person watching should see now; never part of the results.

@@ -37,13 +37,20 @@ pub struct SessionRecord {
     /// saw (`divergent` on the trace's session line). Absent in older records.
     #[serde(default)]
     pub divergent: bool,
-    /// Whose failure the session was, empty when none: `agent` counts, `infra` and
-    /// `auth` never reach `sessions.jsonl` (they go to `failures.jsonl`).
+    /// Whose failure the session was, empty when none: `agent` counts; `infra` and
+    /// `auth` reach `sessions.jsonl` only for a session that changed what the harness
+    /// observes (then it is the agent's session, counted, with the failure noted), and
+    /// otherwise go to `failures.jsonl`.
     #[serde(default)]
     pub failure: Option<FailureKind>,
     /// The evidence behind `failure`, in words. JSONL only.
     #[serde(default)]
     pub failure_reason: Option<String>,
+    /// The agent's wrapper or CLI declared the session interrupted, which the harness
+    /// neither made nor saw: never the outcome, never a reason for the next session to
+    /// be `resumed`. JSONL only, and written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub declared_interrupted: bool,
     /// What lies behind each count (docs/metrics.md, "Evidence"). JSONL only: the
     /// tables keep their columns. Null in records written before evidence existed.
     #[serde(default)]
@@ -104,7 +111,12 @@ pub struct TrialEvidence {
 
 /// Fields of the JSONL records that the CSV tables leave out: wall times differ
 /// between identical runs, and the tables must not.
-const JSONL_ONLY: &[&str] = &["wall_ms", "evidence", "failure_reason"];
+const JSONL_ONLY: &[&str] = &[
+    "wall_ms",
+    "evidence",
+    "failure_reason",
+    "declared_interrupted",
+];
 
 /// The columns of a record type, derived from its fields in declaration order (what
 /// serde writes to the JSONL file), without the JSONL-only ones. A field added to a
@@ -175,6 +187,7 @@ impl SessionRecord {
             divergent: false,
             failure: None,
             failure_reason: None,
+            declared_interrupted: true,
             evidence: Some(Evidence::default()),
         }
     }
@@ -251,6 +264,7 @@ mod tests {
                 "effects_tampered",
                 "verify_tamper",
                 "ignored_seen",
+                "unobservable",
                 "actions_failed",
                 "turns",
                 "input_tokens",

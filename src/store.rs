@@ -354,6 +354,23 @@ impl EventSink for RunWriter {
                     None => Ok(()),
                 }
             }
+            EventKind::SessionLeftOut {
+                attempt,
+                captures,
+                record,
+            } => {
+                if self.failures.is_none() {
+                    self.failures = Some(JsonlAppender::open(&self.dir.failures_jsonl())?);
+                }
+                match self.failures.as_mut() {
+                    Some(out) => out.append(&FailedSession {
+                        attempt: *attempt,
+                        captures: captures.clone(),
+                        record: record.as_ref().clone(),
+                    }),
+                    None => Ok(()),
+                }
+            }
             EventKind::RunFinished => {
                 write_tables(&self.dir, &self.manifest.arms)?;
                 self.manifest.finished = Some(now_rfc3339());

@@ -871,7 +871,8 @@ fn a_passed_key_quoted_by_the_failure_that_stops_the_run_is_redacted_on_stderr()
     script(
         tmp.path(),
         "refused.sh",
-        "printf '{\"failure\": {\"kind\": \"auth\", \"reason\": \"the provider refused key %s\"}}\\n' \"$LB_AUTH_KEY\" > \"$LOOPBENCH_USAGE_FILE\"\nexit 1\n",
+        // The CLI's own error result (a usage file's `failure` is never taken).
+        "printf '{\"type\":\"result\",\"is_error\":true,\"terminal_reason\":\"api_error\",\"result\":\"Invalid API key: the provider refused key %s\"}\\n' \"$LB_AUTH_KEY\"\nexit 1\n",
     );
     let agents = "[agents.refused]\ndriver = \"command\"\nprogram = \"./refused.sh\"\npass_env = [\"LB_AUTH_KEY\"]\n";
     let suite = sh_suite(tmp.path(), agents, &arm("refused", "refused", 1, ""));

@@ -198,7 +198,13 @@ fn compare_prints_json_and_junit_and_appends_a_github_summary() {
     };
     let json: serde_json::Value = serde_json::from_slice(&compare("json")).unwrap();
     let rows = json.as_array().unwrap();
-    assert_eq!(rows.len(), 2);
+    // The named metric's verdicts, then those of `unobservable`, judged for every arm
+    // compared, named or not.
+    assert_eq!(rows.len(), 4);
+    for row in &rows[2..] {
+        assert_eq!(row["metric"], "unobservable");
+        assert_eq!(row["regression"], false);
+    }
     let json_row = rows.iter().find(|r| r["arm"] == "json").unwrap();
     assert_eq!(json_row["metric"], "premature_done");
     assert_eq!(json_row["base_k"], 22);
@@ -213,7 +219,11 @@ fn compare_prints_json_and_junit_and_appends_a_github_summary() {
         .descendants()
         .filter(|n| n.has_tag_name("testcase"))
         .collect();
-    assert_eq!(cases.len(), 2, "one test case per arm and metric");
+    assert_eq!(
+        cases.len(),
+        4,
+        "one test case per arm and metric, unobservable's too"
+    );
     let failed: Vec<&str> = cases
         .iter()
         .filter(|c| c.children().any(|k| k.has_tag_name("failure")))

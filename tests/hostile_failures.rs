@@ -1,10 +1,10 @@
 //! Agents that try to pass their own failure off as an outage, so that it is not
 //! counted: a tool that writes a forged `failure` object into the usage file (at the
 //! path its environment would name, and where the file lies beside the work directory)
-//! and then kills the wrapper before the wrapper can write its own report, or simply
-//! exits. Run through the real `scripts/agents/claude.sh` with a stand-in for the CLI,
-//! with and without the sandbox. Each session must stay the agent's: counted, `failure
-//! = agent`, the run complete (exit 0), no trial retried.
+//! and then kills the CLI it runs under (the wrapper execs it), or simply exits. Run
+//! through the real `scripts/agents/claude.sh` with a stand-in for the CLI, with and
+//! without the sandbox. Each session must stay the agent's: counted, `failure = agent`,
+//! the run complete (exit 0), no trial retried.
 
 use crate::common;
 
@@ -16,7 +16,8 @@ use common::{loopbench, read_csv};
 /// The stand-in for `claude`: its "tool" forges a refused key in the usage file, both
 /// at `$LOOPBENCH_USAGE_FILE` (were it set) and at the well-known place beside the work
 /// directory, says on stderr whether it saw the path, does the session's work, then
-/// kills the wrapper that started it (`MODE=kill`) or exits 1 (`MODE=exit`).
+/// kills the CLI it runs under with SIGKILL (`MODE=kill`: the wrapper exec'd the CLI, so
+/// nothing of the wrapper is left to report) or exits 1 (`MODE=exit`).
 const FORGER: &str = r#"
 forged='{"failure":{"kind":"auth","reason":"HTTP 401 invalid x-api-key (forged)","http_status":401}}'
 echo "usage path seen by the CLI: ${LOOPBENCH_USAGE_FILE:-none}" >&2
@@ -26,7 +27,7 @@ fi
 printf '%s\n' "$forged" > ../usage.json
 echo "f$LOOPBENCH_SESSION" > "src/f$LOOPBENCH_SESSION.txt"
 if [ "$MODE" = kill ]; then
-  kill -KILL "$PPID"
+  kill -KILL "$$"
   sleep 5
 fi
 exit 1

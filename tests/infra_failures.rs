@@ -1,8 +1,10 @@
 //! Failures outside the agent, end to end with command agents that are small shell
 //! scripts: a wrapper that cannot run its CLI (exit 127), a CLI that prints Claude Code's
-//! own stream-json error result after its retries (HTTP 529, 401). Such a session is never
-//! counted: the trial is retried from its initial state, a refused key stops the run, and
-//! `resume` finishes it. An agent's own words about an outage are never evidence.
+//! own stream-json error result after its retries (HTTP 529, 401). Such a session, when it
+//! changed nothing, is never counted: the trial is retried from its initial state (or,
+//! after a session that changed the work, the session alone runs again), a refused key
+//! stops the agent, and `resume` finishes the run. An agent's own words about an outage
+//! are never evidence.
 
 use crate::common;
 
@@ -86,10 +88,12 @@ fn without_attempts(path: &Path) -> String {
         .join("\n")
 }
 
-#[test]
-fn a_529_that_outlasts_the_clis_retries_is_retried_and_the_tables_equal_a_fault_free_run() {
+/// Runs the 3-session suite of `faulty_cli` with a 529 at session `at` (once), and a
+/// fault-free run of it: the faulted run's tables, its starts of the CLI, and its
+/// failures.
+fn faulted_and_clean(at: u32) -> (tempfile::TempDir, Vec<String>, Vec<Value>) {
     let tmp = tempfile::tempdir().unwrap();
-    faulty_cli(tmp.path(), 2, OVERLOADED, true);
+    faulty_cli(tmp.path(), at, OVERLOADED, true);
     let suite = sh_suite(
         tmp.path(),
         &format!("infra_backoff = \"10ms\"\n\n{CLI_AGENT}"),
@@ -105,11 +109,6 @@ fn a_529_that_outlasts_the_clis_retries_is_retried_and_the_tables_equal_a_fault_
     let output = run_in(&suite, &faulted);
     assert!(output.status.success(), "{output:?}");
     assert_eq!(
-        runs(tmp.path()),
-        ["1", "2", "1", "2", "3"],
-        "the trial started again from session 1"
-    );
-    assert_eq!(
         std::fs::read_to_string(clean.join("sessions.csv")).unwrap(),
         std::fs::read_to_string(faulted.join("sessions.csv")).unwrap(),
     );
@@ -118,18 +117,78 @@ fn a_529_that_outlasts_the_clis_retries_is_retried_and_the_tables_equal_a_fault_
         without_attempts(&faulted.join("trials.csv"))
     );
     assert_eq!(read_csv(&clean.join("trials.csv"))[0]["attempts"], "1");
-    assert_eq!(read_csv(&faulted.join("trials.csv"))[0]["attempts"], "2");
     let sessions = read_csv(&faulted.join("sessions.csv"));
     assert!(sessions.iter().all(|s| s["failure"].is_empty()));
+    let (runs, failed) = (runs(tmp.path()), failures(&faulted));
+    (tmp, runs, failed)
+}
 
-    let failed = failures(&faulted);
-    assert_eq!(failed.len(), 2, "both sessions of attempt 1: {failed:?}");
-    assert!(failed.iter().all(|f| f["attempt"] == 1));
-    assert_eq!(failed[0]["failure"], Value::Null);
-    assert_eq!(failed[1]["failure"], "infra");
+#[test]
+fn a_529_that_outlasts_the_clis_retries_is_retried_and_the_tables_equal_a_fault_free_run() {
+    // At the first session: the attempt had nothing that counts, and starts again from
+    // the task's initial state.
+    let (tmp, runs, failed) = faulted_and_clean(1);
+    assert_eq!(runs, ["1", "1", "2", "3"], "the trial started again");
+    let faulted = tmp.path().join("faulted");
+    assert_eq!(read_csv(&faulted.join("trials.csv"))[0]["attempts"], "2");
     assert_eq!(
-        failed[1]["failure_reason"],
+        failed.len(),
+        1,
+        "the failed attempt's one session: {failed:?}"
+    );
+    assert_eq!(failed[0]["attempt"], 1);
+    assert_eq!(failed[0]["failure"], "infra");
+    assert_eq!(
+        failed[0]["failure_reason"],
         "HTTP 529 (api_error) in the CLI's result after 2 retries by the CLI"
+    );
+    assert_eq!(failed[0]["captures"], "agents/cli:shtask:0/attempt-1");
+}
+
+#[test]
+fn a_529_after_a_session_that_changed_the_work_runs_that_session_again_and_keeps_the_one_before() {
+    // Session 1 wrote its feature: it is the agent's and stays counted; session 2, which
+    // changed nothing, alone goes to failures.jsonl and runs again in place. (The whole
+    // trial used to start again, which dropped session 1: a failure the agent's tools
+    // can bring about took a session that changed the work out of the tables.)
+    let (tmp, runs, failed) = faulted_and_clean(2);
+    assert_eq!(
+        runs,
+        ["1", "2", "2", "3"],
+        "session 2 ran again, session 1 once"
+    );
+    let faulted = tmp.path().join("faulted");
+    assert_eq!(read_csv(&faulted.join("trials.csv"))[0]["attempts"], "1");
+    assert_eq!(failed.len(), 1, "the failed session alone: {failed:?}");
+    assert_eq!(failed[0]["session"], 2);
+    assert_eq!(failed[0]["attempt"], 1);
+    assert_eq!(failed[0]["failure"], "infra");
+    assert_eq!(failed[0]["outcome"], "error");
+    assert_eq!(
+        failed[0]["captures"],
+        "agents/cli:shtask:0/attempt-1-session-2-1"
+    );
+    let put_aside = faulted.join("agents/cli:shtask:0/attempt-1-session-2-1");
+    assert!(
+        std::fs::read_to_string(put_aside.join("session-2.stdout"))
+            .unwrap()
+            .contains("\"api_error_status\":529"),
+        "the failed run's output is kept apart from the rerun's"
+    );
+    // `show` prints the session left out with its failure, never as a counted one.
+    let shown = loopbench()
+        .arg("show")
+        .arg(&faulted)
+        .arg("cli:shtask:0")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    let (_, left_out) = shown.split_once("Failed attempts").expect(&shown);
+    assert!(
+        left_out.contains("session 2 (coding): error")
+            && left_out.contains("failure: infra: HTTP 529")
+            && !shown.contains("counted as the agent's session all the same"),
+        "{shown}"
     );
 }
 
@@ -395,4 +454,75 @@ fn a_failure_reason_from_the_clis_output_reaches_the_terminal_escaped() {
             "{raw:?} reached the terminal: {printed:?}"
         );
     }
+}
+
+#[test]
+fn a_refused_key_after_a_session_that_changed_the_work_ends_the_trial_there_with_it_counted() {
+    // Session 1 built its feature; session 2's CLI is refused before it does anything.
+    // Starting the trial again would take session 1 out of the tables: the trial ends
+    // at session 2 with session 1 counted, the agent stops, and the verdict says so.
+    let tmp = tempfile::tempdir().unwrap();
+    faulty_cli(tmp.path(), 2, UNAUTHORIZED, false);
+    let suite = sh_suite(
+        tmp.path(),
+        &format!("infra_backoff = \"10ms\"\n\n{CLI_AGENT}"),
+        &arm("cli", "cli", 3, ""),
+    );
+    let toml = std::fs::read_to_string(suite.join("suite.toml")).unwrap();
+    std::fs::write(
+        suite.join("suite.toml"),
+        toml.replace("replicates = 1", "replicates = 2"),
+    )
+    .unwrap();
+    std::fs::write(tmp.path().join("cli.sh.fault"), "").unwrap();
+    let out = tmp.path().join("out");
+    let output = run_in(&suite, &out);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("stopped: the provider refused the credentials (HTTP 401"),
+        "{stderr}"
+    );
+    assert_eq!(
+        runs(tmp.path()),
+        ["1", "2"],
+        "no rerun of a refused key, no trial 1"
+    );
+    let trials = read_csv(&out.join("trials.csv"));
+    assert_eq!(trials.len(), 1);
+    assert_eq!(trials[0]["ended_by"], "error");
+    assert_eq!(trials[0]["attempts"], "1");
+    assert!(
+        trials[0]["error"].starts_with("session 2 failed auth outside the agent"),
+        "{:?}",
+        trials[0]
+    );
+    let sessions = read_csv(&out.join("sessions.csv"));
+    assert_eq!(sessions.len(), 1, "session 1 counted: {sessions:?}");
+    assert_eq!(sessions[0]["newly_verified"], "1");
+    let failed = failures(&out);
+    assert_eq!(failed.len(), 1);
+    assert_eq!(
+        (failed[0]["session"].as_u64(), failed[0]["failure"].as_str()),
+        (Some(2), Some("auth"))
+    );
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(
+        summary.contains(
+            "arm cli: 1 trial ended early at a session that failed outside the agent after \
+             sessions that count, counted as far as it went (1 × auth: HTTP 401 (api_error) in the CLI's result)"
+        ),
+        "{summary}"
+    );
+    // The key is fixed: resume runs the trial that never started; the one that ended
+    // early stays as it was.
+    std::fs::remove_file(tmp.path().join("cli.sh.fault")).unwrap();
+    loopbench()
+        .args(["resume", "--quiet", "--jobs", "1"])
+        .arg(&out)
+        .assert()
+        .success();
+    let trials = read_csv(&out.join("trials.csv"));
+    assert_eq!(trials.len(), 2);
+    assert_eq!(trials[1]["ended_by"], "all_verified", "{trials:?}");
 }

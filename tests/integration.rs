@@ -5,6 +5,7 @@
 
 mod common;
 
+mod agent_stop;
 mod agent_wrappers;
 mod arm_keys;
 mod batched_checks;
@@ -18,6 +19,7 @@ mod command_agent;
 mod compare_cli;
 mod csv_formulas;
 mod csv_input_cli;
+mod declared_interruptions;
 mod docs_formats;
 mod docs_metrics;
 mod docs_real_ab;
@@ -31,6 +33,7 @@ mod forged_checks;
 mod forged_imports;
 mod harness_failures;
 mod hostile_agents;
+mod hostile_captures;
 mod hostile_descriptors;
 mod hostile_effects;
 mod hostile_failures;
@@ -75,6 +78,7 @@ mod status_replay;
 mod stratified_cli;
 mod stratified_sim;
 mod tally_agreement;
+mod unobservable_sessions;
 mod weekly_cli;
 mod weekly_forged_runs;
 

@@ -304,8 +304,12 @@ fn compare_judges_by_task_when_both_runs_span_two_tasks() {
 
     // Pooled, the new run is 17 points worse; in each task it is better: no regression.
     let v = compare_json(&pooled_better, &pooled_worse, &[], 0);
-    assert_eq!(v.len(), 1);
+    // The named metric's verdict, then `unobservable`'s, judged for every compared arm.
+    assert_eq!(v.len(), 2);
+    assert_eq!(v[1]["metric"], "unobservable", "{}", v[1]);
+    assert_eq!(v[1]["regression"], false, "{}", v[1]);
     let verdict = &v[0];
+    assert_eq!(verdict["metric"], "premature_done", "{verdict}");
     assert_eq!(verdict["stratified"], true, "{verdict}");
     assert_eq!(verdict["regression"], false, "{verdict}");
     let pooled = verdict["new_rate"].as_f64().unwrap() - verdict["base_rate"].as_f64().unwrap();

@@ -19,13 +19,17 @@
 # for running commands, creating files, editing files not in the chat and adding named
 # files to it. Set LOOPBENCH_AIDER_YES_ALWAYS=1 in the agent's env for --yes-always.
 #
-# Usage comes from aider's analytics log (--analytics-log, with --no-analytics: nothing
-# is sent anywhere): one message_send event per model call with its exact token counts
-# and cost (the "Tokens: 2.3k sent" lines aider prints are rounded; they are read when
-# there is no log); a provider exception aider printed last (litellm.RateLimitError,
-# AuthenticationError, ...) becomes the usage file's `failure`, when aider printed it
-# before it applied an edit or ran a command (after that, its output holds the agent's
-# commands' output, where such a line proves nothing). --no-stream: a streamed answer's usage is dropped by aider 0.86.2,
+# aider's stdout goes straight to the harness, which keeps it per session and reads it
+# itself (the `usage` line below names the format): the "Tokens: 2.3k sent" lines (rounded)
+# and a provider exception aider printed last (litellm.RateLimitError,
+# AuthenticationError, ...), which is the session's failure when aider printed it before
+# it applied an edit or ran a command (after that, its output holds the agent's
+# commands' output, where such a line proves nothing). The exact counts come from aider's
+# analytics log (--analytics-log, with --no-analytics: nothing is sent anywhere), one
+# message_send event per model call, which the wrapper writes to the usage file after
+# aider ended; the harness takes no failure from that file, which the agent's tools can
+# write, and the wrapper keeps no copy of the output, which they could rewrite too.
+# --no-stream: a streamed answer's usage is dropped by aider 0.86.2,
 # which then counts tokens with its own tokenizer (in the dry run 7,899 for the 8,592
 # the server reported); unstreamed it records the API's counts. aider's histories
 # (.aider.chat.history.md, .aider.input.history) go to $HOME, the trial's own directory
@@ -34,11 +38,12 @@
 # it); the tag cache .aider.tags.cache.v4/ it leaves in the work directory is removed.
 #
 # Self-contained, so that it works under `sandbox = "bwrap"` wherever the checkout lies
-# (the sandbox may show the agent this file alone): it needs bash, git, mktemp, tee and
-# the loopbench binary, whose `loopbench usage` reads the CLI's output. The harness names
-# its own binary in $LOOPBENCH_BIN (and makes it readable in the sandbox); without it,
-# loopbench on PATH.
+# (the sandbox may show the agent this file alone): it needs bash, git, mktemp and the
+# loopbench binary, whose `loopbench usage aider-analytics` reads the analytics log. The
+# harness names its own binary in $LOOPBENCH_BIN (and makes it readable in the sandbox);
+# without it, loopbench on PATH.
 set -euo pipefail
+# loopbench: usage aider
 # loopbench: sandbox-query
 # Asked with LOOPBENCH_SANDBOX_QUERY=1 (by the harness, before a sandboxed run, inside a
 # sandbox like the session's: it shows the system and PATH's toolchains, not yet what
@@ -113,9 +118,8 @@ yes=()
 if [ "${LOOPBENCH_AIDER_YES_ALWAYS:-}" = 1 ]; then
     yes=(--yes-always)
 fi
-# The usage file is the wrapper's report, written once aider has ended: neither aider
-# nor the commands it runs for the agent see its path (a tool that wrote it could claim
-# an outage for the agent).
+# The usage file is the wrapper's report of the exact counts, written once aider has
+# ended: neither aider nor the commands it runs for the agent see its path.
 usage_file=${LOOPBENCH_USAGE_FILE:-}
 unset LOOPBENCH_USAGE_FILE
 status=0
@@ -124,18 +128,12 @@ status=0
 COLUMNS=4096 aider --message-file "$scratch/message" "${yes[@]}" --no-pretty --no-stream --no-check-update \
     --no-analytics --analytics-log "$scratch/analytics.jsonl" \
     --chat-history-file "${HOME:-$scratch}/.aider.chat.history.md" \
-    --input-history-file "${HOME:-$scratch}/.aider.input.history" "$@" </dev/null |
-    tee "$scratch/stdout" || status=$?
+    --input-history-file "${HOME:-$scratch}/.aider.input.history" "$@" </dev/null || status=$?
 rm -rf .aider.tags.cache.v4
-if [ -n "$usage_file" ]; then
+# An aider that wrote no analytics log: the harness reads its rounded "Tokens:" lines.
+if [ -n "$usage_file" ] && [ -s "$scratch/analytics.jsonl" ]; then
     bin=${LOOPBENCH_BIN:-loopbench}
-    # An aider that wrote no analytics log: its rounded "Tokens:" lines.
-    if [ -s "$scratch/analytics.jsonl" ]; then
-        usage=(aider-analytics "$scratch/analytics.jsonl" --printed "$scratch/stdout")
-    else
-        usage=(aider "$scratch/stdout")
-    fi
-    "$bin" usage "${usage[@]}" >"$usage_file" ||
-        echo "${0##*/}: could not write the usage file with '$bin usage ${usage[0]}'" >&2
+    "$bin" usage aider-analytics "$scratch/analytics.jsonl" >"$usage_file" ||
+        echo "${0##*/}: could not write the usage file with '$bin usage aider-analytics'" >&2
 fi
 exit "$status"

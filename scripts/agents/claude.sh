@@ -10,9 +10,12 @@
 #   timeout = "30m"
 #
 # The prompt arrives on stdin and goes to `claude -p` unchanged. The session's turn budget
-# ($LOOPBENCH_TURNS) becomes --max-turns. stdout is Claude's stream-json, which loopbench
-# keeps per session (agents/<trial>/session-N.stdout; `loopbench import stream-json`
-# re-scores it later). The usage file gets turns, tokens and cost from its result line.
+# ($LOOPBENCH_TURNS) becomes --max-turns. stdout is Claude's stream-json, straight to the
+# harness, which keeps it per session (agents/<trial>/session-N.stdout; `loopbench import
+# stream-json` re-scores it later) and reads the session's turns, tokens, cost and any
+# API error from its own copy (the `usage` line below names the format). The wrapper keeps
+# no copy and writes no usage file: a copy in the sandbox, or a file bound into it, is
+# the agent's tools' to rewrite, and an outage they wrote there would drop the session.
 # Permissions: bypassPermissions by default (the work directory is a throw-away copy);
 # set LOOPBENCH_CLAUDE_PERMISSION_MODE in the agent's env to change it. Claude Code 2.1
 # refuses bypassPermissions as root ("cannot be used with root/sudo privileges") unless
@@ -22,9 +25,9 @@
 # agents/<trial>/home/ in the run directory).
 #
 # Self-contained, so that it works under `sandbox = "bwrap"` wherever the checkout lies
-# (the sandbox may show the agent this file alone): it needs bash, id, mktemp, tee and the
-# loopbench binary, whose `loopbench usage` reads the CLI's output.
+# (the sandbox may show the agent this file alone): it needs bash and id.
 set -euo pipefail
+# loopbench: usage claude
 # loopbench: sandbox-query
 # Asked with LOOPBENCH_SANDBOX_QUERY=1 (by the harness, before a sandboxed run, inside a
 # sandbox like the session's: it shows the system and PATH's toolchains, not yet what
@@ -84,33 +87,13 @@ if [ -n "${LOOPBENCH_SANDBOX_QUERY:-}" ]; then
 fi
 : "${LOOPBENCH_TURNS:?${0##*/} runs under loopbench: LOOPBENCH_TURNS is not set}"
 
-# run_reporting FORMAT CMD...: runs CMD (stdin is this function's), passes its stdout on
-# and keeps a copy, writes $LOOPBENCH_USAGE_FILE from that copy with `loopbench usage
-# FORMAT` once CMD has ended, and returns CMD's exit status. The CLI and the commands it
-# runs for the agent never see the usage file's path: it is the wrapper's report, and a
-# tool that wrote it could claim an outage for the agent. The harness names its own
-# binary in $LOOPBENCH_BIN (and makes it readable in the sandbox); without it, loopbench
-# on PATH.
-run_reporting() {
-    local format=$1 capture status=0 bin=${LOOPBENCH_BIN:-loopbench}
-    local usage_file=${LOOPBENCH_USAGE_FILE:-}
-    unset LOOPBENCH_USAGE_FILE
-    shift
-    capture=$(mktemp "${TMPDIR:-/tmp}/loopbench-$format.XXXXXX" 2>/dev/null ||
-        mktemp "/tmp/loopbench-$format.XXXXXX")
-    "$@" | tee "$capture" || status=$?
-    if [ -n "$usage_file" ]; then
-        "$bin" usage "$format" "$capture" >"$usage_file" ||
-            echo "${0##*/}: could not write the usage file with '$bin usage $format'" >&2
-    fi
-    rm -f "$capture"
-    return "$status"
-}
-
 if [ "$(id -u)" = 0 ]; then
     export IS_SANDBOX=1
 fi
-run_reporting claude claude -p --output-format stream-json --verbose \
+# The usage file is no report of this wrapper's; neither the CLI nor the commands it runs
+# for the agent see its path.
+unset LOOPBENCH_USAGE_FILE
+exec claude -p --output-format stream-json --verbose \
     --max-turns "$LOOPBENCH_TURNS" \
     --permission-mode "${LOOPBENCH_CLAUDE_PERMISSION_MODE:-bypassPermissions}" \
     "$@"

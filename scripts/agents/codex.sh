@@ -11,8 +11,11 @@
 #
 # The prompt arrives on stdin. `codex exec` has no turn limit, so the session's budget
 # ($LOOPBENCH_TURNS) is appended to the prompt as one sentence. stdout is Codex's JSONL
-# event stream (kept by loopbench per session); the usage file gets tokens summed over
-# its turn.completed events and turns = completed items. Codex prints no cost.
+# event stream, straight to the harness, which keeps it per session and reads from its
+# own copy (the `usage` line below names the format) tokens summed over its
+# turn.completed events, turns = completed items, and the error events that end a turn.
+# Codex prints no cost. The wrapper keeps no copy and writes no usage file: a copy in the
+# sandbox, or a file bound into it, is the agent's tools' to rewrite.
 #
 # Codex 0.17x has no --full-auto: the wrapper asks for `--sandbox workspace-write`
 # (Codex's own sandbox, writable work directory). Under `sandbox = "bwrap"` the harness's
@@ -25,9 +28,9 @@
 # $HOME/.codex.
 #
 # Self-contained, so that it works under `sandbox = "bwrap"` wherever the checkout lies
-# (the sandbox may show the agent this file alone): it needs bash, mktemp, tee and the
-# loopbench binary, whose `loopbench usage` reads the CLI's output.
+# (the sandbox may show the agent this file alone): it needs bash and cat.
 set -euo pipefail
+# loopbench: usage codex
 # loopbench: sandbox-query
 # Asked with LOOPBENCH_SANDBOX_QUERY=1 (by the harness, before a sandboxed run, inside a
 # sandbox like the session's: it shows the system and PATH's toolchains, not yet what
@@ -95,29 +98,6 @@ with_budget() {
         "$LOOPBENCH_TURNS"
 }
 
-# run_reporting FORMAT CMD...: runs CMD (stdin is this function's), passes its stdout on
-# and keeps a copy, writes $LOOPBENCH_USAGE_FILE from that copy with `loopbench usage
-# FORMAT` once CMD has ended, and returns CMD's exit status. The CLI and the commands it
-# runs for the agent never see the usage file's path: it is the wrapper's report, and a
-# tool that wrote it could claim an outage for the agent. The harness names its own
-# binary in $LOOPBENCH_BIN (and makes it readable in the sandbox); without it, loopbench
-# on PATH.
-run_reporting() {
-    local format=$1 capture status=0 bin=${LOOPBENCH_BIN:-loopbench}
-    local usage_file=${LOOPBENCH_USAGE_FILE:-}
-    unset LOOPBENCH_USAGE_FILE
-    shift
-    capture=$(mktemp "${TMPDIR:-/tmp}/loopbench-$format.XXXXXX" 2>/dev/null ||
-        mktemp "/tmp/loopbench-$format.XXXXXX")
-    "$@" | tee "$capture" || status=$?
-    if [ -n "$usage_file" ]; then
-        "$bin" usage "$format" "$capture" >"$usage_file" ||
-            echo "${0##*/}: could not write the usage file with '$bin usage $format'" >&2
-    fi
-    rm -f "$capture"
-    return "$status"
-}
-
 sandbox=(--sandbox "${LOOPBENCH_CODEX_SANDBOX:-workspace-write}")
 if [ "${LOOPBENCH_CODEX_SANDBOX:-}" = none ]; then
     sandbox=(--dangerously-bypass-approvals-and-sandbox)
@@ -130,5 +110,8 @@ if [ -n "${LOOPBENCH_MODEL_URL:-}" ]; then
         -c 'model_providers.loopbench.wire_api="responses"'
         -c 'model_providers.loopbench.env_key="LOOPBENCH_MODEL_API_KEY"')
 fi
-with_budget | run_reporting codex codex exec --json --skip-git-repo-check "${sandbox[@]}" \
+# The usage file is no report of this wrapper's; neither the CLI nor the commands it runs
+# for the agent see its path.
+unset LOOPBENCH_USAGE_FILE
+with_budget | codex exec --json --skip-git-repo-check "${sandbox[@]}" \
     "${provider[@]}" "$@" -

@@ -49,6 +49,9 @@ pub struct SessionContext<'a> {
     /// When the harness decided to crash this session: the fraction of its work after
     /// which it is cut off. `None`: it runs to its end.
     pub interrupt_at: Option<f64>,
+    /// How many times this session ran before in this attempt and failed outside the
+    /// agent, changing nothing (it runs again in place): 0 for its first run.
+    pub rerun: u32,
     /// Tells the person watching about something now (a retry), through the run's
     /// reporters: drivers never print.
     pub notify: &'a dyn Fn(Notice),
@@ -156,6 +159,11 @@ pub struct SessionRun {
     /// from facts (an exit status, the CLI's structured output, the wrapper's report).
     /// `None` from the sim and replay drivers, which cannot fail that way.
     pub failure: Option<Failure>,
+    /// The agent's wrapper or CLI said the session was interrupted (a usage file's
+    /// `"status": "interrupted"`, a CLI's record of a turn it abandoned) while the
+    /// harness neither cut it off nor saw it cut off: the agent's word, kept as it is,
+    /// which never makes the session `interrupted` nor the next one `resumed`.
+    pub declared_interrupted: bool,
 }
 
 impl SessionRun {
@@ -170,6 +178,7 @@ impl SessionRun {
             truth: None,
             divergent: false,
             failure: None,
+            declared_interrupted: false,
         }
     }
 
@@ -211,6 +220,21 @@ pub trait Agent {
     /// (`failures.jsonl` names it). `None` for drivers that leave nothing there.
     fn archive_attempt(&mut self, attempt: u32) -> Result<Option<String>> {
         let _ = attempt;
+        Ok(None)
+    }
+
+    /// Session `session` of attempt `attempt` failed outside the agent and is run
+    /// again (its `again`-th rerun follows) or not at all: puts its captured output aside
+    /// so that a rerun does not overwrite it, and returns where, relative to the run
+    /// directory. The rest (the CLI's HOME) stays for the rerun, as the sessions before
+    /// left it. `None` for drivers that leave nothing there.
+    fn archive_session(
+        &mut self,
+        session: u32,
+        attempt: u32,
+        again: u32,
+    ) -> Result<Option<String>> {
+        let _ = (session, attempt, again);
         Ok(None)
     }
 }

@@ -67,6 +67,9 @@ impl Agent for ReplayAgent {
             truth: None,
             divergent: session.divergent,
             failure: None,
+            // A trace's `end` status is what its importer read in the recorded CLI's
+            // own log (Codex `turn_aborted`): the recording's fact, kept as the outcome.
+            declared_interrupted: false,
         };
         let mut notes = Vec::new();
         for action in &session.actions {

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::rates::Metric;
 use crate::report::compare::{Rule, compare_runs};
-use crate::report::compare_output::{append_github_summary, render};
+use crate::report::compare_output::{append_github_summary, differing_text, render};
 use crate::store::open_run_dir;
 
 use super::output::print;
@@ -62,6 +62,15 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
         append_github_summary(&render(&comparison))?;
     }
     print(&text)?;
+    if !comparison.differing().is_empty() {
+        // Also where a gate reads only the exit code and stderr: the runs measured
+        // different sessions, so their other rates cannot pass.
+        eprintln!(
+            "error: not comparable: {} by more than --max-increase {}",
+            differing_text(&comparison),
+            args.max_increase
+        );
+    }
     Ok(if comparison.regressions() > 0 {
         exit_code::JUDGED_FAILURE
     } else {

@@ -2,11 +2,13 @@
 //! the harness observed before and after a session (never from what the agent said
 //! about its work), and the table of rates the reports are made of.
 
+mod changes;
 mod evidence;
 mod session;
 mod status;
 mod trial;
 
+pub use changes::observed_changes;
 pub use evidence::{DescEdit, Evidence, FailedCheck, TestsRemoved, session_evidence};
 pub use session::{SessionMetrics, session_metrics, session_metrics_with_evidence};
 pub use status::{ExitCheck, contract_changed, exit_check, in_progress_ids};

@@ -115,6 +115,12 @@ pub struct SessionMetrics {
     /// records.
     #[serde(default)]
     pub ignored_seen: Option<u32>,
+    /// The harness could not observe what `s` left (a tree past the task's bounds, a
+    /// work directory that is gone, an observation past `observe_timeout`): every other
+    /// field describes nothing the agent did, and the list-based ones are null. Absent
+    /// (null) in older records.
+    #[serde(default)]
+    pub unobservable: Option<bool>,
 }
 
 pub(super) fn count<I: IntoIterator>(items: I) -> u32 {
@@ -187,6 +193,7 @@ pub fn session_metrics_with_evidence(
         effects_tampered: after.effects.tampered_since(&before.effects),
         verify_tamper: Some(count(&evidence.verify_tamper)),
         ignored_seen: Some(count(&evidence.ignored_seen)),
+        unobservable: Some(after.unobserved),
     };
     (metrics, evidence)
 }

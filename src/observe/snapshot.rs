@@ -104,6 +104,10 @@ pub struct Observation {
     /// naming the feature ("check of F1: reached max_pids = ..."): what the code under
     /// test did, for the record of the session that left it.
     pub limits_reached: Vec<String>,
+    /// The harness could not observe the work directory at this moment (a tree past its
+    /// bounds, a work directory that is gone, an observation past its time limit): the
+    /// observation is what was known before ([`Observation::unobserved`]).
+    pub unobserved: bool,
 }
 
 impl Observation {
@@ -127,6 +131,7 @@ impl Observation {
             git_tree: None,
             ignored_seen: Vec::new(),
             limits_reached: Vec::new(),
+            unobserved: true,
             ..self.clone()
         }
     }
@@ -332,6 +337,7 @@ impl<'a> Observer<'a> {
             ignored_seen,
             hooks,
             limits_reached: checks.limits_reached,
+            unobserved: false,
         })
     }
 

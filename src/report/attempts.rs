@@ -27,6 +27,10 @@ pub struct ArmAttempts {
     /// Trials that could not run, by the reason of their last failed session
     /// (`kind: reason`).
     pub could_not_run: BTreeMap<String, u64>,
+    /// Of the finished trials, those that ended before a session that failed outside
+    /// the agent after sessions that count (`auth`, or `infra` past its reruns), by
+    /// that reason: counted as far as they went.
+    pub ended_early: BTreeMap<String, u64>,
 }
 
 impl ArmAttempts {
@@ -67,12 +71,16 @@ impl Attempts {
             });
         }
         let mut by_arm: BTreeMap<String, ArmAttempts> = BTreeMap::new();
+        // Finished trials, by id: their arm and counted attempt.
+        let mut finished: BTreeMap<String, (String, u32)> = BTreeMap::new();
         for t in jsonl_records::<TrialRecord>(&dir.trials_jsonl())? {
             let t = t?;
             let arm = by_arm.entry(t.key.arm.clone()).or_default();
             arm.finished += 1;
             arm.retried += u64::from(t.attempts > 1);
+            finished.insert(t.key.trial_id.clone(), (t.key.arm, t.attempts));
         }
+        count_sessions_left_out(dir, &failed, &finished, &mut by_arm)?;
         for last in crate::store::unfinished_trials(dir)? {
             let kind = last.record.failure.map_or("infra", |k| k.as_str());
             let reason = last
@@ -120,6 +128,21 @@ impl Attempts {
     pub fn lines(&self) -> Vec<String> {
         let mut lines = Vec::new();
         for (arm, a) in &self.arms {
+            let early: u64 = a.ended_early.values().sum();
+            if early > 0 {
+                let reasons: Vec<String> = a
+                    .ended_early
+                    .iter()
+                    .map(|(reason, k)| format!("{k} × {reason}"))
+                    .collect();
+                lines.push(format!(
+                    "arm {arm}: {early} trial{} ended early at a session that failed outside \
+                     the agent after sessions that count, counted as far as {} went ({})",
+                    if early == 1 { "" } else { "s" },
+                    if early == 1 { "it" } else { "they" },
+                    reasons.join("; ")
+                ));
+            }
             let n = a.unfinished();
             if n == 0 {
                 continue;
@@ -202,6 +225,59 @@ impl Attempts {
     }
 }
 
+/// Adds the sessions of counted attempts that failed outside the agent and were left out
+/// alone (after sessions that count): their trial failed once (counted as retried when it
+/// needed no second attempt), and ended early when no session of it was recorded after
+/// the failed one.
+fn count_sessions_left_out(
+    dir: &RunDir,
+    failed: &[FailedSession],
+    finished: &BTreeMap<String, (String, u32)>,
+    by_arm: &mut BTreeMap<String, ArmAttempts>,
+) -> Result<()> {
+    // Per trial, its last session left out of its counted attempt.
+    let mut left_out: BTreeMap<&str, &FailedSession> = BTreeMap::new();
+    for f in failed {
+        let id = f.record.key.trial_id.as_str();
+        if finished.get(id).is_some_and(|(_, a)| *a == f.attempt) {
+            left_out.insert(id, f);
+        }
+    }
+    if left_out.is_empty() {
+        return Ok(());
+    }
+    let mut last_recorded: BTreeMap<String, u32> = BTreeMap::new();
+    for s in jsonl_records::<SessionRecord>(&dir.sessions_jsonl())? {
+        let s = s?;
+        if left_out.contains_key(s.key.trial_id.as_str()) {
+            let last = last_recorded.entry(s.key.trial_id).or_insert(0);
+            *last = (*last).max(s.session);
+        }
+    }
+    for (id, f) in left_out {
+        let Some((arm, attempts)) = finished.get(id) else {
+            continue;
+        };
+        let a = by_arm.entry(arm.clone()).or_default();
+        a.retried += u64::from(*attempts == 1);
+        if last_recorded
+            .get(id)
+            .is_none_or(|&last| last < f.record.session)
+        {
+            let kind = f.record.failure.map_or("infra", |k| k.as_str());
+            let reason = f
+                .record
+                .failure_reason
+                .as_deref()
+                .unwrap_or("no reason recorded");
+            *a.ended_early
+                .entry(format!("{kind}: {}", crate::terminal::line(reason)))
+                .or_insert(0) += 1;
+        }
+    }
+    Ok(())
+}
+
 /// The arms, in `order` (then any other), whose every counted session failed `agent`.
 fn all_agent_failures(dir: &RunDir, order: &[String]) -> Result<Vec<(String, u64)>> {
     let mut by_arm: BTreeMap<String, (u64, u64)> = BTreeMap::new();
@@ -233,6 +309,7 @@ mod tests {
             } else {
                 BTreeMap::new()
             },
+            ended_early: BTreeMap::new(),
         }
     }
 

@@ -9,7 +9,7 @@ use super::by_task::{MIN_TASKS, TaskCounts, cmh_one_sided, pair_tasks, stratifie
 use super::notes::shard_note;
 use super::run_info::RunInfo;
 use crate::error::{Error, Result};
-use crate::rates::Metric;
+use crate::rates::{Gate, Metric};
 use crate::run_dir::RunDir;
 use crate::stats::{self, Alternative};
 
@@ -79,7 +79,10 @@ fn worse_direction(metric: Metric) -> (f64, Alternative) {
 /// Applies the rule to one metric: a regression is a change in the worse direction
 /// larger than `rule.max_increase` whose one-sided Fisher exact p (H1: the new rate is
 /// worse) is below `rule.alpha`. For most metrics worse is higher; for `clean_exit`
-/// and `resume_success` (good events) worse is lower.
+/// and `resume_success` (good events) worse is lower. A metric whose gate is
+/// [`Gate::Differs`] (`unobservable`) fails on any change larger than
+/// `rule.max_increase`, either way, with no test: it says whether the other rates can
+/// be compared at all.
 pub fn judge(metric: Metric, base: Count, new: Count, rule: Rule) -> Judgement {
     let (Some(rate_base), Some(rate_new)) = (base.rate(), new.rate()) else {
         return Judgement {
@@ -90,6 +93,14 @@ pub fn judge(metric: Metric, base: Count, new: Count, rule: Rule) -> Judgement {
         };
     };
     let change = rate_new - rate_base;
+    if metric.def().gate == Gate::Differs {
+        return Judgement {
+            change: Some(change),
+            p: None,
+            regression: change.abs() > rule.max_increase,
+            stratified: false,
+        };
+    }
     let (sign, alternative) = worse_direction(metric);
     // Rows: new, base; Greater = the new (row 0) rate is higher.
     let table = [[new.k, new.n - new.k], [base.k, base.n - base.k]];
@@ -117,7 +128,10 @@ pub fn judge_by_task(
     rule: Rule,
 ) -> Judgement {
     let spans = |side: fn(&TaskCounts) -> Count| tasks.iter().filter(|t| side(t).n > 0).count();
-    if spans(|t| t.base) < MIN_TASKS || spans(|t| t.arm) < MIN_TASKS {
+    if metric.def().gate == Gate::Differs
+        || spans(|t| t.base) < MIN_TASKS
+        || spans(|t| t.arm) < MIN_TASKS
+    {
         return judge(metric, base, new, rule);
     }
     let (sign, alternative) = worse_direction(metric);
@@ -215,13 +229,29 @@ impl Comparison {
             .collect()
     }
 
-    /// Number of regressions found.
+    /// Number of regressions found, the rates that differ beyond the bound
+    /// ([`Comparison::differing`]) among them: each fails the comparison.
     pub fn regressions(&self) -> usize {
         self.metrics
             .iter()
             .flat_map(|(_, v)| v)
             .filter(|v| v.judgement.regression)
             .count()
+    }
+
+    /// The (metric, arm) pairs whose rate of a [`Gate::Differs`] metric differs between
+    /// the runs by more than `--max-increase`: the runs did not measure the same
+    /// sessions, so nothing else of theirs can pass.
+    pub fn differing(&self) -> Vec<(Metric, &str)> {
+        self.metrics
+            .iter()
+            .filter(|(m, _)| m.def().gate == Gate::Differs)
+            .flat_map(|(m, v)| {
+                v.iter()
+                    .filter(|v| v.judgement.regression)
+                    .map(move |v| (*m, v.arm.as_str()))
+            })
+            .collect()
     }
 }
 
@@ -269,14 +299,36 @@ pub fn compare_runs(
         }
         order.retain(|a| arms.contains(a));
     }
-    let mut comparison = compare_aggregates(
-        &base_agg,
-        &new_agg,
-        &order,
-        metrics,
-        rule,
-        base_info.simulated || new_info.simulated,
-    );
+    let simulated = base_info.simulated || new_info.simulated;
+    let mut comparison = compare_aggregates(&base_agg, &new_agg, &order, metrics, rule, simulated);
+    // The rates that say whether the others measured the same sessions are judged for
+    // every compared arm, named or not, where both runs record them.
+    let unnamed: Vec<Metric> = Metric::ALL
+        .into_iter()
+        .filter(|m| m.def().gate == Gate::Differs && !metrics.contains(m))
+        .collect();
+    let extra = compare_aggregates(&base_agg, &new_agg, &order, &unnamed, rule, simulated);
+    for (metric, verdicts) in extra.metrics {
+        let (judged, unrecorded): (Vec<Verdict>, Vec<Verdict>) = verdicts
+            .into_iter()
+            .partition(|v| v.base.n > 0 && v.new.n > 0);
+        if !unrecorded.is_empty() {
+            comparison.warnings.push(format!(
+                "{metric} not judged for {} '{}': a run records none of its coding \
+                 sessions' {metric} (written before loopbench recorded it, or without coding \
+                 sessions)",
+                if unrecorded.len() == 1 { "arm" } else { "arms" },
+                unrecorded
+                    .iter()
+                    .map(|v| v.arm.as_str())
+                    .collect::<Vec<_>>()
+                    .join("', '"),
+            ));
+        }
+        if !judged.is_empty() {
+            comparison.metrics.push((metric, judged));
+        }
+    }
     if arms.is_some() {
         // The arms left out were left out on purpose; they are not news.
         comparison.only_base.clear();

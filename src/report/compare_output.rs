@@ -9,6 +9,7 @@ use super::format::{pct, pp, pvalue};
 use super::notes::SIMULATED_NOTE;
 use super::table::{Align, Table};
 use crate::error::{Error, Result};
+use crate::rates::{Gate, Metric};
 
 impl Comparison {
     /// The table model of a comparison: one row per (metric, arm).
@@ -140,8 +141,13 @@ impl Comparison {
                     esc(&v.arm)
                 );
                 if v.judgement.regression {
+                    let message = if metric.def().gate == Gate::Differs {
+                        "differs"
+                    } else {
+                        "regression"
+                    };
                     out += &format!(
-                        ">\n      <failure message=\"regression\">{}</failure>\n    </testcase>\n",
+                        ">\n      <failure message=\"{message}\">{}</failure>\n    </testcase>\n",
                         esc(&detail)
                     );
                 } else {
@@ -174,9 +180,10 @@ fn task_line(t: &TaskRow) -> String {
     )
 }
 
-/// The verdict text of one judgement.
-pub fn verdict_text(j: &Judgement) -> String {
+/// The verdict text of one judgement of `metric`.
+pub fn verdict_text(metric: Metric, j: &Judgement) -> String {
     let text = match (j.regression, j.change) {
+        (true, _) if metric.def().gate == Gate::Differs => "**DIFFERS**",
         (true, _) => "**REGRESSION**",
         (false, None) => "no data",
         (false, Some(_)) => "ok",
@@ -241,8 +248,26 @@ pub fn render(c: &Comparison) -> String {
                 difference over the tasks and p the one-sided Cochran–Mantel–Haenszel p \
                 (stratified by task; `by task` in the verdict column).\n";
     }
+    let differs: Vec<Metric> = Metric::ALL
+        .into_iter()
+        .filter(|m| m.def().gate == Gate::Differs)
+        .collect();
+    if c.metrics.iter().any(|(m, _)| differs.contains(m)) {
+        out += &format!(
+            "{} fails the comparison when it differs between the runs by more than {}, \
+             either way: the runs did not measure the same sessions.\n",
+            differs
+                .iter()
+                .map(|m| m.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+            pp(c.rule.max_increase).trim_start_matches('+'),
+        );
+    }
     for (metric, verdicts) in &c.metrics {
-        let direction = if metric.higher_is_worse() {
+        let direction = if metric.def().gate == Gate::Differs {
+            "any difference beyond the bound fails"
+        } else if metric.higher_is_worse() {
             "higher is worse"
         } else {
             "lower is worse"
@@ -268,7 +293,7 @@ pub fn render(c: &Comparison) -> String {
                 rate(v.new),
                 v.judgement.change.map(pp).unwrap_or_default(),
                 v.judgement.p.map(pvalue).unwrap_or_default(),
-                verdict_text(&v.judgement),
+                verdict_text(*metric, &v.judgement),
             ]);
         }
         out += &table.to_markdown();
@@ -288,12 +313,37 @@ pub fn render(c: &Comparison) -> String {
             c.only_new.join(", ")
         );
     }
-    out += &match c.regressions() {
+    let differing = c.differing();
+    out += &match c.regressions() - differing.len() {
         0 => "\n**Result: no regression.**\n".to_string(),
         1 => "\n**Result: 1 regression.**\n".to_string(),
         n => format!("\n**Result: {n} regressions.**\n"),
     };
+    if !differing.is_empty() {
+        out += &format!("\n**Not comparable: {}.**\n", differing_text(c));
+    }
     out
+}
+
+/// "unobservable differs for arm 'json' (0/40 in the base run, 3/40 in the new one)": the rates of a
+/// [`Gate::Differs`] metric that fail the comparison, by metric and arm.
+pub fn differing_text(c: &Comparison) -> String {
+    c.metrics
+        .iter()
+        .filter(|(m, _)| m.def().gate == Gate::Differs)
+        .flat_map(|(m, verdicts)| {
+            verdicts
+                .iter()
+                .filter(|v| v.judgement.regression)
+                .map(move |v| {
+                    format!(
+                        "{m} differs for arm '{}' ({}/{} in the base run, {}/{} in the new one)",
+                        v.arm, v.base.k, v.base.n, v.new.k, v.new.n
+                    )
+                })
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Appends `markdown` to the file `$GITHUB_STEP_SUMMARY` names (a job summary).
@@ -318,7 +368,6 @@ pub fn append_github_summary(markdown: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rates::Metric;
     use crate::report::compare::{Rule, judge};
 
     fn c(k: u64, n: u64) -> Count {
@@ -330,6 +379,6 @@ mod tests {
         let j = judge(Metric::ResumeSuccess, c(0, 0), c(3, 4), Rule::default());
         assert_eq!(j.change, None);
         assert!(!j.regression);
-        assert_eq!(verdict_text(&j), "no data");
+        assert_eq!(verdict_text(Metric::ResumeSuccess, &j), "no data");
     }
 }

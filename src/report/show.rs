@@ -67,7 +67,7 @@ pub fn trial_timeline(trial: &TrialRecord, sessions: &[SessionRecord]) -> String
     let mut previous: Option<&SessionRecord> = None;
     for s in sessions {
         out.push('\n');
-        out += &session_block(s, previous);
+        out += &session_block(s, previous, true);
         previous = Some(s);
     }
     out
@@ -115,7 +115,7 @@ pub fn failed_attempts(trial_id: &str, failed: &[FailedSession], finished: bool)
         }
         let mut previous: Option<&SessionRecord> = None;
         for f in sessions {
-            out += &session_block(&f.record, previous);
+            out += &session_block(&f.record, previous, false);
             if let Some(kind) = f.record.failure {
                 let reason = f.record.failure_reason.as_deref().unwrap_or("");
                 let _ = writeln!(
@@ -132,8 +132,9 @@ pub fn failed_attempts(trial_id: &str, failed: &[FailedSession], finished: bool)
 }
 
 /// One session: a heading with its outcome and usage, its non-zero counts, then one
-/// sentence per cause.
-fn session_block(s: &SessionRecord, previous: Option<&SessionRecord>) -> String {
+/// sentence per cause. `counted`: one of the trial's counted sessions, not a failed
+/// attempt's.
+fn session_block(s: &SessionRecord, previous: Option<&SessionRecord>, counted: bool) -> String {
     let kind = match s.kind {
         SessionKind::Initializer => "initializer",
         SessionKind::Coding => "coding",
@@ -163,7 +164,7 @@ fn session_block(s: &SessionRecord, previous: Option<&SessionRecord>) -> String 
         let _ = writeln!(out, "  counts: {counts}");
     }
     let sentences = match &s.evidence {
-        Some(e) => causes(s, e, previous.and_then(|p| p.evidence.as_ref())),
+        Some(e) => causes(s, e, previous.and_then(|p| p.evidence.as_ref()), counted),
         None => vec![
             "no evidence recorded (a record written before loopbench recorded evidence)".into(),
         ],
@@ -237,6 +238,7 @@ mod tests {
             divergent: false,
             failure: None,
             failure_reason: None,
+            declared_interrupted: false,
             evidence: Some(Evidence::default()),
         }
     }
@@ -277,8 +279,8 @@ mod tests {
             if def.unit != Unit::Session {
                 continue;
             }
-            let without = session_block(&with(&base, &event(def.tally, false)), None);
-            let happened = session_block(&with(&base, &event(def.tally, true)), None);
+            let without = session_block(&with(&base, &event(def.tally, false)), None, true);
+            let happened = session_block(&with(&base, &event(def.tally, true)), None, true);
             assert_ne!(without, happened, "show does not tell {metric}'s event");
         }
     }
@@ -345,7 +347,7 @@ mod tests {
                         .filter(|e| *e != before)
                 })
                 .unwrap_or_else(|| panic!("no sample fits evidence {kind}"));
-            let told = |e: &Evidence| causes(&base, e, None);
+            let told = |e: &Evidence| causes(&base, e, None, true);
             assert_ne!(
                 told(&before),
                 told(&after),

@@ -4,8 +4,14 @@
 use crate::metrics::{Evidence, FailedCheck, SessionMetrics};
 use crate::record::SessionRecord;
 
-/// Every cause, in the order of the counts.
-pub(super) fn causes(s: &SessionRecord, e: &Evidence, before: Option<&Evidence>) -> Vec<String> {
+/// Every cause, in the order of the counts. `counted`: the session is one of the
+/// trial's counted sessions, not one `failures.jsonl` holds.
+pub(super) fn causes(
+    s: &SessionRecord,
+    e: &Evidence,
+    before: Option<&Evidence>,
+    counted: bool,
+) -> Vec<String> {
     let mut out = Vec::new();
     out.extend(list_parse(&s.metrics));
     out.extend(false_claims_at_start(e, before));
@@ -18,7 +24,7 @@ pub(super) fn causes(s: &SessionRecord, e: &Evidence, before: Option<&Evidence>)
     out.extend(unreliable_checks_and_actions(s, e));
     out.push(exit_state(&s.metrics));
     out.extend(ignored_seen(e));
-    out.extend(harness_doings(s));
+    out.extend(harness_doings(s, counted));
     if let Some(tree) = &e.tree {
         out.push(format!("tree after the session: {tree}"));
     }
@@ -274,7 +280,7 @@ fn ignored_seen(e: &Evidence) -> Option<String> {
 
 /// What the harness saw or did at the session's end: the exit check, a revert, the
 /// budget, a resume, a divergent import and the record's note.
-fn harness_doings(s: &SessionRecord) -> Vec<String> {
+fn harness_doings(s: &SessionRecord, counted: bool) -> Vec<String> {
     let m = &s.metrics;
     let mut out = Vec::new();
     if m.exit_check == Some(false) {
@@ -299,6 +305,30 @@ fn harness_doings(s: &SessionRecord) -> Vec<String> {
     }
     if s.divergent {
         out.push("divergent: the importer reset a file to what the agent saw".into());
+    }
+    if m.unobservable == Some(true) {
+        out.push(
+            "the harness could not observe what the session left: counted in `unobservable`, \
+             and its list-based counts are empty"
+                .into(),
+        );
+    }
+    if s.declared_interrupted {
+        out.push(
+            "the agent declared the session interrupted; the harness neither cut it off nor \
+             saw it cut off, so the next session is not resumed"
+                .into(),
+        );
+    }
+    // A session left out as a failure outside the agent has its failure printed after
+    // it (`show`'s failed attempts).
+    if let Some(kind) = s.failure.filter(|k| counted && !k.counts()) {
+        let reason = s.failure_reason.as_deref().unwrap_or("");
+        out.push(format!(
+            "failed {kind} ({reason}), and counted as the agent's session all the same: \
+             only a session that changed nothing the harness observes is left out as a \
+             failure outside the agent"
+        ));
     }
     if let Some(error) = &s.error {
         out.push(format!("note: {error}"));

@@ -77,6 +77,10 @@ pub struct Verdict {
     /// Trials that could not run, arms with no counted trial, unequal retried shares
     /// (empty when no attempt failed): failures outside the agents, never counted.
     pub failures: Vec<String>,
+    /// Arms whose end of some coding session the harness could not observe, each as a
+    /// sentence with its count: out of the list-based rates, so that an arm's other
+    /// rates measure fewer of its sessions.
+    pub unobservable: Vec<String>,
     /// Arms every session of which failed `agent`: counted, as the agent's.
     pub agent_failures: Vec<String>,
 }
@@ -93,6 +97,7 @@ impl Verdict {
         v.sequential = summary.sequential.clone();
         v.failures = summary.attempts.lines();
         v.agent_failures = summary.attempts.agent_failure_lines();
+        v.unobservable = unobservable_lines(&summary.rows);
         v
     }
 
@@ -174,6 +179,12 @@ impl Verdict {
                 out += &wrap_hanging("  ", w, TEXT_WIDTH);
             }
         }
+        if !self.unobservable.is_empty() {
+            out += "Unobservable sessions (out of the list-based rates):\n";
+            for u in &self.unobservable {
+                out += &wrap_hanging("  ", u, TEXT_WIDTH);
+            }
+        }
         if !self.agent_failures.is_empty() {
             out += "Failures of the agents (counted):\n";
             for f in &self.agent_failures {
@@ -229,6 +240,12 @@ impl Verdict {
             out += "\nSample size:\n\n";
             for w in &self.warnings {
                 out += &format!("- {w}\n");
+            }
+        }
+        if !self.unobservable.is_empty() {
+            out += "\nUnobservable sessions (out of the list-based rates):\n\n";
+            for u in &self.unobservable {
+                out += &format!("- {u}\n");
             }
         }
         if !self.agent_failures.is_empty() {
@@ -318,6 +335,25 @@ impl Verdict {
         }
         line
     }
+}
+
+/// One sentence per arm with unobservable coding sessions, in row order: "arm json:
+/// 3 of 40 coding sessions (7.5%) could not be observed".
+fn unobservable_lines(rows: &[SummaryRow]) -> Vec<String> {
+    let name = crate::rates::Metric::Unobservable.name();
+    rows.iter()
+        .filter(|r| r.metric == name)
+        .filter_map(|r| {
+            let k = r.k.filter(|&k| k > 0)?;
+            Some(format!(
+                "arm {}: {k} of {} coding sessions ({}) could not be observed; `compare` \
+                 fails when this rate differs between runs by more than --max-increase",
+                r.arm,
+                r.n,
+                super::format::pct(r.rate.unwrap_or(0.0))
+            ))
+        })
+        .collect()
 }
 
 /// The console verdict's lines break at findings past this many characters.
@@ -445,6 +481,7 @@ pub fn decide(rows: &[SummaryRow], baseline: Option<&str>, alpha: f64) -> Verdic
         shard: None,
         sequential: None,
         failures: Vec::new(),
+        unobservable: Vec::new(),
         agent_failures: Vec::new(),
     }
 }

@@ -10,6 +10,7 @@ mod revert;
 mod run;
 mod steps;
 mod trial;
+mod trial_events;
 
 pub use plan::{Plan, PlannedTrial, ReplayArm, ReplaySet, Source, TraceFile};
 pub use run::{RunOptions, Shard, default_jobs, execute};

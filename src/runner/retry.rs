@@ -1,11 +1,11 @@
-//! When a failed attempt is tried again, and when the run stops trying: the backoff
+//! When a failed attempt is tried again, and when an agent stops trying: the backoff
 //! between the attempts of a trial (doubling, at least what the provider asked for),
-//! and the circuit breaker that stops scheduling on a refused key or on a run of
-//! infrastructure failures in a row.
+//! and the circuit breaker that stops an agent's sessions on a refused key or on a run
+//! of infrastructure failures in a row, while the other agents' arms go on.
 
-use std::collections::BTreeSet;
-use std::sync::Mutex;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::agent::{Failure, FailureKind};
@@ -41,11 +41,17 @@ impl Backoff {
     }
 }
 
-/// Waits `delay` in short steps; `false` when the run was stopped meanwhile.
-pub async fn wait_unless_cancelled(delay: Duration, cancel: &AtomicBool) -> bool {
+/// Whether any of `flags` (the run's stop, the agent's) is set.
+pub fn stopped(flags: &[&AtomicBool]) -> bool {
+    flags.iter().any(|f| f.load(Ordering::Relaxed))
+}
+
+/// Waits `delay` in short steps; `false` when the run or the agent was stopped
+/// meanwhile (any of `flags`).
+pub async fn wait_unless_cancelled(delay: Duration, flags: &[&AtomicBool]) -> bool {
     let until = tokio::time::Instant::now() + delay;
     loop {
-        if cancel.load(Ordering::Relaxed) {
+        if stopped(flags) {
             return false;
         }
         let now = tokio::time::Instant::now();
@@ -56,51 +62,86 @@ pub async fn wait_unless_cancelled(delay: Duration, cancel: &AtomicBool) -> bool
     }
 }
 
-/// Stops the run on a dead endpoint: a refused key at once, and `limit` infrastructure
-/// failures in a row across the run. "In a row" counts the trials whose attempts failed
-/// since the last trial that finished: the retries of one trial failing again count
-/// once, so that one trial's retries alone cannot trip it, while `limit` different
-/// trials failing with nothing finishing in between is an outage. Once tripped, no new
-/// trial or session starts (the `cancel` flag); sessions in flight finish.
+/// [`wait_unless_cancelled`] on a thread of its own (a trial's, waiting to run a
+/// session again).
+pub fn wait_unless_stopped(delay: Duration, flags: &[&AtomicBool]) -> bool {
+    let until = std::time::Instant::now() + delay;
+    loop {
+        if stopped(flags) {
+            return false;
+        }
+        let now = std::time::Instant::now();
+        if now >= until {
+            return true;
+        }
+        std::thread::sleep((until - now).min(Duration::from_millis(100)));
+    }
+}
+
+/// Stops an agent on a dead endpoint: on a refused key at once, and after `limit`
+/// infrastructure failures in a row. "In a row" counts the agent's trials whose
+/// attempts failed since its last trial that finished: the retries of one trial
+/// failing again count once, so that one trial's retries alone cannot trip it, while
+/// `limit` different trials failing with nothing finishing in between is an outage.
+/// Once tripped, no new trial or session of that agent starts (its stop flag); its
+/// sessions in flight finish, and every other agent's arms go on: one agent's refused
+/// key, or a failure its own sessions can bring about, never stops another's.
 pub struct Breaker {
     limit: u32,
-    failing: Mutex<BTreeSet<String>>,
-    cause: Mutex<Option<String>>,
+    agents: Mutex<BTreeMap<String, AgentCircuit>>,
+    causes: Mutex<Vec<String>>,
+}
+
+/// One agent's side of the breaker.
+#[derive(Default)]
+struct AgentCircuit {
+    failing: BTreeSet<String>,
+    stop: Arc<AtomicBool>,
 }
 
 impl Breaker {
-    /// A breaker that trips after `limit` (at least 1) failing trials in a row.
+    /// A breaker that trips an agent after `limit` (at least 1) failing trials in a row.
     pub fn new(limit: u32) -> Breaker {
         Breaker {
             limit: limit.max(1),
-            failing: Mutex::new(BTreeSet::new()),
-            cause: Mutex::new(None),
+            agents: Mutex::new(BTreeMap::new()),
+            causes: Mutex::new(Vec::new()),
         }
     }
 
-    /// A trial finished: the endpoint works.
-    pub fn finished(&self) {
-        if let Ok(mut failing) = self.failing.lock() {
-            failing.clear();
+    /// The flag set when `agent`'s sessions must stop (`agent` names it in messages:
+    /// "agent 'claude'").
+    pub fn stop_flag(&self, agent: &str) -> Arc<AtomicBool> {
+        match self.agents.lock() {
+            Ok(mut agents) => agents.entry(agent.to_string()).or_default().stop.clone(),
+            // A poisoned lock: a flag nobody sets, and the run goes on as without a
+            // breaker (the failure is still in failures.jsonl).
+            Err(_) => Arc::new(AtomicBool::new(false)),
         }
     }
 
-    /// An attempt at `trial_id` failed for `failure`; trips the breaker (and `cancel`)
-    /// when that makes the run pointless to go on with.
-    pub fn failed(&self, trial_id: &str, failure: &Failure, cancel: &AtomicBool) {
+    /// A trial of `agent` finished: its endpoint works.
+    pub fn finished(&self, agent: &str) {
+        if let Ok(mut agents) = self.agents.lock() {
+            agents.entry(agent.to_string()).or_default().failing.clear();
+        }
+    }
+
+    /// An attempt at `agent`'s trial `trial_id` failed for `failure`; trips the
+    /// agent's breaker when that makes going on with it pointless.
+    pub fn failed(&self, agent: &str, trial_id: &str, failure: &Failure) {
+        let Ok(mut agents) = self.agents.lock() else {
+            return;
+        };
+        let circuit = agents.entry(agent.to_string()).or_default();
         let cause = match failure.kind {
             FailureKind::Auth => Some(format!(
                 "the provider refused the credentials ({})",
                 failure.reason
             )),
             FailureKind::Infra => {
-                let n = match self.failing.lock() {
-                    Ok(mut failing) => {
-                        failing.insert(trial_id.to_string());
-                        failing.len()
-                    }
-                    Err(_) => 0,
-                };
+                circuit.failing.insert(trial_id.to_string());
+                let n = circuit.failing.len();
                 (n >= self.limit as usize).then(|| {
                     format!(
                         "{n} trials in a row failed outside the agent (infra_circuit = {}), the last: {}",
@@ -110,17 +151,18 @@ impl Breaker {
             }
             FailureKind::Agent => None,
         };
-        if let Some(cause) = cause {
-            if let Ok(mut slot) = self.cause.lock() {
-                slot.get_or_insert(cause);
-            }
-            cancel.store(true, Ordering::Relaxed);
+        if let Some(cause) = cause
+            && !circuit.stop.swap(true, Ordering::Relaxed)
+            && let Ok(mut causes) = self.causes.lock()
+        {
+            causes.push(format!("{cause}; {agent} started no new session"));
         }
     }
 
-    /// Why it tripped, if it did.
+    /// Why it tripped, for every agent it stopped, in the order they stopped.
     pub fn cause(&self) -> Option<String> {
-        self.cause.lock().ok().and_then(|c| c.clone())
+        let causes = self.causes.lock().ok()?;
+        (!causes.is_empty()).then(|| causes.join("; "))
     }
 }
 
@@ -146,17 +188,17 @@ mod tests {
 
     #[test]
     fn retries_of_one_trial_count_once_and_a_finished_trial_resets_the_count() {
-        let cancel = AtomicBool::new(false);
         let b = Breaker::new(2);
+        let stop = b.stop_flag("agent 'a'");
         for _ in 0..5 {
-            b.failed("a:t:0", &infra(None), &cancel);
+            b.failed("agent 'a'", "a:t:0", &infra(None));
         }
-        assert!(!cancel.load(Ordering::Relaxed), "one trial's retries alone");
-        b.finished();
-        b.failed("a:t:1", &infra(None), &cancel);
-        assert!(!cancel.load(Ordering::Relaxed));
-        b.failed("a:t:2", &infra(None), &cancel);
-        assert!(cancel.load(Ordering::Relaxed));
+        assert!(!stop.load(Ordering::Relaxed), "one trial's retries alone");
+        b.finished("agent 'a'");
+        b.failed("agent 'a'", "a:t:1", &infra(None));
+        assert!(!stop.load(Ordering::Relaxed));
+        b.failed("agent 'a'", "a:t:2", &infra(None));
+        assert!(stop.load(Ordering::Relaxed));
         assert!(
             b.cause()
                 .unwrap()
@@ -165,24 +207,39 @@ mod tests {
     }
 
     #[test]
-    fn a_refused_key_trips_at_once_and_an_agent_failure_never() {
-        let cancel = AtomicBool::new(false);
+    fn a_refused_key_trips_its_agent_at_once_an_agent_failure_never_and_others_go_on() {
         let b = Breaker::new(5);
+        let (a, other) = (b.stop_flag("agent 'a'"), b.stop_flag("agent 'b'"));
         b.failed(
+            "agent 'a'",
             "a:t:0",
             &Failure::new(FailureKind::Agent, "exit 1"),
-            &cancel,
         );
-        assert!(!cancel.load(Ordering::Relaxed));
+        assert!(!a.load(Ordering::Relaxed));
         b.failed(
+            "agent 'a'",
             "a:t:0",
             &Failure::new(FailureKind::Auth, "HTTP 401"),
-            &cancel,
         );
-        assert!(cancel.load(Ordering::Relaxed));
+        assert!(a.load(Ordering::Relaxed));
+        assert!(!other.load(Ordering::Relaxed), "another agent's arms go on");
+        // Failures of other agents' trials in between do not add up across agents.
+        b.failed("agent 'b'", "b:t:0", &infra(None));
+        b.failed("agent 'c'", "c:t:0", &infra(None));
+        assert!(!other.load(Ordering::Relaxed));
         assert_eq!(
             b.cause().unwrap(),
-            "the provider refused the credentials (HTTP 401)"
+            "the provider refused the credentials (HTTP 401); agent 'a' started no new session"
         );
+    }
+
+    #[test]
+    fn a_wait_ends_early_when_a_flag_is_set() {
+        let flag = AtomicBool::new(true);
+        let start = std::time::Instant::now();
+        assert!(!wait_unless_stopped(Duration::from_secs(30), &[&flag]));
+        assert!(start.elapsed() < Duration::from_secs(5));
+        let unset = AtomicBool::new(false);
+        assert!(wait_unless_stopped(Duration::from_millis(10), &[&unset]));
     }
 }

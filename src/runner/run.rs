@@ -13,7 +13,7 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
 use super::plan::{Plan, PlannedTrial, ReplaySet, Source};
-use super::retry::{Backoff, Breaker, wait_unless_cancelled};
+use super::retry::{Backoff, Breaker, stopped, wait_unless_cancelled};
 use super::steps::run_trial;
 use super::trial::{Attempt, Budgets, TrialResult, TrialSpec, harness_failed_attempt};
 use crate::agent::command::CommandAgent;
@@ -186,6 +186,15 @@ fn redacted(event: &Event, redactor: &Redactor) -> Result<Event> {
             failure: clean(failure, redactor)?,
             captures: captures.clone(),
         },
+        EventKind::SessionLeftOut {
+            attempt,
+            captures,
+            record,
+        } => EventKind::SessionLeftOut {
+            attempt: *attempt,
+            captures: captures.clone(),
+            record: Box::new(clean(&**record, redactor)?),
+        },
         other => other.clone(),
     };
     Ok(Event {
@@ -259,6 +268,10 @@ pub fn execute(
             let keep_repos = options.keep_repos;
             set.spawn(async move {
                 let key = trial_key(&source, trial);
+                // One agent's refused key, or its trials failing outside it in a row,
+                // stop that agent's sessions only.
+                let agent = trial_agent(&source, trial);
+                let agent_stop = breaker.stop_flag(&agent);
                 let first = prior.get(&key.trial_id).copied().unwrap_or(0) + 1;
                 let mut backoff = Backoff::new(infra.backoff);
                 let mut wait = None;
@@ -270,19 +283,20 @@ pub fn execute(
                 for attempt in first..=first.saturating_add(infra.retries) {
                     // The backoff holds no job slot: other trials run meanwhile.
                     if let Some(delay) = wait.take()
-                        && !wait_unless_cancelled(delay, &cancel).await
+                        && !wait_unless_cancelled(delay, &[&cancel, &agent_stop]).await
                     {
                         result = Ok(Err(Error::Cancelled));
                         break;
                     }
                     let permit = permits.clone().acquire_owned().await;
-                    if cancel.load(Ordering::Relaxed) {
+                    if stopped(&[&cancel, &agent_stop]) {
                         result = Ok(Err(Error::Cancelled));
                         break;
                     }
                     let (source, cache, tx) = (source.clone(), cache.clone(), tx.clone());
                     let (hidden, redactor) = (hidden.clone(), redactor.clone());
                     let (stop, run_dir) = (cancel.clone(), run_dir.clone());
+                    let agent_stop = agent_stop.clone();
                     let ran = tokio::task::spawn_blocking(move || {
                         let use_cache = match source.as_ref() {
                             Source::Suite(suite) => suite.verify_cache,
@@ -295,6 +309,8 @@ pub fn execute(
                             run_dir: &run_dir,
                             hidden: &hidden,
                             cancel: &stop,
+                            agent_stop: &agent_stop,
+                            infra,
                             run_start,
                             keep_repos,
                         };
@@ -308,12 +324,18 @@ pub fn execute(
                     drop(permit);
                     match ran {
                         Ok(Ok(Attempt::Finished(finished))) => {
-                            breaker.finished();
+                            match &finished.ended_outside {
+                                // Ended early by a failure outside the agent, after
+                                // sessions that count: finished, and a failure all the
+                                // same.
+                                Some(failure) => breaker.failed(&agent, &key.trial_id, failure),
+                                None => breaker.finished(&agent),
+                            }
                             result = Ok(Ok(Some(*finished)));
                             break;
                         }
                         Ok(Ok(Attempt::Failed(failure))) => {
-                            breaker.failed(&key.trial_id, &failure, &cancel);
+                            breaker.failed(&agent, &key.trial_id, &failure);
                             if failure.kind != FailureKind::Infra {
                                 break;
                             }
@@ -432,6 +454,9 @@ struct RunContext<'a> {
     hidden: &'a Hidden,
     cache: Option<&'a VerifyCache>,
     cancel: &'a AtomicBool,
+    /// Set when the trial's agent must start no new session.
+    agent_stop: &'a AtomicBool,
+    infra: InfraPolicy,
     run_start: Instant,
     keep_repos: bool,
 }
@@ -440,6 +465,15 @@ impl RunContext<'_> {
     /// Where the trial `key` leaves its bundle, when the run keeps them.
     fn bundle_of(&self, key: &TrialKey) -> Option<PathBuf> {
         self.keep_repos.then(|| self.run_dir.bundle(&key.trial_id))
+    }
+}
+
+/// Whose sessions a planned trial runs, as the circuit breaker names it: the suite's
+/// agent ("agent 'claude'"), or a replay's arm.
+fn trial_agent(source: &Source, trial: PlannedTrial) -> String {
+    match source {
+        Source::Suite(suite) => format!("agent '{}'", suite.arms[trial.arm].agent),
+        Source::Replay(set) => format!("the traces of arm '{}'", set.arms[trial.arm].name),
     }
 }
 
@@ -512,6 +546,8 @@ fn run_suite_trial(
         hidden,
         cache,
         cancel,
+        agent_stop,
+        infra,
         run_start,
         ..
     } = *ctx;
@@ -542,6 +578,8 @@ fn run_suite_trial(
         seed: trial_seed,
         prompts: &prompts,
         cancel: Some(cancel),
+        agent_stop: Some(agent_stop),
+        infra,
         schema: arm.list_schema,
         exit_check: arm.exit_check,
         budgets: Budgets::of(arm),
@@ -599,6 +637,8 @@ fn replay_trial(
         seed: 0,
         prompts: &prompts,
         cancel: Some(ctx.cancel),
+        agent_stop: Some(ctx.agent_stop),
+        infra: ctx.infra,
         schema: arm.schema,
         exit_check: arm.exit_check,
         budgets: Budgets {

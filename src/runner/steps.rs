@@ -5,31 +5,28 @@
 //! that order; what one session leaves for the next is a [`TrialState`], so a retry or
 //! a task check can run any step on its own.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use rand::RngExt;
 
 use super::gate::Gate;
 use super::repo_bundle::{SessionTree, write_bundle};
-use super::trial::{
-    Attempt, TrialResult, TrialSpec, harness_failed_attempt, render_prompt, session_env,
-};
+use super::retry::Backoff;
+use super::trial::{Attempt, TrialResult, TrialSpec, render_prompt, session_env};
+use super::trial_events::Events;
 use crate::agent::{
     Agent, Failure, FailureKind, Outcome, SessionContext, SessionKind, SessionRun, Usage,
 };
 use crate::effects::Channel;
 use crate::error::{Error, Result, with_causes};
-use crate::events::{Event, EventKind, EventSink};
+use crate::events::{EventKind, EventSink};
 use crate::feature_list::ListSchema;
 use crate::metrics::{
-    Evidence, PlanCoverage, SessionEnd, SessionMetrics, session_metrics_with_evidence,
-    trial_metrics,
+    EndedBy, Evidence, PlanCoverage, SessionEnd, SessionMetrics, observed_changes,
+    session_metrics_with_evidence, trial_metrics,
 };
-use crate::notice::Notice;
 use crate::observe::{Observation, Observer, TREE_STORE};
 use crate::record::{SessionRecord, TrialEvidence, TrialRecord};
 use crate::seed;
@@ -56,74 +53,44 @@ pub fn run_trial(
         ControlFlow::Continue(state) => state,
         ControlFlow::Break(attempt) => return Ok(attempt),
     };
-    while let Some(at) = trial.next_session(&mut state, agent)? {
-        let prompt = match trial.prepare_session(at, agent)? {
-            ControlFlow::Continue(prompt) => prompt,
-            ControlFlow::Break(attempt) => return Ok(attempt),
-        };
-        let mut session = trial.run_agent(at, &prompt, agent)?;
-        let after = trial.observe_after(&state.before, &mut session.run);
-        let mut judged = trial.judge(&mut state, after, &mut session.run);
-        trial.gate_or_revert(&mut state, &mut session, &mut judged);
-        match trial.record_session(&mut state, session, judged, agent)? {
-            ControlFlow::Continue(true) => {}
-            ControlFlow::Continue(false) => break,
-            ControlFlow::Break(attempt) => return Ok(attempt),
+    'sessions: while let Some(at) = trial.next_session(&mut state, agent)? {
+        // A session that failed outside the agent and changed nothing, after sessions
+        // of this attempt that were recorded, runs again in place (`again` times so far).
+        let mut again = 0;
+        loop {
+            let prompt = match trial.prepare_session(at, agent)? {
+                ControlFlow::Continue(prompt) => prompt,
+                ControlFlow::Break(attempt) => return Ok(attempt),
+            };
+            let mut session = trial.run_agent(at, &prompt, again, agent)?;
+            let (after, blind) = trial.observe_after(&state.before, &mut session.run);
+            let mut judged = trial.judge(&mut state, after, blind, &mut session.run);
+            trial.gate_or_revert(&mut state, &mut session, &mut judged);
+            match trial.record_session(&mut state, session, judged, agent, again)? {
+                ControlFlow::Continue(Next::Session) => break,
+                ControlFlow::Continue(Next::Stop) => break 'sessions,
+                ControlFlow::Continue(Next::Again(wait)) => {
+                    again += 1;
+                    if !trial.wait_to_run_again(&mut state, wait)? {
+                        break 'sessions;
+                    }
+                }
+                ControlFlow::Break(attempt) => return Ok(attempt),
+            }
         }
     }
     trial.finish(state)
 }
 
-/// Where a trial's events go: shared by the steps and by the agent's notices, which
-/// arrive while a session runs.
-pub(crate) struct Events<'s> {
-    sink: RefCell<&'s mut dyn EventSink>,
-    run_start: Instant,
-}
-
-impl<'s> Events<'s> {
-    /// Events to `sink`, timed from `run_start`.
-    pub(crate) fn new(sink: &'s mut dyn EventSink, run_start: Instant) -> Events<'s> {
-        Events {
-            sink: RefCell::new(sink),
-            run_start,
-        }
-    }
-
-    /// Sends one event.
-    pub(crate) fn emit(&self, kind: EventKind) -> Result<()> {
-        self.sink.borrow_mut().handle(&Event {
-            elapsed: self.run_start.elapsed(),
-            kind,
-        })
-    }
-
-    /// Sends a notice of the agent's. A notice that cannot be shown must not stop the
-    /// trial.
-    pub(crate) fn notify(&self, notice: Notice) {
-        let _ = self.emit(EventKind::Notice(notice));
-    }
-
-    /// Ends the attempt as the harness's own failure at `at` (session, kind): see
-    /// [`harness_failed_attempt`].
-    fn harness_failed(
-        &self,
-        spec: &TrialSpec<'_>,
-        at: (u32, SessionKind),
-        error: &Error,
-        agent: &mut dyn Agent,
-    ) -> Result<Attempt> {
-        let mut sink = self.sink.borrow_mut();
-        harness_failed_attempt(
-            &spec.key,
-            spec.attempt,
-            at,
-            error,
-            Some(agent),
-            &mut **sink,
-            self.run_start,
-        )
-    }
+/// What the trial loop does after a session is recorded.
+pub(crate) enum Next {
+    /// Go on to the next session.
+    Session,
+    /// The trial has had its sessions.
+    Stop,
+    /// Run the same session again after this wait: it failed outside the agent and
+    /// changed nothing, after sessions of the attempt that were recorded.
+    Again(std::time::Duration),
 }
 
 /// One attempt at a trial: what every step reads.
@@ -171,6 +138,17 @@ pub(crate) struct TrialState {
     last_pass: Option<String>,
     /// When the trial started.
     started: Instant,
+    /// The wait before the next rerun of a session that failed outside the agent.
+    backoff: Backoff,
+    /// The failure outside the agent that ended the trial early, after sessions that
+    /// were recorded.
+    ended_outside: Option<Failure>,
+    /// A coding session of this attempt that was recorded changed what the harness
+    /// observes (or could not be observed): a later failure outside the agent must not
+    /// take it out of the tables.
+    coding_changed: bool,
+    /// The trial ended before its sessions were done because its agent was stopped.
+    ended_early: bool,
 }
 
 /// A session as the agent ran it.
@@ -197,6 +175,12 @@ pub(crate) struct Judged {
     pub metrics: SessionMetrics,
     /// The evidence behind them.
     pub evidence: Evidence,
+    /// The session failed outside the agent (`infra`, `auth`) and nothing shows it
+    /// changed anything the harness observes: it is left out of the trial's sessions.
+    pub left_out: bool,
+    /// Something shows the session changed what the harness observes, or the harness
+    /// could not observe what it left.
+    pub changed: bool,
 }
 
 impl Trial<'_> {
@@ -245,6 +229,10 @@ impl Trial<'_> {
             budget_spent: false,
             last_pass,
             started,
+            backoff: Backoff::new(spec.infra.backoff),
+            ended_outside: None,
+            coding_changed: false,
+            ended_early: false,
         }))
     }
 
@@ -254,8 +242,10 @@ impl Trial<'_> {
     }
 
     /// The next session's number and kind, or `None` when the trial has had its
-    /// sessions: the most coding sessions, the budget used up, or the agent has no
-    /// more. A stopped run is [`Error::Cancelled`].
+    /// sessions: the most coding sessions, its agent stopped after a coding session
+    /// that changed the work, the budget used up, or the agent has no more. A stopped
+    /// run is [`Error::Cancelled`], and so is a stopped agent's trial that changed
+    /// nothing yet.
     pub(crate) fn next_session(
         &self,
         state: &mut TrialState,
@@ -270,8 +260,8 @@ impl Trial<'_> {
         {
             return Ok(None);
         }
-        if spec.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-            return Err(Error::Cancelled);
+        if self.must_stop(state)? {
+            return Ok(None);
         }
         if spec.budgets.spent(&state.usage) {
             state.budget_spent = true;
@@ -317,6 +307,7 @@ impl Trial<'_> {
         &self,
         (session, kind): (u32, SessionKind),
         prompt: &str,
+        rerun: u32,
         agent: &mut dyn Agent,
     ) -> Result<Session> {
         let spec = self.spec;
@@ -352,6 +343,7 @@ impl Trial<'_> {
             prompt,
             turn_budget: spec.turn_budget,
             interrupt_at,
+            rerun,
             notify: &|notice| self.events.notify(notice),
         });
         let effects = channel.close();
@@ -391,23 +383,27 @@ impl Trial<'_> {
     }
 
     /// Observes what the session left. A tree that cannot be observed ends the session
-    /// in `error` (the harness's failure when its own scratch is full) and is taken to
-    /// be `before` with nothing vouched for.
-    pub(crate) fn observe_after(&self, before: &Observation, run: &mut SessionRun) -> Observation {
+    /// in `error` and is taken to be `before` with nothing vouched for; the flag says
+    /// whether that was the harness's own failure (its scratch full), not what the
+    /// agent left.
+    pub(crate) fn observe_after(
+        &self,
+        before: &Observation,
+        run: &mut SessionRun,
+    ) -> (Observation, bool) {
         match self.observer.observe(self.ws) {
             Ok(after) => {
                 // What the code the session left did under the checks' limits.
                 for reached in &after.limits_reached {
                     run.add_note(reached.clone());
                 }
-                after
+                (after, false)
             }
             Err(e) => {
                 run.outcome = Outcome::Error;
                 let why = format!("cannot observe what the session left: {}", with_causes(&e));
-                if crate::fsutil::out_of_room(&e)
-                    && run.failure.as_ref().is_none_or(|f| f.kind.counts())
-                {
+                let blind = crate::fsutil::out_of_room(&e);
+                if blind && run.failure.as_ref().is_none_or(|f| f.kind.counts()) {
                     // The harness's scratch is full (a copy for a check, its index): not
                     // what the agent left, so not the agent's.
                     let reason = crate::agent::short_reason(&why);
@@ -417,7 +413,7 @@ impl Trial<'_> {
                 let mut after = before.unobserved();
                 // The effects are the harness's record, observable whatever the tree.
                 after.effects = self.ws.effects.tally();
-                after
+                (after, blind)
             }
         }
     }
@@ -429,8 +425,13 @@ impl Trial<'_> {
         &self,
         state: &mut TrialState,
         after: Observation,
+        blind: bool,
         run: &mut SessionRun,
     ) -> Judged {
+        // Whose session it is, before anything (a gate, a revert) writes the tree.
+        let changes = observed_changes(&state.before, &after);
+        let changed = changes.as_ref().is_none_or(|c| !c.is_empty());
+        let left_out = super::trial::is_left_out(run, changes.as_deref(), blind);
         let budgets = self.spec.budgets;
         // What the agent left, before a revert puts the tree back.
         let left_all_verified = after.all_verified();
@@ -459,6 +460,8 @@ impl Trial<'_> {
             left_all_verified,
             metrics,
             evidence,
+            left_out,
+            changed,
         }
     }
 
@@ -528,16 +531,17 @@ impl Trial<'_> {
         }
     }
 
-    /// Records the session: adds it to the trial's totals and emits its record. Breaks
-    /// with the attempt when the session failed outside the agent; otherwise says
-    /// whether the trial goes on to another session.
+    /// Records the session: adds it to the trial's totals and emits its record, and says
+    /// what the trial does next. A session left out (it failed outside the agent and
+    /// changed nothing) is no session of the trial: see [`Trial::leave_out`].
     pub(crate) fn record_session(
         &self,
         state: &mut TrialState,
         session: Session,
         judged: Judged,
         agent: &mut dyn Agent,
-    ) -> Result<ControlFlow<Attempt, bool>> {
+        again: u32,
+    ) -> Result<ControlFlow<Attempt, Next>> {
         let spec = self.spec;
         let Session {
             number,
@@ -545,12 +549,31 @@ impl Trial<'_> {
             run,
             wall_ms,
         } = session;
+        let record = SessionRecord {
+            key: spec.key.clone(),
+            session: number,
+            kind,
+            outcome: run.outcome,
+            metrics: judged.metrics,
+            actions_failed: run.actions_failed,
+            usage: run.usage,
+            wall_ms,
+            error: run.error.clone(),
+            divergent: run.divergent,
+            failure: run.failure.as_ref().map(|f| f.kind),
+            failure_reason: run.failure.as_ref().map(|f| f.reason.clone()),
+            declared_interrupted: run.declared_interrupted,
+            evidence: Some(judged.evidence.clone()),
+        };
+        if let Some(failure) = run.failure.as_ref().filter(|_| judged.left_out) {
+            return self.leave_out(state, record, failure.clone(), agent, again);
+        }
         if spec.keep_repo.is_some() {
             state.session_trees.push(SessionTree {
                 session: number,
                 kind,
                 outcome: run.outcome,
-                evidence: judged.evidence.clone(),
+                evidence: judged.evidence,
             });
         }
         if run.bad_input && state.bad_input.is_none() {
@@ -564,6 +587,7 @@ impl Trial<'_> {
             outcome: run.outcome,
             all_verified: judged.left_all_verified,
         });
+        state.coding_changed |= kind == SessionKind::Coding && judged.changed;
         if let Some(truth) = run.truth {
             self.events.emit(EventKind::SimTruth {
                 key: spec.key.clone(),
@@ -571,41 +595,17 @@ impl Trial<'_> {
                 truth,
             })?;
         }
-        let record = SessionRecord {
-            key: spec.key.clone(),
-            session: number,
-            kind,
-            outcome: run.outcome,
-            metrics: judged.metrics,
-            actions_failed: run.actions_failed,
-            usage: run.usage,
-            wall_ms,
-            error: run.error,
-            divergent: run.divergent,
-            failure: run.failure.as_ref().map(|f| f.kind),
-            failure_reason: run.failure.as_ref().map(|f| f.reason.clone()),
-            evidence: Some(judged.evidence),
-        };
         self.events
             .emit(EventKind::SessionFinished(Box::new(record)))?;
-        if let Some(failure) = run.failure.filter(|f| !f.kind.counts()) {
-            // Nothing of this attempt describes the agent: it goes to failures.jsonl
-            // whole, and the trial is tried again from its initial state (or not at
-            // all, on a refused key).
-            let captures = agent.archive_attempt(spec.attempt)?;
-            self.events.emit(EventKind::AttemptFailed {
-                key: spec.key.clone(),
-                attempt: spec.attempt,
-                failure: failure.clone(),
-                captures,
-            })?;
-            return Ok(ControlFlow::Break(Attempt::Failed(failure)));
-        }
         state.previous = Some(run.outcome);
         let done = judged.after.all_verified() || run.outcome == Outcome::DeclaredComplete;
         state.before = judged.after;
         let stop = run.outcome == Outcome::Error || (spec.stop_when_done && done);
-        Ok(ControlFlow::Continue(!stop))
+        Ok(ControlFlow::Continue(if stop {
+            Next::Stop
+        } else {
+            Next::Session
+        }))
     }
 
     /// Records the trial: writes its bundle when asked to, computes its metrics and
@@ -633,6 +633,9 @@ impl Trial<'_> {
             .plan
             .omitted(spec.task.features.iter().map(|f| f.id.as_str()));
         let mut metrics = trial_metrics(&state.ends, &state.before, state.budget_spent);
+        if state.ended_outside.is_some() || state.ended_early {
+            metrics.ended_by = EndedBy::Error;
+        }
         metrics.plan_omissions = plan_omitted.as_deref().map(crate::metrics::count_of);
         metrics.tokens = state.usage.tokens();
         let record = TrialRecord {
@@ -648,8 +651,12 @@ impl Trial<'_> {
             .emit(EventKind::TrialFinished(Box::new(record.clone())))?;
         Ok(Attempt::Finished(Box::new(TrialResult {
             record,
+            ended_outside: state.ended_outside,
             bad_input: state.bad_input,
             kept_work: None,
         })))
     }
 }
+
+#[path = "left_out.rs"]
+mod left_out;

@@ -9,13 +9,13 @@ use std::time::Instant;
 
 use super::prompt::{self, PromptVars};
 use crate::agent::Outcome;
-use crate::agent::{Agent, Failure, FailureKind, SessionKind, Usage};
+use crate::agent::{Agent, Failure, FailureKind, SessionKind, SessionRun, Usage};
 use crate::error::{Error, Result, with_causes};
 use crate::events::{Event, EventKind, EventSink};
 use crate::feature_list::{ListFormat, ListSchema};
 use crate::record::{SessionRecord, TrialRecord};
 use crate::suite::TrialKey;
-use crate::suite::{ExitCheck, Ledger, Prompts, Task};
+use crate::suite::{ExitCheck, InfraPolicy, Ledger, Prompts, Task};
 use crate::workspace::Workspace;
 
 /// What a trial runs.
@@ -45,6 +45,12 @@ pub struct TrialSpec<'a> {
     pub prompts: &'a Prompts,
     /// Set when the run is being stopped: no new session starts.
     pub cancel: Option<&'a AtomicBool>,
+    /// Set when the agent's sessions must stop (its credentials were refused, or its
+    /// trials failed outside it too often in a row): no new session of it starts.
+    pub agent_stop: Option<&'a AtomicBool>,
+    /// How a session that failed outside the agent, after sessions of its attempt that
+    /// were run, is tried again in place: `infra_retries` times after `infra_backoff`.
+    pub infra: InfraPolicy,
     /// What the list holds per entry.
     pub schema: ListSchema,
     /// What happens after a coding session whose exit check fails.
@@ -115,6 +121,10 @@ pub enum Attempt {
 pub struct TrialResult {
     /// Its record (also emitted).
     pub record: TrialRecord,
+    /// The failure outside the agent that ended it early: a session that changed
+    /// nothing failed `auth`, or `infra` past its retries, after sessions of the trial
+    /// that were counted (they stay counted; the failed session is in `failures.jsonl`).
+    pub ended_outside: Option<Failure>,
     /// Set when a session broke a rule that makes the input bad (exit 2).
     pub bad_input: Option<String>,
     /// Where the trial's work directory was kept, when it was asked for.
@@ -175,6 +185,7 @@ pub fn harness_failed_attempt(
         divergent: false,
         failure: Some(FailureKind::Infra),
         failure_reason: Some(failure.reason.clone()),
+        declared_interrupted: false,
         evidence: None,
     })))?;
     let captures = match agent {
@@ -188,6 +199,50 @@ pub fn harness_failed_attempt(
         captures,
     })?;
     Ok(Attempt::Failed(failure))
+}
+
+/// Whether a session is left out of its trial: only one that failed outside the agent
+/// (`infra`, `auth`) and that nothing shows changed anything the harness observes
+/// (`changes`, what [`crate::metrics::observed_changes`] found: empty), or whose
+/// observation the harness's own failure prevented (`blind`: its scratch full). Such a
+/// session ends in `error`, so that nothing (a gate, a revert) acts on it. Any other
+/// session that failed outside the agent is the agent's, counted with its failure and
+/// a note, whatever the classification said: a classification is read from the CLI's
+/// output, which a tool of the agent may have found a way to write (or to bring about,
+/// by sabotaging the CLI's configuration), and a session that made a premature claim
+/// must never drop out of the tables by its own report of an outage. An unobservable
+/// session (`changes` is `None`) is counted too: nothing shows it changed nothing.
+pub(super) fn is_left_out(run: &mut SessionRun, changes: Option<&[&str]>, blind: bool) -> bool {
+    let Some(failure) = run.failure.as_ref().filter(|f| !f.kind.counts()) else {
+        return false;
+    };
+    let failed = format!(
+        "the session failed {} outside the agent ({})",
+        failure.kind, failure.reason
+    );
+    let note = match changes {
+        _ if blind => None,
+        Some([]) => None,
+        Some(changed) => Some(format!(
+            "{failed}, but it changed {}: a session that changed what the harness observes \
+             is the agent's, counted",
+            changed.join(" and ")
+        )),
+        None => Some(format!(
+            "{failed}, and the harness could not observe what it left: counted as the \
+             agent's, since nothing shows it changed nothing"
+        )),
+    };
+    match note {
+        None => {
+            run.outcome = Outcome::Error;
+            true
+        }
+        Some(note) => {
+            run.add_note(note);
+            false
+        }
+    }
 }
 
 /// The prompt of session `session` of `kind`, from the arm's templates.

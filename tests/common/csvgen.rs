@@ -18,7 +18,8 @@ pub struct ArmSpec {
     /// Coding sessions per trial (each trial also gets an initializer session 0).
     pub coding_per_trial: usize,
     /// Integer session columns and how many coding sessions of the arm have a value
-    /// > 0 in them (e.g. `("desc_edits", 31)`); spread evenly over the sessions.
+    /// above 0 in them (e.g. `("desc_edits", 31)`), or the boolean `unobservable` and
+    /// how many are true; spread evenly over the sessions.
     pub events: Vec<(&'static str, u64)>,
     /// Trials with `premature_victory = true`.
     pub premature_victories: u64,
@@ -101,7 +102,7 @@ pub fn write_csvs(dir: &Path, arms: &[ArmSpec]) {
             // The initializer session: events everywhere, which must not be counted.
             let mut init = session_row(&trial_id, &arm.name, task, r, 0, "initializer");
             for (column, _) in &arm.events {
-                set(&mut init, column, "7");
+                set(&mut init, column, event(column, "7"));
             }
             sessions.write_record(&init).unwrap();
             for s in 0..arm.coding_per_trial {
@@ -109,7 +110,7 @@ pub fn write_csvs(dir: &Path, arms: &[ArmSpec]) {
                 let mut row = session_row(&trial_id, &arm.name, task, r, s + 1, "coding");
                 for (column, k) in &arm.events {
                     if spread(g, *k, n) {
-                        set(&mut row, column, "1");
+                        set(&mut row, column, event(column, "1"));
                     }
                 }
                 sessions.write_record(&row).unwrap();
@@ -142,6 +143,15 @@ pub fn write_csvs(dir: &Path, arms: &[ArmSpec]) {
     trials.flush().unwrap();
 }
 
+/// The cell of an event in `column`: `count` for a count, `true` for a boolean column.
+fn event(column: &str, count: &'static str) -> &'static str {
+    if column == "unobservable" {
+        "true"
+    } else {
+        count
+    }
+}
+
 fn set(row: &mut [String], column: &str, value: &str) {
     let i = SESSION_COLUMNS.iter().position(|c| *c == column).unwrap();
     row[i] = value.to_string();
@@ -170,9 +180,8 @@ fn session_row(
             "kind" => kind.to_string(),
             "outcome" => "completed".into(),
             "list_parse_ok" | "clean_tree" | "progress_updated" | "exit_check" => "true".into(),
-            "resumed" | "flaky" | "divergent" | "reverted" | "over_budget" | "effects_tampered" => {
-                "false".into()
-            }
+            "resumed" | "flaky" | "divergent" | "reverted" | "over_budget" | "effects_tampered"
+            | "unobservable" => "false".into(),
             // Passes-schema rows: the status-schema fields are null.
             "in_progress" | "contract_edits" | "failure" => String::new(),
             "resume_success" | "input_tokens" | "output_tokens" | "cost_usd" | "error" => {

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::capture::Captured;
 use super::child::{Ended, KILL_GRACE};
+use super::cli_usage::CliFormat;
 use super::program::{harness_binary, resolve_program, sandboxed_program};
 use crate::agent::mock_model::Scenario;
 use crate::agent::{Agent, SessionContext, SessionRun};
@@ -357,6 +358,8 @@ struct Ran {
     captured: Vec<Captured>,
     /// The sandbox's limits the session reached, each as a sentence for its record.
     limits_reached: Vec<String>,
+    /// The format its stdout is read in (the program's [`super::program::USAGE_MARKER`]).
+    output: CliFormat,
 }
 
 impl Agent for CommandAgent {
@@ -368,6 +371,16 @@ impl Agent for CommandAgent {
 
     fn archive_attempt(&mut self, attempt: u32) -> Result<Option<String>> {
         let archived = attempt_dirs::archive(&self.capture_dir, attempt)?;
+        Ok(archived.map(|name| format!("agents/{}/{name}", self.key.trial_id)))
+    }
+
+    fn archive_session(
+        &mut self,
+        session: u32,
+        attempt: u32,
+        again: u32,
+    ) -> Result<Option<String>> {
+        let archived = attempt_dirs::archive_session(&self.capture_dir, attempt, session, again)?;
         Ok(archived.map(|name| format!("agents/{}/{name}", self.key.trial_id)))
     }
 

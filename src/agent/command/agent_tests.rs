@@ -61,6 +61,7 @@ fn the_contract_wins_over_the_env_table_and_the_crash_is_told_only_in_agent_mode
         prompt: "",
         turn_budget: 60,
         interrupt_at: Some(0.25),
+        rerun: 0,
         notify: &|_| {},
     };
     let last = |env: &[(String, OsString)], k: &str| {
@@ -112,6 +113,7 @@ fn the_environment_is_built_not_inherited() {
         prompt: "",
         turn_budget: 60,
         interrupt_at: None,
+        rerun: 0,
         notify: &|_| {},
     };
     // CARGO_MANIFEST_DIR is in every test's environment and names no agent setting.

@@ -64,35 +64,137 @@ impl UsageReport {
 
 /// Reads the captured output `text` of a `format` CLI.
 pub fn parse(format: CliFormat, text: &str) -> UsageReport {
-    match format {
-        CliFormat::Claude => claude(text),
-        CliFormat::Codex => codex(text),
-        CliFormat::Aider => aider(text),
-        CliFormat::AiderAnalytics => aider_analytics(text),
+    let mut reader = OutputReader::new(format);
+    for line in text.lines() {
+        reader.line(line);
+    }
+    reader.report()
+}
+
+/// Reads the capture at `path` of a `format` CLI a line at a time (a line longer than
+/// [`super::usage::RESULT_LINE_MAX`] is skipped unread), as [`parse`] reads a text:
+/// the harness's own reading of an agent's stdout, which may be as large as its
+/// capture cap. `None` when the file cannot be opened.
+pub fn read_capture(format: CliFormat, path: &std::path::Path) -> Option<UsageReport> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut lines = crate::lines::BoundedLines::new(
+        std::io::BufReader::new(file),
+        super::usage::RESULT_LINE_MAX,
+    );
+    let mut reader = OutputReader::new(format);
+    while let Ok(Some((_, line))) = lines.next_line() {
+        if let crate::lines::Line::Text(bytes) = line {
+            reader.line(&String::from_utf8_lossy(bytes));
+        }
+    }
+    Some(reader.report())
+}
+
+/// One CLI's output read a line at a time: what each format keeps between lines.
+pub struct OutputReader {
+    state: State,
+}
+
+enum State {
+    Claude {
+        retries: CliRetries,
+        last: Option<Map<String, Value>>,
+    },
+    Codex {
+        report: UsageReport,
+        last_error: Option<String>,
+    },
+    Aider {
+        counts: AiderCounts,
+        failure: AiderFailure,
+    },
+    AiderAnalytics(UsageReport),
+}
+
+impl OutputReader {
+    /// A reader of `format`'s output, before its first line.
+    pub fn new(format: CliFormat) -> OutputReader {
+        let state = match format {
+            CliFormat::Claude => State::Claude {
+                retries: CliRetries::default(),
+                last: None,
+            },
+            CliFormat::Codex => State::Codex {
+                report: UsageReport {
+                    turns: Some(0),
+                    ..UsageReport::default()
+                },
+                last_error: None,
+            },
+            CliFormat::Aider => State::Aider {
+                counts: AiderCounts::default(),
+                failure: AiderFailure::default(),
+            },
+            CliFormat::AiderAnalytics => State::AiderAnalytics(UsageReport::default()),
+        };
+        OutputReader { state }
+    }
+
+    /// Reads the next line (without its newline).
+    pub fn line(&mut self, line: &str) {
+        match &mut self.state {
+            State::Claude { retries, last } => {
+                if let Some(record) = object(line) {
+                    if is_api_retry(&record) {
+                        retries.add(&record);
+                    } else if record.get("type").and_then(Value::as_str) == Some("result") {
+                        *last = Some(record);
+                    }
+                }
+            }
+            State::Codex { report, last_error } => {
+                if let Some(event) = object(line) {
+                    codex_event(&event, report, last_error);
+                }
+            }
+            State::Aider { counts, failure } => {
+                counts.line(line);
+                failure.line(line);
+            }
+            State::AiderAnalytics(report) => {
+                if let Some(event) = object(line) {
+                    analytics_event(&event, report);
+                }
+            }
+        }
+    }
+
+    /// The report of every line read.
+    pub fn report(self) -> UsageReport {
+        match self.state {
+            State::Claude { retries, last } => claude(retries, last),
+            State::Codex {
+                mut report,
+                last_error,
+            } => {
+                report.failure = last_error.as_deref().and_then(classify_error_message);
+                report
+            }
+            State::Aider { counts, failure } => counts.report(failure.failure()),
+            State::AiderAnalytics(report) => report,
+        }
     }
 }
 
-fn objects(text: &str) -> impl Iterator<Item = Map<String, Value>> + '_ {
-    text.lines()
-        .filter_map(|line| match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(map)) => Some(map),
-            _ => None,
-        })
+/// A line of JSON that holds an object.
+fn object(line: &str) -> Option<Map<String, Value>> {
+    match serde_json::from_str::<Value>(line) {
+        Ok(Value::Object(map)) => Some(map),
+        _ => None,
+    }
 }
 
 /// The last `result` line, read as the command driver reads it: turns = num_turns,
 /// input = input + cache creation + cache read tokens, output, total_cost_usd, and
 /// `out_of_budget` for `error_max_turns`. Without a result line the session was cut
 /// off: `interrupted`.
-fn claude(text: &str) -> UsageReport {
-    let mut retries = CliRetries::default();
-    for record in objects(text).filter(is_api_retry) {
-        retries.add(&record);
-    }
-    let Some(result) = objects(text)
-        .filter(|m| m.get("type").and_then(Value::as_str) == Some("result"))
-        .last()
-    else {
+fn claude(retries: CliRetries, last: Option<Map<String, Value>>) -> UsageReport {
+    let Some(result) = last else {
         return UsageReport {
             status: Some(EndStatus::Interrupted),
             ..UsageReport::default()
@@ -109,58 +211,58 @@ fn claude(text: &str) -> UsageReport {
     }
 }
 
-/// Usage summed over `turn.completed` events (input_tokens already includes
-/// cached_input_tokens, and output_tokens its reasoning_output_tokens: Codex copies the
-/// Responses API's counts, whose reasoning tokens are a breakdown of the output, so
-/// adding them would count them twice). Codex reports no model-call
-/// count: turns = completed items (commands, file changes, messages, tool calls). No
-/// cost: Codex does not print one. A `turn.failed` or `error` event with no completed
-/// turn after it (Codex retries a stream by itself): `interrupted`, and its message
-/// names the failure: an HTTP status, a refused key, a lost connection.
-fn codex(text: &str) -> UsageReport {
-    let mut report = UsageReport {
-        turns: Some(0),
-        ..UsageReport::default()
-    };
-    let mut last_error: Option<String> = None;
+/// One event of Codex's output. Usage is summed over `turn.completed` events
+/// (input_tokens already includes cached_input_tokens, and output_tokens its
+/// reasoning_output_tokens: Codex copies the Responses API's counts, whose reasoning
+/// tokens are a breakdown of the output, so adding them would count them twice). Codex
+/// reports no model-call count: turns = completed items (commands, file changes,
+/// messages, tool calls). No cost: Codex does not print one. A `turn.failed` or `error`
+/// event with no completed turn after it (Codex retries a stream by itself):
+/// `interrupted`, and its message names the failure: an HTTP status, a refused key, a
+/// lost connection.
+fn codex_event(
+    event: &Map<String, Value>,
+    report: &mut UsageReport,
+    last_error: &mut Option<String>,
+) {
     let add = |slot: &mut Option<u64>, n: u64| *slot = Some(slot.unwrap_or(0).saturating_add(n));
-    for event in objects(text) {
-        match event.get("type").and_then(Value::as_str) {
-            Some("item.completed") => add(&mut report.turns, 1),
-            Some("turn.completed") => {
-                // Codex reconnected by itself and the turn went on: no failure, and the
-                // session was not cut off.
-                last_error = None;
-                report.status = None;
-                let usage = event.get("usage");
-                let field = |name: &str| usage.and_then(|u| u.get(name)).and_then(Value::as_u64);
-                if let Some(n) = field("input_tokens") {
-                    add(&mut report.input_tokens, n);
-                }
-                if let Some(n) = field("output_tokens") {
-                    add(&mut report.output_tokens, n);
-                }
+    match event.get("type").and_then(Value::as_str) {
+        Some("item.completed") => add(&mut report.turns, 1),
+        Some("turn.completed") => {
+            // Codex reconnected by itself and the turn went on: no failure, and the
+            // session was not cut off.
+            *last_error = None;
+            report.status = None;
+            let usage = event.get("usage");
+            let field = |name: &str| usage.and_then(|u| u.get(name)).and_then(Value::as_u64);
+            if let Some(n) = field("input_tokens") {
+                add(&mut report.input_tokens, n);
             }
-            Some(kind @ ("turn.failed" | "error")) => {
-                report.status = Some(EndStatus::Interrupted);
-                let message = if kind == "error" {
-                    event.get("message")
-                } else {
-                    event.get("error").and_then(|e| e.get("message"))
-                };
-                last_error = message.and_then(Value::as_str).map(str::to_string);
+            if let Some(n) = field("output_tokens") {
+                add(&mut report.output_tokens, n);
             }
-            _ => {}
         }
+        Some(kind @ ("turn.failed" | "error")) => {
+            report.status = Some(EndStatus::Interrupted);
+            let message = if kind == "error" {
+                event.get("message")
+            } else {
+                event.get("error").and_then(|e| e.get("message"))
+            };
+            *last_error = message.and_then(Value::as_str).map(str::to_string);
+        }
+        _ => {}
     }
-    report.failure = last_error.as_deref().and_then(classify_error_message);
-    report
 }
 
 /// The failure aider's printed output states (for `aider-analytics`, whose log holds
 /// the counts but not the exception that ended a session).
 pub fn printed_failure(text: &str) -> Option<Failure> {
-    aider_failure(text)
+    let mut failure = AiderFailure::default();
+    for line in text.lines() {
+        failure.line(line);
+    }
+    failure.failure()
 }
 
 /// aider's provider exceptions, as it prints them: `litellm.<Class>: <message>` at
@@ -187,36 +289,49 @@ static AIDER_ACTS: LazyLock<Regex> =
 /// nothing later is believed: only a failure of a call made before that counts (the
 /// session's first call, or its call again after aider added the files an answer
 /// named). A later failure stays unclassified: the session is the agent's.
-fn aider_failure(text: &str) -> Option<Failure> {
-    let mut last: Option<(String, String)> = None;
-    for line in text.lines() {
+#[derive(Debug, Default)]
+struct AiderFailure {
+    /// aider acted on an answer: nothing it prints from here on is evidence.
+    acted: bool,
+    /// The last exception no model call went through after: its class and message.
+    last: Option<(String, String)>,
+}
+
+impl AiderFailure {
+    fn line(&mut self, line: &str) {
+        if self.acted {
+            return;
+        }
         let line = line.trim_end();
         if AIDER_ACTS.is_match(line) {
             // Whatever was pending, a call went through: the answer being acted on.
-            return None;
-        }
-        if TOKENS.is_match(line.trim()) {
-            last = None;
+            self.acted = true;
+            self.last = None;
+        } else if TOKENS.is_match(line.trim()) {
+            self.last = None;
         } else if let Some(m) = AIDER_EXCEPTION.captures(line) {
-            last = Some((m[1].to_string(), m[2].to_string()));
+            self.last = Some((m[1].to_string(), m[2].to_string()));
         }
     }
-    let (class, message) = last?;
-    let reason = format!("aider: litellm.{class}: {message}");
-    let status = classify_error_message(&message).and_then(|f| f.http_status);
-    let kind = match class.as_str() {
-        "AuthenticationError" | "PermissionDeniedError" => FailureKind::Auth,
-        "RateLimitError"
-        | "InternalServerError"
-        | "ServiceUnavailableError"
-        | "APIConnectionError"
-        | "Timeout"
-        | "APIError" => FailureKind::Infra,
-        _ => return None,
-    };
-    let mut failure = Failure::new(kind, reason);
-    failure.http_status = status;
-    Some(failure)
+
+    fn failure(self) -> Option<Failure> {
+        let (class, message) = self.last?;
+        let reason = format!("aider: litellm.{class}: {message}");
+        let status = classify_error_message(&message).and_then(|f| f.http_status);
+        let kind = match class.as_str() {
+            "AuthenticationError" | "PermissionDeniedError" => FailureKind::Auth,
+            "RateLimitError"
+            | "InternalServerError"
+            | "ServiceUnavailableError"
+            | "APIConnectionError"
+            | "Timeout"
+            | "APIError" => FailureKind::Infra,
+            _ => return None,
+        };
+        let mut failure = Failure::new(kind, reason);
+        failure.http_status = status;
+        Some(failure)
+    }
 }
 
 /// `Tokens: 2.3k sent, 1.1k cache write, 145 received. Cost: $0.01 message, $0.02
@@ -239,14 +354,20 @@ fn fixed(pattern: &str) -> Regex {
 /// aider prints one `Tokens:` line per model call: turns = their number, input_tokens
 /// = sent + cache write + cache hit, output_tokens = received, cost_usd = the last
 /// session cost. aider rounds: "2.3k" is 2,300, so tokens are exact only below 1,000.
-fn aider(text: &str) -> UsageReport {
-    let (mut turns, mut input, mut output) = (0u64, 0u64, 0u64);
-    let mut cost = None;
-    for line in text.lines() {
+#[derive(Debug, Default)]
+struct AiderCounts {
+    turns: u64,
+    input: u64,
+    output: u64,
+    cost: Option<f64>,
+}
+
+impl AiderCounts {
+    fn line(&mut self, line: &str) {
         let Some(m) = TOKENS.captures(line.trim()) else {
-            continue;
+            return;
         };
-        turns += 1;
+        self.turns += 1;
         for part in PART.captures_iter(&m[1]) {
             let Ok(number) = part[1].parse::<f64>() else {
                 continue;
@@ -259,57 +380,56 @@ fn aider(text: &str) -> UsageReport {
             // Python's round(): halves to even, as the numbers aider printed came from it.
             let n = (number * scale).round_ties_even().max(0.0) as u64;
             if &part[3] == "received" {
-                output = output.saturating_add(n);
+                self.output = self.output.saturating_add(n);
             } else {
-                input = input.saturating_add(n);
+                self.input = self.input.saturating_add(n);
             }
         }
-        cost = m[3].parse::<f64>().ok().or(cost);
+        self.cost = m[3].parse::<f64>().ok().or(self.cost);
     }
-    let failure = aider_failure(text);
-    if turns == 0 {
-        return UsageReport {
+
+    fn report(self, failure: Option<Failure>) -> UsageReport {
+        if self.turns == 0 {
+            return UsageReport {
+                failure,
+                ..UsageReport::default()
+            };
+        }
+        UsageReport {
+            turns: Some(self.turns),
+            input_tokens: Some(self.input),
+            output_tokens: Some(self.output),
+            cost_usd: self.cost,
+            status: None,
             failure,
-            ..UsageReport::default()
-        };
-    }
-    UsageReport {
-        turns: Some(turns),
-        input_tokens: Some(input),
-        output_tokens: Some(output),
-        cost_usd: cost,
-        status: None,
-        failure,
+        }
     }
 }
 
-/// aider's analytics log (`--analytics-log FILE`, JSONL): one `message_send` event per
-/// model call with `prompt_tokens` and `completion_tokens` as the API reported them, and
-/// `total_cost` so far. turns = their number; cost = the last `total_cost`.
-fn aider_analytics(text: &str) -> UsageReport {
-    let mut report = UsageReport::default();
+/// One event of aider's analytics log (`--analytics-log FILE`, JSONL): one
+/// `message_send` event per model call with `prompt_tokens` and `completion_tokens` as
+/// the API reported them, and `total_cost` so far. turns = their number; cost = the
+/// last `total_cost`.
+fn analytics_event(event: &Map<String, Value>, report: &mut UsageReport) {
     let add = |slot: &mut Option<u64>, n: u64| *slot = Some(slot.unwrap_or(0).saturating_add(n));
-    for event in objects(text) {
-        if event.get("event").and_then(Value::as_str) != Some("message_send") {
-            continue;
-        }
-        let field = |name: &str| event.get("properties").and_then(|p| p.get(name));
-        add(&mut report.turns, 1);
-        add(
-            &mut report.input_tokens,
-            field("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
-        );
-        add(
-            &mut report.output_tokens,
-            field("completion_tokens")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-        );
-        if let Some(cost) = field("total_cost").and_then(Value::as_f64) {
-            report.cost_usd = Some(cost);
-        }
+    if event.get("event").and_then(Value::as_str) != Some("message_send") {
+        return;
     }
-    report
+    let field = |name: &str| event.get("properties").and_then(|p| p.get(name));
+    add(&mut report.turns, 1);
+    add(
+        &mut report.input_tokens,
+        field("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
+    );
+    add(
+        &mut report.output_tokens,
+        field("completion_tokens")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+    );
+    if let Some(cost) = field("total_cost").and_then(Value::as_f64) {
+        report.cost_usd = Some(cost);
+    }
 }
 
 #[cfg(test)]

@@ -1,13 +1,15 @@
 //! What the harness makes of a command session once the agent is gone: its outcome,
 //! usage and notes, and whose failure it was. Decided from facts only: the exit status,
 //! what the harness itself planned (a timeout, an injected crash, the scenario's crash
-//! under the scripted model server), then what the wrapper's usage file or the CLI's own
-//! structured output states, and only where the wrapper could have written it after the
-//! CLI ended.
+//! under the scripted model server), then what the CLI's own structured output states
+//! in the harness's capture of it (never the usage file, which the agent's tools can
+//! write). An interruption the agent declares (`"status": "interrupted"`) is recorded
+//! as its declaration: only one the harness made or saw makes a session `interrupted`.
 
 use std::os::unix::process::ExitStatusExt;
 
-use super::super::usage::{self, Reported};
+use super::super::reports;
+use super::super::usage::Reported;
 use super::{CommandAgent, Ran, SessionFiles};
 use crate::agent::command::capture::Captured;
 use crate::agent::command::child::Ended;
@@ -41,17 +43,31 @@ fn signal_name(signal: i32) -> String {
 impl CommandAgent {
     /// The session as the harness records it (see the module's documentation).
     pub(super) fn judge(&self, ran: &Ran, planned: Planned, files: &SessionFiles) -> SessionRun {
+        // A CLI the harness cut off (its timeout, an injected crash, the scenario's
+        // crash) never printed its totals: its output gives no usage.
+        let cut_off = match ran.ended {
+            Ended::TimedOut | Ended::Crashed => true,
+            Ended::Exited(exit) => planned.scripted_crash && exit.code() == Some(CRASH_EXIT),
+        };
+        let stdout = (!cut_off).then_some(files.stdout.as_path());
         let Reported {
             usage,
             status: declared,
             mut notes,
             failure: reported,
-        } = usage::read_reports(&files.usage_file, &files.stdout);
+        } = reports::read_reports(&files.usage_file, stdout, ran.output);
         notes.extend(ran.captured.iter().filter_map(Captured::note));
         notes.extend(ran.limits_reached.iter().cloned());
+        let declared_interrupted = declared == Some(EndStatus::Interrupted);
         let said = Said {
             ended_by_budget: declared == Some(EndStatus::OutOfBudget),
-            declared: declared.map_or(Outcome::Completed, Outcome::from),
+            declared: match declared {
+                // The agent was told to stop (`crash = "agent"`): the harness made it.
+                Some(EndStatus::Interrupted) if planned.agent_crash => Outcome::Interrupted,
+                // Its own word: recorded, never the outcome.
+                Some(EndStatus::Interrupted) | None => Outcome::Completed,
+                Some(status) => Outcome::from(status),
+            },
             reported,
         };
         let (outcome, failure) = match ran.ended {
@@ -80,12 +96,9 @@ impl CommandAgent {
                 exited(exit, planned, said, &mut notes)
             }
         };
-        // A session that did not run the way the agent meant says nothing about it:
-        // `error` ends the attempt, and the trial loop does not go on after it.
-        let outcome = match &failure {
-            Some(f) if !f.kind.counts() => Outcome::Error,
-            _ => outcome,
-        };
+        // A failure outside the agent is judged by the trial loop, from what the session
+        // changed: a session that changed nothing is left out (and ends `error`), any
+        // other is the agent's, counted with the outcome it had.
         SessionRun {
             outcome,
             usage,
@@ -95,13 +108,15 @@ impl CommandAgent {
             truth: None,
             divergent: false,
             failure,
+            declared_interrupted: declared_interrupted && outcome != Outcome::Interrupted,
         }
     }
 }
 
 /// What the agent's wrapper or CLI said of the session (its usage file, its output).
 struct Said {
-    /// The outcome it declared (completed when it declared none).
+    /// The outcome it declared (completed when it declared none, or an interruption the
+    /// harness did not make).
     declared: Outcome,
     /// The failure it reported.
     reported: Option<Failure>,

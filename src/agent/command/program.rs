@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use super::cli_usage::CliFormat;
 use crate::error::{Error, Result};
 use crate::process::{Isolation, ShellCommand};
 use crate::sandbox;
@@ -24,6 +25,40 @@ use crate::suite::{AgentDriver, Arm, Sandbox, Suite};
 /// names the places its links lead to without following them past what is shown
 /// (`readlink -m`).
 pub const SANDBOX_QUERY_MARKER: &str = "# loopbench: sandbox-query";
+
+/// The line by which a wrapper names the CLI whose output it passes on as its own
+/// stdout: `# loopbench: usage claude` (or `codex`, `aider`). The harness reads its own
+/// capture of that stdout in this format for the session's usage and failure (see
+/// [`output_format`]).
+pub const USAGE_MARKER: &str = "# loopbench: usage";
+
+/// The format the harness reads `program`'s stdout in: what its first 4 KiB declare
+/// with [`USAGE_MARKER`], else Claude Code's stream-json (a program run directly, such
+/// as `claude -p --output-format stream-json`). Read from the program file on the
+/// host, which the agent cannot write, never from anything the session wrote.
+pub fn output_format(program: &Path) -> CliFormat {
+    let head = head_of(program).unwrap_or_default();
+    String::from_utf8_lossy(&head)
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(USAGE_MARKER))
+        .and_then(|name| match name.trim() {
+            "claude" => Some(CliFormat::Claude),
+            "codex" => Some(CliFormat::Codex),
+            "aider" => Some(CliFormat::Aider),
+            _ => None,
+        })
+        .unwrap_or(CliFormat::Claude)
+}
+
+/// The first 4 KiB of `program`, where its markers stand.
+fn head_of(program: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::fs::File::open(program)?
+        .take(4096)
+        .read_to_end(&mut head)?;
+    Ok(head)
+}
 
 /// Places a wrapper declares for its sandbox.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -75,13 +110,7 @@ pub fn query_wrapper(
     hidden: &sandbox::Hidden,
     env: &[(String, OsString)],
 ) -> std::result::Result<Option<Declared>, String> {
-    use std::io::Read;
-    let mut head = Vec::new();
-    let opened = std::fs::File::open(program).map_err(|e| e.to_string())?;
-    opened
-        .take(4096)
-        .read_to_end(&mut head)
-        .map_err(|e| e.to_string())?;
+    let head = head_of(program).map_err(|e| e.to_string())?;
     if !String::from_utf8_lossy(&head)
         .lines()
         .any(|l| l.trim() == SANDBOX_QUERY_MARKER)
@@ -435,6 +464,32 @@ mod tests {
     use super::*;
     use crate::suite::CrashMode;
     use std::time::Duration;
+
+    #[test]
+    fn a_wrapper_names_the_format_its_stdout_is_read_in_and_anything_else_is_stream_json() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = dir.path().join("wrapper.sh");
+        for (head, format) in [
+            (
+                "#!/bin/sh\n# loopbench: usage codex\nexec codex\n",
+                CliFormat::Codex,
+            ),
+            (
+                "#!/bin/sh\n  # loopbench: usage aider  \n",
+                CliFormat::Aider,
+            ),
+            ("#!/bin/sh\n# loopbench: usage claude\n", CliFormat::Claude),
+            ("#!/bin/sh\n# loopbench: usage gemini\n", CliFormat::Claude),
+            ("#!/bin/sh\nexec claude -p\n", CliFormat::Claude),
+        ] {
+            std::fs::write(&program, head).unwrap();
+            assert_eq!(output_format(&program), format, "{head}");
+        }
+        assert_eq!(
+            output_format(&dir.path().join("missing")),
+            CliFormat::Claude
+        );
+    }
 
     #[test]
     fn only_a_sim_agent_command_counts_as_simulated() {

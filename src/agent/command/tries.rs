@@ -9,7 +9,7 @@ use std::process::Command;
 
 use super::{CommandAgent, Ran, SessionFiles, judge};
 use crate::agent::command::child::{self, Capture, Ended, Limits};
-use crate::agent::command::program::{harness_binary, sandboxed_program};
+use crate::agent::command::program::{harness_binary, output_format, sandboxed_program};
 use crate::agent::command::supervise::{self, spawn_error};
 use crate::agent::{Failure, FailureKind, SessionContext, SessionRun};
 use crate::error::{Error, IoContext, Result, with_causes};
@@ -250,8 +250,11 @@ impl CommandAgent {
             .arg(&server.scenario)
             .arg("--session")
             .arg(ctx.session.to_string())
+            // A session run again in place (it failed outside the agent and changed
+            // nothing) is the scenario's next attempt at it: a fault scripted for
+            // attempt 1 is the first run's.
             .arg("--attempt")
-            .arg(self.attempt.to_string())
+            .arg(self.attempt.saturating_add(ctx.rerun).to_string())
             .arg("--log")
             .arg(log)
             .arg("--home")
@@ -299,6 +302,7 @@ impl CommandAgent {
                     ended: ran.ended,
                     captured: ran.captured,
                     limits_reached,
+                    output: output_format(program),
                 }))
             }
         }

@@ -1,6 +1,8 @@
 //! What a command agent reports about its session: the JSON object it may write to
-//! `$LOOPBENCH_USAGE_FILE`, and, for whatever that leaves out, the final `result` line
-//! of Claude Code's `--output-format stream-json` output on its stdout.
+//! `$LOOPBENCH_USAGE_FILE` (usage and `status`), and its stdout as the harness captured
+//! it in Claude Code's `--output-format stream-json` (the other CLIs' formats are
+//! `cli_usage.rs`'s; `reports.rs` takes what the harness uses of each): usage the file
+//! leaves out, and the only failure taken.
 //!
 //! Both readers are lenient: unknown fields are ignored, a field of the wrong type is
 //! skipped with a note, and junk lines in the stream never stop the parse. What an
@@ -34,8 +36,10 @@ pub struct Reported {
     pub status: Option<EndStatus>,
     /// Things that could not be read, for the session's `error` field.
     pub notes: Vec<String>,
-    /// A cause the report states: the wrapper's `failure` object, or the CLI's own
-    /// error result (Claude Code's `is_error` result with its `api_error_status`).
+    /// A cause the report states: the CLI's own error records (Claude Code's `is_error`
+    /// result with its `api_error_status`, Codex's error events, aider's provider
+    /// exceptions); a usage file's `failure` object as read, which
+    /// [`super::reports::read_reports`] never takes.
     pub failure: Option<Failure>,
 }
 
@@ -56,22 +60,6 @@ impl Reported {
             failure: self.failure.or(other.failure),
         }
     }
-}
-
-/// Everything the agent reported: its usage file first, then the stream-json result
-/// line for whatever the file leaves out.
-pub fn read_reports(usage_file: &Path, stdout: &Path) -> Reported {
-    let file = read_usage_file(usage_file).unwrap_or_default();
-    // A wrapper that states no failure leaves the CLI's own error result to be read.
-    let complete = file.usage.turns.is_some()
-        && file.usage.input_tokens.is_some()
-        && file.usage.output_tokens.is_some()
-        && file.usage.cost_usd.is_some()
-        && file.failure.is_some();
-    if complete {
-        return file;
-    }
-    file.or(read_stream_json(stdout).unwrap_or_default())
 }
 
 /// Reads `$LOOPBENCH_USAGE_FILE`: `None` when the agent did not write it (missing or
@@ -369,7 +357,7 @@ pub fn report_result_line(map: &Map<String, Value>) -> Reported {
 /// 2^63-1, a cost past 2^53 dollars): a note says so and the usage is left unknown, so
 /// that one absurd record cannot break the tables, and no other number of a report
 /// that lied once is believed.
-fn refuse_out_of_range(usage: &mut Usage, notes: &mut Vec<String>, what: &str) {
+pub(super) fn refuse_out_of_range(usage: &mut Usage, notes: &mut Vec<String>, what: &str) {
     if let Some(reason) = usage.out_of_range() {
         notes.push(format!("{what}: {reason}; the usage report is refused"));
         *usage = Usage::default();

@@ -87,26 +87,6 @@ fn a_max_turns_result_means_out_of_budget() {
 }
 
 #[test]
-fn the_usage_file_wins_and_the_stream_fills_in_what_it_leaves_out() {
-    let dir = tempfile::tempdir().unwrap();
-    let usage = dir.path().join("usage.json");
-    let stdout = dir.path().join("stdout");
-    std::fs::write(&usage, r#"{"turns": 3, "status": "declared_complete"}"#).unwrap();
-    std::fs::write(
-        &stdout,
-        "{\"type\":\"result\",\"num_turns\":9,\"total_cost_usd\":0.5,\"usage\":{\"output_tokens\":4}}\n",
-    )
-    .unwrap();
-    let r = read_reports(&usage, &stdout);
-    assert_eq!(r.usage.turns, Some(3));
-    assert_eq!(r.usage.output_tokens, Some(4));
-    assert_eq!(r.usage.cost_usd, Some(0.5));
-    assert_eq!(r.status, Some(EndStatus::DeclaredComplete));
-    std::fs::write(&usage, "").unwrap();
-    assert_eq!(read_reports(&usage, &stdout).usage.turns, Some(9));
-}
-
-#[test]
 fn a_usage_file_larger_than_its_bound_is_a_note_and_is_not_parsed() {
     let padding = " ".repeat(USAGE_FILE_MAX as usize);
     let (_d, p) = file(&format!("{{\"turns\": 3{padding}}}"));

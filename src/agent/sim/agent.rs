@@ -191,6 +191,7 @@ impl Agent for SimAgent<'_> {
             truth: serde_json::to_value(&truth).ok(),
             divergent: false,
             failure: None,
+            declared_interrupted: false,
         })
     }
 }

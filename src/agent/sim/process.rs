@@ -82,6 +82,7 @@ pub fn run_session(
         prompt: &prompt,
         turn_budget,
         interrupt_at,
+        rerun: 0,
         // One session run by a harness, whose own reporters show what matters: the sim
         // has nothing to say while it works.
         notify: &|_| {},

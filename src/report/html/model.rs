@@ -81,6 +81,9 @@ pub struct PageVerdict {
     /// Trials that could not run and unequal retried shares (absent when none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<String>,
+    /// Arms with coding sessions the harness could not observe (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unobservable: Vec<String>,
     /// Arms every session of which failed `agent`, counted (absent when none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub agent_failures: Vec<String>,
@@ -288,6 +291,7 @@ fn page_verdict(summary: &Summary) -> PageVerdict {
         rest: v.no_difference_line(),
         warnings: v.warnings.clone(),
         failures: v.failures.clone(),
+        unobservable: v.unobservable.clone(),
         agent_failures: v.agent_failures.clone(),
         sequential: v.sequential.as_ref().map(|seq| {
             let mut text = format!("Sequential run on {}: {}.", seq.metric, seq.stop_text());

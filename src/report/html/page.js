@@ -69,6 +69,12 @@
       v.warnings.forEach(function (w) { wl.appendChild(el("li", null, w)); });
       vs.appendChild(wl);
     }
+    if (v.unobservable) {
+      vs.appendChild(el("p", null, "Unobservable sessions (out of the list-based rates):"));
+      var ol = el("ul", "failures");
+      v.unobservable.forEach(function (u) { ol.appendChild(el("li", null, u)); });
+      vs.appendChild(ol);
+    }
     if (v.agent_failures) {
       vs.appendChild(el("p", null, "Failures of the agents (counted):"));
       var al = el("ul", "failures");
