@@ -44,6 +44,13 @@ pub struct EffectsTally {
 }
 
 impl EffectsTally {
+    /// Whether a session since `before` wrote to the record or left its channel other
+    /// than the harness made it. (A session that had a channel and wrote nothing is no
+    /// change: `sessions` counts channels opened, not what went through them.)
+    pub fn changed_since(&self, before: &EffectsTally) -> bool {
+        self.lines != before.lines || self.tampered_since(before)
+    }
+
     /// The repeated lines recorded since `before`: the keys listed (those of the last
     /// session, when a session ran since) and how many more there are.
     pub fn repeated_since(&self, before: &EffectsTally) -> (&[String], u64) {
@@ -238,6 +245,23 @@ mod tests {
         assert_eq!(more, 0);
         // Nothing ran between two observations of one moment.
         assert_eq!(second.repeated_since(&second), (&[][..], 0));
+    }
+
+    #[test]
+    fn a_session_that_only_had_a_channel_changed_nothing_one_that_wrote_did() {
+        let log = EffectsLog::new(None);
+        let start = log.tally();
+        log.begin_session();
+        let quiet = log.tally();
+        assert!(!quiet.changed_since(&start), "{quiet:?}");
+        log.begin_session();
+        log.append_lines(b"remind:A\n");
+        assert!(log.tally().changed_since(&quiet));
+        // Blank lines are no lines.
+        let wrote = log.tally();
+        log.begin_session();
+        log.append_lines(b"\n  \n");
+        assert!(!log.tally().changed_since(&wrote));
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub fn observed_changes(before: &Observation, after: &Observation) -> Option<Vec
     if after.clean != before.clean {
         changed.push("whether the work directory is committed");
     }
-    if after.effects != before.effects {
+    if after.effects.changed_since(&before.effects) {
         changed.push("the effects log");
     }
     Some(changed)
