@@ -30,7 +30,7 @@ use crate::seed;
 use crate::suite::TrialKey;
 use crate::suite::sim_profile::Profile;
 use crate::suite::{AgentDriver, InfraPolicy, Ledger, Prompts, Suite};
-use crate::workspace::Workspace;
+use crate::workspace::{SpaceBounds, Workspace};
 
 /// How long agents in flight may go on after Ctrl-C before they are signalled.
 const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
@@ -520,7 +520,9 @@ fn run_suite_trial(
     let key = TrialKey::new(&arm.name, &task.name, trial.replicate);
     let trial_key = key.clone();
     let trial_seed = seed::trial_seed(suite_seed, &arm.name, &task.name, trial.replicate);
-    let ws = Workspace::create_bare(task)?;
+    let bounds = matches!(suite.agent_of(arm), AgentDriver::Command { .. })
+        .then(|| SpaceBounds::of(task, &suite.limits));
+    let ws = Workspace::create_bare(task, bounds)?;
     let mut observer = Observer::new(task, arm.list_format, cache, suite.verify_repeats)?
         .with_schema(arm.list_schema);
     if suite.verify_sandboxed(arm) {

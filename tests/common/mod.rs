@@ -213,3 +213,24 @@ pub fn visible_tempdir() -> tempfile::TempDir {
         tempfile::tempdir_in(target).unwrap()
     }
 }
+
+/// Whether the sandbox tests can run: bwrap must be installed; where it cannot create
+/// namespaces they skip (false), except under `CI=true`, where they fail; a sandbox
+/// that is not confined fails them everywhere (it would make them pass without trying).
+pub fn require_bwrap() -> bool {
+    assert!(
+        loopbench::sandbox::find_program("bwrap", std::env::var_os("PATH").as_deref()).is_some(),
+        "bwrap is not installed (apt-get install bubblewrap; .ci/run does)"
+    );
+    if !loopbench::sandbox::bwrap_works() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true: bwrap cannot create namespaces on this machine"
+        );
+        eprintln!("skipping: bwrap cannot create namespaces on this machine");
+        return false;
+    }
+    // Namespaces work: a sandbox that is not confined is a failure, never a skip.
+    assert_eq!(loopbench::sandbox::check_confined(), Ok(()));
+    true
+}
