@@ -3,7 +3,6 @@
 //! suite, recorded traces, a resumed run) is a [`Plan`] for the same [`execute`].
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -15,7 +14,7 @@ use tokio::task::JoinSet;
 use super::plan::{Plan, PlannedTrial, ReplaySet, Source};
 use super::retry::{Backoff, Breaker, wait_unless_cancelled};
 use super::steps::run_trial;
-use super::trial::{Attempt, Budgets, TrialResult, TrialSpec, harness_failed_attempt};
+use super::trial::{Attempt, Budgets, KeepRepo, TrialResult, TrialSpec, harness_failed_attempt};
 use crate::agent::command::CommandAgent;
 use crate::agent::replay::{ReplayAgent, RunActions};
 use crate::agent::sim::SimAgent;
@@ -297,6 +296,7 @@ pub fn execute(
                             cancel: &stop,
                             run_start,
                             keep_repos,
+                            redactor: &redactor,
                         };
                         let mut sink = ChannelSink {
                             tx,
@@ -434,12 +434,17 @@ struct RunContext<'a> {
     cancel: &'a AtomicBool,
     run_start: Instant,
     keep_repos: bool,
+    /// The values passed by `pass_env` (also kept out of bundles).
+    redactor: &'a Redactor,
 }
 
-impl RunContext<'_> {
+impl<'a> RunContext<'a> {
     /// Where the trial `key` leaves its bundle, when the run keeps them.
-    fn bundle_of(&self, key: &TrialKey) -> Option<PathBuf> {
-        self.keep_repos.then(|| self.run_dir.bundle(&key.trial_id))
+    fn bundle_of(&self, key: &TrialKey) -> Option<KeepRepo<'a>> {
+        self.keep_repos.then(|| KeepRepo {
+            out: self.run_dir.bundle(&key.trial_id),
+            redactor: self.redactor,
+        })
     }
 }
 
