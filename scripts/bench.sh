@@ -41,6 +41,18 @@
 #                                      directory), and against this build without network
 #                                      (NET_REPLICATES, default 4, of 6 sessions; five runs
 #                                      of each, medians; release)
+#   scripts/bench.sh bounds BASE_BIN   the cost of the bounds on a command agent's places
+#                                      (as root a tmpfs of their own per trial; after each
+#                                      session the room left is read and HOME copied to
+#                                      the run directory): the default suite's tasks done
+#                                      by the gold command agent (GOLD_REPLICATES, default
+#                                      6, --jobs 1), with an empty HOME and with a HOME
+#                                      growing by 1 MiB a session (a CLI's transcripts),
+#                                      unsandboxed and sandboxed; one run each with this
+#                                      checkout's release build (or $BIN) and with
+#                                      BASE_BIN, a release build of an earlier commit.
+#                                      Prints the cost per session and checks that
+#                                      sessions.csv is identical
 #   scripts/bench.sh memory [SIZES]    peak memory against the size of a run: from one real
 #                                      run of the default suite (arms json and markdown),
 #                                      runs of about SIZES trials each (default 10 100
@@ -243,6 +255,8 @@ id="F$LOOPBENCH_SESSION"
 [ -d "$ANSWERS/$LOOPBENCH_TASK/$id" ] || exit 0
 cp -r "$ANSWERS/$LOOPBENCH_TASK/$id/." .
 git add -A >/dev/null 2>&1 && git commit -qm "$id" >/dev/null 2>&1
+# As a CLI's transcripts grow (bench.sh bounds).
+[ -n "${HOME_KIB:-}" ] && head -c "${HOME_KIB}K" /dev/urandom >>"$HOME/transcript.log"
 exit 0
 AGENT
     chmod 755 "$dir/gold.sh"
@@ -260,7 +274,7 @@ program = "./gold.sh"
 timeout = "60s"
 sandbox = "$mode"
 $ro
-env = { ANSWERS = "$answers" }
+env = { ANSWERS = "$answers", HOME_KIB = "${HOME_KIB:-}" }
 
 [[arm]]
 name = "gold"
@@ -782,8 +796,37 @@ bench_check_task() {
     echo "reports identical at jobs 1 and 2 (max_ms aside): $same"
 }
 
+bench_bounds() {
+    local base="${1:?usage: bench.sh bounds BASE_BIN (a release build of an earlier commit)}"
+    local suite="$root/suites/seed-replication" replicates="${GOLD_REPLICATES:-6}"
+    local bin dir
+    bin="$(release_bin)"
+    dir="$(mktemp -d)"
+    trap 'rm -rf "$dir"' RETURN
+    echo "== bounds: $bin against $base (release, --jobs 1), $(id -un) on $(nproc) cores"
+    local mode home
+    for mode in none bwrap; do
+        for home in "" 1024; do
+            local name="gold-$mode-${home:-0}" old new same sessions
+            HOME_KIB="$home" make_gold_suite "$suite" "$dir/$name" "$mode" "$replicates"
+            if [[ "$mode" == bwrap && -z "$home" ]]; then
+                "$bin" validate "$dir/$name" 2>/dev/null | grep -o "a command agent's work directory[^;]*" || true
+            fi
+            old=$(seconds "$base" run "$dir/$name" --quiet --jobs 1 --out "$dir/old-$name")
+            new=$(seconds "$bin" run "$dir/$name" --quiet --jobs 1 --out "$dir/new-$name")
+            sessions=$(($(wc -l <"$dir/new-$name/sessions.csv") - 1))
+            cmp -s "$dir/old-$name/sessions.csv" "$dir/new-$name/sessions.csv" && same=yes || same=NO
+            echo "gold agent, sandbox = \"$mode\", HOME growing by ${home:-0} KiB a session, $sessions sessions: before ${old}s, with the bounds ${new}s"
+            awk -v o="$old" -v n="$new" -v s="$sessions" \
+                'BEGIN { printf "  cost per session: %+.1f ms (with/before %.3f)\n", (n - o) * 1000 / s, n / o }'
+            echo "  sessions.csv identical: $same"
+        done
+    done
+}
+
 case "${1:-}" in
 run) shift; bench_run "$@" ;;
+bounds) shift; bench_bounds "$@" ;;
 check-task) shift; bench_check_task "$@" ;;
 weekly) shift; bench_weekly "$@" ;;
 html) shift; bench_html "$@" ;;
@@ -794,7 +837,7 @@ sandbox) shift; bench_sandbox "$@" ;;
 network) shift; bench_network "$@" ;;
 replay) shift; bench_replay "$@" ;;
 *)
-    echo "usage: $0 run [SUITE] | report [ROWS [BIN]] | replay [TRACES] | html [TRIALS] | memory [SIZES] | effects [MIB] | weekly [RUNS [BIN]] | sandbox [SUITE] | network [BIN] | check-task [INPUT...]" >&2
+    echo "usage: $0 run [SUITE] | report [ROWS [BIN]] | replay [TRACES] | html [TRIALS] | memory [SIZES] | effects [MIB] | weekly [RUNS [BIN]] | sandbox [SUITE] | network [BIN] | bounds BASE_BIN | check-task [INPUT...]" >&2
     exit 2
     ;;
 esac

@@ -1,4 +1,5 @@
-//! File-tree helpers: copying a tree, hashing it, and confining paths to a directory.
+//! File-tree helpers: copying a tree, hashing it, and confining paths to a directory;
+//! the harness's scratch and directories of a bounded size.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
@@ -7,74 +8,20 @@ use walkdir::WalkDir;
 
 use crate::error::{Error, IoContext, Result};
 
+mod bounded;
+mod scratch;
 mod tree_snapshot;
 
+pub use bounded::{Bound, BoundedDir, Fill, kernel_bounds};
+pub use scratch::{
+    PROCESS_DIR_PREFIX, clear_dead_leftovers, clear_leftovers, clear_process_scratch,
+    keep_out_of_process_dir, mounts_under, out_of_room, process_scratch, remove_tree, scratch_dir,
+    scratch_full, scratch_root,
+};
 pub use tree_snapshot::{TreeEntry, TreeFile, TreeSnapshot};
 
 /// Name of the directory that never takes part in copies, hashes or test discovery.
 pub const GIT_DIR: &str = ".git";
-
-/// Where work directories and scratch copies go: `$LOOPBENCH_TMPDIR` when set, else
-/// `/dev/shm` when it is a writable directory (memory-backed: copying and deleting small
-/// trees there is several times cheaper than on disk), else the system temp dir.
-pub fn scratch_root() -> PathBuf {
-    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    ROOT.get_or_init(|| {
-        if let Some(dir) = std::env::var_os("LOOPBENCH_TMPDIR") {
-            return PathBuf::from(dir);
-        }
-        let shm = Path::new("/dev/shm");
-        let writable = tempfile::Builder::new()
-            .prefix("loopbench-probe-")
-            .tempdir_in(shm)
-            .is_ok();
-        if writable {
-            shm.to_path_buf()
-        } else {
-            std::env::temp_dir()
-        }
-    })
-    .clone()
-}
-
-/// Free space below which the harness's scratch filesystem counts as full: a write
-/// that failed there failed for want of room.
-const FULL_BELOW_BYTES: u64 = 1024 * 1024;
-/// Free inodes below which the scratch filesystem counts as full.
-const FULL_BELOW_INODES: u64 = 64;
-
-/// Whether `error` means the harness ran out of room on its own machine: an errno
-/// that says so ([`Error::is_resource_exhaustion`]), or a failed write of the harness
-/// (its I/O, or git run on its scratch) while the filesystem of [`scratch_root`] is
-/// found full. The second is measured by the harness itself, never read from a message,
-/// which may quote a file name the agent chose.
-pub fn out_of_room(error: &Error) -> bool {
-    error.is_resource_exhaustion()
-        || (matches!(error, Error::Io { .. } | Error::Tool(_)) && scratch_full(&scratch_root()))
-}
-
-/// Whether the filesystem holding `dir` has (nearly) no space or inodes left.
-pub fn scratch_full(dir: &Path) -> bool {
-    nix::sys::statvfs::statvfs(dir).is_ok_and(|s| {
-        let free = s.blocks_available().saturating_mul(s.fragment_size());
-        let inodes = s.files_available();
-        free < FULL_BELOW_BYTES || (s.files() > 0 && inodes < FULL_BELOW_INODES)
-    })
-}
-
-/// A fresh temporary directory under [`scratch_root`].
-pub fn scratch_dir(prefix: &str) -> Result<tempfile::TempDir> {
-    let root = scratch_root();
-    tempfile::Builder::new()
-        .prefix(prefix)
-        .tempdir_in(&root)
-        .io_context(|| {
-            format!(
-                "cannot create a temporary directory in '{}'",
-                root.display()
-            )
-        })
-}
 
 /// Whether `path` (relative, `/`-separated) is left out because it or a directory
 /// above it is matched by `skip`.

@@ -31,6 +31,7 @@ use crate::error::{Error, Result};
 use crate::fsutil::GIT_DIR;
 use crate::process_group::Group;
 
+pub mod store_trees;
 mod work_tree;
 
 pub use work_tree::{WorkTree, is_clean, write_tree};

@@ -14,7 +14,11 @@ fn main() -> ExitCode {
         return ExitCode::from(u8::try_from(loopbench::exit_code::INTERNAL).unwrap_or(u8::MAX));
     }
     let cli = loopbench::cli::Cli::parse();
-    let code = match loopbench::cli::dispatch(cli) {
+    let outcome = loopbench::cli::dispatch(cli);
+    // Whatever is still in this process's scratch (a trial abandoned by a second
+    // Ctrl-C, with its mounts) goes with it.
+    loopbench::fsutil::clear_process_scratch();
+    let code = match outcome {
         Ok(code) => code,
         Err(err) if err.is_broken_pipe() => loopbench::exit_code::OK,
         Err(err) => {

@@ -1,19 +1,26 @@
 //! Work directories: a fresh copy of a task's repo with the canonical feature list and
-//! one git commit, plus the files the harness keeps beside it (never inside it).
+//! one git commit, plus the files the harness keeps beside it (never inside it), and
+//! the bounds of the places an agent writes across the sessions of a trial.
 
 use std::path::{Path, PathBuf};
 
 use crate::effects::EffectsLog;
 use crate::error::{IoContext, Result};
 use crate::feature_list::{self, ListFormat, ListSchema};
-use crate::fsutil::{copy_tree, scratch_dir};
+use crate::fsutil::{Bound, BoundedDir, copy_tree, scratch_dir};
 use crate::git::git;
+use crate::sandbox::Limits;
 use crate::suite::Task;
 
 /// The free-text shift notes that sessions keep.
 pub const PROGRESS_FILE: &str = "PROGRESS.md";
 
-/// The directory beside `work/` that holds the sessions' global git configuration.
+/// The directory beside `work/` that holds what an agent keeps of its own across the
+/// sessions of a trial: its HOME, its state directory, the sessions' global git
+/// configuration, the scripted model server's log.
+pub const OWN_DIR: &str = "own";
+
+/// The directory in [`OWN_DIR`] that holds the sessions' global git configuration.
 pub const GIT_CONFIG_DIR: &str = "git";
 
 /// `$LOOPBENCH_EFFECTS` beside `work/`: the channel of the session that runs.
@@ -22,9 +29,59 @@ pub const EFFECTS_CHANNEL: &str = "effects";
 /// The harness's own copy of the effects log beside `work/`, which no sandbox shows.
 pub const EFFECTS_COPY: &str = "effects.log";
 
+/// How much a place that a trial's agent writes across sessions may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpaceBounds {
+    /// The work directory, `.git` included.
+    pub work: Bound,
+    /// The agent's own directory beside it ([`OWN_DIR`]).
+    pub own: Bound,
+}
+
+impl SpaceBounds {
+    /// The bounds of a trial of `task` under `limits`: the work directory twice the
+    /// task's `max_tree_bytes` (the tree as large as an observation accepts it, and as
+    /// much again for its `.git`), the agent's own directory `max_home_bytes`; each at
+    /// most four times the task's `max_tree_files` entries.
+    pub fn of(task: &Task, limits: &Limits) -> SpaceBounds {
+        let inodes = task.max_tree_files.saturating_mul(4);
+        SpaceBounds {
+            work: Bound {
+                bytes: task.max_tree_bytes.saturating_mul(2),
+                inodes,
+            },
+            own: Bound {
+                bytes: limits.max_home_bytes,
+                inodes,
+            },
+        }
+    }
+}
+
+/// One line for `validate` and the run's start: how the bounds of the places a
+/// command agent writes across sessions are held on this machine.
+pub fn describe_space_bounds() -> String {
+    let places = "a command agent's work directory (.git included), HOME and state directory";
+    match crate::fsutil::kernel_bounds() {
+        Ok(()) => format!("{places} are bounded by a tmpfs of their own while its sessions run"),
+        Err(why) => format!(
+            "{places} are NOT bounded while its sessions run ({why}), only measured after \
+             each session"
+        ),
+    }
+}
+
+/// The bounded places of a trial.
+struct Space {
+    work: BoundedDir,
+    own: BoundedDir,
+}
+
 /// A trial's private directory: `work/` (what the agent sees) and, beside it, the
 /// side-effect log's channel, the harness's copy of it, and the prompt file.
 pub struct Workspace {
+    /// The bounded places, detached on drop before the root is removed.
+    space: Option<Space>,
     /// Deleted on drop unless kept.
     root: Option<tempfile::TempDir>,
     kept_root: PathBuf,
@@ -41,6 +98,8 @@ pub struct Workspace {
     /// The sessions' `GIT_CONFIG_GLOBAL`: an empty file of this trial, in a directory
     /// of its own that sessions may write.
     pub git_config: PathBuf,
+    /// What an external agent keeps of its own across sessions ([`OWN_DIR`]).
+    pub own_dir: PathBuf,
 }
 
 impl Workspace {
@@ -70,29 +129,49 @@ impl Workspace {
 
     /// Materializes `task` for a suite trial: copy `repo/`, `git init`, one commit, and
     /// no feature list (an initializer session writes it; without one there is none).
-    pub fn create_bare(task: &Task) -> Result<Workspace> {
-        let ws = Workspace::empty(&task.repo_dir())?;
+    /// With `bounds`, the work directory and the agent's own directory are held to them
+    /// ([`BoundedDir`]).
+    pub fn create_bare(task: &Task, bounds: Option<SpaceBounds>) -> Result<Workspace> {
+        let ws = Workspace::empty_bounded(&task.repo_dir(), bounds)?;
         ws.git_init_and_commit(&format!("loopbench: start task {}", task.name))?;
         Ok(ws)
     }
 
     /// A workspace holding a copy of `repo` and nothing else (no list, no git yet).
     pub fn empty(repo: &Path) -> Result<Workspace> {
+        Workspace::empty_bounded(repo, None)
+    }
+
+    /// [`Workspace::empty`], its work directory and own directory held to `bounds`.
+    fn empty_bounded(repo: &Path, bounds: Option<SpaceBounds>) -> Result<Workspace> {
         let root = scratch_dir("loopbench-trial-")?;
         let work_dir = root.path().join("work");
+        let own_dir = root.path().join(OWN_DIR);
+        let space = match bounds {
+            Some(b) => Some(Space {
+                work: BoundedDir::create(&work_dir, b.work)?,
+                own: BoundedDir::create(&own_dir, b.own)?,
+            }),
+            None => {
+                std::fs::create_dir(&own_dir)
+                    .io_context(|| format!("cannot create '{}'", own_dir.display()))?;
+                None
+            }
+        };
         copy_tree(repo, &work_dir, true)?;
         let effects_channel = root.path().join(EFFECTS_CHANNEL);
         let effects = EffectsLog::new(Some(root.path().join(EFFECTS_COPY)));
         let prompt_file = root.path().join("prompt.md");
         std::fs::write(&prompt_file, "")
             .io_context(|| format!("cannot write '{}'", prompt_file.display()))?;
-        let git_dir = root.path().join(GIT_CONFIG_DIR);
+        let git_dir = own_dir.join(GIT_CONFIG_DIR);
         std::fs::create_dir_all(&git_dir)
             .io_context(|| format!("cannot create '{}'", git_dir.display()))?;
         let git_config = crate::git::session_config_path(&git_dir);
         std::fs::write(&git_config, "")
             .io_context(|| format!("cannot write '{}'", git_config.display()))?;
         Ok(Workspace {
+            space,
             kept_root: root.path().to_path_buf(),
             root: Some(root),
             work_dir,
@@ -100,6 +179,7 @@ impl Workspace {
             effects,
             prompt_file,
             git_config,
+            own_dir,
         })
     }
 
@@ -112,8 +192,10 @@ impl Workspace {
         prompt_file: PathBuf,
     ) -> Workspace {
         let kept_root = work_dir.parent().unwrap_or(&work_dir).to_path_buf();
-        let git_config = crate::git::session_config_path(&kept_root.join(GIT_CONFIG_DIR));
+        let own_dir = kept_root.join(OWN_DIR);
+        let git_config = crate::git::session_config_path(&own_dir.join(GIT_CONFIG_DIR));
         Workspace {
+            space: None,
             root: None,
             kept_root,
             work_dir,
@@ -121,7 +203,18 @@ impl Workspace {
             effects: EffectsLog::new(None),
             prompt_file,
             git_config,
+            own_dir,
         }
+    }
+
+    /// The work directory as bounded (`.git` included), when the trial has bounds.
+    pub fn bounded_work(&self) -> Option<&BoundedDir> {
+        self.space.as_ref().map(|s| &s.work)
+    }
+
+    /// The agent's own directory as bounded, when the trial has bounds.
+    pub fn bounded_own(&self) -> Option<&BoundedDir> {
+        self.space.as_ref().map(|s| &s.own)
     }
 
     /// The directory holding `work/` and the harness's files beside it.
@@ -129,12 +222,25 @@ impl Workspace {
         self.root.as_ref().map_or(&self.kept_root, |r| r.path())
     }
 
-    /// Keeps the directory after the workspace is dropped, owned by the harness's user
-    /// again (a root harness handed its work directory to the sandbox's user); returns
-    /// where it is.
+    /// Keeps the directory after the workspace is dropped and the harness exits (moved
+    /// out of the process's scratch directory), owned by the harness's user again (a
+    /// root harness handed its work directory to the sandbox's user); returns where it
+    /// is. A workspace with bounds keeps its directories, not what their tmpfs holds.
     pub fn keep(&mut self) -> Result<&Path> {
         if let Some(root) = self.root.take() {
-            self.kept_root = root.keep();
+            let old = root.keep();
+            self.kept_root = crate::fsutil::keep_out_of_process_dir(&old)?;
+            for path in [
+                &mut self.work_dir,
+                &mut self.effects_channel,
+                &mut self.prompt_file,
+                &mut self.git_config,
+                &mut self.own_dir,
+            ] {
+                if let Ok(rel) = path.strip_prefix(&old) {
+                    *path = self.kept_root.join(rel);
+                }
+            }
         }
         crate::sandbox::take_back(&[&self.kept_root])
             .io_context(|| format!("giving back {}", self.kept_root.display()))?;

@@ -237,16 +237,17 @@ fn each_wrapper_passes_prompt_budget_and_arguments_and_its_usage_lands_in_sessio
         ]
     );
     assert!(args[7].ends_with("/analytics.jsonl"), "{args:?}");
-    // Its histories go to the trial's HOME, which the run keeps, never into the work
-    // directory, where the harness's own index would count them as uncommitted work.
+    // Its histories go to the trial's HOME (in the trial's own directory, copied to
+    // `agents/<trial>/home/` after each session), never into the work directory, where
+    // the harness's own index would count them as uncommitted work.
     assert_eq!(args[8], "--chat-history-file");
     assert!(
-        args[9].ends_with("/agents/aider:shtask:0/home/.aider.chat.history.md"),
+        args[9].ends_with("/own/home/.aider.chat.history.md"),
         "{args:?}"
     );
     assert_eq!(args[10], "--input-history-file");
     assert!(
-        args[11].ends_with("/agents/aider:shtask:0/home/.aider.input.history"),
+        args[11].ends_with("/own/home/.aider.input.history"),
         "{args:?}"
     );
     assert_eq!(args[12..], ["--model", "m-aider"]);

@@ -18,26 +18,7 @@ use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 
 use common::command::{Ran, arm, live_processes_with_arg, script, unique_sleep_seconds};
-use common::{loopbench, read_csv};
-use loopbench::sandbox::bwrap_works;
-
-fn require_bwrap() -> bool {
-    assert!(
-        loopbench::sandbox::find_program("bwrap", std::env::var_os("PATH").as_deref()).is_some(),
-        "bwrap is not installed (apt-get install bubblewrap; .ci/run does)"
-    );
-    if !bwrap_works() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true: bwrap cannot create namespaces on this machine"
-        );
-        eprintln!("skipping: bwrap cannot create namespaces on this machine");
-        return false;
-    }
-    // Namespaces work: a sandbox that is not confined is a failure, never a skip.
-    assert_eq!(loopbench::sandbox::check_confined(), Ok(()));
-    true
-}
+use common::{loopbench, read_csv, require_bwrap};
 
 /// Tries to undo the sandbox: its capabilities, its mounts (also from a nested user
 /// namespace), and a canary on the host.
@@ -147,6 +128,14 @@ exit 0
 const SCRATCH_FILLER: &str = r#"
 head -c 1500M /dev/zero > fill.bin 2>/dev/null
 echo "wrote $(wc -c < fill.bin) bytes"
+exit 0
+"#;
+
+/// Writes into the sandbox's private `/dev/shm` (RAM-backed, 256 MiB) until something
+/// stops it.
+const SHM_FILLER: &str = r#"
+head -c 250M /dev/zero > /dev/shm/fill.bin 2>/dev/null
+echo "wrote $(wc -c < /dev/shm/fill.bin) bytes"
 exit 0
 "#;
 
@@ -646,7 +635,8 @@ impl Drop for SmallScratch {
 }
 
 #[test]
-fn a_scratch_filler_is_stopped_by_its_memory_limit_before_an_honest_trial_runs_out_of_room() {
+fn a_scratch_filler_is_stopped_by_its_bound_or_its_memory_limit_before_an_honest_trial_runs_out_of_room()
+ {
     if !require_bwrap() {
         return;
     }
@@ -662,11 +652,15 @@ fn a_scratch_filler_is_stopped_by_its_memory_limit_before_an_honest_trial_runs_o
     };
     let tmp = common::visible_tempdir();
     script(tmp.path(), "filler.sh", SCRATCH_FILLER);
+    script(tmp.path(), "shm-filler.sh", SHM_FILLER);
     script(tmp.path(), "honest.sh", HONEST);
     let agents = sandboxed_agent("filler", "filler.sh", "", "")
+        + &sandboxed_agent("shm", "shm-filler.sh", "", "")
         + &sandboxed_agent("honest", "honest.sh", "", "");
-    // The honest trial runs while the filler's does (two jobs), three sessions.
-    let arms = arm("honest", "honest", 3, "") + &arm("filler", "filler", 1, "");
+    // The honest trial runs while the fillers' do (two jobs), three sessions.
+    let arms = arm("honest", "honest", 3, "")
+        + &arm("filler", "filler", 1, "")
+        + &arm("shm", "shm", 1, "");
     let suite = suite(tmp.path(), &agents, &arms, "max_memory = \"200MiB\"");
     // The filler's tree is refused before the harness copies it for its checks.
     let task = suite.join("shtask/task.toml");
@@ -679,10 +673,26 @@ fn a_scratch_filler_is_stopped_by_its_memory_limit_before_an_honest_trial_runs_o
         "2",
         &[("LOOPBENCH_TMPDIR", scratch.dir.path().to_str().unwrap())],
     );
+    // Where the kernel bounds the work directory (a tmpfs of its own: root), the
+    // filler meets that bound (twice max_tree_bytes) before its memory limit, and the
+    // shared scratch never sees its writes; elsewhere the memory limit stops it.
     let filler = session(&ran, "filler", 1);
+    let stopped_by = if loopbench::fsutil::kernel_bounds().is_ok() {
+        "reached the work directory's bound of 100000000 bytes"
+    } else {
+        "reached max_memory"
+    };
     assert!(
-        filler["error"].contains("reached max_memory"),
+        filler["error"].contains(stopped_by),
         "the filler was not stopped: {filler:?}"
+    );
+    assert_eq!(filler["failure"], "agent", "{filler:?}");
+    // RAM-backed places that no bound of their own holds (the private /dev/shm is
+    // 256 MiB) are counted by the memory limit.
+    let shm = session(&ran, "shm", 1);
+    assert!(
+        shm["error"].contains("reached max_memory"),
+        "the /dev/shm filler was not stopped: {shm:?}"
     );
     for trial in ran.trials.iter().filter(|t| t["arm"] == "honest") {
         assert_eq!(trial["error"], "", "{trial:?}");

@@ -14,6 +14,10 @@ use common::{loopbench, read_jsonl, repo_root};
 use serde_json::Value;
 
 fn git(dir: &Path, args: &[&str]) -> String {
+    String::from_utf8(git_bytes(dir, args)).unwrap()
+}
+
+fn git_bytes(dir: &Path, args: &[&str]) -> Vec<u8> {
     let out = std::process::Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -22,7 +26,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
         .output()
         .unwrap();
     assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap()
+    out.stdout
 }
 
 fn clone(bundle: &Path, into: &Path) -> PathBuf {
@@ -234,4 +238,117 @@ fn a_run_killed_and_resumed_leaves_the_same_bundles_as_one_run_at_other_jobs() {
         .assert()
         .success();
     assert_eq!(heads(&merged), heads(&reference));
+}
+
+/// Commits the value passed as `LB_BUNDLE_KEY` every way a tree can hold it: in a
+/// `.env`, a file's name, a symlink's target, a binary file, and a CLI's JSON config
+/// (with a quote in it, JSON-escaped); and does its feature.
+const SECRET_COMMITTER: &str = r#"
+printf 'KEY=%s\n' "$LB_BUNDLE_KEY" > .env
+mkdir -p "config/$LB_BUNDLE_KEY"
+printf '{"key": "%s", "quoted": "%s\\"x"}\n' "$LB_BUNDLE_KEY" "$LB_BUNDLE_KEY" > "config/$LB_BUNDLE_KEY/cli.json"
+ln -sf "/run/$LB_BUNDLE_KEY" link
+printf '\000\001%s\377' "$LB_BUNDLE_KEY" > blob.bin
+echo "f$LOOPBENCH_SESSION" > "src/f$LOOPBENCH_SESSION.txt"
+git add -A && git commit -qm "key $LB_BUNDLE_KEY"
+exit 0
+"#;
+
+/// Every file under `dir` whose bytes hold `needle`.
+fn files_holding(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .filter(|e| {
+            std::fs::read(e.path())
+                .unwrap()
+                .windows(needle.len())
+                .any(|w| w == needle)
+        })
+        .map(|e| e.path().to_path_buf())
+        .collect()
+}
+
+#[test]
+fn a_value_passed_by_pass_env_that_the_agent_commits_is_in_no_bundle_nor_any_stored_file() {
+    if !common::require_bwrap() {
+        return;
+    }
+    const KEY: &str = "sk-bundle-secret-8675309";
+    let tmp = common::visible_tempdir();
+    let root = tmp.path();
+    common::command::script(root, "committer.sh", SECRET_COMMITTER);
+    let agents = "[agents.committer]\ndriver = \"command\"\nprogram = \"./committer.sh\"\n\
+                  timeout = \"60s\"\nsandbox = \"bwrap\"\npass_env = [\"LB_BUNDLE_KEY\"]\n";
+    let suite = common::command::sh_suite(
+        root,
+        agents,
+        &common::command::arm("committer", "committer", 2, ""),
+    );
+    let out = root.join("out");
+    let output = loopbench()
+        .arg("run")
+        .arg(&suite)
+        .args(["--quiet", "--jobs", "1", "--keep-repos", "--out"])
+        .arg(&out)
+        .env("LB_BUNDLE_KEY", KEY)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    loopbench()
+        .args(["report", "--html"])
+        .arg(&out)
+        .assert()
+        .success();
+    let sessions = read_jsonl(&out.join("sessions.jsonl"));
+    assert_eq!(sessions.len(), 2, "{sessions:?}");
+
+    let repo = clone(
+        &out.join("repos/committer:shtask:0.bundle"),
+        &root.join("c"),
+    );
+    let log = git(&repo, &["log", "-p", "--all", "--format=%an|%s%n%b"]);
+    let objects = git_bytes(
+        &repo,
+        &["cat-file", "--batch-all-objects", "--batch", "--unordered"],
+    );
+    let holds =
+        |bytes: &[u8], needle: &str| bytes.windows(needle.len()).any(|w| w == needle.as_bytes());
+    for (what, bytes) in [("log -p", log.as_bytes()), ("the objects", &objects)] {
+        let text = String::from_utf8_lossy(bytes);
+        assert!(!holds(bytes, KEY), "{what} holds the key:\n{text}");
+        assert!(!holds(bytes, "bundle-secret"), "{what}: a part of it");
+    }
+    // The files are there, each value replaced; the commit says so.
+    let label = "[redacted LB_BUNDLE_KEY]";
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".env")).unwrap(),
+        format!("KEY={label}\n")
+    );
+    let config = repo.join("config").join(label).join("cli.json");
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        format!("{{\"key\": \"{label}\", \"quoted\": \"{label}\\\"x\"}}\n")
+    );
+    assert_eq!(
+        std::fs::read_link(repo.join("link")).unwrap(),
+        Path::new("/run").join(label)
+    );
+    assert_eq!(
+        std::fs::read(repo.join("blob.bin")).unwrap(),
+        [&b"\x00\x01"[..], label.as_bytes(), b"\xff"].concat()
+    );
+    assert!(
+        log.contains("redacted: 4 files held a value passed by pass_env"),
+        "{log}"
+    );
+    // The record's tree is the one the agent left; the commit's is not.
+    let head_tree = git(&repo, &["rev-parse", "HEAD^{tree}"]);
+    assert_ne!(head_tree.trim(), sessions[1]["evidence"]["tree"]);
+
+    // Nor does any other file the run stored hold it: records, captures, the HOME
+    // copy, the report.
+    assert!(out.join("report.html").is_file());
+    assert_eq!(files_holding(&out, KEY.as_bytes()), Vec::<PathBuf>::new());
 }

@@ -15,4 +15,4 @@ mod trial_events;
 pub use plan::{Plan, PlannedTrial, ReplayArm, ReplaySet, Source, TraceFile};
 pub use run::{RunOptions, Shard, default_jobs, execute};
 pub use steps::run_trial;
-pub use trial::{Attempt, TrialResult, TrialSpec, session_env};
+pub use trial::{Attempt, KeepRepo, TrialResult, TrialSpec, session_env};

@@ -3,7 +3,6 @@
 //! suite, recorded traces, a resumed run) is a [`Plan`] for the same [`execute`].
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -15,7 +14,7 @@ use tokio::task::JoinSet;
 use super::plan::{Plan, PlannedTrial, ReplaySet, Source};
 use super::retry::{Backoff, Breaker, stopped, wait_unless_cancelled};
 use super::steps::run_trial;
-use super::trial::{Attempt, Budgets, TrialResult, TrialSpec, harness_failed_attempt};
+use super::trial::{Attempt, Budgets, KeepRepo, TrialResult, TrialSpec, harness_failed_attempt};
 use crate::agent::command::CommandAgent;
 use crate::agent::replay::{ReplayAgent, RunActions};
 use crate::agent::sim::SimAgent;
@@ -30,7 +29,7 @@ use crate::seed;
 use crate::suite::TrialKey;
 use crate::suite::sim_profile::Profile;
 use crate::suite::{AgentDriver, InfraPolicy, Ledger, Prompts, Suite};
-use crate::workspace::Workspace;
+use crate::workspace::{SpaceBounds, Workspace};
 
 /// How long agents in flight may go on after Ctrl-C before they are signalled.
 const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
@@ -313,6 +312,7 @@ pub fn execute(
                             infra,
                             run_start,
                             keep_repos,
+                            redactor: &redactor,
                         };
                         let mut sink = ChannelSink {
                             tx,
@@ -459,12 +459,17 @@ struct RunContext<'a> {
     infra: InfraPolicy,
     run_start: Instant,
     keep_repos: bool,
+    /// The values passed by `pass_env` (also kept out of bundles).
+    redactor: &'a Redactor,
 }
 
-impl RunContext<'_> {
+impl<'a> RunContext<'a> {
     /// Where the trial `key` leaves its bundle, when the run keeps them.
-    fn bundle_of(&self, key: &TrialKey) -> Option<PathBuf> {
-        self.keep_repos.then(|| self.run_dir.bundle(&key.trial_id))
+    fn bundle_of(&self, key: &TrialKey) -> Option<KeepRepo<'a>> {
+        self.keep_repos.then(|| KeepRepo {
+            out: self.run_dir.bundle(&key.trial_id),
+            redactor: self.redactor,
+        })
     }
 }
 
@@ -556,7 +561,9 @@ fn run_suite_trial(
     let key = TrialKey::new(&arm.name, &task.name, trial.replicate);
     let trial_key = key.clone();
     let trial_seed = seed::trial_seed(suite_seed, &arm.name, &task.name, trial.replicate);
-    let ws = Workspace::create_bare(task)?;
+    let bounds = matches!(suite.agent_of(arm), AgentDriver::Command { .. })
+        .then(|| SpaceBounds::of(task, &suite.limits));
+    let ws = Workspace::create_bare(task, bounds)?;
     let mut observer = Observer::new(task, arm.list_format, cache, suite.verify_repeats)?
         .with_schema(arm.list_schema)
         .with_clean_tree(suite.clean_tree);

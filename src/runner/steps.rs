@@ -612,7 +612,7 @@ impl Trial<'_> {
     /// emits its record.
     pub(crate) fn finish(&self, state: TrialState) -> Result<Attempt> {
         let spec = self.spec;
-        if let Some(out) = &spec.keep_repo {
+        if let Some(keep) = &spec.keep_repo {
             // Before the trial's record: a trial recorded as finished has its bundle, and
             // one that is not is run again by `resume`.
             let start = state.start_tree.ok_or_else(|| {
@@ -626,7 +626,8 @@ impl Trial<'_> {
                 &start,
                 &format!("loopbench: start task {}", spec.task.name),
                 &state.session_trees,
-                out,
+                keep.redactor,
+                &keep.out,
             )?;
         }
         let plan_omitted = state

@@ -58,9 +58,17 @@ pub struct TrialSpec<'a> {
     /// The arm's budgets.
     pub budgets: Budgets,
     /// `--keep-repos`: where to write the trial's git bundle (one commit per session).
-    pub keep_repo: Option<std::path::PathBuf>,
+    pub keep_repo: Option<KeepRepo<'a>>,
     /// Which attempt of the trial this is, from 1 (earlier ones failed `infra`).
     pub attempt: u32,
+}
+
+/// `--keep-repos` for one trial.
+pub struct KeepRepo<'a> {
+    /// Where its bundle goes.
+    pub out: std::path::PathBuf,
+    /// The values passed by `pass_env`, which the bundle must not hold.
+    pub redactor: &'a crate::sandbox::Redactor,
 }
 
 /// Token and dollar limits of an arm; 0 means no limit.

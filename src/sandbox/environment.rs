@@ -185,6 +185,22 @@ impl Redactor {
         Ok(removed)
     }
 
+    /// Every spelling of every secret (raw bytes, lossy text, JSON-escaped), longest
+    /// first: what a search for the secrets must look for.
+    pub fn spellings(&self) -> Vec<Vec<u8>> {
+        self.needles().into_iter().map(|(n, _)| n).collect()
+    }
+
+    /// Rewrites the regular file at `path` (never through a symlink) with every secret
+    /// replaced, read in chunks as [`Redactor::files_under`] reads.
+    pub fn file(&self, path: &Path) -> std::io::Result<()> {
+        let meta = std::fs::symlink_metadata(path)?;
+        if self.is_empty() || !meta.is_file() {
+            return Ok(());
+        }
+        self.redact_file(path, &meta)
+    }
+
     /// Every spelling of every secret (raw bytes, lossy text, JSON-escaped) with its
     /// label, longest first.
     fn needles(&self) -> Vec<(Vec<u8>, Vec<u8>)> {

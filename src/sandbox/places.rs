@@ -20,9 +20,13 @@ pub const SEARCHED_SYSTEM_DIRS: &[&str] = &["/etc", "/usr/local", "/usr/src"];
 /// Host places no sandbox shows, nor anything inside them: the kernel's and the
 /// sockets of host services.
 const KERNEL_PLACES: &[&str] = &["/proc", "/sys", "/dev", "/run"];
-/// The prefixes of the harness's scratch directories (a trial's work directory, a
-/// verify copy): another run's are answers too.
-const SCRATCH_PREFIXES: &[&str] = &["loopbench-trial-", "loopbench-verify-"];
+/// The prefixes of the harness's scratch directories (a harness process's, a trial's
+/// work directory, a verify copy): another run's are answers too.
+const SCRATCH_PREFIXES: &[&str] = &[
+    crate::fsutil::PROCESS_DIR_PREFIX,
+    "loopbench-trial-",
+    "loopbench-verify-",
+];
 
 /// What a search found that a sandbox must not show, with what it is.
 #[derive(Debug, Clone, PartialEq, Eq)]

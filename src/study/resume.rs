@@ -52,6 +52,9 @@ pub fn prepare(dir: &Path) -> Result<Resume> {
     // Before anything is read: a live run appending to these files must not have them
     // replaced under it.
     let lock = RunLock::acquire(dir)?;
+    // The scratch of the killed process (its trials' directories and mounts) goes now,
+    // even when no trial is left to run.
+    crate::fsutil::clear_dead_leftovers();
     let run_dir = lock.dir().clone();
     let manifest = Manifest::read(&run_dir)?;
     let mut plan = if manifest.replay.is_some() {

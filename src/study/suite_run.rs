@@ -15,7 +15,11 @@ use crate::suite::{AgentDriver, Suite};
 /// How the sandbox's limits are enforced here and who the sandboxed processes run as
 /// (a root harness's sandbox user), for the manifest.
 pub fn sandbox_facts() -> (Option<String>, Option<String>) {
-    let limits = crate::sandbox::Enforcement::here().describe();
+    let limits = format!(
+        "{}; {}",
+        crate::sandbox::Enforcement::here().describe(),
+        crate::workspace::describe_space_bounds()
+    );
     let user = match crate::sandbox::RunAs::of_harness() {
         Ok(Some(run_as)) => Some(run_as.user.spelled()),
         _ => None,
@@ -230,10 +234,11 @@ pub fn uses_sandbox(suite: &Suite) -> bool {
 pub fn sandbox_summary(suite: &Suite) -> String {
     let limits = suite.limits;
     let mut text = format!(
-        "max_pids = {}, max_memory = {} bytes; {}; private /tmp, /run and /dev/shm of {} bytes each",
+        "max_pids = {}, max_memory = {} bytes; {}; {}; private /tmp, /run and /dev/shm of {} bytes each",
         limits.max_pids,
         limits.max_memory,
         crate::sandbox::Enforcement::here().describe(),
+        crate::workspace::describe_space_bounds(),
         crate::sandbox::DEFAULT_TMP_BYTES
     );
     if let Ok(Some(run_as)) = crate::sandbox::RunAs::of_harness() {

@@ -215,10 +215,9 @@ pub fn visible_tempdir() -> tempfile::TempDir {
     }
 }
 
-/// Whether bwrap can make its namespaces here, for a test that needs the sandbox: false
-/// (the test skips) where it cannot, except under `CI=true`, where that fails; a
-/// sandbox that is not confined fails everywhere (it would let the test pass without
-/// trying).
+/// Whether the sandbox tests can run: bwrap must be installed; where it cannot create
+/// namespaces they skip (false), except under `CI=true`, where they fail; a sandbox
+/// that is not confined fails them everywhere (it would make them pass without trying).
 pub fn require_bwrap() -> bool {
     assert!(
         loopbench::sandbox::find_program("bwrap", std::env::var_os("PATH").as_deref()).is_some(),
@@ -232,6 +231,7 @@ pub fn require_bwrap() -> bool {
         eprintln!("skipping: bwrap cannot create namespaces on this machine");
         return false;
     }
+    // Namespaces work: a sandbox that is not confined is a failure, never a skip.
     assert_eq!(loopbench::sandbox::check_confined(), Ok(()));
     true
 }

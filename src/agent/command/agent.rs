@@ -23,15 +23,18 @@ use crate::suite::{AgentDriver, Arm, CrashMode, ModelServer, Sandbox, Suite};
 
 /// File name of the usage report, beside the work directory.
 pub const USAGE_FILE: &str = "usage.json";
-/// Directory an agent may keep state in across the sessions of a trial.
+/// Directory an agent may keep state in across the sessions of a trial, in the trial's
+/// own directory.
 pub const STATE_DIR: &str = "state";
-/// The served log of session N is `agents/<trial>/session-N.model.jsonl`.
+/// The served log of session N is `session-N.model.jsonl`, in the trial's own directory
+/// while the session runs, then in `agents/<trial>/`.
 pub const MODEL_LOG_SUFFIX: &str = "model.jsonl";
 /// The network log of session N (what the sandbox's proxy let through and refused) is
 /// `agents/<trial>/session-N.net.log`.
 pub const NET_LOG_SUFFIX: &str = "net.log";
-/// The HOME of every session of a trial: `agents/<trial>/home/` (a CLI keeps its
-/// configuration and transcripts there, never in the harness's own home).
+/// The HOME of every session of a trial: `home/` in the trial's own directory (a CLI
+/// keeps its configuration and transcripts there, never in the harness's own home),
+/// copied to `agents/<trial>/home/` after each session.
 pub const MODEL_HOME: &str = "home";
 /// Where bwrap reports whether the sandboxed program ran, beside the work directory
 /// (outside everything the sandbox shows).
@@ -298,24 +301,31 @@ impl CommandAgent {
         layout
     }
 
-    /// Creates the capture directory, the state directory and a fresh, empty usage file.
+    /// Creates the capture directory, the state directory, HOME and a fresh, empty
+    /// usage file. What the agent keeps across sessions (HOME, the state directory, the
+    /// served model log) lies in the trial's own directory, in scratch and bounded,
+    /// never in the run directory: the run directory gets copies after the session.
     fn prepare(&self, ctx: &SessionContext<'_>) -> Result<SessionFiles> {
         let root = ctx.workspace.root().to_path_buf();
+        let own = &ctx.workspace.own_dir;
+        let model_log_name = format!("session-{}.{MODEL_LOG_SUFFIX}", ctx.session);
         let files = SessionFiles {
             status_file: root.join(SUPERVISOR_STATUS_FILE),
             usage_file: root.join(USAGE_FILE),
-            state_dir: root.join(STATE_DIR),
+            state_dir: own.join(STATE_DIR),
             stdout: self
                 .capture_dir
                 .join(format!("session-{}.stdout", ctx.session)),
             stderr: self
                 .capture_dir
                 .join(format!("session-{}.stderr", ctx.session)),
-            model_log: self.model_server.as_ref().map(|_| {
-                self.capture_dir
-                    .join(format!("session-{}.{MODEL_LOG_SUFFIX}", ctx.session))
-            }),
-            home: self.capture_dir.join(MODEL_HOME),
+            model_log: self
+                .model_server
+                .as_ref()
+                .map(|_| own.join(&model_log_name)),
+            model_log_copy: self.capture_dir.join(&model_log_name),
+            home: own.join(MODEL_HOME),
+            home_copy: self.capture_dir.join(MODEL_HOME),
             bwrap_status: root.join(BWRAP_STATUS_FILE),
             net_log: self
                 .capture_dir
@@ -329,7 +339,7 @@ impl CommandAgent {
         crate::agent_file::replace(&files.usage_file, b"")?;
         if let Some(log) = &files.model_log {
             // bwrap binds only what exists; a retried start begins the log anew.
-            std::fs::write(log, "").io_context(|| format!("cannot write '{}'", log.display()))?;
+            crate::agent_file::replace(log, b"")?;
         }
         Ok(files)
     }
@@ -344,8 +354,12 @@ struct SessionFiles {
     stderr: PathBuf,
     /// The scripted model server's log of what it served, with `model_server`.
     model_log: Option<PathBuf>,
+    /// Where the run directory keeps a copy of it.
+    model_log_copy: PathBuf,
     /// The agent's HOME, kept for the trial (a CLI's configuration and transcripts).
     home: PathBuf,
+    /// Where the run directory keeps a copy of it after each session.
+    home_copy: PathBuf,
     /// Where bwrap reports whether the program ran, under `sandbox = "bwrap"`.
     bwrap_status: PathBuf,
     /// What the network proxy let through and refused, when the agent has network.
@@ -400,13 +414,32 @@ impl Agent for CommandAgent {
         let env = self.session_env(ctx, &files.usage_file, &files.state_dir, &files.home);
         let started = std::time::SystemTime::now();
         let mut run = self.run_tries(ctx, &files, &env);
-        if let Some(over) = self.bound_home(&files)? {
-            run.error = Some(match run.error.take() {
-                Some(e) => format!("{e}; {over}"),
-                None => over.clone(),
-            });
+        for over in self.bounds_reached(ctx, &files)? {
+            run.add_note(over.clone());
             run.outcome = Outcome::Error;
             run.failure = Some(Failure::new(FailureKind::Agent, over));
+        }
+        // The copies for audit and `import`, within max_home_bytes: what the agent's own
+        // directory holds is bounded by it, and one past it was emptied above.
+        match self.copy_out(&files) {
+            Ok(()) => {}
+            Err(e) if crate::fsutil::out_of_room(&e) => {
+                run = SessionRun::harness_failed(format!(
+                    "the harness could not store the session's output: {}",
+                    with_causes(&e)
+                ));
+            }
+            // What the agent left in its HOME could not be read (a file it made
+            // unreadable to the harness's user): the agent's doing, and the trial ends.
+            Err(e) => {
+                let why = format!(
+                    "its HOME could not be copied to the run directory: {}",
+                    with_causes(&e)
+                );
+                run.add_note(why.clone());
+                run.outcome = Outcome::Error;
+                run.failure = Some(Failure::new(FailureKind::Agent, why));
+            }
         }
         // What the session left in the run directory (captures, the CLI's transcripts
         // and logs in its HOME) must not keep a value passed by `pass_env`. Read in
@@ -445,39 +478,88 @@ impl Agent for CommandAgent {
 }
 
 impl CommandAgent {
-    /// Checks the size of the trial's HOME and the scripted model's log after a
-    /// session: past `max_home_bytes`, both are emptied (the run directory lies on disk,
-    /// where no cgroup counts what the CLI keeps) and the sentence for the session's
-    /// record is returned; the trial ends with it.
-    fn bound_home(&self, files: &SessionFiles) -> Result<Option<String>> {
-        let limit = self.limits.max_home_bytes;
-        let mut bytes: u64 = files
-            .model_log
-            .as_ref()
-            .and_then(|log| std::fs::symlink_metadata(log).ok())
-            .map_or(0, |m| m.len());
-        for entry in walkdir::WalkDir::new(&files.home).follow_links(false) {
-            let Ok(entry) = entry else { continue };
-            if entry.file_type().is_file() {
-                bytes = bytes.saturating_add(entry.metadata().map_or(0, |m| m.len()));
-            }
-            if bytes > limit {
-                break;
+    /// The bounds of the trial's places that the session reached, each as a sentence
+    /// for its record (the trial ends with it). Where the kernel bounds them (a tmpfs of
+    /// their own), a place left full is one whose writes the kernel refused; elsewhere
+    /// a place is measured now, after the session. The agent's own directory past its
+    /// bound is emptied (HOME, state directory, model log), as the sentence says.
+    fn bounds_reached(
+        &self,
+        ctx: &SessionContext<'_>,
+        files: &SessionFiles,
+    ) -> Result<Vec<String>> {
+        use crate::fsutil::Fill;
+        let mut reached = Vec::new();
+        // Full: the kernel held the place to its bound while the session ran (a tmpfs
+        // of its own); Over: a plain directory, measured now.
+        let refused = "while the session ran; the kernel refused further writes";
+        if let Some(work) = ctx.workspace.bounded_work() {
+            let how = match work.fill() {
+                Fill::Within => None,
+                Fill::Full => Some(format!("the agent filled it {refused}")),
+                Fill::Over => Some("it held more after the session".to_string()),
+            };
+            if let Some(how) = how {
+                reached.push(format!(
+                    "reached the work directory's bound of {} bytes (twice max_tree_bytes, \
+                     .git included): {how}",
+                    work.bound().bytes
+                ));
             }
         }
-        if bytes <= limit {
-            return Ok(None);
+        let fill = match ctx.workspace.bounded_own() {
+            Some(own) => own.fill(),
+            None => Fill::Within,
+        };
+        if fill != Fill::Within {
+            for dir in [&files.home, &files.state_dir] {
+                crate::fsutil::remove_tree(dir);
+                std::fs::create_dir_all(dir)
+                    .io_context(|| format!("cannot empty '{}'", dir.display()))?;
+            }
+            if let Some(log) = &files.model_log {
+                crate::agent_file::replace(log, b"")?;
+            }
+            let how = match fill {
+                Fill::Full => format!("filled their bound {refused}"),
+                _ => "held more after the session".to_string(),
+            };
+            reached.push(format!(
+                "reached max_home_bytes = {}: the agent's HOME, state directory and git \
+                 configuration (and the model log) {how}; HOME and the state directory were \
+                 emptied",
+                self.limits.max_home_bytes,
+            ));
         }
-        std::fs::remove_dir_all(&files.home)
-            .and_then(|()| std::fs::create_dir(&files.home))
-            .io_context(|| format!("cannot empty '{}'", files.home.display()))?;
+        Ok(reached)
+    }
+
+    /// Copies the session's HOME (in place of the last copy) and its model log into the
+    /// run directory. A HOME that is not a directory (an unsandboxed agent may replace
+    /// it) is copied as an empty one: a link is never followed out.
+    fn copy_out(&self, files: &SessionFiles) -> Result<()> {
+        crate::fsutil::remove_if_present(&files.home_copy)?;
+        if std::fs::symlink_metadata(&files.home).is_ok_and(|m| m.is_dir()) {
+            crate::fsutil::copy_tree(&files.home, &files.home_copy, false)?;
+        } else {
+            std::fs::create_dir_all(&files.home_copy)
+                .io_context(|| format!("cannot create '{}'", files.home_copy.display()))?;
+        }
         if let Some(log) = &files.model_log {
-            crate::agent_file::replace(log, b"")?;
+            crate::fsutil::remove_if_present(&files.model_log_copy)?;
+            if let crate::fsutil::Opened::Regular(mut from, meta) =
+                crate::fsutil::open_regular(log, false)
+                    .io_context(|| format!("cannot read '{}'", log.display()))?
+            {
+                let mut to = std::fs::File::create(&files.model_log_copy)
+                    .io_context(|| format!("cannot create '{}'", files.model_log_copy.display()))?;
+                std::io::copy(&mut std::io::Read::take(&mut from, meta.len()), &mut to)
+                    .io_context(|| format!("cannot copy '{}'", files.model_log_copy.display()))?;
+            }
+            // Its copy is the log from now on: the trial's scratch keeps none of it.
+            crate::fsutil::remove_if_present(log)?;
         }
-        Ok(Some(format!(
-            "reached max_home_bytes = {limit}: the agent's HOME (and the model log) held more \
-             after the session; both were emptied"
-        )))
+        Ok(())
     }
 }
 
