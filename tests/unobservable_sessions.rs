@@ -15,7 +15,9 @@ use common::{loopbench, read_csv};
 
 /// The initializer writes the list. Session 1 builds F1 and claims it. Session 2 claims
 /// F2 and F3, whose files it never makes; with `HIDE` set it then grows the tree past
-/// `max_tree_bytes`, so that the claims are never observed.
+/// `max_tree_bytes`, so that the claims are never observed. (Past it, but within the
+/// work directory's bound while the session runs, twice `max_tree_bytes` with `.git`:
+/// a session that fills that bound is the agent's error, and its claims are observed.)
 const CLAIMER: &str = r#"n=$LOOPBENCH_SESSION
 if [ "$n" = 0 ]; then
   cat > feature_list.json <<'EOF'
@@ -31,7 +33,7 @@ elif [ "$n" = 1 ]; then
 else
   sed -i 's/"passes": false/"passes": true/g' feature_list.json
   if [ -n "${HIDE:-}" ]; then
-    head -c 300000 /dev/zero > padding.bin
+    head -c 3000000 /dev/zero > padding.bin
   fi
 fi
 echo "session $n" >> PROGRESS.md
@@ -50,7 +52,7 @@ fn run(root: &Path, name: &str, hide: bool) -> PathBuf {
     let suite = sh_suite(&dir, &agents, arm);
     let task = suite.join("shtask/task.toml");
     let text = std::fs::read_to_string(&task).unwrap();
-    std::fs::write(&task, format!("max_tree_bytes = 200000\n{text}")).unwrap();
+    std::fs::write(&task, format!("max_tree_bytes = 2000000\n{text}")).unwrap();
     let toml = std::fs::read_to_string(suite.join("suite.toml")).unwrap();
     std::fs::write(
         suite.join("suite.toml"),
