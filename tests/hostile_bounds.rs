@@ -41,13 +41,9 @@ fn bytes_under(dir: &Path) -> u64 {
         .sum()
 }
 
-#[test]
-fn fillers_of_home_state_and_git_meet_their_bounds_while_they_run_and_the_run_goes_on() {
-    if !require_bwrap() {
-        return;
-    }
-    let tmp = common::visible_tempdir();
-    let root = tmp.path();
+/// Writes the suite of the attack in `root`: three fillers, each allowed two sessions,
+/// and an honest arm after them.
+fn write_fillers_suite(root: &Path) {
     script(root, "filler.sh", FILLER);
     script(root, "honest.sh", HONEST);
     let mut agents = String::new();
@@ -77,21 +73,12 @@ fn fillers_of_home_state_and_git_meet_their_bounds_while_they_run_and_the_run_go
     let task = root.join("shtask/task.toml");
     let text = std::fs::read_to_string(&task).unwrap();
     std::fs::write(&task, format!("max_tree_bytes = 4000000\n{text}")).unwrap();
+}
 
-    // A scratch root of the test's own, to see what is left in it.
-    let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
-    let out = root.join("out");
-    let output = common::loopbench()
-        .arg("run")
-        .arg(root)
-        .args(["--quiet", "--jobs", "1", "--out"])
-        .arg(&out)
-        .env("LOOPBENCH_TMPDIR", scratch.path())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    let kernel = loopbench::fsutil::kernel_bounds().is_ok();
+/// What must hold after the run of [`write_fillers_suite`] into `out`, whose harness
+/// printed `stderr`, with `scratch` as its scratch root: `kernel` says whether the
+/// harness could mount a tmpfs per place.
+fn check_fillers_run(out: &Path, stderr: &str, scratch: &Path, kernel: bool) {
     assert!(
         stderr.contains(if kernel {
             "are bounded by a tmpfs of their own while its sessions run"
@@ -154,12 +141,76 @@ fn fillers_of_home_state_and_git_meet_their_bounds_while_they_run_and_the_run_go
     assert!(stored < 2 * 1024 * 1024, "the results hold {stored} bytes");
     // Nothing is left in the scratch root, mounted or not.
     assert_eq!(
-        loopbench::fsutil::mounts_under(scratch.path()),
+        loopbench::fsutil::mounts_under(scratch),
         Vec::<std::path::PathBuf>::new()
     );
-    let left: Vec<_> = std::fs::read_dir(scratch.path())
-        .unwrap()
-        .flatten()
-        .collect();
+    let left: Vec<_> = std::fs::read_dir(scratch).unwrap().flatten().collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn fillers_of_home_state_and_git_meet_their_bounds_while_they_run_and_the_run_goes_on() {
+    if !require_bwrap() {
+        return;
+    }
+    let tmp = common::visible_tempdir();
+    let root = tmp.path();
+    write_fillers_suite(root);
+    // A scratch root of the test's own, to see what is left in it.
+    let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
+    let out = root.join("out");
+    let output = common::loopbench()
+        .arg("run")
+        .arg(root)
+        .args(["--quiet", "--jobs", "1", "--out"])
+        .arg(&out)
+        .env("LOOPBENCH_TMPDIR", scratch.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let kernel = loopbench::fsutil::kernel_bounds().is_ok();
+    check_fillers_run(&out, &stderr, scratch.path(), kernel);
+}
+
+/// The same fillers under a harness run by an ordinary user (`nobody`, from a root
+/// test), who cannot mount: each place is measured after the session, and the session
+/// that filled it is the agent's error all the same.
+#[test]
+fn an_ordinary_users_fillers_are_measured_after_the_session_and_the_run_goes_on() {
+    if !require_bwrap() || !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let user = loopbench::sandbox::SandboxUser::default();
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let root = tmp.path().join("suite");
+    std::fs::create_dir(&root).unwrap();
+    write_fillers_suite(&root);
+    let scratch = tmp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    user.hand_over(&[tmp.path()]).unwrap();
+    let out = root.join("out");
+    let ran = std::process::Command::new("setpriv")
+        .arg(format!("--reuid={}", user.uid))
+        .arg(format!("--regid={}", user.gid))
+        .args(["--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_loopbench"))
+        .arg("run")
+        .arg(&root)
+        .args(["--quiet", "--jobs", "1", "--out"])
+        .arg(&out)
+        .env("HOME", tmp.path())
+        .env("LOOPBENCH_TMPDIR", &scratch)
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&ran.stderr);
+    if !ran.status.success() && stderr.contains("bwrap") && stderr.contains("namespace") {
+        // This machine lets no ordinary user make namespaces.
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{stderr}");
+        eprintln!("skipping: {stderr}");
+        return;
+    }
+    assert!(ran.status.success(), "run as {}: {stderr}", user.spelled());
+    check_fillers_run(&out, &stderr, &scratch, false);
 }
