@@ -137,7 +137,7 @@ fn check_fillers_run(out: &Path, stderr: &str, scratch: &Path, kernel: bool) {
     assert_eq!(read_jsonl(&out.join("trials.jsonl")).len(), 4);
 
     // 3 × 64 MiB were attempted; the results directory holds captures and tables.
-    let stored = bytes_under(&out);
+    let stored = bytes_under(out);
     assert!(stored < 2 * 1024 * 1024, "the results hold {stored} bytes");
     // Nothing is left in the scratch root, mounted or not.
     assert_eq!(
