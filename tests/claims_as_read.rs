@@ -243,18 +243,8 @@ fn show_prints_an_invisible_character_escaped_and_a_look_alike_claim_as_the_clai
         .write("FEATURES.md", &hostile)
         .commit()
         .end("completed");
-    let tmp = tempfile::tempdir().unwrap();
-    let task = sh_task(tmp.path());
+    let (_, tmp) = replay(&trace, ListFormat::Markdown, ListSchema::Passes);
     let out = tmp.path().join("results");
-    common::loopbench()
-        .arg("replay")
-        .arg(trace.save(tmp.path()))
-        .arg("--task")
-        .arg(&task)
-        .args(["--format", "markdown", "--quiet", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
     let trial = read_jsonl(&out.join("trials.jsonl"))[0]["trial_id"]
         .as_str()
         .unwrap()
