@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::command::{arm, script, sh_suite};
 use common::{loopbench, read_csv};
@@ -239,22 +239,30 @@ fn a_wrapper_that_exits_127_is_infra_and_exhausted_retries_exit_3_naming_the_arm
     assert_eq!(failed[0]["outcome"], "error");
 }
 
-#[test]
-fn a_refused_key_stops_the_run_and_resume_after_the_fix_finishes_it() {
-    let tmp = tempfile::tempdir().unwrap();
-    faulty_cli(tmp.path(), 1, UNAUTHORIZED, false);
+/// A suite in `dir` whose CLI agent's key is refused (HTTP 401) in session
+/// `refused_at` of its first trial (the fault file armed), with `max_sessions` sessions
+/// per trial and `replicates` trials.
+fn refused_key_suite(dir: &Path, refused_at: u32, max_sessions: u32, replicates: u32) -> PathBuf {
+    faulty_cli(dir, refused_at, UNAUTHORIZED, false);
     let suite = sh_suite(
-        tmp.path(),
+        dir,
         &format!("infra_backoff = \"10ms\"\n\n{CLI_AGENT}"),
-        &arm("cli", "cli", 2, ""),
+        &arm("cli", "cli", max_sessions, ""),
     );
     let toml = std::fs::read_to_string(suite.join("suite.toml")).unwrap();
     std::fs::write(
         suite.join("suite.toml"),
-        toml.replace("replicates = 1", "replicates = 3"),
+        toml.replace("replicates = 1", &format!("replicates = {replicates}")),
     )
     .unwrap();
-    std::fs::write(tmp.path().join("cli.sh.fault"), "").unwrap();
+    std::fs::write(dir.join("cli.sh.fault"), "").unwrap();
+    suite
+}
+
+#[test]
+fn a_refused_key_stops_the_run_and_resume_after_the_fix_finishes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = refused_key_suite(tmp.path(), 1, 2, 3);
     let out = tmp.path().join("out");
     let output = run_in(&suite, &out);
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -462,19 +470,7 @@ fn a_refused_key_after_a_session_that_changed_the_work_ends_the_trial_there_with
     // Starting the trial again would take session 1 out of the tables: the trial ends
     // at session 2 with session 1 counted, the agent stops, and the verdict says so.
     let tmp = tempfile::tempdir().unwrap();
-    faulty_cli(tmp.path(), 2, UNAUTHORIZED, false);
-    let suite = sh_suite(
-        tmp.path(),
-        &format!("infra_backoff = \"10ms\"\n\n{CLI_AGENT}"),
-        &arm("cli", "cli", 3, ""),
-    );
-    let toml = std::fs::read_to_string(suite.join("suite.toml")).unwrap();
-    std::fs::write(
-        suite.join("suite.toml"),
-        toml.replace("replicates = 1", "replicates = 2"),
-    )
-    .unwrap();
-    std::fs::write(tmp.path().join("cli.sh.fault"), "").unwrap();
+    let suite = refused_key_suite(tmp.path(), 2, 3, 2);
     let out = tmp.path().join("out");
     let output = run_in(&suite, &out);
     let stderr = String::from_utf8_lossy(&output.stderr);
