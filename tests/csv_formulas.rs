@@ -9,7 +9,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::{Trace, loopbench, read_csv, read_jsonl, repo_root, sh_task};
+use common::{loopbench, read_csv, read_jsonl, repo_root};
 use serde_json::{Value, json};
 
 const FORMULA_ARM: &str = "=HYPERLINK(\"http://x\",\"y\")";
@@ -21,23 +21,8 @@ const FORMULA_TASK: &str = "@SUM(1+1)";
 /// with the premature claim, `SIGNED_ARM` without (so its `diff` is negative). Its
 /// tables are gone: `merge` writes them.
 fn forged_shard(tmp: &Path) -> PathBuf {
-    let task = sh_task(tmp);
-    let list = "[{\"id\": \"F1\", \"passes\": true}, {\"id\": \"F2\"}, {\"id\": \"F3\"}]";
-    let trace = Trace::new()
-        .session(1)
-        .write("feature_list.json", list)
-        .commit()
-        .end("completed");
     let shard = tmp.join("shard");
-    loopbench()
-        .arg("replay")
-        .arg(trace.save(tmp))
-        .arg("--task")
-        .arg(&task)
-        .args(["--format", "json", "--quiet", "--out"])
-        .arg(&shard)
-        .assert()
-        .success();
+    common::replay_premature_claim(tmp, &shard);
     let rename = |record: &Value, arm: &str| {
         let mut r = record.clone();
         let replicate = r["replicate"].as_u64().unwrap();

@@ -8,29 +8,14 @@ use crate::common::csvgen;
 
 use std::path::Path;
 
-use common::{Trace, loopbench, read_csv, sh_task};
+use common::{loopbench, read_csv};
 use csvgen::{ArmSpec, write_csvs, write_manifest};
 
 /// A replayed run under `root/run`: one coding session that claims F1 prematurely
 /// (nothing is implemented), arm `replay`. Returns the run directory.
 fn real_run(root: &Path, tmp: &Path) -> std::path::PathBuf {
-    let task = sh_task(tmp);
-    let list = "[{\"id\": \"F1\", \"passes\": true}, {\"id\": \"F2\"}, {\"id\": \"F3\"}]";
-    let trace = Trace::new()
-        .session(1)
-        .write("feature_list.json", list)
-        .commit()
-        .end("completed");
     let run = root.join("run");
-    loopbench()
-        .arg("replay")
-        .arg(trace.save(tmp))
-        .arg("--task")
-        .arg(&task)
-        .args(["--format", "json", "--quiet", "--out"])
-        .arg(&run)
-        .assert()
-        .success();
+    common::replay_premature_claim(tmp, &run);
     run
 }
 

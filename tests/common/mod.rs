@@ -176,6 +176,27 @@ pub fn replay_ok(trace: &Path, task: &Path, format: ListFormat, scratch: &Path) 
     }
 }
 
+/// Replays, into `out`, one coding session over the [`sh_task`] fixture (written in
+/// `tmp`) that claims F1 with nothing implemented: one premature claim, arm `replay`.
+pub fn replay_premature_claim(tmp: &Path, out: &Path) {
+    let task = sh_task(tmp);
+    let list = "[{\"id\": \"F1\", \"passes\": true}, {\"id\": \"F2\"}, {\"id\": \"F3\"}]";
+    let trace = Trace::new()
+        .session(1)
+        .write("feature_list.json", list)
+        .commit()
+        .end("completed");
+    loopbench()
+        .arg("replay")
+        .arg(trace.save(tmp))
+        .arg("--task")
+        .arg(&task)
+        .args(["--format", "json", "--quiet", "--out"])
+        .arg(out)
+        .assert()
+        .success();
+}
+
 /// Every line of a JSONL file.
 pub fn read_jsonl(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
