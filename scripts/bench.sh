@@ -77,9 +77,25 @@
 #                                      tasks) at --jobs 1 and --jobs 2 in one invocation,
 #                                      release build (or $BIN); prints the speed-up and
 #                                      checks that the JSON reports are identical
+#   scripts/bench.sh processes BASE_BIN
+#                                      processes started per session, counted by the
+#                                      kernel's process accounting (accton; root), split
+#                                      by what started them: the agent, git, the sandbox
+#                                      (bwrap, unshare), the check shells (a check's sh
+#                                      -c, a batch's supervisor and timeout), the checks'
+#                                      own programs, anything else; for the default
+#                                      suite (PROC_REPLICATES, default 2) and the gold
+#                                      command agent under bwrap (GOLD_REPLICATES,
+#                                      default 2), with BASE_BIN (a release build of an
+#                                      earlier commit) and this checkout's release build
+#                                      (or $BIN) in one
+#                                      invocation; then each one's time over the bare
+#                                      shell loop's with the verify cache off, and Inspect
+#                                      AI's time over loopbench's where it is installed
 # Compare ratios within one run: these machines are shared and noisy.
 # Each section prints wall time and peak memory (GNU time's "Maximum resident set size").
-# Needs: cargo, awk, /usr/bin/time (Debian: apt-get install time).
+# Needs: cargo, awk, /usr/bin/time (Debian: apt-get install time); `processes` needs
+# root and accton and dump-acct (Debian: apt-get install acct).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -796,6 +812,151 @@ bench_check_task() {
     echo "reports identical at jobs 1 and 2 (max_ms aside): $same"
 }
 
+# Runs COMMAND... under the kernel's process accounting (written to FILE); prints the
+# pid of COMMAND, whose descendants are the processes to count. Accounting is the
+# machine's: other users' processes are in FILE too, and left out by their ancestry.
+accounted() { # accounted FILE COMMAND...
+    local file="$1" pid
+    shift
+    : >"$file"
+    accton "$file" >/dev/null
+    "$@" >/dev/null 2>&1 &
+    pid=$!
+    wait "$pid" || true
+    accton off >/dev/null
+    echo "$pid"
+}
+
+# Prints the processes per session of an accounted run: the descendants of ROOT (the
+# harness, its binary named NAME) in the accounting FILE, split by what started them.
+process_split() { # process_split FILE ROOT SESSIONS NAME
+    python3 - "$@" <<'PY'
+import collections, subprocess, sys
+
+acct, root, sessions, harness = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4][:15]
+procs = {}
+for line in subprocess.run(["dump-acct", acct], capture_output=True, text=True).stdout.splitlines():
+    f = [x.strip() for x in line.split("|")]
+    if len(f) >= 12 and f[9].isdigit():
+        procs[int(f[9])] = (f[0], int(f[10]))
+kids = collections.defaultdict(list)
+for pid, (_, ppid) in procs.items():
+    if pid != ppid:
+        kids[ppid].append(pid)
+WRAPPERS = ("bwrap", "unshare")
+LABEL = {"git": "git", "check-wrap": "sandbox", "agent-wrap": "sandbox",
+         "check-shell": "check shells", "check-program": "checks' own programs",
+         "supervisor": "other", "agent": "agent"}
+
+# A process's role from its parent's: the harness's direct children are its git, the
+# wrappers of its checks, its own binary (`supervise`, around a command agent) or the
+# sim agent's commands; below a wrapper the first other process is a check shell (or
+# the agent); a batch's supervisor starts `timeout` for each check, which starts the
+# check's shell; anything else a check shell starts is the check's own.
+def role_of(child, parent, role):
+    comm = procs[child][0]
+    if role is None:
+        return {"git": "git", "bwrap": "check-wrap", "unshare": "check-wrap",
+                harness: "supervisor"}.get(comm, "agent")
+    if role in ("git", "agent", "check-program"):
+        return role
+    if role in ("check-wrap", "agent-wrap"):
+        if comm in WRAPPERS:
+            return role
+        return "check-shell" if role == "check-wrap" else "agent"
+    if role == "supervisor":
+        if comm in WRAPPERS:
+            return "agent-wrap"
+        return "supervisor" if comm == harness else "agent"
+    batch_supervisor = any(procs[k][0] == "timeout" for k in kids.get(parent, []))
+    if comm == "timeout" or procs[parent][0] == "timeout" or batch_supervisor:
+        return "check-shell"
+    return "check-program"
+
+count = collections.Counter()
+stack = [(root, None)]
+while stack:
+    pid, role = stack.pop()
+    for child in kids.get(pid, []):
+        r = role_of(child, pid, role)
+        count[LABEL[r]] += 1
+        stack.append((child, r))
+total = sum(count.values())
+harness_started = total - count["agent"] - count["checks' own programs"]
+parts = ", ".join(f"{k} {count[k] / sessions:.2f}" for k in
+                  ["agent", "git", "sandbox", "check shells", "checks' own programs", "other"])
+print(f"{total / sessions:.2f} ({parts}); started by the harness: {harness_started / sessions:.2f}")
+PY
+}
+
+# A copy of the suite in SUITE_DIR with `verify_cache = false`, into DIR.
+suite_without_cache() { # suite_without_cache SUITE_DIR DIR
+    cp -r "$1" "$2"
+    python3 - "$2/suite.toml" <<'PY'
+import sys
+path = sys.argv[1]
+head, sep, rest = open(path).read().partition("\n[")
+open(path, "w").write(head.rstrip("\n") + "\nverify_cache = false\n" + sep + rest)
+PY
+}
+
+bench_processes() {
+    local base="${1:?usage: bench.sh processes BASE_BIN (a release build of an earlier commit)}"
+    local suite="$root/suites/seed-replication" replicates="${PROC_REPLICATES:-2}"
+    [ "$(id -u)" -eq 0 ] || { echo "bench processes needs root (process accounting)" >&2; return 1; }
+    command -v accton >/dev/null && command -v dump-acct >/dev/null ||
+        { echo "bench processes needs accton and dump-acct (Debian: apt-get install acct)" >&2; return 1; }
+    local bin dir
+    bin="$(release_bin)"
+    dir="$(mktemp -d)"
+    trap 'rm -rf "$dir"' RETURN
+    # Both binaries under one name, the name their `supervise` processes carry.
+    mkdir -p "$dir/before" "$dir/after"
+    cp "$base" "$dir/before/loopbench"
+    cp "$bin" "$dir/after/loopbench"
+    make_gold_suite "$suite" "$dir/gold-bwrap" bwrap "${GOLD_REPLICATES:-2}"
+    suite_without_cache "$suite" "$dir/nocache"
+    echo "== processes: $base (before) against $bin (after), $(nproc) cores"
+    declare -A harness
+    local which name pid sessions line same
+    for name in default gold; do
+        for which in before after; do
+            local b="$dir/$which/loopbench" out="$dir/out-$name-$which"
+            if [ "$name" = default ]; then
+                pid=$(accounted "$dir/acct" "$b" run "$suite" --replicates "$replicates" --jobs 2 --quiet --out "$out")
+            else
+                pid=$(accounted "$dir/acct" "$b" run "$dir/gold-bwrap" --jobs 2 --quiet --out "$out")
+            fi
+            sessions=$(($(wc -l <"$out/sessions.csv") - 1))
+            line=$(process_split "$dir/acct" "$pid" "$sessions" loopbench)
+            echo "$name suite, $which, $sessions sessions: processes a session $line"
+            harness[$name-$which]=$(echo "$line" | sed -n 's/.*started by the harness: \([0-9.]*\)$/\1/p')
+        done
+        cmp -s "$dir/out-$name-before/sessions.csv" "$dir/out-$name-after/sessions.csv" && same=yes || same=NO
+        echo "  sessions.csv identical before and after: $same"
+        awk -v a="${harness[$name-before]}" -v b="${harness[$name-after]}" \
+            'BEGIN { printf "  processes the harness starts a session, after/before: %.2f (target: 0.5 or less)\n", b / a }'
+    done
+    echo "== time over the bare shell loop, the verify cache off (--jobs 1)"
+    local per bare t took_before took_after
+    sessions=$(($(wc -l <"$dir/out-default-after/sessions.csv") - 1))
+    for which in before after; do
+        t=$(seconds "$dir/$which/loopbench" run "$dir/nocache" --replicates "$replicates" --jobs 1 --quiet --out "$dir/nocache-$which")
+        echo "loopbench ($which): ${t}s for $sessions sessions"
+        if [ "$which" = before ]; then took_before=$t; else took_after=$t; fi
+    done
+    per=$(bare_session_seconds "$suite" "$((sessions < 200 ? sessions : 200))")
+    bare=$(awk -v p="$per" -v n="$sessions" 'BEGIN { printf "%.2f", p * n }')
+    echo "bare shell loop: ${per}s a session x $sessions sessions = ${bare}s"
+    awk -v b="$bare" -v x="$took_before" -v y="$took_after" \
+        'BEGIN { printf "loopbench/bare: before %.2f, after %.2f (target: 0.4 or less)\n", x / b, y / b }'
+    if python3 -c 'import inspect_ai' 2>/dev/null; then
+        echo "Inspect AI/loopbench: skipped, no Inspect task of the default suite's tasks is written yet"
+    else
+        echo "Inspect AI/loopbench: skipped, Inspect AI is not installed (python3 -c 'import inspect_ai' fails)"
+    fi
+}
+
 bench_bounds() {
     local base="${1:?usage: bench.sh bounds BASE_BIN (a release build of an earlier commit)}"
     local suite="$root/suites/seed-replication" replicates="${GOLD_REPLICATES:-6}"
@@ -826,6 +987,7 @@ bench_bounds() {
 
 case "${1:-}" in
 run) shift; bench_run "$@" ;;
+processes) shift; bench_processes "$@" ;;
 bounds) shift; bench_bounds "$@" ;;
 check-task) shift; bench_check_task "$@" ;;
 weekly) shift; bench_weekly "$@" ;;
@@ -837,7 +999,7 @@ sandbox) shift; bench_sandbox "$@" ;;
 network) shift; bench_network "$@" ;;
 replay) shift; bench_replay "$@" ;;
 *)
-    echo "usage: $0 run [SUITE] | report [ROWS [BIN]] | replay [TRACES] | html [TRIALS] | memory [SIZES] | effects [MIB] | weekly [RUNS [BIN]] | sandbox [SUITE] | network [BIN] | bounds BASE_BIN | check-task [INPUT...]" >&2
+    echo "usage: $0 run [SUITE] | processes BASE_BIN | report [ROWS [BIN]] | replay [TRACES] | html [TRIALS] | memory [SIZES] | effects [MIB] | weekly [RUNS [BIN]] | sandbox [SUITE] | network [BIN] | bounds BASE_BIN | check-task [INPUT...]" >&2
     exit 2
     ;;
 esac
