@@ -58,7 +58,10 @@ pub(crate) fn finish(
     }
     eprintln!("results written to {}", out.path().display());
     let mut bad_traces = 0;
-    for (trial, result) in plan.trials.iter().zip(&driven.results) {
+    for (index, result) in &driven.results {
+        let Some(trial) = plan.trials.get(*index) else {
+            continue;
+        };
         if let Some(kept) = &result.kept_work {
             if single {
                 eprintln!("work directory kept at {}", kept.display());

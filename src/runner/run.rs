@@ -219,14 +219,39 @@ fn run_redactor(source: &Source) -> Redactor {
     Redactor::for_names(&names)
 }
 
-/// Runs the trials of `plan`, sending every event to `sink`. Returns the finished
-/// trials in plan order.
+/// How many trials beyond `--jobs` are spawned ahead: the ones waiting out a backoff
+/// hold no job slot, so that other trials run meanwhile.
+const IN_FLIGHT_SLACK: usize = 16;
+
+/// The finished trials of a run as [`execute`] keeps them: how many, and only those
+/// the caller has something to say about (a kept work directory, a bad input), with
+/// their index in the plan. Every record is already in the sinks; holding them all
+/// would make a run's memory grow with its size.
+#[derive(Default)]
+struct Finished {
+    count: usize,
+    notable: Vec<(usize, TrialResult)>,
+}
+
+impl Finished {
+    fn add(&mut self, index: usize, result: Option<TrialResult>) {
+        let Some(result) = result else { return };
+        self.count += 1;
+        if result.kept_work.is_some() || result.bad_input.is_some() {
+            self.notable.push((index, result));
+        }
+    }
+}
+
+/// Runs the trials of `plan`, sending every event to `sink`. Returns, in plan order
+/// with their index in it, the finished trials that kept their work directory or
+/// broke a rule of the input; every record went to `sink`.
 pub fn execute(
     plan: &Plan,
     options: &RunOptions,
     sink: &mut dyn EventSink,
     run_start: Instant,
-) -> Result<Vec<TrialResult>> {
+) -> Result<Vec<(usize, TrialResult)>> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(options.jobs.max(1))
         .enable_all()
@@ -254,9 +279,20 @@ pub fn execute(
                 .with_limits(crate::sandbox::Limits::default()),
         });
         let redactor = Arc::new(run_redactor(&plan.source));
-        for (index, trial) in trials.iter().copied().enumerate() {
+        // Trials are spawned as earlier ones finish, never all at once: a run holds a
+        // bounded number of them whatever its size.
+        let in_flight = options.jobs.max(1) + IN_FLIGHT_SLACK;
+        let mut waiting = trials.iter().copied().enumerate();
+        let mut tx = Some(tx);
+        let mut spawn_next = |set: &mut JoinSet<_>, tx: &mut Option<mpsc::UnboundedSender<Event>>| {
+            let Some(sender) = tx.as_ref() else { return };
+            let Some((index, trial)) = waiting.next() else {
+                // The last trial is out: the events end when the trials' senders do.
+                *tx = None;
+                return;
+            };
             let (source, cache, permits, tx) =
-                (plan.source.clone(), cache.clone(), permits.clone(), tx.clone());
+                (plan.source.clone(), cache.clone(), permits.clone(), sender.clone());
             let hidden = hidden.clone();
             let redactor = redactor.clone();
             let cancel = cancel.clone();
@@ -353,9 +389,11 @@ pub fn execute(
                 }
                 (index, result)
             });
+        };
+        while set.len() < in_flight && tx.is_some() {
+            spawn_next(&mut set, &mut tx);
         }
-        drop(tx);
-        let mut results: Vec<Option<TrialResult>> = trials.iter().map(|_| None).collect();
+        let mut finished = Finished::default();
         let mut failure: Option<Error> = None;
         let mut cancelled = false;
         let mut aborted = false;
@@ -404,8 +442,9 @@ pub fn execute(
                     None => events_open = false,
                 },
                 Some(joined) = set.join_next(), if !set.is_empty() => {
+                    spawn_next(&mut set, &mut tx);
                     match joined {
-                        Ok((index, Ok(Ok(result)))) => results[index] = result,
+                        Ok((index, Ok(Ok(result)))) => finished.add(index, result),
                         Ok((_, Ok(Err(Error::Cancelled)))) => {}
                         Ok((_, Ok(Err(e)))) => { failure.get_or_insert(e); }
                         Ok((_, Err(panic))) | Err(panic) => {
@@ -434,11 +473,11 @@ pub fn execute(
             let cause = redactor.text(&cause).into_owned();
             return Err(Error::Halted { cause });
         }
-        let finished: Vec<TrialResult> = results.into_iter().flatten().collect();
-        if cancelled && finished.len() < trials.len() {
+        if cancelled && finished.count < trials.len() {
             return Err(Error::Cancelled);
         }
-        Ok(finished)
+        finished.notable.sort_by_key(|(index, _)| *index);
+        Ok(finished.notable)
     });
     // Trials abandoned by a second signal must not hold the command: their blocking
     // threads end with the process.

@@ -30,8 +30,9 @@ pub struct DriveOptions {
 pub struct Driven {
     /// The summary, already written to the run directory.
     pub summary: Summary,
-    /// The trials this process ran, in plan order.
-    pub results: Vec<TrialResult>,
+    /// The trials this process ran that kept their work directory or broke a rule of
+    /// the input, in plan order, each with its index in the plan.
+    pub results: Vec<(usize, TrialResult)>,
     /// Wall time of the run.
     pub elapsed: Duration,
     /// Trials that could not run (retries exhausted): the last failed session of each.
