@@ -162,6 +162,14 @@ impl ShellCommand<'_> {
     /// in a plain shell.
     fn command(&self) -> std::io::Result<(Command, Option<Launch>, Option<Cgroup>)> {
         let host = containment();
+        let path = self
+            .env
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var_os("PATH"));
+        let script = crate::sandbox::exec_form(self.script, path.as_deref());
+        let script = script.as_ref();
         Ok(match self.isolation {
             Isolation::Sandbox(layout) => {
                 layout.hand_over()?;
@@ -171,27 +179,35 @@ impl ShellCommand<'_> {
                 let argv = start.argv(layout);
                 let mut c = Command::new(&argv[0]);
                 Launch::prepare(&mut c);
-                c.args(&argv[1..]).args(["sh", "-c", self.script]);
+                c.args(&argv[1..]).args(["sh", "-c", script]);
                 (c, Some(start), cgroup)
             }
             Isolation::Host if host.pid_namespace || host.network_namespace => {
-                let mut c = Command::new("unshare");
+                let mut c = Command::new(on_path("unshare"));
                 if host.network_namespace {
                     c.arg("--net");
                 }
                 if host.pid_namespace {
                     c.args(["--pid", "--fork", "--kill-child"]);
                 }
-                c.args(["--", "sh", "-c", self.script]);
+                c.args(["--", "sh", "-c", script]);
                 (c, None, None)
             }
             Isolation::Host | Isolation::ProcessGroup => {
-                let mut c = Command::new("sh");
-                c.args(["-c", self.script]);
+                let mut c = Command::new(on_path("sh"));
+                c.args(["-c", script]);
                 (c, None, None)
             }
         })
     }
+}
+
+/// `name` as found on the harness's `PATH` (the bare name when it is not there): a bare
+/// name in a command whose environment is replaced makes the standard library fork the
+/// whole harness to search it, instead of spawning without a copy.
+fn on_path(name: &str) -> std::path::PathBuf {
+    crate::sandbox::find_program(name, std::env::var_os("PATH").as_deref())
+        .unwrap_or_else(|| name.into())
 }
 
 /// How long the readers of a finished command's output may take to reach the end of

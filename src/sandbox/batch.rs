@@ -297,7 +297,8 @@ fn write_plan(path: &Path, checks: &[BatchCheck]) -> std::io::Result<()> {
             "\ns_{i}={secs:.2}\nh_{i}={}\nc_{i}=",
             (secs * 100.0).ceil() as u64
         )?;
-        plan.extend(shell_quote(check.command.as_bytes()));
+        let command = super::host::exec_form(&check.command, std::env::var_os("PATH").as_deref());
+        plan.extend(shell_quote(command.as_bytes()));
         plan.push(b'\n');
     }
     std::fs::write(path, plan)?;

@@ -21,7 +21,7 @@ mod user;
 pub use allowlist::{Allowlist, SYSTEM_DIRS, SYSTEM_SECRETS, Shown};
 pub use batch::{Batch, BatchCheck, BatchEnd, BatchRan, shell_quote, unguessable_seed};
 pub use environment::{INHERITED, Redactor, base as base_env, passed as passed_env};
-pub use host::{BWRAP, bwrap_works, disables_userns, find_program};
+pub use host::{BWRAP, bwrap_works, disables_userns, exec_form, find_program};
 pub use inherited::close_inherited_descriptors;
 pub use keyring::{fresh_session_keyring, keyring_filter};
 pub use launch::{Launch, Started};
