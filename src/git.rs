@@ -31,6 +31,7 @@ use crate::error::{Error, Result};
 use crate::fsutil::GIT_DIR;
 use crate::process_group::Group;
 
+mod in_process;
 pub mod store_trees;
 mod work_tree;
 
@@ -322,12 +323,13 @@ pub fn status_porcelain(dir: &Path) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// The commit `HEAD` names, `None` when there is none or git cannot tell.
+/// The commit `HEAD` names, `None` when there is none or it cannot be told. Read in
+/// process; a `.git` that [`unsafe_repository`] rejects has none, as [`git`] refuses it.
 pub fn head(dir: &Path) -> Option<String> {
-    git(dir, &["rev-parse", "--verify", "-q", "HEAD^{commit}"])
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
+    match in_process::head_commit(dir) {
+        in_process::Read::Answer(commit) => commit,
+        in_process::Read::AskGit => None,
+    }
 }
 
 /// Puts the work tree and index back to `commit` and removes every file git does not

@@ -75,10 +75,16 @@ pub fn is_clean(
         || tree_in_fresh_index(work_dir, store, Some(&head), seen).is_ok_and(|t| t.added == head)
 }
 
-/// `HEAD^{tree}` of the repository in `work_dir`, with replace refs ignored.
+/// `HEAD^{tree}` of the repository in `work_dir`, with replace refs ignored: read in
+/// process, or by git (under its time limit) when `.git` holds a symlink or a special
+/// file.
 fn head_tree(work_dir: &Path) -> Option<String> {
     if !std::fs::symlink_metadata(work_dir.join(GIT_DIR)).is_ok_and(|m| m.is_dir()) {
         return None;
+    }
+    match super::in_process::head_tree(work_dir) {
+        super::in_process::Read::Answer(tree) => return tree,
+        super::in_process::Read::AskGit => {}
     }
     let mut cmd = harness_command(work_dir, &[]);
     cmd.args(["rev-parse", "--verify", "-q", "HEAD^{tree}"]);
