@@ -33,6 +33,7 @@ use crate::process_group::Group;
 
 mod in_process;
 pub mod store_trees;
+mod tree_writer;
 mod work_tree;
 
 pub use work_tree::{WorkTree, is_clean, write_tree};

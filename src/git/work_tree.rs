@@ -102,6 +102,14 @@ fn tree_in_fresh_index(
     start: Option<&str>,
     seen: SeenByChecks<'_>,
 ) -> Result<WorkTree> {
+    if start.is_none() {
+        let written = super::tree_writer::write(work_dir, store, seen)?;
+        return Ok(WorkTree {
+            seen: written.seen,
+            added: written.added,
+            ignored_seen: untracked_in_head(work_dir, written.forced)?,
+        });
+    }
     let scratch = crate::fsutil::scratch_dir("loopbench-index-")?;
     let index = scratch.path().join("index");
     let objects = work_dir.join(GIT_DIR).join("objects");
