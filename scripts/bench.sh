@@ -53,7 +53,9 @@
 #                                      BASE_BIN, a release build of an earlier commit.
 #                                      Prints the cost per session and checks that
 #                                      sessions.csv is identical
-#   scripts/bench.sh memory [SIZES]    peak memory against the size of a run: from one real
+#   scripts/bench.sh memory [SIZES]    peak memory against the size of a run: the peak RSS
+#                                      of `run` of the default suite at 10 and at 40
+#                                      replicates and their ratio; then from one real
 #                                      run of the default suite (arms json and markdown),
 #                                      runs of about SIZES trials each (default 10 100
 #                                      1000 10000) are made by copying its records; prints
@@ -687,6 +689,17 @@ bench_memory() {
     bin="$(release_bin)"
     dir="$(mktemp -d)"
     trap 'rm -rf "$dir"' RETURN
+    # A run's own peak must not grow with its trials: the default suite at 10 and at 40
+    # replicates (the same run four times over) within 1.1x.
+    echo "== memory: the default suite at --replicates 10 and 40 ($bin)"
+    local r peaks=()
+    for r in 10 40; do
+        peaks+=("$(peak_kib "$bin" run "$root/suites/seed-replication" --replicates "$r" --quiet --out "$dir/replicates$r")")
+        echo "--replicates $r: $(($(wc -l <"$dir/replicates$r/sessions.csv") - 1)) sessions, peak RSS ${peaks[-1]} KiB"
+        rm -rf "$dir/replicates$r"
+    done
+    awk -v a="${peaks[0]}" -v b="${peaks[1]}" \
+        'BEGIN { printf "peak at 40 replicates / at 10: %.2fx (target: 1.1x or less)\n", b / a }'
     echo "== memory: the default suite's arms json and markdown, 20 replicates ($bin)"
     "$bin" run "$root/suites/seed-replication" --arms json,markdown --replicates 20 \
         --quiet --out "$dir/base" >/dev/null

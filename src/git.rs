@@ -17,6 +17,12 @@
 //!   tree: a symlink anywhere in it could lead a write outside;
 //! - has a time limit, so that a configuration that includes a FIFO cannot hang it.
 //!
+//! Reads of the work directory that need no git process are done in the harness's own
+//! process with gix (`in_process.rs`: `HEAD` and its tree; `tree_writer.rs`: the work
+//! directory's trees, written to the harness's store), under the same rules: no
+//! configuration but the repository's own, no includes, no replace refs, no filter or
+//! hook, and a `.git` holding a symlink or a special file left to git and its time limit.
+//!
 //! Sessions themselves get [`session_env`]: the same fixed identity and a global
 //! configuration file of their own trial, never a device such as `/dev/null` (which
 //! `git config --global` would replace with a regular file).

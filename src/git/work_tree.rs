@@ -1,5 +1,6 @@
-//! The work directory's tree as the harness sees it, with its own throw-away index and
-//! object store: the tree hash every session's evidence carries, the files of nested
+//! The work directory's tree as the harness sees it, in its own object store (written
+//! in process, `tree_writer.rs`; git and a throw-away index only where the clean check
+//! starts from `HEAD`): the tree hash every session's evidence carries, the files of nested
 //! repositories recorded as files (never as a gitlink, which would hide them), and
 //! whether the tree is clean, judged against `HEAD^{tree}` with nothing of the agent's
 //! index or configuration (`skip-worktree`, `assume-unchanged`,
