@@ -847,15 +847,26 @@ process_split() { # process_split FILE ROOT SESSIONS NAME
 import collections, subprocess, sys
 
 acct, root, sessions, harness = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4][:15]
-procs = {}
+# One record a process, written when it exits; a busy machine reuses pids, so a
+# record's parent is the nearest later record of its parent's pid (a parent outlives
+# its children; an orphan is counted under whoever reaped it, or not at all).
+records = []
 for line in subprocess.run(["dump-acct", acct], capture_output=True, text=True).stdout.splitlines():
     f = [x.strip() for x in line.split("|")]
     if len(f) >= 12 and f[9].isdigit():
-        procs[int(f[9])] = (f[0], int(f[10]))
+        records.append((f[0], int(f[9]), int(f[10])))
+procs = {i: (comm, ppid) for i, (comm, _, ppid) in enumerate(records)}
 kids = collections.defaultdict(list)
-for pid, (_, ppid) in procs.items():
-    if pid != ppid:
-        kids[ppid].append(pid)
+later = {}
+top = None
+for i in range(len(records) - 1, -1, -1):
+    comm, pid, ppid = records[i]
+    if ppid in later:
+        kids[later[ppid]].append(i)
+    later[pid] = i
+    if pid == root and top is None:
+        top = i
+root = top
 WRAPPERS = ("bwrap", "unshare")
 LABEL = {"git": "git", "check-wrap": "sandbox", "agent-wrap": "sandbox",
          "check-shell": "check shells", "check-program": "checks' own programs",
