@@ -941,15 +941,17 @@ bench_processes() {
     make_gold_suite "$suite" "$dir/gold-bwrap" bwrap "${GOLD_REPLICATES:-2}"
     suite_without_cache "$suite" "$dir/nocache"
     echo "== processes: $base (before) against $bin (after), $(nproc) cores"
+    # --jobs 1: which trial's check fills the verify cache first is then fixed, so that
+    # both builds run the same checks.
     declare -A harness
     local which name pid sessions line same
     for name in default gold; do
         for which in before after; do
             local b="$dir/$which/loopbench" out="$dir/out-$name-$which"
             if [ "$name" = default ]; then
-                pid=$(accounted "$dir/acct" "$b" run "$suite" --replicates "$replicates" --jobs 2 --quiet --out "$out")
+                pid=$(accounted "$dir/acct" "$b" run "$suite" --replicates "$replicates" --jobs 1 --quiet --out "$out")
             else
-                pid=$(accounted "$dir/acct" "$b" run "$dir/gold-bwrap" --jobs 2 --quiet --out "$out")
+                pid=$(accounted "$dir/acct" "$b" run "$dir/gold-bwrap" --jobs 1 --quiet --out "$out")
             fi
             sessions=$(($(wc -l <"$out/sessions.csv") - 1))
             line=$(process_split "$dir/acct" "$pid" "$sessions" loopbench)
