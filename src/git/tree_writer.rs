@@ -29,7 +29,6 @@ use std::path::Path;
 use gix::bstr::{BStr, BString};
 use gix::objs::tree::{Entry, EntryKind};
 
-use super::work_tree::SeenByChecks;
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil::{GIT_DIR, Opened};
 
@@ -43,6 +42,10 @@ pub(super) struct Written {
     /// git's order.
     pub forced: Vec<(Vec<u8>, String)>,
 }
+
+/// Whether a check can read the file at a `/`-separated path relative to the work
+/// directory (`work_tree::SeenByChecks`, which imports this file).
+type SeenByChecks<'a> = &'a dyn Fn(&str) -> bool;
 
 /// Where a directory lies, which says what of it a tree takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
