@@ -6,11 +6,27 @@
 use crate::common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use common::shared_run::{shared_run, shipped_seed_run};
 use common::{loopbench, read_csv, repo_root};
 
 type Row = BTreeMap<String, String>;
+
+/// The other seed's run: the format arms, which the JSON arm's rerun reads too.
+const OTHER_SEED: &str = "424242";
+
+/// The shipped suite's run on the shipped seed (`None`) or `OTHER_SEED`: one run for
+/// every test that reads it.
+fn shared(seed: Option<&str>) -> PathBuf {
+    match seed {
+        None => shipped_seed_run(),
+        Some(seed) => shared_run(
+            "suites/seed-replication",
+            &["--arms", "json,markdown,yaml", "--seed", seed],
+        ),
+    }
+}
 
 fn run(arms: &str, seed: Option<u64>, out: &Path) -> (Vec<Row>, Vec<Row>) {
     let mut cmd = loopbench();
@@ -70,9 +86,8 @@ const PUBLISHED: &[(&str, &[Figure])] = &[
     ),
 ];
 
-fn check_published_rates(seed: Option<u64>) {
-    let tmp = tempfile::tempdir().unwrap();
-    let (sessions, _) = run("json,markdown,yaml", seed, tmp.path());
+fn check_published_rates(seed: Option<&str>) {
+    let sessions = read_csv(&shared(seed).join("sessions.csv"));
     let mut misses = Vec::new();
     for (arm, figures) in PUBLISHED {
         let rows = coding(&sessions, arm);
@@ -109,7 +124,7 @@ fn published_rates_lie_in_the_measured_interval_for_the_shipped_seed() {
 #[test]
 #[ignore = "runs three arms of the full suite; .ci/run runs it"]
 fn published_rates_lie_in_the_measured_interval_for_another_seed() {
-    check_published_rates(Some(424_242));
+    check_published_rates(Some(OTHER_SEED));
 }
 
 fn mean_features(trials: &[Row], arm: &str) -> f64 {
@@ -188,15 +203,11 @@ fn strategy_initializer_gate_and_crash_arms_show_the_published_direction() {
 }
 
 #[test]
-#[ignore = "runs the json arm three times; .ci/run runs it"]
+#[ignore = "runs the json arm on two seeds and switched to Markdown; .ci/run runs it"]
 fn compare_flags_a_json_arm_switched_to_markdown_and_passes_a_rerun_with_another_seed() {
     let tmp = tempfile::tempdir().unwrap();
-    let base = tmp.path().join("base");
-    run("json", None, &base);
-    let rerun = tmp.path().join("rerun");
-    run("json", Some(777), &rerun);
-
-    // The same suite with the json arm's list switched to Markdown.
+    // The same suite with the json arm's list switched to Markdown (run first: the
+    // shared runs may be in the making by another test meanwhile).
     let worse_suite = tmp.path().join("worse-suite");
     std::fs::create_dir(&worse_suite).unwrap();
     let shipped = repo_root().join("suites/seed-replication");
@@ -213,10 +224,14 @@ fn compare_flags_a_json_arm_switched_to_markdown_and_passes_a_rerun_with_another
         .arg(&worse)
         .assert()
         .success();
+    let base = shared(None);
+    let rerun = shared(Some(OTHER_SEED));
 
     let compare = |new: &Path| {
         let mut cmd = loopbench();
         cmd.arg("compare").arg(&base).arg(new).args([
+            "--arms",
+            "json",
             "--metric",
             "premature_done",
             "--metric",

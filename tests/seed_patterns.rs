@@ -8,7 +8,8 @@ use crate::common;
 
 use std::collections::BTreeMap;
 
-use common::{loopbench, read_jsonl, repo_root};
+use common::read_jsonl;
+use common::shared_run::shipped_seed_run;
 use serde_json::Value;
 
 /// `(k, n)` of `metric` for `arm` in summary.json.
@@ -50,18 +51,9 @@ fn share((k, n): (u64, u64)) -> f64 {
 }
 
 #[test]
-#[ignore = "runs five arms of the shipped suite; .ci/run runs it"]
+#[ignore = "reads a run of seven arms of the shipped suite; .ci/run runs it"]
 fn the_seed_pattern_arms_show_what_they_were_added_for() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("run");
-    loopbench()
-        .arg("run")
-        .arg(repo_root().join("suites/seed-replication"))
-        .args(["--arms", "json,no-initializer,status,status-gate,revert"])
-        .args(["--quiet", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
+    let out = shipped_seed_run();
     let summary: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     let sessions = read_jsonl(&out.join("sessions.jsonl"));

@@ -15,14 +15,14 @@ fn suite(dir: &Path, sequential: bool) -> PathBuf {
     )
     .unwrap();
     let table = if sequential {
-        "[sequential]\nmetric = \"premature_done\"\nlook_every = 5\nmax_replicates = 30\n"
+        "[sequential]\nmetric = \"premature_done\"\nlook_every = 3\nmax_replicates = 18\n"
     } else {
         ""
     };
     let text = format!(
         r#"name = "single-vs-incremental"
 seed = 20260704
-replicates = 30
+replicates = 18
 tasks = ["tasks/invoicer", "tasks/todo"]
 baseline = "incremental"
 {table}

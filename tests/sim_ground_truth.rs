@@ -1,4 +1,4 @@
-//! The observers against the sim agent's ground truth: over thousands of simulated
+//! The observers against the sim agent's ground truth: over some 1,650 simulated
 //! sessions across every arm, each deliberate act is detected and nothing else
 //! (precision and recall 1), the status-ledger, exit-check and budget acts included;
 //! and on the same run, every count of sessions.csv is the length of its evidence.
@@ -26,14 +26,14 @@ fn as_count(v: &Value) -> Option<u64> {
 }
 
 #[test]
-#[ignore = "runs about 2,000 simulated sessions; .ci/run runs it"]
+#[ignore = "runs about 1,650 simulated sessions; .ci/run runs it"]
 fn every_deliberate_act_is_detected_and_nothing_else() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     loopbench()
         .args(["run"])
         .arg(repo_root().join("suites/seed-replication"))
-        .args(["--replicates", "18", "--seed", "7", "--quiet", "--out"])
+        .args(["--replicates", "8", "--seed", "7", "--quiet", "--out"])
         .arg(&out)
         .assert()
         .success();
@@ -50,7 +50,7 @@ fn every_deliberate_act_is_detected_and_nothing_else() {
             )
         })
         .collect();
-    assert!(sessions.len() >= 2_000, "only {} sessions", sessions.len());
+    assert!(sessions.len() >= 1_500, "only {} sessions", sessions.len());
     // The same run serves tests/evidence.rs's check on the default suite: each count
     // of sessions.csv is the length of its evidence list (one run of the whole suite
     // for both, as CI's time allows).
@@ -172,7 +172,9 @@ fn every_deliberate_act_is_detected_and_nothing_else() {
         disagreements.len(),
         disagreements.join("\n")
     );
-    // The comparison is only worth something if every kind of act happened.
+    // The comparison is only worth something if every kind of act happened, and more
+    // than once (the rarest, several entries in progress and a session over budget,
+    // happen three or four times in this run).
     let new_acts = [
         "in_progress",
         "multi_in_progress",
@@ -185,8 +187,8 @@ fn every_deliberate_act_is_detected_and_nothing_else() {
     ];
     for field in ACTS.iter().map(|(f, _)| *f).chain(new_acts) {
         assert!(
-            detected.get(field).copied().unwrap_or(0) > 0,
-            "no {field} at all: {detected:?}"
+            detected.get(field).copied().unwrap_or(0) >= 3,
+            "{field} fewer than three times: {detected:?}"
         );
     }
 }
