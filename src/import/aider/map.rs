@@ -120,6 +120,10 @@ impl Mapper<'_, '_> {
         match event {
             Event::User { line, text } => {
                 self.flush();
+                self.out.note(Line::Say {
+                    text: text.clone(),
+                    from: Some("user".into()),
+                });
                 self.user(*line, text);
                 self.previous = None;
             }
@@ -128,6 +132,10 @@ impl Mapper<'_, '_> {
                 // when aider asked again first).
                 self.flush();
                 self.waiting = false;
+                self.out.note(Line::Say {
+                    text: text.clone(),
+                    from: None,
+                });
                 self.pending = Some(Pending {
                     origin: self.at(*line),
                     blocks: search_replace(text),
