@@ -63,6 +63,18 @@
 #                                      end: the records pruned, the tables, summary and
 #                                      report.html rewritten) and of `report --html`,
 #                                      release build (or $BIN)
+#   scripts/bench.sh trajectories BASE_BIN [TRIALS...]
+#                                      what recording every session's trajectory costs:
+#                                      the default suite (--jobs 1) with this checkout's
+#                                      release build (or $BIN) against BASE_BIN, a release
+#                                      build of a commit before trajectories (the time
+#                                      added, which must stay under 5%, and sessions.csv
+#                                      identical); then the peak RSS of real runs of about
+#                                      TRIALS trials each (default 1000 10000; the default
+#                                      suite's json arm, both tasks), which write
+#                                      trajectories.jsonl as their trials finish, with the
+#                                      file's size: the peak at 10,000 must stay within
+#                                      1.2x of the one at 1,000
 #   scripts/bench.sh effects [MIB]    a command agent's effects log of MIB MiB (default 16)
 #                                      of distinct keys, 20 bytes a line: written by one
 #                                      session and then appended again by three more
@@ -641,13 +653,25 @@ def renamed(record, arm, task, rep):
     record["trial_id"] = f"{arm}:{task}:{rep}"
     record["replicate"] = rep
     return json.dumps(record, separators=(",", ":")) + "\n"
-with open(f"{out}/trials.jsonl", "w") as t_out, open(f"{out}/sessions.jsonl", "w") as s_out:
+import os
+steps_of = {}
+if os.path.exists(f"{base}/trajectories.jsonl"):
+    for line in load("trajectories.jsonl"):
+        steps_of.setdefault(line["trial_id"], []).append(line)
+def moved(line, arm, task, rep):
+    line = dict(line)
+    line["trial_id"] = f"{arm}:{task}:{rep}"
+    return json.dumps(line, separators=(",", ":")) + "\n"
+with open(f"{out}/trials.jsonl", "w") as t_out, open(f"{out}/sessions.jsonl", "w") as s_out, \
+        open(f"{out}/trajectories.jsonl", "w") as j_out:
     for rep in range(reps):
         for task in reversed(manifest["tasks"]):
             for arm in manifest["arms"]:
                 source = f"{arm}:{task}:{rep % base_reps}"
                 for s in sessions_of.get(source, []):
                     s_out.write(renamed(s, arm, task, rep))
+                for j in steps_of.get(source, []):
+                    j_out.write(moved(j, arm, task, rep))
                 t_out.write(renamed(trial_of[source], arm, task, rep))
 manifest["replicates"] = reps
 json.dump(manifest, open(f"{out}/manifest.json", "w"), indent=2)
@@ -1011,9 +1035,40 @@ bench_bounds() {
     done
 }
 
+bench_trajectories() {
+    local base="${1:?usage: bench.sh trajectories BASE_BIN [TRIALS...] (BASE_BIN: a release build from before trajectories)}"
+    shift
+    local sizes=("$@")
+    [ ${#sizes[@]} -eq 0 ] && sizes=(1000 10000)
+    local suite="$root/suites/seed-replication" bin dir
+    bin="$(release_bin)"
+    dir="$(mktemp -d)"
+    trap 'rm -rf "$dir"' RETURN
+    echo "== trajectories: $bin against $base (release, --jobs 1), $(nproc) cores"
+    local old new same
+    old=$(seconds "$base" run "$suite" --quiet --jobs 1 --out "$dir/old")
+    new=$(seconds "$bin" run "$suite" --quiet --jobs 1 --out "$dir/new")
+    cmp -s "$dir/old/sessions.csv" "$dir/new/sessions.csv" && same=yes || same=NO
+    echo "the default suite: before ${old}s, recording trajectories ${new}s"
+    awk -v o="$old" -v n="$new" 'BEGIN { printf "  time added: %+.1f%%\n", (n / o - 1) * 100 }'
+    echo "  sessions.csv identical: $same; trajectories.jsonl $(du -sk "$dir/new/trajectories.jsonl" | cut -f1) KiB"
+    rm -rf "$dir/old" "$dir/new"
+    printf '%8s %9s %14s %16s\n' trials sessions "peak RSS KiB" "trajectories KiB"
+    local n
+    for n in "${sizes[@]}"; do
+        # The json arm over both tasks: two trials a replicate.
+        local reps=$(((n + 1) / 2)) out="$dir/run$n" peak
+        peak=$(peak_kib "$bin" run "$suite" --arms json --replicates "$reps" --quiet --out "$out")
+        printf '%8s %9s %14s %16s\n' "$(wc -l <"$out/trials.jsonl")" "$(wc -l <"$out/sessions.jsonl")" \
+            "$peak" "$(du -sk "$out/trajectories.jsonl" | cut -f1)"
+        rm -rf "$out"
+    done
+}
+
 case "${1:-}" in
 run) shift; bench_run "$@" ;;
 processes) shift; bench_processes "$@" ;;
+trajectories) shift; bench_trajectories "$@" ;;
 bounds) shift; bench_bounds "$@" ;;
 check-task) shift; bench_check_task "$@" ;;
 weekly) shift; bench_weekly "$@" ;;
@@ -1025,7 +1080,7 @@ sandbox) shift; bench_sandbox "$@" ;;
 network) shift; bench_network "$@" ;;
 replay) shift; bench_replay "$@" ;;
 *)
-    echo "usage: $0 run [SUITE] | processes BASE_BIN | report [ROWS [BIN]] | replay [TRACES] | html [TRIALS] | memory [SIZES] | effects [MIB] | weekly [RUNS [BIN]] | sandbox [SUITE] | network [BIN] | bounds BASE_BIN | check-task [INPUT...]" >&2
+    echo "usage: $0 run [SUITE] | processes BASE_BIN | trajectories BASE_BIN [TRIALS...] | report [ROWS [BIN]] | replay [TRACES] | html [TRIALS] | memory [SIZES] | effects [MIB] | weekly [RUNS [BIN]] | sandbox [SUITE] | network [BIN] | bounds BASE_BIN | check-task [INPUT...]" >&2
     exit 2
     ;;
 esac

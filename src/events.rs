@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::agent::Failure;
+use crate::agent::trajectory::SessionTrajectory;
 use crate::error::Result;
 use crate::notice::Notice;
 use crate::record::{SessionRecord, TrialRecord};
@@ -43,6 +44,9 @@ pub enum EventKind {
         /// The sim's record of its acts.
         truth: serde_json::Value,
     },
+    /// What the agent did in a session that counts, entry by entry (for people: no
+    /// metric reads it); its record follows.
+    Trajectory(Box<SessionTrajectory>),
     /// A session was run and observed.
     SessionFinished(Box<SessionRecord>),
     /// A trial ended.

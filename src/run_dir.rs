@@ -22,6 +22,9 @@ pub(crate) const SESSIONS_JSONL: &str = "sessions.jsonl";
 pub(crate) const TRIALS_JSONL: &str = "trials.jsonl";
 /// The sim agent's ground truth, one line per session (never read by a metric).
 const SIM_TRUTH_JSONL: &str = "sim_truth.jsonl";
+/// What the agent did in each counted session, one line per session (for people: never
+/// read by a metric).
+const TRAJECTORIES_JSONL: &str = "trajectories.jsonl";
 /// Sessions of attempts that failed for a cause outside the agent, each with its
 /// attempt; never counted.
 const FAILURES_JSONL: &str = "failures.jsonl";
@@ -98,6 +101,11 @@ impl RunDir {
     /// `sim_truth.jsonl`.
     pub fn sim_truth_jsonl(&self) -> PathBuf {
         self.root.join(SIM_TRUTH_JSONL)
+    }
+
+    /// `trajectories.jsonl`.
+    pub fn trajectories_jsonl(&self) -> PathBuf {
+        self.root.join(TRAJECTORIES_JSONL)
     }
 
     /// `failures.jsonl`.

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::agent::trajectory::SessionTrajectory;
 use crate::error::{Error, IoContext, Result};
 use crate::events::{Event, EventKind, EventSink};
 use crate::fsutil::{check_output_file, write_atomic};
@@ -239,6 +240,15 @@ impl JsonlAppender {
         })
     }
 
+    /// Appends lines already encoded (each ending in a newline), in a single write, and
+    /// syncs them to disk.
+    pub fn append_lines(&mut self, lines: &[u8]) -> Result<()> {
+        self.file
+            .write_all(lines)
+            .and_then(|()| self.file.sync_data())
+            .io_context(|| format!("cannot append to '{}'", self.path.display()))
+    }
+
     /// Appends `record` as one line, in a single write, and syncs it to disk.
     pub fn append<T: Serialize>(&mut self, record: &T) -> Result<()> {
         let mut line = serde_json::to_vec(record)
@@ -263,7 +273,9 @@ pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
 /// A trial's session records are held until its attempt ends: with its trial record
 /// they go to `sessions.jsonl`, after a failure outside the agent to `failures.jsonl`,
 /// so that no session of a failed attempt is ever counted. A trial cut off before
-/// either leaves nothing, as `resume` would drop it anyway.
+/// either leaves nothing, as `resume` would drop it anyway. The trajectories of its
+/// counted sessions are held the same way, masked, cut and encoded (one trial's, never
+/// the run's), and written to `trajectories.jsonl` with its trial record.
 pub struct RunWriter {
     dir: RunDir,
     _lock: RunLock,
@@ -273,6 +285,9 @@ pub struct RunWriter {
     truth: Option<JsonlAppender>,
     failures: Option<JsonlAppender>,
     pending: std::collections::HashMap<String, Vec<SessionRecord>>,
+    trajectories: Option<JsonlAppender>,
+    /// The encoded trajectory lines of each unfinished trial.
+    pending_trajectories: std::collections::HashMap<String, Vec<u8>>,
 }
 
 impl RunWriter {
@@ -294,6 +309,8 @@ impl RunWriter {
             truth: None,
             failures: None,
             pending: Default::default(),
+            trajectories: None,
+            pending_trajectories: Default::default(),
             dir,
             _lock: lock,
             manifest,
@@ -321,7 +338,24 @@ impl EventSink for RunWriter {
                     .push(record.as_ref().clone());
                 Ok(())
             }
+            EventKind::Trajectory(trajectory) => {
+                let line = sealed_line(trajectory)?;
+                self.pending_trajectories
+                    .entry(trajectory.trial_id.clone())
+                    .or_default()
+                    .extend_from_slice(&line);
+                Ok(())
+            }
             EventKind::TrialFinished(record) => {
+                if let Some(lines) = self.pending_trajectories.remove(&record.key.trial_id) {
+                    if self.trajectories.is_none() {
+                        self.trajectories =
+                            Some(JsonlAppender::open(&self.dir.trajectories_jsonl())?);
+                    }
+                    if let Some(out) = self.trajectories.as_mut() {
+                        out.append_lines(&lines)?;
+                    }
+                }
                 // Sessions first: a crash between the two leaves sessions without their
                 // trial, which `resume` drops, never a trial without its sessions.
                 for session in self
@@ -342,6 +376,7 @@ impl EventSink for RunWriter {
                 if self.failures.is_none() {
                     self.failures = Some(JsonlAppender::open(&self.dir.failures_jsonl())?);
                 }
+                self.pending_trajectories.remove(&key.trial_id);
                 let sessions = self.pending.remove(&key.trial_id).unwrap_or_default();
                 match self.failures.as_mut() {
                     Some(out) => sessions.into_iter().try_for_each(|record| {
@@ -397,6 +432,25 @@ impl EventSink for RunWriter {
     }
 }
 
+/// One line of `trajectories.jsonl`: every entry masked and cut, encoded, with its
+/// newline.
+fn sealed_line(trajectory: &SessionTrajectory) -> Result<Vec<u8>> {
+    let sealed = SessionTrajectory {
+        trial_id: trajectory.trial_id.clone(),
+        session: trajectory.session,
+        trajectory: trajectory
+            .trajectory
+            .iter()
+            .cloned()
+            .map(crate::agent::trajectory::Entry::sealed)
+            .collect(),
+    };
+    let mut line = serde_json::to_vec(&sealed)
+        .map_err(|e| Error::Tool(format!("cannot encode a trajectory: {e}")))?;
+    line.push(b'\n');
+    Ok(line)
+}
+
 /// Drops every record of a trial that is not in `finished` (its trial record missing:
 /// it was cut off) from the JSONL files of `dir`, so that `resume` reruns it from
 /// scratch and nothing is counted twice; rewriting also drops a torn last line.
@@ -410,6 +464,10 @@ pub fn prune_unfinished(dir: &RunDir, finished: &std::collections::BTreeSet<Stri
         // Every failed attempt is kept; the rewrite only drops a torn last line, so
         // that the next record is not appended to it.
         rewrite_jsonl::<FailedSession>(&failures, |_| true)?;
+    }
+    let trajectories = dir.trajectories_jsonl();
+    if trajectories.exists() {
+        rewrite_jsonl::<SessionTrajectory>(&trajectories, |t| finished.contains(&t.trial_id))?;
     }
     let truth = dir.sim_truth_jsonl();
     if truth.exists() {

@@ -126,6 +126,22 @@ fn every_line() -> Vec<Line> {
             tool: Some("NotebookEdit".into()),
             path: Some(path()),
             reason: Some("why".into()),
+            rejected: true,
+        },
+        Line::Say {
+            text: "hi".into(),
+            from: Some("user".into()),
+        },
+        Line::Call {
+            tool: "Bash".into(),
+            id: Some("t1".into()),
+            input: serde_json::json!({"command": "ls"}),
+        },
+        Line::Output {
+            id: Some("t1".into()),
+            output: "a.txt".into(),
+            exit: Some(0),
+            error: true,
         },
         Line::End {
             status: EndStatus::Completed,
@@ -145,6 +161,9 @@ fn every_kind_is_listed(line: &Line) {
         | Line::Run { .. }
         | Line::Usage { .. }
         | Line::Skip { .. }
+        | Line::Say { .. }
+        | Line::Call { .. }
+        | Line::Output { .. }
         | Line::End { .. } => {}
     }
 }

@@ -518,3 +518,140 @@ fn the_page_shows_invisible_characters_an_agent_wrote_as_escapes() {
         "an invisible character is shown raw:\n{shown}"
     );
 }
+
+/// The marks of the page's steps (`div.mark`), as (metric, feature, text).
+fn step_marks(dom: &str) -> Vec<(String, String, String)> {
+    let mut found = Vec::new();
+    let mut rest = dom;
+    while let Some(at) = rest.find("<div class=\"mark\"") {
+        let tag_end = at + rest[at..].find('>').unwrap();
+        let tag = &rest[at..=tag_end];
+        let close = tag_end + rest[tag_end..].find("</div>").unwrap();
+        found.push((
+            attribute(tag, "data-metric").unwrap_or("").to_string(),
+            attribute(tag, "data-feature").unwrap_or("").to_string(),
+            rest[tag_end + 1..close].to_string(),
+        ));
+        rest = &rest[close..];
+    }
+    found
+}
+
+/// Opens `page` with every trial listed, offline (any request for the network goes to
+/// a closed port and would be logged), and returns what the browser showed.
+fn open_offline(browser: &Path, page: &Path, fragment: &str, profile: &Path) -> Loaded {
+    let url = format!("file://{}#per=all&{fragment}", page.display());
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--proxy-server=http://127.0.0.1:9",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(["--virtual-time-budget=5000", "--dump-dom"])
+        .arg(&url)
+        .output()
+        .expect("chromium starts");
+    assert!(out.status.success());
+    Loaded {
+        dom: String::from_utf8_lossy(&out.stdout).into_owned(),
+        log: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn a_sessions_steps_open_from_its_timeline_with_the_step_that_marked_a_feature_passing() {
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    // The default suite (two of its arms), and an imported Claude Code project replayed.
+    let sim = tmp.path().join("sim");
+    loopbench()
+        .arg("run")
+        .arg(repo_root().join("suites/seed-replication"))
+        .args([
+            "--arms",
+            "json,markdown",
+            "--replicates",
+            "1",
+            "--seed",
+            "5",
+            "--quiet",
+        ])
+        .arg("--out")
+        .arg(&sim)
+        .assert()
+        .success();
+    let imported = loopbench()
+        .args(["import", "claude-code", "tests/data/claude-code/latefees"])
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    assert!(imported.status.success());
+    let trace = tmp.path().join("trace.jsonl");
+    std::fs::write(&trace, &imported.stdout).unwrap();
+    let replayed = tmp.path().join("replayed");
+    loopbench()
+        .arg("replay")
+        .arg(&trace)
+        .arg("--task")
+        .arg(repo_root().join("suites/examples/tasks/latefees"))
+        .args(["--format", "json", "--quiet", "--out"])
+        .arg(&replayed)
+        .assert()
+        .success();
+    for (run, feature) in [(&sim, None), (&replayed, Some("F1"))] {
+        loopbench()
+            .arg("report")
+            .arg(run)
+            .arg("--html")
+            .assert()
+            .success();
+        let page = run.join("report.html");
+        // One trial opened: its sessions unfolded into their steps.
+        let trial = read_csv(&run.join("trials.csv"))[0]["trial_id"].clone();
+        let fragment = format!("open={}", trial.replace(':', "%3A"));
+        let loaded = open_offline(&browser, &page, &fragment, &tmp.path().join("profile"));
+        assert_eq!(console_messages(&loaded.log), Vec::<&str>::new(), "console");
+        // Each session's timeline opens into its steps.
+        let folded = tags_with_classes(&loaded.dom, &["trajectory"]);
+        let sessions = read_csv(&run.join("sessions.csv")).len();
+        assert_eq!(folded.len(), sessions, "a trajectory per session");
+        let of_trial = read_csv(&run.join("sessions.csv"))
+            .iter()
+            .filter(|s| s["trial_id"] == trial)
+            .count();
+        let unfolded = folded.iter().filter(|t| t.contains(" open=")).count();
+        assert_eq!(unfolded, of_trial, "the opened trial's sessions unfold");
+        // The step where a feature was marked passing, with its evidence.
+        let marks = step_marks(&loaded.dom);
+        let passing: Vec<&(String, String, String)> = marks
+            .iter()
+            .filter(|(_, f, text)| {
+                text.contains("passes false → true: marked passing here")
+                    && feature.is_none_or(|id| f == id)
+            })
+            .collect();
+        assert!(!passing.is_empty(), "{marks:?}");
+        if feature.is_some() {
+            assert!(
+                passing[0].2.contains("its check"),
+                "the mark names the check's verdict: {passing:?}"
+            );
+        }
+        // The step is in the timeline of its session, inside its folded trajectory.
+        let at = loaded.dom.find("marked passing here").unwrap();
+        let trajectory = loaded.dom[..at].rfind("class=\"trajectory\"").unwrap();
+        let session = loaded.dom[..at].rfind("data-session=").unwrap();
+        assert!(session < trajectory);
+        assert!(tags_with_classes(&loaded.dom, &["step", "counted"]).len() >= passing.len());
+        // The filter of counted steps is there.
+        assert!(loaded.dom.contains("only the entries a metric counted"));
+    }
+}

@@ -26,7 +26,7 @@ fn import(args: &[&str]) -> (i32, String, String) {
 fn imported(args: &[&str]) -> (String, String) {
     let (code, trace, stderr) = import(args);
     assert_eq!(code, 0, "{stderr}");
-    (trace, stderr)
+    (common::trace_actions(&trace), stderr)
 }
 
 fn expected(name: &str) -> String {
@@ -44,6 +44,42 @@ fn a_failed_search_replace_block_is_a_skip_and_the_replys_other_blocks_are_appli
         stderr.contains("5 file and shell call(s): 4 applied, 1 skipped (1 failed), 0 divergent"),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_block_that_failed_to_match_and_its_confirmed_retry_import_as_the_retry_alone() {
+    // PROGRESS.md in Markdown: the failed block's lines end in two spaces (a line break)
+    // with a blank line after, and hold `####` headings, as aider's listing of it quotes
+    // them. Neither ends that listing nor reads as the user's words.
+    let (trace, stderr) = imported(&[
+        "aider",
+        "tests/data/aider/failed-retry/.aider.chat.history.md",
+    ]);
+    assert_eq!(trace, expected("failed-retry.expected.jsonl"));
+    assert!(
+        stderr.contains("4 file and shell call(s): 3 applied, 1 skipped (1 failed), 0 divergent"),
+        "{stderr}"
+    );
+    // Replayed: the edits aider confirmed, no failed action, no error.
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("trace.jsonl");
+    std::fs::write(&path, &trace).unwrap();
+    let out = tmp.path().join("results");
+    loopbench()
+        .arg("replay")
+        .arg(&path)
+        .arg("--task")
+        .arg(repo_root().join("suites/examples/tasks/latefees"))
+        .args(["--format", "markdown", "--quiet", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let rows = read_csv(&out.join("sessions.csv"));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["actions_failed"], "0");
+    assert_eq!(rows[0]["error"], "");
+    assert_eq!(rows[0]["divergent"], "false");
+    assert_eq!(rows[0]["outcome"], "completed");
 }
 
 #[test]

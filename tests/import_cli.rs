@@ -30,7 +30,7 @@ fn import(form: &str, args: &[&Path]) -> (String, String) {
         String::from_utf8_lossy(&out.stderr)
     );
     (
-        String::from_utf8(out.stdout).unwrap(),
+        common::trace_actions(&String::from_utf8(out.stdout).unwrap()),
         String::from_utf8(out.stderr).unwrap(),
     )
 }

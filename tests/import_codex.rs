@@ -29,7 +29,7 @@ fn import(args: &[&str]) -> (i32, String, String) {
 fn imported(args: &[&str]) -> (String, String) {
     let (code, trace, stderr) = import(args);
     assert_eq!(code, 0, "{stderr}");
-    (trace, stderr)
+    (common::trace_actions(&trace), stderr)
 }
 
 fn expected(name: &str) -> String {

@@ -80,6 +80,7 @@ mod status_replay;
 mod stratified_cli;
 mod stratified_sim;
 mod tally_agreement;
+mod trajectories;
 mod unobservable_sessions;
 mod weekly_cli;
 mod weekly_forged_runs;

@@ -4,6 +4,7 @@ use std::ffi::OsString;
 
 use serde::{Deserialize, Serialize};
 
+use crate::agent::trajectory::Trajectory;
 use crate::agent::{Failure, FailureKind, Outcome};
 use crate::error::Result;
 use crate::notice::Notice;
@@ -164,6 +165,9 @@ pub struct SessionRun {
     /// harness neither cut it off nor saw it cut off: the agent's word, kept as it is,
     /// which never makes the session `interrupted` nor the next one `resumed`.
     pub declared_interrupted: bool,
+    /// What the agent did, entry by entry, as far as the driver saw it (for people:
+    /// no metric reads it); the trial loop adds the session's end.
+    pub trajectory: Trajectory,
 }
 
 impl SessionRun {
@@ -179,6 +183,7 @@ impl SessionRun {
             divergent: false,
             failure: None,
             declared_interrupted: false,
+            trajectory: Trajectory::new(),
         }
     }
 

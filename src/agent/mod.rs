@@ -10,6 +10,7 @@ mod outcome;
 pub mod replay;
 pub mod sim;
 pub mod trace;
+pub mod trajectory;
 
 pub use driver::{
     Agent, MAX_COST_USD, MAX_COUNT, SessionContext, SessionKind, SessionRun, Usage, add_counts,

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use super::driver::{Agent, SessionContext, SessionRun};
 use super::trace::{Line, Trace, TraceSession};
+use super::trajectory::{Act, EditOp, Entry, TEXT_LIMIT};
 use crate::agent::Outcome;
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil::GIT_DIR;
@@ -70,6 +71,7 @@ impl Agent for ReplayAgent {
             // A trace's `end` status is what its importer read in the recorded CLI's
             // own log (Codex `turn_aborted`): the recording's fact, kept as the outcome.
             declared_interrupted: false,
+            trajectory: Default::default(),
         };
         let mut notes = Vec::new();
         for action in &session.actions {
@@ -81,14 +83,28 @@ impl Agent for ReplayAgent {
                     action.line
                 ));
             }
+            let failed = match &applied {
+                Ok(Applied::Failed(failure)) => Some(failure.clone()),
+                Err(e) => Some(e.to_string()),
+                _ => None,
+            };
+            let ran = match &applied {
+                Ok(Applied::Ran(ran)) => Some(ran.clone()),
+                _ => None,
+            };
+            run.trajectory.extend(entry(&action.op, failed, ran));
             match applied {
                 Ok(Applied::Done) => {}
+                Ok(Applied::Ran(ran)) => {
+                    if let Some(note) = ran.note {
+                        notes.push(format!("line {}: {note}", action.line));
+                    }
+                }
                 Ok(Applied::AfterReset) => run.divergent = true,
                 Ok(Applied::Failed(failure)) => {
                     run.actions_failed += 1;
                     notes.push(format!("line {}: {failure}", action.line));
                 }
-                Ok(Applied::Noted(note)) => notes.push(format!("line {}: {note}", action.line)),
                 Err(e @ Error::PathEscape { .. }) => {
                     run.outcome = Outcome::Error;
                     run.bad_input = true;
@@ -101,8 +117,92 @@ impl Agent for ReplayAgent {
         if !notes.is_empty() {
             run.error = Some(notes.join("; "));
         }
+        // The trial loop puts its own outcome and usage on the end; the summary is the
+        // trace's.
+        run.trajectory.push(Entry::from(Act::End {
+            reason: run.outcome.as_str().to_string(),
+            usage: run.usage,
+            summary: session.summary,
+        }));
         Ok(run)
     }
+}
+
+/// The trajectory's entry of one trace line, as replay applied it (`failed`: why not),
+/// `ran` the output of a `run` action. `None` for a line that is no act.
+fn entry(op: &Line, failed: Option<String>, ran: Option<Ran>) -> Option<Entry> {
+    let edit = |path: &str, op, old: Option<&str>, new: Option<&str>| Act::Edit {
+        path: path.to_string(),
+        op,
+        old: old.map(str::to_string),
+        new: new.map(str::to_string),
+        failed: failed.clone(),
+    };
+    let act = match op {
+        Line::Write { path, content } => edit(path, EditOp::Write, None, Some(content)),
+        Line::Edit { path, old, new, .. } => edit(path, EditOp::Edit, Some(old), Some(new)),
+        Line::Delete { path } => edit(path, EditOp::Delete, None, None),
+        Line::Run { cmd, cwd } => {
+            let ran = ran.unwrap_or_default();
+            let mut entry = Entry::from(Act::Command {
+                cmd: cmd.clone(),
+                cwd: cwd.clone(),
+                output: ran.output.or(failed.clone()),
+                exit: ran.exit,
+            });
+            if ran.cut {
+                // Kept from its end: how long it was is not known.
+                entry.cut.insert("output".into(), 0);
+            }
+            return Some(entry);
+        }
+        Line::Say { text, from } => Act::Message {
+            text: text.clone(),
+            from: from.clone(),
+        },
+        Line::Call { tool, id, input } => Act::ToolCall {
+            tool: tool.clone(),
+            id: id.clone(),
+            input: input.clone(),
+        },
+        Line::Output {
+            id,
+            output,
+            exit,
+            error,
+        } => Act::ToolResult {
+            id: id.clone(),
+            output: output.clone(),
+            exit: *exit,
+            error: *error,
+        },
+        Line::Skip {
+            tool,
+            path,
+            reason,
+            rejected,
+        } => Act::Rejected {
+            tool: tool.clone(),
+            path: path.clone(),
+            reason: reason.clone().unwrap_or_default(),
+            by_agent: *rejected,
+        },
+        Line::Session { .. } | Line::Usage { .. } | Line::End { .. } => return None,
+    };
+    Some(Entry::from(act))
+}
+
+/// What a replayed `run` action printed and how it exited.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Ran {
+    /// The last [`TEXT_LIMIT`] bytes it printed, stdout then stderr.
+    output: Option<String>,
+    /// Its exit status; `None` when killed.
+    exit: Option<i64>,
+    /// It printed more than the output keeps.
+    cut: bool,
+    /// A limit of the sandbox it reached, worth the record.
+    note: Option<String>,
 }
 
 /// How one action went.
@@ -115,9 +215,8 @@ enum Applied {
     AfterReset,
     /// A failed action that the trial survives.
     Failed(String),
-    /// Done, and this is worth the record (a `run` action that reached a limit of the
-    /// sandbox).
-    Noted(String),
+    /// A `run` action that ran: its output, and a limit of the sandbox it reached.
+    Ran(Ran),
 }
 
 impl From<Option<String>> for Applied {
@@ -167,10 +266,15 @@ fn apply(op: &Line, ctx: &SessionContext<'_>, run_actions: &RunActions) -> Resul
         ),
         Line::Delete { path } => delete_file(&ctx.workspace.work_dir, path),
         Line::Run { cmd, cwd } => run_command(ctx, run_actions, cmd, cwd.as_deref()),
-        // A skip documents what an importer could not apply: nothing to do.
-        Line::Session { .. } | Line::Skip { .. } | Line::Usage { .. } | Line::End { .. } => {
-            Ok(Applied::Done)
-        }
+        // A skip documents what an importer could not apply, and the trajectory's
+        // lines what the transcript showed: nothing to do.
+        Line::Session { .. }
+        | Line::Skip { .. }
+        | Line::Say { .. }
+        | Line::Call { .. }
+        | Line::Output { .. }
+        | Line::Usage { .. }
+        | Line::End { .. } => Ok(Applied::Done),
     }
 }
 
@@ -276,21 +380,22 @@ fn run_command(
         }
         RunActions::Unsandboxed => None,
     };
-    let outcome = ShellCommand {
+    let (outcome, printed) = ShellCommand {
         script: cmd,
         cwd: &start,
         env: ctx.env,
         timeout: RUN_ACTION_TIMEOUT,
         isolation: layout.as_ref().map_or(Isolation::Host, Isolation::Sandbox),
     }
-    .run()
+    .run_keeping_tail(TEXT_LIMIT + 1)
     .io_context(|| format!("cannot run '{cmd}'"))?;
-    if outcome.limits_reached.is_empty() {
-        Ok(Applied::Done)
-    } else {
-        Ok(Applied::Noted(format!(
-            "'{cmd}' {}",
-            outcome.limits_reached.join("; ")
-        )))
-    }
+    let cut = printed.len() > TEXT_LIMIT;
+    let kept = &printed[printed.len().saturating_sub(TEXT_LIMIT)..];
+    Ok(Applied::Ran(Ran {
+        output: Some(String::from_utf8_lossy(kept).into_owned()),
+        cut,
+        exit: outcome.code.map(i64::from),
+        note: (!outcome.limits_reached.is_empty())
+            .then(|| format!("'{cmd}' {}", outcome.limits_reached.join("; "))),
+    }))
 }

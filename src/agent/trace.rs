@@ -10,6 +10,13 @@
 //! line may name the directory its shell starts in, `{"op":"run","cmd":"rm x.py",
 //! "cwd":"tests"}`, relative to the work directory and confined to it like a path:
 //! an agent's shell keeps a `cd` from one command to the next.
+//!
+//! Three more lines keep what the transcript showed of the agent besides its file
+//! actions, for the session's trajectory (report.html, `show --trajectory`): `say` (text
+//! the agent wrote, or with `"from":"user"` what the user typed), `call` (a tool call:
+//! `tool`, `id`, `input`) and `output` (a call's result: `id`, `output`, `exit`,
+//! `error`). Replay applies none of them; `skip` with `"rejected":true` is a call the
+//! agent's own program refused (an aider block that failed to match).
 
 use std::path::Path;
 
@@ -86,6 +93,40 @@ pub enum Line {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
     },
+    /// Text the agent wrote (or the user typed), as the transcript holds it; replay
+    /// keeps it in the trajectory and applies nothing.
+    Say {
+        /// The text.
+        text: String,
+        /// Who wrote it when not the agent (`user`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from: Option<String>,
+    },
+    /// A tool call as the transcript holds it, for the trajectory.
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// The call's id, matched by its output.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// Its arguments.
+        #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+        input: serde_json::Value,
+    },
+    /// A tool call's result as the transcript holds it, for the trajectory.
+    Output {
+        /// The call's id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// What it gave back.
+        output: String,
+        /// A command's exit status, where the transcript says.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit: Option<i64>,
+        /// The transcript marks it an error.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        error: bool,
+    },
     /// A tool call an importer could not turn into an action; replay ignores it.
     Skip {
         /// The foreign tool's name, e.g. `NotebookEdit`.
@@ -97,6 +138,10 @@ pub enum Line {
         /// Why it was not applied.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// The agent's own program refused the call (aider reported the block as not
+        /// matching), rather than the importer not reproducing it.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        rejected: bool,
     },
     /// Ends the session.
     End {
@@ -155,6 +200,8 @@ pub struct TraceSession {
     pub outcome: Outcome,
     /// The session line said `divergent` (an importer reset a file).
     pub divergent: bool,
+    /// The `end` line's summary.
+    pub summary: Option<String>,
 }
 
 /// A parsed trace.
@@ -211,7 +258,7 @@ impl Trace {
                 err(
                     line_no,
                     format!(
-                        "expected one JSON object with an \"op\" of session, write, edit, delete, run, skip, usage or end: {e}"
+                        "expected one JSON object with an \"op\" of session, write, edit, delete, run, say, call, output, skip, usage or end: {e}"
                     ),
                 )
             })?;
@@ -267,6 +314,7 @@ fn start_session(
         usage: Usage::default(),
         outcome: Outcome::Interrupted,
         divergent,
+        summary: None,
     });
     Ok(())
 }
@@ -296,8 +344,9 @@ impl TraceSession {
                 }
                 self.usage = self.usage + usage;
             }
-            Line::End { status, .. } => {
+            Line::End { status, summary } => {
                 self.outcome = status.into();
+                self.summary = summary;
                 return Ok(true);
             }
             action => self.actions.push(Action {

@@ -279,6 +279,16 @@ pub struct ShowArgs {
     /// The trial to show as a timeline (`arm:task:replicate`); without it, one line
     /// per trial.
     pub trial_id: Option<String>,
+    /// With TRIAL_ID: what the agent did in each session, one entry a line, those a
+    /// metric counted marked (from trajectories.jsonl).
+    #[arg(long, requires = "trial_id")]
+    pub trajectory: bool,
+    /// With --trajectory: only this session.
+    #[arg(long, requires = "trajectory")]
+    pub session: Option<u32>,
+    /// With --trajectory: the entries and their marks as JSON.
+    #[arg(long, requires = "trajectory")]
+    pub json: bool,
 }
 
 /// Arguments of `loopbench resume`.

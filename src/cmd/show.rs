@@ -1,18 +1,27 @@
 //! `loopbench show RUN_DIR [TRIAL_ID]`: a run's verdict and its trials one line each, or
-//! one trial as a timeline of its sessions with the evidence behind every count. Reads
-//! only the run directory's records.
+//! one trial as a timeline of its sessions with the evidence behind every count, or with
+//! `--trajectory` what the agent did in them. Reads only the run directory's records.
 
 use super::args::ShowArgs;
+use crate::agent::trajectory::SessionTrajectory;
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::record::{FailedSession, SessionRecord, TrialRecord};
 use crate::report::show::{failed_attempts, run_listing, trial_timeline};
+use crate::report::show_trajectory::{trajectory_json, trajectory_text};
 use crate::run_dir::{RunDir, TRIALS_JSONL};
 use crate::store::{jsonl_records, open_run_dir, read_jsonl};
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &ShowArgs) -> Result<i32> {
-    let text = show(&open_run_dir(&args.run_dir), args.trial_id.as_deref())?;
+    let dir = open_run_dir(&args.run_dir);
+    if let (true, Some(id)) = (args.trajectory, args.trial_id.as_deref()) {
+        let text = trajectories(&dir, id, args.session, args.json)?;
+        // JSON escapes every control character itself; the text is escaped line by line.
+        super::output::print(&text)?;
+        return Ok(exit_code::OK);
+    }
+    let text = show(&dir, args.trial_id.as_deref())?;
     // Every line quotes records the agent's session filled; nothing in them reaches the
     // terminal as a control sequence.
     super::output::print(&crate::terminal::block(&text))?;
@@ -94,4 +103,63 @@ pub fn show(dir: &RunDir, trial_id: Option<&str>) -> Result<String> {
         text += &failed_attempts(id, &failed, true);
     }
     Ok(text)
+}
+
+/// What `show TRIAL_ID --trajectory` prints: each session's trajectory (or `session`'s
+/// alone) as text, or as a JSON array of sessions with `json`. Read a line at a time
+/// from `trajectories.jsonl`.
+pub fn trajectories(dir: &RunDir, id: &str, session: Option<u32>, json: bool) -> Result<String> {
+    // The trial must exist: the same checks and message as its timeline.
+    show(dir, Some(id))?;
+    let records: Vec<SessionRecord> = jsonl_records::<SessionRecord>(&dir.sessions_jsonl())?
+        .filter(|s| {
+            s.as_ref().map_or(true, |s| {
+                s.key.trial_id == id && session.is_none_or(|n| s.session == n)
+            })
+        })
+        .collect::<Result<_>>()?;
+    if let (Some(n), true) = (session, records.is_empty()) {
+        return Err(Error::BadInput(format!(
+            "trial '{id}' has no session {n}; `loopbench show {} {id}` lists its sessions",
+            dir.path().display()
+        )));
+    }
+    let file = dir.trajectories_jsonl();
+    if !file.is_file() {
+        return Err(Error::BadInput(format!(
+            "'{}' does not exist: the run was made before loopbench recorded what agents did",
+            file.display()
+        )));
+    }
+    let mut texts = Vec::new();
+    let mut values = Vec::new();
+    for line in jsonl_records::<SessionTrajectory>(&file)? {
+        let line = line?;
+        if line.trial_id != id {
+            continue;
+        }
+        let Some(record) = records.iter().find(|r| r.session == line.session) else {
+            continue;
+        };
+        if json {
+            values.push(trajectory_json(record, &line.trajectory));
+        } else {
+            texts.push(trajectory_text(record, &line.trajectory));
+        }
+    }
+    if texts.is_empty() && values.is_empty() {
+        return Err(Error::BadInput(format!(
+            "no trajectory of trial '{id}'{} in '{}'",
+            session.map(|n| format!(" session {n}")).unwrap_or_default(),
+            file.display()
+        )));
+    }
+    Ok(if json {
+        let mut text = serde_json::to_string_pretty(&values)
+            .map_err(|e| Error::Tool(format!("cannot encode the trajectory: {e}")))?;
+        text.push('\n');
+        text
+    } else {
+        texts.join("\n")
+    })
 }

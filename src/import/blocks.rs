@@ -12,16 +12,29 @@ use super::mapping::{ToolCall, ToolOutcome};
 use crate::agent::Usage;
 
 /// The `tool_use` blocks of an assistant `message`, in order; `cwd` is where the
-/// agent's shell was when the message was written (the line's `cwd`), if known.
+/// agent's shell was when the message was written (the line's `cwd`), if known. Its
+/// `text` blocks go onto `texts`, numbered from the same `seq` as the calls so that
+/// the two keep their order.
 pub fn tool_calls(
     message: &Value,
     origin: &str,
     cwd: Option<&str>,
     seq: &mut u64,
+    texts: &mut Vec<(u64, String)>,
 ) -> Vec<ToolCall> {
     blocks(message)
-        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
         .filter_map(|b| {
+            if b.get("type").and_then(Value::as_str) == Some("text") {
+                let text = b.get("text").and_then(Value::as_str)?;
+                if !text.trim().is_empty() {
+                    *seq += 1;
+                    texts.push((*seq, text.to_string()));
+                }
+                return None;
+            }
+            if b.get("type").and_then(Value::as_str) != Some("tool_use") {
+                return None;
+            }
             let id = b.get("id")?.as_str()?.to_string();
             let name = b.get("name")?.as_str()?.to_string();
             *seq += 1;

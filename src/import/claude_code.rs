@@ -52,7 +52,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::blocks::{UsageTally, tool_calls, tool_results, user_text};
-use super::mapping::map_calls;
+use super::mapping::map_session;
 use super::session::{Imported, ImportedSession, expand, read_json_lines, require_sessions};
 use super::tally::Tally;
 use crate::agent::trace::EndStatus;
@@ -195,6 +195,8 @@ fn import_session(
     let root = root.or_else(|| cwd(true)).or_else(|| cwd(false));
     let mut usage = UsageTally::default();
     let mut calls = Vec::new();
+    let mut texts = Vec::new();
+    let mut seen_texts = HashSet::new();
     let mut call_ids = HashSet::new();
     let mut results = HashMap::new();
     let mut seq = 0;
@@ -208,7 +210,16 @@ fn import_session(
             let cost = e.value.get("costUSD").and_then(Value::as_f64);
             usage.add(message, cost, &e.at, !e.sidechain);
             let cwd = e.value.get("cwd").and_then(Value::as_str);
-            for call in tool_calls(message, &e.at, cwd, &mut seq) {
+            // A resumed file repeats the conversation before it: each of the agent's
+            // texts once per message.
+            let mut said = Vec::new();
+            let calls_here = tool_calls(message, &e.at, cwd, &mut seq, &mut said);
+            let message_id = message.get("id").and_then(Value::as_str).unwrap_or("");
+            texts.extend(
+                said.into_iter()
+                    .filter(|(_, text)| seen_texts.insert((message_id.to_string(), text.clone()))),
+            );
+            for call in calls_here {
                 if call_ids.insert(call.id.clone()) {
                     calls.push(call);
                 }
@@ -216,8 +227,9 @@ fn import_session(
         }
     }
     let mut tally = Tally::default();
-    let mapped = map_calls(
+    let mapped = map_session(
         &calls,
+        &texts,
         &results,
         root,
         &mut imported.known,

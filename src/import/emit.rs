@@ -107,7 +107,7 @@ impl<'a> Emitter<'a> {
     pub fn failed_skip(&mut self, caller: &Caller, path: Option<&str>, reason: &str) {
         self.failed(false);
         self.tally.skipped += 1;
-        self.push_skip(caller, path, reason);
+        self.push_skip(caller, path, reason, true);
     }
 
     /// A call of a tool without a file effect.
@@ -184,15 +184,23 @@ impl<'a> Emitter<'a> {
     pub fn skip(&mut self, caller: &Caller, path: Option<&str>, why: SkipReason, reason: &str) {
         self.tally.skipped += 1;
         *self.tally.skips.entry(why).or_default() += 1;
-        self.push_skip(caller, path, reason);
+        self.push_skip(caller, path, reason, false);
     }
 
-    fn push_skip(&mut self, caller: &Caller, path: Option<&str>, reason: &str) {
+    /// A skip line; `rejected` when the agent's own program refused the call.
+    fn push_skip(&mut self, caller: &Caller, path: Option<&str>, reason: &str, rejected: bool) {
         self.out.lines.push(Line::Skip {
             tool: Some(caller.tool.to_string()),
             path: path.map(str::to_string),
             reason: Some(reason.to_string()),
+            rejected,
         });
+    }
+
+    /// A line of the session's trajectory (`say`, `call`, `output`): what the transcript
+    /// showed besides file actions, which replay keeps and never applies.
+    pub fn note(&mut self, line: Line) {
+        self.out.lines.push(line);
     }
 
     /// Emits an action.

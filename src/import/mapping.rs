@@ -102,6 +102,62 @@ pub fn map_calls(
     out.finish()
 }
 
+/// The calls of one session as [`map_calls`] maps them, with the session's trajectory
+/// lines: the agent's `texts` (numbered in one sequence with the calls), each call and
+/// its result, in order.
+pub fn map_session(
+    calls: &[ToolCall],
+    texts: &[(u64, String)],
+    results: &HashMap<String, ToolOutcome>,
+    root: Option<&str>,
+    files: &mut Known,
+    tally: &mut Tally,
+    notes: &mut Vec<String>,
+) -> Mapped {
+    let mut out = Emitter::new(root, files, tally, notes);
+    let mut texts = texts.iter().peekable();
+    for call in calls {
+        while let Some((_, text)) = texts.next_if(|(seq, _)| *seq < call.seq) {
+            out.note(Line::Say {
+                text: text.clone(),
+                from: None,
+            });
+        }
+        out.note(Line::Call {
+            tool: call.name.clone(),
+            id: Some(call.id.clone()),
+            input: call.input.clone(),
+        });
+        let outcome = results.get(&call.id);
+        map_call(&mut out, call, outcome);
+        if let Some(outcome) = outcome {
+            out.note(Line::Output {
+                id: Some(call.id.clone()),
+                output: outcome.text.clone(),
+                exit: exit_code(&outcome.text),
+                error: outcome.is_error,
+            });
+        }
+    }
+    for (_, text) in texts {
+        out.note(Line::Say {
+            text: text.clone(),
+            from: None,
+        });
+    }
+    out.finish()
+}
+
+/// The `Exit code N` line Claude Code puts first in a failed command's result.
+fn exit_code(text: &str) -> Option<i64> {
+    text.lines()
+        .next()?
+        .strip_prefix("Exit code ")?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// One replacement of an Edit or MultiEdit.
 struct Replace {
     old: String,

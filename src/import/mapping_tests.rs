@@ -208,6 +208,7 @@ fn paths_outside_the_root_and_notebook_edits_are_recorded_skips() {
             tool: Some("Write".into()),
             path: Some("/etc/x".into()),
             reason: Some("outside the root /w".into()),
+            rejected: false,
         }
     );
     assert!(matches!(&m.lines[1], Line::Skip { tool: Some(t), .. } if t == "NotebookEdit"));

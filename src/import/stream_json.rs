@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::blocks::{UsageTally, tool_calls, tool_results};
-use super::mapping::{ToolCall, ToolOutcome, map_calls};
+use super::mapping::{ToolCall, ToolOutcome, map_session};
 use super::session::{
     Imported, ImportedSession, capture_files, expand, read_json_lines, require_sessions,
 };
@@ -77,12 +77,14 @@ fn import_file(
         result,
         usage,
         calls,
+        texts,
         results,
     } = read_capture(file, &mut imported.notes)?;
     let root = root.or(cwd.as_deref());
     let mut tally = Tally::default();
-    let mapped = map_calls(
+    let mapped = map_session(
         &calls,
+        &texts,
         &results,
         root,
         &mut imported.known,
@@ -138,6 +140,8 @@ struct Capture {
     usage: UsageTally,
     /// Its tool calls, each id once, in order.
     calls: Vec<ToolCall>,
+    /// The agent's texts, numbered in one sequence with the calls.
+    texts: Vec<(u64, String)>,
     /// The first result of each tool call, by call id.
     results: HashMap<String, ToolOutcome>,
 }
@@ -170,7 +174,7 @@ fn read_capture(file: &Path, notes: &mut Vec<String>) -> Result<Capture> {
                 let main = map.get("parent_tool_use_id").is_none_or(Value::is_null);
                 capture.usage.add(message, None, &at, main);
                 // stream-json gives no cwd per message: the shell's directory is unknown.
-                for call in tool_calls(message, &at, None, &mut seq) {
+                for call in tool_calls(message, &at, None, &mut seq, &mut capture.texts) {
                     if call_ids.insert(call.id.clone()) {
                         capture.calls.push(call);
                     }

@@ -21,11 +21,13 @@ pub mod sequential_outcome;
 mod session_table;
 pub mod show;
 mod show_causes;
+pub mod show_trajectory;
 pub mod summary;
 mod summary_bootstrap;
 pub mod summary_data;
 mod summary_md;
 mod table;
+pub mod trajectory_marks;
 pub mod verdict;
 pub mod weekly;
 

@@ -174,6 +174,7 @@ fn redacted(event: &Event, redactor: &Redactor) -> Result<Event> {
             EventKind::SessionFinished(Box::new(clean(&**r, redactor)?))
         }
         EventKind::TrialFinished(r) => EventKind::TrialFinished(Box::new(clean(&**r, redactor)?)),
+        EventKind::Trajectory(t) => EventKind::Trajectory(Box::new(clean(&**t, redactor)?)),
         EventKind::AttemptFailed {
             key,
             attempt,

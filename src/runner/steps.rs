@@ -16,6 +16,7 @@ use super::repo_bundle::{SessionTree, write_bundle};
 use super::retry::Backoff;
 use super::trial::{Attempt, TrialResult, TrialSpec, render_prompt, session_env};
 use super::trial_events::Events;
+use crate::agent::trajectory::{Act, Entry, SessionTrajectory, Trajectory};
 use crate::agent::{
     Agent, Failure, FailureKind, Outcome, SessionContext, SessionKind, SessionRun, Usage,
 };
@@ -588,6 +589,12 @@ impl Trial<'_> {
             all_verified: judged.left_all_verified,
         });
         state.coding_changed |= kind == SessionKind::Coding && judged.changed;
+        self.events
+            .emit(EventKind::Trajectory(Box::new(SessionTrajectory {
+                trial_id: spec.key.trial_id.clone(),
+                session: number,
+                trajectory: ended(run.trajectory, run.outcome, run.usage),
+            })))?;
         if let Some(truth) = run.truth {
             self.events.emit(EventKind::SimTruth {
                 key: spec.key.clone(),
@@ -661,3 +668,21 @@ impl Trial<'_> {
 
 #[path = "left_out.rs"]
 mod left_out;
+
+/// `trajectory` with the session's end as the trial loop recorded it: its outcome and
+/// usage, in place of the driver's own end entry (whose summary, the agent's, stays).
+fn ended(mut trajectory: Trajectory, outcome: Outcome, usage: Usage) -> Trajectory {
+    let summary = match trajectory.last().map(|e| &e.act) {
+        Some(Act::End { .. }) => match trajectory.pop().map(|e| e.act) {
+            Some(Act::End { summary, .. }) => summary,
+            _ => None,
+        },
+        _ => None,
+    };
+    trajectory.push(Entry::from(Act::End {
+        reason: outcome.as_str().to_string(),
+        usage,
+        summary,
+    }));
+    trajectory
+}

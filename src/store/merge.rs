@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::{
     JsonlAppender, Manifest, RunLock, claim_new_run_dir, jsonl_records, now_rfc3339, write_tables,
 };
+use crate::agent::trajectory::SessionTrajectory;
 use crate::error::{Error, IoContext, Result};
 use crate::record::{FailedSession, SessionRecord, TrialRecord};
 use crate::run_dir::RunDir;
@@ -85,6 +86,7 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
     let mut sessions = JsonlAppender::open(&out.sessions_jsonl())?;
     let mut trials = JsonlAppender::open(&out.trials_jsonl())?;
     let mut truth: Option<JsonlAppender> = None;
+    let mut trajectories: Option<JsonlAppender> = None;
     let mut failures: Option<JsonlAppender> = None;
     for dir in &shards {
         for t in jsonl_records::<TrialRecord>(&dir.trials_jsonl())? {
@@ -112,6 +114,27 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
             for line in jsonl_records::<FailedSession>(&failures_file)? {
                 out_failures.append(&line?)?;
             }
+        }
+        let trajectories_file = dir.trajectories_jsonl();
+        if trajectories_file.exists() {
+            let out_trajectories = match trajectories.as_mut() {
+                Some(t) => t,
+                None => trajectories.insert(JsonlAppender::open(&out.trajectories_jsonl())?),
+            };
+            // Copied as written (each line was masked and cut by its shard), a megabyte
+            // at a time.
+            let mut lines = Vec::new();
+            for line in jsonl_records::<SessionTrajectory>(&trajectories_file)? {
+                lines.extend(
+                    serde_json::to_vec(&line?)
+                        .map_err(|e| Error::Tool(format!("cannot encode a trajectory: {e}")))?,
+                );
+                lines.push(b'\n');
+                if lines.len() > 1 << 20 {
+                    out_trajectories.append_lines(&std::mem::take(&mut lines))?;
+                }
+            }
+            out_trajectories.append_lines(&lines)?;
         }
         let truth_file = dir.sim_truth_jsonl();
         if truth_file.exists() {

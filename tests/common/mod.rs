@@ -207,6 +207,21 @@ pub fn read_jsonl(path: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// The lines of a trace that act or frame a session: without the `say`, `call` and
+/// `output` lines an importer keeps for the session's trajectory, which replay never
+/// applies (the tests of what an import applies compare these).
+pub fn trace_actions(trace: &str) -> String {
+    trace
+        .lines()
+        .filter(|line| {
+            !["say", "call", "output"]
+                .iter()
+                .any(|op| line.starts_with(&format!(r#"{{"op":"{op}""#)))
+        })
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
 /// A CSV file as header-keyed rows.
 pub fn read_csv(path: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
     let mut reader = csv::Reader::from_path(path).unwrap();

@@ -13,6 +13,7 @@ use super::super::usage::Reported;
 use super::{CommandAgent, Ran, SessionFiles};
 use crate::agent::command::capture::Captured;
 use crate::agent::command::child::Ended;
+use crate::agent::command::cli_usage::CliFormat;
 use crate::agent::mock_model::CRASH_EXIT;
 use crate::agent::trace::EndStatus;
 use crate::agent::{Failure, FailureKind, Outcome, SessionRun};
@@ -57,6 +58,13 @@ impl CommandAgent {
             failure: reported,
         } = reports::read_reports(&files.usage_file, stdout, ran.output);
         notes.extend(ran.captured.iter().filter_map(Captured::note));
+        // What the agent did, from the harness's own capture of a CLI that prints
+        // stream-json (Claude Code): for people, never a metric. Read even when the CLI
+        // was cut off: what it printed before is what it did.
+        let trajectory = match ran.output {
+            CliFormat::Claude => crate::agent::trajectory::read_stream_json(&files.stdout),
+            _ => Default::default(),
+        };
         notes.extend(ran.limits_reached.iter().cloned());
         let declared_interrupted = declared == Some(EndStatus::Interrupted);
         let said = Said {
@@ -109,6 +117,7 @@ impl CommandAgent {
             divergent: false,
             failure,
             declared_interrupted: declared_interrupted && outcome != Outcome::Interrupted,
+            trajectory,
         }
     }
 }

@@ -370,7 +370,12 @@ impl ScriptedSession {
                 };
                 self.summary = summary.unwrap_or_default();
             }
-            Line::Session { .. } | Line::Usage { .. } | Line::Skip { .. } => {}
+            Line::Session { .. }
+            | Line::Usage { .. }
+            | Line::Skip { .. }
+            | Line::Say { .. }
+            | Line::Call { .. }
+            | Line::Output { .. } => {}
         }
         Ok(())
     }

@@ -3,6 +3,7 @@
 //! a command, or a commit); `exec.rs` carries them out until done, out of turns, or cut
 //! off.
 
+use crate::agent::trajectory::Trajectory;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 
@@ -160,6 +161,7 @@ impl Agent for SimAgent<'_> {
             stop_after_turns: None,
             weakened: BTreeSet::new(),
             dirty,
+            trajectory: Trajectory::new(),
         };
         let outcome = match ctx.kind {
             SessionKind::Initializer => session.initializer()?,
@@ -172,7 +174,12 @@ impl Agent for SimAgent<'_> {
         let turns = u64::from(session.turns);
         let tokens = turns * (profile.input_tokens_per_turn + profile.output_tokens_per_turn);
         session.finish_truth(tokens);
-        let Session { truth, dirty, .. } = session;
+        let Session {
+            truth,
+            dirty,
+            trajectory,
+            ..
+        } = session;
         self.dirty = dirty;
         if let Some(failed) = truth.exit_check_fail {
             self.exit_failed = failed;
@@ -192,6 +199,7 @@ impl Agent for SimAgent<'_> {
             divergent: false,
             failure: None,
             declared_interrupted: false,
+            trajectory,
         })
     }
 }
@@ -229,6 +237,8 @@ pub(super) struct Session<'s, 'a> {
     pub(super) weakened: BTreeSet<String>,
     /// Paths changed since the last commit (work-directory relative).
     pub(super) dirty: BTreeSet<String>,
+    /// Its real file edits and commands, in order.
+    pub(super) trajectory: Trajectory,
 }
 
 impl Session<'_, '_> {

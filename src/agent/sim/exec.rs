@@ -6,6 +6,7 @@ use super::acts;
 use super::agent::Session;
 use super::plan::{Flow, Step};
 use crate::agent::Outcome;
+use crate::agent::trajectory::{self, Act, EditOp};
 use crate::error::{IoContext, Result};
 use crate::feature_list::{self, Entry, Status};
 use crate::process::{Isolation, ShellCommand};
@@ -74,6 +75,13 @@ impl Session<'_, '_> {
         acts::write_file(self.work_dir(), rel, content)?;
         if !unchanged {
             self.dirty.insert(rel.to_string());
+            self.trajectory.push(trajectory::Entry::from(Act::Edit {
+                path: rel.to_string(),
+                op: EditOp::Write,
+                old: None,
+                new: Some(String::from_utf8_lossy(content).into_owned()),
+                failed: None,
+            }));
         }
         Ok(())
     }
@@ -205,6 +213,13 @@ impl Session<'_, '_> {
         let text = std::fs::read_to_string(&full).unwrap_or_default();
         let count = self.agent.task.tests.count_pattern.find_iter(&text).count() as u64;
         std::fs::remove_file(&full).io_context(|| format!("cannot delete '{}'", full.display()))?;
+        self.trajectory.push(trajectory::Entry::from(Act::Edit {
+            path: path.clone(),
+            op: EditOp::Delete,
+            old: None,
+            new: None,
+            failed: None,
+        }));
         self.dirty.insert(path);
         self.truth.tests_removed += count;
         Ok(())
@@ -265,8 +280,8 @@ impl Session<'_, '_> {
 
     /// Runs `script` in the work directory with the session's environment, as an agent's
     /// shell tool would; its exit status is the agent's business, not the harness's.
-    fn shell(&self, script: &str) -> Result<()> {
-        ShellCommand {
+    fn shell(&mut self, script: &str) -> Result<()> {
+        let ran = ShellCommand {
             script,
             cwd: self.work_dir(),
             env: self.ctx.env,
@@ -275,6 +290,12 @@ impl Session<'_, '_> {
         }
         .run()
         .io_context(|| format!("cannot run '{script}'"))?;
+        self.trajectory.push(trajectory::Entry::from(Act::Command {
+            cmd: script.to_string(),
+            cwd: None,
+            output: None,
+            exit: ran.code.map(i64::from),
+        }));
         Ok(())
     }
 

@@ -2,7 +2,7 @@
 //! each, into what wrote it: the user, the model, or aider itself.
 //!
 //! aider appends to the file as it goes: `# aider chat started at TIME` opens a session;
-//! what the user typed is written as `#### ` lines; aider's own messages (questions and
+//! what the user typed is written as `#### ` lines, each ending in two spaces; aider's own messages (questions and
 //! their answers, "Applied edit to PATH", "Running CMD", "Tokens: ... Cost: ...") as
 //! `> ` lines, each ending in two spaces, a message of several lines with `> ` on its
 //! first line only and the two spaces on its last; a model's reply as plain Markdown
@@ -131,8 +131,10 @@ fn is_tool(line: &str) -> bool {
     line.starts_with('>')
 }
 
+/// A line of what the user typed: aider ends each with two spaces, which tells it from a
+/// Markdown heading in a reply (`#### Next`).
 fn is_user(line: &str) -> bool {
-    line.starts_with("####")
+    line.starts_with("####") && closes(line)
 }
 
 /// The text of a `>` or `####` line without its prefix and trailing spaces.
@@ -142,6 +144,42 @@ fn strip(line: &str, prefix: &str) -> String {
         .unwrap_or(rest)
         .trim_end()
         .to_string()
+}
+
+/// The last line aider writes of the listing of blocks that failed to match: after the
+/// blocks, the SEARCH rule, and when other blocks of the reply were applied, the request
+/// for the failed ones alone.
+const FAILURE_LISTING_ENDS: [&str; 3] = [
+    "The SEARCH section must exactly match an existing block of lines including all white space, comments, indentation, docstrings, etc",
+    "Just reply with fixed versions of the block above that failed to match.",
+    "Just reply with fixed versions of the blocks above that failed to match.",
+];
+
+/// Whether `line` opens aider's listing of the blocks of a reply that failed to match
+/// (`> # 2 SEARCH/REPLACE blocks failed to match!`); `None` for any other line.
+pub fn failed_count(line: &str) -> Option<usize> {
+    let rest = line.trim().strip_prefix("# ")?;
+    let (count, rest) = rest.split_once(' ')?;
+    matches!(
+        rest,
+        "SEARCH/REPLACE block failed to match!" | "SEARCH/REPLACE blocks failed to match!"
+    )
+    .then(|| count.parse().ok())
+    .flatten()
+}
+
+/// When `lines[at]` opens aider's listing of failed blocks, the index of its last line:
+/// the first of its closing sentences that ends aider's message (two spaces), before the
+/// next session. `None` for any other line, or a listing cut off before its end (read
+/// then as any message of aider's).
+fn failure_listing_end(lines: &[&str], at: usize) -> Option<usize> {
+    let first = lines[at].strip_prefix('>')?;
+    failed_count(first)?;
+    lines[at + 1..]
+        .iter()
+        .take_while(|l| !l.starts_with(AIDER_HEADER))
+        .position(|l| closes(l) && FAILURE_LISTING_ENDS.contains(&l.trim()))
+        .map(|offset| at + 1 + offset)
 }
 
 /// The events of one session's lines; `offset` is the index of its first line.
@@ -168,6 +206,20 @@ fn events(lines: &[&str], offset: usize) -> Vec<Event> {
                 line: number,
                 text: text.join("\n"),
             });
+        } else if let Some(last) = failure_listing_end(lines, i) {
+            // The listing quotes the failed blocks' lines as the model wrote them: a
+            // Markdown line ending in two spaces, a `####` heading, a blank line among
+            // them do not end it; its own last line does.
+            // Its lines kept as written (a SEARCH line's trailing spaces are the
+            // model's), but the two spaces that end the message.
+            let mut text = vec![strip(line, ">")];
+            text.extend(lines[i + 1..last].iter().map(|l| l.to_string()));
+            text.push(lines[last].trim_end().to_string());
+            out.push(Event::Tool {
+                line: number,
+                text: text.join("\n"),
+            });
+            i = last + 1;
         } else if is_tool(line) && (!blank_before || closes(line)) {
             let mut text = vec![strip(line, ">")];
             let mut closed = closes(line);
@@ -203,7 +255,9 @@ fn events(lines: &[&str], offset: usize) -> Vec<Event> {
                     continue;
                 }
                 if lines[end - 1].trim().is_empty()
-                    && (is_user(next) || (is_tool(next) && closes(next)))
+                    && (is_user(next)
+                        || (is_tool(next) && closes(next))
+                        || failure_listing_end(lines, end).is_some())
                 {
                     break;
                 }
@@ -280,6 +334,43 @@ mod tests {
                 tool(22, "Run shell commands? (Y)es/(N)o [Yes]: y"),
             ]
         );
+    }
+
+    #[test]
+    fn a_failed_blocks_listing_is_one_message_whatever_lines_it_quotes() {
+        let text = "\n# aider chat started at A\n\nPROGRESS.md\n#### Done\n\n- a  \n\n\
+                    > # 1 SEARCH/REPLACE block failed to match!\n\n\
+                    ## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in PROGRESS.md\n\
+                    <<<<<<< SEARCH\n- a  \n\n#### Next\n=======\n- b  \n>>>>>>> REPLACE\n\n\
+                    The SEARCH section must exactly match an existing block of lines including all white space, comments, indentation, docstrings, etc  \n\n\
+                    > Tokens: 1 sent, 1 received.  \n";
+        let (sessions, _) = parse(text);
+        let events = &sessions[0].events;
+        assert_eq!(events.len(), 3, "{events:?}");
+        // A heading in a reply is the model's, not the user's (whose lines end in two spaces).
+        assert_eq!(
+            events[0],
+            Event::Reply {
+                line: 4,
+                text: "PROGRESS.md\n#### Done\n\n- a  ".into()
+            }
+        );
+        let Event::Tool { line: 9, text } = &events[1] else {
+            panic!("{events:?}")
+        };
+        // The SEARCH lines as written, their two spaces kept; the message's own dropped.
+        assert!(
+            text.contains("<<<<<<< SEARCH\n- a  \n\n#### Next\n=======\n"),
+            "{text}"
+        );
+        assert!(text.ends_with("docstrings, etc"), "{text}");
+        assert_eq!(failed_count(text.lines().next().unwrap()), Some(1));
+        assert_eq!(events[2], tool(22, "Tokens: 1 sent, 1 received."));
+        assert_eq!(
+            failed_count("# 2 SEARCH/REPLACE blocks failed to match!"),
+            Some(2)
+        );
+        assert_eq!(failed_count("# Progress"), None);
     }
 
     #[test]

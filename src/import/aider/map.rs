@@ -25,7 +25,7 @@
 use std::collections::HashSet;
 
 use super::blocks::{Replace, WholeFile, failed_blocks, search_replace, whole_files};
-use super::history::{AiderSession, Event};
+use super::history::{AiderSession, Event, failed_count};
 use super::replace::{apply, unwrap_quoted, with_newline};
 use crate::agent::Usage;
 use crate::agent::command::cli_usage::{CliFormat, parse};
@@ -50,8 +50,8 @@ struct Pending {
     applied: Vec<String>,
     /// Files aider created for it (`Create new file? y`).
     created: HashSet<String>,
-    /// The blocks aider listed as failed.
-    failed: Option<Vec<Replace>>,
+    /// The blocks aider listed as failed, and how many it said failed.
+    failed: Option<(Vec<Replace>, usize)>,
 }
 
 /// Maps one session onto `out`; returns its usage and status.
@@ -120,6 +120,10 @@ impl Mapper<'_, '_> {
         match event {
             Event::User { line, text } => {
                 self.flush();
+                self.out.note(Line::Say {
+                    text: text.clone(),
+                    from: Some("user".into()),
+                });
                 self.user(*line, text);
                 self.previous = None;
             }
@@ -128,6 +132,10 @@ impl Mapper<'_, '_> {
                 // when aider asked again first).
                 self.flush();
                 self.waiting = false;
+                self.out.note(Line::Say {
+                    text: text.clone(),
+                    from: None,
+                });
                 self.pending = Some(Pending {
                     origin: self.at(*line),
                     blocks: search_replace(text),
@@ -187,12 +195,9 @@ impl Mapper<'_, '_> {
             if let Some(p) = self.pending.as_mut() {
                 p.applied.push(path.trim().to_string());
             }
-        } else if first.starts_with("# ")
-            && first.contains("SEARCH/REPLACE block")
-            && first.contains("failed to match")
-        {
+        } else if let Some(count) = failed_count(first) {
             if let Some(p) = self.pending.as_mut() {
-                p.failed = Some(failed_blocks(text));
+                p.failed = Some((failed_blocks(text), count));
             }
             self.flush();
             // aider hands the failures back to the model.
@@ -280,7 +285,11 @@ impl Mapper<'_, '_> {
             .editor_format
             .clone()
             .unwrap_or_else(|| self.format.clone());
-        if let Some(mut failed) = p.failed.clone() {
+        if let Some((mut failed, count)) = p.failed.clone() {
+            // aider said more blocks failed than its listing shows whole: which of the
+            // others it applied cannot be told.
+            let listed = failed.len();
+            let unknown = count > listed;
             for block in &replaces {
                 let caller = Caller {
                     tool: "SEARCH/REPLACE",
@@ -300,6 +309,19 @@ impl Mapper<'_, '_> {
                             block.path
                         ),
                     );
+                    continue;
+                }
+                if unknown {
+                    let reason = format!(
+                        "aider says {count} block(s) of the reply failed to match and its listing shows {listed}: whether it applied this one is unknown"
+                    );
+                    self.out.skip(
+                        &caller,
+                        Some(&block.path),
+                        SkipReason::Unreconstructed,
+                        &reason,
+                    );
+                    self.out.diverged(&caller, Some(&block.path), &reason);
                     continue;
                 }
                 self.out

@@ -45,22 +45,35 @@ pub fn map_session(
             origin: &call.origin,
             cwd: call.cwd.as_deref(),
         };
-        if let What::Tool(name) = &call.what {
-            out.ignored(name);
-            continue;
+        out.note(Line::Call {
+            tool: caller.tool.to_string(),
+            id: Some(call.id.clone()),
+            input: call_input(&call.what),
+        });
+        let answer = session.answers.get(&call.id);
+        match (&call.what, answer) {
+            (What::Tool(name), _) => out.ignored(name),
+            (_, None) => out.unanswered(),
+            (what, Some(answer)) => {
+                let ran = match what {
+                    What::Shell(_) => answer.shell(),
+                    _ => answer.patch(),
+                };
+                match ran {
+                    Ran::Refused => out.failed(true),
+                    Ran::Failed(_) => out.failed(false),
+                    Ran::Yes => out.call(|out| apply_call(out, call, &caller)),
+                }
+            }
         }
-        let Some(answer) = session.answers.get(&call.id) else {
-            out.unanswered();
-            continue;
-        };
-        let ran = match &call.what {
-            What::Shell(_) => answer.shell(),
-            _ => answer.patch(),
-        };
-        match ran {
-            Ran::Refused => out.failed(true),
-            Ran::Failed(_) => out.failed(false),
-            Ran::Yes => out.call(|out| apply_call(out, call, &caller)),
+        if let Some(answer) = answer {
+            out.note(Line::Output {
+                id: Some(call.id.clone()),
+                output: answer.text.clone().unwrap_or_default(),
+                exit: answer.exit_code,
+                error: answer.success == Some(false)
+                    || matches!(answer.status.as_deref(), Some("failed" | "declined")),
+            });
         }
     }
     for (at, what) in &session.unseen_changes {
@@ -71,6 +84,19 @@ pub fn map_session(
         };
         out.diverged(&caller, None, what);
         out.forget_all();
+    }
+}
+
+/// A call's arguments, for the trajectory.
+fn call_input(what: &What) -> serde_json::Value {
+    match what {
+        What::Shell(script) => serde_json::json!({ "command": script }),
+        What::Patch(patch) => serde_json::json!({ "patch": patch }),
+        What::Changes(changes) => serde_json::json!({
+            "paths": changes.iter().map(|c| c.path.clone()).collect::<Vec<_>>()
+        }),
+        What::ChangedPaths(paths) => serde_json::json!({ "paths": paths }),
+        What::Tool(_) => serde_json::Value::Null,
     }
 }
 

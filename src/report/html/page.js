@@ -307,7 +307,8 @@
         task: params.get("task") || "",
         metric: params.get("metric") || "",
         per: params.get("per") || "20",
-        page: params.get("page") || "1"
+        page: params.get("page") || "1",
+        open: params.get("open") || ""
       };
       ["arm", "task", "metric", "per"].forEach(function (k) {
         selects[k].value = state[k];
@@ -441,7 +442,74 @@
       if (cols.error !== undefined && row[cols.error]) li.appendChild(el("p", "error", row[cols.error]));
       var ev = cols.evidence !== undefined ? row[cols.evidence] : null;
       if (ev && typeof ev === "object") li.appendChild(evidence(ev));
+      var steps = data.steps && data.steps[row[cols.trial_id] + "#" + row[cols.session]];
+      if (steps) {
+        // `#open=TRIAL_ID`: that trial's sessions shown unfolded into their steps.
+        var tj = trajectory(steps);
+        if (state.open && state.open === row[cols.trial_id]) tj.open = true;
+        li.appendChild(tj);
+      }
       return li;
+    }
+
+    // A session's trajectory: folded into one details element, each entry a line; a
+    // tool call folded to its tool, first argument and its result's status, unfolded
+    // into its arguments and output; the entries a metric counted marked with why.
+    function trajectory(steps) {
+      var d = el("details", "trajectory");
+      var counted = steps.filter(function (s) { return s.m.length; }).length;
+      d.appendChild(el("summary", null, "what the agent did: " + steps.length + " entries" +
+        (counted ? ", " + counted + " counted" : "")));
+      var only = el("label", "only-counted");
+      var box = el("input");
+      box.type = "checkbox";
+      only.appendChild(box);
+      only.appendChild(document.createTextNode(" only the entries a metric counted"));
+      d.appendChild(only);
+      var ol = el("ol", "steps");
+      var results = {};
+      steps.forEach(function (s) {
+        if (s.k === "tool_result" && s.id) results[s.id] = s;
+      });
+      steps.forEach(function (s) {
+        // A result is shown with its call.
+        if (s.k === "tool_result" && s.id && steps.some(function (c) {
+          return c.k === "tool_call" && c.id === s.id;
+        })) return;
+        var item = el("li", "step step-" + s.k);
+        if (s.m.length) item.classList.add("counted");
+        if (s.k === "tool_call") {
+          var r = s.id ? results[s.id] : null;
+          var fold = el("details", "call");
+          var status = !r ? "no result" : r.x !== null && r.x !== undefined ? "exit " + r.x
+            : r.e ? "error" : "ok";
+          fold.appendChild(el("summary", null, s.h + " · " + status));
+          fold.appendChild(el("pre", "args", s.b));
+          if (r) fold.appendChild(el("pre", "output", r.b));
+          item.appendChild(fold);
+        } else if (s.k === "edit" || s.k === "command" || s.k === "message") {
+          var more = el("details", "entry");
+          more.appendChild(el("summary", null, s.k + " · " + s.h));
+          more.appendChild(el("pre", null, s.b));
+          item.appendChild(more);
+        } else {
+          item.appendChild(el("span", null, s.k + " · " + s.h));
+        }
+        s.m.forEach(function (m) {
+          var mark = el("div", "mark", m.metric + ": " + m.text);
+          mark.setAttribute("data-metric", m.metric);
+          if (m.feature) mark.setAttribute("data-feature", m.feature);
+          item.appendChild(mark);
+        });
+        ol.appendChild(item);
+      });
+      box.addEventListener("change", function () {
+        Array.prototype.forEach.call(ol.children, function (item) {
+          item.hidden = box.checked && !item.classList.contains("counted");
+        });
+      });
+      d.appendChild(ol);
+      return d;
     }
 
     load();

@@ -17,6 +17,7 @@ use super::model::{Page, PageMetric, PagePlot, PageVerdict};
 use super::page_table::PageTable;
 use super::rows::{TableRows, csv_row_count};
 use super::script_json::ScriptJsonWriter;
+use crate::agent::trajectory::Act;
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil::remove_if_present;
 use crate::rates::Unit;
@@ -104,11 +105,107 @@ pub fn write_run_data(out: &mut dyn Write, page: &Page, run_dir: &RunDir) -> Res
     write_table(out, &trials.columns.clone(), trials, Ok)?;
     write(out, b",\"shown\":")?;
     write(out, encode(&page.shown)?.as_bytes())?;
+    if page.timelines.is_none() {
+        write_steps(out, run_dir)?;
+    }
     if let Some(dir) = &page.timelines {
         write(out, b",\"timelines\":")?;
         write(out, encode(dir)?.as_bytes())?;
     }
     write(out, b"}")
+}
+
+/// Writes `,"steps":{...}`: each session's trajectory (`trajectories.jsonl`) keyed by
+/// `TRIAL_ID#SESSION`, each entry as `{k: kind, h: its line, d: the entry, m: [marks]}`
+/// with the marks of [`crate::report::trajectory_marks`]; nothing for a run without
+/// trajectories. Read a line at a time; the session records the marks need are held,
+/// as the page holds them (a page that holds its timelines).
+fn write_steps(out: &mut dyn Write, run_dir: &RunDir) -> Result<()> {
+    use crate::agent::trajectory::SessionTrajectory;
+    use crate::record::SessionRecord;
+    use crate::report::show_trajectory::{kind, summary};
+    use crate::report::trajectory_marks::marks;
+    use crate::store::jsonl_records;
+    let file = run_dir.trajectories_jsonl();
+    if !file.is_file() {
+        return Ok(());
+    }
+    let mut records: std::collections::HashMap<(String, u32), SessionRecord> =
+        std::collections::HashMap::new();
+    for record in jsonl_records::<SessionRecord>(&run_dir.sessions_jsonl())? {
+        let record = record?;
+        records.insert((record.key.trial_id.clone(), record.session), record);
+    }
+    write(out, b",\"steps\":{")?;
+    let mut first = true;
+    for line in jsonl_records::<SessionTrajectory>(&file)? {
+        let line = line?;
+        let Some(record) = records.get(&(line.trial_id.clone(), line.session)) else {
+            continue;
+        };
+        let marked = marks(record, &line.trajectory);
+        let entries: Vec<Value> = line
+            .trajectory
+            .iter()
+            .zip(marked)
+            .map(|(entry, marks)| {
+                let mut step = serde_json::json!({
+                    "k": kind(entry),
+                    "h": summary(entry),
+                    "b": page_body(entry),
+                    "m": marks,
+                });
+                if let Act::ToolCall { id, .. } | Act::ToolResult { id, .. } = &entry.act {
+                    step["id"] = serde_json::json!(id);
+                }
+                if let Act::ToolResult { exit, error, .. } = &entry.act {
+                    step["x"] = serde_json::json!(exit);
+                    step["e"] = serde_json::json!(error);
+                }
+                step
+            })
+            .collect();
+        if !first {
+            write(out, b",")?;
+        }
+        first = false;
+        let key = format!("{}#{}", line.trial_id, line.session);
+        write(out, encode(&key)?.as_bytes())?;
+        write(out, b":")?;
+        write(out, encode(&entries)?.as_bytes())?;
+    }
+    write(out, b"}")
+}
+
+/// The most bytes of an entry's text the page holds (`show --trajectory --json` gives
+/// the whole entry as written): what keeps the page of a run like the default suite's
+/// a few megabytes.
+const PAGE_TEXT: usize = 1024;
+
+/// What an entry unfolds into on the page: a call's arguments, a result's or a
+/// command's output, an edit's new text, a message: at most [`PAGE_TEXT`] bytes, `…`
+/// when there was more.
+fn page_body(entry: &crate::agent::trajectory::Entry) -> String {
+    let text = match &entry.act {
+        Act::Message { text, .. } => text.clone(),
+        Act::ToolCall { input, .. } => serde_json::to_string_pretty(input).unwrap_or_default(),
+        Act::ToolResult { output, .. } => output.clone(),
+        Act::Edit { new, old, .. } => match old {
+            Some(old) => format!("- {old}\n+ {}", new.as_deref().unwrap_or("")),
+            None => new.clone().unwrap_or_default(),
+        },
+        Act::Command { output, .. } => output.clone().unwrap_or_default(),
+        Act::Rejected { reason, .. } => reason.clone(),
+        Act::End { summary, .. } => summary.clone().unwrap_or_default(),
+    };
+    if text.len() <= PAGE_TEXT {
+        return text;
+    }
+    let mut at = PAGE_TEXT;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    format!("{}…", &text[..at])
 }
 
 /// Writes the timelines of the run in `run_dir` into `report-timelines/` beside its page,
