@@ -44,6 +44,17 @@ struct Loaded {
 /// Opens `page` (with `fragment`, the page's filter state) in headless Chromium and
 /// dumps the DOM after the load.
 fn open(browser: &Path, page: &Path, fragment: &str, profile: &Path) -> Loaded {
+    open_with(browser, page, fragment, profile, &[])
+}
+
+/// `open`, with `flags` added to Chromium's command line.
+fn open_with(
+    browser: &Path,
+    page: &Path,
+    fragment: &str,
+    profile: &Path,
+    flags: &[&str],
+) -> Loaded {
     let url = format!("file://{}#{fragment}", page.display());
     let out = Command::new(browser)
         .args([
@@ -54,6 +65,7 @@ fn open(browser: &Path, page: &Path, fragment: &str, profile: &Path) -> Loaded {
             "--enable-logging=stderr",
             "--v=0",
         ])
+        .args(flags)
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(["--virtual-time-budget=5000", "--dump-dom"])
         .arg(&url)
@@ -540,28 +552,16 @@ fn step_marks(dom: &str) -> Vec<(String, String, String)> {
 /// Opens `page` with every trial listed, offline (any request for the network goes to
 /// a closed port and would be logged), and returns what the browser showed.
 fn open_offline(browser: &Path, page: &Path, fragment: &str, profile: &Path) -> Loaded {
-    let url = format!("file://{}#per=all&{fragment}", page.display());
-    let out = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--enable-logging=stderr",
-            "--v=0",
+    open_with(
+        browser,
+        page,
+        &format!("per=all&{fragment}"),
+        profile,
+        &[
             "--proxy-server=http://127.0.0.1:9",
             "--host-resolver-rules=MAP * ~NOTFOUND",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(["--virtual-time-budget=5000", "--dump-dom"])
-        .arg(&url)
-        .output()
-        .expect("chromium starts");
-    assert!(out.status.success());
-    Loaded {
-        dom: String::from_utf8_lossy(&out.stdout).into_owned(),
-        log: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+        ],
+    )
 }
 
 #[test]
