@@ -33,6 +33,24 @@ fn expected(name: &str) -> String {
     std::fs::read_to_string(repo_root().join("tests/data/aider").join(name)).unwrap()
 }
 
+/// The sessions of `trace` replayed over the latefees example task.
+fn replayed_sessions(trace: &str) -> Vec<std::collections::BTreeMap<String, String>> {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("trace.jsonl");
+    std::fs::write(&path, trace).unwrap();
+    let out = tmp.path().join("results");
+    loopbench()
+        .arg("replay")
+        .arg(&path)
+        .arg("--task")
+        .arg(repo_root().join("suites/examples/tasks/latefees"))
+        .args(["--format", "markdown", "--quiet", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    read_csv(&out.join("sessions.csv"))
+}
+
 #[test]
 fn a_failed_search_replace_block_is_a_skip_and_the_replys_other_blocks_are_applied() {
     let (trace, stderr) = imported(&[
@@ -61,20 +79,7 @@ fn a_block_that_failed_to_match_and_its_confirmed_retry_import_as_the_retry_alon
         "{stderr}"
     );
     // Replayed: the edits aider confirmed, no failed action, no error.
-    let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("trace.jsonl");
-    std::fs::write(&path, &trace).unwrap();
-    let out = tmp.path().join("results");
-    loopbench()
-        .arg("replay")
-        .arg(&path)
-        .arg("--task")
-        .arg(repo_root().join("suites/examples/tasks/latefees"))
-        .args(["--format", "markdown", "--quiet", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
-    let rows = read_csv(&out.join("sessions.csv"));
+    let rows = replayed_sessions(&trace);
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["actions_failed"], "0");
     assert_eq!(rows[0]["error"], "");
@@ -104,20 +109,7 @@ fn whole_file_edits_commits_user_commands_and_undo_import_and_udiff_edits_are_di
 fn the_real_dry_run_history_replays_to_the_scenarios_acts() {
     let (trace, stderr) = imported(&["tests/data/aider/latefees/.aider.chat.history.md"]);
     assert!(stderr.starts_with("detected format: aider\n"), "{stderr}");
-    let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("trace.jsonl");
-    std::fs::write(&path, &trace).unwrap();
-    let out = tmp.path().join("results");
-    loopbench()
-        .arg("replay")
-        .arg(&path)
-        .arg("--task")
-        .arg(repo_root().join("suites/examples/tasks/latefees"))
-        .args(["--format", "markdown", "--quiet", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
-    let rows = read_csv(&out.join("sessions.csv"));
+    let rows = replayed_sessions(&trace);
     assert_eq!(rows.len(), 7);
     let col = |n: usize, k: &str| rows[n - 1][k].clone();
     // aider runs an answer's commands again after the next answer: two reminders.
