@@ -44,8 +44,8 @@ pub(super) struct Written {
 }
 
 /// Whether a check can read the file at a `/`-separated path relative to the work
-/// directory (`work_tree::SeenByChecks`, which imports this file).
-type SeenByChecks<'a> = &'a dyn Fn(&str) -> bool;
+/// directory (paths as [`crate::fsutil::relative_slash_path`] gives them).
+pub type SeenByChecks<'a> = &'a dyn Fn(&str) -> bool;
 
 /// Where a directory lies, which says what of it a tree takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -24,9 +24,7 @@ use super::{GIT_TIMEOUT, ensure_store, harness_command, output_within, run_store
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil::GIT_DIR;
 
-/// Whether a check can read the file at a `/`-separated path relative to the work
-/// directory (paths as [`crate::fsutil::relative_slash_path`] gives them).
-pub type SeenByChecks<'a> = &'a dyn Fn(&str) -> bool;
+use super::tree_writer::SeenByChecks;
 
 /// The trees of a work directory ([`write_tree`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
