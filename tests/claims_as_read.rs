@@ -7,7 +7,8 @@
 
 use crate::common;
 
-use common::{Trace, read_jsonl, sh_entries, sh_task};
+use common::replay_sh_with_schema as replay;
+use common::{Trace, read_jsonl, sh_entries};
 use loopbench::feature_list::{
     Contract, Entry, ListFormat, ListSchema, RenderOptions, Status, render_with,
 };
@@ -21,29 +22,6 @@ const LOOK_ALIKES: [&str; 5] = [
     "\u{feff}F1", // byte order mark
     "F1\u{200e}", // left-to-right mark
 ];
-
-/// The sessions a replay of `trace` wrote, under `format` and `schema`, and the results
-/// directory.
-fn replay(
-    trace: &Trace,
-    format: ListFormat,
-    schema: ListSchema,
-) -> (Vec<Value>, tempfile::TempDir) {
-    let tmp = tempfile::tempdir().unwrap();
-    let task = sh_task(tmp.path());
-    let out = tmp.path().join("results");
-    common::loopbench()
-        .arg("replay")
-        .arg(trace.save(tmp.path()))
-        .arg("--task")
-        .arg(&task)
-        .args(["--format", format.as_str(), "--schema", schema.as_str()])
-        .args(["--quiet", "--unsandboxed", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
-    (read_jsonl(&out.join("sessions.jsonl")), tmp)
-}
 
 /// The list of the task's three features with `claimed` claimed (none for `""`).
 fn list(format: ListFormat, schema: ListSchema, claimed: &str) -> String {

@@ -6,34 +6,12 @@
 
 use crate::common;
 
+use common::replay_sh_with_schema as replay;
 use common::{Trace, read_jsonl, sh_entries, sh_task};
 use loopbench::feature_list::{
     Contract, Entry, ListFormat, ListSchema, RenderOptions, Status, render_with,
 };
 use serde_json::{Value, json};
-
-/// The sessions a replay of `trace` wrote, under `format` and `schema` (run actions
-/// unsandboxed, so that they behave alike on every machine).
-fn replay(
-    trace: &Trace,
-    format: ListFormat,
-    schema: ListSchema,
-) -> (Vec<Value>, tempfile::TempDir) {
-    let tmp = tempfile::tempdir().unwrap();
-    let task = sh_task(tmp.path());
-    let out = tmp.path().join("results");
-    common::loopbench()
-        .arg("replay")
-        .arg(trace.save(tmp.path()))
-        .arg("--task")
-        .arg(&task)
-        .args(["--format", format.as_str(), "--schema", schema.as_str()])
-        .args(["--quiet", "--unsandboxed", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
-    (read_jsonl(&out.join("sessions.jsonl")), tmp)
-}
 
 /// One session that writes the list file of `format` as `text` and ends.
 fn writes(format: ListFormat, text: &str) -> Trace {

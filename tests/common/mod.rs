@@ -14,7 +14,7 @@ pub mod shared_run;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use loopbench::feature_list::{Entry, ListFormat, render};
+use loopbench::feature_list::{Entry, ListFormat, ListSchema, render};
 use serde_json::{Value, json};
 
 /// The `loopbench` binary under test.
@@ -156,6 +156,30 @@ pub fn replay_sh(trace: &Trace, format: ListFormat) -> Replayed {
     let tmp = tempfile::tempdir().unwrap();
     let task = sh_task(tmp.path());
     replay_ok(&trace.save(tmp.path()), &task, format, &tmp.keep())
+}
+
+/// The sessions a replay of `trace` over the sh task wrote, under `format` and `schema`
+/// (run actions unsandboxed, so that they behave alike on every machine), and the
+/// directory that holds the results.
+pub fn replay_sh_with_schema(
+    trace: &Trace,
+    format: ListFormat,
+    schema: ListSchema,
+) -> (Vec<Value>, tempfile::TempDir) {
+    let tmp = tempfile::tempdir().unwrap();
+    let task = sh_task(tmp.path());
+    let out = tmp.path().join("results");
+    loopbench()
+        .arg("replay")
+        .arg(trace.save(tmp.path()))
+        .arg("--task")
+        .arg(&task)
+        .args(["--format", format.as_str(), "--schema", schema.as_str()])
+        .args(["--quiet", "--unsandboxed", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    (read_jsonl(&out.join("sessions.jsonl")), tmp)
 }
 
 /// Replays a saved trace and reads its records; asserts exit 0.
