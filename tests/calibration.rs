@@ -8,7 +8,7 @@ use crate::common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::shared_run::{shared_run, shipped_seed_run};
+use common::shared_run::{default_suite_run, shared_run};
 use common::{loopbench, read_csv, repo_root};
 
 type Row = BTreeMap<String, String>;
@@ -16,32 +16,16 @@ type Row = BTreeMap<String, String>;
 /// The other seed's run: the format arms, which the JSON arm's rerun reads too.
 const OTHER_SEED: &str = "424242";
 
-/// The shipped suite's run on the shipped seed (`None`) or `OTHER_SEED`: one run for
-/// every test that reads it.
+/// The default run (every arm, the shipped seed: `None`) or the format arms on
+/// `OTHER_SEED`: one run for every test that reads it.
 fn shared(seed: Option<&str>) -> PathBuf {
     match seed {
-        None => shipped_seed_run(),
+        None => default_suite_run(),
         Some(seed) => shared_run(
             "suites/seed-replication",
             &["--arms", "json,markdown,yaml", "--seed", seed],
         ),
     }
-}
-
-fn run(arms: &str, seed: Option<u64>, out: &Path) -> (Vec<Row>, Vec<Row>) {
-    let mut cmd = loopbench();
-    cmd.arg("run")
-        .arg(repo_root().join("suites/seed-replication"))
-        .args(["--arms", arms, "--quiet", "--out"])
-        .arg(out);
-    if let Some(seed) = seed {
-        cmd.args(["--seed", &seed.to_string()]);
-    }
-    cmd.assert().success();
-    (
-        read_csv(&out.join("sessions.csv")),
-        read_csv(&out.join("trials.csv")),
-    )
 }
 
 fn coding<'a>(sessions: &'a [Row], arm: &str) -> Vec<&'a Row> {
@@ -116,7 +100,7 @@ fn check_published_rates(seed: Option<&str>) {
 }
 
 #[test]
-#[ignore = "runs three arms of the full suite; .ci/run runs it"]
+#[ignore = "reads the default run of the full suite; .ci/run runs it"]
 fn published_rates_lie_in_the_measured_interval_for_the_shipped_seed() {
     check_published_rates(None);
 }
@@ -145,13 +129,12 @@ fn victory_rate(trials: &[Row], arm: &str) -> f64 {
 }
 
 #[test]
-#[ignore = "runs five arms of the full suite; .ci/run runs it"]
+#[ignore = "reads the default run of the full suite; .ci/run runs it"]
 fn strategy_initializer_gate_and_crash_arms_show_the_published_direction() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (sessions, trials) = run(
-        "json,single,no-initializer,gate,crash",
-        Some(99),
-        tmp.path(),
+    let run = shared(None);
+    let (sessions, trials) = (
+        read_csv(&run.join("sessions.csv")),
+        read_csv(&run.join("trials.csv")),
     );
 
     // Single context vs incremental sessions: premature victory 36% vs 8%, and about

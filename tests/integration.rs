@@ -55,6 +55,7 @@ mod power_cli;
 mod readers;
 mod real_cli;
 mod real_cli_faults;
+mod reference_run;
 mod replay_cli;
 mod replay_engine;
 mod replay_many;

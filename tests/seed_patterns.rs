@@ -9,7 +9,7 @@ use crate::common;
 use std::collections::BTreeMap;
 
 use common::read_jsonl;
-use common::shared_run::shipped_seed_run;
+use common::shared_run::default_suite_run;
 use serde_json::Value;
 
 /// `(k, n)` of `metric` for `arm` in summary.json.
@@ -51,9 +51,9 @@ fn share((k, n): (u64, u64)) -> f64 {
 }
 
 #[test]
-#[ignore = "reads a run of seven arms of the shipped suite; .ci/run runs it"]
+#[ignore = "reads the default run of the full suite; .ci/run runs it"]
 fn the_seed_pattern_arms_show_what_they_were_added_for() {
-    let out = shipped_seed_run();
+    let out = default_suite_run();
     let summary: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     let sessions = read_jsonl(&out.join("sessions.jsonl"));

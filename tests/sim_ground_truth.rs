@@ -1,5 +1,5 @@
-//! The observers against the sim agent's ground truth: over some 1,650 simulated
-//! sessions across every arm, each deliberate act is detected and nothing else
+//! The observers against the sim agent's ground truth: over the default run's some
+//! 4,400 simulated sessions across every arm, each deliberate act is detected and nothing else
 //! (precision and recall 1), the status-ledger, exit-check and budget acts included;
 //! and on the same run, every count of sessions.csv is the length of its evidence.
 
@@ -7,7 +7,8 @@ use crate::common;
 
 use std::collections::BTreeMap;
 
-use common::{loopbench, read_jsonl, repo_root};
+use common::read_jsonl;
+use common::shared_run::default_suite_run;
 use serde_json::{Value, json};
 
 /// (observed field, truth field), compared per session.
@@ -26,17 +27,9 @@ fn as_count(v: &Value) -> Option<u64> {
 }
 
 #[test]
-#[ignore = "runs about 1,650 simulated sessions; .ci/run runs it"]
+#[ignore = "reads the default run of the full suite (about 4,400 sessions); .ci/run runs it"]
 fn every_deliberate_act_is_detected_and_nothing_else() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("run");
-    loopbench()
-        .args(["run"])
-        .arg(repo_root().join("suites/seed-replication"))
-        .args(["--replicates", "8", "--seed", "7", "--quiet", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
+    let out = default_suite_run();
     let sessions = read_jsonl(&out.join("sessions.jsonl"));
     let truths: BTreeMap<(String, u64), Value> = read_jsonl(&out.join("sim_truth.jsonl"))
         .into_iter()
@@ -52,8 +45,7 @@ fn every_deliberate_act_is_detected_and_nothing_else() {
         .collect();
     assert!(sessions.len() >= 1_500, "only {} sessions", sessions.len());
     // The same run serves tests/evidence.rs's check on the default suite: each count
-    // of sessions.csv is the length of its evidence list (one run of the whole suite
-    // for both, as CI's time allows).
+    // of sessions.csv is the length of its evidence list.
     assert!(common::evidence::assert_counts_are_evidence(&out) > 100);
 
     let mut disagreements = Vec::new();

@@ -11,16 +11,11 @@ use std::path::{Path, PathBuf};
 
 use super::{loopbench, repo_root};
 
-/// The shipped suite on its own seed with the arms that tests read there: the format arms
-/// (tests/calibration.rs) and the seed patterns' (tests/seed_patterns.rs).
-pub fn shipped_seed_run() -> PathBuf {
-    shared_run(
-        "suites/seed-replication",
-        &[
-            "--arms",
-            "json,markdown,yaml,no-initializer,status,status-gate,revert",
-        ],
-    )
+/// The default run, `loopbench run suites/seed-replication` as the README gives it: every
+/// arm of the shipped suite on its own seed. The calibration, the seed patterns, the
+/// sim's ground truth and the reference tables are all read from this one run.
+pub fn default_suite_run() -> PathBuf {
+    shared_run("suites/seed-replication", &[])
 }
 
 /// The results directory of `loopbench run SUITE ARGS... --quiet --out DIR`, `suite`
