@@ -20,6 +20,7 @@ mod compare_cli;
 mod csv_formulas;
 mod csv_input_cli;
 mod declared_interruptions;
+mod doc_examples;
 mod docs_formats;
 mod docs_metrics;
 mod docs_real_ab;
