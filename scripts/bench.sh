@@ -1035,6 +1035,16 @@ bench_bounds() {
     done
 }
 
+# Runs a command; prints its wall seconds and the CPU seconds (user + system) of it and
+# the children it waited for.
+wall_and_cpu() {
+    local report
+    report="$(mktemp)"
+    /usr/bin/time -f '%e %U %S' -o "$report" "$@" >/dev/null 2>&1 || true
+    awk '{ printf "%.2f %.2f\n", $1, $2 + $3 }' "$report"
+    rm -f "$report"
+}
+
 bench_trajectories() {
     local base="${1:?usage: bench.sh trajectories BASE_BIN [TRIALS...] (BASE_BIN: a release build from before trajectories)}"
     shift
@@ -1044,13 +1054,18 @@ bench_trajectories() {
     bin="$(release_bin)"
     dir="$(mktemp -d)"
     trap 'rm -rf "$dir"' RETURN
-    echo "== trajectories: $bin against $base (release, --jobs 1), $(nproc) cores"
-    local old new same
-    old=$(seconds "$base" run "$suite" --quiet --jobs 1 --out "$dir/old")
-    new=$(seconds "$bin" run "$suite" --quiet --jobs 1 --out "$dir/new")
+    echo "== trajectories: $bin against $base (release, --jobs 1), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
+    local old new same old_wall old_cpu new_wall new_cpu
+    # Wall time, and the CPU time of the harness and every process it waited for (git,
+    # the checks), which a busy machine disturbs less.
+    old=$(wall_and_cpu "$base" run "$suite" --quiet --jobs 1 --out "$dir/old")
+    new=$(wall_and_cpu "$bin" run "$suite" --quiet --jobs 1 --out "$dir/new")
     cmp -s "$dir/old/sessions.csv" "$dir/new/sessions.csv" && same=yes || same=NO
-    echo "the default suite: before ${old}s, recording trajectories ${new}s"
-    awk -v o="$old" -v n="$new" 'BEGIN { printf "  time added: %+.1f%%\n", (n / o - 1) * 100 }'
+    read -r old_wall old_cpu <<<"$old"
+    read -r new_wall new_cpu <<<"$new"
+    echo "the default suite: before ${old_wall}s (CPU ${old_cpu}s), recording trajectories ${new_wall}s (CPU ${new_cpu}s)"
+    awk -v o="$old_wall" -v n="$new_wall" -v oc="$old_cpu" -v nc="$new_cpu" \
+        'BEGIN { printf "  time added: %+.1f%% wall, %+.1f%% CPU\n", (n / o - 1) * 100, (nc / oc - 1) * 100 }'
     echo "  sessions.csv identical: $same; trajectories.jsonl $(du -sk "$dir/new/trajectories.jsonl" | cut -f1) KiB"
     rm -rf "$dir/old" "$dir/new"
     printf '%8s %9s %14s %16s\n' trials sessions "peak RSS KiB" "trajectories KiB"

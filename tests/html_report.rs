@@ -276,13 +276,36 @@ fn a_large_runs_page_loads_the_timelines_it_shows_from_the_files_beside_it() {
     let (trial, session) = counted.iter().last().unwrap().clone();
     let text = std::fs::read_to_string(sim.join("sessions.jsonl")).unwrap();
     let mut record: serde_json::Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    let original = (
+        record["trial_id"].as_str().unwrap().to_string(),
+        record["session"].clone(),
+    );
     let replicate: u64 = trial.rsplit(':').next().unwrap().parse().unwrap();
     record["trial_id"] = trial.clone().into();
     record["task"] = "ledgerly".into();
     record["replicate"] = replicate.into();
     record["session"] = session.parse::<u64>().unwrap().into();
     record["evidence"]["premature"] = serde_json::json!(["feature-from-the-side-file"]);
+    record["evidence"]["newly_claimed"] = serde_json::json!(["feature-from-the-side-file"]);
+    // Its trajectory: the sim session's own, renamed, ending in the write of the list
+    // that marked that feature passing.
+    let mut line: serde_json::Value = std::fs::read_to_string(sim.join("trajectories.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|l| l["trial_id"] == original.0.as_str() && l["session"] == original.1)
+        .expect("the sim session's trajectory");
+    line["trial_id"] = trial.clone().into();
+    line["session"] = record["session"].clone();
+    line["trajectory"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "kind": "edit", "path": "features.md", "op": "write",
+            "new": "- [x] **feature-from-the-side-file** done\n",
+        }));
     std::fs::write(run.join("sessions.jsonl"), format!("{record}\n")).unwrap();
+    std::fs::write(run.join("trajectories.jsonl"), format!("{line}\n")).unwrap();
     loopbench()
         .arg("report")
         .arg(&run)
@@ -296,12 +319,13 @@ fn a_large_runs_page_loads_the_timelines_it_shows_from_the_files_beside_it() {
         "the sessions are not in the page"
     );
     let side = run.join("report-timelines");
-    let files: BTreeSet<String> = std::fs::read_dir(&side)
+    let (steps, files): (BTreeSet<String>, BTreeSet<String>) = std::fs::read_dir(&side)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+        .partition(|name| name.starts_with("steps-"));
     assert_eq!(files.len(), 22, "100 trials a file: {files:?}");
     assert!(files.contains("0000.js") && files.contains("0021.js"));
+    assert_eq!(steps.len(), 1, "one trial has steps: {steps:?}");
 
     let profile = tmp.path().join("profile");
     let filtered = open(
@@ -337,6 +361,46 @@ fn a_large_runs_page_loads_the_timelines_it_shows_from_the_files_beside_it() {
         tags_with_classes(&filtered.dom, &["loading"]).is_empty(),
         "every timeline shown was loaded"
     );
+    // The steps are loaded only when their trial is opened.
+    assert!(step_marks(&filtered.dom).is_empty());
+    let opened = open_offline(
+        &browser,
+        &page,
+        &format!(
+            "arm=markdown&metric=premature_done&open={}",
+            trial.replace(':', "%3A")
+        ),
+        &profile,
+    );
+    assert_eq!(console_messages(&opened.log), Vec::<&str>::new(), "console");
+    assert!(
+        tags_with_classes(&opened.dom, &["loading"]).is_empty(),
+        "the opened trial's steps were loaded"
+    );
+    // The step that marked the feature passing, with its evidence (and the session's
+    // other marks, as its record gives them).
+    let marks = step_marks(&opened.dom);
+    let passing = (
+        "premature_claims".to_string(),
+        "feature-from-the-side-file".to_string(),
+        "premature_claims: feature-from-the-side-file: passes false → true: marked passing \
+         here; its feature is not verified"
+            .to_string(),
+    );
+    assert!(
+        marks.contains(&passing),
+        "the marked step, from the file beside the page: {marks:?}"
+    );
+    let at = opened.dom.find("marked passing here").unwrap();
+    let session_at = opened.dom[..at].rfind("data-session=").unwrap();
+    let tag_end = session_at + opened.dom[session_at..].find('>').unwrap();
+    assert!(
+        opened.dom[session_at..tag_end].contains(&format!("data-session=\"{session}\"")),
+        "in the timeline of its session"
+    );
+    let unfolded = tags_with_classes(&opened.dom, &["trajectory"]);
+    assert_eq!(unfolded.len(), 1, "the one session with steps");
+    assert!(unfolded[0].contains(" open="), "unfolded: {unfolded:?}");
 
     // A page of 20 trials needs one file; the run's trials are all counted.
     let first = open(&browser, &page, "", &profile);

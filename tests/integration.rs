@@ -16,6 +16,7 @@ mod clean_tree;
 mod cli_conventions;
 mod cli_examples;
 mod command_agent;
+mod command_trajectories;
 mod compare_cli;
 mod csv_formulas;
 mod csv_input_cli;

@@ -17,6 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::Usage;
 
+pub mod aider_output;
+pub mod codex_json;
+
 /// The most bytes of one text (a message, an output, an argument) an entry keeps.
 pub const TEXT_LIMIT: usize = 8192;
 

@@ -16,6 +16,7 @@ use crate::agent::command::child::Ended;
 use crate::agent::command::cli_usage::CliFormat;
 use crate::agent::mock_model::CRASH_EXIT;
 use crate::agent::trace::EndStatus;
+use crate::agent::trajectory;
 use crate::agent::{Failure, FailureKind, Outcome, SessionRun};
 
 /// What the harness planned for a session: an end it caused is nobody's failure.
@@ -58,12 +59,16 @@ impl CommandAgent {
             failure: reported,
         } = reports::read_reports(&files.usage_file, stdout, ran.output);
         notes.extend(ran.captured.iter().filter_map(Captured::note));
-        // What the agent did, from the harness's own capture of a CLI that prints
-        // stream-json (Claude Code): for people, never a metric. Read even when the CLI
-        // was cut off: what it printed before is what it did.
+        // What the agent did, from the harness's own capture of the CLI's output, read
+        // in the format its program declares: for people, never a metric. Read even
+        // when the CLI was cut off: what it printed before is what it did. The trial
+        // loop ends it with the session's end.
         let trajectory = match ran.output {
-            CliFormat::Claude => crate::agent::trajectory::read_stream_json(&files.stdout),
-            _ => Default::default(),
+            CliFormat::Claude => trajectory::read_stream_json(&files.stdout),
+            CliFormat::Codex => trajectory::codex_json::read_codex_json(&files.stdout),
+            CliFormat::Aider => trajectory::aider_output::read_aider_output(&files.stdout),
+            // An analytics log, never what a program prints.
+            CliFormat::AiderAnalytics => Default::default(),
         };
         notes.extend(ran.limits_reached.iter().cloned());
         let declared_interrupted = declared == Some(EndStatus::Interrupted);

@@ -3,7 +3,8 @@
 // Trials are paginated, so that a run of 10,000 trials renders only the page in view.
 // A large run's page holds a summary of each session; the sessions themselves are in
 // files beside it (data.timelines), each loaded by a script element when one of its
-// trials is shown.
+// trials is shown, and each trial's steps in a file of its own there, loaded when one of
+// its sessions' steps is opened.
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("loopbench-data").textContent);
@@ -203,9 +204,35 @@
     function request(n) {
       if (files[n]) return;
       files[n] = "loading";
+      loadScript(side + "/" + String(n).padStart(4, "0") + ".js", function () {
+        files[n] = "failed";
+        render();
+      });
+    }
+    // The steps beside the page: each trial's file's state, the steps that came in, and
+    // the sessions whose steps were opened (kept open when the list is drawn again).
+    var stepFiles = {};
+    var sideSteps = {};
+    var opened = {};
+    if (side) {
+      window.loopbenchSteps = function (n, steps) {
+        Object.keys(steps).forEach(function (key) { sideSteps[key] = steps[key]; });
+        stepFiles[n] = "loaded";
+        render();
+      };
+    }
+    function requestSteps(n) {
+      if (stepFiles[n]) return;
+      stepFiles[n] = "loading";
+      loadScript(side + "/steps-" + String(n).padStart(5, "0") + ".js", function () {
+        stepFiles[n] = "failed";
+        render();
+      });
+    }
+    function loadScript(src, failed) {
       var script = document.createElement("script");
-      script.src = side + "/" + String(n).padStart(4, "0") + ".js";
-      script.onerror = function () { files[n] = "failed"; render(); };
+      script.src = src;
+      script.onerror = failed;
       document.head.appendChild(script);
     }
     var metricBit = {};
@@ -442,14 +469,46 @@
       if (cols.error !== undefined && row[cols.error]) li.appendChild(el("p", "error", row[cols.error]));
       var ev = cols.evidence !== undefined ? row[cols.evidence] : null;
       if (ev && typeof ev === "object") li.appendChild(evidence(ev));
-      var steps = data.steps && data.steps[row[cols.trial_id] + "#" + row[cols.session]];
+      var key = row[cols.trial_id] + "#" + row[cols.session];
+      // `#open=TRIAL_ID`: that trial's sessions shown unfolded into their steps.
+      var open = state.open !== "" && state.open === row[cols.trial_id];
+      var steps = data.steps && data.steps[key];
       if (steps) {
-        // `#open=TRIAL_ID`: that trial's sessions shown unfolded into their steps.
         var tj = trajectory(steps);
-        if (state.open && state.open === row[cols.trial_id]) tj.open = true;
+        if (open) tj.open = true;
         li.appendChild(tj);
+      } else if (cols.steps !== undefined && row[cols.steps]) {
+        li.appendChild(trajectoryBeside(key, row[cols.steps], open || opened[key] === true));
       }
       return li;
+    }
+
+    // A session's trajectory whose steps are in its trial's file beside the page: folded
+    // with what the timeline's row says of it (entries, counted), the file loaded when
+    // it is opened, and then drawn as one held in the page.
+    function trajectoryBeside(key, sum, open) {
+      var d;
+      if (stepFiles[sum.f] === "loaded" && sideSteps[key]) {
+        d = trajectory(sideSteps[key]);
+      } else {
+        d = el("details", "trajectory");
+        d.appendChild(el("summary", null, "what the agent did: " + sum.n + " entries" +
+          (sum.c ? ", " + sum.c + " counted" : "")));
+        if (stepFiles[sum.f] === "failed") {
+          d.appendChild(el("p", "error", "the steps could not be loaded from " + side + "/ beside this page"));
+        } else if (stepFiles[sum.f] === "loading" || open) {
+          d.appendChild(el("p", "loading", "loading the steps"));
+        }
+      }
+      if (open) {
+        d.open = true;
+        requestSteps(sum.f);
+      }
+      d.addEventListener("toggle", function () {
+        opened[key] = d.open;
+        if (d.open && stepFiles[sum.f] !== "loaded") requestSteps(sum.f);
+      });
+      return d;
     }
 
     // A session's trajectory: folded into one details element, each entry a line; a

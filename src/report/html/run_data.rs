@@ -3,10 +3,11 @@
 //! [`MAX_TRIALS_IN_PAGE`] trials the page holds every session; above it the page holds
 //! the tables, the verdict, every trial's row and each session's filter mask, and the
 //! sessions themselves (the timelines, with their evidence) go into files beside it,
-//! `report-timelines/NNNN.js` ([`RunDir::report_timelines`]), which the page loads with a `<script>` element when a
-//! trial is shown: from `file://` too, with no network.
+//! `report-timelines/NNNN.js` ([`RunDir::report_timelines`]), which the page loads with
+//! a `<script>` element when a trial is shown, and each trial's steps (what the agent
+//! did, [`super::steps`]) into a file of its own there, loaded when the trial is
+//! opened: from `file://` too, with no network.
 
-use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
@@ -16,8 +17,8 @@ use serde_json::Value;
 use super::model::{Page, PageMetric, PagePlot, PageVerdict};
 use super::page_table::PageTable;
 use super::rows::{TableRows, csv_row_count};
-use super::script_json::ScriptJsonWriter;
-use crate::agent::trajectory::Act;
+use super::script_file::{ScriptFile, encode, write};
+use super::steps::{StepFile, StepsBeside, steps_summary, write_steps_in_page};
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil::remove_if_present;
 use crate::rates::Unit;
@@ -106,7 +107,7 @@ pub fn write_run_data(out: &mut dyn Write, page: &Page, run_dir: &RunDir) -> Res
     write(out, b",\"shown\":")?;
     write(out, encode(&page.shown)?.as_bytes())?;
     if page.timelines.is_none() {
-        write_steps(out, run_dir)?;
+        write_steps_in_page(out, run_dir)?;
     }
     if let Some(dir) = &page.timelines {
         write(out, b",\"timelines\":")?;
@@ -115,132 +116,78 @@ pub fn write_run_data(out: &mut dyn Write, page: &Page, run_dir: &RunDir) -> Res
     write(out, b"}")
 }
 
-/// Writes `,"steps":{...}`: each session's trajectory (`trajectories.jsonl`) keyed by
-/// `TRIAL_ID#SESSION`, each entry as `{k: kind, h: its line, d: the entry, m: [marks]}`
-/// with the marks of [`crate::report::trajectory_marks`]; nothing for a run without
-/// trajectories. Read a line at a time; the session records the marks need are held,
-/// as the page holds them (a page that holds its timelines).
-fn write_steps(out: &mut dyn Write, run_dir: &RunDir) -> Result<()> {
-    use crate::agent::trajectory::SessionTrajectory;
-    use crate::record::SessionRecord;
-    use crate::report::show_trajectory::{kind, summary};
-    use crate::report::trajectory_marks::marks;
-    use crate::store::jsonl_records;
-    let file = run_dir.trajectories_jsonl();
-    if !file.is_file() {
-        return Ok(());
-    }
-    let mut records: std::collections::HashMap<(String, u32), SessionRecord> =
-        std::collections::HashMap::new();
-    for record in jsonl_records::<SessionRecord>(&run_dir.sessions_jsonl())? {
-        let record = record?;
-        records.insert((record.key.trial_id.clone(), record.session), record);
-    }
-    write(out, b",\"steps\":{")?;
-    let mut first = true;
-    for line in jsonl_records::<SessionTrajectory>(&file)? {
-        let line = line?;
-        let Some(record) = records.get(&(line.trial_id.clone(), line.session)) else {
-            continue;
-        };
-        let marked = marks(record, &line.trajectory);
-        let entries: Vec<Value> = line
-            .trajectory
-            .iter()
-            .zip(marked)
-            .map(|(entry, marks)| {
-                let mut step = serde_json::json!({
-                    "k": kind(entry),
-                    "h": summary(entry),
-                    "b": page_body(entry),
-                    "m": marks,
-                });
-                if let Act::ToolCall { id, .. } | Act::ToolResult { id, .. } = &entry.act {
-                    step["id"] = serde_json::json!(id);
-                }
-                if let Act::ToolResult { exit, error, .. } = &entry.act {
-                    step["x"] = serde_json::json!(exit);
-                    step["e"] = serde_json::json!(error);
-                }
-                step
-            })
-            .collect();
-        if !first {
-            write(out, b",")?;
-        }
-        first = false;
-        let key = format!("{}#{}", line.trial_id, line.session);
-        write(out, encode(&key)?.as_bytes())?;
-        write(out, b":")?;
-        write(out, encode(&entries)?.as_bytes())?;
-    }
-    write(out, b"}")
-}
-
-/// The most bytes of an entry's text the page holds (`show --trajectory --json` gives
-/// the whole entry as written): what keeps the page of a run like the default suite's
-/// a few megabytes.
-const PAGE_TEXT: usize = 1024;
-
-/// What an entry unfolds into on the page: a call's arguments, a result's or a
-/// command's output, an edit's new text, a message: at most [`PAGE_TEXT`] bytes, `…`
-/// when there was more.
-fn page_body(entry: &crate::agent::trajectory::Entry) -> String {
-    let text = match &entry.act {
-        Act::Message { text, .. } => text.clone(),
-        Act::ToolCall { input, .. } => serde_json::to_string_pretty(input).unwrap_or_default(),
-        Act::ToolResult { output, .. } => output.clone(),
-        Act::Edit { new, old, .. } => match old {
-            Some(old) => format!("- {old}\n+ {}", new.as_deref().unwrap_or("")),
-            None => new.clone().unwrap_or_default(),
-        },
-        Act::Command { output, .. } => output.clone().unwrap_or_default(),
-        Act::Rejected { reason, .. } => reason.clone(),
-        Act::End { summary, .. } => summary.clone().unwrap_or_default(),
-    };
-    if text.len() <= PAGE_TEXT {
-        return text;
-    }
-    let mut at = PAGE_TEXT;
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    format!("{}…", &text[..at])
-}
-
 /// Writes the timelines of the run in `run_dir` into `report-timelines/` beside its page,
-/// replacing what was there: every session's row (with `against` and `evidence`), the
-/// trials in the order of `sessions.csv`, [`TRIALS_PER_TIMELINE_FILE`] to a file; each
-/// file `NNNN.js` calls `loopbenchTimelines(N, {"columns": [...], "rows": [...]})`.
+/// replacing what was there: every session's row (with `against`, `evidence` and
+/// `steps`), the trials in the order of `sessions.csv`, [`TRIALS_PER_TIMELINE_FILE`] to
+/// a file; each file `NNNN.js` calls `loopbenchTimelines(N, {"columns": [...], "rows":
+/// [...]})`. A session with a trajectory has its steps in its trial's own file,
+/// `steps-NNNNN.js` ([`StepFile`]), and their summary ([`steps_summary`]) in its row's
+/// `steps`, so that the page loads a trial's steps only when the trial is opened.
 pub fn write_timeline_files(run_dir: &RunDir) -> Result<()> {
     let sessions = run_dir.sessions_csv();
     let mut rows = TableRows::open(&sessions, Unit::Session, Some(&run_dir.sessions_jsonl()))?;
-    let trial = rows
-        .columns
-        .iter()
-        .position(|c| c == "trial_id")
-        .ok_or_else(|| bad_sessions(&sessions))?;
+    let column = |name: &str| rows.columns.iter().position(|c| c == name);
+    let (Some(trial), Some(session)) = (column("trial_id"), column("session")) else {
+        return Err(bad_sessions(&sessions));
+    };
+    let mut steps = StepsBeside::open(run_dir)?;
     // Written aside and moved in whole, so that a page never sees half of them.
     let staging = run_dir.report_timelines_staging();
     remove_if_present(&staging)?;
     std::fs::create_dir(&staging)
         .io_context(|| format!("cannot create '{}'", staging.display()))?;
-    let columns = encode(&rows.columns)?;
+    let mut columns = rows.columns.clone();
+    columns.push("steps".into());
+    let head = |n: usize| -> Result<String> {
+        Ok(format!(
+            "loopbenchTimelines({n},{{\"columns\":{},\"rows\":[",
+            encode(&columns)?
+        ))
+    };
     let mut files = TimelineFiles::new(trial);
-    let mut current: Option<(usize, TimelineFile)> = None;
-    while let Some(row) = rows.next_row()? {
+    let mut current: Option<(usize, ScriptFile)> = None;
+    let mut step_file: Option<(usize, StepFile)> = None;
+    while let Some(mut row) = rows.next_row()? {
         let n = files.of(&row);
         if current.as_ref().is_none_or(|(open, _)| *open != n) {
             if let Some((_, file)) = current.take() {
-                file.finish()?;
+                file.finish(b"]});\n")?;
             }
-            current = Some((n, TimelineFile::create(&staging, n, &columns)?));
+            let path = staging.join(format!("{n:04}.js"));
+            current = Some((n, ScriptFile::create(path, &head(n)?)?));
         }
+        let of_session = match (steps.as_mut(), row[trial].as_str(), row[session].as_u64()) {
+            (Some(steps), Some(id), Some(s)) => match u32::try_from(s) {
+                Ok(s) => steps.of(id, s)?.map(|found| (id.to_string(), s, found)),
+                Err(_) => None,
+            },
+            _ => None,
+        };
+        let summary = match of_session {
+            Some((id, s, found)) => {
+                let t = files.trial();
+                if step_file.as_ref().is_none_or(|(open, _)| *open != t) {
+                    if let Some((_, file)) = step_file.take() {
+                        file.finish()?;
+                    }
+                    step_file = Some((t, StepFile::create(&staging, t)?));
+                }
+                if let Some((_, file)) = step_file.as_mut() {
+                    file.session(&id, s, &found)?;
+                }
+                steps_summary(t, &found)
+            }
+            None => Value::Null,
+        };
+        row.push(summary);
         if let Some((_, file)) = current.as_mut() {
-            file.row(&row)?;
+            file.item(&encode(&row)?)?;
         }
     }
     if let Some((_, file)) = current.take() {
+        file.finish(b"]});\n")?;
+    }
+    if let Some((_, file)) = step_file.take() {
         file.finish()?;
     }
     let dir = run_dir.report_timelines();
@@ -278,51 +225,12 @@ impl TimelineFiles {
             self.trials += 1;
             self.last = Some(trial.clone());
         }
-        (self.trials - 1) / TRIALS_PER_TIMELINE_FILE
-    }
-}
-
-/// One file of timelines being written.
-struct TimelineFile {
-    path: std::path::PathBuf,
-    out: ScriptJsonWriter<std::io::BufWriter<File>>,
-    rows: usize,
-}
-
-impl TimelineFile {
-    fn create(dir: &Path, n: usize, columns: &str) -> Result<TimelineFile> {
-        let path = dir.join(format!("{n:04}.js"));
-        let file =
-            File::create(&path).io_context(|| format!("cannot create '{}'", path.display()))?;
-        let mut out = ScriptJsonWriter::new(std::io::BufWriter::new(file));
-        let head = format!("loopbenchTimelines({n},{{\"columns\":{columns},\"rows\":[");
-        out.write_all(head.as_bytes())
-            .io_context(|| format!("cannot write '{}'", path.display()))?;
-        Ok(TimelineFile { path, out, rows: 0 })
+        self.trial() / TRIALS_PER_TIMELINE_FILE
     }
 
-    fn row(&mut self, row: &[Value]) -> Result<()> {
-        if self.rows > 0 {
-            self.write(b",")?;
-        }
-        self.rows += 1;
-        let json = encode(&row)?;
-        self.write(json.as_bytes())
-    }
-
-    fn write(&mut self, bytes: &[u8]) -> Result<()> {
-        self.out
-            .write_all(bytes)
-            .io_context(|| format!("cannot write '{}'", self.path.display()))
-    }
-
-    fn finish(mut self) -> Result<()> {
-        self.write(b"]});\n")?;
-        let path = self.path;
-        self.out
-            .finish()
-            .and_then(|mut out| out.flush())
-            .io_context(|| format!("cannot write '{}'", path.display()))
+    /// The number of the trial of the last row, from 0.
+    fn trial(&self) -> usize {
+        self.trials.saturating_sub(1)
     }
 }
 
@@ -348,16 +256,6 @@ fn write_table(
     write(out, b"]}")
 }
 
-fn encode<T: Serialize + ?Sized>(value: &T) -> Result<String> {
-    serde_json::to_string(value)
-        .map_err(|e| Error::Tool(format!("cannot encode the page's data: {e}")))
-}
-
-fn write(out: &mut dyn Write, bytes: &[u8]) -> Result<()> {
-    out.write_all(bytes)
-        .map_err(|e| Error::io("cannot write the page", e))
-}
-
 fn bad_sessions(path: &Path) -> Error {
     Error::BadInput(format!(
         "'{}' has no trial_id, arm, task or session column",
@@ -368,6 +266,7 @@ fn bad_sessions(path: &Path) -> Error {
 #[cfg(test)]
 mod tests {
     use super::super::rows::Rows;
+    use super::super::script_json::ScriptJsonWriter;
     use super::*;
     use crate::store::open_run_dir;
 
