@@ -18,8 +18,10 @@
 //! - has a time limit, so that a configuration that includes a FIFO cannot hang it.
 //!
 //! Reads of the work directory that need no git process are done in the harness's own
-//! process with gix (`in_process.rs`: `HEAD` and its tree; `tree_writer.rs`: the work
-//! directory's trees, written to the harness's store), under the same rules: no
+//! process with gix (`in_process.rs`: `HEAD` and its tree, and what committing the
+//! gate's list takes; `tree_writer.rs`: the work directory's trees, written to the
+//! harness's store; `first_commit.rs`: a trial's first commit, into a `.git` copied
+//! from what the hardened `git init` wrote once a process), under the same rules: no
 //! configuration but the repository's own, no includes, no replace refs, no filter or
 //! hook, and a `.git` holding a symlink or a special file left to git and its time limit.
 //!
