@@ -1014,8 +1014,20 @@ bench_processes() {
     # every check as the scorer), one sample at a time as loopbench ran at --jobs 1.
     sample=$((sessions < ${INSPECT_SESSIONS:-100} ? sessions : ${INSPECT_SESSIONS:-100}))
     inspect_task "$dir/inspect_sessions.py"
-    t=$(LOOPBENCH_SUITE="$suite" LOOPBENCH_SESSIONS="$sample" seconds "$inspect" eval \
-        "$dir/inspect_sessions.py" --model none --max-samples 1 --log-dir "$dir/inspect-logs" --display none)
+    # Inspect takes a task file by a relative path only.
+    t=$(cd "$dir" && LOOPBENCH_SUITE="$suite" LOOPBENCH_SESSIONS="$sample" seconds "$inspect" eval \
+        inspect_sessions.py --model none --max-samples 1 --log-dir "$dir/inspect-logs" --display none)
+    if ! "$(dirname "$inspect")/python" - "$dir/inspect-logs" "$sample" <<'PY'; then
+import glob, sys
+from inspect_ai.log import read_eval_log
+logs = glob.glob(sys.argv[1] + "/*.eval")
+log = read_eval_log(logs[0]) if logs else None
+ok = log is not None and log.status == "success" and len(log.samples or []) == int(sys.argv[2])
+sys.exit(0 if ok and log.results.scores[0].metrics["accuracy"].value == 1.0 else 1)
+PY
+        echo "Inspect AI/loopbench: failed, Inspect's run did not score every session (its log: $dir/inspect-logs)"
+        return 1
+    fi
     took_inspect=$(awk -v t="$t" -v n="$sample" -v all="$sessions" 'BEGIN { printf "%.2f", t / n * all }')
     echo "Inspect AI ($("$(dirname "$inspect")/python" -c 'import inspect_ai; print(inspect_ai.__version__)')): ${t}s for $sample sessions, ${took_inspect}s for $sessions at that rate"
     awk -v i="$took_inspect" -v y="$took_after" \
