@@ -106,6 +106,11 @@
 #                                      invocation; then each one's time over the bare
 #                                      shell loop's with the verify cache off, and Inspect
 #                                      AI's time over loopbench's where it is installed
+#                                      (INSPECT, default ~/.cache/inspect-venv/bin/inspect:
+#                                      the same sessions as an Inspect task, a solver that
+#                                      plays the scripted acts without a model and a scorer
+#                                      that runs the checks; INSPECT_SESSIONS of them,
+#                                      default 100, scaled to the run's sessions)
 # Compare ratios within one run: these machines are shared and noisy.
 # Each section prints wall time and peak memory (GNU time's "Maximum resident set size").
 # Needs: cargo, awk, /usr/bin/time (Debian: apt-get install time); `processes` needs
@@ -1000,11 +1005,94 @@ bench_processes() {
     echo "bare shell loop: ${per}s a session x $sessions sessions = ${bare}s"
     awk -v b="$bare" -v x="$took_before" -v y="$took_after" \
         'BEGIN { printf "loopbench/bare: before %.2f, after %.2f (target: 0.4 or less)\n", x / b, y / b }'
-    if python3 -c 'import inspect_ai' 2>/dev/null; then
-        echo "Inspect AI/loopbench: skipped, no Inspect task of the default suite's tasks is written yet"
-    else
-        echo "Inspect AI/loopbench: skipped, Inspect AI is not installed (python3 -c 'import inspect_ai' fails)"
+    local inspect="${INSPECT:-$HOME/.cache/inspect-venv/bin/inspect}" took_inspect sample
+    if ! [ -x "$inspect" ] || ! "$(dirname "$inspect")/python" -c 'import inspect_ai' 2>/dev/null; then
+        echo "Inspect AI/loopbench: skipped, Inspect AI is not installed ($inspect; set INSPECT to its inspect program)"
+        return 0
     fi
+    # The same sessions as an Inspect task (the scripted acts as a solver, no model;
+    # every check as the scorer), one sample at a time as loopbench ran at --jobs 1.
+    sample=$((sessions < ${INSPECT_SESSIONS:-100} ? sessions : ${INSPECT_SESSIONS:-100}))
+    inspect_task "$dir/inspect_sessions.py"
+    # Inspect takes a task file by a relative path only.
+    t=$(cd "$dir" && LOOPBENCH_SUITE="$suite" LOOPBENCH_SESSIONS="$sample" seconds "$inspect" eval \
+        inspect_sessions.py --model none --max-samples 1 --log-dir "$dir/inspect-logs" --display none)
+    if ! "$(dirname "$inspect")/python" - "$dir/inspect-logs" "$sample" <<'PY'; then
+import glob, sys
+from inspect_ai.log import read_eval_log
+logs = glob.glob(sys.argv[1] + "/*.eval")
+log = read_eval_log(logs[0]) if logs else None
+ok = log is not None and log.status == "success" and len(log.samples or []) == int(sys.argv[2])
+sys.exit(0 if ok and log.results.scores[0].metrics["accuracy"].value == 1.0 else 1)
+PY
+        echo "Inspect AI/loopbench: failed, Inspect's run did not score every session (its log: $dir/inspect-logs)"
+        return 1
+    fi
+    took_inspect=$(awk -v t="$t" -v n="$sample" -v all="$sessions" 'BEGIN { printf "%.2f", t / n * all }')
+    echo "Inspect AI ($("$(dirname "$inspect")/python" -c 'import inspect_ai; print(inspect_ai.__version__)')): ${t}s for $sample sessions, ${took_inspect}s for $sessions at that rate"
+    awk -v i="$took_inspect" -v y="$took_after" \
+        'BEGIN { printf "Inspect AI/loopbench (after): %.2f (target: 5 or more)\n", i / y }'
+}
+
+# Writes FILE, an Inspect AI task over the sessions of $LOOPBENCH_SUITE: each of its
+# $LOOPBENCH_SESSIONS samples copies a task's repo and gold files and commits them (the
+# scripted acts, a solver that calls no model), and its scorer runs every verify
+# command of the task once, as the bare shell loop does.
+inspect_task() { # inspect_task FILE
+    cat >"$1" <<'PY'
+import glob
+import os
+import shutil
+import subprocess
+import tempfile
+import tomllib
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, scorer
+from inspect_ai.solver import solver
+
+SUITE = os.environ["LOOPBENCH_SUITE"]
+SESSIONS = int(os.environ["LOOPBENCH_SESSIONS"])
+TASKS = sorted(glob.glob(os.path.join(SUITE, "tasks", "*", "")))
+
+
+@solver
+def scripted_acts():
+    async def solve(state, generate):
+        task_dir = state.metadata["task"]
+        work = tempfile.mkdtemp(dir="/dev/shm")
+        shutil.copytree(os.path.join(task_dir, "repo"), work, dirs_exist_ok=True)
+        for gold in sorted(glob.glob(os.path.join(task_dir, "oracle", "gold", "*", ""))):
+            shutil.copytree(gold, work, dirs_exist_ok=True)
+        subprocess.run(
+            "git init -q -b main && git add -A && "
+            "git -c user.name=bench -c user.email=bench@localhost commit -qm s",
+            shell=True, cwd=work, check=True)
+        state.metadata["work"] = work
+        return state
+    return solve
+
+
+@scorer(metrics=[accuracy()])
+def verify_commands():
+    async def score(state, target):
+        task_dir, work = state.metadata["task"], state.metadata["work"]
+        with open(os.path.join(task_dir, "task.toml"), "rb") as f:
+            features = tomllib.load(f)["feature"]
+        passed = [subprocess.run(f["verify"], shell=True, cwd=work, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL).returncode == 0 for f in features]
+        shutil.rmtree(work)
+        return Score(value=CORRECT if all(passed) else INCORRECT)
+    return score
+
+
+@task
+def sessions():
+    samples = [Sample(input="session", id=i, metadata={"task": TASKS[i % len(TASKS)]})
+               for i in range(SESSIONS)]
+    return Task(dataset=samples, solver=scripted_acts(), scorer=verify_commands())
+PY
 }
 
 bench_bounds() {

@@ -18,8 +18,10 @@
 //! - has a time limit, so that a configuration that includes a FIFO cannot hang it.
 //!
 //! Reads of the work directory that need no git process are done in the harness's own
-//! process with gix (`in_process.rs`: `HEAD` and its tree; `tree_writer.rs`: the work
-//! directory's trees, written to the harness's store), under the same rules: no
+//! process with gix (`in_process.rs`: `HEAD` and its tree, and what committing the
+//! gate's list takes; `tree_writer.rs`: the work directory's trees, written to the
+//! harness's store; `first_commit.rs`: a trial's first commit, into a `.git` copied
+//! from what the hardened `git init` wrote once a process), under the same rules: no
 //! configuration but the repository's own, no includes, no replace refs, no filter or
 //! hook, and a `.git` holding a symlink or a special file left to git and its time limit.
 //!
@@ -37,11 +39,14 @@ use crate::error::{Error, Result};
 use crate::fsutil::GIT_DIR;
 use crate::process_group::Group;
 
+mod first_commit;
 mod in_process;
 pub mod store_trees;
 mod tree_writer;
 mod work_tree;
 
+pub use first_commit::init_and_commit_all;
+pub use in_process::FileCommit;
 pub use work_tree::{WorkTree, is_clean, write_tree};
 
 /// Identity of every commit made in a work directory, by harness or agent.
@@ -339,6 +344,12 @@ pub fn head(dir: &Path) -> Option<String> {
     }
 }
 
+/// What committing the top-level file `name` of `dir` takes (see [`FileCommit`]), read
+/// in process; [`FileCommit::AskGit`] whenever git's own answer could differ.
+pub fn file_commit(dir: &Path, name: &str) -> FileCommit {
+    in_process::file_commit(dir, name)
+}
+
 /// Puts the work tree and index back to `commit` and removes every file git does not
 /// track, ignored ones included (`git reset --hard` + `git clean -fdx`), through the
 /// hardened git. Files outside the work directory (the effects log) are not touched.
@@ -378,6 +389,9 @@ fn run_store(what: &str, cmd: Command) -> Result<String> {
 
 fn ensure_store(store: &Path) -> Result<()> {
     if store.join("HEAD").is_file() {
+        return Ok(());
+    }
+    if first_commit::init_bare_from_template(store)? {
         return Ok(());
     }
     std::fs::create_dir_all(store)

@@ -247,10 +247,10 @@ impl Workspace {
         Ok(&self.kept_root)
     }
 
-    /// `git init`, stage everything and commit with the harness identity.
+    /// `git init`, stage everything and commit with the harness identity (one git
+    /// process: [`crate::git::init_and_commit_all`]).
     pub fn git_init_and_commit(&self, message: &str) -> Result<()> {
-        git(&self.work_dir, &["init", "-q", "-b", "main"])?;
-        self.git_commit_all(message)
+        crate::git::init_and_commit_all(&self.work_dir, message)
     }
 
     /// Stages everything and commits (allowing an empty commit) with the harness identity.

@@ -41,6 +41,10 @@ pub(super) struct Written {
     /// The git-ignored files a check reads: their paths as bytes and as text, in
     /// git's order.
     pub forced: Vec<(Vec<u8>, String)>,
+    /// The tree holds what git could take otherwise: a `.gitattributes` (which may ask
+    /// `git add` to convert a file) or a nested repository (which `git add` takes as a
+    /// gitlink), so that `added` is this harness's stricter reading, not git's.
+    pub unlike_git: bool,
 }
 
 /// Whether a check can read the file at a `/`-separated path relative to the work
@@ -68,16 +72,18 @@ pub(super) fn write(work_dir: &Path, store: &Path, seen: SeenByChecks<'_>) -> Re
         ignores: gix_ignore::Search::default(),
         forced: Vec::new(),
         work_dir,
+        unlike_git: false,
     };
     let (added, seen_tree) = writer.directory(work_dir, &[], "", Place::Plain)?;
     let added = writer.tree(added)?;
     let seen_tree = writer.tree(seen_tree)?;
-    let mut forced = writer.forced;
+    let mut forced = std::mem::take(&mut writer.forced);
     forced.sort();
     Ok(Written {
         seen: seen_tree,
         added,
         forced,
+        unlike_git: writer.unlike_git,
     })
 }
 
@@ -89,6 +95,7 @@ struct Writer<'a> {
     ignores: gix_ignore::Search,
     forced: Vec<(Vec<u8>, String)>,
     work_dir: &'a Path,
+    unlike_git: bool,
 }
 
 impl Writer<'_> {
@@ -124,6 +131,9 @@ impl Writer<'_> {
                     child.display()
                 )));
             }
+            if place == Place::Plain && bytes == b".gitattributes" {
+                self.unlike_git = true;
+            }
             let child_rel = joined(rel, bytes, b"/");
             let name_text = crate::fsutil::name_text(&name);
             let child_text = if rel_text.is_empty() {
@@ -135,6 +145,7 @@ impl Writer<'_> {
                 let inner = if place != Place::Nested
                     && std::fs::symlink_metadata(child.join(GIT_DIR)).is_ok()
                 {
+                    self.unlike_git = true;
                     Place::Nested
                 } else if place == Place::Plain && self.ignored(&child_rel, true) {
                     Place::Ignored
