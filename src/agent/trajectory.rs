@@ -327,15 +327,7 @@ pub fn from_stream_json(line: &serde_json::Value) -> Vec<Entry> {
         Some("user") => {
             for b in blocks.filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
             {
-                let output = match b.get("content") {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(Value::Array(items)) => items
-                        .iter()
-                        .filter_map(|i| i.get("text").and_then(Value::as_str))
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                    _ => String::new(),
-                };
+                let output = content_text(b.get("content"));
                 let exit = output
                     .lines()
                     .next()
@@ -352,6 +344,21 @@ pub fn from_stream_json(line: &serde_json::Value) -> Vec<Entry> {
         _ => {}
     }
     out.into_iter().map(read_bounded).collect()
+}
+
+/// The text of a Claude Code message's or tool result's `content`: a string, or its
+/// text blocks joined by newlines (what the importers read too).
+pub fn content_text(content: Option<&serde_json::Value>) -> String {
+    use serde_json::Value;
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|i| i.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
 }
 
 /// The entries of a stream-json capture file, read a line at a time; a line that is not

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::mapping::{ToolCall, ToolOutcome};
 use crate::agent::Usage;
+use crate::agent::trajectory::content_text;
 
 /// The `tool_use` blocks of an assistant `message`, in order; `cwd` is where the
 /// agent's shell was when the message was written (the line's `cwd`), if known. Its
@@ -63,7 +64,7 @@ pub fn tool_results(message: &Value, structured: Option<&Value>) -> Vec<(String,
                 id,
                 ToolOutcome {
                     is_error: b.get("is_error").and_then(Value::as_bool) == Some(true),
-                    text: text_of(b.get("content")),
+                    text: content_text(b.get("content")),
                     result: None,
                 },
             ))
@@ -83,22 +84,9 @@ fn blocks(message: &Value) -> impl Iterator<Item = &Value> {
         .flatten()
 }
 
-/// The text of a tool result's `content`: a string, or text blocks joined.
-fn text_of(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .filter_map(|i| i.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
-}
-
 /// The text a user `message` carries (its string content, or its text blocks).
 pub fn user_text(message: &Value) -> String {
-    text_of(message.get("content"))
+    content_text(message.get("content"))
 }
 
 /// Usage summed over distinct API messages. Claude Code splits one API message over
