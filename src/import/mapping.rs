@@ -85,8 +85,10 @@ pub struct ToolOutcome {
     pub result: Option<Value>,
 }
 
-/// Maps the calls of one session, in the order given. `root` is the session's cwd or
-/// `--root`; problems worth a user's attention are pushed onto `notes`.
+/// Maps the calls of one session, in the order given, without its trajectory lines:
+/// what the tests of the mapping compare. `root` is the session's cwd or `--root`;
+/// problems worth a user's attention are pushed onto `notes`.
+#[cfg(test)]
 pub fn map_calls(
     calls: &[ToolCall],
     results: &HashMap<String, ToolOutcome>,
@@ -102,7 +104,7 @@ pub fn map_calls(
     out.finish()
 }
 
-/// The calls of one session as [`map_calls`] maps them, with the session's trajectory
+/// The calls of one session, each mapped to its actions, with the session's trajectory
 /// lines: the agent's `texts` (numbered in one sequence with the calls), each call and
 /// its result, in order.
 pub fn map_session(
