@@ -16,7 +16,7 @@ use crate::error::Result;
 
 /// Which sandbox confines the code an agent wrote (its session, its checks, a replayed
 /// trace's `run` actions), as a suite, the plan and the manifest name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum SandboxKind {
     /// No sandbox: on the host.
     #[default]
@@ -50,6 +50,22 @@ impl SandboxKind {
             SandboxKind::Bwrap
         } else {
             SandboxKind::None
+        }
+    }
+
+    /// What the kind is called in a sentence ("the checks run under bubblewrap").
+    pub fn title(self) -> &'static str {
+        match self {
+            SandboxKind::None => "no sandbox",
+            SandboxKind::Bwrap => "bubblewrap",
+        }
+    }
+
+    /// What a person does to make this kind work on this machine.
+    pub fn install_hint(self) -> &'static str {
+        match self {
+            SandboxKind::None => "",
+            SandboxKind::Bwrap => "install bubblewrap",
         }
     }
 
