@@ -83,6 +83,7 @@ mod status_replay;
 mod stratified_cli;
 mod stratified_sim;
 mod tally_agreement;
+mod task_environment;
 mod trajectories;
 mod unobservable_sessions;
 mod weekly_cli;

@@ -3,6 +3,7 @@
 mod agent_table;
 mod arm;
 mod confined;
+mod environment;
 mod key;
 mod named_tests;
 mod runner_command;
@@ -19,6 +20,7 @@ pub use agent_table::{
     Sandbox,
 };
 pub use arm::{Arm, ArmPrompts, ExitCheck, Ledger, PromptOverride, Strategy};
+pub use environment::{DEFAULT_WORKDIR, Environment, Image, refuse_to_run};
 pub use key::TrialKey;
 pub use named_tests::{NamedTest, ORACLE_TESTS_AT};
 pub use runner_command::{VerifyRunner, import_roots};

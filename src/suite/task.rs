@@ -10,6 +10,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::confined::EscapingLink;
+use super::environment::{At, Environment, EnvironmentFile};
 use super::named_tests::{ORACLE_TESTS_AT, named_tests};
 use super::runner_command::VerifyRunner;
 use super::toml_error::{config_error, from_toml};
@@ -62,6 +63,8 @@ struct TaskFile {
     /// Whose summary a pass of every feature's verify needs (unless the feature says
     /// otherwise); absent: found from each command.
     verify_runner: Option<VerifyRunner>,
+    /// The container image the task runs in and the container's limits.
+    environment: Option<Spanned<EnvironmentFile>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -118,6 +121,13 @@ pub struct Task {
     pub acceptance: Vec<String>,
     /// The goal contract's `forbidden` list (actions never allowed).
     pub forbidden: Vec<String>,
+    /// The container the task runs in (`[environment]`, or a Harbor task's image);
+    /// `None`: the work directory on the host, in the suite's sandbox.
+    /// (Boxed: a task is carried by value in every plan, most without one.)
+    pub environment: Option<Box<Environment>>,
+    /// What the task's files ask for that loopbench does not run, one sentence each
+    /// naming its file and line, for `validate` to print.
+    pub(super) not_run: Vec<String>,
 }
 
 /// How test files are found (a glob relative to the work directory) and how tests in
@@ -225,6 +235,14 @@ impl Task {
         let limits = Limits::of(&source, &raw)?;
         let warnings = check_files(&source, &dir, &raw, &tests.glob)?;
         let verify_ignores = verify_ignores(&source, &raw.verify_ignores)?;
+        let environment = match raw.environment {
+            None => None,
+            Some(table) => {
+                let span = table.span();
+                let at = At { file, text };
+                Some(Box::new(table.into_inner().validate(&at, span, &dir)?))
+            }
+        };
 
         Ok(Task {
             dir,
@@ -253,12 +271,26 @@ impl Task {
             warnings,
             acceptance: raw.acceptance,
             forbidden: raw.forbidden,
+            environment,
+            not_run: Vec::new(),
             side_effect_tools: raw
                 .side_effect_tools
                 .into_iter()
                 .map(Spanned::into_inner)
                 .collect(),
         })
+    }
+
+    /// Why the task needs a container, when it does (see [`super::refuse_to_run`]).
+    pub fn needs_container(&self) -> Option<&'static str> {
+        self.environment
+            .as_ref()
+            .map(|_| "has an [environment] table")
+    }
+
+    /// What the task asks for that loopbench does not run, each with its file and line.
+    pub fn not_run(&self) -> &[String] {
+        &self.not_run
     }
 
     /// The files the agent starts from.
