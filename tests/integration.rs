@@ -33,6 +33,7 @@ mod evidence;
 mod example_ab;
 mod forged_checks;
 mod forged_imports;
+mod harbor_tasks;
 mod harness_failures;
 mod hostile_agents;
 mod hostile_bounds;
