@@ -7,6 +7,7 @@
 //! this module knows Harbor: it sees a [`Task`] with an environment and features whose
 //! check is a [`ContainerCheck`].
 
+mod not_run;
 mod schema;
 
 use std::collections::BTreeMap;
@@ -18,10 +19,11 @@ use toml::Spanned;
 use super::container_check::ContainerCheck;
 use super::environment::{self, At, DEFAULT_WORKDIR, Environment, Image};
 use super::task::{DEFAULT_MAX_TREE_BYTES, DEFAULT_MAX_TREE_FILES, DEFAULT_OBSERVE_TIMEOUT};
-use super::toml_error::{from_toml, line_column};
+use super::toml_error::from_toml;
 use super::{Feature, RunnerCheck, Task, TestDiscovery, is_simple_name};
 use crate::error::{Error, IoContext, Result};
-use schema::{AgentFile, HarborFile, Noted, StepFile, VerifierFile};
+use not_run::Notes;
+use schema::{HarborFile, Noted, StepFile, VerifierFile};
 
 /// Harbor's default time limit of a verifier.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -29,14 +31,6 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 const SINGLE_STEP_ID: &str = "task";
 /// How a step's check is started, inside its container.
 const CHECK_COMMAND: &str = "bash /tests/test.sh";
-/// Compose files that make a Harbor environment several containers.
-const COMPOSE_FILES: [&str; 4] = [
-    "docker-compose.yaml",
-    "docker-compose.yml",
-    "compose.yaml",
-    "compose.yml",
-];
-
 /// Whether `task.toml` (`text`, in `dir`) is in Harbor's layout rather than
 /// loopbench's: none of loopbench's `name`, `goal`, `[tests]`, and one of Harbor's
 /// tables or its `instruction.md`.
@@ -65,11 +59,7 @@ pub(super) fn is_harbor(dir: &Path, text: &str) -> bool {
 pub(super) fn load(dir: PathBuf, file: &Path, text: &str) -> Result<Task> {
     let raw: HarborFile = toml::from_str(text).map_err(|e| from_toml(file, text, &e))?;
     let at = At { file, text };
-    let mut notes = Notes {
-        file,
-        text,
-        not_run: Vec::new(),
-    };
+    let mut notes = Notes::new(file, text);
     notes.parts(&raw, &dir);
     let mut warnings = Vec::new();
     let environment = environment_of(&at, &raw, &dir, &mut warnings)?;
@@ -433,156 +423,4 @@ fn read_if_file(path: &Path) -> Result<Option<String>> {
     std::fs::read_to_string(path)
         .io_context(|| format!("cannot read '{}'", path.display()))
         .map(Some)
-}
-
-/// The parts of the file loopbench does not run, each named with its file and line.
-struct Notes<'a> {
-    file: &'a Path,
-    text: &'a str,
-    not_run: Vec<String>,
-}
-
-impl Notes<'_> {
-    /// Every part of `raw` (and of the task directory) loopbench does not run.
-    fn parts(&mut self, raw: &HarborFile, dir: &Path) {
-        for name in COMPOSE_FILES {
-            let compose = dir.join("environment").join(name);
-            if compose.is_file() {
-                self.not_run.push(format!(
-                    "{}:1: a multi-container environment (Docker Compose): loopbench runs one \
-                     container of the task's image",
-                    compose.display()
-                ));
-            }
-        }
-        if let Some(env) = raw.environment.as_ref().map(Spanned::get_ref) {
-            self.note(&env.mcp_servers, "[environment] mcp_servers: MCP servers");
-            self.note(&env.gpus, "[environment] gpus: GPUs");
-            self.note(&env.gpu_types, "[environment] gpu_types: GPUs");
-            self.note(&env.tpu, "[environment] tpu: TPUs");
-            self.note(&env.healthcheck, "[environment] healthcheck: a healthcheck");
-            self.note(&env.skills_dir, "[environment] skills_dir: agent skills");
-            self.note(&env.storage_mb, "[environment] storage_mb: a storage limit");
-            self.note(&env.storage, "[environment] storage: a storage limit");
-            self.note(
-                &env.memory,
-                "[environment] memory: the earlier spelling of memory_mb",
-            );
-            self.note(
-                &env.allowed_hosts,
-                "[environment] allowed_hosts: a network allowlist",
-            );
-            if let Some(os) = env
-                .os
-                .as_ref()
-                .filter(|os| !os.get_ref().eq_ignore_ascii_case("linux"))
-            {
-                self.at(
-                    os.span(),
-                    &format!(
-                        "[environment] os = \"{}\": a container that is not Linux",
-                        os.get_ref()
-                    ),
-                );
-            }
-        }
-        self.note(&raw.artifacts, "artifacts: collected artifacts");
-        self.note(
-            &raw.multi_step_reward_strategy,
-            "multi_step_reward_strategy: a trial reward over steps (loopbench judges each step as a feature)",
-        );
-        self.agent(&raw.agent, "[agent]");
-        self.verifier(&raw.verifier, "[verifier]");
-        for step in raw.steps.iter().flatten() {
-            let name = step.name.get_ref();
-            self.note(
-                &step.healthcheck,
-                &format!("step '{name}' healthcheck: a healthcheck"),
-            );
-            self.note(
-                &step.artifacts,
-                &format!("step '{name}' artifacts: collected artifacts"),
-            );
-            if let Some(v) = step.min_reward.as_ref().filter(|v| v.get_ref().is_table()) {
-                self.at(
-                    v.span(),
-                    &format!("step '{name}' min_reward: thresholds per reward key (judged as min_reward = 1)"),
-                );
-            }
-            self.agent(&step.agent, &format!("step '{name}' agent"));
-            self.verifier(&step.verifier, &format!("step '{name}' verifier"));
-        }
-    }
-
-    fn agent(&mut self, agent: &AgentFile, table: &str) {
-        self.note(
-            &agent.timeout_sec,
-            &format!(
-                "{table} timeout_sec: an agent time limit (the suite's budgets limit sessions)"
-            ),
-        );
-        self.note(
-            &agent.user,
-            &format!("{table} user: an agent user (the sandbox chooses it)"),
-        );
-        self.note(
-            &agent.allowed_hosts,
-            &format!("{table} allowed_hosts: a network allowlist"),
-        );
-        if let Some(mode) = agent
-            .network_mode
-            .as_ref()
-            .filter(|m| m.get_ref() != "no-network")
-        {
-            self.at(mode.span(), &format!("{table} network_mode = \"{}\": network for the agent (its container never has any)", mode.get_ref()));
-        }
-    }
-
-    fn verifier(&mut self, verifier: &VerifierFile, table: &str) {
-        self.note(&verifier.user, &format!("{table} user: a verifier user"));
-        self.note(
-            &verifier.environment_mode,
-            &format!("{table} environment_mode: (each check always runs in a fresh container)"),
-        );
-        self.note(
-            &verifier.environment,
-            &format!("{table} environment: a verifier image of its own"),
-        );
-        self.note(
-            &verifier.continuous,
-            &format!("{table} continuous: verification while the agent works"),
-        );
-        self.note(
-            &verifier.collect,
-            &format!("{table} collect: commands in compose services"),
-        );
-        self.note(
-            &verifier.allowed_hosts,
-            &format!("{table} allowed_hosts: a network allowlist"),
-        );
-        if let Some(mode) = verifier
-            .network_mode
-            .as_ref()
-            .filter(|m| m.get_ref() == "allowlist")
-        {
-            self.at(
-                mode.span(),
-                &format!("{table} network_mode = \"allowlist\": a network allowlist"),
-            );
-        }
-    }
-
-    fn note(&mut self, value: &Noted, what: &str) {
-        if let Some(v) = value {
-            self.at(v.span(), what);
-        }
-    }
-
-    fn at(&mut self, span: std::ops::Range<usize>, what: &str) {
-        let (line, _) = line_column(self.text, span.start);
-        self.not_run.push(format!(
-            "{}:{line}: {what}, which loopbench does not run",
-            self.file.display()
-        ));
-    }
 }
