@@ -16,6 +16,7 @@ use crate::fsutil::{check_output_file, write_atomic};
 use crate::record::{FailedSession, SESSION_COLUMNS, SessionRecord, TRIAL_COLUMNS, TrialRecord};
 
 mod failures;
+mod finished;
 mod jsonl;
 mod lock;
 mod merge;
@@ -24,6 +25,7 @@ mod tables;
 
 use crate::run_dir::RunDir;
 pub use failures::{prior_attempts, unfinished_trials};
+pub use finished::FinishedTrials;
 pub use jsonl::{JsonlAt, JsonlLine, JsonlLines, JsonlRecords, jsonl_records};
 pub use lock::RunLock;
 pub use merge::merge_shards;
