@@ -3,7 +3,7 @@
 //! `evidence` from `sessions.jsonl` (found through a small index of where each
 //! session's record is, never the records themselves).
 
-use std::collections::HashMap;
+use super::line_index::LineIndex;
 use std::path::Path;
 
 use serde::Serialize;
@@ -189,16 +189,14 @@ fn against(metrics: &[Metric], columns: &[String], row: &[Value]) -> u64 {
 /// records follow its earlier ones; the first row of that session takes it.
 struct Evidence {
     records: Option<JsonlAt>,
-    trials: HashMap<String, u32>,
-    at: HashMap<(u32, u64), (u64, usize)>,
+    at: LineIndex,
     trial_column: Option<usize>,
     session_column: Option<usize>,
 }
 
 impl Evidence {
     fn index(jsonl: &Path, columns: &[String]) -> Result<Evidence> {
-        let mut trials: HashMap<String, u32> = HashMap::new();
-        let mut at = HashMap::new();
+        let mut at = LineIndex::default();
         let mut lines = JsonlLines::open(jsonl)?;
         while let Some(line) = lines.next() {
             let line = line?;
@@ -213,9 +211,7 @@ impl Evidence {
             if !record.get("evidence").is_some_and(Value::is_object) {
                 continue;
             }
-            let next = trials.len() as u32;
-            let id = *trials.entry(trial.clone()).or_insert(next);
-            at.insert((id, session), (line.offset, line.number));
+            at.add(trial, session, line.offset, line.number);
         }
         let records = if at.is_empty() {
             None
@@ -224,7 +220,6 @@ impl Evidence {
         };
         Ok(Evidence {
             records,
-            trials,
             at,
             trial_column: columns.iter().position(|c| c == "trial_id"),
             session_column: columns.iter().position(|c| c == "session"),
@@ -238,11 +233,8 @@ impl Evidence {
         let (Some(trial), Some(session)) = (trial, session) else {
             return Ok(Value::Null);
         };
-        let Some(id) = self.trials.get(trial) else {
-            return Ok(Value::Null);
-        };
         let (Some((offset, line)), Some(records)) =
-            (self.at.remove(&(*id, session)), self.records.as_mut())
+            (self.at.take(trial, session), self.records.as_mut())
         else {
             return Ok(Value::Null);
         };

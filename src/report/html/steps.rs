@@ -7,12 +7,12 @@
 //! [`super::run_data::MAX_TRIALS_IN_PAGE`] trials; above it one file per trial beside
 //! the page ([`StepFile`]), which the page loads when the trial is opened.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::line_index::LineIndex;
 use super::script_file::{ScriptFile, encode, write};
 use crate::agent::trajectory::{Act, Entry, SessionTrajectory};
 use crate::error::Result;
@@ -35,37 +35,21 @@ struct Key {
     session: u32,
 }
 
-/// Where the line of each (trial, session) starts in a JSONL file of a run: the last
-/// line of a trial and session wins, as a rerun trial's records follow its earlier ones.
-struct LineIndex {
-    trials: HashMap<String, u32>,
-    at: HashMap<(u32, u32), (u64, usize)>,
-}
-
-impl LineIndex {
-    fn build(path: &Path) -> Result<LineIndex> {
-        let mut index = LineIndex {
-            trials: HashMap::new(),
-            at: HashMap::new(),
-        };
-        let mut lines = JsonlLines::open(path)?;
-        while let Some(line) = lines.next() {
-            let line = line?;
-            let key: Key = lines.parse(&line)?;
-            let next = index.trials.len() as u32;
-            let trial = *index.trials.entry(key.trial_id).or_insert(next);
-            index
-                .at
-                .insert((trial, key.session), (line.offset, line.number));
-        }
-        Ok(index)
+/// The index of a JSONL file of a run whose every line has a [`Key`].
+fn index_lines(path: &Path) -> Result<LineIndex> {
+    let mut index = LineIndex::default();
+    let mut lines = JsonlLines::open(path)?;
+    while let Some(line) = lines.next() {
+        let line = line?;
+        let key: Key = lines.parse(&line)?;
+        index.add(
+            &key.trial_id,
+            u64::from(key.session),
+            line.offset,
+            line.number,
+        );
     }
-
-    /// The offset and line number of `trial`'s session `session`.
-    fn get(&self, trial: &str, session: u32) -> Option<(u64, usize)> {
-        let trial = self.trials.get(trial)?;
-        self.at.get(&(*trial, session)).copied()
-    }
+    Ok(index)
 }
 
 /// The session records the marks are read from, found by (trial, session).
@@ -77,8 +61,8 @@ struct Records {
 impl Records {
     fn open(run_dir: &RunDir) -> Result<Records> {
         let path = run_dir.sessions_jsonl();
-        let index = LineIndex::build(&path)?;
-        let at = if index.at.is_empty() {
+        let index = index_lines(&path)?;
+        let at = if index.is_empty() {
             None
         } else {
             Some(JsonlAt::open(&path)?)
@@ -89,7 +73,7 @@ impl Records {
     /// The steps of `line` as the page shows them; `None` when its session has no record.
     fn steps(&mut self, line: &SessionTrajectory) -> Result<Option<Vec<Value>>> {
         let (Some((offset, number)), Some(at)) = (
-            self.index.get(&line.trial_id, line.session),
+            self.index.get(&line.trial_id, u64::from(line.session)),
             self.at.as_mut(),
         ) else {
             return Ok(None);
@@ -145,7 +129,7 @@ impl StepsBeside {
             return Ok(None);
         }
         Ok(Some(StepsBeside {
-            index: LineIndex::build(&file)?,
+            index: index_lines(&file)?,
             at: JsonlAt::open(&file)?,
             records: Records::open(run_dir)?,
         }))
@@ -154,7 +138,7 @@ impl StepsBeside {
     /// The steps of `trial`'s session `session`, or `None` when it has no trajectory or
     /// no record.
     pub fn of(&mut self, trial: &str, session: u32) -> Result<Option<Vec<Value>>> {
-        let Some((offset, number)) = self.index.get(trial, session) else {
+        let Some((offset, number)) = self.index.get(trial, u64::from(session)) else {
             return Ok(None);
         };
         let line: SessionTrajectory = self.at.record(offset, number)?;
