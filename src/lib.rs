@@ -16,6 +16,7 @@ pub mod fsutil;
 pub mod git;
 pub mod import;
 pub mod lines;
+pub mod malloc_arenas;
 pub mod metrics;
 pub mod notice;
 pub mod observe;
