@@ -1,8 +1,8 @@
 //! Runs shell commands (verify commands, a replayed trace's `run` actions, the sim
 //! agent's git calls) with a time limit, so that nothing they started outlives them.
 //!
-//! Containment, strongest first: under bubblewrap (a [`Layout`]) the command has its
-//! own PID namespace, which dies with it; otherwise, where the machine allows it
+//! Containment, strongest first: in the sandbox (a [`Layout`], started through
+//! [`Confined`]) the command has its own PID namespace, which dies with it; otherwise, where the machine allows it
 //! (`unshare` as root), it runs as the first process of a fresh PID namespace, so that
 //! even a process that left its process group (`setsid`) is killed when the command
 //! ends; failing that, its process group is killed.
@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::process_group::Leader;
-use crate::sandbox::{Cgroup, Launch, Layout, Started};
+use crate::sandbox::{Confined, Layout};
 
 /// How long a process group gets between SIGTERM and SIGKILL.
 const KILL_GRACE: Duration = Duration::from_secs(2);
@@ -66,7 +66,7 @@ pub enum Isolation<'a> {
     /// On the host, in a fresh PID namespace (and without network) as far as
     /// [`containment`] allows: for agent-written code when no sandbox is asked for.
     Host,
-    /// Under bubblewrap in this layout (no network, own PID namespace); the command's
+    /// In the sandbox of this layout (no network, own PID namespace); the command's
     /// `cwd` should be the layout's work directory.
     Sandbox(&'a Layout),
 }
@@ -104,7 +104,7 @@ impl ShellCommand<'_> {
 
     /// Runs the command with the given stdout and stderr.
     pub fn run_with(&self, stdout: Stdio, stderr: Stdio) -> std::io::Result<CommandOutcome> {
-        let (mut cmd, launch, cgroup) = self.command()?;
+        let (mut cmd, confined) = self.command()?;
         // Agent-written code sees a built environment, never the harness's own. Its
         // HOME is an empty place outside the tree, so that nothing a tool keeps in ~
         // lands in the work directory: the sandbox's private /tmp, or on the host a
@@ -139,28 +139,27 @@ impl ShellCommand<'_> {
             None => (leader.terminate(KILL_GRACE)?, true),
         };
         drop(leader);
-        if let Some(launch) = &launch
-            && !timed_out
-            && let Started::Failed(why) = launch
-                .started(None, cgroup.as_ref())
+        let limits_reached = match &confined {
+            Some(confined) => confined
+                .ended(None, !timed_out)
                 .map_err(std::io::Error::other)?
-        {
-            return Err(std::io::Error::other(format!(
-                "the sandbox could not start: {why}"
-            )));
-        }
+                .map_err(|why| {
+                    std::io::Error::other(format!("the sandbox could not start: {why}"))
+                })?,
+            None => Vec::new(),
+        };
         Ok(CommandOutcome {
             code: status.code(),
             timed_out,
             elapsed: start.elapsed(),
-            limits_reached: cgroup.as_ref().map(Cgroup::reached).unwrap_or_default(),
+            limits_reached,
         })
     }
 
     /// The command that runs the script as its isolation says: in the sandbox (with its
-    /// launch and cgroup), under `unshare` where the host contains commands that way, or
+    /// confined start), under `unshare` where the host contains commands that way, or
     /// in a plain shell.
-    fn command(&self) -> std::io::Result<(Command, Option<Launch>, Option<Cgroup>)> {
+    fn command(&self) -> std::io::Result<(Command, Option<Confined>)> {
         let host = containment();
         let path = self
             .env
@@ -172,15 +171,10 @@ impl ShellCommand<'_> {
         let script = script.as_ref();
         Ok(match self.isolation {
             Isolation::Sandbox(layout) => {
-                layout.hand_over()?;
-                let cgroup = layout.limits.map(Cgroup::create).transpose()?.flatten();
-                let procs = cgroup.as_ref().map(Cgroup::procs_files).unwrap_or_default();
-                let start = Launch::in_scratch(procs).map_err(std::io::Error::other)?;
-                let argv = start.argv(layout);
-                let mut c = Command::new(&argv[0]);
-                Launch::prepare(&mut c);
-                c.args(&argv[1..]).args(["sh", "-c", script]);
-                (c, Some(start), cgroup)
+                let confined = Confined::start(layout, None).map_err(std::io::Error::other)?;
+                let mut c = confined.command();
+                c.args(["sh", "-c", script]);
+                (c, Some(confined))
             }
             Isolation::Host if host.pid_namespace || host.network_namespace => {
                 let mut c = Command::new(on_path("unshare"));
@@ -191,12 +185,12 @@ impl ShellCommand<'_> {
                     c.args(["--pid", "--fork", "--kill-child"]);
                 }
                 c.args(["--", "sh", "-c", script]);
-                (c, None, None)
+                (c, None)
             }
             Isolation::Host | Isolation::ProcessGroup => {
                 let mut c = Command::new(on_path("sh"));
                 c.args(["-c", script]);
-                (c, None, None)
+                (c, None)
             }
         })
     }

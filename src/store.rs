@@ -24,6 +24,7 @@ mod output;
 mod tables;
 
 use crate::run_dir::RunDir;
+use crate::sandbox::SandboxKind;
 pub use failures::{prior_attempts, unfinished_trials};
 pub use finished::FinishedTrials;
 pub use jsonl::{JsonlAt, JsonlLine, JsonlLines, JsonlRecords, jsonl_records};
@@ -70,7 +71,13 @@ pub struct Manifest {
     pub finished: Option<String>,
     /// Verify commands ran without network access.
     pub verify_network_isolated: bool,
-    /// Verify commands ran under bubblewrap (for every arm that runs them).
+    /// The sandbox every arm's verify commands ran in (and a replay's `run` actions):
+    /// `none` when an arm's ran on the host. Manifests of earlier versions lack it and
+    /// say `verify_sandboxed` instead, which [`Manifest::read`] turns into this.
+    #[serde(default)]
+    pub verify_sandbox: SandboxKind,
+    /// `verify_sandbox` is not `none`: written from it for readers of earlier versions,
+    /// and read only from the manifests they wrote.
     #[serde(default)]
     pub verify_sandboxed: bool,
     /// `replay --unsandboxed`: the traces' shell commands ran on the host.
@@ -161,6 +168,7 @@ impl Manifest {
             started: now_rfc3339(),
             finished: None,
             verify_network_isolated: crate::process::network_isolation_available(),
+            verify_sandbox: SandboxKind::None,
             verify_sandboxed: false,
             unsandboxed: false,
             replay: None,
@@ -177,13 +185,29 @@ impl Manifest {
         let path = dir.manifest();
         let text = std::fs::read_to_string(&path)
             .io_context(|| format!("cannot read '{}'", path.display()))?;
-        serde_json::from_str(&text)
+        Manifest::parse(&text)
             .map_err(|e| Error::BadInput(format!("'{}' is not a manifest: {e}", path.display())))
+    }
+
+    /// A manifest from its JSON text, of this version or an earlier one (whose
+    /// `verify_sandboxed` said whether the checks ran in the one sandbox there was).
+    fn parse(text: &str) -> serde_json::Result<Manifest> {
+        let value: serde_json::Value = serde_json::from_str(text)?;
+        let earlier = value.get("verify_sandbox").is_none();
+        let mut manifest: Manifest = serde_json::from_value(value)?;
+        if earlier {
+            manifest.verify_sandbox = SandboxKind::from_sandboxed(manifest.verify_sandboxed);
+        }
+        Ok(manifest)
     }
 
     /// Writes `dir/manifest.json` atomically.
     pub fn write(&self, dir: &RunDir) -> Result<()> {
-        let mut text = serde_json::to_string_pretty(self)
+        let on_disk = Manifest {
+            verify_sandboxed: self.verify_sandbox.confines(),
+            ..self.clone()
+        };
+        let mut text = serde_json::to_string_pretty(&on_disk)
             .map_err(|e| Error::Tool(format!("cannot encode manifest: {e}")))?;
         text.push('\n');
         write_atomic(&dir.manifest(), text.as_bytes())
@@ -530,6 +554,34 @@ mod tests {
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
     struct R {
         n: u32,
+    }
+
+    #[test]
+    fn the_sandbox_of_a_manifest_is_read_from_this_version_and_from_earlier_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::new(dir.path());
+        let manifest = Manifest {
+            verify_sandbox: SandboxKind::Bwrap,
+            ..Manifest::stamped()
+        };
+        manifest.write(&run).unwrap();
+        let written: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(run.manifest()).unwrap()).unwrap();
+        assert_eq!(written["verify_sandbox"], "bwrap");
+        assert_eq!(written["verify_sandboxed"], true);
+        assert_eq!(
+            Manifest::read(&run).unwrap().verify_sandbox,
+            SandboxKind::Bwrap
+        );
+        // An earlier version wrote the boolean alone.
+        for (sandboxed, kind) in [(true, SandboxKind::Bwrap), (false, SandboxKind::None)] {
+            let mut earlier = written.clone();
+            let fields = earlier.as_object_mut().unwrap();
+            fields.remove("verify_sandbox");
+            fields.insert("verify_sandboxed".into(), sandboxed.into());
+            let read = Manifest::parse(&earlier.to_string()).unwrap();
+            assert_eq!(read.verify_sandbox, kind, "verify_sandboxed: {sandboxed}");
+        }
     }
 
     #[test]

@@ -146,6 +146,42 @@ fn a_sandbox_that_cannot_be_confined_refuses_the_replay_instead_of_checking_on_t
 }
 
 #[test]
+fn a_replay_of_an_earlier_version_resumes_in_the_sandbox_its_manifest_names() {
+    // Earlier manifests said `verify_sandboxed: true` alone: a resume that read it as
+    // no sandbox would run the rest of the traces' commands on the host.
+    if !loopbench::sandbox::bwrap_works() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true: bwrap does not work here"
+        );
+        eprintln!("skipping: bwrap does not work here");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    replay_cmd(&example_trace(), &example_task(), &out).success();
+    let sessions = std::fs::read_to_string(out.join("sessions.jsonl")).unwrap();
+    let manifest_file = out.join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&manifest_file).unwrap()).unwrap();
+    assert_eq!(manifest["verify_sandbox"], json!("bwrap"));
+    assert_eq!(manifest["verify_sandboxed"], json!(true));
+    // The run as an earlier version left it when it was killed before its one trial
+    // was recorded.
+    manifest.as_object_mut().unwrap().remove("verify_sandbox");
+    std::fs::write(&manifest_file, manifest.to_string()).unwrap();
+    for records in ["sessions.jsonl", "trials.jsonl"] {
+        std::fs::write(out.join(records), "").unwrap();
+    }
+    loopbench().arg("resume").arg(&out).assert().success();
+    let resumed: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&manifest_file).unwrap()).unwrap();
+    assert_eq!(resumed["verify_sandbox"], json!("bwrap"), "{resumed}");
+    let again = std::fs::read_to_string(out.join("sessions.jsonl")).unwrap();
+    assert_eq!(again.lines().count(), sessions.lines().count());
+}
+
+#[test]
 fn a_run_action_that_reaches_a_limit_of_the_sandbox_says_so_in_its_session() {
     let enforcement = loopbench::sandbox::Enforcement::here();
     if !loopbench::sandbox::bwrap_works()

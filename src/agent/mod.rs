@@ -4,6 +4,7 @@
 
 pub mod command;
 mod driver;
+pub mod factory;
 mod failure;
 pub mod mock_model;
 mod outcome;

@@ -1,7 +1,7 @@
 //! The replay driver: applies a recorded trace, session by session, to a work directory.
 //! Paths are confined to the work directory, and so is the directory a `run` action
 //! starts in; a missing `edit` text or a missing `run` directory is a failed action.
-//! A `run` action is a recorded agent's shell command: it runs under bubblewrap (the
+//! A `run` action is a recorded agent's shell command: it runs in the sandbox (the
 //! work directory writable, no network, the oracle and the run directory hidden), or,
 //! when the user said `--unsandboxed`, on the host without network.
 
@@ -24,7 +24,7 @@ pub const RUN_ACTION_TIMEOUT: Duration = Duration::from_secs(600);
 /// Where a trace's `run` actions execute.
 #[derive(Debug, Clone)]
 pub enum RunActions {
-    /// Under bubblewrap, hiding these places.
+    /// In the sandbox, hiding these places.
     Sandboxed(Hidden),
     /// On the host (without network where the machine allows): the user's choice.
     Unsandboxed,

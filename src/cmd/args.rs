@@ -8,6 +8,7 @@ use clap::Subcommand;
 use crate::error::{Error, Result};
 use crate::feature_list::ListFormat;
 use crate::runner::Shard;
+use crate::sandbox::SandboxKind;
 
 /// Arguments of the internal `loopbench supervise`.
 #[derive(Debug, clap::Args)]
@@ -345,8 +346,9 @@ pub struct CheckTaskArgs {
     /// Trees checked at once [default: min(4, cores)].
     #[arg(long, value_parser = parse_jobs)]
     pub jobs: Option<usize>,
-    /// Where the checks run: `auto` (under bubblewrap where it works here, else on the
-    /// host with a warning), `bwrap` (refuse to run without it) or `none` (on the host).
+    /// Where the checks run: `auto` (in the strongest sandbox that works here, else on
+    /// the host with a warning), a sandbox by name (refuse to run without it) or `none`
+    /// (on the host).
     #[arg(long, value_enum, default_value_t = CheckTaskSandbox::Auto)]
     pub sandbox: CheckTaskSandbox,
     /// No progress display.
@@ -364,14 +366,37 @@ pub enum CheckTaskFormat {
 }
 
 /// Where `loopbench check-task` runs the checks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CheckTaskSandbox {
-    /// Under bubblewrap where it works on this machine, else on the host.
+    /// In the strongest sandbox that works on this machine, else on the host.
     Auto,
-    /// Under bubblewrap, or exit 2.
-    Bwrap,
-    /// On the host.
-    None,
+    /// In this sandbox, or exit 2 (`none`: on the host).
+    Kind(SandboxKind),
+}
+
+impl clap::ValueEnum for CheckTaskSandbox {
+    fn value_variants<'a>() -> &'a [Self] {
+        static ALL: std::sync::LazyLock<Vec<CheckTaskSandbox>> = std::sync::LazyLock::new(|| {
+            std::iter::once(CheckTaskSandbox::Auto)
+                .chain(SandboxKind::ALL.iter().map(|k| CheckTaskSandbox::Kind(*k)))
+                .collect()
+        });
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(match self {
+            CheckTaskSandbox::Auto => clap::builder::PossibleValue::new("auto")
+                .help("In the strongest sandbox that works on this machine, else on the host"),
+            CheckTaskSandbox::Kind(kind) if kind.confines() => {
+                clap::builder::PossibleValue::new(kind.name())
+                    .help(format!("Under {}, or exit 2", kind.title()))
+            }
+            CheckTaskSandbox::Kind(kind) => {
+                clap::builder::PossibleValue::new(kind.name()).help("On the host")
+            }
+        })
+    }
 }
 
 /// Arguments of `loopbench replay`.
@@ -418,9 +443,9 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub keep_repos: bool,
     /// Run the traces' `run` actions and the verify commands on the host (without
-    /// network where the machine allows) when no bubblewrap sandbox can be made here;
-    /// recorded in the manifest. Without it, traces with `run` actions are refused
-    /// where bwrap does not work.
+    /// network where the machine allows) when no sandbox can be made here; recorded in
+    /// the manifest. Without it, traces with `run` actions are refused where no sandbox
+    /// works.
     #[arg(long)]
     pub unsandboxed: bool,
     /// Trials at once [default: min(4, cores)].

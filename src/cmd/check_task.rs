@@ -8,18 +8,19 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::args::{CheckTaskArgs, CheckTaskFormat, CheckTaskSandbox};
 use crate::error::{IoContext, Result};
 use crate::exit_code;
+use crate::sandbox::SandboxKind;
 use crate::study::suite_run::print_warnings;
-use crate::taskcheck::{CheckPlan, Sandboxing, check_tasks};
+use crate::taskcheck::{CheckPlan, check_tasks};
 
 /// Runs the command; returns 0 when every control held, 1 when one did not.
 pub fn run(args: &CheckTaskArgs) -> Result<i32> {
-    let mut plan = CheckPlan::load(&args.inputs, args.repeats, Sandboxing::Host)?;
+    let mut plan = CheckPlan::load(&args.inputs, args.repeats, SandboxKind::None)?;
     print_warnings(
         plan.tasks
             .iter()
             .flat_map(|t| t.warnings().iter().map(String::as_str)),
     );
-    plan.sandbox = sandboxing(args.sandbox, plan.suite_wants_sandbox)?;
+    plan.sandbox = sandboxing(args.sandbox, plan.suite_sandbox)?;
     let jobs = args.jobs.unwrap_or_else(crate::runner::default_jobs);
     let bar = progress_bar(args.quiet);
     let report = check_tasks(&plan, jobs, &|n| bar.set_length(n), &|n| bar.inc(n))?;
@@ -46,32 +47,43 @@ pub fn run(args: &CheckTaskArgs) -> Result<i32> {
     })
 }
 
-/// Where the checks run: bubblewrap when asked, or (`auto`) when it works here, as in a
-/// sandboxed run; a suite whose run would sandbox its checks is refused without it.
-fn sandboxing(asked: CheckTaskSandbox, suite_wants_sandbox: bool) -> Result<Sandboxing> {
-    let needs = "check-task runs the checks under bubblewrap (--sandbox bwrap)";
-    match asked {
-        CheckTaskSandbox::None => Ok(Sandboxing::Host),
-        CheckTaskSandbox::Bwrap => {
-            crate::sandbox::check_bwrap_for(needs)?;
-            Ok(Sandboxing::Bwrap)
+/// Where the checks run: in the sandbox asked for, or (`auto`) in the one the suite's
+/// run would use, else the strongest that works here, as in a sandboxed run; a suite
+/// whose run would sandbox its checks is refused without its sandbox.
+fn sandboxing(asked: CheckTaskSandbox, suite_sandbox: SandboxKind) -> Result<SandboxKind> {
+    let needs = |kind: SandboxKind| {
+        format!(
+            "check-task runs the checks under {} (--sandbox {kind})",
+            kind.title()
+        )
+    };
+    let kind = match asked {
+        CheckTaskSandbox::Kind(kind) => {
+            kind.check(&needs(kind))?;
+            return Ok(kind);
         }
-        CheckTaskSandbox::Auto if suite_wants_sandbox || crate::sandbox::bwrap_works() => {
-            crate::sandbox::check_bwrap_for(if suite_wants_sandbox {
-                "the suite's checks run sandboxed in a run"
-            } else {
-                needs
-            })?;
-            Ok(Sandboxing::Bwrap)
-        }
-        CheckTaskSandbox::Auto => {
-            eprintln!(
-                "warning: bubblewrap does not work here, so the checks run on the host: a check \
-                 that needs the network passes here and fails in a sandboxed run"
-            );
-            Ok(Sandboxing::Host)
-        }
+        CheckTaskSandbox::Auto if suite_sandbox.confines() => suite_sandbox,
+        CheckTaskSandbox::Auto => SandboxKind::strongest_here(),
+    };
+    if kind.confines() {
+        kind.check(&if suite_sandbox.confines() {
+            "the suite's checks run sandboxed in a run".to_string()
+        } else {
+            needs(kind)
+        })?;
+    } else {
+        let tried: Vec<&str> = SandboxKind::ALL
+            .iter()
+            .filter(|k| k.confines())
+            .map(|k| k.title())
+            .collect();
+        eprintln!(
+            "warning: {} does not work here, so the checks run on the host: a check \
+             that needs the network passes here and fails in a sandboxed run",
+            tried.join(" nor ")
+        );
     }
+    Ok(kind)
 }
 
 /// One bar over every verify command, on stderr; hidden with `--quiet` or when stderr

@@ -12,7 +12,7 @@ use crate::suite::{Arm, Suite};
 pub fn run(args: &ValidateArgs) -> Result<i32> {
     let suite = Suite::load(&args.suite)?;
     print_warnings(suite.warnings());
-    // A suite that cannot run on this machine (its agent program or bwrap missing) is
+    // A suite that cannot run on this machine (its agent program or sandbox missing) is
     // not valid here.
     let all: Vec<usize> = (0..suite.arms.len()).collect();
     crate::agent::command::preflight(&suite, &all)?;

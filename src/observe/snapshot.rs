@@ -213,7 +213,7 @@ impl<'a> Observer<'a> {
         })
     }
 
-    /// Runs every verify command under bubblewrap, hiding `hidden` (the agent's code
+    /// Runs every verify command in the sandbox, hiding `hidden` (the agent's code
     /// must not reach the oracle, the run directory or other trials through its tests).
     pub fn sandboxed(mut self, hidden: Hidden) -> Observer<'a> {
         self.sandbox = Some(hidden);

@@ -1,6 +1,6 @@
 //! Runs verify commands in scratch copies of the work directory, with and without the
 //! oracle tests laid over them, memoized by a content hash. The tests a verify command
-//! runs are the agent's code, so it can run under the same bubblewrap sandbox as the
+//! runs are the agent's code, so it can run in the same kind of sandbox as the
 //! agent: the scratch copy writable, nothing of `oracle/` but the laid-over tests
 //! visible, no network. The check whose answer is `verified` starts a known runner
 //! through the harness's entry point, with a sentinel test that must fail
@@ -192,7 +192,7 @@ pub struct VerifyRun<'a> {
     pub repeats: u32,
     /// Memo, when the suite allows it.
     pub cache: Option<&'a VerifyCache>,
-    /// Run under bubblewrap, hiding these places; `None`: on the host.
+    /// Run in the sandbox, hiding these places; `None`: on the host.
     pub sandbox: Option<&'a Hidden>,
 }
 
@@ -302,10 +302,12 @@ impl VerifyRun<'_> {
             h.update(b"entry");
             h.update(blake3::hash(ENTRY_SOURCE.as_bytes()).as_bytes());
         }
+        // One run has one sandbox for its checks: whether a check ran in it is the
+        // part of the question it adds.
         h.update(if self.sandbox.is_some() {
-            b"bwrap"
+            b"sandbox"
         } else {
-            b"host "
+            b"host   "
         });
         h.finalize()
     }
@@ -327,7 +329,7 @@ impl VerifyRun<'_> {
         ];
         let layout = match self.sandbox {
             Some(hidden) => {
-                // bwrap can only bind a file that exists.
+                // The sandbox can only show a file that exists.
                 std::fs::write(&effects, "")
                     .io_context(|| format!("cannot write '{}'", effects.display()))?;
                 let mut layout = hidden.layout(&copy, &[&effects], &[]);

@@ -54,10 +54,10 @@ pub struct ReplaySet {
     pub task: Task,
     /// The arms, in canonical order.
     pub arms: Vec<ReplayArm>,
-    /// Verify commands and `run` actions execute under bubblewrap (else on the host,
-    /// as the user asked with `--unsandboxed` or where bwrap does not work and no trace
+    /// The sandbox verify commands and `run` actions execute in (`none`: on the host,
+    /// as the user asked with `--unsandboxed`, or where no sandbox works and no trace
     /// runs commands).
-    pub sandboxed: bool,
+    pub sandbox: crate::sandbox::SandboxKind,
     /// Keep each trial's work directory after it ends.
     pub keep_work: bool,
 }

@@ -15,9 +15,8 @@ use super::plan::{Plan, PlannedTrial, ReplaySet, Source};
 use super::retry::{Backoff, Breaker, stopped, wait_unless_cancelled};
 use super::steps::run_trial;
 use super::trial::{Attempt, Budgets, KeepRepo, TrialResult, TrialSpec, harness_failed_attempt};
-use crate::agent::command::CommandAgent;
-use crate::agent::replay::{ReplayAgent, RunActions};
-use crate::agent::sim::SimAgent;
+use crate::agent::factory::{self, SuiteTrial};
+use crate::agent::replay::RunActions;
 use crate::agent::{FailureKind, SessionKind};
 use crate::error::{Error, Result};
 use crate::events::{Event, EventKind, EventSink};
@@ -27,7 +26,6 @@ use crate::run_dir::RunDir;
 use crate::sandbox::{Hidden, Redactor};
 use crate::seed;
 use crate::suite::TrialKey;
-use crate::suite::sim_profile::Profile;
 use crate::suite::{AgentDriver, InfraPolicy, Ledger, Prompts, Suite};
 use crate::workspace::{SpaceBounds, Workspace};
 
@@ -607,7 +605,7 @@ fn run_suite_trial(
     let mut observer = Observer::new(task, arm.list_format, cache, suite.verify_repeats)?
         .with_schema(arm.list_schema)
         .with_clean_tree(suite.clean_tree);
-    if suite.verify_sandboxed(arm) {
+    if suite.verify_sandbox_of(arm).confines() {
         observer = observer.sandboxed(hidden.clone());
     }
     let prompts = suite.prompts_of(arm);
@@ -632,20 +630,17 @@ fn run_suite_trial(
         budgets: Budgets::of(arm),
         attempt,
     };
-    match suite.agent_of(arm) {
-        AgentDriver::Sim { profile } => {
-            let profile = Profile::named(profile)
-                .ok_or_else(|| Error::BadInput(format!("unknown sim profile '{profile}'")))?;
-            let mut agent = SimAgent::new(profile, task, arm, trial_seed)?;
-            run_trial(&spec, &ws, &mut agent, &observer, sink, run_start)
-        }
-        AgentDriver::Command { .. } => {
-            let mut agent = CommandAgent::for_trial(
-                suite, arm, trial_key, trial_seed, attempt, run_dir, hidden,
-            )?;
-            run_trial(&spec, &ws, &mut agent, &observer, sink, run_start)
-        }
-    }
+    let mut agent = factory::suite_agent(SuiteTrial {
+        suite,
+        arm,
+        task,
+        key: trial_key,
+        trial_seed,
+        attempt,
+        run_dir,
+        hidden,
+    })?;
+    run_trial(&spec, &ws, agent.as_mut(), &observer, sink, run_start)
 }
 
 /// One trace replayed as a trial: the task materialized with the canonical list, the
@@ -661,7 +656,7 @@ fn replay_trial(
     let trace = &arm.traces[trial.replicate as usize];
     let task = &set.task;
     let mut observer = Observer::new(task, arm.format, ctx.cache, 1)?.with_schema(arm.schema);
-    let run_actions = if set.sandboxed {
+    let run_actions = if set.sandbox.confines() {
         observer = observer.sandboxed(ctx.hidden.clone());
         RunActions::Sandboxed(ctx.hidden.clone())
     } else {
@@ -694,8 +689,8 @@ fn replay_trial(
         },
         attempt,
     };
-    let mut agent = ReplayAgent::new(trace.trace.clone(), run_actions);
-    let mut outcome = run_trial(&spec, &ws, &mut agent, &observer, sink, ctx.run_start)?;
+    let mut agent = factory::replay_agent(trace.trace.clone(), run_actions);
+    let mut outcome = run_trial(&spec, &ws, agent.as_mut(), &observer, sink, ctx.run_start)?;
     if set.keep_work
         && let Attempt::Finished(result) = &mut outcome
     {

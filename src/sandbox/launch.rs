@@ -18,6 +18,7 @@
 use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use super::host::{BWRAP, find_program};
 use super::layout::Layout;
@@ -164,6 +165,105 @@ impl Launch {
         })
     }
 }
+
+/// One command started in a sandbox: the start-up sequence every confined command goes
+/// through (an agent's session, a check, a replayed `run` action), and, once it has
+/// ended, whether the sandbox ran it and which of the layout's limits it reached.
+///
+/// [`Confined::start`] hands what the sandbox may write (and the files its user must
+/// read) over to the sandbox's user, creates the command's cgroup with the layout's
+/// limits, and the [`Launch`] that reports whether the program ran; the command then
+/// begins with [`Confined::command`], or carries the sandbox's words inside another
+/// program's command line ([`Confined::append_to`]: the supervisor of a session).
+#[derive(Debug)]
+pub struct Confined {
+    launch: Launch,
+    cgroup: Option<Cgroup>,
+    words: Vec<OsString>,
+}
+
+impl Confined {
+    /// Prepares the start of a command in `layout`'s sandbox. `report_dir`: where the
+    /// sandbox reports whether the program ran (a directory the sandbox does not show,
+    /// its last report removed first); `None`: a fresh scratch directory.
+    pub fn start(layout: &Layout, report_dir: Option<&Path>) -> Result<Confined> {
+        layout.hand_over().io_context(|| {
+            format!(
+                "cannot hand '{}' over to the sandbox's user",
+                layout.work_dir.display()
+            )
+        })?;
+        if let Some(run_as) = &layout.run_as
+            && !layout.read_by_user.is_empty()
+        {
+            let read: Vec<&Path> = layout.read_by_user.iter().map(PathBuf::as_path).collect();
+            run_as
+                .user
+                .hand_over(&read)
+                .io_context(|| "cannot hand the prompt over to the sandbox's user".into())?;
+        }
+        let cgroup = layout
+            .limits
+            .map(Cgroup::create)
+            .transpose()
+            .io_context(|| "cannot create the sandbox's cgroup".into())?
+            .flatten();
+        let procs = cgroup.as_ref().map(Cgroup::procs_files).unwrap_or_default();
+        let launch = match report_dir {
+            Some(dir) => {
+                let status = dir.join(STATUS_FILE);
+                crate::fsutil::remove_if_present(&status)?;
+                Launch::new(status, procs)?
+            }
+            None => Launch::in_scratch(procs)?,
+        };
+        let words = launch.argv(layout);
+        Ok(Confined {
+            launch,
+            cgroup,
+            words,
+        })
+    }
+
+    /// A command that starts the sandbox, to be given the confined program and its
+    /// arguments.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.words[0]);
+        Launch::prepare(&mut cmd);
+        cmd.args(&self.words[1..]);
+        cmd
+    }
+
+    /// Puts the words that start the sandbox into `cmd` (which runs them: a
+    /// supervisor), to be followed by the confined program and its arguments.
+    pub fn append_to(&self, cmd: &mut Command) {
+        Launch::prepare(cmd);
+        cmd.args(&self.words);
+    }
+
+    /// How the confined command went, once it has ended: `Err` with the reason when the
+    /// sandbox never ran the program (asked only of a command that `exited` by itself:
+    /// a killed sandbox reports nothing), else the layout's limits it reached, each as
+    /// a sentence. `stderr`: the file the sandbox's stderr went to, which holds the
+    /// sandbox's own reason when the program never ran.
+    pub fn ended(
+        &self,
+        stderr: Option<&Path>,
+        exited: bool,
+    ) -> Result<std::result::Result<Vec<String>, String>> {
+        if exited && let Started::Failed(why) = self.launch.started(stderr, self.cgroup.as_ref())? {
+            return Ok(Err(why));
+        }
+        Ok(Ok(self
+            .cgroup
+            .as_ref()
+            .map(Cgroup::reached)
+            .unwrap_or_default()))
+    }
+}
+
+/// The file a [`Confined`] start given a report directory reports in.
+const STATUS_FILE: &str = "bwrap.status";
 
 /// Writes the sandbox's seccomp filter to `path`, replacing what is there.
 fn write_filter(path: &Path) -> Result<()> {

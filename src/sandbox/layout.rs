@@ -147,6 +147,7 @@ impl Hidden {
             writable_dirs: writable_dirs.iter().map(|d| abs(d)).collect(),
             declared_rw: Vec::new(),
             readable: Vec::new(),
+            read_by_user: Vec::new(),
             hidden: self.dirs.clone(),
             allowlist: self.allowlist.clone(),
             tmp_bytes: self.tmp_bytes,
@@ -177,6 +178,9 @@ pub struct Layout {
     /// Files and directories shown read-only at their own path: the program, the
     /// harness's binary, the prompt, an agent's `sandbox_ro`.
     pub readable: Vec<PathBuf>,
+    /// Files among `readable` that the harness writes for the sandbox (the prompt): a
+    /// root harness hands them over to the sandbox's user, who must read them.
+    pub read_by_user: Vec<PathBuf>,
     /// Places covered wherever they lie inside a shown one.
     pub hidden: Vec<PathBuf>,
     /// What the sandbox shows of the host.
@@ -439,6 +443,7 @@ mod tests {
             writable_dirs: vec!["/dev/shm/t1/state".into()],
             declared_rw: Vec::new(),
             readable: vec!["/dev/shm/t1/prompt.md".into()],
+            read_by_user: Vec::new(),
             hidden: vec!["/usr/srv/run".into(), "/srv/suite/tasks/a/oracle".into()],
             allowlist: Arc::new(Allowlist {
                 shown: vec![

@@ -1,8 +1,12 @@
-//! The bubblewrap sandbox for everything an agent wrote: the agent itself
-//! (`sandbox = "bwrap"`), the verify commands that run its tests, and a replayed
-//! trace's `run` actions. Deny by default: no capability, an allowlist of the host
-//! instead of the host, a built environment, per-session limits, no descriptor the
-//! harness inherited, and no kernel keyring shared with the host or another sandbox.
+//! The sandbox for everything an agent wrote: the agent itself (`sandbox = "bwrap"`),
+//! the verify commands that run its tests, and a replayed trace's `run` actions. Deny by
+//! default: no capability, an allowlist of the host instead of the host, a built
+//! environment, per-session limits, no descriptor the harness inherited, and no kernel
+//! keyring shared with the host or another sandbox.
+//!
+//! The code above this module asks for a [`SandboxKind`] and starts a confined command
+//! from a [`Layout`] through [`Confined`] (`kind.rs` says where each kind lives); only
+//! this module names an implementation, bubblewrap today.
 
 mod allowlist;
 mod batch;
@@ -10,6 +14,7 @@ mod environment;
 mod host;
 mod inherited;
 mod keyring;
+mod kind;
 mod launch;
 mod layout;
 mod limits;
@@ -24,7 +29,8 @@ pub use environment::{INHERITED, Redactor, base as base_env, passed as passed_en
 pub use host::{BWRAP, bwrap_works, disables_userns, exec_form, find_program};
 pub use inherited::close_inherited_descriptors;
 pub use keyring::{fresh_session_keyring, keyring_filter};
-pub use launch::{Launch, Started};
+pub use kind::SandboxKind;
+pub use launch::{Confined, Launch, Started};
 pub use layout::{DEFAULT_TMP_BYTES, Hidden, Layout};
 pub use limits::{
     Cgroup, DEFAULT_MAX_HOME_BYTES, DEFAULT_MAX_MEMORY, DEFAULT_MAX_PIDS, Enforcement, Limits,

@@ -5,11 +5,11 @@
 //! root, runs as the unprivileged sandbox user ([`check_confined`]; where it does not,
 //! the harness refuses to run, never falls back).
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::OnceLock;
 
 use super::host::namespaces;
-use super::launch::{Launch, Started};
+use super::launch::Confined;
 use super::layout::Hidden;
 use super::user::RunAs;
 use crate::error::{Error, Result};
@@ -41,32 +41,29 @@ pub fn check_confined() -> std::result::Result<(), String> {
             let scratch = crate::fsutil::scratch_dir("loopbench-probe-")
                 .map_err(|e| format!("no scratch directory: {e}"))?;
             let layout = Hidden::default().layout(scratch.path(), &[], &[]);
-            layout
-                .hand_over()
-                .map_err(|e| format!("cannot hand the probe's directory over: {e}"))?;
-            let launch = Launch::in_scratch(Vec::new()).map_err(|e| e.to_string())?;
-            let argv = launch.argv(&layout);
-            let mut cmd = Command::new(&argv[0]);
-            Launch::prepare(&mut cmd);
-            let out = cmd
-                .args(&argv[1..])
+            let confined = Confined::start(&layout, None)
+                .map_err(|e| format!("cannot prepare the probe's sandbox: {e}"))?;
+            let out = confined
+                .command()
                 .args(["cat", "/proc/self/status"])
                 .stdin(Stdio::null())
                 .stderr(Stdio::piped())
                 .output()
                 .map_err(|e| format!("bwrap cannot be run: {e}"))?;
             let bwrap_said = || String::from_utf8_lossy(&out.stderr).trim().to_string();
-            match launch.started(None, None).map_err(|e| e.to_string())? {
-                Started::Ran(0) => {}
-                Started::Ran(code) => {
-                    return Err(format!(
-                        "a program in the sandbox cannot run (exit {code}): {}",
-                        bwrap_said()
-                    ));
-                }
-                Started::Failed(why) => {
-                    return Err(format!("the sandbox cannot start: {why} {}", bwrap_said()));
-                }
+            if let Err(why) = confined.ended(None, true).map_err(|e| e.to_string())? {
+                return Err(format!("the sandbox cannot start: {why} {}", bwrap_said()));
+            }
+            if !out.status.success() {
+                // bwrap exits with the status of the program it ran.
+                let code = out
+                    .status
+                    .code()
+                    .map_or_else(|| out.status.to_string(), |c| c.to_string());
+                return Err(format!(
+                    "a program in the sandbox cannot run (exit {code}): {}",
+                    bwrap_said()
+                ));
             }
             let status = String::from_utf8_lossy(&out.stdout);
             capabilities_dropped(&status)?;

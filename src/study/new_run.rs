@@ -51,7 +51,9 @@ pub fn start_suite_run(asked: RunRequest) -> Result<StartedRun> {
     apply_settings(&mut suite, &asked.settings)?;
     let arms = select_arms(&suite, asked.arms.as_deref())?;
     command::preflight(&suite, &arms)?;
-    let sandboxed = arms.iter().any(|&i| suite.verify_sandboxed(&suite.arms[i]));
+    let sandboxed = arms
+        .iter()
+        .any(|&i| suite.verify_sandbox_of(&suite.arms[i]).confines());
     let sandbox = if sandboxed {
         announce_sandbox()
     } else {

@@ -11,6 +11,7 @@ use crate::error::{Error, IoContext, Result};
 use crate::feature_list::{ListFormat, ListSchema};
 use crate::run_dir::RunDir;
 use crate::runner::{Plan, ReplayArm, ReplaySet, TraceFile};
+use crate::sandbox::SandboxKind;
 use crate::store::{Manifest, ReplayInputs, RunWriter, new_run_dir};
 use crate::study::suite_run::print_warnings;
 use crate::suite::{ExitCheck, Task, TrialKey, is_simple_name};
@@ -151,31 +152,45 @@ fn trace_files(input: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Whether the replay runs sandboxed: where bubblewrap works, unless the user said
-/// `--unsandboxed`. Where it does not work, traces that run shell commands are refused
-/// without `--unsandboxed`, naming the first such line. Where it works but its sandbox
+/// The sandbox the replay runs in: the strongest that works here, unless the user said
+/// `--unsandboxed`. Where none works, traces that run shell commands are refused
+/// without `--unsandboxed`, naming the first such line. Where one works but its sandbox
 /// would not be confined (a capability left, a root harness's sandbox running as
 /// root), the replay is refused: never run on the host instead.
-fn sandbox_for(arms: &[ReplayArm], unsandboxed: bool) -> Result<bool> {
-    let sandboxed = !unsandboxed && crate::sandbox::bwrap_works();
-    if sandboxed {
-        crate::sandbox::check_bwrap_for("replay runs checks and `run` actions under bubblewrap")?;
+fn sandbox_for(arms: &[ReplayArm], unsandboxed: bool) -> Result<SandboxKind> {
+    let sandbox = if unsandboxed {
+        SandboxKind::None
+    } else {
+        SandboxKind::strongest_here()
+    };
+    if sandbox.confines() {
+        sandbox.check(&format!(
+            "replay runs checks and `run` actions under {}",
+            sandbox.title()
+        ))?;
     }
-    if !sandboxed && !unsandboxed {
+    if !sandbox.confines() && !unsandboxed {
+        let wanted = SandboxKind::ALL
+            .iter()
+            .find(|k| k.confines())
+            .copied()
+            .unwrap_or_default();
         let with_run = arms
             .iter()
             .flat_map(|a| &a.traces)
             .find_map(|t| t.trace.first_run_action().map(|line| (&t.path, line)));
         if let Some((path, line)) = with_run {
             return Err(Error::BadInput(format!(
-                "{}:{line}: the trace runs shell commands, and no bubblewrap sandbox can be made \
-                 here to run them in (install bubblewrap), so nothing was replayed; pass \
+                "{}:{line}: the trace runs shell commands, and no {} sandbox can be made \
+                 here to run them in ({}), so nothing was replayed; pass \
                  --unsandboxed to run them on this machine as the recorded agent did",
-                path.display()
+                path.display(),
+                wanted.title(),
+                wanted.install_hint()
             )));
         }
     }
-    Ok(sandboxed)
+    Ok(sandbox)
 }
 
 /// blake3 over the task's files, the arms, their formats and every trace.
@@ -274,22 +289,23 @@ pub fn plan_from_manifest(dir: &RunDir, manifest: &Manifest) -> Result<Plan> {
             inputs.task
         )));
     }
-    if manifest.verify_sandboxed && !crate::sandbox::bwrap_works() {
+    let sandbox = manifest.verify_sandbox;
+    if !sandbox.works_here() {
         return Err(Error::BadInput(format!(
-            "'{}' was replayed under bubblewrap, which does not work here; resume it where it does",
-            dir.path().display()
+            "'{}' was replayed under {}, which does not work here; resume it where it does",
+            dir.path().display(),
+            sandbox.title()
         )));
     }
-    if manifest.verify_sandboxed {
-        crate::sandbox::check_bwrap_for(&format!(
-            "'{}' was replayed under bubblewrap",
-            dir.path().display()
-        ))?;
-    }
+    sandbox.check(&format!(
+        "'{}' was replayed under {}",
+        dir.path().display(),
+        sandbox.title()
+    ))?;
     Ok(Plan::replay(ReplaySet {
         task,
         arms,
-        sandboxed: manifest.verify_sandboxed,
+        sandbox,
         keep_work: inputs.keep_work,
     }))
 }
@@ -327,8 +343,8 @@ fn write_traces_csv(out: &RunDir, task: &str, arms: &[ReplayArm]) -> Result<()> 
 
 /// How a replay runs, beyond its traces.
 struct ReplaySetup {
-    /// Checks and `run` actions under bubblewrap.
-    pub sandboxed: bool,
+    /// The sandbox of the checks and `run` actions.
+    pub sandbox: SandboxKind,
     /// `--unsandboxed`: the user allowed running on the host.
     pub unsandboxed: bool,
     /// `--keep-work`.
@@ -344,7 +360,7 @@ fn replay_manifest(
     inputs: &TraceInputs,
     setup: &ReplaySetup,
 ) -> Result<Manifest> {
-    let (sandbox_limits, sandbox_user) = if setup.sandboxed {
+    let (sandbox_limits, sandbox_user) = if setup.sandbox.confines() {
         super::suite_run::sandbox_facts()
     } else {
         (None, None)
@@ -361,7 +377,7 @@ fn replay_manifest(
             .max()
             .unwrap_or(1),
         driver: "replay".into(),
-        verify_sandboxed: setup.sandboxed,
+        verify_sandbox: setup.sandbox,
         unsandboxed: setup.unsandboxed,
         keep_repos: setup.keep_repos,
         sandbox_limits,
@@ -410,7 +426,7 @@ pub fn start_replay(asked: ReplayRequest) -> Result<(Plan, RunWriter)> {
         None => new_run_dir(&Path::new("results").join("replay")),
     };
     let setup = ReplaySetup {
-        sandboxed: sandbox_for(&arms, asked.unsandboxed)?,
+        sandbox: sandbox_for(&arms, asked.unsandboxed)?,
         unsandboxed: asked.unsandboxed,
         keep_work: asked.keep_work,
         keep_repos: asked.keep_repos,
@@ -421,7 +437,7 @@ pub fn start_replay(asked: ReplayRequest) -> Result<(Plan, RunWriter)> {
     let plan = Plan::replay(ReplaySet {
         task,
         arms,
-        sandboxed: setup.sandboxed,
+        sandbox: setup.sandbox,
         keep_work: asked.keep_work,
     });
     Ok((plan, writer))

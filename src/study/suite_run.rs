@@ -194,7 +194,7 @@ pub fn suite_manifest(suite: &Suite, arms: &[usize], setup: SuiteRunSetup) -> Ma
         },
         simulated,
         shard: setup.shard.map(|s| s.to_string()),
-        verify_sandboxed: arms.iter().all(|&i| suite.verify_sandboxed(&suite.arms[i])),
+        verify_sandbox: suite.verify_sandbox_of_arms(arms),
         sequential_step: setup.sequential_step,
         keep_repos: setup.keep_repos,
         sandbox_limits,
@@ -215,9 +215,9 @@ pub fn min_detectable_effect_of_run(dir: &RunDir) -> Option<f64> {
         .flatten()
 }
 
-/// Whether any session or check of the suite runs under bubblewrap.
+/// Whether any session or check of the suite runs in a sandbox.
 pub fn uses_sandbox(suite: &Suite) -> bool {
-    suite.verify_sandbox
+    suite.verify_sandbox.confines()
         || suite.agents.values().any(|a| {
             matches!(
                 a,

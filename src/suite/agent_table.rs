@@ -12,6 +12,7 @@ use toml::Spanned;
 use super::setting::setting;
 use super::toml_error::KeyAt;
 use crate::error::{Error, Result};
+use crate::sandbox::SandboxKind;
 use crate::sandbox::net::NetTarget;
 
 /// Default `crash_window` of a command agent: a typical session's length, so that a
@@ -32,7 +33,7 @@ pub(super) struct AgentFile {
     #[serde(default)]
     args: Vec<String>,
     timeout: Option<Spanned<String>>,
-    sandbox: Option<SandboxMode>,
+    sandbox: Option<SandboxKind>,
     /// `true`, `false`, or a list of `"HOST:PORT"`.
     sandbox_network: Option<Spanned<toml::Value>>,
     /// Read-write places of the sandbox.
@@ -81,16 +82,6 @@ setting! {
     }
 }
 
-setting! {
-    /// `sandbox` of a command agent and the suite's `verify_sandbox`.
-    pub(super) enum SandboxMode ("sandbox") {
-        /// bubblewrap: read-only system, writable work directory, no network.
-        Bwrap = "bwrap",
-        /// No sandbox.
-        None = "none",
-    }
-}
-
 /// How sessions of an agent are executed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentDriver {
@@ -107,7 +98,7 @@ pub enum AgentDriver {
         args: Vec<String>,
         /// Per-session time limit.
         timeout: Duration,
-        /// The bubblewrap sandbox, or none.
+        /// The sandbox its sessions run in, or none.
         sandbox: Option<Box<Sandbox>>,
         /// Extra environment.
         env: BTreeMap<String, String>,
@@ -127,18 +118,20 @@ pub enum AgentDriver {
 
 /// `model_server = { scenario = "..." }` of a command agent: each session runs under
 /// `loopbench mock-model`, which serves the scenario's session to the CLI on
-/// 127.0.0.1 inside the agent's own network namespace (the sandbox's, under bwrap).
+/// 127.0.0.1 inside the agent's own network namespace (the sandbox's, when it has one).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelServer {
     /// The scenario file (canonical; written relative to the suite directory, inside it).
     pub scenario: PathBuf,
 }
 
-/// `sandbox = "bwrap"` of a command agent. A real agent CLI needs its API
+/// A command agent's `sandbox` (any kind but `none`). A real agent CLI needs its API
 /// (`sandbox_network`) and its install directory (`sandbox_ro`, or declared by its
 /// wrapper); nothing else of the host is shown beyond the system's allowlist.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Sandbox {
+    /// Which sandbox (never [`SandboxKind::None`]).
+    pub kind: SandboxKind,
     /// Network out of the sandbox's own namespace, through the harness's proxy, to
     /// declared targets only; `None`: no network at all.
     pub network: Option<Network>,
@@ -317,16 +310,16 @@ fn command_driver(
     })
 }
 
-/// The bubblewrap sandbox of a command agent, `None` without `sandbox = "bwrap"` (and
-/// then no sandbox key may be given).
+/// The sandbox of a command agent, `None` without a `sandbox` that confines (and then
+/// no sandbox key may be given).
 fn sandbox_of(
     name: &str,
     a: &AgentFile,
     err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
     at: &dyn Fn(std::ops::Range<usize>) -> KeyAt,
 ) -> Result<Option<Box<Sandbox>>> {
-    let bwrap = a.sandbox == Some(SandboxMode::Bwrap);
-    if !bwrap {
+    let kind = a.sandbox.unwrap_or_default();
+    if !kind.confines() {
         let stray = [
             (
                 "sandbox_network",
@@ -342,7 +335,10 @@ fn sandbox_of(
         if let Some((key, Some(span))) = stray.into_iter().find(|(_, s)| s.is_some()) {
             return Err(err(
                 span,
-                format!("agent '{name}': {key} needs sandbox = \"bwrap\""),
+                format!(
+                    "agent '{name}': {key} needs sandbox = {}",
+                    SandboxKind::confining_names()
+                ),
             ));
         }
     }
@@ -368,8 +364,9 @@ fn sandbox_of(
         Some(value) => network_of(name, value, err, at)?,
         None => None,
     };
-    Ok(bwrap.then(|| {
+    Ok(kind.confines().then(|| {
         Box::new(Sandbox {
+            kind,
             network,
             read_write,
             read_only: places(&a.sandbox_ro),

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::agent_table::{AgentDriver, AgentFile, SandboxMode, agent_driver};
+use super::agent_table::{AgentDriver, AgentFile, agent_driver};
 use super::arm::{Arm, ArmFile, build_arms};
 use super::task::{Task, is_simple_name};
 use super::toml_error::{KeyAt, config_error, from_toml};
@@ -33,9 +33,9 @@ struct SuiteFile {
     /// Smallest difference in a rate the suite wants to detect (`run` warns when the
     /// sessions per arm are too few).
     min_detectable_effect: Option<Spanned<f64>>,
-    /// `"bwrap"`: run every arm's verify commands under bubblewrap, even for agents
-    /// that are not sandboxed themselves (a sandboxed agent's always are).
-    verify_sandbox: Option<SandboxMode>,
+    /// A sandbox's name: run every arm's verify commands in it, even for agents
+    /// that are not sandboxed themselves (a sandboxed agent's always are, in its own).
+    verify_sandbox: Option<crate::sandbox::SandboxKind>,
     /// Processes one sandboxed session (agent or check) may run at once.
     max_pids: Option<Spanned<u64>>,
     /// Memory one sandboxed session may use: a size like "4GiB" or bytes.
@@ -165,8 +165,9 @@ pub struct Suite {
     pub verify_repeats: u32,
     /// Smallest rate difference the suite wants to detect.
     pub min_detectable_effect: Option<f64>,
-    /// `verify_sandbox = "bwrap"`: every arm's verify commands run under bubblewrap.
-    pub verify_sandbox: bool,
+    /// `verify_sandbox`: the sandbox every arm's verify commands run in, at least
+    /// (`none` when the suite does not ask).
+    pub verify_sandbox: crate::sandbox::SandboxKind,
     /// What each session may use (`max_pids`, `max_memory` when sandboxed;
     /// `max_home_bytes` for every command agent).
     pub limits: crate::sandbox::Limits,
@@ -262,7 +263,7 @@ impl Suite {
             other => other.as_ref().map(|m| *m.get_ref()),
         };
 
-        let verify_sandbox = raw.verify_sandbox == Some(SandboxMode::Bwrap);
+        let verify_sandbox = raw.verify_sandbox.unwrap_or_default();
         let limits = sandbox_limits(&raw, &err)?;
 
         let sequential = match &raw.sequential {
@@ -331,17 +332,31 @@ impl Suite {
         &self.agents[&arm.agent]
     }
 
-    /// Whether the verify commands of `arm` run under bubblewrap: the suite asks for
-    /// it, or the arm's agent is sandboxed (its tests are its code).
-    pub fn verify_sandboxed(&self, arm: &Arm) -> bool {
-        self.verify_sandbox
-            || matches!(
-                self.agent_of(arm),
-                AgentDriver::Command {
-                    sandbox: Some(_),
-                    ..
-                }
-            )
+    /// The one sandbox the verify commands of every arm of `arms` (indices) run in;
+    /// `none` when an arm's run on the host (or the arms' sandboxes differ).
+    pub fn verify_sandbox_of_arms(&self, arms: &[usize]) -> crate::sandbox::SandboxKind {
+        let kinds: std::collections::BTreeSet<_> = arms
+            .iter()
+            .filter_map(|&i| self.arms.get(i))
+            .map(|arm| self.verify_sandbox_of(arm))
+            .collect();
+        match kinds.into_iter().collect::<Vec<_>>().as_slice() {
+            [one] => *one,
+            _ => crate::sandbox::SandboxKind::None,
+        }
+    }
+
+    /// The sandbox the verify commands of `arm` run in: the arm's agent's, when it is
+    /// sandboxed (its tests are its code), else the one the suite asks for (`none`
+    /// when it asks for none).
+    pub fn verify_sandbox_of(&self, arm: &Arm) -> crate::sandbox::SandboxKind {
+        match self.agent_of(arm) {
+            AgentDriver::Command {
+                sandbox: Some(sandbox),
+                ..
+            } => sandbox.kind,
+            _ => self.verify_sandbox,
+        }
     }
 
     /// What loading found questionable in the suite's tasks, one sentence each (see

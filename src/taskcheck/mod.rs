@@ -10,6 +10,6 @@ mod report;
 mod run;
 mod tests_control;
 
-pub use plan::{CheckPlan, Sandboxing};
+pub use plan::CheckPlan;
 pub use report::{CellState, FeatureRow, Problem, Report, TaskReport};
 pub use run::check_tasks;

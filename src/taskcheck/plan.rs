@@ -4,16 +4,8 @@ use std::path::{Path, PathBuf};
 
 use super::order::{closure, dependency_order};
 use crate::error::{Error, IoContext, Result};
+use crate::sandbox::SandboxKind;
 use crate::suite::{Suite, Task};
-
-/// Where the checks run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sandboxing {
-    /// Under bubblewrap, as a sandboxed run's verify: no network, `oracle/` hidden.
-    Bwrap,
-    /// On the host, as an unsandboxed run's verify.
-    Host,
-}
 
 /// The tasks to check and how.
 #[derive(Debug)]
@@ -22,23 +14,33 @@ pub struct CheckPlan {
     pub tasks: Vec<Task>,
     /// How many times every check runs on the same tree (at least 1; 1 skips `repeat`).
     pub repeats: u32,
-    /// Where the checks run.
-    pub sandbox: Sandboxing,
-    /// Whether a suite (given as the only input) asks for sandboxed checks.
-    pub suite_wants_sandbox: bool,
+    /// Where the checks run: in a sandbox, as a sandboxed run's verify (no network,
+    /// `oracle/` hidden), or on the host, as an unsandboxed run's verify.
+    pub sandbox: SandboxKind,
+    /// The sandbox a suite given as input runs its arms' checks in (the first that
+    /// confines), `none` when it runs them on the host.
+    pub suite_sandbox: SandboxKind,
 }
 
 impl CheckPlan {
     /// The tasks of `inputs`: task directories, or one suite directory (all its tasks).
     /// Every task is loaded and its `oracle/gold` checked; bad input is exit 2 naming
     /// the file.
-    pub fn load(inputs: &[PathBuf], repeats: u32, sandbox: Sandboxing) -> Result<CheckPlan> {
+    pub fn load(inputs: &[PathBuf], repeats: u32, sandbox: SandboxKind) -> Result<CheckPlan> {
         let mut tasks = Vec::new();
-        let mut suite_wants_sandbox = false;
+        let mut suite_sandbox = SandboxKind::None;
         for input in inputs {
             if input.join("suite.toml").is_file() {
                 let suite = Suite::load(input)?;
-                suite_wants_sandbox |= suite.arms.iter().any(|a| suite.verify_sandboxed(a));
+                if let Some(kind) = suite
+                    .arms
+                    .iter()
+                    .map(|a| suite.verify_sandbox_of(a))
+                    .find(|k| k.confines())
+                    && !suite_sandbox.confines()
+                {
+                    suite_sandbox = kind;
+                }
                 tasks.extend(suite.tasks);
             } else {
                 tasks.push(Task::load(input)?);
@@ -51,7 +53,7 @@ impl CheckPlan {
             tasks,
             repeats: repeats.max(1),
             sandbox,
-            suite_wants_sandbox,
+            suite_sandbox,
         })
     }
 }

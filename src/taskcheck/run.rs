@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::judge::{Answers, judge_task};
-use super::plan::{CheckPlan, Sandboxing, TreeJob, build_tree, tree_jobs};
+use super::plan::{CheckPlan, TreeJob, build_tree, tree_jobs};
 use super::report::Report;
 use crate::error::{Error, Result};
 use crate::feature_list::ListFormat;
@@ -33,9 +33,10 @@ pub fn check_tasks(
         .iter()
         .map(|task| {
             let observer = Observer::new(task, ListFormat::Json, None, plan.repeats)?;
-            Ok(match plan.sandbox {
-                Sandboxing::Bwrap => observer.sandboxed(hidden.clone()),
-                Sandboxing::Host => observer,
+            Ok(if plan.sandbox.confines() {
+                observer.sandboxed(hidden.clone())
+            } else {
+                observer
             })
         })
         .collect::<Result<Vec<_>>>()?;

@@ -36,9 +36,6 @@ pub const NET_LOG_SUFFIX: &str = "net.log";
 /// keeps its configuration and transcripts there, never in the harness's own home),
 /// copied to `agents/<trial>/home/` after each session.
 pub const MODEL_HOME: &str = "home";
-/// Where bwrap reports whether the sandboxed program ran, beside the work directory
-/// (outside everything the sandbox shows).
-const BWRAP_STATUS_FILE: &str = "bwrap.status";
 /// Where the session's supervisor writes the agent's wait status, beside the work
 /// directory (the agent is never told of it).
 const SUPERVISOR_STATUS_FILE: &str = "supervisor.status";
@@ -258,6 +255,7 @@ impl CommandAgent {
         );
         layout.limits = Some(self.limits);
         layout.readable.push(abs(&ctx.workspace.prompt_file));
+        layout.read_by_user.push(abs(&ctx.workspace.prompt_file));
         // The effects log's channel: a FIFO bound read-only, which the agent can write
         // (its mode) but neither read, remove, rename nor change (the mount).
         layout.readable.push(abs(&ctx.workspace.effects_channel));
@@ -326,7 +324,6 @@ impl CommandAgent {
             model_log_copy: self.capture_dir.join(&model_log_name),
             home: own.join(MODEL_HOME),
             home_copy: self.capture_dir.join(MODEL_HOME),
-            bwrap_status: root.join(BWRAP_STATUS_FILE),
             net_log: self
                 .capture_dir
                 .join(format!("session-{}.{NET_LOG_SUFFIX}", ctx.session)),
@@ -338,7 +335,7 @@ impl CommandAgent {
         // A new empty file, whatever the last session left there (a FIFO would block).
         crate::agent_file::replace(&files.usage_file, b"")?;
         if let Some(log) = &files.model_log {
-            // bwrap binds only what exists; a retried start begins the log anew.
+            // The sandbox binds only what exists; a retried start begins the log anew.
             crate::agent_file::replace(log, b"")?;
         }
         Ok(files)
@@ -360,8 +357,6 @@ struct SessionFiles {
     home: PathBuf,
     /// Where the run directory keeps a copy of it after each session.
     home_copy: PathBuf,
-    /// Where bwrap reports whether the program ran, under `sandbox = "bwrap"`.
-    bwrap_status: PathBuf,
     /// What the network proxy let through and refused, when the agent has network.
     net_log: PathBuf,
 }

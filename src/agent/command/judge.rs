@@ -31,7 +31,7 @@ pub(super) struct Planned {
     pub scripted_crash: bool,
 }
 
-/// The signal a shell, bwrap or the model server reports as exit code 128 + N for a
+/// The signal a shell, the sandbox or the model server reports as exit code 128 + N for a
 /// child killed by signal N.
 fn signal_of_exit_code(code: i32) -> Option<i32> {
     (129..=128 + 64).contains(&code).then_some(code - 128)
@@ -177,7 +177,7 @@ fn exited(
             (Outcome::Interrupted, None)
         }
         (Some(code), _) if let Some(signal) = signal_of_exit_code(code) => {
-            // A wrapper (or bwrap, or the model server) whose child was
+            // A wrapper (or the sandbox, or the model server) whose child was
             // killed. The usage file may have been written by anything in the
             // session before the kill: a failure it states is not believed.
             let name = signal_name(signal);

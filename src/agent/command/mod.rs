@@ -1,6 +1,6 @@
 //! The `command` agent driver: any agent CLI as a session, in its own process group,
 //! with a time limit, crash injection, retries of failed starts, usage reports, output
-//! captured up to a cap per stream, and an optional bubblewrap sandbox.
+//! captured up to a cap per stream, and an optional sandbox (`crate::sandbox`).
 //!
 //! The environment of a session is the session environment contract plus:
 //!

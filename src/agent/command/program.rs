@@ -228,7 +228,7 @@ pub(super) fn harness_binary() -> Option<PathBuf> {
 }
 
 /// The file a sandboxed agent program is executed as: its canonical path, so that a
-/// symlink (or a `..` on the way) cannot make bwrap bind or run something else than
+/// symlink (or a `..` on the way) cannot make the sandbox show or run something else than
 /// the file the harness checked.
 pub(super) fn sandboxed_program(program: &Path) -> PathBuf {
     std::fs::canonicalize(program)
@@ -268,12 +268,15 @@ pub fn query_hidden(suite: &Suite) -> sandbox::Hidden {
 }
 
 /// Checks, before a run starts, that every command agent the selected `arms` use can
-/// be started here: its program exists, bwrap works when it is sandboxed, and an arm
+/// be started here: its program exists, its sandbox works here when it has one, and an arm
 /// that gives it network declares what it may reach. The error (exit 2) names the
 /// agent.
 pub fn preflight(suite: &Suite, arms: &[usize]) -> Result<()> {
-    if suite.verify_sandbox {
-        sandbox::check_bwrap_for("the suite sets verify_sandbox = \"bwrap\"")?;
+    if suite.verify_sandbox.confines() {
+        suite.verify_sandbox.check(&format!(
+            "the suite sets verify_sandbox = \"{}\"",
+            suite.verify_sandbox
+        ))?;
     }
     let hidden = std::sync::LazyLock::new(|| query_hidden(suite));
     let mut checked = std::collections::BTreeSet::new();
@@ -329,7 +332,10 @@ fn check_agent(
         )));
     };
     if let Some(settings) = sandbox {
-        sandbox::check_bwrap(agent)?;
+        settings.kind.check(&format!(
+            "agent '{agent}' uses sandbox = \"{}\"",
+            settings.kind
+        ))?;
         check_suite_places(suite, agent, settings)?;
         check_wrapper(agent, &resolved, hidden, &query_env(pass_env, env))?;
     }

@@ -14,8 +14,8 @@ use crate::agent::command::supervise::{self, spawn_error};
 use crate::agent::{Failure, FailureKind, SessionContext, SessionRun};
 use crate::error::{Error, IoContext, Result, with_causes};
 use crate::notice::Notice;
+use crate::sandbox::Confined;
 use crate::sandbox::net::Proxy;
-use crate::sandbox::{Cgroup, Launch, Started};
 use crate::suite::CrashMode;
 
 impl CommandAgent {
@@ -96,7 +96,7 @@ impl CommandAgent {
 
     /// One try at running the agent: how it ended, what became of its output and which
     /// of the sandbox's limits it reached. `Ok(Err(..))` is a failure to start it
-    /// (retried): known from the spawn, the supervisor, or bwrap's own status report,
+    /// (retried): known from the spawn, the supervisor, or the sandbox's own report,
     /// never from what the agent printed.
     fn try_once(
         &self,
@@ -128,9 +128,14 @@ impl CommandAgent {
             (Some(_), Some(targets)) => Some(Proxy::start(targets.clone(), &files.net_log)?),
             _ => None,
         };
-        let sandboxed = if self.sandbox.is_some() {
+        let confined = if self.sandbox.is_some() {
             let socket = proxy.as_ref().map(Proxy::socket);
-            Some(self.enter_sandbox(&mut cmd, ctx, &program, files, socket)?)
+            let confined = Confined::start(
+                &self.layout(ctx, &program, files, socket),
+                Some(ctx.workspace.root()),
+            )?;
+            confined.append_to(&mut cmd);
+            Some(confined)
         } else {
             None
         };
@@ -154,7 +159,7 @@ impl CommandAgent {
             crash_after: self.crash_after(ctx.interrupt_at),
             supervised: Some(files.status_file.clone()),
         };
-        let ran = self.start(cmd, limits, capture, &program, sandboxed.as_ref(), files);
+        let ran = self.start(cmd, limits, capture, &program, confined.as_ref(), files);
         drop(proxy);
         ran
     }
@@ -171,44 +176,6 @@ impl CommandAgent {
                 " on PATH".to_string()
             }
         )
-    }
-
-    /// Puts the sandbox's launch into `cmd`: hands what the agent may write over to the
-    /// sandbox's user, creates the session's cgroup, clears bwrap's last report and
-    /// gives the command a fresh session keyring.
-    fn enter_sandbox(
-        &self,
-        cmd: &mut Command,
-        ctx: &SessionContext<'_>,
-        program: &Path,
-        files: &SessionFiles,
-        proxy_socket: Option<&Path>,
-    ) -> Result<(Launch, Option<Cgroup>)> {
-        let layout = self.layout(ctx, program, files, proxy_socket);
-        // A root harness runs the agent as the sandbox's user: what it may write
-        // (and the prompt it reads) must be that user's.
-        layout.hand_over().io_context(|| {
-            format!(
-                "cannot hand '{}' over to the sandbox's user",
-                ctx.workspace.work_dir.display()
-            )
-        })?;
-        if let Some(run_as) = &layout.run_as {
-            run_as
-                .user
-                .hand_over(&[&ctx.workspace.prompt_file])
-                .io_context(|| "cannot hand the prompt over to the sandbox's user".into())?;
-        }
-        let cgroup = Cgroup::create(self.limits)
-            .io_context(|| "cannot create the session's cgroup".into())?;
-        let _ = std::fs::remove_file(&files.bwrap_status);
-        let launch = Launch::new(
-            files.bwrap_status.clone(),
-            cgroup.as_ref().map(Cgroup::procs_files).unwrap_or_default(),
-        )?;
-        Launch::prepare(cmd);
-        cmd.args(launch.argv(&layout));
-        Ok((launch, cgroup))
     }
 
     /// Puts the network relay into `cmd`, in front of the scripted model server and the
@@ -264,14 +231,14 @@ impl CommandAgent {
     }
 
     /// Runs `cmd` to its end, and tells whether the agent started: the spawn, the
-    /// supervisor's report, then bwrap's; with the sandbox's limits it reached.
+    /// supervisor's report, then the sandbox's; with the sandbox's limits it reached.
     fn start(
         &self,
         cmd: Command,
         limits: Limits,
         capture: Capture,
         program: &Path,
-        sandboxed: Option<&(Launch, Option<Cgroup>)>,
+        confined: Option<&Confined>,
         files: &SessionFiles,
     ) -> Result<std::result::Result<Ran, String>> {
         let cannot_start = |e: &dyn std::fmt::Display| {
@@ -285,19 +252,18 @@ impl CommandAgent {
             Err(e) => Ok(Err(cannot_start(&e))),
             Ok(_) if let Some(e) = spawn_error(&files.status_file) => Ok(Err(cannot_start(&e))),
             Ok(ran) => {
-                let mut limits_reached = Vec::new();
-                if let Some((launch, cgroup)) = sandboxed {
-                    if matches!(ran.ended, Ended::Exited(_))
-                        && let Started::Failed(why) =
-                            launch.started(Some(&files.stderr), cgroup.as_ref())?
-                    {
+                let exited = matches!(ran.ended, Ended::Exited(_));
+                let limits_reached = match confined.map(|c| c.ended(Some(&files.stderr), exited)) {
+                    Some(Err(e)) => return Err(e),
+                    Some(Ok(Err(why))) => {
                         return Ok(Err(format!(
                             "cannot start agent '{}' in the sandbox: {why}",
                             self.name
                         )));
                     }
-                    limits_reached = cgroup.as_ref().map(Cgroup::reached).unwrap_or_default();
-                }
+                    Some(Ok(Ok(reached))) => reached,
+                    None => Vec::new(),
+                };
                 Ok(Ok(Ran {
                     ended: ran.ended,
                     captured: ran.captured,
