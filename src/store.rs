@@ -18,6 +18,7 @@ use crate::record::{FailedSession, SESSION_COLUMNS, SessionRecord, TRIAL_COLUMNS
 mod failures;
 mod finished;
 mod jsonl;
+mod line_index;
 mod lock;
 mod merge;
 mod output;
@@ -28,6 +29,7 @@ use crate::sandbox::SandboxKind;
 pub use failures::{prior_attempts, unfinished_trials};
 pub use finished::FinishedTrials;
 pub use jsonl::{JsonlAt, JsonlLine, JsonlLines, JsonlRecords, jsonl_records};
+pub use line_index::{SessionLineIndex, SessionLines};
 pub use lock::RunLock;
 pub use merge::merge_shards;
 pub use output::{check_output_dir, claim_new_run_dir};

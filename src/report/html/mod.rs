@@ -6,7 +6,6 @@
 //! and one template ([`page`]).
 
 mod by_task;
-mod line_index;
 pub mod model;
 pub mod page;
 pub mod page_table;

@@ -3,7 +3,6 @@
 //! `evidence` from `sessions.jsonl` (found through a small index of where each
 //! session's record is, never the records themselves).
 
-use super::line_index::LineIndex;
 use std::path::Path;
 
 use serde::Serialize;
@@ -12,7 +11,7 @@ use serde_json::{Map, Value};
 use crate::csv_text;
 use crate::error::{Error, Result};
 use crate::rates::{Metric, Unit, counts_against};
-use crate::store::{JsonlAt, JsonlLines};
+use crate::store::{JsonlAt, JsonlLines, SessionLineIndex, SessionLines};
 
 /// The columns of `sessions.csv` and `trials.csv` that are text whatever they hold.
 const TEXT_COLUMNS: [&str; 7] = [
@@ -189,14 +188,14 @@ fn against(metrics: &[Metric], columns: &[String], row: &[Value]) -> u64 {
 /// records follow its earlier ones; the first row of that session takes it.
 struct Evidence {
     records: Option<JsonlAt>,
-    at: LineIndex,
+    at: SessionLineIndex,
     trial_column: Option<usize>,
     session_column: Option<usize>,
 }
 
 impl Evidence {
     fn index(jsonl: &Path, columns: &[String]) -> Result<Evidence> {
-        let mut at = LineIndex::default();
+        let mut at = SessionLines::default();
         let mut lines = JsonlLines::open(jsonl)?;
         while let Some(line) = lines.next() {
             let line = line?;
@@ -204,7 +203,11 @@ impl Evidence {
             let record: Map<String, Value> = lines.parse(&line)?;
             let (Some(Value::String(trial)), Some(session)) = (
                 record.get("trial_id"),
-                record.get("session").and_then(Value::as_u64),
+                // A session number past u32 is no record's: it has no evidence.
+                record
+                    .get("session")
+                    .and_then(Value::as_u64)
+                    .and_then(|s| u32::try_from(s).ok()),
             ) else {
                 continue;
             };
@@ -213,6 +216,7 @@ impl Evidence {
             }
             at.add(trial, session, line.offset, line.number);
         }
+        let at = at.finish();
         let records = if at.is_empty() {
             None
         } else {
@@ -229,7 +233,10 @@ impl Evidence {
     /// The evidence of the session on `row`, or null.
     fn take(&mut self, row: &[Value]) -> Result<Value> {
         let trial = self.trial_column.and_then(|i| row[i].as_str());
-        let session = self.session_column.and_then(|i| row[i].as_u64());
+        let session = self
+            .session_column
+            .and_then(|i| row[i].as_u64())
+            .and_then(|s| u32::try_from(s).ok());
         let (Some(trial), Some(session)) = (trial, session) else {
             return Ok(Value::Null);
         };

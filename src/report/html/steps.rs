@@ -9,10 +9,8 @@
 
 use std::path::Path;
 
-use serde::Deserialize;
 use serde_json::Value;
 
-use super::line_index::LineIndex;
 use super::script_file::{ScriptFile, encode, write};
 use crate::agent::trajectory::{Act, Entry, SessionTrajectory};
 use crate::error::Result;
@@ -20,48 +18,23 @@ use crate::record::SessionRecord;
 use crate::report::show_trajectory::{kind, summary};
 use crate::report::trajectory_marks::marks;
 use crate::run_dir::RunDir;
-use crate::store::{JsonlAt, JsonlLines, jsonl_records};
+use crate::store::{JsonlAt, SessionLineIndex, jsonl_records};
 
 /// The most bytes of an entry's text the page holds (`show --trajectory --json` gives
 /// the whole entry as written): what keeps the page of a run like the default suite's
 /// a few megabytes.
 const PAGE_TEXT: usize = 1024;
 
-/// The fields every line of `sessions.jsonl` and `trajectories.jsonl` has, which the
-/// index reads of it (the rest of the line is skipped, never held).
-#[derive(Deserialize)]
-struct Key {
-    trial_id: String,
-    session: u32,
-}
-
-/// The index of a JSONL file of a run whose every line has a [`Key`].
-fn index_lines(path: &Path) -> Result<LineIndex> {
-    let mut index = LineIndex::default();
-    let mut lines = JsonlLines::open(path)?;
-    while let Some(line) = lines.next() {
-        let line = line?;
-        let key: Key = lines.parse(&line)?;
-        index.add(
-            &key.trial_id,
-            u64::from(key.session),
-            line.offset,
-            line.number,
-        );
-    }
-    Ok(index)
-}
-
 /// The session records the marks are read from, found by (trial, session).
 struct Records {
-    index: LineIndex,
+    index: SessionLineIndex,
     at: Option<JsonlAt>,
 }
 
 impl Records {
     fn open(run_dir: &RunDir) -> Result<Records> {
         let path = run_dir.sessions_jsonl();
-        let index = index_lines(&path)?;
+        let index = SessionLineIndex::build(&path)?;
         let at = if index.is_empty() {
             None
         } else {
@@ -73,7 +46,7 @@ impl Records {
     /// The steps of `line` as the page shows them; `None` when its session has no record.
     fn steps(&mut self, line: &SessionTrajectory) -> Result<Option<Vec<Value>>> {
         let (Some((offset, number)), Some(at)) = (
-            self.index.get(&line.trial_id, u64::from(line.session)),
+            self.index.get(&line.trial_id, line.session),
             self.at.as_mut(),
         ) else {
             return Ok(None);
@@ -116,7 +89,7 @@ pub fn write_steps_in_page(out: &mut dyn std::io::Write, run_dir: &RunDir) -> Re
 /// The steps of the sessions of a run whose page has them beside it, each found in
 /// `trajectories.jsonl` by its trial and session.
 pub struct StepsBeside {
-    index: LineIndex,
+    index: SessionLineIndex,
     at: JsonlAt,
     records: Records,
 }
@@ -129,7 +102,7 @@ impl StepsBeside {
             return Ok(None);
         }
         Ok(Some(StepsBeside {
-            index: index_lines(&file)?,
+            index: SessionLineIndex::build(&file)?,
             at: JsonlAt::open(&file)?,
             records: Records::open(run_dir)?,
         }))
@@ -138,7 +111,7 @@ impl StepsBeside {
     /// The steps of `trial`'s session `session`, or `None` when it has no trajectory or
     /// no record.
     pub fn of(&mut self, trial: &str, session: u32) -> Result<Option<Vec<Value>>> {
-        let Some((offset, number)) = self.index.get(trial, u64::from(session)) else {
+        let Some((offset, number)) = self.index.get(trial, session) else {
             return Ok(None);
         };
         let line: SessionTrajectory = self.at.record(offset, number)?;
