@@ -24,7 +24,7 @@ mod tables;
 
 use crate::run_dir::RunDir;
 pub use failures::{prior_attempts, unfinished_trials};
-pub use jsonl::{JsonlAt, JsonlLine, JsonlLines, JsonlRecords, jsonl_records};
+pub use jsonl::{JsonlAt, JsonlLine, JsonlLines, JsonlRecords, SessionLineIndex, jsonl_records};
 pub use lock::RunLock;
 pub use merge::merge_shards;
 pub use output::{check_output_dir, claim_new_run_dir};

@@ -175,6 +175,59 @@ impl JsonlAt {
     }
 }
 
+/// The fields every line of `sessions.jsonl` and `trajectories.jsonl` has, which an
+/// index reads of it (the rest of the line is skipped, never held).
+#[derive(serde::Deserialize)]
+struct SessionKey {
+    trial_id: String,
+    session: u32,
+}
+
+/// Where the line of each (trial, session) starts in a JSONL file of a run
+/// (`sessions.jsonl`, `trajectories.jsonl`): the last line of a trial and session wins,
+/// as a rerun trial's records follow its earlier ones. It holds two numbers a line, so
+/// that what reads a run's records by trial never holds the records themselves.
+pub struct SessionLineIndex {
+    trials: std::collections::HashMap<String, std::collections::BTreeMap<u32, (u64, usize)>>,
+}
+
+impl SessionLineIndex {
+    /// The index of the JSONL file `path`, read a line at a time; empty when the file
+    /// does not exist.
+    pub fn build(path: &Path) -> Result<SessionLineIndex> {
+        let mut trials: std::collections::HashMap<String, std::collections::BTreeMap<_, _>> =
+            std::collections::HashMap::new();
+        let mut lines = JsonlLines::open(path)?;
+        while let Some(line) = lines.next() {
+            let line = line?;
+            let key: SessionKey = lines.parse(&line)?;
+            trials
+                .entry(key.trial_id)
+                .or_default()
+                .insert(key.session, (line.offset, line.number));
+        }
+        Ok(SessionLineIndex { trials })
+    }
+
+    /// The offset and line number of `trial`'s session `session`.
+    pub fn get(&self, trial: &str, session: u32) -> Option<(u64, usize)> {
+        self.trials.get(trial)?.get(&session).copied()
+    }
+
+    /// The sessions of `trial` that have a line, in order.
+    pub fn sessions(&self, trial: &str) -> Vec<u32> {
+        self.trials
+            .get(trial)
+            .map(|s| s.keys().copied().collect())
+            .unwrap_or_default()
+    }
+
+    /// No line at all.
+    pub fn is_empty(&self) -> bool {
+        self.trials.is_empty()
+    }
+}
+
 fn parse_line<T: DeserializeOwned>(path: &Path, line: &JsonlLine) -> Result<T> {
     serde_json::from_str(&line.text).map_err(|e| Error::BadLine {
         file: path.to_path_buf(),
