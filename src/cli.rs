@@ -50,7 +50,8 @@ pub enum Command {
     /// every count.
     #[command(after_help = cmd::examples::SHOW)]
     Show(ShowArgs),
-    /// Write a run in a format other tools read: ATIF trajectories, one per session.
+    /// Write a run in a format other tools read: ATIF trajectories (one per session) or
+    /// Inspect AI eval logs (one per arm).
     #[command(after_help = cmd::examples::EXPORT)]
     Export(ExportArgs),
     /// Compare two runs metric by metric; exit 1 when the new run regressed.

@@ -205,3 +205,79 @@ fn bad_input_exits_2_naming_what_was_expected() {
         );
     assert!(!tmp.path().join("fresh").exists());
 }
+
+#[test]
+fn inspect_export_is_one_log_per_arm_its_header_before_its_samples() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = example_run(tmp.path());
+    let out = tmp.path().join("inspect");
+    loopbench()
+        .arg("export")
+        .arg(&run)
+        .args(["--to", "inspect", "--out"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "1 trials of 1 arms as inspect: 1 files",
+        ));
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    // Named as Inspect names its logs, which is how its listing finds a JSON log.
+    let name = &names[0];
+    let stamp =
+        regex::Regex::new(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-00-00_replay_[0-9a-f]+\.json$")
+            .unwrap();
+    assert!(stamp.is_match(name), "{name}");
+    let log = read_json(&out.join(name));
+    // Inspect reads the header up to `samples` and stops: results come before.
+    let keys: Vec<&str> = log
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "version", "status", "eval", "plan", "stats", "results", "samples"
+        ]
+    );
+    assert_eq!(log["eval"]["task"], "replay");
+    let trial = &read_jsonl(&run.join("trials.jsonl"))[0];
+    let sessions = read_jsonl(&run.join("sessions.jsonl"));
+    let sample = &log["samples"][0];
+    assert_eq!(log["samples"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        (sample["id"].as_str(), sample["epoch"].as_u64()),
+        (Some("latefees"), Some(1))
+    );
+    assert_eq!(
+        sample["scores"]["features_verified"]["value"],
+        trial["features_verified"]
+    );
+    assert_eq!(sample["scores"]["premature_victory"]["value"], 1);
+    // Each session a span of events, in order.
+    let spans: Vec<&str> = sample["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event"] == "span_begin")
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(spans.len(), sessions.len());
+    assert!(spans[0].starts_with(&format!("session {} ", sessions[0]["session"])));
+    // The explanation of a session count is what `show` says of the session.
+    let premature = &sample["scores"]["premature_done"];
+    assert!(premature["value"].as_u64().unwrap() >= 1);
+    assert!(
+        premature["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("counts: "),
+        "{premature}"
+    );
+}

@@ -88,8 +88,8 @@ Examples:
 /// `loopbench export`.
 pub const EXPORT: &str = "\
 Examples:
-  loopbench export results/demo --to atif                   # into results/demo/exports/atif
-  loopbench export results/demo --to atif --out demo-atif";
+  loopbench export results/demo --to inspect                # into results/demo/exports/inspect
+  loopbench export results/demo --to atif --out demo-atif   # one ATIF file per session";
 
 /// `loopbench compare`.
 pub const COMPARE: &str = "\

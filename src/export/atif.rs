@@ -3,11 +3,9 @@
 //! of its trial with `continued_trajectory_ref`, as ATIF chains a trajectory continued
 //! in another file; the trial is the `session_id` all of them share.
 //!
-//! A session's entries become steps: a message of the agent opens an agent step, the
-//! tool calls after it join it and their results become its observation; a message of
-//! the user is a user step; an edit, a command the harness ran for the agent and a
-//! rejected call are each an agent step with one call and its result. How the session
-//! ended, its record and the cuts of its texts are kept under `extra`. loopbench knows
+//! Each turn of a session ([`super::turns`]) is a step: an agent's turn an agent step
+//! with its calls and their results as its observation, a user's a user step. How the
+//! session ended, its record and the cuts of its texts are kept under `extra`. loopbench knows
 //! usage per session, not per step: it is the trajectory's `final_metrics`, and no step
 //! has `metrics`.
 
@@ -15,8 +13,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
+use super::turns::{CallResult, Cut, End, Turn, turns};
 use super::{ArmExport, RunExporter, SessionExport, TrialExport, file_component};
-use crate::agent::trajectory::{Act, Entry};
+use crate::agent::trajectory::Entry;
 use crate::error::{Error, IoContext, Result};
 
 /// The ATIF version written, as its `schema_version` names it.
@@ -157,313 +156,117 @@ fn insert_some<T: serde::Serialize>(map: &mut Map<String, Value>, key: &str, val
     }
 }
 
-/// An agent step being filled: its message, its calls and their results.
-struct Turn {
-    message: String,
-    calls: Vec<Value>,
-    call_ids: Vec<String>,
-    results: Vec<Value>,
-    cut: Vec<Value>,
-}
-
-impl Turn {
-    fn new(message: String) -> Turn {
-        Turn {
-            message,
-            calls: Vec::new(),
-            call_ids: Vec::new(),
-            results: Vec::new(),
-            cut: Vec::new(),
-        }
-    }
-
-    fn call(&mut self, id: String, name: &str, arguments: Value) {
-        self.call_ids.push(id.clone());
-        self.calls.push(json!({
-            "tool_call_id": id,
-            "function_name": name,
-            "arguments": arguments,
-        }));
-    }
-
-    /// The agent step, numbered `step_id`.
-    fn step(self, step_id: usize) -> Value {
-        let mut step = Map::new();
-        step.insert("step_id".into(), json!(step_id));
-        step.insert("source".into(), json!("agent"));
-        step.insert("message".into(), json!(self.message));
-        if !self.calls.is_empty() {
-            step.insert("tool_calls".into(), Value::Array(self.calls));
-        }
-        if !self.results.is_empty() {
-            step.insert("observation".into(), json!({ "results": self.results }));
-        }
-        if !self.cut.is_empty() {
-            step.insert("extra".into(), json!({ "cut": self.cut }));
-        }
-        Value::Object(step)
-    }
-}
-
-/// The steps of a session's entries, and how it ended (`End`'s reason, usage and
-/// summary) when an entry says.
+/// The ATIF steps of a session's entries, and how it ended when an entry says.
 fn steps(entries: &[Entry]) -> (Vec<Value>, Option<Value>) {
-    let mut steps: Vec<Value> = Vec::new();
-    let mut open: Option<Turn> = None;
-    let mut end = None;
-    let close = |open: &mut Option<Turn>, steps: &mut Vec<Value>| {
-        if let Some(turn) = open.take() {
-            let n = steps.len() + 1;
-            steps.push(turn.step(n));
+    let (turns, end) = turns(entries);
+    let steps = turns
+        .into_iter()
+        .enumerate()
+        .map(|(i, turn)| step(i + 1, turn))
+        .collect();
+    (steps, end.as_ref().map(End::to_json))
+}
+
+/// Turn `turn` as step `step_id`.
+fn step(step_id: usize, turn: Turn) -> Value {
+    let mut step = Map::new();
+    step.insert("step_id".into(), json!(step_id));
+    let mut extra = Map::new();
+    let cut = match turn {
+        Turn::User { text, from, cut } => {
+            step.insert("source".into(), json!("user"));
+            step.insert("message".into(), json!(text));
+            extra.insert("from".into(), json!(from));
+            cut
+        }
+        Turn::Agent {
+            message,
+            calls,
+            results,
+            cut,
+        } => {
+            step.insert("source".into(), json!("agent"));
+            step.insert("message".into(), json!(message));
+            if !calls.is_empty() {
+                let calls: Vec<Value> = calls
+                    .into_iter()
+                    .map(|c| {
+                        json!({
+                            "tool_call_id": c.id,
+                            "function_name": c.name,
+                            "arguments": c.arguments,
+                        })
+                    })
+                    .collect();
+                step.insert("tool_calls".into(), Value::Array(calls));
+            }
+            if !results.is_empty() {
+                let results: Vec<Value> = results.into_iter().map(result).collect();
+                step.insert("observation".into(), json!({ "results": results }));
+            }
+            cut
         }
     };
-    for (i, entry) in entries.iter().enumerate() {
-        let cut: Vec<Value> = entry
-            .cut
-            .iter()
-            .map(|(field, full)| json!({"entry": i, "field": field, "full_bytes": full}))
-            .collect();
-        match &entry.act {
-            Act::Message {
-                text,
-                from: Some(from),
-            } => {
-                close(&mut open, &mut steps);
-                let mut step = json!({
-                    "step_id": steps.len() + 1,
-                    "source": "user",
-                    "message": text,
-                });
-                let mut extra = json!({ "from": from });
-                if !cut.is_empty() {
-                    extra["cut"] = json!(cut);
-                }
-                step["extra"] = extra;
-                steps.push(step);
-            }
-            Act::Message { text, from: None } => {
-                close(&mut open, &mut steps);
-                let mut turn = Turn::new(text.clone());
-                turn.cut.extend(cut);
-                open = Some(turn);
-            }
-            Act::ToolCall { tool, id, input } => {
-                if open.as_ref().is_none_or(|t| !t.results.is_empty()) {
-                    close(&mut open, &mut steps);
-                    open = Some(Turn::new(String::new()));
-                }
-                if let Some(turn) = open.as_mut() {
-                    let id = id.clone().unwrap_or_else(|| format!("entry-{i}"));
-                    turn.call(id, tool, arguments(input));
-                    turn.cut.extend(cut);
-                }
-            }
-            Act::ToolResult {
-                id,
-                output,
-                exit,
-                error,
-            } => {
-                let turn = open.get_or_insert_with(|| Turn::new(String::new()));
-                let mut result = Map::new();
-                let matched = id.as_ref().filter(|id| turn.call_ids.contains(id));
-                if let Some(id) = matched {
-                    result.insert("source_call_id".into(), json!(id));
-                }
-                result.insert("content".into(), json!(output));
-                let mut extra = Map::new();
-                if let (Some(id), None) = (id, matched) {
-                    extra.insert("call_id".into(), json!(id));
-                }
-                insert_some(&mut extra, "exit", *exit);
-                if *error {
-                    extra.insert("error".into(), json!(true));
-                }
-                if !extra.is_empty() {
-                    result.insert("extra".into(), Value::Object(extra));
-                }
-                turn.results.push(Value::Object(result));
-                turn.cut.extend(cut);
-            }
-            Act::Edit {
-                path,
-                op,
-                old,
-                new,
-                failed,
-            } => {
-                close(&mut open, &mut steps);
-                let mut args = Map::new();
-                args.insert("path".into(), json!(path));
-                args.insert("op".into(), json!(op));
-                insert_some(&mut args, "old", old.as_ref());
-                insert_some(&mut args, "new", new.as_ref());
-                let mut result = json!({ "extra": { "applied": failed.is_none() } });
-                if let Some(failed) = failed {
-                    result["content"] = json!(failed);
-                }
-                open = Some(action(i, "edit", Value::Object(args), result, cut));
-            }
-            Act::Command {
-                cmd,
-                cwd,
-                output,
-                exit,
-            } => {
-                close(&mut open, &mut steps);
-                let mut args = Map::new();
-                args.insert("cmd".into(), json!(cmd));
-                insert_some(&mut args, "cwd", cwd.as_ref());
-                let mut result = json!({ "extra": { "exit": exit } });
-                if let Some(output) = output {
-                    result["content"] = json!(output);
-                }
-                open = Some(action(i, "command", Value::Object(args), result, cut));
-            }
-            Act::Rejected {
-                tool,
-                path,
-                reason,
-                by_agent,
-            } => {
-                close(&mut open, &mut steps);
-                let mut args = Map::new();
-                insert_some(&mut args, "path", path.as_ref());
-                let result = json!({
-                    "content": reason,
-                    "extra": { "rejected": true, "by_agent": by_agent },
-                });
-                let name = tool.as_deref().unwrap_or("rejected");
-                open = Some(action(i, name, Value::Object(args), result, cut));
-            }
-            Act::End {
-                reason,
-                usage,
-                summary,
-            } => {
-                close(&mut open, &mut steps);
-                let mut value = json!({ "reason": reason, "usage": usage });
-                if let Some(summary) = summary {
-                    value["summary"] = json!(summary);
-                }
-                if !cut.is_empty() {
-                    value["cut"] = json!(cut);
-                }
-                end = Some(value);
-            }
-        }
+    if !cut.is_empty() {
+        let cut: Vec<Value> = cut.iter().map(Cut::to_json).collect();
+        extra.insert("cut".into(), Value::Array(cut));
     }
-    close(&mut open, &mut steps);
-    (steps, end)
+    if !extra.is_empty() {
+        step.insert("extra".into(), Value::Object(extra));
+    }
+    Value::Object(step)
 }
 
-/// An agent step of one action the harness carried out (an edit, a command, a
-/// rejected call), entry `i`, with its result.
-fn action(i: usize, name: &str, arguments: Value, mut result: Value, cut: Vec<Value>) -> Turn {
-    let id = format!("entry-{i}");
-    result["source_call_id"] = json!(id);
-    let mut turn = Turn::new(String::new());
-    turn.call(id, name, arguments);
-    turn.results.push(result);
-    turn.cut = cut;
-    turn
-}
-
-/// A tool call's input as ATIF's `arguments`, which must be an object: an object as it
-/// is, nothing as `{}`, anything else under `input`.
-fn arguments(input: &Value) -> Value {
-    match input {
-        Value::Object(_) => input.clone(),
-        Value::Null => json!({}),
-        other => json!({ "input": other }),
+/// A result as an ATIF observation result.
+fn result(result: CallResult) -> Value {
+    let mut value = Map::new();
+    if let Some(id) = result.call_id {
+        value.insert("source_call_id".into(), json!(id));
     }
+    if let Some(content) = result.content {
+        value.insert("content".into(), json!(content));
+    }
+    if !result.extra.is_empty() {
+        value.insert("extra".into(), Value::Object(result.extra));
+    }
+    Value::Object(value)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::trajectory::EditOp;
-
-    fn entry(act: Act) -> Entry {
-        Entry::from(act)
-    }
+    use crate::agent::trajectory::Act;
 
     #[test]
-    fn a_message_and_its_calls_are_one_step_and_their_results_its_observation() {
+    fn turns_are_numbered_steps_and_results_are_observations() {
         let entries = vec![
-            entry(Act::Message {
-                text: "Reading.".into(),
-                from: None,
-            }),
-            entry(Act::ToolCall {
+            Entry::from(Act::ToolCall {
                 tool: "Read".into(),
                 id: Some("t1".into()),
                 input: json!({"file_path": "a"}),
             }),
-            entry(Act::ToolResult {
+            Entry::from(Act::ToolResult {
                 id: Some("t1".into()),
                 output: "x".into(),
                 exit: None,
                 error: false,
             }),
-            entry(Act::ToolCall {
-                tool: "Bash".into(),
-                id: None,
-                input: json!("ls"),
-            }),
-            entry(Act::Edit {
-                path: "b.py".into(),
-                op: EditOp::Edit,
-                old: Some("1".into()),
-                new: Some("2".into()),
-                failed: None,
-            }),
-            entry(Act::Message {
+            Entry::from(Act::Message {
                 text: "go on".into(),
                 from: Some("user".into()),
             }),
         ];
         let (steps, end) = steps(&entries);
         assert!(end.is_none());
-        let ids: Vec<u64> = steps
-            .iter()
-            .map(|s| s["step_id"].as_u64().unwrap())
-            .collect();
-        assert_eq!(ids, [1, 2, 3, 4]);
-        assert_eq!(steps[0]["message"], "Reading.");
-        assert_eq!(steps[0]["tool_calls"][0]["tool_call_id"], "t1");
+        assert_eq!(steps[0]["step_id"], 1);
+        assert_eq!(steps[0]["source"], "agent");
+        assert_eq!(steps[0]["tool_calls"][0]["function_name"], "Read");
         assert_eq!(
-            steps[0]["observation"]["results"][0]["source_call_id"],
-            "t1"
+            steps[0]["observation"]["results"][0],
+            json!({"source_call_id": "t1", "content": "x"})
         );
-        // A call after a result is the next turn; its id is made from its entry.
-        assert_eq!(steps[1]["tool_calls"][0]["tool_call_id"], "entry-3");
-        assert_eq!(
-            steps[1]["tool_calls"][0]["arguments"],
-            json!({"input": "ls"})
-        );
-        assert_eq!(steps[2]["tool_calls"][0]["function_name"], "edit");
-        assert_eq!(
-            steps[2]["observation"]["results"][0]["extra"]["applied"],
-            true
-        );
-        assert_eq!(steps[3]["source"], "user");
-    }
-
-    #[test]
-    fn a_result_whose_call_is_not_in_its_step_keeps_its_id_aside() {
-        let entries = vec![entry(Act::ToolResult {
-            id: Some("gone".into()),
-            output: "x".into(),
-            exit: Some(1),
-            error: true,
-        })];
-        let (steps, _) = steps(&entries);
-        let result = &steps[0]["observation"]["results"][0];
-        assert!(result.get("source_call_id").is_none());
-        assert_eq!(
-            result["extra"],
-            json!({"call_id": "gone", "exit": 1, "error": true})
-        );
+        assert_eq!(steps[1]["step_id"], 2);
+        assert_eq!(steps[1]["source"], "user");
+        assert_eq!(steps[1]["extra"], json!({"from": "user"}));
     }
 }

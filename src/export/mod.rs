@@ -8,7 +8,9 @@
 //! no text of its own but names and counts.
 
 pub mod atif;
+pub mod inspect;
 pub mod run_records;
+pub mod turns;
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +24,9 @@ pub enum Format {
     /// ATIF trajectories (Harbor's Agent Trajectory Interchange Format), one file per
     /// session, the sessions of a trial chained.
     Atif,
+    /// Inspect AI eval logs, one per arm: each trial a sample, each session a span of
+    /// events, every metric a score.
+    Inspect,
 }
 
 impl Format {
@@ -29,6 +34,7 @@ impl Format {
     pub fn name(self) -> &'static str {
         match self {
             Format::Atif => "atif",
+            Format::Inspect => "inspect",
         }
     }
 
@@ -36,6 +42,7 @@ impl Format {
     pub fn exporter(self) -> Box<dyn RunExporter> {
         match self {
             Format::Atif => Box::new(atif::Atif),
+            Format::Inspect => Box::new(inspect::Inspect),
         }
     }
 }
