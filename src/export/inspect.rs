@@ -210,8 +210,11 @@ fn header(arm: &ArmExport, model: &str, names: &[&str]) -> Map<String, Value> {
             })
         })
         .collect();
-    let mut loopbench = Map::new();
-    for key in [
+    let manifest = match serde_json::to_value(m) {
+        Ok(Value::Object(manifest)) => manifest,
+        _ => Map::new(),
+    };
+    let loopbench: Map<String, Value> = [
         "suite",
         "suite_hash",
         "seed",
@@ -223,13 +226,10 @@ fn header(arm: &ArmExport, model: &str, names: &[&str]) -> Map<String, Value> {
         "git_commit",
         "started",
         "finished",
-    ] {
-        if let Ok(Value::Object(manifest)) = serde_json::to_value(m)
-            && let Some(value) = manifest.get(key)
-        {
-            loopbench.insert(key.into(), value.clone());
-        }
-    }
+    ]
+    .into_iter()
+    .filter_map(|key| Some((key.to_string(), manifest.get(key)?.clone())))
+    .collect();
     let eval = json!({
         "eval_id": stable_id(&[&run_id, arm.name]),
         "run_id": run_id,
