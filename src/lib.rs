@@ -11,6 +11,7 @@ pub mod effects;
 pub mod error;
 pub mod events;
 pub mod exit_code;
+pub mod export;
 pub mod feature_list;
 pub mod fsutil;
 pub mod git;

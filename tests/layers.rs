@@ -45,6 +45,7 @@ const LAYERS: &[&str] = &[
     "store",
     "import",
     "report",
+    "export",
     "taskcheck",
     // a study: the plan of a command, driven, its looks judged
     "study",
