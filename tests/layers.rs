@@ -18,6 +18,7 @@ const LAYERS: &[&str] = &[
     "terminal",
     "csv_text",
     "timestamp",
+    "malloc_arenas",
     "seed",
     "fsutil",
     "run_dir",
