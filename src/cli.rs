@@ -50,6 +50,10 @@ pub enum Command {
     /// every count.
     #[command(after_help = cmd::examples::SHOW)]
     Show(ShowArgs),
+    /// Write a run in a format other tools read: ATIF trajectories (one per session) or
+    /// Inspect AI eval logs (one per arm).
+    #[command(after_help = cmd::examples::EXPORT)]
+    Export(ExportArgs),
     /// Compare two runs metric by metric; exit 1 when the new run regressed.
     #[command(after_help = cmd::examples::COMPARE)]
     Compare(CompareArgs),
@@ -101,6 +105,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Import(args) => cmd::import::run(&args),
         Command::Report(args) => cmd::report::run(&args),
         Command::Show(args) => cmd::show::run(&args),
+        Command::Export(args) => cmd::export::run(&args),
         Command::Compare(args) => cmd::compare::run(&args),
         Command::Weekly(args) => cmd::weekly::run(&args),
         Command::Power(args) => cmd::power::run(&args),

@@ -5,6 +5,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // Before any thread is started: a run's resident size must not grow with its records.
+    loopbench::malloc_arenas::limit_malloc_arenas();
     // Before anything is started: what the harness inherited must reach no agent.
     if let Err(err) = loopbench::sandbox::close_inherited_descriptors() {
         eprintln!(

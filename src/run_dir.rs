@@ -61,6 +61,8 @@ pub(crate) const SEQUENTIAL_JSON: &str = "sequential.json";
 /// Where a sequential run stands: the looks done and the arms still running.
 /// Named bare in a message of the sequential study.
 pub(crate) const SEQUENTIAL_STATE_JSON: &str = "sequential-state.json";
+/// `loopbench export`'s default output: one folder per format.
+const EXPORTS_DIR: &str = "exports";
 /// The lock a writing process holds.
 /// Public: the integration tests look for it by name.
 pub const LOCK_FILE: &str = ".loopbench.lock";
@@ -193,6 +195,11 @@ impl RunDir {
     /// `sequential-state.json`.
     pub fn sequential_state_json(&self) -> PathBuf {
         self.root.join(SEQUENTIAL_STATE_JSON)
+    }
+
+    /// `exports/<format>/`: where `loopbench export --to FORMAT` writes without `--out`.
+    pub fn export(&self, format: &str) -> PathBuf {
+        self.root.join(EXPORTS_DIR).join(format)
     }
 
     /// `.loopbench.lock`.

@@ -19,6 +19,7 @@ const ORDER: &[&str] = &[
     "merge",
     "replay",
     "show",
+    "export",
     "report",
     "compare",
     "weekly",

@@ -18,6 +18,7 @@ const LAYERS: &[&str] = &[
     "terminal",
     "csv_text",
     "timestamp",
+    "malloc_arenas",
     "seed",
     "fsutil",
     "run_dir",
@@ -45,6 +46,7 @@ const LAYERS: &[&str] = &[
     "store",
     "import",
     "report",
+    "export",
     "taskcheck",
     // a study: the plan of a command, driven, its looks judged
     "study",

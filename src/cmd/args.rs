@@ -292,6 +292,20 @@ pub struct ShowArgs {
     pub json: bool,
 }
 
+/// Arguments of `loopbench export`.
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// The results directory of a run (holding manifest.json, trials.jsonl,
+    /// sessions.jsonl and trajectories.jsonl).
+    pub run_dir: PathBuf,
+    /// The format to write.
+    #[arg(long, value_enum)]
+    pub to: crate::export::Format,
+    /// A new or empty directory to write into [default: RUN_DIR/exports/FORMAT].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
 /// Arguments of `loopbench resume`.
 #[derive(Debug, clap::Args)]
 pub struct ResumeArgs {

@@ -85,6 +85,12 @@ Examples:
   loopbench show results/example                     # one line per trial
   loopbench show results/example replay:latefees:0   # its sessions and their evidence";
 
+/// `loopbench export`.
+pub const EXPORT: &str = "\
+Examples:
+  loopbench export results/demo --to inspect                # into results/demo/exports/inspect
+  loopbench export results/demo --to atif --out demo-atif   # one ATIF file per session";
+
 /// `loopbench compare`.
 pub const COMPARE: &str = "\
 Examples:

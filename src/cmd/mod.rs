@@ -5,6 +5,7 @@ pub mod args;
 pub mod check_task;
 pub mod compare;
 pub mod examples;
+pub mod export;
 pub mod import;
 pub mod merge;
 pub mod mock_model;

@@ -480,49 +480,88 @@ fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> PolarsResult<Aggregate
             .rates = rates_at(&by_task, row);
     }
 
-    let arms = strings(per_trial, "arm");
-    let trial_tasks = strings(per_trial, "task");
-    let clusters: Vec<(Metric, Vec<u64>, Vec<u64>)> = Metric::ALL
-        .into_iter()
-        .filter(|m| m.is_session_level())
-        .map(|m| (m, u64s(per_trial, &k_name(m)), u64s(per_trial, &n_name(m))))
-        .collect();
-    for (row, arm) in arms.iter().enumerate() {
-        let by_arm = out.by_arm.entry(arm.clone()).or_default();
-        for (metric, k, n) in &clusters {
-            by_arm.clusters[metric.index()].push((k[row], n[row]));
+    // The per-trial lists are filled from the frames' columns, never copied out whole,
+    // and each is sized once: grown a trial at a time it would hold up to twice what it
+    // needs. What a run's report holds grows with its trials by these lists alone.
+    let arms = per_trial.column("arm")?.str()?;
+    let trial_tasks = per_trial.column("task")?.str()?;
+    let session_metrics = Metric::ALL.into_iter().filter(|m| m.is_session_level());
+    for (arm, trials) in counted(arms.iter().map(name)) {
+        let by_arm = out.by_arm.entry(arm.to_string()).or_default();
+        for metric in session_metrics.clone() {
+            by_arm.clusters[metric.index()].reserve_exact(trials);
         }
-        by_arm.cluster_tasks.push(trial_tasks[row].clone());
+        by_arm.cluster_tasks.reserve_exact(trials);
+    }
+    for metric in session_metrics {
+        let k = per_trial.column(&k_name(metric))?.u64()?;
+        let n = per_trial.column(&n_name(metric))?.u64()?;
+        for ((arm, k), n) in arms.iter().zip(k.iter()).zip(n.iter()) {
+            if let Some(by_arm) = out.by_arm.get_mut(name(arm)) {
+                by_arm.clusters[metric.index()].push((k.unwrap_or(0), n.unwrap_or(0)));
+            }
+        }
+    }
+    for (arm, task) in arms.iter().zip(trial_tasks.iter()) {
+        if let Some(by_arm) = out.by_arm.get_mut(name(arm)) {
+            by_arm.cluster_tasks.push(name(task).to_string());
+        }
     }
 
-    let arms = strings(trials, "arm");
-    let tasks = strings(trials, "task");
-    let features: Vec<Option<f64>> = trials
-        .column("features_verified")
-        .and_then(|c| c.f64().map(|s| s.iter().collect()))
-        .unwrap_or_default();
-    let usage = |name: &str| -> Vec<Option<f64>> {
-        trials
-            .column(name)
-            .and_then(|c| c.f64().map(|s| s.iter().collect()))
-            .unwrap_or_else(|_| vec![None; arms.len()])
+    let arms = trials.column("arm")?.str()?;
+    let tasks = trials.column("task")?.str()?;
+    let features = trials.column("features_verified")?.f64()?;
+    // Usage columns may be missing: then every trial's usage is unknown.
+    let usage = |column: &str| -> Box<dyn Iterator<Item = Option<f64>> + '_> {
+        match trials.column(column).and_then(|c| c.f64()) {
+            Ok(values) => Box::new(values.iter()),
+            Err(_) => Box::new(std::iter::repeat(None)),
+        }
     };
-    let (tokens, cost) = (usage(USAGE_TOKENS), usage(USAGE_COST));
-    for (row, (arm, task)) in arms.iter().zip(&tasks).enumerate() {
-        for counts in [
-            out.by_arm.entry(arm.clone()).or_default(),
-            out.by_arm_task
-                .entry((arm.clone(), task.clone()))
-                .or_default(),
-        ] {
-            if let Some(v) = features[row] {
+    let reserve = |counts: &mut Counts, trials: usize| {
+        counts.features_verified.reserve_exact(trials);
+        counts.tokens.reserve_exact(trials);
+        counts.cost_usd.reserve_exact(trials);
+    };
+    for (arm, trials) in counted(arms.iter().map(name)) {
+        reserve(out.by_arm.entry(arm.to_string()).or_default(), trials);
+    }
+    for ((arm, task), trials) in counted(arms.iter().map(name).zip(tasks.iter().map(name))) {
+        let key = (arm.to_string(), task.to_string());
+        reserve(out.by_arm_task.entry(key).or_default(), trials);
+    }
+    let rows = arms.iter().map(name).zip(tasks.iter().map(name));
+    let values = features
+        .iter()
+        .zip(usage(USAGE_TOKENS).zip(usage(USAGE_COST)));
+    for ((arm, task), (feature, (tokens, cost))) in rows.zip(values) {
+        let key = (arm.to_string(), task.to_string());
+        for counts in [out.by_arm.get_mut(arm), out.by_arm_task.get_mut(&key)]
+            .into_iter()
+            .flatten()
+        {
+            if let Some(v) = feature {
                 counts.features_verified.push(v);
             }
-            counts.tokens.push(tokens.get(row).copied().flatten());
-            counts.cost_usd.push(cost.get(row).copied().flatten());
+            counts.tokens.push(tokens);
+            counts.cost_usd.push(cost);
         }
     }
     Ok(out)
+}
+
+/// A text cell, empty when null.
+fn name(cell: Option<&str>) -> &str {
+    cell.unwrap_or("")
+}
+
+/// How many times each value appears among `values`.
+fn counted<T: Ord>(values: impl Iterator<Item = T>) -> BTreeMap<T, usize> {
+    let mut out = BTreeMap::new();
+    for value in values {
+        *out.entry(value).or_insert(0) += 1;
+    }
+    out
 }
 
 #[cfg(test)]

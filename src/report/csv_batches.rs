@@ -11,13 +11,13 @@ use polars::prelude::*;
 
 use crate::error::{Error, Result};
 
-/// Rows of `sessions.csv` read and reduced at a time: about 4 MB of text and some 10 MB
-/// of frame at the width of a session row. Each batch costs a few fixed polars queries,
-/// so smaller batches cost time: measured on release builds, `report` of a
-/// 1,000,000-row file took 1.40x the time of reading it whole with batches of 10,000
-/// rows, 1.12x with 25,000 and 0.95x with 50,000; on a run of 10,000 trials (111,125
-/// rows) `report --html` peaked at 67, 70 and 78 MB.
-pub(crate) const SESSION_BATCH_ROWS: usize = 25_000;
+/// Rows of `sessions.csv` read and reduced at a time: about 2 MB of text and 4 MB of
+/// frame at the width of a session row. Each batch costs a few fixed polars queries, so
+/// smaller batches cost time, and larger ones memory: on a run of 10,000 trials (95,305
+/// rows) batches of 25,000 rows held 12.75 MB of text at once (heaptrack), and `report`
+/// of a 1,000,000-row file took 4.7–5.1 CPU-seconds with batches of 10,000 against
+/// 3.7–4.6 with 25,000 (release, one machine state).
+pub(crate) const SESSION_BATCH_ROWS: usize = 10_000;
 
 /// The batches of a CSV file: each is the header's bytes followed by the bytes of up to
 /// `batch_rows` records, exactly as they are in the file, so that a reader of a batch

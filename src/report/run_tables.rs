@@ -102,8 +102,9 @@ impl SessionsCsv {
         std::thread::scope(|scope| {
             // The next batch is cut from the file while this one is parsed and reduced:
             // the cutting is one thread's sequential scan, which would otherwise add to
-            // polars' time instead of overlapping it. At most two batches wait.
-            let (ahead, next) = std::sync::mpsc::sync_channel(1);
+            // polars' time instead of overlapping it. A rendezvous, so that one batch
+            // waits, cut, beside the one being reduced: a queue would hold a third.
+            let (ahead, next) = std::sync::mpsc::sync_channel(0);
             scope.spawn(move || {
                 loop {
                     let batch = batches.next_batch();

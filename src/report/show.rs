@@ -134,7 +134,7 @@ pub fn failed_attempts(trial_id: &str, failed: &[FailedSession], finished: bool)
 /// One session: a heading with its outcome and usage, its non-zero counts, then one
 /// sentence per cause. `counted`: one of the trial's counted sessions, not a failed
 /// attempt's.
-fn session_block(s: &SessionRecord, previous: Option<&SessionRecord>, counted: bool) -> String {
+pub fn session_block(s: &SessionRecord, previous: Option<&SessionRecord>, counted: bool) -> String {
     let kind = match s.kind {
         SessionKind::Initializer => "initializer",
         SessionKind::Coding => "coding",

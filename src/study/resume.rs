@@ -2,15 +2,14 @@
 //! unchanged), less the trials already recorded, whose partial records are dropped
 //! first, so nothing is lost or counted twice.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::suite_run::{manifest_arms, select_arms, suite_plan};
 use crate::agent::command;
 use crate::error::{Error, Result};
-use crate::record::TrialRecord;
 use crate::runner::{Plan, Shard};
-use crate::store::{Manifest, RunLock, open_run_dir, read_jsonl};
+use crate::store::{FinishedTrials, Manifest, RunLock, open_run_dir};
 
 /// What a run to resume holds and what is left of it.
 pub struct Resume {
@@ -77,8 +76,10 @@ pub fn prepare(dir: &Path) -> Result<Resume> {
         plan = plan.sharded(shard);
     }
 
-    let finished: Vec<TrialRecord> = read_jsonl(&run_dir.trials_jsonl())?;
-    let done: BTreeSet<String> = finished.iter().map(|t| t.key.trial_id.clone()).collect();
+    let FinishedTrials {
+        ids: done,
+        of_arm: finished_of_arm,
+    } = FinishedTrials::read(&run_dir)?;
     let plan = plan.without(&done);
     // Like `run`: an agent that cannot be started here is refused before anything runs
     // or is rewritten (the program may have moved since the run started).
@@ -90,10 +91,6 @@ pub fn prepare(dir: &Path) -> Result<Resume> {
 
     crate::store::prune_unfinished(&run_dir, &done)?;
 
-    let mut finished_of_arm = BTreeMap::new();
-    for t in &finished {
-        *finished_of_arm.entry(t.key.arm.clone()).or_insert(0u64) += 1;
-    }
     let kind = match plan.suite_source() {
         _ if manifest.replay.is_some() => RunKind::Replay,
         Some(suite) if suite.sequential.is_some() && step.is_none() => {

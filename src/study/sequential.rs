@@ -13,19 +13,17 @@
 //! runs a slice of the trials look K adds for the arms that the merged run of the
 //! earlier looks (`--after`) leaves running, and `merge` of those shards judges the look.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::drive::{DriveOptions, drive};
 use crate::error::{Error, Result};
 use crate::fsutil::write_atomic;
 use crate::rates::{Metric, Unit};
-use crate::record::TrialRecord;
 use crate::report::format::{fixed, pp, pvalue};
 use crate::report::{Align, Table};
 use crate::runner::Plan;
 use crate::stats::{LookCounts, SequentialDesign, look_fractions};
-use crate::store::{Manifest, RunLock, RunWriter, open_run_dir, read_jsonl};
+use crate::store::{FinishedTrials, Manifest, RunLock, RunWriter, open_run_dir, read_jsonl};
 use crate::suite::{Sequential, Suite};
 
 use crate::report::sequential_outcome::{LookRow, SequentialOutcome, SequentialState};
@@ -176,8 +174,7 @@ impl<'a> Sequencer<'a> {
     /// to the first look none of whose trials are. A look with only some of its trials
     /// is an error: a shard of it was not merged.
     fn decided(&self, dir: &RunDir) -> Result<Decided> {
-        let finished: Vec<TrialRecord> = read_jsonl(&dir.trials_jsonl())?;
-        let done: BTreeSet<String> = finished.iter().map(|t| t.key.trial_id.clone()).collect();
+        let done = FinishedTrials::read(dir)?.ids;
         let mut decided = Decided {
             rows: Vec::new(),
             active: self.others.clone(),
@@ -278,12 +275,10 @@ pub fn run(
     let mut writer = Some(writer);
     let mut summary = None;
     for look in 1..=sequencer.looks() {
-        let finished: Vec<TrialRecord> = read_jsonl(&out.trials_jsonl())?;
-        let done: BTreeSet<String> = finished.iter().map(|t| t.key.trial_id.clone()).collect();
-        let mut finished_of_arm = BTreeMap::new();
-        for t in &finished {
-            *finished_of_arm.entry(t.key.arm.clone()).or_insert(0u64) += 1;
-        }
+        let FinishedTrials {
+            ids: done,
+            of_arm: finished_of_arm,
+        } = FinishedTrials::read(&out)?;
         let running = sequencer.running(&decided.active);
         let plan = Plan::suite(suite.clone(), &running, sequencer.upto(look)).without(&done);
         let writer = match writer.take() {

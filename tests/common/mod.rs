@@ -9,6 +9,7 @@ pub mod csvgen;
 pub mod docs;
 pub mod evidence;
 pub mod pytask;
+pub mod python;
 pub mod shared_run;
 
 use std::path::{Path, PathBuf};

@@ -3,7 +3,6 @@
 //! `evidence` from `sessions.jsonl` (found through a small index of where each
 //! session's record is, never the records themselves).
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Serialize;
@@ -12,7 +11,7 @@ use serde_json::{Map, Value};
 use crate::csv_text;
 use crate::error::{Error, Result};
 use crate::rates::{Metric, Unit, counts_against};
-use crate::store::{JsonlAt, JsonlLines};
+use crate::store::{JsonlAt, JsonlLines, SessionLineIndex, SessionLines};
 
 /// The columns of `sessions.csv` and `trials.csv` that are text whatever they hold.
 const TEXT_COLUMNS: [&str; 7] = [
@@ -189,16 +188,14 @@ fn against(metrics: &[Metric], columns: &[String], row: &[Value]) -> u64 {
 /// records follow its earlier ones; the first row of that session takes it.
 struct Evidence {
     records: Option<JsonlAt>,
-    trials: HashMap<String, u32>,
-    at: HashMap<(u32, u64), (u64, usize)>,
+    at: SessionLineIndex,
     trial_column: Option<usize>,
     session_column: Option<usize>,
 }
 
 impl Evidence {
     fn index(jsonl: &Path, columns: &[String]) -> Result<Evidence> {
-        let mut trials: HashMap<String, u32> = HashMap::new();
-        let mut at = HashMap::new();
+        let mut at = SessionLines::default();
         let mut lines = JsonlLines::open(jsonl)?;
         while let Some(line) = lines.next() {
             let line = line?;
@@ -206,17 +203,20 @@ impl Evidence {
             let record: Map<String, Value> = lines.parse(&line)?;
             let (Some(Value::String(trial)), Some(session)) = (
                 record.get("trial_id"),
-                record.get("session").and_then(Value::as_u64),
+                // A session number past u32 is no record's: it has no evidence.
+                record
+                    .get("session")
+                    .and_then(Value::as_u64)
+                    .and_then(|s| u32::try_from(s).ok()),
             ) else {
                 continue;
             };
             if !record.get("evidence").is_some_and(Value::is_object) {
                 continue;
             }
-            let next = trials.len() as u32;
-            let id = *trials.entry(trial.clone()).or_insert(next);
-            at.insert((id, session), (line.offset, line.number));
+            at.add(trial, session, line.offset, line.number);
         }
+        let at = at.finish();
         let records = if at.is_empty() {
             None
         } else {
@@ -224,7 +224,6 @@ impl Evidence {
         };
         Ok(Evidence {
             records,
-            trials,
             at,
             trial_column: columns.iter().position(|c| c == "trial_id"),
             session_column: columns.iter().position(|c| c == "session"),
@@ -234,15 +233,15 @@ impl Evidence {
     /// The evidence of the session on `row`, or null.
     fn take(&mut self, row: &[Value]) -> Result<Value> {
         let trial = self.trial_column.and_then(|i| row[i].as_str());
-        let session = self.session_column.and_then(|i| row[i].as_u64());
+        let session = self
+            .session_column
+            .and_then(|i| row[i].as_u64())
+            .and_then(|s| u32::try_from(s).ok());
         let (Some(trial), Some(session)) = (trial, session) else {
             return Ok(Value::Null);
         };
-        let Some(id) = self.trials.get(trial) else {
-            return Ok(Value::Null);
-        };
         let (Some((offset, line)), Some(records)) =
-            (self.at.remove(&(*id, session)), self.records.as_mut())
+            (self.at.take(trial, session), self.records.as_mut())
         else {
             return Ok(Value::Null);
         };

@@ -7,10 +7,8 @@
 //! [`super::run_data::MAX_TRIALS_IN_PAGE`] trials; above it one file per trial beside
 //! the page ([`StepFile`]), which the page loads when the trial is opened.
 
-use std::collections::HashMap;
 use std::path::Path;
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::script_file::{ScriptFile, encode, write};
@@ -20,65 +18,24 @@ use crate::record::SessionRecord;
 use crate::report::show_trajectory::{kind, summary};
 use crate::report::trajectory_marks::marks;
 use crate::run_dir::RunDir;
-use crate::store::{JsonlAt, JsonlLines, jsonl_records};
+use crate::store::{JsonlAt, SessionLineIndex, jsonl_records};
 
 /// The most bytes of an entry's text the page holds (`show --trajectory --json` gives
 /// the whole entry as written): what keeps the page of a run like the default suite's
 /// a few megabytes.
 const PAGE_TEXT: usize = 1024;
 
-/// The fields every line of `sessions.jsonl` and `trajectories.jsonl` has, which the
-/// index reads of it (the rest of the line is skipped, never held).
-#[derive(Deserialize)]
-struct Key {
-    trial_id: String,
-    session: u32,
-}
-
-/// Where the line of each (trial, session) starts in a JSONL file of a run: the last
-/// line of a trial and session wins, as a rerun trial's records follow its earlier ones.
-struct LineIndex {
-    trials: HashMap<String, u32>,
-    at: HashMap<(u32, u32), (u64, usize)>,
-}
-
-impl LineIndex {
-    fn build(path: &Path) -> Result<LineIndex> {
-        let mut index = LineIndex {
-            trials: HashMap::new(),
-            at: HashMap::new(),
-        };
-        let mut lines = JsonlLines::open(path)?;
-        while let Some(line) = lines.next() {
-            let line = line?;
-            let key: Key = lines.parse(&line)?;
-            let next = index.trials.len() as u32;
-            let trial = *index.trials.entry(key.trial_id).or_insert(next);
-            index
-                .at
-                .insert((trial, key.session), (line.offset, line.number));
-        }
-        Ok(index)
-    }
-
-    /// The offset and line number of `trial`'s session `session`.
-    fn get(&self, trial: &str, session: u32) -> Option<(u64, usize)> {
-        let trial = self.trials.get(trial)?;
-        self.at.get(&(*trial, session)).copied()
-    }
-}
-
 /// The session records the marks are read from, found by (trial, session).
 struct Records {
-    index: LineIndex,
+    index: SessionLineIndex,
     at: Option<JsonlAt>,
 }
 
 impl Records {
     fn open(run_dir: &RunDir) -> Result<Records> {
         let path = run_dir.sessions_jsonl();
-        let index = LineIndex::build(&path)?;
-        let at = if index.at.is_empty() {
+        let index = SessionLineIndex::build(&path)?;
+        let at = if index.is_empty() {
             None
         } else {
             Some(JsonlAt::open(&path)?)
@@ -132,7 +89,7 @@ pub fn write_steps_in_page(out: &mut dyn std::io::Write, run_dir: &RunDir) -> Re
 /// The steps of the sessions of a run whose page has them beside it, each found in
 /// `trajectories.jsonl` by its trial and session.
 pub struct StepsBeside {
-    index: LineIndex,
+    index: SessionLineIndex,
     at: JsonlAt,
     records: Records,
 }
@@ -145,7 +102,7 @@ impl StepsBeside {
             return Ok(None);
         }
         Ok(Some(StepsBeside {
-            index: LineIndex::build(&file)?,
+            index: SessionLineIndex::build(&file)?,
             at: JsonlAt::open(&file)?,
             records: Records::open(run_dir)?,
         }))
