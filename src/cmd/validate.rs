@@ -39,7 +39,13 @@ pub fn run(args: &ValidateArgs) -> Result<i32> {
                     task.forbidden.len()
                 )?;
             }
+            if let Some(env) = &task.environment {
+                write!(out, ", {} (not run by this version)", container_of(env))?;
+            }
             writeln!(out)?;
+            for part in task.not_run() {
+                writeln!(out, "    not run: {part}")?;
+            }
         }
         let hidden = std::sync::LazyLock::new(|| crate::agent::command::query_hidden(&suite));
         for arm in &suite.arms {
@@ -85,6 +91,20 @@ pub fn run(args: &ValidateArgs) -> Result<i32> {
         });
     }
     Ok(exit_code::OK)
+}
+
+/// The container a task runs in, as `validate` names it.
+fn container_of(env: &crate::suite::Environment) -> String {
+    let image = match &env.image {
+        crate::suite::Image::Reference(image) => format!("image '{image}'"),
+        crate::suite::Image::Dockerfile(path) => format!("the image of '{}'", path.display()),
+    };
+    let network = if env.allow_internet {
+        "its checks may reach the network"
+    } else {
+        "no network"
+    };
+    format!("in a container of {image} at '{}', {network}", env.workdir)
 }
 
 /// The newer arm keys in `suite.toml`'s own spelling: the list schema, the exit check

@@ -6,11 +6,13 @@ mod entry;
 mod hooks;
 mod list_file;
 mod oracle;
+mod reward;
 mod runner_summary;
 mod shadowed_names;
 mod snapshot;
 mod verify;
 
 pub use hooks::tampered as tampered_hooks;
+pub use reward::{REWARD_DIR, RewardVerdict, judge_reward};
 pub use snapshot::{ListState, Observation, Observer, TREE_STORE};
 pub use verify::{Check, Failure, OUTPUT_TAIL_BYTES, Verdict, VerifyCache};

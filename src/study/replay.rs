@@ -232,6 +232,7 @@ pub fn plan_from_manifest(dir: &RunDir, manifest: &Manifest) -> Result<Plan> {
         )));
     };
     let task = Task::load(Path::new(&inputs.task))?;
+    crate::suite::refuse_to_run(&task)?;
     let path = dir.traces_csv();
     let mut reader = csv::Reader::from_path(&path)
         .map_err(|e| Error::BadInput(format!("cannot read '{}': {e}", path.display())))?;
@@ -419,6 +420,7 @@ pub struct ReplayRequest<'a> {
 /// Says the task's warnings on stderr. Returns the plan and the directory's writer.
 pub fn start_replay(asked: ReplayRequest) -> Result<(Plan, RunWriter)> {
     let task = Task::load(asked.task_dir)?;
+    crate::suite::refuse_to_run(&task)?;
     print_warnings(task.warnings().iter().map(String::as_str));
     let arms = load_arms(&asked.inputs)?;
     let out = match asked.out {

@@ -275,6 +275,9 @@ pub fn suite_of_run(dir: &RunDir, manifest: &Manifest) -> Result<(Suite, Vec<usi
     };
     let mut suite = Suite::load(Path::new(&suite_path))?;
     print_warnings(suite.warnings());
+    for task in &suite.tasks {
+        crate::suite::refuse_to_run(task)?;
+    }
     if suite.content_hash != manifest.suite_hash {
         return Err(Error::BadInput(format!(
             "the suite at '{suite_path}' changed since this run started (content hash {} is now {}); \

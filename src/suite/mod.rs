@@ -3,6 +3,9 @@
 mod agent_table;
 mod arm;
 mod confined;
+mod container_check;
+mod environment;
+mod harbor;
 mod key;
 mod named_tests;
 mod runner_command;
@@ -11,6 +14,7 @@ mod setting;
 pub mod sim_profile;
 mod suite_file;
 mod task;
+mod task_dir;
 mod toml_error;
 mod verify_runner;
 
@@ -19,6 +23,8 @@ pub use agent_table::{
     Sandbox,
 };
 pub use arm::{Arm, ArmPrompts, ExitCheck, Ledger, PromptOverride, Strategy};
+pub use container_check::{ContainerCheck, TESTS_AT};
+pub use environment::{DEFAULT_WORKDIR, Environment, Image, refuse_to_run};
 pub use key::TrialKey;
 pub use named_tests::{NamedTest, ORACLE_TESTS_AT};
 pub use runner_command::{VerifyRunner, import_roots};

@@ -10,11 +10,13 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::confined::EscapingLink;
+use super::container_check::ContainerCheck;
+use super::environment::{At, Environment, EnvironmentFile};
 use super::named_tests::{ORACLE_TESTS_AT, named_tests};
 use super::runner_command::VerifyRunner;
 use super::toml_error::{config_error, from_toml};
 use super::verify_runner::{RunnerCheck, unrecognized_runner};
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Result};
 use crate::feature_list::{Contract, Entry};
 
 /// Verify commands that run longer than this are killed and count as failing.
@@ -62,6 +64,8 @@ struct TaskFile {
     /// Whose summary a pass of every feature's verify needs (unless the feature says
     /// otherwise); absent: found from each command.
     verify_runner: Option<VerifyRunner>,
+    /// The container image the task runs in and the container's limits.
+    environment: Option<Spanned<EnvironmentFile>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -113,11 +117,18 @@ pub struct Task {
     /// Files the checks never read (left out of the verify cache key and the copies).
     pub verify_ignores: globset::GlobSet,
     /// What loading found questionable but not wrong, for the command to print.
-    warnings: Vec<String>,
+    pub(super) warnings: Vec<String>,
     /// The goal contract's `acceptance` list (what done means for the whole task).
     pub acceptance: Vec<String>,
     /// The goal contract's `forbidden` list (actions never allowed).
     pub forbidden: Vec<String>,
+    /// The container the task runs in (`[environment]`, or a Harbor task's image);
+    /// `None`: the work directory on the host, in the suite's sandbox.
+    /// (Boxed: a task is carried by value in every plan, most without one.)
+    pub environment: Option<Box<Environment>>,
+    /// What the task's files ask for that loopbench does not run, one sentence each
+    /// naming its file and line, for `validate` to print.
+    pub(super) not_run: Vec<String>,
 }
 
 /// How test files are found (a glob relative to the work directory) and how tests in
@@ -150,57 +161,27 @@ pub struct Feature {
     /// What a pass of `verify` needs besides exit status 0: the runner's summary, and
     /// the test files whose tests it must report passed.
     pub runner: RunnerCheck,
+    /// For a task that runs in a container: the check that decides the feature instead
+    /// of `verify` on the host, its gold and its starting files.
+    pub container: Option<ContainerCheck>,
 }
 
 impl Task {
-    /// Loads `dir/task.toml` (or the file itself when `path` names it) and validates it.
-    pub fn load(path: &Path) -> Result<Task> {
-        let (dir, file) = if path.is_dir() {
-            (path.to_path_buf(), path.join("task.toml"))
-        } else if path.file_name().is_some_and(|n| n == "task.toml") {
-            let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-            (dir, path.to_path_buf())
-        } else {
-            return Err(Error::BadInput(format!(
-                "task '{}' not found: expected a task directory holding task.toml",
-                path.display()
-            )));
-        };
-        // Before anything of the task is read: none of its files may lead outside it.
-        let escaping = if dir.is_dir() {
-            super::confined::escaping_link(&dir)?
-        } else {
-            None
-        };
-        if let Some(link) = escaping.as_ref().filter(|l| l.rel == "task.toml") {
-            return Err(Error::BadInput(format!(
-                "{}: a symlink out of the task directory, to '{}': every file of a task \
-                 must lie inside it",
-                file.display(),
-                link.target.display()
-            )));
-        }
-        let text = std::fs::read_to_string(&file)
-            .io_context(|| format!("cannot read task file '{}'", file.display()))
-            .map_err(|e| match e {
-                Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-                    Error::BadInput(format!(
-                        "task '{}' has no task.toml (looked for '{}')",
-                        dir.display(),
-                        file.display()
-                    ))
-                }
-                other => other,
-            })?;
-        let raw: TaskFile = toml::from_str(&text).map_err(|e| from_toml(&file, &text, &e))?;
-        let source = Source {
-            file: &file,
-            text: &text,
-        };
+    /// Reads a task in loopbench's own layout from its `task.toml` (`text`, read from
+    /// `file` in `dir`); `escaping` is the first file of the directory that leads out of
+    /// it, found before anything was read.
+    pub(super) fn from_text(
+        dir: PathBuf,
+        file: &Path,
+        text: &str,
+        escaping: Option<EscapingLink>,
+    ) -> Result<Task> {
+        let raw: TaskFile = toml::from_str(text).map_err(|e| from_toml(file, text, &e))?;
+        let source = Source { file, text };
         if let Some(link) = escaping {
             return Err(escape_error(&source, &raw, &link));
         }
-        Task::validate(dir, &file, &text, raw)
+        Task::validate(dir, file, text, raw)
     }
 
     /// Checks what `task.toml` (`text`, read from `file`) says against itself and
@@ -225,6 +206,14 @@ impl Task {
         let limits = Limits::of(&source, &raw)?;
         let warnings = check_files(&source, &dir, &raw, &tests.glob)?;
         let verify_ignores = verify_ignores(&source, &raw.verify_ignores)?;
+        let environment = match raw.environment {
+            None => None,
+            Some(table) => {
+                let span = table.span();
+                let at = At { file, text };
+                Some(Box::new(table.into_inner().validate(&at, span, &dir)?))
+            }
+        };
 
         Ok(Task {
             dir,
@@ -244,6 +233,7 @@ impl Task {
                     verify: f.verify.into_inner(),
                     depends_on: f.depends_on.into_iter().map(Spanned::into_inner).collect(),
                     runner,
+                    container: None,
                 })
                 .collect(),
             verify_timeout: limits.verify_timeout,
@@ -253,12 +243,31 @@ impl Task {
             warnings,
             acceptance: raw.acceptance,
             forbidden: raw.forbidden,
+            environment,
+            not_run: Vec::new(),
             side_effect_tools: raw
                 .side_effect_tools
                 .into_iter()
                 .map(Spanned::into_inner)
                 .collect(),
         })
+    }
+
+    /// Why the task needs a container, when it does (see [`super::refuse_to_run`]).
+    pub fn needs_container(&self) -> Option<&'static str> {
+        match (
+            &self.environment,
+            self.features.iter().any(|f| f.container.is_some()),
+        ) {
+            (None, _) => None,
+            (Some(_), true) => Some("is a Harbor task"),
+            (Some(_), false) => Some("has an [environment] table"),
+        }
+    }
+
+    /// What the task asks for that loopbench does not run, each with its file and line.
+    pub fn not_run(&self) -> &[String] {
+        &self.not_run
     }
 
     /// The files the agent starts from.

@@ -47,6 +47,7 @@ impl CheckPlan {
             }
         }
         for task in &tasks {
+            crate::suite::refuse_to_run(task)?;
             check_gold_dirs(task)?;
         }
         Ok(CheckPlan {

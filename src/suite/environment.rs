@@ -1,0 +1,250 @@
+//! A task's `[environment]`: the container image it runs in, where the work directory
+//! appears inside, the container's limits and what it may reach. A task that has one
+//! needs the container sandbox, which this version does not have: it is read and
+//! validated in full, and [`refuse_to_run`] stops every command that would run it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::toml_error::config_error;
+use crate::error::{Error, Result};
+
+/// Where the work directory appears in the container unless the task says otherwise.
+pub const DEFAULT_WORKDIR: &str = "/app";
+
+/// A validated `[environment]` table (or what a Harbor task says of its image).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Environment {
+    /// The image the task runs in.
+    pub image: Image,
+    /// Absolute path of the work directory inside the container.
+    pub workdir: String,
+    /// CPUs the container may use (the engine's `--cpus`); `None`: the suite's limits.
+    pub cpus: Option<f64>,
+    /// Memory of the container in MiB; `None`: the suite's `max_memory`.
+    pub memory_mb: Option<u64>,
+    /// Most processes in the container; `None`: the suite's `max_pids`.
+    pub pids: Option<u64>,
+    /// Whether the checks' containers may reach the network (never the agent's).
+    pub allow_internet: bool,
+    /// Added to the environment of the agent and the checks.
+    pub env: BTreeMap<String, String>,
+}
+
+/// Where the image comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Image {
+    /// An image reference the engine has or can pull.
+    Reference(String),
+    /// A Dockerfile inside the task directory; its directory is the build context.
+    Dockerfile(PathBuf),
+}
+
+/// `[environment]` as written in a loopbench `task.toml`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct EnvironmentFile {
+    image: Option<Spanned<String>>,
+    dockerfile: Option<Spanned<String>>,
+    workdir: Option<Spanned<String>>,
+    cpus: Option<Spanned<f64>>,
+    memory_mb: Option<Spanned<u64>>,
+    pids: Option<Spanned<u64>>,
+    #[serde(default)]
+    allow_internet: bool,
+    env: Option<Spanned<BTreeMap<String, String>>>,
+}
+
+/// The file a table was read from, for errors that point into it.
+pub(super) struct At<'a> {
+    /// The file.
+    pub file: &'a Path,
+    /// Its text.
+    pub text: &'a str,
+}
+
+impl At<'_> {
+    /// A configuration error at `span` (line 1 when `None`).
+    pub fn err(&self, span: Option<std::ops::Range<usize>>, message: String) -> Error {
+        config_error(self.file, self.text, span, message)
+    }
+}
+
+impl EnvironmentFile {
+    /// Checks the table (spanning `span` of the file) against itself and against the
+    /// task directory `dir`.
+    pub(super) fn validate(
+        self,
+        at: &At<'_>,
+        span: std::ops::Range<usize>,
+        dir: &Path,
+    ) -> Result<Environment> {
+        let image = match (self.image, self.dockerfile) {
+            (Some(image), None) => Image::Reference(image_reference(at, image)?),
+            (None, Some(dockerfile)) => Image::Dockerfile(dockerfile_in(at, &dockerfile, dir)?),
+            (Some(_), Some(dockerfile)) => {
+                return Err(at.err(
+                    Some(dockerfile.span()),
+                    "[environment] names both an image and a dockerfile: expected one of them"
+                        .into(),
+                ));
+            }
+            (None, None) => {
+                return Err(at.err(
+                    Some(span),
+                    "[environment] names no image: expected `image = \"REFERENCE\"` or \
+                     `dockerfile = \"PATH\"` (relative to the task)"
+                        .into(),
+                ));
+            }
+        };
+        let workdir = match self.workdir {
+            None => DEFAULT_WORKDIR.to_string(),
+            Some(w) => workdir(at, &w)?,
+        };
+        Ok(Environment {
+            image,
+            workdir,
+            cpus: self.cpus.map(|c| cpus(at, &c)).transpose()?,
+            memory_mb: positive(at, self.memory_mb, "memory_mb")?,
+            pids: positive(at, self.pids, "pids")?,
+            allow_internet: self.allow_internet,
+            env: self
+                .env
+                .map(|e| env_table(at, e))
+                .transpose()?
+                .unwrap_or_default(),
+        })
+    }
+}
+
+/// A non-empty image reference without whitespace.
+pub(super) fn image_reference(at: &At<'_>, image: Spanned<String>) -> Result<String> {
+    let text = image.get_ref();
+    if text.is_empty() || text.chars().any(char::is_whitespace) {
+        return Err(at.err(
+            Some(image.span()),
+            format!(
+                "image '{text}' is not an image reference: expected e.g. \"ubuntu:24.04\", \
+                 without spaces"
+            ),
+        ));
+    }
+    Ok(image.into_inner())
+}
+
+/// A Dockerfile given relative to the task, inside it, that exists.
+fn dockerfile_in(at: &At<'_>, dockerfile: &Spanned<String>, dir: &Path) -> Result<PathBuf> {
+    let rel = Path::new(dockerfile.get_ref());
+    let inside = !rel.as_os_str().is_empty()
+        && rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !inside {
+        return Err(at.err(
+            Some(dockerfile.span()),
+            format!(
+                "dockerfile '{}' must be a path relative to the task directory, without '..'",
+                dockerfile.get_ref()
+            ),
+        ));
+    }
+    let path = dir.join(rel);
+    if !path.is_file() {
+        return Err(at.err(
+            Some(dockerfile.span()),
+            format!(
+                "dockerfile '{}' is not a file (looked for '{}')",
+                dockerfile.get_ref(),
+                path.display()
+            ),
+        ));
+    }
+    Ok(path)
+}
+
+/// An absolute path in the container, not its root.
+pub(super) fn workdir(at: &At<'_>, w: &Spanned<String>) -> Result<String> {
+    let text = w.get_ref();
+    let path = Path::new(text);
+    let plain = path.is_absolute()
+        && path.components().count() > 1
+        && path.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::RootDir | std::path::Component::Normal(_)
+            )
+        });
+    if !plain {
+        return Err(at.err(
+            Some(w.span()),
+            format!(
+                "workdir '{text}' must be an absolute path inside the container other than \
+                 '/', without '.' or '..' (default \"{DEFAULT_WORKDIR}\")"
+            ),
+        ));
+    }
+    Ok(text.clone())
+}
+
+/// A finite number of CPUs above zero.
+pub(super) fn cpus(at: &At<'_>, c: &Spanned<f64>) -> Result<f64> {
+    let n = *c.get_ref();
+    if !(n.is_finite() && n > 0.0) {
+        return Err(at.err(
+            Some(c.span()),
+            format!("cpus must be a number above 0, e.g. 2 or 0.5 (found {n})"),
+        ));
+    }
+    Ok(n)
+}
+
+/// A limit of at least 1, when given.
+pub(super) fn positive(at: &At<'_>, value: Option<Spanned<u64>>, key: &str) -> Result<Option<u64>> {
+    match value {
+        Some(v) if *v.get_ref() == 0 => {
+            Err(at.err(Some(v.span()), format!("{key} must be at least 1")))
+        }
+        v => Ok(v.map(Spanned::into_inner)),
+    }
+}
+
+/// Environment variable names a shell can export.
+pub(super) fn env_table(
+    at: &At<'_>,
+    env: Spanned<BTreeMap<String, String>>,
+) -> Result<BTreeMap<String, String>> {
+    let bad = env.get_ref().keys().find(|k| !is_variable_name(k));
+    if let Some(name) = bad {
+        return Err(at.err(
+            Some(env.span()),
+            format!(
+                "env: '{name}' is not an environment variable name: expected ASCII letters, \
+                 digits and '_', not starting with a digit"
+            ),
+        ));
+    }
+    Ok(env.into_inner())
+}
+
+fn is_variable_name(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| !c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Refuses to run a task that needs a container: this version reads such a task but
+/// has no container sandbox, and a task never runs half on the host.
+pub fn refuse_to_run(task: &super::Task) -> Result<()> {
+    let Some(why) = task.needs_container() else {
+        return Ok(());
+    };
+    Err(Error::BadInput(format!(
+        "task '{}' ('{}') {why}: it runs in a container, and the container sandbox is not \
+         in this version, so nothing of it is run (`loopbench validate` reads it)",
+        task.name,
+        task.dir.display()
+    )))
+}
