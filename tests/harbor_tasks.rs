@@ -288,19 +288,7 @@ fn each_wrong_harbor_task_names_its_file_line_and_what_was_expected() {
         } else {
             line
         };
-        let prefix = format!("{}:{line}:", dir.join("task.toml").display());
-        let err = Task::load(&dir).unwrap_err().to_string();
-        assert!(
-            err.starts_with(&prefix),
-            "case {i}: {err} (expected {prefix})"
-        );
-        assert!(err.contains(expected), "case {i}: {err}");
-        loopbench()
-            .arg("check-task")
-            .arg(&dir)
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains(prefix));
+        common::assert_task_refused_at(&dir, line, expected, i);
     }
 }
 

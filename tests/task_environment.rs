@@ -139,21 +139,7 @@ fn each_wrong_environment_names_its_file_line_and_what_was_expected() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = task_with(tmp.path(), table);
         let line = line_of(&dir, at);
-        let file = dir.join("task.toml");
-        let err = Task::load(&dir).unwrap_err().to_string();
-        let prefix = format!("{}:{line}:", file.display());
-        assert!(
-            err.starts_with(&prefix),
-            "case {i}: {err} (expected {prefix})"
-        );
-        assert!(err.contains(expected), "case {i}: {err}");
-        // The command says the same and exits 2.
-        loopbench()
-            .arg("check-task")
-            .arg(&dir)
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains(prefix));
+        common::assert_task_refused_at(&dir, line, expected, i);
     }
 }
 

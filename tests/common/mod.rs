@@ -297,3 +297,22 @@ pub fn require_bwrap() -> bool {
     assert_eq!(loopbench::sandbox::check_confined(), Ok(()));
     true
 }
+
+/// Asserts that loading the task in `dir` fails at line `line` of its task.toml with a
+/// message containing `expected`, and that `check-task` says the same and exits 2.
+/// `case` names the case in a failure.
+pub fn assert_task_refused_at(dir: &Path, line: usize, expected: &str, case: usize) {
+    let prefix = format!("{}:{line}:", dir.join("task.toml").display());
+    let err = loopbench::suite::Task::load(dir).unwrap_err().to_string();
+    assert!(
+        err.starts_with(&prefix),
+        "case {case}: {err} (expected {prefix})"
+    );
+    assert!(err.contains(expected), "case {case}: {err}");
+    loopbench()
+        .arg("check-task")
+        .arg(dir)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(prefix));
+}
