@@ -11,6 +11,7 @@ mod runner_summary;
 mod shadowed_names;
 mod snapshot;
 mod verify;
+mod verify_cache;
 
 pub use hooks::tampered as tampered_hooks;
 pub use reward::{REWARD_DIR, RewardVerdict, judge_reward};

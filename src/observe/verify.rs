@@ -7,7 +7,6 @@
 //! (`observe::entry`); every run, alone or in a batch, is judged by
 //! [`VerifyRun::judge`].
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::Path;
 use std::sync::Mutex;
@@ -25,6 +24,7 @@ use crate::suite::RunnerCheck;
 use super::entry::{ENTRY_SOURCE, EntryCheck, RUNNER_CHANGED, lay_out, refused};
 use super::oracle::OracleTests;
 use super::runner_summary::{SUMMARY_TAIL_BYTES, missing_evidence};
+use super::verify_cache::{Generations, Held};
 
 /// The result of checking one feature on one tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,20 +88,35 @@ pub struct Verdict {
     pub slowest: Duration,
 }
 
+/// The bytes one generation of the cache may hold: two generations are at most twice
+/// this (`verify_cache`).
+const CACHE_GENERATION_BYTES: usize = 4 << 20;
+
 /// Memo of verify results keyed by (hash of the tree the check sees, command, whether
 /// it ran sandboxed). Shared by all trials of a run: identical trees give identical
 /// answers unless a check reads outside the tree, in which case the suite turns the
 /// cache off. A sandboxed and an unsandboxed answer never stand in for each other.
-#[derive(Debug, Default)]
+/// It holds a fixed budget of answers (`verify_cache`).
+#[derive(Debug)]
 pub struct VerifyCache {
-    results: Mutex<HashMap<blake3::Hash, RunResult>>,
+    answers: Mutex<Generations<RunResult>>,
     hits: AtomicU64,
     runs: AtomicU64,
 }
 
+impl Default for VerifyCache {
+    fn default() -> VerifyCache {
+        VerifyCache {
+            answers: Mutex::new(Generations::new(CACHE_GENERATION_BYTES)),
+            hits: AtomicU64::new(0),
+            runs: AtomicU64::new(0),
+        }
+    }
+}
+
 impl VerifyCache {
     fn get(&self, key: &blake3::Hash) -> Option<RunResult> {
-        let found = self.results.lock().ok()?.get(key).cloned();
+        let found = self.answers.lock().ok()?.get(key);
         if found.is_some() {
             self.hits.fetch_add(1, Ordering::Relaxed);
         }
@@ -110,7 +125,7 @@ impl VerifyCache {
 
     /// Whether `key` has an answer, without counting a hit.
     fn peek(&self, key: &blake3::Hash) -> bool {
-        self.results.lock().is_ok_and(|map| map.contains_key(key))
+        self.answers.lock().is_ok_and(|a| a.contains(key))
     }
 
     /// (checks answered from the cache, verify commands actually run).
@@ -122,8 +137,8 @@ impl VerifyCache {
     }
 
     fn put(&self, key: blake3::Hash, result: RunResult) {
-        if let Ok(mut map) = self.results.lock() {
-            map.insert(key, result);
+        if let Ok(mut answers) = self.answers.lock() {
+            answers.put(key, result);
         }
     }
 }
@@ -143,6 +158,18 @@ impl RunResult {
             RunResult::Passed => None,
             RunResult::Failed(f) | RunResult::TimedOut(f) => Some(f),
         }
+    }
+}
+
+impl Held for RunResult {
+    fn held_bytes(&self) -> usize {
+        std::mem::size_of::<RunResult>()
+            + self.failure().map_or(0, |f| {
+                f.command.len()
+                    + f.output.len()
+                    + f.reason.as_ref().map_or(0, String::len)
+                    + f.tamper.as_ref().map_or(0, String::len)
+            })
     }
 }
 
