@@ -508,22 +508,39 @@ pub fn prune_unfinished(dir: &RunDir, finished: &std::collections::BTreeSet<Stri
     Ok(())
 }
 
-/// Rewrites a JSONL file keeping the records that pass `keep`, atomically.
-fn rewrite_jsonl<T: DeserializeOwned + Serialize>(
-    path: &Path,
-    keep: impl Fn(&T) -> bool,
-) -> Result<()> {
-    // Streamed: the file is never held, one record at a time.
-    let mut records = jsonl_records::<T>(path)?;
+/// Rewrites a JSONL file keeping the records that pass `keep`, atomically, each kept
+/// line as it was. Every record is read and must parse; a file that drops nothing and
+/// ends in a complete line is left as it is, not written again (the trajectories of a
+/// large run are hundreds of megabytes, and `resume` of a finished run drops nothing).
+/// A missing file is written empty.
+fn rewrite_jsonl<T: DeserializeOwned>(path: &Path, keep: impl Fn(&T) -> bool) -> Result<()> {
+    // Streamed: the file is never held, one record at a time; only the numbers of the
+    // lines that go are kept between the two passes.
+    let mut lines = JsonlLines::open(path)?;
+    let mut dropped = Vec::new();
+    while let Some(line) = lines.next() {
+        let line = line?;
+        if !keep(&lines.parse::<T>(&line)?) {
+            dropped.push(line.number);
+        }
+    }
+    let whole = match std::fs::metadata(path) {
+        Ok(meta) => meta.len() == lines.complete_bytes(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return Err(Error::io(format!("cannot read '{}'", path.display()), e)),
+    };
+    if dropped.is_empty() && whole {
+        return Ok(());
+    }
+    let mut dropped = dropped.into_iter().peekable();
     crate::fsutil::write_atomic_with(path, |out| {
         let cannot_write = |e| Error::io(format!("cannot write '{}'", path.display()), e);
-        for r in records.by_ref() {
-            let r = r?;
-            if !keep(&r) {
+        for line in JsonlLines::open(path)? {
+            let line = line?;
+            if dropped.next_if_eq(&line.number).is_some() {
                 continue;
             }
-            serde_json::to_writer(&mut *out, &r)
-                .map_err(|e| Error::Tool(format!("cannot encode a record: {e}")))?;
+            out.write_all(line.text.as_bytes()).map_err(cannot_write)?;
             out.write_all(b"\n").map_err(cannot_write)?;
         }
         Ok(())
@@ -645,5 +662,50 @@ mod tests {
             read_jsonl::<R>(&path).unwrap(),
             vec![R { n: 7 }, R { n: 8 }]
         );
+    }
+
+    #[test]
+    fn a_rewrite_keeps_the_lines_it_keeps_as_they_were_and_drops_a_torn_one() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        let inode = || std::fs::metadata(&path).unwrap().ino();
+        // Spacing and a field this version does not know survive: a kept line is
+        // copied, never encoded again.
+        let lines = "{\"n\": 1, \"later\": true}\n{\"n\":2}\n\n{\"n\":3}\n";
+        std::fs::write(&path, lines).unwrap();
+        let before = inode();
+        rewrite_jsonl::<R>(&path, |_| true).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), lines);
+        assert_eq!(
+            inode(),
+            before,
+            "a file that drops nothing is not written again"
+        );
+
+        rewrite_jsonl::<R>(&path, |r| r.n != 2).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"n\": 1, \"later\": true}\n{\"n\":3}\n"
+        );
+
+        std::fs::write(&path, "{\"n\":1}\n{\"n\":").unwrap();
+        rewrite_jsonl::<R>(&path, |_| true).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"n\":1}\n");
+
+        let missing = dir.path().join("missing.jsonl");
+        rewrite_jsonl::<R>(&missing, |_| true).unwrap();
+        assert_eq!(std::fs::read_to_string(&missing).unwrap(), "");
+    }
+
+    #[test]
+    fn a_rewrite_refuses_a_bad_line_and_leaves_the_file_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        let lines = "{\"n\":1}\ngarbage\n{\"n\":2}\n";
+        std::fs::write(&path, lines).unwrap();
+        let err = rewrite_jsonl::<R>(&path, |r| r.n != 1).unwrap_err();
+        assert!(err.to_string().contains("x.jsonl:2"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), lines);
     }
 }

@@ -49,6 +49,12 @@ impl JsonlLines {
         })
     }
 
+    /// The bytes of the complete lines read so far: the file's length once every line
+    /// is read, unless it ends in a torn line.
+    pub fn complete_bytes(&self) -> u64 {
+        self.offset
+    }
+
     /// The record on `line`, or the error naming the file and line.
     pub fn parse<T: DeserializeOwned>(&self, line: &JsonlLine) -> Result<T> {
         parse_line(&self.path, line)
