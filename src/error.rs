@@ -1,5 +1,6 @@
 //! Error types of the engine, each mapped to one exit code.
 
+use std::fmt;
 use std::path::PathBuf;
 
 use crate::exit_code;
@@ -39,6 +40,10 @@ pub enum Error {
         /// Why it was rejected: absolute, `..`, or a symlink pointing outside.
         reason: &'static str,
     },
+    /// A results directory may not go on from another (shards merged, a sequential
+    /// run's next look, a resume): the field that differs, with both values.
+    #[error("{0}")]
+    NotContinuable(Box<Mismatch>),
     /// Any other input that does not fit: a missing directory, an invalid argument.
     #[error("{0}")]
     BadInput(String),
@@ -96,6 +101,137 @@ pub enum Error {
     Unobservable(String),
 }
 
+/// What a results directory is going on from another for ([`Mismatch`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// `merge`: another shard of the first directory's run.
+    Merge,
+    /// `run --look K --after DIR`: the next look of the sequential run in DIR.
+    NextLook,
+    /// `resume`: the same run, from its suite or traces as they are now.
+    Resume,
+}
+
+/// A field of a run that a continuation compares ([`Mismatch`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// A suite's run or a replay of traces.
+    Kind,
+    /// The suite's name.
+    Suite,
+    /// The content hash of the suite with its tasks, or of a replay's task and traces.
+    Content,
+    /// The run's seed.
+    Seed,
+    /// Replicates per arm and task.
+    Replicates,
+    /// The arms run, in order.
+    Arms,
+    /// The suite's tasks.
+    Tasks,
+    /// The sandbox the checks ran in.
+    Sandbox,
+    /// The version of loopbench that ran it.
+    Version,
+}
+
+impl Field {
+    /// Every field, in the order a refusal is looked for.
+    pub const ALL: [Field; 9] = [
+        Field::Kind,
+        Field::Suite,
+        Field::Content,
+        Field::Seed,
+        Field::Replicates,
+        Field::Arms,
+        Field::Tasks,
+        Field::Sandbox,
+        Field::Version,
+    ];
+
+    /// How a message names it ("the seed").
+    pub fn title(self) -> &'static str {
+        match self {
+            Field::Kind => "the kind of run",
+            Field::Suite => "the suite",
+            Field::Content => "the suite's content",
+            Field::Seed => "the seed",
+            Field::Replicates => "the replicates",
+            Field::Arms => "the arms",
+            Field::Tasks => "the tasks",
+            Field::Sandbox => "the checks' sandbox",
+            Field::Version => "the loopbench version",
+        }
+    }
+
+    /// "the seed differs", "the arms differ".
+    pub fn differs(self) -> String {
+        let verb = match self {
+            Field::Replicates | Field::Arms | Field::Tasks => "differ",
+            _ => "differs",
+        };
+        format!("{} {verb}", self.title())
+    }
+}
+
+/// Why a directory may not go on from another.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    /// What it was for.
+    pub purpose: Purpose,
+    /// The directory refused.
+    pub dir: PathBuf,
+    /// The directory it was held to (the first shard, `--after`'s run) or, for
+    /// `resume`, the same directory.
+    pub other: PathBuf,
+    /// The first field that differs.
+    pub field: Field,
+    /// Its value in the run being made or continued.
+    pub ours: String,
+    /// Its value in the directory refused.
+    pub theirs: String,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (differs, ours, theirs) = (self.field.differs(), &self.ours, &self.theirs);
+        match self.purpose {
+            Purpose::Merge => write!(
+                f,
+                "'{}' is from a different run than '{}' ({differs}: {theirs} there, {ours} in \
+                 the first); only shards of one run can be merged",
+                self.dir.display(),
+                self.other.display()
+            ),
+            Purpose::NextLook => write!(
+                f,
+                "--after: '{}' is a run of another experiment ({differs}: {theirs} there, {ours} \
+                 in this look)",
+                self.dir.display()
+            ),
+            Purpose::Resume if self.field == Field::Content => write!(
+                f,
+                "'{}' changed since this run started (content hash {theirs} is now {ours}); \
+                 resuming '{}' would mix two experiments. Start a new run instead.",
+                self.other.display(),
+                self.dir.display()
+            ),
+            Purpose::Resume => write!(
+                f,
+                "'{}' cannot be resumed here: {differs} ({theirs} when the run started, \
+                 {ours} now); resuming would mix two experiments. Start a new run instead.",
+                self.dir.display()
+            ),
+        }
+    }
+}
+
+impl From<Mismatch> for Error {
+    fn from(mismatch: Mismatch) -> Error {
+        Error::NotContinuable(Box::new(mismatch))
+    }
+}
+
 /// Shorthand for results of the engine.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -106,6 +242,7 @@ impl Error {
             Error::Config { .. }
             | Error::BadLine { .. }
             | Error::PathEscape { .. }
+            | Error::NotContinuable(_)
             | Error::BadInput(_) => exit_code::BAD_INPUT,
             Error::Io { .. } | Error::Tool(_) | Error::Unobservable(_) => exit_code::INTERNAL,
             Error::Interrupted { .. }

@@ -15,6 +15,7 @@ use crate::events::{Event, EventKind, EventSink};
 use crate::fsutil::{check_output_file, write_atomic};
 use crate::record::{FailedSession, SESSION_COLUMNS, SessionRecord, TRIAL_COLUMNS, TrialRecord};
 
+pub mod continuation;
 mod failures;
 mod finished;
 mod jsonl;

@@ -4,10 +4,12 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use super::continuation;
 use super::{
     JsonlAppender, Manifest, RunLock, claim_new_run_dir, jsonl_records, now_rfc3339, write_tables,
 };
 use crate::agent::trajectory::SessionTrajectory;
+use crate::error::Purpose;
 use crate::error::{Error, IoContext, Result};
 use crate::record::{FailedSession, SessionRecord, TrialRecord};
 use crate::run_dir::RunDir;
@@ -33,25 +35,7 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
     }
     let first = &manifests[0];
     for (dir, m) in dirs.iter().zip(&manifests).skip(1) {
-        let differs = |what: &str| {
-            Error::BadInput(format!(
-                "'{}' is from a different run than '{}' ({what} differs); only shards of one run can be merged",
-                dir.display(),
-                dirs[0].display()
-            ))
-        };
-        if m.suite != first.suite || m.suite_hash != first.suite_hash {
-            return Err(differs("suite"));
-        }
-        if m.seed != first.seed {
-            return Err(differs("seed"));
-        }
-        if m.replicates != first.replicates {
-            return Err(differs("replicates"));
-        }
-        if m.arms != first.arms {
-            return Err(differs("arms"));
-        }
+        continuation::check(Purpose::Merge, first, m, dir, &dirs[0])?;
     }
     for (dir, m) in dirs.iter().zip(&manifests) {
         if m.finished.is_none() {

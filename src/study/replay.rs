@@ -7,11 +7,13 @@ use std::path::{Path, PathBuf};
 
 use crate::agent::trace::Trace;
 use crate::csv_text;
+use crate::error::Purpose;
 use crate::error::{Error, IoContext, Result};
 use crate::feature_list::{ListFormat, ListSchema};
 use crate::run_dir::RunDir;
 use crate::runner::{Plan, ReplayArm, ReplaySet, TraceFile};
 use crate::sandbox::SandboxKind;
+use crate::store::continuation;
 use crate::store::{Manifest, ReplayInputs, RunWriter, new_run_dir};
 use crate::study::suite_run::print_warnings;
 use crate::suite::{ExitCheck, Task, TrialKey, is_simple_name};
@@ -283,13 +285,8 @@ pub fn plan_from_manifest(dir: &RunDir, manifest: &Manifest) -> Result<Plan> {
             traces,
         });
     }
-    if inputs_hash(&task, &arms)? != manifest.suite_hash {
-        return Err(Error::BadInput(format!(
-            "the task at '{}' changed since this run started; resuming would mix two \
-             experiments. Start a new replay instead.",
-            inputs.task
-        )));
-    }
+    let now = continuation::as_now(manifest, &inputs_hash(&task, &arms)?);
+    continuation::check(Purpose::Resume, &now, manifest, dir.path(), &inputs.task)?;
     let sandbox = manifest.verify_sandbox;
     if !sandbox.works_here() {
         return Err(Error::BadInput(format!(

@@ -16,6 +16,7 @@
 use std::path::Path;
 
 use super::drive::{DriveOptions, drive};
+use crate::error::Purpose;
 use crate::error::{Error, Result};
 use crate::fsutil::write_atomic;
 use crate::rates::{Metric, Unit};
@@ -23,6 +24,7 @@ use crate::report::format::{fixed, pp, pvalue};
 use crate::report::{Align, Table};
 use crate::runner::Plan;
 use crate::stats::{LookCounts, SequentialDesign, look_fractions};
+use crate::store::continuation;
 use crate::store::{FinishedTrials, Manifest, RunLock, RunWriter, open_run_dir, read_jsonl};
 use crate::suite::{Sequential, Suite};
 
@@ -375,22 +377,8 @@ fn check_after(suite: &Suite, arms: &[usize], dir: &RunDir) -> Result<()> {
         )));
     }
     let m = Manifest::read(dir)?;
-    let names: Vec<String> = arms.iter().map(|&i| suite.arms[i].name.clone()).collect();
-    let differs = |what: &str| {
-        Error::BadInput(format!(
-            "--after: '{}' is a run of another experiment ({what} differs)",
-            dir.path().display()
-        ))
-    };
-    if m.suite_hash != suite.content_hash {
-        return Err(differs("the suite"));
-    }
-    if m.seed != Some(suite.seed) {
-        return Err(differs("the seed"));
-    }
-    if m.arms != names {
-        return Err(differs("the arms"));
-    }
+    let ours = super::suite_run::suite_identity(suite, arms);
+    continuation::check(Purpose::NextLook, &ours, &m, dir.path(), dir.path())?;
     if let Some(step) = &m.sequential_step {
         return Err(Error::BadInput(format!(
             "--after: '{}' is one shard of look {}; merge every shard of it first \

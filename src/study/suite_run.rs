@@ -6,9 +6,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::agent::command;
+use crate::error::Purpose;
 use crate::error::{Error, Result};
 use crate::run_dir::RunDir;
 use crate::runner::{Plan, Shard};
+use crate::store::continuation;
 use crate::store::{Manifest, SequentialStep};
 use crate::suite::{AgentDriver, Suite};
 
@@ -143,9 +145,26 @@ pub struct SuiteRunSetup<'a> {
     pub sandbox: (Option<String>, Option<String>),
 }
 
+/// The fields of the manifest of a run of `suite` over `arms` that say which experiment
+/// it is, the rest as [`Manifest::stamped`] makes them: what a continuation holds
+/// another run to (`store::continuation`).
+pub fn suite_identity(suite: &Suite, arms: &[usize]) -> Manifest {
+    Manifest {
+        suite: suite.name.clone(),
+        suite_hash: suite.content_hash.clone(),
+        arms: arms.iter().map(|&i| suite.arms[i].name.clone()).collect(),
+        tasks: suite.tasks.iter().map(|t| t.name.clone()).collect(),
+        seed: Some(suite.seed),
+        replicates: suite.replicates,
+        verify_sandbox: suite.verify_sandbox_of_arms(arms),
+        ..Manifest::stamped()
+    }
+}
+
 /// The manifest of a run of `suite` over `arms`.
 pub fn suite_manifest(suite: &Suite, arms: &[usize], setup: SuiteRunSetup) -> Manifest {
-    let selected: Vec<String> = arms.iter().map(|&i| suite.arms[i].name.clone()).collect();
+    let identity = suite_identity(suite, arms);
+    let selected = &identity.arms;
     let simulated = arms.iter().all(|&i| {
         let driver = suite.agent_of(&suite.arms[i]);
         matches!(driver, AgentDriver::Sim { .. }) || command::runs_sim_agent(driver)
@@ -176,31 +195,24 @@ pub fn suite_manifest(suite: &Suite, arms: &[usize], setup: SuiteRunSetup) -> Ma
         })
         .collect();
     Manifest {
-        suite: suite.name.clone(),
         suite_path: Some(suite_path),
-        suite_hash: suite.content_hash.clone(),
         baseline: Some(if selected.contains(&suite.baseline) {
             suite.baseline.clone()
         } else {
             selected[0].clone()
         }),
-        arms: selected,
-        tasks: suite.tasks.iter().map(|t| t.name.clone()).collect(),
-        seed: Some(suite.seed),
-        replicates: suite.replicates,
         driver: match drivers.as_slice() {
             [one] => (*one).into(),
             _ => "mixed".into(),
         },
         simulated,
         shard: setup.shard.map(|s| s.to_string()),
-        verify_sandbox: suite.verify_sandbox_of_arms(arms),
         sequential_step: setup.sequential_step,
         keep_repos: setup.keep_repos,
         sandbox_limits,
         sandbox_user,
         network,
-        ..Manifest::stamped()
+        ..identity
     }
 }
 
@@ -278,14 +290,8 @@ pub fn suite_of_run(dir: &RunDir, manifest: &Manifest) -> Result<(Suite, Vec<usi
     for task in &suite.tasks {
         crate::suite::refuse_to_run(task)?;
     }
-    if suite.content_hash != manifest.suite_hash {
-        return Err(Error::BadInput(format!(
-            "the suite at '{suite_path}' changed since this run started (content hash {} is now {}); \
-             resuming would mix two experiments. Start a new run instead.",
-            short(&manifest.suite_hash),
-            short(&suite.content_hash)
-        )));
-    }
+    let now = continuation::as_now(manifest, &suite.content_hash);
+    continuation::check(Purpose::Resume, &now, manifest, dir.path(), &suite_path)?;
     if let Some(seed) = manifest.seed {
         suite.seed = seed;
     }
@@ -304,8 +310,4 @@ pub fn print_warnings<'a>(warnings: impl IntoIterator<Item = &'a str>) {
     for warning in warnings {
         eprintln!("warning: {warning}");
     }
-}
-
-fn short(hash: &str) -> &str {
-    hash.get(..12).unwrap_or(hash)
 }
