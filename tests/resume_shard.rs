@@ -131,6 +131,51 @@ fn resume_refuses_a_suite_that_changed_since_the_run_started() {
 }
 
 #[test]
+fn resume_refuses_a_run_another_loopbench_version_started_and_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    loopbench()
+        .arg("run")
+        .arg(repo_root().join("suites/seed-replication"))
+        .args(["--arms", "json", "--replicates", "1", "--quiet", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    // As a run another version started and a crash cut short: its last trial lost.
+    let manifest = out.join("manifest.json");
+    let mut fields: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    let ours = fields["loopbench_version"].as_str().unwrap().to_string();
+    fields["loopbench_version"] = "0.0.1".into();
+    std::fs::write(&manifest, fields.to_string()).unwrap();
+    let trials = std::fs::read_to_string(out.join("trials.jsonl")).unwrap();
+    let kept: Vec<&str> = trials.lines().collect();
+    std::fs::write(
+        out.join("trials.jsonl"),
+        kept[..kept.len() - 1].join("\n") + "\n",
+    )
+    .unwrap();
+    let before: Vec<(String, Vec<u8>)> = ["trials.jsonl", "sessions.jsonl", "manifest.json"]
+        .iter()
+        .map(|f| (f.to_string(), std::fs::read(out.join(f)).unwrap()))
+        .collect();
+    loopbench()
+        .arg("resume")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "the loopbench version differs (0.0.1 when the run started, {ours} now)"
+        )));
+    for (file, bytes) in before {
+        assert!(
+            std::fs::read(out.join(&file)).unwrap() == bytes,
+            "{file} changed"
+        );
+    }
+}
+
+#[test]
 fn merged_shards_equal_a_single_run_and_mismatched_runs_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let reference = reference(tmp.path());
