@@ -47,7 +47,6 @@ struct TrialLine {
     task: String,
     replicate: u32,
     offset: u64,
-    number: usize,
 }
 
 /// The records of one finished run, opened for export.
@@ -134,19 +133,19 @@ impl RunRecords {
         let Some(line) = self.arms.get(arm).and_then(|(_, t)| t.get(n)) else {
             return Err(Error::Tool(format!("no trial {n} of arm {arm}")));
         };
-        let record: TrialRecord = self.trials.record(line.offset, line.number)?;
+        let record: TrialRecord = self.trials.record(line.offset)?;
         let id = record.key.trial_id.clone();
         let mut sessions = Vec::new();
         for session in self.sessions.sessions(&id) {
-            let (Some((offset, number)), Some(at)) =
+            let (Some(offset), Some(at)) =
                 (self.sessions.get(&id, session), self.session_lines.as_mut())
             else {
                 continue;
             };
-            let record: SessionRecord = at.record(offset, number)?;
+            let record: SessionRecord = at.record(offset)?;
             let trajectory = match self.trajectories.get(&id, session) {
-                Some((offset, number)) => {
-                    let line: SessionTrajectory = self.trajectory_lines.record(offset, number)?;
+                Some(offset) => {
+                    let line: SessionTrajectory = self.trajectory_lines.record(offset)?;
                     Some(line.trajectory)
                 }
                 None => None,
@@ -174,7 +173,6 @@ fn index_trials(dir: &RunDir, manifest: &Manifest) -> Result<Vec<(String, Vec<Tr
                     task: key.task,
                     replicate: key.replicate,
                     offset: line.offset,
-                    number: line.number,
                 },
             ),
         );

@@ -155,8 +155,10 @@ impl JsonlAt {
         })
     }
 
-    /// The record on line `number`, which starts at byte `offset`.
-    pub fn record<T: DeserializeOwned>(&mut self, offset: u64, number: usize) -> Result<T> {
+    /// The record on the line that starts at byte `offset`. Its line number is counted
+    /// only when it does not parse, for the error: an index of a large run keeps
+    /// offsets alone.
+    pub fn record<T: DeserializeOwned>(&mut self, offset: u64) -> Result<T> {
         if offset != self.position {
             let relative = offset as i64 - self.position as i64;
             self.reader
@@ -170,14 +172,27 @@ impl JsonlAt {
             .map_err(|e| cannot_read(&self.path, e))?;
         self.position = offset + read as u64;
         let text = line_text(&self.path, &self.buf)?;
-        parse_line(
-            &self.path,
-            &JsonlLine {
-                number,
-                offset,
-                text: text.to_string(),
-            },
-        )
+        serde_json::from_str(text).map_err(|e| Error::BadLine {
+            file: self.path.clone(),
+            line: line_number_at(&self.path, offset).unwrap_or(0),
+            message: format!("not a loopbench record: {e}"),
+        })
+    }
+}
+
+/// The 1-based number of the line of `path` that starts at byte `offset`: the line ends
+/// before it, plus one.
+fn line_number_at(path: &Path, offset: u64) -> std::io::Result<usize> {
+    use std::io::Read;
+    let mut before = File::open(path)?.take(offset);
+    let mut buf = vec![0; 64 * 1024];
+    let mut ends = 0;
+    loop {
+        let n = before.read(&mut buf)?;
+        if n == 0 {
+            return Ok(ends + 1);
+        }
+        ends += buf[..n].iter().filter(|&&b| b == b'\n').count();
     }
 }
 
@@ -237,8 +252,20 @@ mod tests {
         assert_eq!(at, vec![(1, 0), (4, 13)]);
         assert_eq!(lines[0].text, "{\"n\":1}");
         let mut again = JsonlAt::open(&path).unwrap();
-        assert_eq!(again.record::<R>(13, 4).unwrap(), R { n: 2 });
-        assert_eq!(again.record::<R>(0, 1).unwrap(), R { n: 1 });
+        assert_eq!(again.record::<R>(13).unwrap(), R { n: 2 });
+        assert_eq!(again.record::<R>(0).unwrap(), R { n: 1 });
+    }
+
+    #[test]
+    fn a_record_read_back_that_does_not_parse_names_its_line_counted_then() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        // Blank lines count, as `JsonlLines` counts them.
+        std::fs::write(&path, "{\"n\":1}\n\n{\"n\":2}\n{\"n\":\"three\"}\n").unwrap();
+        let mut at = JsonlAt::open(&path).unwrap();
+        assert_eq!(at.record::<R>(9).unwrap(), R { n: 2 });
+        let err = at.record::<R>(17).unwrap_err().to_string();
+        assert!(err.contains("x.jsonl:4: not a loopbench record"), "{err}");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Where the line of each (trial, session) starts in one of a run's JSONL files
 //! (`sessions.jsonl`, `trajectories.jsonl`), so that a record can be read back when it
-//! is needed instead of being held. One sorted vector of 24-byte entries: hash maps of
-//! the same keys took twice the bytes, and the page of a 10,000-trial run held three.
+//! is needed instead of being held. One sorted vector of 16-byte entries (a line's number
+//! is counted only for an error: [`super::JsonlAt::record`]): hash maps of the same keys
+//! took three times the bytes, and the page of a 10,000-trial run held three.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -17,7 +18,7 @@ struct SessionKey {
     session: u32,
 }
 
-/// Offsets and line numbers of a JSONL file's lines by (trial id, session). Where a
+/// Offsets of a JSONL file's lines by (trial id, session). Where a
 /// trial and session has several lines, the last one is kept, as a rerun trial's records
 /// follow its earlier ones.
 pub struct SessionLineIndex {
@@ -31,7 +32,6 @@ struct Line {
     trial: u32,
     session: u32,
     offset: u64,
-    number: usize,
 }
 
 /// The offset of a line already taken ([`SessionLineIndex::take`]).
@@ -46,23 +46,23 @@ impl SessionLineIndex {
         while let Some(line) = lines.next() {
             let line = line?;
             let key: SessionKey = lines.parse(&line)?;
-            index.add(&key.trial_id, key.session, line.offset, line.number);
+            index.add(&key.trial_id, key.session, line.offset);
         }
         Ok(index.finish())
     }
 
-    /// The offset and line number of `trial`'s session `session`.
-    pub fn get(&self, trial: &str, session: u32) -> Option<(u64, usize)> {
+    /// The offset of the line of `trial`'s session `session`.
+    pub fn get(&self, trial: &str, session: u32) -> Option<u64> {
         let line = self.lines[self.position(trial, session)?];
-        (line.offset != TAKEN).then_some((line.offset, line.number))
+        (line.offset != TAKEN).then_some(line.offset)
     }
 
     /// [`SessionLineIndex::get`], once: the line is not given again.
-    pub fn take(&mut self, trial: &str, session: u32) -> Option<(u64, usize)> {
+    pub fn take(&mut self, trial: &str, session: u32) -> Option<u64> {
         let at = self.position(trial, session)?;
         let line = self.lines[at];
         self.lines[at].offset = TAKEN;
-        (line.offset != TAKEN).then_some((line.offset, line.number))
+        (line.offset != TAKEN).then_some(line.offset)
     }
 
     /// The sessions of `trial` that have a line, in order.
@@ -99,8 +99,8 @@ pub struct SessionLines {
 }
 
 impl SessionLines {
-    /// Adds the line at `offset` (line `number`) of `trial`'s session `session`.
-    pub fn add(&mut self, trial: &str, session: u32, offset: u64, number: usize) {
+    /// Adds the line at `offset` of `trial`'s session `session`.
+    pub fn add(&mut self, trial: &str, session: u32, offset: u64) {
         let next = u32::try_from(self.trials.len()).unwrap_or(u32::MAX);
         let trial = match self.trials.get(trial) {
             Some(id) => *id,
@@ -113,7 +113,6 @@ impl SessionLines {
             trial,
             session,
             offset,
-            number,
         });
     }
 
@@ -140,21 +139,21 @@ mod tests {
     #[test]
     fn the_last_line_of_a_key_is_found_and_taken_once() {
         let mut lines = SessionLines::default();
-        lines.add("b", 1, 0, 1);
-        lines.add("a", 2, 10, 2);
-        lines.add("b", 1, 20, 3);
-        lines.add("a", 1, 30, 4);
-        lines.add("b", 1, 40, 5);
+        lines.add("b", 1, 0);
+        lines.add("a", 2, 10);
+        lines.add("b", 1, 20);
+        lines.add("a", 1, 30);
+        lines.add("b", 1, 40);
         let mut index = lines.finish();
-        assert_eq!(index.get("b", 1), Some((40, 5)));
-        assert_eq!(index.get("a", 2), Some((10, 2)));
-        assert_eq!(index.get("a", 1), Some((30, 4)));
+        assert_eq!(index.get("b", 1), Some(40));
+        assert_eq!(index.get("a", 2), Some(10));
+        assert_eq!(index.get("a", 1), Some(30));
         assert_eq!(index.get("a", 3), None);
         assert_eq!(index.get("c", 1), None);
         assert_eq!(index.sessions("a"), [1, 2]);
         assert_eq!(index.sessions("b"), [1]);
         assert!(index.sessions("c").is_empty());
-        assert_eq!(index.take("a", 2), Some((10, 2)));
+        assert_eq!(index.take("a", 2), Some(10));
         assert_eq!(index.take("a", 2), None);
         assert_eq!(index.get("a", 2), None);
     }
@@ -168,10 +167,10 @@ mod tests {
         let rerun = "{\"trial_id\":\"t1\",\"session\":2,\"x\":2}\n";
         std::fs::write(&path, format!("{first}{second}{rerun}")).unwrap();
         let index = SessionLineIndex::build(&path).unwrap();
-        assert_eq!(index.get("t0", 1), Some((first.len() as u64, 2)));
+        assert_eq!(index.get("t0", 1), Some(first.len() as u64));
         assert_eq!(
             index.get("t1", 2),
-            Some(((first.len() + second.len()) as u64, 3))
+            Some((first.len() + second.len()) as u64)
         );
         assert!(
             SessionLineIndex::build(&dir.path().join("none.jsonl"))

@@ -54,7 +54,6 @@ struct RowKey {
     replicate: u32,
     session: u32,
     offset: u64,
-    line: usize,
 }
 
 /// Distinct texts, each numbered once in the order first seen.
@@ -97,7 +96,6 @@ pub fn write_table<T: TableRecord>(
             replicate: place.replicate,
             session: place.session,
             offset: line.offset,
-            line: line.number,
         });
     }
     // The ranks: arms by their place in `arm_order`, then by name; tasks by name.
@@ -123,7 +121,7 @@ pub fn write_table<T: TableRecord>(
         if !keys.is_empty() {
             let mut records = JsonlAt::open(jsonl)?;
             for k in &keys {
-                let record: T = records.record(k.offset, k.line)?;
+                let record: T = records.record(k.offset)?;
                 writer.row(record.row()).map_err(encode)?;
             }
         }

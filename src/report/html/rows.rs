@@ -214,7 +214,7 @@ impl Evidence {
             if !record.get("evidence").is_some_and(Value::is_object) {
                 continue;
             }
-            at.add(trial, session, line.offset, line.number);
+            at.add(trial, session, line.offset);
         }
         let at = at.finish();
         let records = if at.is_empty() {
@@ -240,12 +240,11 @@ impl Evidence {
         let (Some(trial), Some(session)) = (trial, session) else {
             return Ok(Value::Null);
         };
-        let (Some((offset, line)), Some(records)) =
-            (self.at.take(trial, session), self.records.as_mut())
+        let (Some(offset), Some(records)) = (self.at.take(trial, session), self.records.as_mut())
         else {
             return Ok(Value::Null);
         };
-        let mut record: Map<String, Value> = records.record(offset, line)?;
+        let mut record: Map<String, Value> = records.record(offset)?;
         Ok(record.remove("evidence").unwrap_or(Value::Null))
     }
 }

@@ -45,13 +45,13 @@ impl Records {
 
     /// The steps of `line` as the page shows them; `None` when its session has no record.
     fn steps(&mut self, line: &SessionTrajectory) -> Result<Option<Vec<Value>>> {
-        let (Some((offset, number)), Some(at)) = (
+        let (Some(offset), Some(at)) = (
             self.index.get(&line.trial_id, line.session),
             self.at.as_mut(),
         ) else {
             return Ok(None);
         };
-        let record: SessionRecord = at.record(offset, number)?;
+        let record: SessionRecord = at.record(offset)?;
         Ok(Some(page_steps(&record, &line.trajectory)))
     }
 }
@@ -111,10 +111,10 @@ impl StepsBeside {
     /// The steps of `trial`'s session `session`, or `None` when it has no trajectory or
     /// no record.
     pub fn of(&mut self, trial: &str, session: u32) -> Result<Option<Vec<Value>>> {
-        let Some((offset, number)) = self.index.get(trial, session) else {
+        let Some(offset) = self.index.get(trial, session) else {
             return Ok(None);
         };
-        let line: SessionTrajectory = self.at.record(offset, number)?;
+        let line: SessionTrajectory = self.at.record(offset)?;
         self.records.steps(&line)
     }
 }
