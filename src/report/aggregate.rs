@@ -8,6 +8,7 @@ use std::path::Path;
 use polars::prelude::*;
 
 use super::run_tables::RunTables;
+use super::trial_sums::TrialSums;
 use crate::error::{Error, Result};
 use crate::rates::Metric;
 use crate::rates::Tally;
@@ -140,35 +141,29 @@ pub fn aggregate(run: &RunDir) -> Result<Aggregate> {
 }
 
 /// [`aggregate`] of a run's tables: each batch of `sessions.csv` is reduced at once to
-/// its per-arm session counts and its per-trial sums, which are summed again over the
-/// batches (a trial's sessions may be in two), so that the rows are never all held.
+/// its per-arm session counts and its per-trial sums, which are added to those of the
+/// batches before it (a trial's sessions may be in two), so that the rows are never
+/// all held.
 fn aggregate_tables(tables: RunTables) -> Result<Aggregate> {
     let sessions_path = tables.sessions.path().to_path_buf();
     let count = cannot_count(&sessions_path);
+    let mut sums = TrialSums::default();
     let batches = tables.sessions.reduce(|batch| {
         let divergent = divergent_per_arm(&batch).map_err(&count)?;
         let errored = count_per_arm(&batch, col("outcome").eq(lit("error"))).map_err(&count)?;
-        let per_trial = session_counts_per_trial(batch).map_err(&count)?;
-        Ok((divergent, errored, per_trial))
+        sums.add(&session_counts_per_trial(batch).map_err(&count)?)
+            .map_err(&count)?;
+        Ok((divergent, errored))
     })?;
     let mut divergent = BTreeMap::new();
     let mut errored = BTreeMap::new();
-    let mut per_trial = Vec::new();
-    for (batch_divergent, batch_errored, batch_per_trial) in batches {
+    for (batch_divergent, batch_errored) in batches {
         add_per_arm(&mut divergent, batch_divergent);
         add_per_arm(&mut errored, batch_errored);
-        per_trial.push(batch_per_trial.lazy());
     }
-    let per_trial = concat(per_trial, UnionArgs::default())
-        .and_then(|batches| {
-            sums_per_trial(batches)
-                .sort(["arm", "task", "trial_id"], SortMultipleOptions::default())
-                .collect()
-        })
-        .map_err(&count)?;
     let trials = tables.read_trials()?;
     let trial_rows = trial_rows(trials).map_err(cannot_count(&tables.trials_path))?;
-    let assembled = assemble(&per_trial, &trial_rows).map_err(&count)?;
+    let assembled = assemble(&sums, &trial_rows).map_err(&count)?;
     Ok(Aggregate {
         divergent,
         errored,
@@ -447,20 +442,15 @@ fn u64s(df: &DataFrame, name: &str) -> Vec<u64> {
         .unwrap_or_default()
 }
 
-/// The counts per arm and per (arm, task): the per-trial rows of both tables, stacked,
-/// summed by polars by arm and by (arm, task); what stays per trial (the bootstrap's
-/// clusters, `features_verified` and usage) is gathered in trial-id order.
-fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> PolarsResult<Aggregate> {
+/// The counts per arm and per (arm, task): the trial-level ones summed by polars from
+/// the rows of `trials.csv`, the session-level ones from the per-trial sums; what stays
+/// per trial (the bootstrap's clusters, `features_verified` and usage) is gathered in
+/// trial-id order.
+fn assemble(sums: &TrialSums, trials: &DataFrame) -> PolarsResult<Aggregate> {
     let own = |metric: Metric| (col(k_name(metric)), col(n_name(metric)));
-    let stacked = concat(
-        [
-            per_trial.clone().lazy().select(metric_columns(true, own)),
-            trials.clone().lazy().select(metric_columns(false, own)),
-        ],
-        UnionArgs::default(),
-    )?;
+    let trial_level = trials.clone().lazy().select(metric_columns(false, own));
     let mut out = Aggregate::default();
-    let by_arm = stacked
+    let by_arm = trial_level
         .clone()
         .group_by([col("arm")])
         .agg(count_sums())
@@ -468,7 +458,7 @@ fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> PolarsResult<Aggregate
     for (row, arm) in strings(&by_arm, "arm").into_iter().enumerate() {
         out.by_arm.entry(arm).or_default().rates = rates_at(&by_arm, row);
     }
-    let by_task = stacked
+    let by_task = trial_level
         .group_by([col("arm"), col("task")])
         .agg(count_sums())
         .collect()?;
@@ -480,31 +470,38 @@ fn assemble(per_trial: &DataFrame, trials: &DataFrame) -> PolarsResult<Aggregate
             .rates = rates_at(&by_task, row);
     }
 
-    // The per-trial lists are filled from the frames' columns, never copied out whole,
-    // and each is sized once: grown a trial at a time it would hold up to twice what it
+    // The session-level counts, and the clusters in (arm, task, trial id) order. Each
+    // list is sized once: grown a trial at a time it would hold up to twice what it
     // needs. What a run's report holds grows with its trials by these lists alone.
-    let arms = per_trial.column("arm")?.str()?;
-    let trial_tasks = per_trial.column("task")?.str()?;
-    let session_metrics = Metric::ALL.into_iter().filter(|m| m.is_session_level());
-    for (arm, trials) in counted(arms.iter().map(name)) {
+    let metrics = sums.metrics();
+    for arm in sums.arms() {
         let by_arm = out.by_arm.entry(arm.to_string()).or_default();
-        for metric in session_metrics.clone() {
+        let trials = sums.trials_of(arm);
+        for metric in metrics {
             by_arm.clusters[metric.index()].reserve_exact(trials);
         }
         by_arm.cluster_tasks.reserve_exact(trials);
-    }
-    for metric in session_metrics {
-        let k = per_trial.column(&k_name(metric))?.u64()?;
-        let n = per_trial.column(&n_name(metric))?.u64()?;
-        for ((arm, k), n) in arms.iter().zip(k.iter()).zip(n.iter()) {
-            if let Some(by_arm) = out.by_arm.get_mut(name(arm)) {
-                by_arm.clusters[metric.index()].push((k.unwrap_or(0), n.unwrap_or(0)));
+        for (task, counts) in sums.tasks(arm) {
+            let mut cell = [Count::default(); Metric::ALL.len()];
+            for counts in counts {
+                for (at, metric) in metrics.iter().enumerate() {
+                    let (k, n) = (counts[2 * at], counts[2 * at + 1]);
+                    by_arm.clusters[metric.index()].push((k, n));
+                    let sum = &mut cell[metric.index()];
+                    sum.k += k;
+                    sum.n += n;
+                }
+                by_arm.cluster_tasks.push(task.to_string());
             }
-        }
-    }
-    for (arm, task) in arms.iter().zip(trial_tasks.iter()) {
-        if let Some(by_arm) = out.by_arm.get_mut(name(arm)) {
-            by_arm.cluster_tasks.push(name(task).to_string());
+            for metric in metrics {
+                by_arm.rates[metric.index()].k += cell[metric.index()].k;
+                by_arm.rates[metric.index()].n += cell[metric.index()].n;
+            }
+            let key = (arm.to_string(), task.to_string());
+            let by_task = out.by_arm_task.entry(key).or_default();
+            for metric in metrics {
+                by_task.rates[metric.index()] = cell[metric.index()];
+            }
         }
     }
 

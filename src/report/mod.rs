@@ -28,6 +28,7 @@ pub mod summary_data;
 mod summary_md;
 mod table;
 pub mod trajectory_marks;
+mod trial_sums;
 pub mod verdict;
 pub mod weekly;
 

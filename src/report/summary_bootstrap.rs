@@ -45,9 +45,9 @@ fn bootstrap(counts: &Counts, confidence: f64) -> Vec<Option<Interval>> {
         .into_iter()
         .filter(|m| m.is_session_level())
         .collect();
-    let clusters: Vec<Vec<(u64, u64)>> = session
+    let clusters: Vec<&[(u64, u64)]> = session
         .iter()
-        .map(|m| counts.clusters[m.index()].clone())
+        .map(|m| counts.clusters[m.index()].as_slice())
         .collect();
     // Trials are resampled within each task, so every resample keeps the arm's task mix.
     if let Ok(results) = stats::cluster_bootstrap_rates_within(

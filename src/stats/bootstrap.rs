@@ -91,13 +91,13 @@ pub fn cluster_bootstrap_rate(
 /// Errors: `InvalidInput` (for the whole call) when the metrics list different numbers
 /// of clusters, or for the reasons of [`cluster_bootstrap_rate`] that do not depend on a
 /// metric; per metric, the errors of [`cluster_bootstrap_rate`].
-pub fn cluster_bootstrap_rates(
-    clusters: &[Vec<(u64, u64)>],
+pub fn cluster_bootstrap_rates<C: AsRef<[(u64, u64)]>>(
+    clusters: &[C],
     resamples: usize,
     confidence: f64,
     seed: u64,
 ) -> Result<Vec<Result<Interval>>> {
-    let m = clusters.first().map_or(0, Vec::len);
+    let m = clusters.first().map_or(0, |c| c.as_ref().len());
     bootstrap_groups(clusters, &[(0..m).collect()], resamples, confidence, seed)
 }
 
@@ -118,14 +118,14 @@ pub fn cluster_bootstrap_rates(
 ///
 /// Errors: `InvalidInput` when `strata` and the clusters differ in length, and those of
 /// [`cluster_bootstrap_rates`].
-pub fn cluster_bootstrap_rates_within<S: Eq + Hash>(
-    clusters: &[Vec<(u64, u64)>],
+pub fn cluster_bootstrap_rates_within<C: AsRef<[(u64, u64)]>, S: Eq + Hash>(
+    clusters: &[C],
     strata: &[S],
     resamples: usize,
     confidence: f64,
     seed: u64,
 ) -> Result<Vec<Result<Interval>>> {
-    let m = clusters.first().map_or(0, Vec::len);
+    let m = clusters.first().map_or(0, |c| c.as_ref().len());
     if strata.len() != m {
         return invalid(format!(
             "{} strata labels for {m} clusters; every cluster needs one",
@@ -145,8 +145,8 @@ pub fn cluster_bootstrap_rates_within<S: Eq + Hash>(
 }
 
 /// The bootstrap of every metric, resampling each group of cluster indices within itself.
-fn bootstrap_groups(
-    clusters: &[Vec<(u64, u64)>],
+fn bootstrap_groups<C: AsRef<[(u64, u64)]>>(
+    clusters: &[C],
     groups: &[Vec<usize>],
     resamples: usize,
     confidence: f64,
@@ -156,8 +156,8 @@ fn bootstrap_groups(
     if resamples == 0 {
         return invalid("resamples must be positive");
     }
-    let m = clusters.first().map_or(0, Vec::len);
-    if clusters.iter().any(|c| c.len() != m) {
+    let m = clusters.first().map_or(0, |c| c.as_ref().len());
+    if clusters.iter().any(|c| c.as_ref().len() != m) {
         return invalid("every metric must list the same clusters");
     }
     // Metrics whose input the single-metric function would refuse get its error; the
@@ -165,6 +165,7 @@ fn bootstrap_groups(
     let mut results: Vec<Option<Result<Interval>>> = clusters
         .iter()
         .map(|c| {
+            let c = c.as_ref();
             if c.is_empty() {
                 Some(invalid("no clusters"))
             } else if let Some((k, n)) = c.iter().find(|(k, n)| k > n) {
@@ -182,7 +183,7 @@ fn bootstrap_groups(
     if live.is_empty() {
         return Ok(results.into_iter().flatten().collect());
     }
-    let live_clusters: Vec<&[(u64, u64)]> = live.iter().map(|&j| &clusters[j][..]).collect();
+    let live_clusters: Vec<&[(u64, u64)]> = live.iter().map(|&j| clusters[j].as_ref()).collect();
     let rates = resample_rates(&live_clusters, groups, resamples, seed);
     let alpha = 1.0 - confidence;
     for (&j, mut r) in live.iter().zip(rates) {

@@ -1,0 +1,154 @@
+//! The session-level counts of each trial, summed over the batches of `sessions.csv` as
+//! each batch is reduced (a trial's sessions may be in two), held in the order of the
+//! bootstrap's clusters: arm, task, then trial id, each by its bytes. Summed here as
+//! they arrive, the batches' per-trial frames are never stacked, grouped again and
+//! sorted: three copies of every trial's counts at the end of a large run.
+
+use std::collections::BTreeMap;
+
+use polars::prelude::*;
+
+use super::aggregate::{k_name, n_name};
+use crate::rates::Metric;
+
+/// Per arm, per task, per trial id: the k and n of every session-level metric, in
+/// [`TrialSums::metrics`] order (k, n, k, n, ...).
+type ByArm = BTreeMap<String, BTreeMap<String, BTreeMap<String, Box<[u64]>>>>;
+
+/// The session-level counts of every trial seen so far.
+pub struct TrialSums {
+    metrics: Vec<Metric>,
+    by_arm: ByArm,
+}
+
+impl Default for TrialSums {
+    fn default() -> TrialSums {
+        TrialSums {
+            metrics: Metric::ALL
+                .into_iter()
+                .filter(|m| m.is_session_level())
+                .collect(),
+            by_arm: BTreeMap::new(),
+        }
+    }
+}
+
+impl TrialSums {
+    /// The session-level metrics, in the order of each trial's counts.
+    pub fn metrics(&self) -> &[Metric] {
+        &self.metrics
+    }
+
+    /// Adds one batch's per-trial sums: a frame with `arm`, `task`, `trial_id` and the
+    /// [`k_name`] and [`n_name`] columns (UInt64) of every session-level metric, one row
+    /// a trial. A null count adds nothing.
+    pub fn add(&mut self, batch: &DataFrame) -> PolarsResult<()> {
+        let arms = batch.column("arm")?.str()?;
+        let tasks = batch.column("task")?.str()?;
+        let ids = batch.column("trial_id")?.str()?;
+        let mut counts = Vec::with_capacity(2 * self.metrics.len());
+        for metric in &self.metrics {
+            counts.push(batch.column(&k_name(*metric))?.u64()?);
+            counts.push(batch.column(&n_name(*metric))?.u64()?);
+        }
+        for row in 0..batch.height() {
+            let (arm, task, id) = (
+                arms.get(row).unwrap_or(""),
+                tasks.get(row).unwrap_or(""),
+                ids.get(row).unwrap_or(""),
+            );
+            let sums = self.trial(arm, task, id);
+            for (sum, column) in sums.iter_mut().zip(&counts) {
+                *sum += column.get(row).unwrap_or(0);
+            }
+        }
+        Ok(())
+    }
+
+    /// The counts of trial `id`, zeros when it is new.
+    fn trial(&mut self, arm: &str, task: &str, id: &str) -> &mut [u64] {
+        let width = 2 * self.metrics.len();
+        self.by_arm
+            .entry(arm.to_string())
+            .or_default()
+            .entry(task.to_string())
+            .or_default()
+            .entry(id.to_string())
+            .or_insert_with(|| vec![0; width].into_boxed_slice())
+    }
+
+    /// The arms with a trial, in order.
+    pub fn arms(&self) -> impl Iterator<Item = &str> {
+        self.by_arm.keys().map(String::as_str)
+    }
+
+    /// The tasks of `arm`, each with its trials' counts in trial-id order.
+    pub fn tasks<'a>(
+        &'a self,
+        arm: &str,
+    ) -> impl Iterator<Item = (&'a str, impl Iterator<Item = &'a [u64]>)> + 'a {
+        self.by_arm
+            .get(arm)
+            .into_iter()
+            .flatten()
+            .map(|(task, trials)| (task.as_str(), trials.values().map(|c| &c[..])))
+    }
+
+    /// How many trials `arm` has.
+    pub fn trials_of(&self, arm: &str) -> usize {
+        self.by_arm
+            .get(arm)
+            .map_or(0, |tasks| tasks.values().map(BTreeMap::len).sum())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(rows: &[(&str, &str, &str, u64)]) -> DataFrame {
+        let metrics: Vec<Metric> = TrialSums::default().metrics().to_vec();
+        let mut columns = vec![
+            Column::new("arm".into(), rows.iter().map(|r| r.0).collect::<Vec<_>>()),
+            Column::new("task".into(), rows.iter().map(|r| r.1).collect::<Vec<_>>()),
+            Column::new(
+                "trial_id".into(),
+                rows.iter().map(|r| r.2).collect::<Vec<_>>(),
+            ),
+        ];
+        for m in metrics {
+            let k: Vec<u64> = rows.iter().map(|r| r.3).collect();
+            let n: Vec<u64> = rows.iter().map(|r| r.3 + 1).collect();
+            columns.push(Column::new(k_name(m).into(), k));
+            columns.push(Column::new(n_name(m).into(), n));
+        }
+        DataFrame::new(rows.len(), columns).unwrap()
+    }
+
+    #[test]
+    fn a_trial_in_two_batches_sums_once_and_trials_come_in_byte_order() {
+        let mut sums = TrialSums::default();
+        sums.add(&batch(&[("b", "t", "b-2", 1), ("a", "u", "a-1", 2)]))
+            .unwrap();
+        sums.add(&batch(&[
+            ("b", "t", "b-2", 3),
+            ("b", "t", "B-9", 0),
+            ("a", "t", "a-3", 1),
+        ]))
+        .unwrap();
+        assert_eq!(sums.arms().collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(sums.trials_of("a"), 2);
+        assert_eq!(sums.trials_of("b"), 2);
+        assert_eq!(sums.trials_of("c"), 0);
+        let b: Vec<(&str, Vec<&[u64]>)> = sums
+            .tasks("b")
+            .map(|(t, trials)| (t, trials.collect()))
+            .collect();
+        assert_eq!(b.len(), 1);
+        // "B-9" before "b-2": bytes, not case-folded.
+        assert_eq!(b[0].1[0][..2], [0, 1]);
+        assert_eq!(b[0].1[1][..2], [4, 6]);
+        let a_tasks: Vec<&str> = sums.tasks("a").map(|(t, _)| t).collect();
+        assert_eq!(a_tasks, ["t", "u"]);
+    }
+}
