@@ -119,6 +119,16 @@ impl Aggregate {
             .map(move |((_, task), c)| (task.as_str(), c.get(metric)))
     }
 
+    /// Frees the bootstrap's per-trial clusters once it has run: the largest per-trial
+    /// lists, which nothing after the summary's intervals reads, held otherwise while a
+    /// large run's page is written.
+    pub fn release_clusters(&mut self) {
+        for counts in self.by_arm.values_mut() {
+            counts.clusters = vec![Vec::new(); Metric::ALL.len()];
+            counts.cluster_tasks = Vec::new();
+        }
+    }
+
     /// The tasks that have a session or a trial, sorted by name.
     pub fn tasks(&self) -> Vec<String> {
         let mut tasks: Vec<String> = self.by_arm_task.keys().map(|(_, t)| t.clone()).collect();

@@ -169,12 +169,13 @@ fn finite(x: f64) -> Option<f64> {
 }
 
 /// Builds every row from the counts.
-fn compute(agg: Aggregate, info: RunInfo, arms: Vec<String>, confidence: f64) -> Summary {
+fn compute(mut agg: Aggregate, info: RunInfo, arms: Vec<String>, confidence: f64) -> Summary {
+    let boots = super::summary_bootstrap::bootstrap_arms(&agg, &arms, confidence);
+    agg.release_clusters();
     let baseline = arms.first().cloned();
     let counts = |arm: &str| &agg.by_arm[arm];
     let mut rows = Vec::new();
     let mut tests = Vec::new();
-    let boots = super::summary_bootstrap::bootstrap_arms(&agg, &arms, confidence);
     for metric in Metric::ALL {
         let mut metric_rows: Vec<SummaryRow> = Vec::new();
         let base = baseline.as_deref().map(|b| counts(b).get(metric));

@@ -145,7 +145,8 @@ pub struct Summary {
     pub features: Vec<(String, Option<Describe>)>,
     /// What the manifest says about the run.
     pub info: RunInfo,
-    /// The counts it was computed from.
+    /// The counts it was computed from, without the bootstrap's clusters
+    /// ([`Aggregate::release_clusters`]).
     pub aggregate: Aggregate,
     /// Where the looks stopped, when the run is sequential.
     pub sequential: Option<super::sequential_outcome::SequentialOutcome>,
