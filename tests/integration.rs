@@ -50,6 +50,7 @@ mod html_report;
 mod import_aider;
 mod import_cli;
 mod import_codex;
+mod import_formats;
 mod import_fuzz;
 mod infra_failures;
 mod keep_repos;

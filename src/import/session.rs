@@ -224,7 +224,7 @@ pub fn read_objects(
                         continue;
                     }
                     Ok(other) => format!("a JSON {}", json_kind(&other)),
-                    Err(_) => super::format::describe_text(&text),
+                    Err(_) => describe_text(&text),
                 }
             }
         };
@@ -242,13 +242,33 @@ pub fn read_objects(
     Ok(lines)
 }
 
-/// The error for a transcript line that is not what its format has.
+/// What separates what was expected from what was found in the message of a wrong line.
+pub const FOUND: &str = "; found ";
+
+/// The error for a transcript line that is not what its format has: `found` says what
+/// it is by its shape ([`describe_shape`], [`describe_text`]); which other format it
+/// belongs to, if any, is named where every format is known (`format::import`).
 pub fn bad_line(path: &Path, line: usize, expected: &str, found: &str) -> Error {
     Error::BadLine {
         file: path.to_path_buf(),
         line,
-        message: format!("expected {expected}; found {found}"),
+        message: format!("expected {expected}{FOUND}{found}"),
     }
+}
+
+/// What the JSON line `line` is by its shape, for a message about a line of the wrong
+/// format.
+pub fn describe_shape(line: &serde_json::Map<String, Value>) -> String {
+    match line.get("type").and_then(Value::as_str) {
+        Some(kind) => format!("a JSON object with \"type\": {kind:?}"),
+        None => "a JSON object without \"type\"".to_string(),
+    }
+}
+
+/// What a text line that is not JSON is, for the same messages.
+pub fn describe_text(line: &str) -> String {
+    let shown: String = line.chars().take(40).collect();
+    format!("text that is not JSON ({shown:?})")
 }
 
 fn json_kind(value: &Value) -> &'static str {

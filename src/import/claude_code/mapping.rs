@@ -6,7 +6,7 @@
 //! | `Write` (file_path, content) | `write` of the result's `content` when it has one (what was written), else the call's |
 //! | `Edit` (file_path, old_string, new_string, replace_all) | `edit` (`all` with replace_all) of the result's oldString/newString when it has them (a `userModified` edit applied the user's version), else the call's; an empty old_string creates the file: `write`, never a reset |
 //! | `MultiEdit` (file_path, edits) | one `edit` per entry, in order |
-//! | `Bash` (command) | `run` in the directory the shell was in (the line's `cwd` under the root becomes the run's `cwd`), the root's absolute path rewritten relative to it ([`super::paths::rewrite_command`]); a shell outside the root: `skip` |
+//! | `Bash` (command) | `run` in the directory the shell was in (the line's `cwd` under the root becomes the run's `cwd`), the root's absolute path rewritten relative to it ([`crate::import::paths::rewrite_command`]); a shell outside the root: `skip` |
 //! | `NotebookEdit` | `skip`: the notebook's JSON is not in the transcript, so a cell edit has no well-defined whole-file effect |
 //! | anything else (Read, Grep, Glob, TodoWrite, Task, WebFetch, MCP tools...) | nothing; counted as ignored |
 //!
@@ -42,9 +42,9 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::emit::{Caller, Emitter, Known, Mapped};
-use super::tally::{SkipReason, Tally};
 use crate::agent::trace::Line;
+use crate::import::emit::{Caller, Emitter, Known, Mapped};
+use crate::import::tally::{SkipReason, Tally};
 
 /// One `tool_use` block.
 #[derive(Debug, Clone, PartialEq)]
