@@ -48,6 +48,7 @@ mod hostile_query;
 mod hostile_sandbox;
 mod html_report;
 mod import_aider;
+mod import_atif;
 mod import_cli;
 mod import_codex;
 mod import_formats;

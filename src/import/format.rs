@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::importer::{Importer, SniffedLine};
 use super::session::{FOUND, Imported, JSON_LINE_MAX, describe_shape, describe_text};
-use super::{aider, claude_code, codex, stream_json};
+use super::{aider, atif, claude_code, codex, stream_json};
 use crate::error::{Error, Result};
 
 /// Every importer, in the order messages and the docs list them. A new format is one
@@ -20,6 +20,7 @@ pub static IMPORTERS: &[Importer] = &[
     stream_json::IMPORTER,
     codex::IMPORTER,
     aider::IMPORTER,
+    atif::IMPORTER,
 ];
 
 /// One of the formats: its place in [`IMPORTERS`].

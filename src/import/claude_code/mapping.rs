@@ -125,21 +125,7 @@ pub fn map_session(
                 from: None,
             });
         }
-        out.note(Line::Call {
-            tool: call.name.clone(),
-            id: Some(call.id.clone()),
-            input: call.input.clone(),
-        });
-        let outcome = results.get(&call.id);
-        map_call(&mut out, call, outcome);
-        if let Some(outcome) = outcome {
-            out.note(Line::Output {
-                id: Some(call.id.clone()),
-                output: outcome.text.clone(),
-                exit: exit_code(&outcome.text),
-                error: outcome.is_error,
-            });
-        }
+        emit_call(&mut out, call, results.get(&call.id));
     }
     for (_, text) in texts {
         out.note(Line::Say {
@@ -148,6 +134,26 @@ pub fn map_session(
         });
     }
     out.finish()
+}
+
+/// One call of Claude Code's tools with its result (`None`: it never got one): its
+/// trajectory lines (the call, the result) around its actions. For another importer
+/// whose transcripts hold Claude Code's calls (ATIF converted from Claude Code).
+pub fn emit_call(out: &mut Emitter, call: &ToolCall, outcome: Option<&ToolOutcome>) {
+    out.note(Line::Call {
+        tool: call.name.clone(),
+        id: Some(call.id.clone()),
+        input: call.input.clone(),
+    });
+    map_call(out, call, outcome);
+    if let Some(outcome) = outcome {
+        out.note(Line::Output {
+            id: Some(call.id.clone()),
+            output: outcome.text.clone(),
+            exit: exit_code(&outcome.text),
+            error: outcome.is_error,
+        });
+    }
 }
 
 /// The `Exit code N` line Claude Code puts first in a failed command's result.
