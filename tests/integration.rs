@@ -8,6 +8,7 @@ mod common;
 mod agent_stop;
 mod agent_wrappers;
 mod arm_keys;
+mod atif_round_trip;
 mod batched_checks;
 mod calibration;
 mod check_task;

@@ -443,6 +443,12 @@ pub struct ReplayArgs {
     /// [default: 0, no limit].
     #[arg(long, default_value_t = 0)]
     pub session_tokens: u64,
+    /// What each trial starts from: `list` (the task's repository with the canonical
+    /// list written and committed), `repo` (the repository alone, as a suite's trial
+    /// starts: the agent writes the list), or `initializer` (the same, and each trace's
+    /// first session is the initializer session)
+    #[arg(long, value_enum, default_value_t = crate::runner::ReplayStart::List)]
+    pub start: crate::runner::ReplayStart,
     /// Arm names: once (every input is one arm) or once per input, in order
     /// [default: a directory's name; `replay` for trace files].
     #[arg(long)]

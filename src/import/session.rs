@@ -28,6 +28,10 @@ pub struct ImportedSession {
     pub source: String,
     /// What became of its tool calls.
     pub tally: Tally,
+    /// The number the transcript itself gives the session (loopbench's own export keeps
+    /// the run's: 0 for an initializer), kept in the trace when every session of the
+    /// import has one and they increase; else sessions are numbered 1..k.
+    pub n: Option<u32>,
 }
 
 /// The result of an import.
@@ -56,15 +60,22 @@ impl Imported {
     /// The trace: per session a `session` line, the actions, a `usage` line and an
     /// `end` line whose summary names the source.
     pub fn to_trace(&self) -> String {
+        let given: Option<Vec<u32>> = self.sessions.iter().map(|s| s.n).collect();
+        let numbers: Vec<u32> = match given {
+            Some(given) if !given.is_empty() && given.windows(2).all(|w| w[0] < w[1]) => given,
+            _ => (1..=self.sessions.len())
+                .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
+                .collect(),
+        };
         let mut out = String::new();
         let mut push = |line: &Line| {
             // A Line is plain data: serializing it cannot fail.
             out += &serde_json::to_string(line).unwrap_or_default();
             out.push('\n');
         };
-        for (i, s) in self.sessions.iter().enumerate() {
+        for (s, n) in self.sessions.iter().zip(numbers) {
             push(&Line::Session {
-                n: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                n,
                 divergent: s.divergent,
             });
             s.lines.iter().for_each(&mut push);

@@ -10,7 +10,7 @@ use crate::csv_text;
 use crate::error::{Error, IoContext, Result};
 use crate::feature_list::{ListFormat, ListSchema};
 use crate::run_dir::RunDir;
-use crate::runner::{Plan, ReplayArm, ReplaySet, TraceFile};
+use crate::runner::{Plan, ReplayArm, ReplaySet, ReplayStart, TraceFile};
 use crate::sandbox::SandboxKind;
 use crate::store::{Manifest, ReplayInputs, RunWriter, new_run_dir};
 use crate::study::suite_run::print_warnings;
@@ -33,6 +33,8 @@ pub struct TraceInputs<'a> {
     pub exit_check: ExitCheck,
     /// Most tokens one recorded session may use (0: no limit).
     pub session_tokens: u64,
+    /// What every arm's trials start from.
+    pub start: ReplayStart,
 }
 
 /// Groups the inputs into arms, names them and parses every trace.
@@ -105,6 +107,7 @@ fn load_arms(args: &TraceInputs) -> Result<Vec<ReplayArm>> {
             schema: args.schema,
             exit_check: args.exit_check,
             session_tokens: args.session_tokens,
+            start: args.start,
             traces,
         });
     }
@@ -215,6 +218,9 @@ pub fn inputs_hash(task: &Task, arms: &[ReplayArm]) -> Result<String> {
         if arm.session_tokens > 0 {
             hasher.update(&arm.session_tokens.to_le_bytes());
         }
+        if arm.start != ReplayStart::List {
+            hasher.update(arm.start.as_str().as_bytes());
+        }
         for t in &arm.traces {
             hasher.update(&t.trace.content_hash);
         }
@@ -280,6 +286,7 @@ pub fn plan_from_manifest(dir: &RunDir, manifest: &Manifest) -> Result<Plan> {
             schema: inputs.schema,
             exit_check: inputs.exit_check,
             session_tokens: inputs.session_tokens,
+            start: inputs.start,
             traces,
         });
     }
@@ -392,6 +399,7 @@ fn replay_manifest(
             schema: inputs.schema,
             exit_check: inputs.exit_check,
             session_tokens: inputs.session_tokens,
+            start: inputs.start,
             keep_work: setup.keep_work,
         }),
         ..Manifest::stamped()

@@ -83,6 +83,7 @@ pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
                         session.started, name, session.line
                     ),
                     tally,
+                    n: None,
                 });
             }
         }

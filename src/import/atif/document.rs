@@ -235,6 +235,15 @@ impl Document {
         }
     }
 
+    /// The session's number in the run loopbench exported it from
+    /// (`extra.loopbench.session`).
+    pub fn number(&self) -> Option<u32> {
+        self.loopbench()
+            .and_then(|l| l.get("session"))
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok())
+    }
+
     /// loopbench's record says the session was divergent (its trace reset a file).
     pub fn recorded_divergent(&self) -> bool {
         self.loopbench()

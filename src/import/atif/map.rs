@@ -100,6 +100,7 @@ pub fn map_document(
             None => format!("atif {file}"),
         },
         tally,
+        n: doc.number(),
     }
 }
 

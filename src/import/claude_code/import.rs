@@ -307,6 +307,7 @@ fn import_session(
         },
         source: format!("claude-code session {id}"),
         tally,
+        n: None,
     }
 }
 

@@ -152,6 +152,7 @@ fn import_session(
         status,
         source: format!("codex {} {id} ({})", session.form, session.file.display()),
         tally,
+        n: None,
     }
 }
 

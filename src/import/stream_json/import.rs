@@ -166,6 +166,7 @@ fn import_file(
             None => format!("stream-json capture {}", file.display()),
         },
         tally,
+        n: None,
     })
 }
 
