@@ -38,8 +38,8 @@ pub enum Command {
     /// Replay one recorded trace against a task as one trial; writes a results directory.
     #[command(after_help = cmd::examples::REPLAY)]
     Replay(ReplayArgs),
-    /// Convert foreign agent transcripts (Claude Code, Codex, aider) into a trace for
-    /// `replay`.
+    /// Convert other agents' transcripts (Claude Code, Codex, aider...: the formats are
+    /// its subcommands) into a trace for `replay`.
     #[command(after_help = cmd::examples::IMPORT)]
     Import(ImportArgs),
     /// (Re)write summary.csv, summary.json, summary.md and plots/ of a results directory

@@ -139,9 +139,16 @@ pub struct ReplayInputs {
     /// `--session-tokens` of every arm (0: no limit).
     #[serde(default)]
     pub session_tokens: u64,
+    /// `--start` of every arm (absent in runs made before it existed: the list).
+    #[serde(default, skip_serializing_if = "is_list_start")]
+    pub start: crate::runner::ReplayStart,
     /// Keep every trial's work directory.
     #[serde(default)]
     pub keep_work: bool,
+}
+
+fn is_list_start(start: &crate::runner::ReplayStart) -> bool {
+    *start == crate::runner::ReplayStart::List
 }
 
 fn exit_check_off() -> crate::suite::ExitCheck {

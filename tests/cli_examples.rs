@@ -10,7 +10,8 @@ use clap::CommandFactory;
 use common::{loopbench, repo_root, visible_tempdir};
 
 /// Subcommands in the order their examples are run; each one's examples may use what
-/// the ones before made (results/demo, results/merged, results/example).
+/// the ones before made (results/demo, results/merged, results/example). `import`'s
+/// own subcommands, one per format, follow it ([`order`]).
 const ORDER: &[&str] = &[
     "validate",
     "check-task",
@@ -25,16 +26,26 @@ const ORDER: &[&str] = &[
     "weekly",
     "power",
     "import",
-    "import claude-code",
-    "import stream-json",
-    "import codex",
-    "import aider",
     "usage",
     "sim-agent",
     "mock-model",
     "completions",
     "man",
 ];
+
+/// [`ORDER`] with a subcommand per format of the importers' table after `import`.
+fn order() -> Vec<String> {
+    let mut order = Vec::new();
+    for sub in ORDER {
+        order.push(sub.to_string());
+        if *sub == "import" {
+            order.extend(
+                loopbench::import::format::Format::all().map(|f| format!("import {}", f.name())),
+            );
+        }
+    }
+    order
+}
 
 /// Example lines not run here, by a piece of their text, and why.
 const NOT_RUN: &[(&str, &str)] = &[
@@ -84,7 +95,7 @@ fn examples_of(sub: &str) -> Vec<String> {
 
 #[test]
 fn every_subcommand_is_given_an_order_for_its_examples() {
-    let mut listed: Vec<String> = ORDER.iter().map(|s| s.to_string()).collect();
+    let mut listed = order();
     let mut all = subcommands();
     listed.sort();
     all.sort();
@@ -125,8 +136,8 @@ fn every_example_command_line_works_from_the_repository_root() {
         .output()
         .is_ok_and(|o| o.status.success());
     let mut ran = 0;
-    for sub in ORDER {
-        for line in examples_of(sub) {
+    for sub in order() {
+        for line in examples_of(&sub) {
             let line = line.trim();
             if !line.starts_with("loopbench ") {
                 continue;

@@ -3,10 +3,11 @@
 
 use std::path::PathBuf;
 
-use clap::Subcommand;
+use clap::Args;
 
 use crate::error::{Error, Result};
 use crate::feature_list::ListFormat;
+use crate::import::format::Format;
 use crate::runner::Shard;
 use crate::sandbox::SandboxKind;
 
@@ -442,6 +443,12 @@ pub struct ReplayArgs {
     /// [default: 0, no limit].
     #[arg(long, default_value_t = 0)]
     pub session_tokens: u64,
+    /// What each trial starts from: `list` (the task's repository with the canonical
+    /// list written and committed), `repo` (the repository alone, as a suite's trial
+    /// starts: the agent writes the list), or `initializer` (the same, and each trace's
+    /// first session is the initializer session)
+    #[arg(long, value_enum, default_value_t = crate::runner::ReplayStart::List)]
+    pub start: crate::runner::ReplayStart,
     /// Arm names: once (every input is one arm) or once per input, in order
     /// [default: a directory's name; `replay` for trace files].
     #[arg(long)]
@@ -491,43 +498,91 @@ pub struct ImportArgs {
     pub files: ImportFiles,
 }
 
-/// `--format` of `loopbench import`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// `--format` of `loopbench import`: `auto`, or one of the importers' names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ImportFormat {
     /// Detect it from the files (every input must be of one format).
     Auto,
-    /// Claude Code session files.
-    ClaudeCode,
-    /// Captured `claude -p --output-format stream-json`.
-    StreamJson,
-    /// Codex CLI rollouts or `codex exec --json` captures.
-    Codex,
-    /// aider chat histories.
-    Aider,
+    /// The format named.
+    Named(Format),
 }
 
-/// The transcript forms `loopbench import` reads.
-#[derive(Debug, Subcommand)]
-pub enum ImportCommand {
-    /// Claude Code session files (~/.claude/projects/<project>/<sessionId>.jsonl); a
-    /// directory means every *.jsonl under it. Sessions are ordered by time.
-    #[command(after_help = super::examples::IMPORT_CLAUDE_CODE)]
-    ClaudeCode(ImportFiles),
-    /// Captured stdout of `claude -p --output-format stream-json --verbose`, one file per
-    /// session in the order given; a directory means its session-<n>.stdout files (a
-    /// trial's capture directory, RUN_DIR/agents/<trial_id>).
-    #[command(after_help = super::examples::IMPORT_STREAM_JSON)]
-    StreamJson(ImportFiles),
-    /// Codex CLI rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl; a directory
-    /// means every rollout-*.jsonl under it), in time order, of one project (--root, else
-    /// the first session's cwd); or `codex exec --json` captures (a trial's capture
-    /// directory means its session-<n>.stdout files).
-    #[command(after_help = super::examples::IMPORT_CODEX)]
-    Codex(ImportFiles),
-    /// aider chat histories (.aider.chat.history.md): a session at each "# aider chat
-    /// started at"; edits applied where aider confirmed them, shell commands it ran.
-    #[command(after_help = super::examples::IMPORT_AIDER)]
-    Aider(ImportFiles),
+impl clap::ValueEnum for ImportFormat {
+    fn value_variants<'a>() -> &'a [Self] {
+        static VARIANTS: std::sync::LazyLock<Vec<ImportFormat>> = std::sync::LazyLock::new(|| {
+            std::iter::once(ImportFormat::Auto)
+                .chain(Format::all().map(ImportFormat::Named))
+                .collect()
+        });
+        &VARIANTS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(match self {
+            ImportFormat::Auto => clap::builder::PossibleValue::new("auto")
+                .help("Detect it from the files (every input must be of one format)"),
+            ImportFormat::Named(format) => {
+                clap::builder::PossibleValue::new(format.name()).help(format.importer().summary)
+            }
+        })
+    }
+}
+
+/// The subcommand of `loopbench import` that names the format: one per importer, its
+/// help and examples the importer's.
+#[derive(Debug)]
+pub struct ImportCommand {
+    /// The format the subcommand names.
+    pub format: Format,
+    /// Its inputs and output.
+    pub files: ImportFiles,
+}
+
+impl clap::FromArgMatches for ImportCommand {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let Some((name, sub)) = matches.subcommand() else {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::MissingSubcommand,
+                "a format to import is required",
+            ));
+        };
+        let Some(format) = Format::named(name) else {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::InvalidSubcommand,
+                format!("'{name}' is not a format loopbench imports"),
+            ));
+        };
+        Ok(ImportCommand {
+            format,
+            files: ImportFiles::from_arg_matches(sub)?,
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = ImportCommand::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl clap::Subcommand for ImportCommand {
+    fn augment_subcommands(cmd: clap::Command) -> clap::Command {
+        Format::all().fold(cmd, |cmd, format| {
+            let importer = format.importer();
+            cmd.subcommand(
+                ImportFiles::augment_args(clap::Command::new(importer.name))
+                    .about(importer.about)
+                    .after_help(importer.examples),
+            )
+        })
+    }
+
+    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+        ImportCommand::augment_subcommands(cmd)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        Format::named(name).is_some()
+    }
 }
 
 /// Inputs and output of an import.

@@ -47,31 +47,6 @@ Examples:
   loopbench import stream-json tests/data/stream-json/latefees > latefees-stream.jsonl
   loopbench import aider tests/data/aider/latefees/.aider.chat.history.md > latefees-aider.jsonl";
 
-/// `loopbench import claude-code`.
-pub const IMPORT_CLAUDE_CODE: &str = "\
-Examples:
-  loopbench import claude-code tests/data/claude-code/latefees --root /home/dev/latefees --out latefees.jsonl
-  loopbench import claude-code ~/.claude/projects/-home-me-myproject --out myproject.jsonl";
-
-/// `loopbench import stream-json`.
-pub const IMPORT_STREAM_JSON: &str = "\
-Examples:
-  loopbench import stream-json tests/data/stream-json/latefees > latefees-stream.jsonl
-  loopbench import stream-json RUN_DIR/agents/TRIAL_ID --out trial.jsonl   # a command agent's captures";
-
-/// `loopbench import codex`.
-pub const IMPORT_CODEX: &str = "\
-Examples:
-  loopbench import codex tests/data/codex/latefees --out latefees-codex.jsonl
-  loopbench import codex ~/.codex/sessions --root /home/me/myproject --out myproject.jsonl
-  loopbench import codex RUN_DIR/agents/TRIAL_ID --out trial.jsonl   # a command agent's rollouts";
-
-/// `loopbench import aider`.
-pub const IMPORT_AIDER: &str = "\
-Examples:
-  loopbench import aider tests/data/aider/latefees/.aider.chat.history.md --out latefees-aider.jsonl
-  loopbench import aider ~/src/myproject/.aider.chat.history.md --root ~/src/myproject > myproject.jsonl";
-
 /// `loopbench report`.
 pub const REPORT: &str = "\
 Examples:

@@ -1,29 +1,26 @@
 //! `loopbench import [FORMAT] INPUT... [--format auto] [--root DIR] [--out FILE]`: converts
-//! Claude Code, Codex and aider transcripts into a trace, on stdout or into a file.
+//! other agents' transcripts into a trace, on stdout or into a file. The formats are the
+//! importers of `import::format`.
 
-use super::args::{ImportArgs, ImportCommand, ImportFiles, ImportFormat};
+use super::args::{ImportArgs, ImportFiles, ImportFormat};
 use crate::error::{Error, IoContext, Result};
 use crate::exit_code;
 use crate::fsutil::write_atomic;
 use crate::import::detect::detect;
 use crate::import::format::Format;
-use crate::import::{aider, claude_code, codex, stream_json};
 use crate::store::check_output_dir;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &ImportArgs) -> Result<i32> {
     let (format, files) = match &args.command {
-        Some(ImportCommand::ClaudeCode(files)) => (Format::ClaudeCode, files),
-        Some(ImportCommand::StreamJson(files)) => (Format::StreamJson, files),
-        Some(ImportCommand::Codex(files)) => (Format::Codex, files),
-        Some(ImportCommand::Aider(files)) => (Format::Aider, files),
+        Some(command) => (command.format, &command.files),
         None => {
             let files = &args.files;
             // `import --root DIR codex PATH` reads "codex" as a path: the format goes first.
             if let Some(name) = files
                 .inputs
                 .iter()
-                .find(|p| !p.exists() && Format::ALL.iter().any(|f| p.as_os_str() == f.name()))
+                .find(|p| !p.exists() && Format::all().any(|f| p.as_os_str() == f.name()))
             {
                 return Err(Error::BadInput(format!(
                     "'{}' is a format, not a transcript: name the format before the options (`loopbench import {} --root DIR PATH...`) or pass --format {}",
@@ -38,22 +35,13 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
                     eprintln!("detected format: {}", format.name());
                     format
                 }
-                ImportFormat::ClaudeCode => Format::ClaudeCode,
-                ImportFormat::StreamJson => Format::StreamJson,
-                ImportFormat::Codex => Format::Codex,
-                ImportFormat::Aider => Format::Aider,
+                ImportFormat::Named(format) => format,
             };
             (format, files)
         }
     };
     let root = root(files);
-    let root = root.as_deref();
-    let imported = match format {
-        Format::ClaudeCode => claude_code::import(&files.inputs, root)?,
-        Format::StreamJson => stream_json::import(&files.inputs, root)?,
-        Format::Codex => codex::import(&files.inputs, root)?,
-        Format::Aider => aider::import(&files.inputs, root)?,
-    };
+    let imported = format.import(&files.inputs, root.as_deref())?;
     let trace = imported.checked_trace()?;
     // Notes and session lines quote the transcript (paths, tool names, reasons).
     for note in &imported.notes {

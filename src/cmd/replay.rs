@@ -23,6 +23,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
             schema: args.schema,
             exit_check: args.exit_check,
             session_tokens: args.session_tokens,
+            start: args.start,
         },
         unsandboxed: args.unsandboxed,
         keep_work: args.keep_work,

@@ -1,12 +1,15 @@
 //! Which transcript format a file or a directory of them is, from each file's first
-//! line: what `loopbench import` uses when no format is named.
+//! line (or, for a format whose file is one JSON document, the document): what
+//! `loopbench import` uses when no format is named. Each importer says how its files
+//! are recognized ([`super::importer::Recognize`]).
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::format::{AIDER_HEADER, Format, format_of_line};
+use super::format::{Format, format_of_line};
+use super::importer::SniffedLine;
 use super::session::JSON_LINE_MAX;
 use crate::error::{Error, Result};
 
@@ -32,25 +35,31 @@ fn first_line(path: &Path) -> Result<Option<String>> {
     }
 }
 
-/// The format of the file `path`, from its first line; `None` when it is none of them.
+/// The format of the file `path`, from its first line, else from the whole file for a
+/// format whose file is one JSON document; `None` when it is none of them.
 pub fn sniff(path: &Path) -> Result<Option<Format>> {
     let Some(line) = first_line(path)? else {
         return Ok(None);
     };
-    if line.starts_with(AIDER_HEADER) {
-        return Ok(Some(Format::Aider));
+    let found = match serde_json::from_str::<Value>(&line) {
+        Ok(Value::Object(map)) => format_of_line(SniffedLine::Json(&map)),
+        _ => format_of_line(SniffedLine::Text(&line)),
+    };
+    if found.is_some() || !line.trim_start().starts_with('{') {
+        return Ok(found);
     }
-    Ok(match serde_json::from_str::<Value>(&line) {
-        Ok(Value::Object(map)) => format_of_line(&map),
-        _ => None,
-    })
+    Ok(Format::all().find(|f| {
+        f.importer()
+            .recognize
+            .document
+            .is_some_and(|document| document(path))
+    }))
 }
 
-/// Whether a file in a directory could be a transcript: the names the CLIs and the
-/// command driver give them.
+/// Whether a file in a directory could be a transcript: a name some importer's files
+/// have.
 fn candidate(path: &Path) -> bool {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    name.ends_with(".jsonl") || name.ends_with(".stdout") || name.ends_with(".md")
+    Format::all().any(|f| (f.importer().recognize.file_name)(path))
 }
 
 /// The one format of every transcript in `inputs` (files, or directories searched for
@@ -113,7 +122,7 @@ pub fn detect(inputs: &[PathBuf]) -> Result<Format> {
 }
 
 fn choices() -> String {
-    let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+    let names: Vec<&str> = Format::all().map(Format::name).collect();
     format!("loopbench import {} PATH...", names.join("|"))
 }
 
@@ -135,7 +144,8 @@ mod tests {
         let codex = dir.path().join("rollout-1.jsonl");
         std::fs::write(&codex, "{\"type\":\"session_meta\",\"payload\":{}}\n").unwrap();
         std::fs::write(dir.path().join("notes.txt"), "not a transcript").unwrap();
-        assert_eq!(detect(&[dir.path().to_path_buf()]).unwrap(), Format::Codex);
+        let format = Format::named("codex").unwrap();
+        assert_eq!(detect(&[dir.path().to_path_buf()]).unwrap(), format);
         std::fs::write(
             dir.path().join(".aider.chat.history.md"),
             "\n# aider chat started at 2026-12-01 10:00:00\n",

@@ -1,72 +1,97 @@
-//! The transcript formats `loopbench import` reads and which one a JSON or text line
-//! belongs to: what detection sniffs, and what an importer names when it is handed a
-//! line of another format.
+//! The transcript formats `loopbench import` reads: one table of importers
+//! ([`IMPORTERS`], each defined in its own folder), from which the command line, the
+//! detection of a file's format, `--help` and the docs' list of formats are made; and
+//! the import, which names the format of a line an importer refused when it is another
+//! one's.
+
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::codex::line_kind;
+use super::importer::{Importer, SniffedLine};
+use super::session::{FOUND, Imported, JSON_LINE_MAX, describe_shape, describe_text};
+use super::{aider, atif, claude_code, codex, stream_json};
+use crate::error::{Error, Result};
 
-/// The transcript formats `loopbench import` reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
-pub enum Format {
-    /// Claude Code session files.
-    ClaudeCode,
-    /// Captured `claude -p --output-format stream-json`.
-    StreamJson,
-    /// Codex CLI rollouts and `codex exec --json` captures.
-    Codex,
-    /// aider's `.aider.chat.history.md`.
-    Aider,
-}
+/// Every importer, in the order messages and the docs list them. A new format is one
+/// more entry here and a folder of its own.
+pub static IMPORTERS: &[Importer] = &[
+    claude_code::IMPORTER,
+    stream_json::IMPORTER,
+    codex::IMPORTER,
+    aider::IMPORTER,
+    atif::IMPORTER,
+];
+
+/// One of the formats: its place in [`IMPORTERS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Format(usize);
 
 impl Format {
-    /// Every format, in the order messages list them.
-    pub const ALL: [Format; 4] = [
-        Format::ClaudeCode,
-        Format::StreamJson,
-        Format::Codex,
-        Format::Aider,
-    ];
+    /// Every format, in the order of [`IMPORTERS`].
+    pub fn all() -> impl Iterator<Item = Format> {
+        (0..IMPORTERS.len()).map(Format)
+    }
+
+    /// The format named `name` (`claude-code`...).
+    pub fn named(name: &str) -> Option<Format> {
+        Format::all().find(|f| f.name() == name)
+    }
+
+    /// Its importer.
+    pub fn importer(self) -> &'static Importer {
+        &IMPORTERS[self.0]
+    }
 
     /// The name `loopbench import` gives it.
     pub fn name(self) -> &'static str {
-        match self {
-            Format::ClaudeCode => "claude-code",
-            Format::StreamJson => "stream-json",
-            Format::Codex => "codex",
-            Format::Aider => "aider",
-        }
+        self.importer().name
+    }
+
+    /// Imports `inputs` in this format; a line the importer refused is named as a line
+    /// of another format when it is one (see [`describe`]).
+    pub fn import(self, inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
+        (self.importer().import)(inputs, root).map_err(name_the_format_found)
     }
 }
 
-/// The line that starts every session of an aider chat history.
-pub const AIDER_HEADER: &str = "# aider chat started at";
-
-/// The format of the JSON line `line`, if it is one of the transcripts'.
-pub fn format_of_line(line: &Map<String, Value>) -> Option<Format> {
-    let kind = line.get("type").and_then(Value::as_str).unwrap_or("");
-    if line.contains_key("sessionId") || kind == "summary" || kind == "file-history-snapshot" {
-        return Some(Format::ClaudeCode);
+/// The docs' list of formats (docs/formats.md, "Importers"), made from the table: a test
+/// holds the docs to it.
+pub fn docs_table() -> String {
+    let mut table = String::from(
+        "| format | reads | actions from | a `command` agent's captures |\n| --- | --- | --- | --- |\n",
+    );
+    for format in Format::all() {
+        let importer = format.importer();
+        let captures = match importer
+            .captures
+            .and_then(|c| clap::ValueEnum::to_possible_value(&c))
+        {
+            Some(cli) => format!(
+                "`RUN_DIR/agents/TRIAL_ID`, when its program's output is read as `{}` (`# loopbench: usage {}`)",
+                cli.get_name(),
+                cli.get_name()
+            ),
+            None => "no".to_string(),
+        };
+        table += &format!(
+            "| `{}` | {} | {} | {captures} |\n",
+            importer.name, importer.reads, importer.actions
+        );
     }
-    if line.contains_key("session_id") && matches!(kind, "system" | "assistant" | "user" | "result")
-    {
-        return Some(Format::StreamJson);
-    }
-    if line_kind::is_rollout_line(line) || line_kind::is_exec_json_event(line) {
-        return Some(Format::Codex);
-    }
-    None
+    table
 }
 
-/// A few words on what the JSON line `line` is, for a message about a file of the
-/// wrong format.
+/// The format whose transcripts the line `line` is of, if any.
+pub fn format_of_line(line: SniffedLine) -> Option<Format> {
+    Format::all().find(|f| (f.importer().recognize.line)(line))
+}
+
+/// What the JSON line `line` is, for a message about a file of the wrong format: its
+/// shape, and which format's line it is.
 pub fn describe(line: &Map<String, Value>) -> String {
-    let kind = line.get("type").and_then(Value::as_str);
-    let shape = match kind {
-        Some(kind) => format!("a JSON object with \"type\": {kind:?}"),
-        None => "a JSON object without \"type\"".to_string(),
-    };
-    match format_of_line(line) {
+    let shape = describe_shape(line);
+    match format_of_line(SniffedLine::Json(line)) {
         Some(format) => format!(
             "{shape}, a line of a {} transcript (import it with `loopbench import {}`)",
             format.name(),
@@ -77,12 +102,67 @@ pub fn describe(line: &Map<String, Value>) -> String {
 }
 
 /// What a text line that is not JSON is, for the same messages.
-pub fn describe_text(line: &str) -> String {
-    if line.starts_with(AIDER_HEADER) {
-        return "an aider chat history (import it with `loopbench import aider`)".to_string();
+pub fn describe_line(text: &str) -> String {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => describe(&map),
+        _ => match format_of_line(SniffedLine::Text(text)) {
+            Some(format) => format!(
+                "{} (import it with `loopbench import {}`)",
+                format.importer().one,
+                format.name()
+            ),
+            None => describe_text(text),
+        },
     }
-    let shown: String = line.chars().take(40).collect();
-    format!("text that is not JSON ({shown:?})")
+}
+
+/// An importer describes a line it refuses by its shape alone; here, where every format
+/// is known, the line is read again and named for the format it belongs to.
+fn name_the_format_found(error: Error) -> Error {
+    let Error::BadLine {
+        file,
+        line,
+        message,
+    } = error
+    else {
+        return error;
+    };
+    let Some(at) = message.find(FOUND) else {
+        return Error::BadLine {
+            file,
+            line,
+            message,
+        };
+    };
+    let message = match line_of(&file, line) {
+        Some(text) => format!("{}{FOUND}{}", &message[..at], describe_line(&text)),
+        None => message,
+    };
+    Error::BadLine {
+        file,
+        line,
+        message,
+    }
+}
+
+/// Line `number` (1-based) of the file `path`, without its line end; `None` when it
+/// cannot be read (or is longer than a transcript line may be).
+fn line_of(path: &Path, number: usize) -> Option<String> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut lines = crate::lines::BoundedLines::new(std::io::BufReader::new(file), JSON_LINE_MAX);
+    while let Ok(Some((n, line))) = lines.next_line() {
+        if n == number {
+            return match line {
+                crate::lines::Line::Text(bytes) => Some(
+                    String::from_utf8_lossy(bytes)
+                        .trim_end_matches(['\n', '\r'])
+                        .to_string(),
+                ),
+                crate::lines::Line::TooLong(_) => None,
+            };
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -103,35 +183,65 @@ mod tests {
         let cases = [
             (
                 json!({"type": "user", "sessionId": "s", "uuid": "u"}),
-                Some(Format::ClaudeCode),
+                Some("claude-code"),
             ),
             (
                 json!({"type": "summary", "summary": "x"}),
-                Some(Format::ClaudeCode),
+                Some("claude-code"),
             ),
             (
                 json!({"type": "system", "subtype": "init", "session_id": "s"}),
-                Some(Format::StreamJson),
+                Some("stream-json"),
             ),
             (
                 json!({"timestamp": "t", "type": "session_meta", "payload": {}}),
-                Some(Format::Codex),
+                Some("codex"),
             ),
             (
                 json!({"type": "thread.started", "thread_id": "t"}),
-                Some(Format::Codex),
+                Some("codex"),
             ),
             (
                 json!({"id": "x", "timestamp": "t", "instructions": null}),
-                Some(Format::Codex),
+                Some("codex"),
             ),
             (json!({"op": "session", "n": 1}), None),
         ];
         for (line, format) in cases {
-            assert_eq!(format_of_line(&object(line.clone())), format, "{line}");
+            let line = object(line);
+            let found = format_of_line(SniffedLine::Json(&line)).map(Format::name);
+            assert_eq!(found, format, "{line:?}");
         }
         let claude = describe(&object(json!({"type": "user", "sessionId": "s"})));
         assert!(claude.contains("loopbench import claude-code"), "{claude}");
-        assert!(describe_text("# aider chat started at 2026").contains("import aider"));
+        assert_eq!(
+            describe_line("# aider chat started at 2026"),
+            "an aider chat history (import it with `loopbench import aider`)"
+        );
+    }
+
+    /// An importer refuses a line by its shape; the table names the format it is of
+    /// (this test was `aider::history`'s before the formats were one table).
+    #[test]
+    fn a_file_of_another_format_names_its_first_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rollout.jsonl");
+        std::fs::write(&path, "\n{\"type\":\"session_meta\",\"payload\":{}}\n").unwrap();
+        let aider = Format::named("aider").unwrap();
+        let err = aider.import(&[path], None).unwrap_err().to_string();
+        assert!(
+            err.contains("rollout.jsonl:2: expected an aider chat history"),
+            "{err}"
+        );
+        assert!(err.contains("loopbench import codex"), "{err}");
+    }
+
+    #[test]
+    fn every_format_has_a_name_of_its_own() {
+        let mut names: Vec<&str> = Format::all().map(Format::name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), IMPORTERS.len());
+        assert!(!names.contains(&"auto"), "`auto` is --format's own value");
     }
 }

@@ -28,6 +28,10 @@ pub struct ImportedSession {
     pub source: String,
     /// What became of its tool calls.
     pub tally: Tally,
+    /// The number the transcript itself gives the session (loopbench's own export keeps
+    /// the run's: 0 for an initializer), kept in the trace when every session of the
+    /// import has one and they increase; else sessions are numbered 1..k.
+    pub n: Option<u32>,
 }
 
 /// The result of an import.
@@ -56,15 +60,22 @@ impl Imported {
     /// The trace: per session a `session` line, the actions, a `usage` line and an
     /// `end` line whose summary names the source.
     pub fn to_trace(&self) -> String {
+        let given: Option<Vec<u32>> = self.sessions.iter().map(|s| s.n).collect();
+        let numbers: Vec<u32> = match given {
+            Some(given) if !given.is_empty() && given.windows(2).all(|w| w[0] < w[1]) => given,
+            _ => (1..=self.sessions.len())
+                .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
+                .collect(),
+        };
         let mut out = String::new();
         let mut push = |line: &Line| {
             // A Line is plain data: serializing it cannot fail.
             out += &serde_json::to_string(line).unwrap_or_default();
             out.push('\n');
         };
-        for (i, s) in self.sessions.iter().enumerate() {
+        for (s, n) in self.sessions.iter().zip(numbers) {
             push(&Line::Session {
-                n: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                n,
                 divergent: s.divergent,
             });
             s.lines.iter().for_each(&mut push);
@@ -224,7 +235,7 @@ pub fn read_objects(
                         continue;
                     }
                     Ok(other) => format!("a JSON {}", json_kind(&other)),
-                    Err(_) => super::format::describe_text(&text),
+                    Err(_) => describe_text(&text),
                 }
             }
         };
@@ -242,13 +253,33 @@ pub fn read_objects(
     Ok(lines)
 }
 
-/// The error for a transcript line that is not what its format has.
+/// What separates what was expected from what was found in the message of a wrong line.
+pub const FOUND: &str = "; found ";
+
+/// The error for a transcript line that is not what its format has: `found` says what
+/// it is by its shape ([`describe_shape`], [`describe_text`]); which other format it
+/// belongs to, if any, is named where every format is known (`format::import`).
 pub fn bad_line(path: &Path, line: usize, expected: &str, found: &str) -> Error {
     Error::BadLine {
         file: path.to_path_buf(),
         line,
-        message: format!("expected {expected}; found {found}"),
+        message: format!("expected {expected}{FOUND}{found}"),
     }
+}
+
+/// What the JSON line `line` is by its shape, for a message about a line of the wrong
+/// format.
+pub fn describe_shape(line: &serde_json::Map<String, Value>) -> String {
+    match line.get("type").and_then(Value::as_str) {
+        Some(kind) => format!("a JSON object with \"type\": {kind:?}"),
+        None => "a JSON object without \"type\"".to_string(),
+    }
+}
+
+/// What a text line that is not JSON is, for the same messages.
+pub fn describe_text(line: &str) -> String {
+    let shown: String = line.chars().take(40).collect();
+    format!("text that is not JSON ({shown:?})")
 }
 
 fn json_kind(value: &Value) -> &'static str {

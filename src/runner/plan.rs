@@ -43,8 +43,47 @@ pub struct ReplayArm {
     pub exit_check: crate::suite::ExitCheck,
     /// Most tokens one session may use (0: no limit).
     pub session_tokens: u64,
+    /// What the trials start from.
+    pub start: ReplayStart,
     /// The traces.
     pub traces: Vec<TraceFile>,
+}
+
+/// What a replayed trial starts from (`replay --start`).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplayStart {
+    /// The task's repository with the canonical feature list written and committed: a
+    /// recording made where the list existed.
+    #[default]
+    List,
+    /// The task's repository alone, as a suite's trial starts: the agent writes the
+    /// list (an arm with `initializer = false`).
+    Repo,
+    /// The task's repository alone, and each trace's first session is the initializer,
+    /// as in an arm with `initializer = true`.
+    Initializer,
+}
+
+impl ReplayStart {
+    /// Its name on the command line and in the manifest.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReplayStart::List => "list",
+            ReplayStart::Repo => "repo",
+            ReplayStart::Initializer => "initializer",
+        }
+    }
 }
 
 /// Recorded traces replayed against one task.

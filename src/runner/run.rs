@@ -11,7 +11,7 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
-use super::plan::{Plan, PlannedTrial, ReplaySet, Source};
+use super::plan::{Plan, PlannedTrial, ReplaySet, ReplayStart, Source};
 use super::retry::{Backoff, Breaker, stopped, wait_unless_cancelled};
 use super::steps::run_trial;
 use super::trial::{Attempt, Budgets, KeepRepo, TrialResult, TrialSpec, harness_failed_attempt};
@@ -567,11 +567,14 @@ fn first_session(source: &Source, trial: PlannedTrial) -> (u32, SessionKind) {
         Source::Suite(suite) if suite.arms[trial.arm].initializer => (0, SessionKind::Initializer),
         Source::Suite(_) => (1, SessionKind::Coding),
         Source::Replay(set) => {
-            let trace = &set.arms[trial.arm].traces[trial.replicate as usize].trace;
-            (
-                trace.sessions.first().map_or(1, |s| s.n),
-                SessionKind::Coding,
-            )
+            let arm = &set.arms[trial.arm];
+            let trace = &arm.traces[trial.replicate as usize].trace;
+            let kind = if arm.start == ReplayStart::Initializer {
+                SessionKind::Initializer
+            } else {
+                SessionKind::Coding
+            };
+            (trace.sessions.first().map_or(1, |s| s.n), kind)
         }
     }
 }
@@ -662,7 +665,10 @@ fn replay_trial(
     } else {
         RunActions::Unsandboxed
     };
-    let mut ws = Workspace::create_with(task, arm.format, arm.schema)?;
+    let mut ws = match arm.start {
+        ReplayStart::List => Workspace::create_with(task, arm.format, arm.schema)?,
+        ReplayStart::Repo | ReplayStart::Initializer => Workspace::create_bare(task, None)?,
+    };
     let prompts = Prompts::default();
     let key = TrialKey::new(&arm.name, &task.name, trial.replicate);
     let spec = TrialSpec {
@@ -670,7 +676,7 @@ fn replay_trial(
         key,
         task,
         format: arm.format,
-        initializer: false,
+        initializer: arm.start == ReplayStart::Initializer,
         max_coding_sessions: None,
         stop_when_done: false,
         turn_budget: u32::MAX,

@@ -11,7 +11,7 @@ use crate::error::Purpose;
 use crate::error::{Error, IoContext, Result};
 use crate::feature_list::{ListFormat, ListSchema};
 use crate::run_dir::RunDir;
-use crate::runner::{Plan, ReplayArm, ReplaySet, TraceFile};
+use crate::runner::{Plan, ReplayArm, ReplaySet, ReplayStart, TraceFile};
 use crate::sandbox::SandboxKind;
 use crate::store::continuation;
 use crate::store::{Manifest, ReplayInputs, RunWriter, new_run_dir};
@@ -35,6 +35,8 @@ pub struct TraceInputs<'a> {
     pub exit_check: ExitCheck,
     /// Most tokens one recorded session may use (0: no limit).
     pub session_tokens: u64,
+    /// What every arm's trials start from.
+    pub start: ReplayStart,
 }
 
 /// Groups the inputs into arms, names them and parses every trace.
@@ -107,6 +109,7 @@ fn load_arms(args: &TraceInputs) -> Result<Vec<ReplayArm>> {
             schema: args.schema,
             exit_check: args.exit_check,
             session_tokens: args.session_tokens,
+            start: args.start,
             traces,
         });
     }
@@ -217,6 +220,9 @@ pub fn inputs_hash(task: &Task, arms: &[ReplayArm]) -> Result<String> {
         if arm.session_tokens > 0 {
             hasher.update(&arm.session_tokens.to_le_bytes());
         }
+        if arm.start != ReplayStart::List {
+            hasher.update(arm.start.as_str().as_bytes());
+        }
         for t in &arm.traces {
             hasher.update(&t.trace.content_hash);
         }
@@ -282,6 +288,7 @@ pub fn plan_from_manifest(dir: &RunDir, manifest: &Manifest) -> Result<Plan> {
             schema: inputs.schema,
             exit_check: inputs.exit_check,
             session_tokens: inputs.session_tokens,
+            start: inputs.start,
             traces,
         });
     }
@@ -389,6 +396,7 @@ fn replay_manifest(
             schema: inputs.schema,
             exit_check: inputs.exit_check,
             session_tokens: inputs.session_tokens,
+            start: inputs.start,
             keep_work: setup.keep_work,
         }),
         ..Manifest::stamped()

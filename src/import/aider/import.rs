@@ -6,11 +6,50 @@
 
 use std::path::{Path, PathBuf};
 
+use super::history::AIDER_HEADER;
 use super::{history, map};
 use crate::error::{Error, Result};
 use crate::import::emit::Emitter;
+use crate::import::importer::{Importer, Recognize, SniffedLine};
 use crate::import::session::{Imported, ImportedSession, expand, require_sessions};
 use crate::import::tally::Tally;
+
+/// `loopbench import aider`.
+pub const IMPORTER: Importer = Importer {
+    name: "aider",
+    summary: "aider chat histories",
+    one: "an aider chat history",
+    about: "aider chat histories (.aider.chat.history.md): a session at each \"# aider chat \
+            started at\"; edits applied where aider confirmed them, shell commands it ran",
+    examples: "\
+Examples:
+  loopbench import aider tests/data/aider/latefees/.aider.chat.history.md --out latefees-aider.jsonl
+  loopbench import aider ~/src/myproject/.aider.chat.history.md --root ~/src/myproject > myproject.jsonl",
+    reads: "`.aider.chat.history.md` (a directory means every one under it); a session at each \
+            `# aider chat started at`",
+    actions: "SEARCH/REPLACE and whole-file blocks where \"Applied edit to PATH\" confirms them \
+              (a block aider reports as not matching: a `skip`); commands aider ran \
+              (`Running CMD`) or the user did (`/run`, `!`, `/test`, `/git`); aider's commits \
+              and `/undo`; the \"Tokens: ... Cost: ...\" lines as usage",
+    fixture: "tests/data/aider/latefees/.aider.chat.history.md",
+    captures: None,
+    recognize: Recognize {
+        file_name: is_markdown,
+        line: is_header,
+        document: None,
+    },
+    import,
+};
+
+/// A file a history may be in (aider's own name, or another Markdown file).
+fn is_markdown(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "md")
+}
+
+/// The line that starts a session.
+fn is_header(line: SniffedLine) -> bool {
+    matches!(line, SniffedLine::Text(text) if text.starts_with(AIDER_HEADER))
+}
 
 /// The name aider gives its chat history.
 const HISTORY: &str = ".aider.chat.history.md";
@@ -44,6 +83,7 @@ pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
                         session.started, name, session.line
                     ),
                     tally,
+                    n: None,
                 });
             }
         }

@@ -11,4 +11,4 @@ mod import;
 pub mod map;
 pub mod replace;
 
-pub use import::import;
+pub use import::{IMPORTER, import};

@@ -58,7 +58,7 @@ pub fn read(file: &Path, lines: Vec<ObjectLine>) -> Result<CodexSession> {
                 file,
                 number,
                 EXPECTED,
-                &crate::import::format::describe(&line),
+                &crate::import::session::describe_shape(&line),
             ));
         }
         let value = Value::Object(line);

@@ -18,14 +18,62 @@ use std::path::{Path, PathBuf};
 
 use super::session::CodexSession;
 use super::{exec_json, line_kind, map, rollout};
+use crate::agent::command::cli_usage::CliFormat;
 use crate::agent::trace::EndStatus;
 use crate::error::{Error, Result};
 use crate::import::emit::Emitter;
+use crate::import::importer::{Importer, Recognize, SniffedLine};
 use crate::import::paths::within;
 use crate::import::session::{
     Imported, ImportedSession, capture_files, expand, read_objects, require_sessions,
 };
 use crate::import::tally::Tally;
+
+/// `loopbench import codex`.
+pub const IMPORTER: Importer = Importer {
+    name: "codex",
+    summary: "Codex CLI rollouts and `codex exec --json` captures",
+    one: "a Codex rollout or `codex exec --json` capture",
+    about: "Codex CLI rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl; a directory \
+            means every rollout-*.jsonl under it), in time order, of one project (--root, else \
+            the first session's cwd); or `codex exec --json` captures (a trial's capture \
+            directory means its session-<n>.stdout files)",
+    examples: "\
+Examples:
+  loopbench import codex tests/data/codex/latefees --out latefees-codex.jsonl
+  loopbench import codex ~/.codex/sessions --root /home/me/myproject --out myproject.jsonl
+  loopbench import codex RUN_DIR/agents/TRIAL_ID --out trial.jsonl   # a command agent's rollouts",
+    reads: "Codex CLI rollouts, `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`, one file a \
+            session (a directory means every `rollout-*.jsonl` under it, else its \
+            `session-<n>.stdout` captures); captured `codex exec --json` output",
+    actions: "`shell` (an argv and a `workdir`), `exec_command`, `local_shell_call` and the \
+              `exec` tool's nested commands, with their exit codes; `apply_patch` (Add File, \
+              Update File with `@@` hunks, Delete File, Move to), applied when its output says \
+              it succeeded; `token_count` events as usage; `turn_aborted` or a turn never \
+              completed as `interrupted`",
+    fixture: "tests/data/codex/latefees",
+    captures: Some(CliFormat::Codex),
+    recognize: Recognize {
+        file_name: is_transcript_name,
+        line: is_codex_line,
+        document: None,
+    },
+    import,
+};
+
+/// A file a rollout or a capture may be in.
+fn is_transcript_name(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e == "jsonl" || e == "stdout")
+}
+
+/// A line of a rollout or an event of `codex exec --json`.
+fn is_codex_line(line: SniffedLine) -> bool {
+    let SniffedLine::Json(line) = line else {
+        return false;
+    };
+    line_kind::is_rollout_line(line) || line_kind::is_exec_json_event(line)
+}
 
 /// What a line of a Codex transcript is, for messages about one that is not.
 const EXPECTED: &str = "a Codex rollout line (a JSON object with \"type\" and \"payload\") or a `codex exec --json` event";
@@ -104,6 +152,7 @@ fn import_session(
         status,
         source: format!("codex {} {id} ({})", session.form, session.file.display()),
         tally,
+        n: None,
     }
 }
 

@@ -16,4 +16,4 @@ pub mod rollout;
 pub mod session;
 mod tokens;
 
-pub use import::import;
+pub use import::{IMPORTER, import};

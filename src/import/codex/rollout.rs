@@ -82,7 +82,7 @@ pub fn read(file: &Path, lines: Vec<ObjectLine>) -> Result<CodexSession> {
                 file,
                 number,
                 EXPECTED,
-                &crate::import::format::describe(&line),
+                &crate::import::session::describe_shape(&line),
             ));
         }
         reader.line(number, line);

@@ -23,7 +23,7 @@
 //! session file, its `<sessionId>/subagents/*.jsonl` are read too.
 //!
 //! **Root.** Paths are made relative to `--root`, else to the `cwd` of the session's
-//! first main-chain line ([`super::paths`]).
+//! first main-chain line ([`crate::import::paths`]).
 //!
 //! **The shell's directory.** Claude Code's Bash keeps a `cd` from one call to the
 //! next, and every line's `cwd` says where the shell is. A `Bash` call runs where the
@@ -53,8 +53,45 @@ use serde_json::Value;
 
 use super::blocks::{UsageTally, tool_calls, tool_results, user_text};
 use super::mapping::map_session;
-use super::session::{Imported, ImportedSession, expand, read_json_lines, require_sessions};
-use super::tally::Tally;
+use crate::import::importer::{Importer, Recognize, SniffedLine};
+use crate::import::session::{
+    Imported, ImportedSession, expand, read_json_lines, require_sessions,
+};
+use crate::import::tally::Tally;
+
+/// `loopbench import claude-code`.
+pub const IMPORTER: Importer = Importer {
+    name: "claude-code",
+    summary: "Claude Code session files",
+    one: "a Claude Code session file",
+    about: "Claude Code session files (~/.claude/projects/<project>/<sessionId>.jsonl); a \
+            directory means every *.jsonl under it. Sessions are ordered by time",
+    examples: "\
+Examples:
+  loopbench import claude-code tests/data/claude-code/latefees --root /home/dev/latefees --out latefees.jsonl
+  loopbench import claude-code ~/.claude/projects/-home-me-myproject --out myproject.jsonl",
+    reads: "Claude Code session files, `~/.claude/projects/<project>/*.jsonl` (resumed \
+            sessions and subagent files included); a directory means every `*.jsonl` under it",
+    actions: "`Write`, `Edit`, `MultiEdit` and `Bash` calls and their results",
+    fixture: "tests/data/claude-code/latefees",
+    captures: None,
+    recognize: Recognize {
+        file_name: is_jsonl,
+        line: is_session_line,
+        document: None,
+    },
+    import,
+};
+
+/// A line of a session file: it names its `sessionId`, or is one of the lines the CLI
+/// writes before the conversation (a title `summary`, a `file-history-snapshot`).
+fn is_session_line(line: SniffedLine) -> bool {
+    let SniffedLine::Json(line) = line else {
+        return false;
+    };
+    let kind = line.get("type").and_then(Value::as_str).unwrap_or("");
+    line.contains_key("sessionId") || kind == "summary" || kind == "file-history-snapshot"
+}
 use crate::agent::trace::EndStatus;
 use crate::error::Result;
 
@@ -270,6 +307,7 @@ fn import_session(
         },
         source: format!("claude-code session {id}"),
         tally,
+        n: None,
     }
 }
 

@@ -6,7 +6,7 @@
 //! | `Write` (file_path, content) | `write` of the result's `content` when it has one (what was written), else the call's |
 //! | `Edit` (file_path, old_string, new_string, replace_all) | `edit` (`all` with replace_all) of the result's oldString/newString when it has them (a `userModified` edit applied the user's version), else the call's; an empty old_string creates the file: `write`, never a reset |
 //! | `MultiEdit` (file_path, edits) | one `edit` per entry, in order |
-//! | `Bash` (command) | `run` in the directory the shell was in (the line's `cwd` under the root becomes the run's `cwd`), the root's absolute path rewritten relative to it ([`super::paths::rewrite_command`]); a shell outside the root: `skip` |
+//! | `Bash` (command) | `run` in the directory the shell was in (the line's `cwd` under the root becomes the run's `cwd`), the root's absolute path rewritten relative to it ([`crate::import::paths::rewrite_command`]); a shell outside the root: `skip` |
 //! | `NotebookEdit` | `skip`: the notebook's JSON is not in the transcript, so a cell edit has no well-defined whole-file effect |
 //! | anything else (Read, Grep, Glob, TodoWrite, Task, WebFetch, MCP tools...) | nothing; counted as ignored |
 //!
@@ -42,9 +42,9 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::emit::{Caller, Emitter, Known, Mapped};
-use super::tally::{SkipReason, Tally};
 use crate::agent::trace::Line;
+use crate::import::emit::{Caller, Emitter, Known, Mapped};
+use crate::import::tally::{SkipReason, Tally};
 
 /// One `tool_use` block.
 #[derive(Debug, Clone, PartialEq)]
@@ -125,21 +125,7 @@ pub fn map_session(
                 from: None,
             });
         }
-        out.note(Line::Call {
-            tool: call.name.clone(),
-            id: Some(call.id.clone()),
-            input: call.input.clone(),
-        });
-        let outcome = results.get(&call.id);
-        map_call(&mut out, call, outcome);
-        if let Some(outcome) = outcome {
-            out.note(Line::Output {
-                id: Some(call.id.clone()),
-                output: outcome.text.clone(),
-                exit: exit_code(&outcome.text),
-                error: outcome.is_error,
-            });
-        }
+        emit_call(&mut out, call, results.get(&call.id));
     }
     for (_, text) in texts {
         out.note(Line::Say {
@@ -148,6 +134,26 @@ pub fn map_session(
         });
     }
     out.finish()
+}
+
+/// One call of Claude Code's tools with its result (`None`: it never got one): its
+/// trajectory lines (the call, the result) around its actions. For another importer
+/// whose transcripts hold Claude Code's calls (ATIF converted from Claude Code).
+pub fn emit_call(out: &mut Emitter, call: &ToolCall, outcome: Option<&ToolOutcome>) {
+    out.note(Line::Call {
+        tool: call.name.clone(),
+        id: Some(call.id.clone()),
+        input: call.input.clone(),
+    });
+    map_call(out, call, outcome);
+    if let Some(outcome) = outcome {
+        out.note(Line::Output {
+            id: Some(call.id.clone()),
+            output: outcome.text.clone(),
+            exit: exit_code(&outcome.text),
+            error: outcome.is_error,
+        });
+    }
 }
 
 /// The `Exit code N` line Claude Code puts first in a failed command's result.

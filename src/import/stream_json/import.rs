@@ -11,7 +11,7 @@
 //! `tool_use_result` when the CLI writes it), the last `result` line the session's
 //! outcome. Anything else is ignored; a line that is not JSON is skipped with a note
 //! (an agent wrapper may print other things on stdout). Calls map to actions as for
-//! session files ([`super::mapping`]), paths relative to `--root`, else to the init
+//! session files ([`crate::import::claude_code::mapping`]), paths relative to `--root`, else to the init
 //! line's `cwd`.
 //!
 //! **Usage**: from the `result` line when there is one (read by the same function the
@@ -30,12 +30,54 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::blocks::{UsageTally, tool_calls, tool_results};
-use super::mapping::{ToolCall, ToolOutcome, map_session};
-use super::session::{
+use crate::import::claude_code::blocks::{UsageTally, tool_calls, tool_results};
+use crate::import::claude_code::mapping::{ToolCall, ToolOutcome, map_session};
+use crate::import::importer::{Importer, Recognize, SniffedLine};
+use crate::import::session::{
     Imported, ImportedSession, capture_files, expand, read_json_lines, require_sessions,
 };
-use super::tally::Tally;
+use crate::import::tally::Tally;
+
+/// `loopbench import stream-json`.
+pub const IMPORTER: Importer = Importer {
+    name: "stream-json",
+    summary: "Captured `claude -p --output-format stream-json`",
+    one: "a stream-json capture",
+    about: "Captured stdout of `claude -p --output-format stream-json --verbose`, one file per \
+            session in the order given; a directory means its session-<n>.stdout files (a \
+            trial's capture directory, RUN_DIR/agents/<trial_id>)",
+    examples: "\
+Examples:
+  loopbench import stream-json tests/data/stream-json/latefees > latefees-stream.jsonl
+  loopbench import stream-json RUN_DIR/agents/TRIAL_ID --out trial.jsonl   # a command agent's captures",
+    reads: "captured `claude -p --output-format stream-json` output, one file a session; a \
+            directory means its `session-<n>.stdout` files",
+    actions: "the same",
+    fixture: "tests/data/stream-json/latefees",
+    captures: Some(CliFormat::Claude),
+    recognize: Recognize {
+        file_name: is_capture,
+        line: is_stream_line,
+        document: None,
+    },
+    import,
+};
+
+/// A file a capture may be in: the command driver's `session-<n>.stdout`, or JSONL.
+fn is_capture(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e == "stdout" || e == "jsonl")
+}
+
+/// A line of stream-json: a message or the result, naming its `session_id`.
+fn is_stream_line(line: SniffedLine) -> bool {
+    let SniffedLine::Json(line) = line else {
+        return false;
+    };
+    let kind = line.get("type").and_then(Value::as_str).unwrap_or("");
+    line.contains_key("session_id") && matches!(kind, "system" | "assistant" | "user" | "result")
+}
+use crate::agent::command::cli_usage::CliFormat;
 use crate::agent::command::{Reported, report_result_line};
 use crate::agent::trace::EndStatus;
 use crate::error::{Error, Result};
@@ -124,6 +166,7 @@ fn import_file(
             None => format!("stream-json capture {}", file.display()),
         },
         tally,
+        n: None,
     })
 }
 
