@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::feature_list::{self, FeatureList, ListFormat, ListSchema};
 use crate::fsutil::{TreeSize, TreeSnapshot, skipped_with_parents, tree_size_within};
 use crate::sandbox::Hidden;
+use crate::sandbox::container::TaskContainer;
 use crate::suite::{CleanTree, Task};
 use crate::workspace::{PROGRESS_FILE, Workspace};
 
@@ -176,6 +177,8 @@ pub struct Observer<'a> {
     cache: Option<&'a VerifyCache>,
     repeats: u32,
     sandbox: Option<Hidden>,
+    /// The task's containers, where its checks run in them instead.
+    container: Option<std::sync::Arc<TaskContainer>>,
     /// How the tree is judged clean.
     clean_tree: CleanTree,
     /// The programs the verify commands start and where their Python imports from,
@@ -208,6 +211,7 @@ impl<'a> Observer<'a> {
             cache,
             repeats,
             sandbox: None,
+            container: None,
             clean_tree: CleanTree::Git,
             paths,
         })
@@ -217,6 +221,14 @@ impl<'a> Observer<'a> {
     /// must not reach the oracle, the run directory or other trials through its tests).
     pub fn sandboxed(mut self, hidden: Hidden) -> Observer<'a> {
         self.sandbox = Some(hidden);
+        self
+    }
+
+    /// Runs every check in a fresh container of the task's image (`container`) instead
+    /// of on the host or under bubblewrap.
+    pub fn in_container(mut self, container: std::sync::Arc<TaskContainer>) -> Observer<'a> {
+        self.sandbox = None;
+        self.container = Some(container);
         self
     }
 
@@ -234,7 +246,7 @@ impl<'a> Observer<'a> {
 
     /// Whether verify commands run sandboxed.
     pub fn is_sandboxed(&self) -> bool {
-        self.sandbox.is_some()
+        self.sandbox.is_some() || self.container.is_some()
     }
 
     /// The list file: from the tree, or through a symlink inside the work directory

@@ -275,6 +275,31 @@ impl Task {
         self.dir.join("repo")
     }
 
+    /// Lays the files a trial starts from in `dir`: `repo/` (none for a task in
+    /// Harbor's layout), then [`Task::lay_step_files`].
+    pub fn lay_starting_files(&self, dir: &Path) -> Result<()> {
+        let repo = self.repo_dir();
+        if repo.is_dir() {
+            crate::fsutil::copy_tree(&repo, dir, true)?;
+        } else {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io(format!("cannot create '{}'", dir.display()), e))?;
+        }
+        self.lay_step_files(dir)
+    }
+
+    /// Lays each feature's starting files (a Harbor step's `workdir/`) in `dir`, in
+    /// feature order. They are all in place from the trial's first commit: a session
+    /// may work on any feature, so none is held back for a later one.
+    pub fn lay_step_files(&self, dir: &Path) -> Result<()> {
+        for f in &self.features {
+            if let Some(files) = f.container.as_ref().and_then(|c| c.workdir.as_deref()) {
+                crate::fsutil::copy_tree(files, dir, true)?;
+            }
+        }
+        Ok(())
+    }
+
     /// What loading found questionable but not wrong (no `oracle/tests`), one sentence
     /// each; the engine never prints them, the command does.
     pub fn warnings(&self) -> &[String] {
