@@ -130,6 +130,9 @@ fn a_run_of_two_sim_arms_observes_every_session_records_the_image_and_shows_a_pr
         assert_eq!(r["unobservable"], false, "{r}");
         assert!(r["error"].is_null() || r["error"] == "", "{r}");
         assert!(r["failure"].is_null() || r["failure"] == "", "{r}");
+        // Harbor's tests are never in the work directory: not measured, not zero.
+        assert!(r["tests_removed"].is_null(), "{r}");
+        assert!(r["tests_weakened"].is_null(), "{r}");
     }
     // The careful arm verifies both steps; the eager one claims one that fails.
     let verified = |arm: &str| {

@@ -64,6 +64,11 @@ pub struct Observation {
     pub self_verified: BTreeMap<String, Check>,
     /// Test files (by the task's glob) and the matches of its count pattern in each.
     pub tests: BTreeMap<String, u64>,
+    /// Whether the task's tests lie in the work directory, so that removing or
+    /// weakening them can be seen; false for a task whose own checks bring their
+    /// tests (a Harbor task's `/tests`), whose `tests_removed` and `tests_weakened`
+    /// are then null.
+    pub tests_measured: bool,
     /// The work directory holds exactly `HEAD^{tree}` as `git add -A` takes it, judged
     /// with the harness's own index and configuration (false when git could not tell);
     /// under the suite's strict reading (`clean_tree = "strict"`), also no git-ignored
@@ -337,6 +342,7 @@ impl<'a> Observer<'a> {
             verified: checks.verified,
             self_verified: checks.self_verified,
             tests,
+            tests_measured: self.task.tests_in_work_dir(),
             clean,
             progress_hash,
             effects: ws.effects.tally(),

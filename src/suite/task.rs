@@ -270,6 +270,13 @@ impl Task {
         &self.not_run
     }
 
+    /// Whether the task's tests lie in the work directory (found by its glob), where an
+    /// agent could remove or weaken them; not for a task in Harbor's layout, whose
+    /// checks bring their own.
+    pub fn tests_in_work_dir(&self) -> bool {
+        !self.tests.glob_text.is_empty()
+    }
+
     /// The files the agent starts from.
     pub fn repo_dir(&self) -> PathBuf {
         self.dir.join("repo")
