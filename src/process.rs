@@ -220,7 +220,7 @@ impl ShellCommand<'_> {
                     run.env.push((k, v));
                 }
                 let argv: Vec<OsString> = vec!["sh".into(), "-c".into(), self.script.into()];
-                let (c, container) = run.start(&argv);
+                let (c, container) = run.start(&argv)?;
                 (c, Some(Started::Container(container)))
             }
             Isolation::Host if host.pid_namespace || host.network_namespace => {

@@ -321,15 +321,20 @@ fn a_hostile_check_reaches_nothing_of_the_host_and_leaves_nothing_running() {
         &format!("cat > /app/attack.sh <<'EOF'\n{ATTACKS}\nEOF\n"),
     );
     let gold = dir.join("solution/solve.sh");
-    let out = loopbench()
+    let child = Command::new(env!("CARGO_BIN_EXE_loopbench"))
         .arg("check-task")
         .arg(&dir)
         .env("LOOPBENCH_TEST_SECRET", "s3cret-value")
         .env("GOLD", &gold)
         .env("TASK_DIR", &dir)
         .env("SECRET_FILE", &secret_file)
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
+    // Its containers carry its pid (other tests' may run meanwhile).
+    let harness = child.id();
+    let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains("LEAK"), "{text}");
     for attack in [
@@ -354,7 +359,7 @@ fn a_hostile_check_reaches_nothing_of_the_host_and_leaves_nothing_running() {
             "--all",
             "--quiet",
             "--filter",
-            "label=loopbench.harness",
+            &format!("label=loopbench.harness={harness}"),
         ])
         .output()
         .unwrap();

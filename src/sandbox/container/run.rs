@@ -6,7 +6,8 @@
 //! container may be given the network, never an agent's), the engine's limits on
 //! processes, memory and CPUs, a non-root user under a root harness (the sandbox's
 //! user, who is handed what the container may write), the environment built and passed
-//! by name (values never on a command line), and only the places named mounted. The
+//! in a file of the harness's (values never on a command line, and the engine's own
+//! environment left as it is), and only the places named mounted. The
 //! program is PID 1 of the container's own PID namespace, so that everything it started
 //! dies with it; the container is named, and removed (`kill`, `rm -f`) when its handle
 //! is dropped, however the command ended: nothing outlives it.
@@ -92,13 +93,15 @@ pub enum Ran {
 pub struct Container {
     engine: Engine,
     name: String,
+    _env_file: tempfile::NamedTempFile,
 }
 
 impl ContainerRun {
     /// Names a fresh container and the command that runs `argv` in it (the engine's
-    /// client, with the built environment's values in its own environment and their
-    /// names on its command line). The handle removes the container when dropped.
-    pub fn start(&self, argv: &[OsString]) -> (Command, Container) {
+    /// client, the built environment in a file beside it). The handle removes the
+    /// container, and the file, when dropped. A value holding a newline cannot be
+    /// passed that way, and is an error.
+    pub fn start(&self, argv: &[OsString]) -> std::io::Result<(Command, Container)> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         static CLEARED: std::sync::Once = std::sync::Once::new();
         CLEARED.call_once(|| remove_dead_leftovers(&self.engine));
@@ -110,20 +113,25 @@ impl ContainerRun {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.subsec_nanos())
         );
+        let env_file = tempfile::NamedTempFile::new()?;
+        std::fs::write(env_file.path(), env_file_text(&self.env)?)?;
         let mut cmd = self.engine.command();
         cmd.args(self.args(&name));
+        cmd.arg("--env-file").arg(env_file.path());
+        cmd.arg(&self.image);
         cmd.args(argv);
-        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
-        (
+        Ok((
             cmd,
             Container {
                 engine: self.engine.clone(),
                 name,
+                _env_file: env_file,
             },
-        )
+        ))
     }
 
-    /// The engine's `run` arguments up to the image, for a container named `name`.
+    /// The engine's `run` arguments before the environment file and the image, for a
+    /// container named `name`.
     pub fn args(&self, name: &str) -> Vec<OsString> {
         let mut args: Vec<OsString> = vec![
             "run".into(),
@@ -158,12 +166,7 @@ impl ContainerRun {
             args.push("--mount".into());
             args.push(spec);
         }
-        for (k, _) in &self.env {
-            args.push("--env".into());
-            args.push(k.into());
-        }
         args.push(format!("--workdir={}", self.workdir).into());
-        args.push(self.image.clone().into());
         args
     }
 }
@@ -255,6 +258,22 @@ fn remove_dead_leftovers(engine: &Engine) {
     }
 }
 
+/// `NAME=VALUE` lines of an engine's `--env-file`; a value with a newline is refused.
+fn env_file_text(env: &[(String, OsString)]) -> std::io::Result<String> {
+    let mut text = String::new();
+    for (k, v) in env {
+        let v = v.to_string_lossy();
+        if v.contains('\n') || k.contains(['\n', '=']) {
+            return Err(std::io::Error::other(format!(
+                "the environment variable '{k}' cannot be passed to a container: its name \
+                 or value holds a newline"
+            )));
+        }
+        text.push_str(&format!("{k}={v}\n"));
+    }
+    Ok(text)
+}
+
 /// [`Ran::Exited`] from `STATUS CODE OOM` of a container that ran, `None` otherwise.
 fn parse_state(text: &str) -> Option<Ran> {
     let mut words = text.split_whitespace();
@@ -322,9 +341,23 @@ mod tests {
         ] {
             assert!(args.iter().any(|a| a == want), "{want} in {args:?}");
         }
-        assert_eq!(args.last().map(String::as_str), Some("sha256:abc"));
-        assert!(args.iter().any(|a| a == "SECRET"));
         assert!(!args.iter().any(|a| a.contains("s3cret")), "{args:?}");
+        let (cmd, container) = run().start(&["true".into()]).unwrap();
+        let all: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(all[all.len() - 2], "sha256:abc", "{all:?}");
+        assert!(!all.iter().any(|a| a.contains("s3cret")), "{all:?}");
+        assert_eq!(
+            std::fs::read_to_string(container._env_file.path()).unwrap(),
+            "SECRET=s3cret\n"
+        );
+        assert!(
+            cmd.get_envs().next().is_none(),
+            "the engine's environment is its own"
+        );
+        drop(container);
         let open = ContainerRun {
             network: true,
             ..run()
