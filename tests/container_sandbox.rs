@@ -405,6 +405,7 @@ fn the_container_commands_of_writing_tasks_run_as_written() {
         "{stdout}"
     );
     assert!(stdout.contains("task counter"), "{stdout}");
+    assert!(stdout.contains("premature_claims 1"), "{stdout}");
 }
 
 #[test]
