@@ -1185,7 +1185,7 @@ bench_trajectories() {
 # DIR/container/task, each in a suite of the careful sim agent whose checks run under
 # bubblewrap or in containers.
 make_container_suites() {
-    local dir="$1" replicates="$2" engine="$3" kind
+    local dir="$1" replicates="$2" engine="$3" nonce="$4" kind
     for kind in bwrap container; do
         local suite="$dir/$kind" task="$dir/$kind/task"
         mkdir -p "$task/repo/src" "$task/repo/tests" "$task/oracle/tests"
@@ -1205,7 +1205,10 @@ make_container_suites() {
         done
         if [ "$kind" = container ]; then
             mkdir -p "$task/environment"
-            printf 'FROM ubuntu:24.04\nWORKDIR /app\n' >"$task/environment/Dockerfile"
+            # A label of this invocation's: a context never built before, so that the
+            # first step shows the build and the later ones show none.
+            printf 'FROM ubuntu:24.04\nWORKDIR /app\nLABEL loopbench.bench=%s\n' "$nonce" \
+                >"$task/environment/Dockerfile"
             printf '\n[environment]\ndockerfile = "environment/Dockerfile"\n' >>"$task/task.toml"
         fi
         {
@@ -1226,7 +1229,8 @@ bench_container() {
     bin="$(release_bin)"
     dir="$(mktemp -d)"
     trap 'rm -rf "$dir"' RETURN
-    make_container_suites "$dir" "${CONTAINER_REPLICATES:-2}" "$engine"
+    local nonce="$$-$(date +%s%N)"
+    make_container_suites "$dir" "${CONTAINER_REPLICATES:-2}" "$engine" "$nonce"
     images() { "$engine" images --filter reference=loopbench-task --format '{{.ID}}' | sort -u | wc -l; }
     local before after t checks sessions
     declare -A per_check per_session
@@ -1258,6 +1262,9 @@ bench_container() {
     local same=yes
     cmp -s <(cut -d, -f1-40 "$dir/out-bwrap/sessions.csv") <(cut -d, -f1-40 "$dir/out-container/sessions.csv") || same=NO
     echo "sessions.csv identical under both (first 40 columns): $same"
+    # The image of this invocation's context goes with it.
+    "$engine" images --quiet --filter "label=loopbench.bench=$nonce" | sort -u |
+        xargs -r "$engine" rmi --force >/dev/null 2>&1 || true
 }
 
 case "${1:-}" in
