@@ -111,6 +111,19 @@
 #                                      plays the scripted acts without a model and a scorer
 #                                      that runs the checks; INSPECT_SESSIONS of them,
 #                                      default 100, scaled to the run's sessions)
+#   scripts/bench.sh container [ENGINE]
+#                                      in one invocation, the cost of the container
+#                                      sandbox against bubblewrap: a three-feature sh task
+#                                      (with gold) checked by `check-task` and run by the
+#                                      careful sim agent (CONTAINER_REPLICATES, default 2),
+#                                      its checks under bubblewrap and in containers of an
+#                                      image built from its Dockerfile (FROM
+#                                      ubuntu:24.04, which the engine must have:
+#                                      scripts/base-image.sh); prints seconds per check and
+#                                      per session of each and their ratios, and how many
+#                                      images each step built (the image is built once per
+#                                      build-context hash: the second check-task and the
+#                                      run build nothing), release build (or $BIN)
 # Compare ratios within one run: these machines are shared and noisy.
 # Each section prints wall time and peak memory (GNU time's "Maximum resident set size").
 # Needs: cargo, awk, /usr/bin/time (Debian: apt-get install time); `processes` needs
@@ -1168,8 +1181,95 @@ bench_trajectories() {
     done
 }
 
+# The sh task of bench_container in DIR/bwrap/task and, with an image, in
+# DIR/container/task, each in a suite of the careful sim agent whose checks run under
+# bubblewrap or in containers.
+make_container_suites() {
+    local dir="$1" replicates="$2" engine="$3" nonce="$4" kind
+    for kind in bwrap container; do
+        local suite="$dir/$kind" task="$dir/$kind/task"
+        mkdir -p "$task/repo/src" "$task/repo/tests" "$task/oracle/tests"
+        echo "source goes here" >"$task/repo/src/README"
+        {
+            echo 'name = "shtask"'
+            echo 'goal = "three files"'
+            echo "tests = { glob = \"tests/**/*.sh\", count_pattern = '^# test' }"
+        } >"$task/task.toml"
+        for n in 1 2 3; do
+            printf '# test: f%s exists\ntest -f src/f%s.txt\n' "$n" "$n" >"$task/repo/tests/check_F$n.sh"
+            cp "$task/repo/tests/check_F$n.sh" "$task/oracle/tests/"
+            mkdir -p "$task/oracle/gold/F$n/src"
+            echo "f$n" >"$task/oracle/gold/F$n/src/f$n.txt"
+            printf '\n[[feature]]\nid = "F%s"\ndescription = "file %s exists"\nverify = "sh tests/check_F%s.sh"\n' \
+                "$n" "$n" "$n" >>"$task/task.toml"
+        done
+        if [ "$kind" = container ]; then
+            mkdir -p "$task/environment"
+            # A label of this invocation's: a context never built before, so that the
+            # first step shows the build and the later ones show none.
+            printf 'FROM ubuntu:24.04\nWORKDIR /app\nLABEL loopbench.bench=%s\n' "$nonce" \
+                >"$task/environment/Dockerfile"
+            printf '\n[environment]\ndockerfile = "environment/Dockerfile"\n' >>"$task/task.toml"
+        fi
+        {
+            echo "name = \"bench-$kind\""
+            echo 'seed = 7'
+            echo "replicates = $replicates"
+            echo 'tasks = ["task"]'
+            echo "verify_sandbox = \"$kind\""
+            [ "$kind" = container ] && echo "engine = \"$engine\""
+            printf '\n[agents.sim]\ndriver = "sim"\nprofile = "careful"\n\n[[arm]]\nname = "json"\nagent = "sim"\nlist_format = "json"\nmax_sessions = 6\n'
+        } >"$suite/suite.toml"
+    done
+}
+
+bench_container() {
+    local engine="${1:-podman}" bin dir
+    "$engine" info >/dev/null 2>&1 || { echo "container: $engine does not answer info" >&2; return 2; }
+    bin="$(release_bin)"
+    dir="$(mktemp -d)"
+    trap 'rm -rf "$dir"' RETURN
+    local nonce="$$-$(date +%s%N)"
+    make_container_suites "$dir" "${CONTAINER_REPLICATES:-2}" "$engine" "$nonce"
+    images() { "$engine" images --filter reference=loopbench-task --format '{{.ID}}' | sort -u | wc -l; }
+    local before after t checks sessions
+    declare -A per_check per_session
+    echo "== container against bubblewrap ($engine; $("$bin" --version))"
+    for kind in bwrap container second-container; do
+        local task_kind="${kind#second-}"
+        before=$(images)
+        t=$(seconds "$bin" check-task "$dir/$task_kind/task" --format json --quiet --jobs 1 \
+            --sandbox "$task_kind" --repeats 1)
+        after=$(images)
+        # nop, oracle (1 + 2 + 3) and alone (3) trees: 3 + 6 + 3 checks.
+        checks=12
+        per_check[$kind]=$(awk -v t="$t" -v n="$checks" 'BEGIN { printf "%.3f", t / n }')
+        echo "check-task under $kind: ${t}s, ${per_check[$kind]}s a check; images built: $((after - before))"
+    done
+    for kind in bwrap container; do
+        before=$(images)
+        rm -rf "$dir/out-$kind"
+        t=$(seconds "$bin" run "$dir/$kind" --out "$dir/out-$kind" --jobs 1 --quiet)
+        after=$(images)
+        sessions=$(($(wc -l <"$dir/out-$kind/sessions.csv") - 1))
+        per_session[$kind]=$(awk -v t="$t" -v n="$sessions" 'BEGIN { printf "%.3f", t / n }')
+        echo "run with checks under $kind: ${t}s, $sessions sessions, ${per_session[$kind]}s a session; images built: $((after - before))"
+    done
+    awk -v c="${per_check[container]}" -v b="${per_check[bwrap]}" \
+        'BEGIN { printf "a check: container / bubblewrap = %.1fx\n", c / b }'
+    awk -v c="${per_session[container]}" -v b="${per_session[bwrap]}" \
+        'BEGIN { printf "a session (its checks included): container / bubblewrap = %.1fx\n", c / b }'
+    local same=yes
+    cmp -s <(cut -d, -f1-40 "$dir/out-bwrap/sessions.csv") <(cut -d, -f1-40 "$dir/out-container/sessions.csv") || same=NO
+    echo "sessions.csv identical under both (first 40 columns): $same"
+    # The image of this invocation's context goes with it.
+    "$engine" images --quiet --filter "label=loopbench.bench=$nonce" | sort -u |
+        xargs -r "$engine" rmi --force >/dev/null 2>&1 || true
+}
+
 case "${1:-}" in
 run) shift; bench_run "$@" ;;
+container) shift; bench_container "$@" ;;
 processes) shift; bench_processes "$@" ;;
 trajectories) shift; bench_trajectories "$@" ;;
 bounds) shift; bench_bounds "$@" ;;
@@ -1183,7 +1283,7 @@ sandbox) shift; bench_sandbox "$@" ;;
 network) shift; bench_network "$@" ;;
 replay) shift; bench_replay "$@" ;;
 *)
-    echo "usage: $0 run [SUITE] | processes BASE_BIN | trajectories BASE_BIN [TRIALS...] | report [ROWS [BIN]] | replay [TRACES] | html [TRIALS] | memory [SIZES] | effects [MIB] | weekly [RUNS [BIN]] | sandbox [SUITE] | network [BIN] | bounds BASE_BIN | check-task [INPUT...]" >&2
+    echo "usage: $0 run [SUITE] | processes BASE_BIN | trajectories BASE_BIN [TRIALS...] | report [ROWS [BIN]] | replay [TRACES] | html [TRIALS] | memory [SIZES] | effects [MIB] | weekly [RUNS [BIN]] | sandbox [SUITE] | network [BIN] | bounds BASE_BIN | check-task [INPUT...] | container [ENGINE]" >&2
     exit 2
     ;;
 esac

@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::process_group::Leader;
+use crate::sandbox::container::{Container, ContainerRun, Ran};
 use crate::sandbox::{Confined, Layout};
 
 /// How long a process group gets between SIGTERM and SIGKILL.
@@ -69,6 +70,16 @@ pub enum Isolation<'a> {
     /// In the sandbox of this layout (no network, own PID namespace); the command's
     /// `cwd` should be the layout's work directory.
     Sandbox(&'a Layout),
+    /// In a fresh container (its own PID namespace, removed when the command ends); the
+    /// command runs in the container's working directory, with the built environment
+    /// and `env` over the container's own.
+    Container(&'a ContainerRun),
+}
+
+/// The sandbox a [`ShellCommand`] started, asked afterwards whether the program ran.
+enum Started {
+    Confined(Confined),
+    Container(Container),
 }
 
 impl ShellCommand<'_> {
@@ -104,7 +115,7 @@ impl ShellCommand<'_> {
 
     /// Runs the command with the given stdout and stderr.
     pub fn run_with(&self, stdout: Stdio, stderr: Stdio) -> std::io::Result<CommandOutcome> {
-        let (mut cmd, confined) = self.command()?;
+        let (mut cmd, started) = self.command()?;
         // Agent-written code sees a built environment, never the harness's own. Its
         // HOME is an empty place outside the tree, so that nothing a tool keeps in ~
         // lands in the work directory: the sandbox's private /tmp, or on the host a
@@ -115,7 +126,7 @@ impl ShellCommand<'_> {
             }
             _ => None,
         };
-        if !matches!(self.isolation, Isolation::ProcessGroup) {
+        if matches!(self.isolation, Isolation::Host | Isolation::Sandbox(_)) {
             let home = host_home.as_ref().map_or(Path::new("/tmp"), |h| h.path());
             // Python's byte-code caches are no work of the agent's: a replayed test run
             // must not leave `__pycache__` in the tree it measures.
@@ -139,17 +150,37 @@ impl ShellCommand<'_> {
             None => (leader.terminate(KILL_GRACE)?, true),
         };
         drop(leader);
-        let limits_reached = match &confined {
-            Some(confined) => confined
+        let mut code = status.code();
+        let limits_reached = match &started {
+            Some(Started::Confined(confined)) => confined
                 .ended(None, !timed_out)
                 .map_err(std::io::Error::other)?
                 .map_err(|why| {
                     std::io::Error::other(format!("the sandbox could not start: {why}"))
                 })?,
-            None => Vec::new(),
+            // The engine's word on the container, never its client's exit status (125
+            // to 127 are the engine's own failures as well as a program's).
+            Some(Started::Container(container)) if !timed_out => match container.ran() {
+                Ran::Never(why) => {
+                    return Err(std::io::Error::other(format!(
+                        "the container could not start: {why}"
+                    )));
+                }
+                Ran::Exited { code: exited, oom } => {
+                    code = Some(exited);
+                    if oom {
+                        vec!["the container's memory limit ended it".to_string()]
+                    } else {
+                        Vec::new()
+                    }
+                }
+            },
+            _ => Vec::new(),
         };
+        // A container goes with its handle, whatever became of its client.
+        drop(started);
         Ok(CommandOutcome {
-            code: status.code(),
+            code,
             timed_out,
             elapsed: start.elapsed(),
             limits_reached,
@@ -159,7 +190,7 @@ impl ShellCommand<'_> {
     /// The command that runs the script as its isolation says: in the sandbox (with its
     /// confined start), under `unshare` where the host contains commands that way, or
     /// in a plain shell.
-    fn command(&self) -> std::io::Result<(Command, Option<Confined>)> {
+    fn command(&self) -> std::io::Result<(Command, Option<Started>)> {
         let host = containment();
         let path = self
             .env
@@ -174,7 +205,23 @@ impl ShellCommand<'_> {
                 let confined = Confined::start(layout, None).map_err(std::io::Error::other)?;
                 let mut c = confined.command();
                 c.args(["sh", "-c", script]);
-                (c, Some(confined))
+                (c, Some(Started::Confined(confined)))
+            }
+            Isolation::Container(run) => {
+                let mut run = run.clone();
+                let mut env = vec![
+                    ("HOME".to_string(), OsString::from("/tmp")),
+                    ("LANG".into(), "C.UTF-8".into()),
+                    ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
+                ];
+                env.extend(self.env.iter().cloned());
+                for (k, v) in env {
+                    run.env.retain(|(e, _)| *e != k);
+                    run.env.push((k, v));
+                }
+                let argv: Vec<OsString> = vec!["sh".into(), "-c".into(), self.script.into()];
+                let (c, container) = run.start(&argv)?;
+                (c, Some(Started::Container(container)))
             }
             Isolation::Host if host.pid_namespace || host.network_namespace => {
                 let mut c = Command::new(on_path("unshare"));

@@ -111,6 +111,31 @@ pub struct Manifest {
     /// (`HOST:PORT`, sorted); an arm absent reached no network.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub network: std::collections::BTreeMap<String, Vec<String>>,
+    /// Per arm whose checks ran in containers: the sandbox, the engine and, per task,
+    /// the image each ran (its reference and the engine's id, the digest); an arm
+    /// absent ran no container.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub arm_containers: std::collections::BTreeMap<String, ArmContainers>,
+}
+
+/// What ran the containers of one arm ([`Manifest::arm_containers`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArmContainers {
+    /// The sandbox the arm's checks ran in (`container`).
+    pub sandbox: SandboxKind,
+    /// The engine (`podman` or `docker`).
+    pub engine: String,
+    /// Per task: the image.
+    pub images: std::collections::BTreeMap<String, ImageRan>,
+}
+
+/// One task's image as a run ran it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageRan {
+    /// What the containers were started from: the task's reference, or the tag built.
+    pub reference: String,
+    /// The engine's id of the image (`sha256:...`).
+    pub digest: String,
 }
 
 /// One look of a sharded sequential run: which look, and the merged run of the looks
@@ -187,6 +212,7 @@ impl Manifest {
             sandbox_limits: None,
             sandbox_user: None,
             network: std::collections::BTreeMap::new(),
+            arm_containers: std::collections::BTreeMap::new(),
         }
     }
 

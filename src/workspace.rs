@@ -113,6 +113,7 @@ impl Workspace {
     /// task's goal contract at the top and every entry `pending`).
     pub fn create_with(task: &Task, format: ListFormat, schema: ListSchema) -> Result<Workspace> {
         let ws = Workspace::empty(&task.repo_dir())?;
+        task.lay_step_files(&ws.work_dir)?;
         let list = feature_list::render_with(
             format,
             schema,
@@ -133,6 +134,7 @@ impl Workspace {
     /// ([`BoundedDir`]).
     pub fn create_bare(task: &Task, bounds: Option<SpaceBounds>) -> Result<Workspace> {
         let ws = Workspace::empty_bounded(&task.repo_dir(), bounds)?;
+        task.lay_step_files(&ws.work_dir)?;
         ws.git_init_and_commit(&format!("loopbench: start task {}", task.name))?;
         Ok(ws)
     }
@@ -158,7 +160,13 @@ impl Workspace {
                 None
             }
         };
-        copy_tree(repo, &work_dir, true)?;
+        // A task in Harbor's layout has no `repo/`: its work directory starts empty.
+        if repo.is_dir() {
+            copy_tree(repo, &work_dir, true)?;
+        } else {
+            std::fs::create_dir_all(&work_dir)
+                .io_context(|| format!("cannot create '{}'", work_dir.display()))?;
+        }
         let effects_channel = root.path().join(EFFECTS_CHANNEL);
         let effects = EffectsLog::new(Some(root.path().join(EFFECTS_COPY)));
         let prompt_file = root.path().join("prompt.md");

@@ -1,7 +1,8 @@
 //! Every shell block of `docs/` is run by a test: a page's untagged `sh` blocks by the
 //! page's own test, its `sh slurm` blocks by `scripts/slurm/test.sh` on a one-node
-//! cluster, and `sh template` blocks (for systems no test has: Kubernetes, a real
-//! Slurm site) only where the page says they are a template or not tested.
+//! cluster, its `sh container` blocks by tests/container_sandbox.rs where a container
+//! engine answers, and `sh template` blocks (for systems no test has: Kubernetes, a
+//! real Slurm site) only where the page says they are a template or not tested.
 
 use crate::common;
 
@@ -27,6 +28,7 @@ fn every_shell_block_in_docs_is_run_by_a_test_or_is_a_marked_template() {
     pages.sort();
     let read = |path: &str| std::fs::read_to_string(repo_root().join(path)).unwrap();
     let slurm_test = read("scripts/slurm/test.sh");
+    let container_test = read("tests/container_sandbox.rs");
     let mut problems = Vec::new();
     for page in &pages {
         let name = page.file_name().unwrap().to_string_lossy().into_owned();
@@ -59,6 +61,13 @@ fn every_shell_block_in_docs_is_run_by_a_test_or_is_a_marked_template() {
                         && slurm_test.contains("sh slurm"))
                     {
                         problems.push(format!("{at}: scripts/slurm/test.sh does not run it"));
+                    }
+                }
+                Some("container") => {
+                    if !(container_test.contains(&format!("docs/{name}"))
+                        && container_test.contains("\"container\""))
+                    {
+                        problems.push(format!("{at}: tests/container_sandbox.rs does not run it"));
                     }
                 }
                 Some("template") => {

@@ -1,8 +1,9 @@
 //! Harbor's task layout read as a loopbench task without conversion: one feature per
 //! step, in order, each checked by its `tests/test.sh` (merged over the task's
 //! `tests/`) in a container; every part of Harbor's schema loopbench does not run named
-//! by `validate` with file and line; each wrong file refused at its line; and, since
-//! this version has no container sandbox, every command that would run it refused.
+//! by `validate` with file and line; each wrong file refused at its line; and every
+//! command that would run it outside the container sandbox refused (running it in a
+//! container: tests/container_sandbox.rs).
 
 use crate::common;
 
@@ -101,12 +102,19 @@ fn validate_reads_the_shipped_example() {
 }
 
 #[test]
-fn run_and_check_task_refuse_the_example_before_anything_is_written() {
+fn run_and_check_task_refuse_the_example_outside_a_container_before_anything_is_written() {
     let tmp = tempfile::tempdir().unwrap();
+    let suite = tmp.path().join("harbor-steps");
+    loopbench::fsutil::copy_tree(&example_suite(), &suite, false).unwrap();
+    let file = suite.join("suite.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let on_the_host = text.replace("verify_sandbox = \"container\"\n", "");
+    assert_ne!(on_the_host, text, "the example sets verify_sandbox");
+    std::fs::write(&file, on_the_host).unwrap();
     let out = tmp.path().join("results");
     loopbench()
         .arg("run")
-        .arg(example_suite())
+        .arg(&suite)
         .arg("--out")
         .arg(&out)
         .assert()
@@ -114,15 +122,17 @@ fn run_and_check_task_refuse_the_example_before_anything_is_written() {
         .stderr(predicate::str::contains("task 'counter'"))
         .stderr(predicate::str::contains("is a Harbor task"))
         .stderr(predicate::str::contains(
-            "the container sandbox is not in this version",
+            "set verify_sandbox = \"container\"",
         ));
     assert!(!out.exists(), "a refused run wrote {}", out.display());
     loopbench()
         .arg("check-task")
         .arg(example_suite().join("counter"))
+        .args(["--sandbox", "none"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("task 'counter'"));
+        .stderr(predicate::str::contains("task 'counter'"))
+        .stderr(predicate::str::contains("sandbox = \"container\""));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! `[environment]` in `task.toml`: read and validated with file and line like the rest
 //! of the file, and a task that has one refused by every command that would run it
-//! (exit 2, naming the task, nothing written), since this version has no container
-//! sandbox and a task never runs half on the host.
+//! outside the container sandbox (exit 2, naming the task and saying to set the
+//! container sandbox, nothing written): a task never runs half on the host.
 
 use crate::common;
 
@@ -147,9 +147,9 @@ const CONTAINER: &str = "[environment]\nimage = \"ubuntu:24.04\"\n";
 
 /// What every refusal says.
 fn refusal() -> impl Predicate<str> {
-    predicate::str::contains("task 'shtask'").and(predicate::str::contains(
-        "the container sandbox is not in this version",
-    ))
+    predicate::str::contains("task 'shtask'")
+        .and(predicate::str::contains("runs in a container of its image"))
+        .and(predicate::str::contains("sandbox = \"container\""))
 }
 
 #[test]
@@ -187,12 +187,13 @@ fn run_refuses_a_container_task_before_anything_runs_or_is_written() {
 }
 
 #[test]
-fn check_task_and_replay_refuse_a_container_task() {
+fn check_task_outside_a_container_and_replay_refuse_a_container_task() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = task_with(tmp.path(), CONTAINER);
     loopbench()
         .arg("check-task")
         .arg(&dir)
+        .args(["--sandbox", "none"])
         .assert()
         .code(2)
         .stderr(refusal());

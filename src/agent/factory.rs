@@ -50,7 +50,13 @@ pub fn suite_agent<'a>(trial: SuiteTrial<'a>) -> Result<Box<dyn Agent + 'a>> {
         AgentDriver::Sim { profile } => {
             let profile = Profile::named(profile)
                 .ok_or_else(|| Error::BadInput(format!("unknown sim profile '{profile}'")))?;
-            Box::new(SimAgent::new(profile, task, arm, trial_seed)?)
+            let agent = SimAgent::new(profile, task, arm, trial_seed)?;
+            match suite.containers.get(&task.name) {
+                Some(container) if crate::suite::has_container_gold(task) => Box::new(
+                    agent.with_container_gold(&*crate::suite::container_gold(task, container)?),
+                ),
+                _ => Box::new(agent),
+            }
         }
         AgentDriver::Command { .. } => Box::new(CommandAgent::for_trial(
             suite, arm, key, trial_seed, attempt, run_dir, hidden,

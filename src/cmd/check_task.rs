@@ -20,6 +20,10 @@ pub fn run(args: &CheckTaskArgs) -> Result<i32> {
             .iter()
             .flat_map(|t| t.warnings().iter().map(String::as_str)),
     );
+    plan.asked = match args.sandbox {
+        CheckTaskSandbox::Kind(kind) => Some(kind),
+        CheckTaskSandbox::Auto => None,
+    };
     plan.sandbox = sandboxing(args.sandbox, plan.suite_sandbox)?;
     let jobs = args.jobs.unwrap_or_else(crate::runner::default_jobs);
     let bar = progress_bar(args.quiet);

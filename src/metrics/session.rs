@@ -53,10 +53,12 @@ pub struct SessionMetrics {
     pub entries_removed: Option<u32>,
     /// Ids present after and missing before.
     pub entries_added: Option<u32>,
-    /// Test-pattern matches lost from test files present before.
-    pub tests_removed: u64,
-    /// Features newly passing only with the agent's own tests.
-    pub tests_weakened: u32,
+    /// Test-pattern matches lost from test files present before; null where the
+    /// task's tests are not in the work directory.
+    pub tests_removed: Option<u64>,
+    /// Features newly passing only with the agent's own tests; null where the task's
+    /// tests are not in the work directory.
+    pub tests_weakened: Option<u32>,
     /// Effects appended whose key was already logged.
     pub dup_side_effects: u32,
     /// After the session the work directory holds the tree of `HEAD` as `git add -A`
@@ -171,12 +173,16 @@ pub fn session_metrics_with_evidence(
         step_edits: len(&evidence.step_edits),
         entries_removed: len(&evidence.entries_removed),
         entries_added: len(&evidence.entries_added),
-        tests_removed: evidence
-            .tests_removed
-            .iter()
-            .map(|t| t.before - t.after)
-            .sum(),
-        tests_weakened: count(&evidence.tests_weakened),
+        tests_removed: after.tests_measured.then(|| {
+            evidence
+                .tests_removed
+                .iter()
+                .map(|t| t.before - t.after)
+                .sum()
+        }),
+        tests_weakened: after
+            .tests_measured
+            .then(|| count(&evidence.tests_weakened)),
         dup_side_effects,
         clean_tree: after.clean_tree(),
         progress_updated: before.progress_hash != after.progress_hash,

@@ -4,6 +4,7 @@
 mod batched;
 mod entry;
 mod hooks;
+mod in_container;
 mod list_file;
 mod oracle;
 mod reward;
@@ -14,6 +15,7 @@ mod verify;
 mod verify_cache;
 
 pub use hooks::tampered as tampered_hooks;
+pub use in_container::InContainer;
 pub use reward::{REWARD_DIR, RewardVerdict, judge_reward};
 pub use snapshot::{ListState, Observation, Observer, TREE_STORE};
 pub use verify::{Check, Failure, OUTPUT_TAIL_BYTES, Verdict, VerifyCache};

@@ -2,7 +2,7 @@
 //! `/logs/verifier/reward.txt` (one number) or `reward.json` (its `reward`, or where it
 //! has none every value it holds). A pure function of the files' text, so that every
 //! case is decided (and tested) without a container; the check that reads the files
-//! comes with the container sandbox.
+//! is `in_container.rs`.
 
 /// Where the check writes its reward, inside its container.
 pub const REWARD_DIR: &str = "/logs/verifier";

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::feature_list::{self, FeatureList, ListFormat, ListSchema};
 use crate::fsutil::{TreeSize, TreeSnapshot, skipped_with_parents, tree_size_within};
 use crate::sandbox::Hidden;
+use crate::sandbox::container::TaskContainer;
 use crate::suite::{CleanTree, Task};
 use crate::workspace::{PROGRESS_FILE, Workspace};
 
@@ -63,6 +64,11 @@ pub struct Observation {
     pub self_verified: BTreeMap<String, Check>,
     /// Test files (by the task's glob) and the matches of its count pattern in each.
     pub tests: BTreeMap<String, u64>,
+    /// Whether the task's tests lie in the work directory, so that removing or
+    /// weakening them can be seen; false for a task whose own checks bring their
+    /// tests (a Harbor task's `/tests`), whose `tests_removed` and `tests_weakened`
+    /// are then null.
+    pub tests_measured: bool,
     /// The work directory holds exactly `HEAD^{tree}` as `git add -A` takes it, judged
     /// with the harness's own index and configuration (false when git could not tell);
     /// under the suite's strict reading (`clean_tree = "strict"`), also no git-ignored
@@ -176,6 +182,8 @@ pub struct Observer<'a> {
     cache: Option<&'a VerifyCache>,
     repeats: u32,
     sandbox: Option<Hidden>,
+    /// The task's containers, where its checks run in them instead.
+    container: Option<std::sync::Arc<TaskContainer>>,
     /// How the tree is judged clean.
     clean_tree: CleanTree,
     /// The programs the verify commands start and where their Python imports from,
@@ -208,6 +216,7 @@ impl<'a> Observer<'a> {
             cache,
             repeats,
             sandbox: None,
+            container: None,
             clean_tree: CleanTree::Git,
             paths,
         })
@@ -217,6 +226,14 @@ impl<'a> Observer<'a> {
     /// must not reach the oracle, the run directory or other trials through its tests).
     pub fn sandboxed(mut self, hidden: Hidden) -> Observer<'a> {
         self.sandbox = Some(hidden);
+        self
+    }
+
+    /// Runs every check in a fresh container of the task's image (`container`) instead
+    /// of on the host or under bubblewrap.
+    pub fn in_container(mut self, container: std::sync::Arc<TaskContainer>) -> Observer<'a> {
+        self.sandbox = None;
+        self.container = Some(container);
         self
     }
 
@@ -234,7 +251,7 @@ impl<'a> Observer<'a> {
 
     /// Whether verify commands run sandboxed.
     pub fn is_sandboxed(&self) -> bool {
-        self.sandbox.is_some()
+        self.sandbox.is_some() || self.container.is_some()
     }
 
     /// The list file: from the tree, or through a symlink inside the work directory
@@ -325,6 +342,7 @@ impl<'a> Observer<'a> {
             verified: checks.verified,
             self_verified: checks.self_verified,
             tests,
+            tests_measured: self.task.tests_in_work_dir(),
             clean,
             progress_hash,
             effects: ws.effects.tally(),

@@ -22,7 +22,9 @@ use crate::sandbox::Hidden;
 use crate::suite::RunnerCheck;
 
 use super::entry::{ENTRY_SOURCE, EntryCheck, RUNNER_CHANGED, lay_out, refused};
+use super::in_container::InContainer;
 use super::oracle::OracleTests;
+use super::reward::RewardVerdict;
 use super::runner_summary::{SUMMARY_TAIL_BYTES, missing_evidence};
 use super::verify_cache::{Generations, Held};
 
@@ -221,6 +223,8 @@ pub struct VerifyRun<'a> {
     pub cache: Option<&'a VerifyCache>,
     /// Run in the sandbox, hiding these places; `None`: on the host.
     pub sandbox: Option<&'a Hidden>,
+    /// Run in a fresh container of the task's image instead (then `sandbox` is `None`).
+    pub container: Option<InContainer<'a>>,
 }
 
 impl VerifyRun<'_> {
@@ -336,6 +340,14 @@ impl VerifyRun<'_> {
         } else {
             b"host   "
         });
+        // In a container, the image and the check's own files are part of it too.
+        if let Some(c) = &self.container {
+            h.update(b"container");
+            h.update(c.task.image.id.as_bytes());
+            if let Some(check) = c.check {
+                h.update(format!("{check:?}").as_bytes());
+            }
+        }
         h.finalize()
     }
 
@@ -354,6 +366,40 @@ impl VerifyRun<'_> {
             ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
             ("LOOPBENCH_EFFECTS".into(), effects.clone().into_os_string()),
         ];
+        if let Some(container) = &self.container {
+            std::fs::write(&effects, "")
+                .io_context(|| format!("cannot write '{}'", effects.display()))?;
+            let ran = container.run(
+                scratch.path(),
+                &copy,
+                &prepared.command,
+                &env,
+                &prepared.entry_dir.iter().cloned().collect::<Vec<_>>(),
+                &[effects],
+                self.timeout,
+                SUMMARY_TAIL_BYTES,
+            )?;
+            let ended = Ended {
+                code: ran.outcome.code,
+                timed_out: ran.outcome.timed_out,
+                stdout: &ran.stdout,
+                stderr: &ran.stderr,
+            };
+            let result = match ran.reward {
+                // Judged by the reward the check wrote, whatever its exit status.
+                Some(RewardVerdict::Passed { .. }) => RunResult::Passed,
+                Some(RewardVerdict::Failed { reason }) => {
+                    let mut failure = match self.judge(&ended, None) {
+                        RunResult::Failed(f) | RunResult::TimedOut(f) => f,
+                        RunResult::Passed => self.failure_of(&ended),
+                    };
+                    failure.reason = Some(reason);
+                    RunResult::Failed(failure)
+                }
+                None => self.judge(&ended, prepared.entry.as_ref()),
+            };
+            return Ok((result, ran.outcome.limits_reached));
+        }
         let layout = match self.sandbox {
             Some(hidden) => {
                 // The sandbox can only show a file that exists.
@@ -397,6 +443,21 @@ impl VerifyRun<'_> {
             result: self.judge(&ended, prepared.entry.as_ref()),
             limits_reached: Vec::new(),
             elapsed: ran.elapsed,
+        }
+    }
+
+    /// The failure of a run that exited 0 and still failed (a container check whose
+    /// reward says so): its exit status and the end of its output.
+    fn failure_of(&self, ended: &Ended<'_>) -> Failure {
+        let mut both = ended.stdout.to_vec();
+        both.extend_from_slice(ended.stderr);
+        Failure {
+            command: self.command.to_string(),
+            exit: ended.code,
+            output: String::from_utf8_lossy(crate::process::last_bytes(&both, OUTPUT_TAIL_BYTES))
+                .into_owned(),
+            reason: None,
+            tamper: None,
         }
     }
 

@@ -31,6 +31,7 @@ fn judged(code: i32, stderr: &str, entry: bool) -> RunResult {
         repeats: 1,
         cache: None,
         sandbox: None,
+        container: None,
     };
     let ended = Ended {
         code: Some(code),
@@ -164,6 +165,7 @@ fn check_failing_tree(command: &str) -> Verdict {
         repeats: 1,
         cache: None,
         sandbox: None,
+        container: None,
     }
     .check()
     .unwrap()

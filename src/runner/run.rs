@@ -608,8 +608,15 @@ fn run_suite_trial(
     let mut observer = Observer::new(task, arm.list_format, cache, suite.verify_repeats)?
         .with_schema(arm.list_schema)
         .with_clean_tree(suite.clean_tree);
-    if suite.verify_sandbox_of(arm).confines() {
-        observer = observer.sandboxed(hidden.clone());
+    let container = suite.containers.get(&task.name).cloned();
+    match &container {
+        Some(c) if suite.verify_sandbox_of(arm) == crate::sandbox::SandboxKind::Container => {
+            observer = observer.in_container(c.clone());
+        }
+        _ if suite.verify_sandbox_of(arm).confines() => {
+            observer = observer.sandboxed(hidden.clone());
+        }
+        _ => {}
     }
     let prompts = suite.prompts_of(arm);
     let spec = TrialSpec {

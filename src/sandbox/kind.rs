@@ -6,9 +6,10 @@
 //!
 //! The kinds: `none` (the command runs on the host, contained as far as `process` can)
 //! and `bwrap` (bubblewrap over the host's own system: `layout.rs`, `launch.rs`,
-//! `probe.rs`, `batch.rs`). A third kind, a container of the task's image, is a variant
-//! here, its own implementation beside bubblewrap's, and its arm in each `match` below
-//! and in [`super::Confined::start`]; nothing above the seam changes for it.
+//! `probe.rs`, `batch.rs`) and `container` (a fresh container of the task's image for
+//! each session and each check, through docker or podman: `container/`). A further kind
+//! is a variant here, its own implementation beside these, and its arm in each `match`
+//! below; nothing above the seam changes for it.
 
 use std::fmt;
 
@@ -24,17 +25,26 @@ pub enum SandboxKind {
     /// bubblewrap: the host's system read only, the work directory writable, no
     /// network.
     Bwrap,
+    /// A fresh container of the task's image for each session and each check, through
+    /// an OCI engine (docker or podman): the work directory mounted at the task's
+    /// `workdir`, no network, the engine's limits.
+    Container,
 }
 
 impl SandboxKind {
     /// Every kind, in the order messages list them (confining kinds first).
-    pub const ALL: &'static [SandboxKind] = &[SandboxKind::Bwrap, SandboxKind::None];
+    pub const ALL: &'static [SandboxKind] = &[
+        SandboxKind::Bwrap,
+        SandboxKind::Container,
+        SandboxKind::None,
+    ];
 
     /// The name a suite, the command line and the manifest use.
     pub fn name(self) -> &'static str {
         match self {
             SandboxKind::None => "none",
             SandboxKind::Bwrap => "bwrap",
+            SandboxKind::Container => "container",
         }
     }
 
@@ -58,6 +68,7 @@ impl SandboxKind {
         match self {
             SandboxKind::None => "no sandbox",
             SandboxKind::Bwrap => "bubblewrap",
+            SandboxKind::Container => "a container",
         }
     }
 
@@ -66,6 +77,10 @@ impl SandboxKind {
         match self {
             SandboxKind::None => "",
             SandboxKind::Bwrap => "install bubblewrap",
+            SandboxKind::Container => {
+                "install podman (with runc) or docker, so that `podman info` or `docker info` \
+                 answers"
+            }
         }
     }
 
@@ -99,17 +114,24 @@ impl SandboxKind {
         match self {
             SandboxKind::None => true,
             SandboxKind::Bwrap => super::host::bwrap_works(),
+            SandboxKind::Container => super::container::Engine::find(None).is_ok(),
         }
     }
 
-    /// The strongest sandbox that works here, `none` where none does: where a command
-    /// that may run either way (`check-task --sandbox auto`, `replay`) runs.
+    /// The strongest sandbox over the host's own system that works here, `none` where
+    /// none does: where a command that may run either way (`check-task --sandbox auto`,
+    /// `replay`) runs. A container needs a task's image, so it is only ever asked for.
     pub fn strongest_here() -> SandboxKind {
         SandboxKind::ALL
             .iter()
             .copied()
-            .find(|k| k.confines() && k.works_here())
+            .find(|k| k.confines() && !k.needs_image() && k.works_here())
             .unwrap_or(SandboxKind::None)
+    }
+
+    /// Whether the kind runs a task's image rather than the host's own system.
+    pub fn needs_image(self) -> bool {
+        self == SandboxKind::Container
     }
 
     /// Checks, before anything runs, that this kind works here and that a sandbox of it
@@ -120,6 +142,9 @@ impl SandboxKind {
         match self {
             SandboxKind::None => Ok(()),
             SandboxKind::Bwrap => super::probe::check_bwrap_for(needs),
+            SandboxKind::Container => super::container::Engine::find(None)
+                .map(drop)
+                .map_err(|why| crate::error::Error::BadInput(format!("{needs}, but {why}"))),
         }
     }
 }
@@ -173,7 +198,7 @@ mod tests {
         let err = serde_json::from_str::<SandboxKind>("\"docker\"").unwrap_err();
         assert!(
             err.to_string()
-                .contains("sandbox must be \"bwrap\" or \"none\", got 'docker'"),
+                .contains("sandbox must be \"bwrap\", \"container\" or \"none\", got 'docker'"),
             "{err}"
         );
     }
@@ -184,6 +209,6 @@ mod tests {
         assert_eq!(SandboxKind::from_sandboxed(false), SandboxKind::None);
         assert!(!SandboxKind::None.confines());
         assert!(SandboxKind::None.works_here());
-        assert_eq!(SandboxKind::confining_names(), "\"bwrap\"");
+        assert_eq!(SandboxKind::confining_names(), "\"bwrap\" or \"container\"");
     }
 }

@@ -10,6 +10,7 @@
 
 mod allowlist;
 mod batch;
+pub mod container;
 mod environment;
 mod host;
 mod inherited;

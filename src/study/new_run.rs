@@ -48,11 +48,9 @@ pub enum StartedRun {
 pub fn start_suite_run(asked: RunRequest) -> Result<StartedRun> {
     let mut suite = Suite::load(asked.suite_file)?;
     print_warnings(suite.warnings());
-    for task in &suite.tasks {
-        crate::suite::refuse_to_run(task)?;
-    }
     apply_settings(&mut suite, &asked.settings)?;
     let arms = select_arms(&suite, asked.arms.as_deref())?;
+    suite.prepare_containers(&arms)?;
     command::preflight(&suite, &arms)?;
     let sandboxed = arms
         .iter()

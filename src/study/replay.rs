@@ -240,7 +240,7 @@ pub fn plan_from_manifest(dir: &RunDir, manifest: &Manifest) -> Result<Plan> {
         )));
     };
     let task = Task::load(Path::new(&inputs.task))?;
-    crate::suite::refuse_to_run(&task)?;
+    refuse_container_task(&task)?;
     let path = dir.traces_csv();
     let mut reader = csv::Reader::from_path(&path)
         .map_err(|e| Error::BadInput(format!("cannot read '{}': {e}", path.display())))?;
@@ -425,7 +425,7 @@ pub struct ReplayRequest<'a> {
 /// Says the task's warnings on stderr. Returns the plan and the directory's writer.
 pub fn start_replay(asked: ReplayRequest) -> Result<(Plan, RunWriter)> {
     let task = Task::load(asked.task_dir)?;
-    crate::suite::refuse_to_run(&task)?;
+    refuse_container_task(&task)?;
     print_warnings(task.warnings().iter().map(String::as_str));
     let arms = load_arms(&asked.inputs)?;
     let out = match asked.out {
@@ -448,4 +448,19 @@ pub fn start_replay(asked: ReplayRequest) -> Result<(Plan, RunWriter)> {
         keep_work: asked.keep_work,
     });
     Ok((plan, writer))
+}
+
+/// Refuses a task that runs in a container: a replay runs its trace's `run` actions and
+/// checks on the host or under bubblewrap only.
+fn refuse_container_task(task: &Task) -> Result<()> {
+    match task.needs_container() {
+        None => Ok(()),
+        Some(why) => Err(Error::BadInput(format!(
+            "task '{}' ('{}') {why}: it runs in a container of its image, and `replay` runs \
+             a trace's actions and checks only on the host or under bubblewrap; run it with \
+             `loopbench run` and sandbox = \"container\"",
+            task.name,
+            task.dir.display()
+        ))),
+    }
 }

@@ -212,8 +212,46 @@ pub fn suite_manifest(suite: &Suite, arms: &[usize], setup: SuiteRunSetup) -> Ma
         sandbox_limits,
         sandbox_user,
         network,
+        arm_containers: arm_containers(suite, arms),
         ..identity
     }
+}
+
+/// Per arm of `arms` (indices) whose checks run in containers: the engine and each
+/// task's image (made ready before the run: [`Suite::prepare_containers`]).
+fn arm_containers(
+    suite: &Suite,
+    arms: &[usize],
+) -> std::collections::BTreeMap<String, crate::store::ArmContainers> {
+    let mut out = std::collections::BTreeMap::new();
+    for arm in arms.iter().filter_map(|&i| suite.arms.get(i)) {
+        let kind = suite.verify_sandbox_of(arm);
+        let images: std::collections::BTreeMap<String, crate::store::ImageRan> = suite
+            .containers
+            .iter()
+            .map(|(task, c)| {
+                (
+                    task.clone(),
+                    crate::store::ImageRan {
+                        reference: c.image.reference.clone(),
+                        digest: c.image.id.clone(),
+                    },
+                )
+            })
+            .collect();
+        let engine = suite.containers.values().next().map(|c| c.engine.name);
+        if let (true, Some(engine)) = (kind.needs_image(), engine) {
+            out.insert(
+                arm.name.clone(),
+                crate::store::ArmContainers {
+                    sandbox: kind,
+                    engine: engine.to_string(),
+                    images,
+                },
+            );
+        }
+    }
+    out
 }
 
 /// The `min_detectable_effect` of the suite the run in `dir` was made from, when that
@@ -287,9 +325,6 @@ pub fn suite_of_run(dir: &RunDir, manifest: &Manifest) -> Result<(Suite, Vec<usi
     };
     let mut suite = Suite::load(Path::new(&suite_path))?;
     print_warnings(suite.warnings());
-    for task in &suite.tasks {
-        crate::suite::refuse_to_run(task)?;
-    }
     let now = continuation::as_now(manifest, &suite.content_hash);
     continuation::check(Purpose::Resume, &now, manifest, dir.path(), &suite_path)?;
     if let Some(seed) = manifest.seed {
@@ -297,6 +332,7 @@ pub fn suite_of_run(dir: &RunDir, manifest: &Manifest) -> Result<(Suite, Vec<usi
     }
     suite.replicates = manifest.replicates;
     let arms = select_arms(&suite, Some(&manifest_arms(manifest)))?;
+    suite.prepare_containers(&arms)?;
     Ok((suite, arms))
 }
 

@@ -33,7 +33,7 @@ pub(super) struct AgentFile {
     #[serde(default)]
     args: Vec<String>,
     timeout: Option<Spanned<String>>,
-    sandbox: Option<SandboxKind>,
+    sandbox: Option<Spanned<SandboxKind>>,
     /// `true`, `false`, or a list of `"HOST:PORT"`.
     sandbox_network: Option<Spanned<toml::Value>>,
     /// Read-write places of the sandbox.
@@ -318,7 +318,22 @@ fn sandbox_of(
     err: &dyn Fn(std::ops::Range<usize>, String) -> Error,
     at: &dyn Fn(std::ops::Range<usize>) -> KeyAt,
 ) -> Result<Option<Box<Sandbox>>> {
-    let kind = a.sandbox.unwrap_or_default();
+    let kind = a.sandbox.as_ref().map(|k| *k.get_ref()).unwrap_or_default();
+    // A command agent's session in a container of the task's image is not in this
+    // version (its checks are: verify_sandbox = "container"): refused, never run
+    // under another sandbox instead.
+    if let Some(asked) = a.sandbox.as_ref().filter(|k| k.get_ref().needs_image()) {
+        return Err(err(
+            asked.span(),
+            format!(
+                "agent '{name}': sandbox = \"{}\" for a command agent's sessions is not in \
+                 this version; run its sessions under sandbox = \"bwrap\", or set the \
+                 suite's verify_sandbox = \"container\" to run the checks of a task with \
+                 an image in containers",
+                asked.get_ref()
+            ),
+        ));
+    }
     if !kind.confines() {
         let stray = [
             (

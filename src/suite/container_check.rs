@@ -1,7 +1,8 @@
 //! How a feature of a task that runs in a container is checked, implemented and set
 //! up: a script in a fresh container of the task's image, judged by the reward it
 //! writes (the reward judge of the observation), never by its exit status alone. Harbor's
-//! tasks are read into this; the container sandbox that runs it is not in this version.
+//! tasks are read into this; `observe::in_container` runs the check and
+//! `container_gold.rs` the gold.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

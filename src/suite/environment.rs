@@ -1,7 +1,9 @@
 //! A task's `[environment]`: the container image it runs in, where the work directory
 //! appears inside, the container's limits and what it may reach. A task that has one
-//! needs the container sandbox, which this version does not have: it is read and
-//! validated in full, and [`refuse_to_run`] stops every command that would run it.
+//! runs only in the container sandbox ([`refuse_outside_container`] stops every other
+//! run of it before anything runs), which [`Environment::container`] makes ready: the
+//! engine found and the image inspected or built, or an exit-2 error naming the task
+//! and the engine.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,6 +13,10 @@ use toml::Spanned;
 
 use super::toml_error::config_error;
 use crate::error::{Error, Result};
+use crate::sandbox::SandboxKind;
+use crate::sandbox::container::{
+    ContainerLimits, Engine, EngineName, ImageSource, TaskContainer, ready,
+};
 
 /// Where the work directory appears in the container unless the task says otherwise.
 pub const DEFAULT_WORKDIR: &str = "/app";
@@ -235,16 +241,110 @@ fn is_variable_name(name: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// Refuses to run a task that needs a container: this version reads such a task but
-/// has no container sandbox, and a task never runs half on the host.
-pub fn refuse_to_run(task: &super::Task) -> Result<()> {
-    let Some(why) = task.needs_container() else {
-        return Ok(());
-    };
-    Err(Error::BadInput(format!(
-        "task '{}' ('{}') {why}: it runs in a container, and the container sandbox is not \
-         in this version, so nothing of it is run (`loopbench validate` reads it)",
-        task.name,
-        task.dir.display()
-    )))
+/// Refuses to run a task that needs a container anywhere but in the container
+/// sandbox (`sandbox`: where its sessions' checks would run), and a task without an
+/// image in it: a task never runs half on the host.
+pub fn refuse_outside_container(task: &super::Task, sandbox: SandboxKind) -> Result<()> {
+    match (task.needs_container(), sandbox) {
+        (Some(why), kind) if kind != SandboxKind::Container => Err(Error::BadInput(format!(
+            "task '{}' ('{}') {why}: it runs in a container of its image, and its checks \
+             would run under {}; set verify_sandbox = \"container\" in the suite (or \
+             sandbox = \"container\" in the agent's table)",
+            task.name,
+            task.dir.display(),
+            kind.title()
+        ))),
+        (None, SandboxKind::Container) => Err(Error::BadInput(format!(
+            "task '{}' ('{}') names no image: the container sandbox runs a task in its image \
+             (`[environment] image = \"REFERENCE\"` or `dockerfile = \"PATH\"` in its \
+             task.toml)",
+            task.name,
+            task.dir.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+impl Environment {
+    /// Where the image comes from, as the container sandbox takes it.
+    pub fn image_source(&self) -> ImageSource {
+        match &self.image {
+            Image::Reference(r) => ImageSource::Reference(r.clone()),
+            Image::Dockerfile(p) => ImageSource::Dockerfile(p.clone()),
+        }
+    }
+
+    /// The containers of task `task_name` made ready: the engine (`engine`, else
+    /// whichever answers), the image inspected or built, the limits (the task's, else
+    /// the suite's `limits`). An error (exit 2) names the task and the engine.
+    pub fn container(
+        &self,
+        task_name: &str,
+        engine: Option<EngineName>,
+        limits: &crate::sandbox::Limits,
+    ) -> Result<TaskContainer> {
+        let engine = Engine::find(engine).map_err(|why| {
+            Error::BadInput(format!("task '{task_name}' runs in a container, and {why}"))
+        })?;
+        let image = ready(&engine, &self.image_source()).map_err(|why| {
+            Error::BadInput(format!(
+                "task '{task_name}': its image is not ready with {}: {why}",
+                engine.name
+            ))
+        })?;
+        Ok(TaskContainer {
+            engine,
+            image,
+            workdir: self.workdir.clone(),
+            env: self
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), v.into()))
+                .collect(),
+            limits: ContainerLimits {
+                pids: self.pids.unwrap_or(limits.max_pids),
+                memory: self
+                    .memory_mb
+                    .map_or(limits.max_memory, |mb| mb.saturating_mul(1024 * 1024)),
+                cpus: self.cpus,
+            },
+            allow_internet: self.allow_internet,
+        })
+    }
+}
+
+impl super::Suite {
+    /// Before anything of a run of `arms` (indices) runs: refuses a task that would run
+    /// outside the container it needs, or in the container sandbox without an image
+    /// ([`refuse_outside_container`]), and makes the containers of the tasks that run
+    /// in one ready (the engine found, each image inspected or built), or says why not
+    /// (exit 2, naming the task and the engine).
+    pub fn prepare_containers(&mut self, arms: &[usize]) -> Result<()> {
+        for &arm in arms {
+            let Some(arm) = self.arms.get(arm) else {
+                continue;
+            };
+            let kind = self.verify_sandbox_of(arm);
+            for task in &self.tasks {
+                refuse_outside_container(task, kind)?;
+                if kind != SandboxKind::Container || self.containers.contains_key(&task.name) {
+                    continue;
+                }
+                if let Some(env) = &task.environment {
+                    let container = env.container(&task.name, self.engine, &self.limits)?;
+                    // The simulated agent implements a feature with what its solve.sh
+                    // writes: made now, so that a solve.sh that fails stops the run
+                    // before anything runs.
+                    if matches!(self.agent_of(arm), super::AgentDriver::Sim { .. })
+                        && super::has_container_gold(task)
+                    {
+                        super::container_gold(task, &container)?;
+                    }
+                    self.containers
+                        .insert(task.name.clone(), std::sync::Arc::new(container));
+                }
+            }
+        }
+        Ok(())
+    }
 }

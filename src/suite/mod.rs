@@ -4,6 +4,7 @@ mod agent_table;
 mod arm;
 mod confined;
 mod container_check;
+mod container_gold;
 mod environment;
 mod harbor;
 mod key;
@@ -24,7 +25,8 @@ pub use agent_table::{
 };
 pub use arm::{Arm, ArmPrompts, ExitCheck, Ledger, PromptOverride, Strategy};
 pub use container_check::{ContainerCheck, TESTS_AT};
-pub use environment::{DEFAULT_WORKDIR, Environment, Image, refuse_to_run};
+pub use container_gold::{ContainerGold, container_gold, has_container_gold};
+pub use environment::{DEFAULT_WORKDIR, Environment, Image, refuse_outside_container};
 pub use key::TrialKey;
 pub use named_tests::{NamedTest, ORACLE_TESTS_AT};
 pub use runner_command::{VerifyRunner, import_roots};

@@ -36,6 +36,9 @@ struct SuiteFile {
     /// A sandbox's name: run every arm's verify commands in it, even for agents
     /// that are not sandboxed themselves (a sandboxed agent's always are, in its own).
     verify_sandbox: Option<crate::sandbox::SandboxKind>,
+    /// The container engine the container sandbox uses (`podman` or `docker`); absent:
+    /// whichever answers `info`.
+    engine: Option<crate::sandbox::container::EngineName>,
     /// Processes one sandboxed session (agent or check) may run at once.
     max_pids: Option<Spanned<u64>>,
     /// Memory one sandboxed session may use: a size like "4GiB" or bytes.
@@ -168,6 +171,8 @@ pub struct Suite {
     /// `verify_sandbox`: the sandbox every arm's verify commands run in, at least
     /// (`none` when the suite does not ask).
     pub verify_sandbox: crate::sandbox::SandboxKind,
+    /// `engine`: the container engine the suite names, if any.
+    pub engine: Option<crate::sandbox::container::EngineName>,
     /// What each session may use (`max_pids`, `max_memory` when sandboxed;
     /// `max_home_bytes` for every command agent).
     pub limits: crate::sandbox::Limits,
@@ -181,6 +186,9 @@ pub struct Suite {
     pub clean_tree: CleanTree,
     /// blake3 over suite.toml, prompts and every task file.
     pub content_hash: String,
+    /// The containers of the tasks whose checks run in one, by task name: made ready
+    /// before a run starts ([`Suite::prepare_containers`]).
+    pub containers: BTreeMap<String, std::sync::Arc<crate::sandbox::container::TaskContainer>>,
 }
 
 /// Prompt templates of a suite.
@@ -298,12 +306,14 @@ impl Suite {
             verify_repeats: *raw.verify_repeats.get_ref(),
             min_detectable_effect,
             verify_sandbox,
+            engine: raw.engine,
             limits,
             sequential,
             infra,
             prompts,
             clean_tree: raw.clean_tree,
             content_hash,
+            containers: BTreeMap::new(),
         })
     }
 

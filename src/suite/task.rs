@@ -253,7 +253,7 @@ impl Task {
         })
     }
 
-    /// Why the task needs a container, when it does (see [`super::refuse_to_run`]).
+    /// Why the task needs a container, when it does (see [`super::refuse_outside_container`]).
     pub fn needs_container(&self) -> Option<&'static str> {
         match (
             &self.environment,
@@ -270,9 +270,41 @@ impl Task {
         &self.not_run
     }
 
+    /// Whether the task's tests lie in the work directory (found by its glob), where an
+    /// agent could remove or weaken them; not for a task in Harbor's layout, whose
+    /// checks bring their own.
+    pub fn tests_in_work_dir(&self) -> bool {
+        !self.tests.glob_text.is_empty()
+    }
+
     /// The files the agent starts from.
     pub fn repo_dir(&self) -> PathBuf {
         self.dir.join("repo")
+    }
+
+    /// Lays the files a trial starts from in `dir`: `repo/` (none for a task in
+    /// Harbor's layout), then [`Task::lay_step_files`].
+    pub fn lay_starting_files(&self, dir: &Path) -> Result<()> {
+        let repo = self.repo_dir();
+        if repo.is_dir() {
+            crate::fsutil::copy_tree(&repo, dir, true)?;
+        } else {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io(format!("cannot create '{}'", dir.display()), e))?;
+        }
+        self.lay_step_files(dir)
+    }
+
+    /// Lays each feature's starting files (a Harbor step's `workdir/`) in `dir`, in
+    /// feature order. They are all in place from the trial's first commit: a session
+    /// may work on any feature, so none is held back for a later one.
+    pub fn lay_step_files(&self, dir: &Path) -> Result<()> {
+        for f in &self.features {
+            if let Some(files) = f.container.as_ref().and_then(|c| c.workdir.as_deref()) {
+                crate::fsutil::copy_tree(files, dir, true)?;
+            }
+        }
+        Ok(())
     }
 
     /// What loading found questionable but not wrong (no `oracle/tests`), one sentence

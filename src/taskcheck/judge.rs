@@ -138,7 +138,7 @@ impl<'t> Judge<'t> {
     /// A judge whose rows start as passing for every control that runs, and the
     /// controls that do not run (no gold; one repeat), each with a note that says why.
     fn new(task: &'t Task, repeats: u32) -> (Self, Vec<&'static str>) {
-        let gold = gold_root(task).is_some();
+        let gold = gold_root(task).is_some() || crate::suite::has_container_gold(task);
         let cell = |runs: bool| {
             if runs {
                 CellState::Ok

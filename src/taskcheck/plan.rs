@@ -20,6 +20,10 @@ pub struct CheckPlan {
     /// The sandbox a suite given as input runs its arms' checks in (the first that
     /// confines), `none` when it runs them on the host.
     pub suite_sandbox: SandboxKind,
+    /// The container engine a suite given as input names, if any.
+    pub engine: Option<crate::sandbox::container::EngineName>,
+    /// The sandbox `--sandbox` named, `None` for `auto`.
+    pub asked: Option<SandboxKind>,
 }
 
 impl CheckPlan {
@@ -29,9 +33,11 @@ impl CheckPlan {
     pub fn load(inputs: &[PathBuf], repeats: u32, sandbox: SandboxKind) -> Result<CheckPlan> {
         let mut tasks = Vec::new();
         let mut suite_sandbox = SandboxKind::None;
+        let mut engine = None;
         for input in inputs {
             if input.join("suite.toml").is_file() {
                 let suite = Suite::load(input)?;
+                engine = engine.or(suite.engine);
                 if let Some(kind) = suite
                     .arms
                     .iter()
@@ -47,7 +53,6 @@ impl CheckPlan {
             }
         }
         for task in &tasks {
-            crate::suite::refuse_to_run(task)?;
             check_gold_dirs(task)?;
         }
         Ok(CheckPlan {
@@ -55,7 +60,21 @@ impl CheckPlan {
             repeats: repeats.max(1),
             sandbox,
             suite_sandbox,
+            engine,
+            asked: None,
         })
+    }
+
+    /// The sandbox `task`'s checks run in: a container for a task that runs in one
+    /// (refused, exit 2, when the checks were asked to run elsewhere), else the plan's.
+    pub fn sandbox_of(&self, task: &Task) -> Result<SandboxKind> {
+        let kind = match (task.needs_container(), self.asked) {
+            (Some(_), None) => SandboxKind::Container,
+            (_, Some(kind)) => kind,
+            (None, None) => self.sandbox,
+        };
+        crate::suite::refuse_outside_container(task, kind)?;
+        Ok(kind)
     }
 }
 
@@ -139,7 +158,7 @@ pub fn tree_jobs(t: usize, task: &Task) -> Vec<TreeJob> {
         golds: Vec::new(),
         checks: all,
     }];
-    if gold_root(task).is_none() {
+    if gold_root(task).is_none() && !crate::suite::has_container_gold(task) {
         return jobs;
     }
     for step in 0..order.len() {
@@ -166,19 +185,37 @@ pub fn tree_jobs(t: usize, task: &Task) -> Vec<TreeJob> {
     jobs
 }
 
-/// Whether feature `f` of `task` has a gold directory.
+/// Whether feature `f` of `task` has a gold directory (or, in a container task, a
+/// `solve.sh`).
 pub fn has_gold(task: &Task, f: usize) -> bool {
-    task.gold_dir(&task.features[f].id).is_dir()
+    let feature = &task.features[f];
+    task.gold_dir(&feature.id).is_dir()
+        || feature.container.as_ref().is_some_and(|c| c.gold.is_some())
 }
 
-/// Builds the tree of `job` in `dir`: `repo/` (without `.git`), then each gold copied
-/// over it in order.
-pub fn build_tree(task: &Task, job: &TreeJob, dir: &Path) -> Result<()> {
-    crate::fsutil::copy_tree(&task.repo_dir(), dir, true)?;
+/// Builds the tree of `job` in `dir`: the starting files (`repo/` without `.git`, a
+/// step's `workdir/`), then each gold laid over them in order: `oracle/gold/<id>/`, or
+/// what the feature's `solve.sh` wrote (`container_gold`, for a container task).
+pub fn build_tree(
+    task: &Task,
+    job: &TreeJob,
+    dir: &Path,
+    container_gold: Option<&crate::suite::ContainerGold>,
+) -> Result<()> {
+    task.lay_starting_files(dir)?;
     for &f in &job.golds {
         let gold = task.gold_dir(&task.features[f].id);
         if gold.is_dir() {
             crate::fsutil::copy_tree(&gold, dir, true)?;
+        }
+        for (path, content) in container_gold.and_then(|g| g.get(f)).into_iter().flatten() {
+            let at = crate::fsutil::confine(dir, path)?;
+            if let Some(parent) = at.parent() {
+                std::fs::create_dir_all(parent)
+                    .io_context(|| format!("cannot create '{}'", parent.display()))?;
+            }
+            std::fs::write(&at, content)
+                .io_context(|| format!("cannot write '{}'", at.display()))?;
         }
     }
     Ok(())

@@ -10,7 +10,7 @@ use super::report::Report;
 use crate::error::{Error, Result};
 use crate::feature_list::ListFormat;
 use crate::observe::Observer;
-use crate::sandbox::{Hidden, Limits};
+use crate::sandbox::{Hidden, Limits, SandboxKind};
 
 /// Runs every control of every task of `plan` on `jobs` threads. `planned` is told the
 /// number of verify commands to run (each `repeats` times), `done` after each tree
@@ -28,18 +28,32 @@ pub fn check_tasks(
         plan.tasks.iter().map(|t| t.dir.as_path()),
     )
     .with_limits(Limits::default());
-    let observers = plan
-        .tasks
-        .iter()
-        .map(|task| {
-            let observer = Observer::new(task, ListFormat::Json, None, plan.repeats)?;
-            Ok(if plan.sandbox.confines() {
-                observer.sandboxed(hidden.clone())
-            } else {
-                observer
+    let mut golds = Vec::new();
+    let observers =
+        plan.tasks
+            .iter()
+            .map(|task| {
+                let observer = Observer::new(task, ListFormat::Json, None, plan.repeats)?;
+                let kind = plan.sandbox_of(task)?;
+                let container = match (&task.environment, kind) {
+                    (Some(env), SandboxKind::Container) => Some(std::sync::Arc::new(
+                        env.container(&task.name, plan.engine, &Limits::default())?,
+                    )),
+                    _ => None,
+                };
+                golds.push(match &container {
+                    Some(c) if crate::suite::has_container_gold(task) => {
+                        Some(crate::suite::container_gold(task, c)?)
+                    }
+                    _ => None,
+                });
+                Ok(match container {
+                    Some(c) => observer.in_container(c),
+                    None if kind.confines() => observer.sandboxed(hidden.clone()),
+                    None => observer,
+                })
             })
-        })
-        .collect::<Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>>>()?;
     let all: Vec<TreeJob> = plan
         .tasks
         .iter()
@@ -60,7 +74,12 @@ pub fn check_tasks(
                         break;
                     }
                     let job = &all[i];
-                    let result = run_job(&plan.tasks[job.task], &observers[job.task], job);
+                    let result = run_job(
+                        &plan.tasks[job.task],
+                        &observers[job.task],
+                        job,
+                        golds[job.task].as_deref(),
+                    );
                     failed.fetch_or(result.is_err(), Ordering::Relaxed);
                     done(job.checks.len() as u64);
                     if let Ok(mut slot) = answers[i].lock() {
@@ -94,10 +113,15 @@ pub fn check_tasks(
 }
 
 /// Builds the tree of `job` in a scratch directory and runs its checks.
-fn run_job(task: &crate::suite::Task, observer: &Observer<'_>, job: &TreeJob) -> Result<Answers> {
+fn run_job(
+    task: &crate::suite::Task,
+    observer: &Observer<'_>,
+    job: &TreeJob,
+    gold: Option<&crate::suite::ContainerGold>,
+) -> Result<Answers> {
     let scratch = crate::fsutil::scratch_dir("loopbench-check-task-")?;
     let tree = scratch.path().join("tree");
-    build_tree(task, job, &tree)?;
+    build_tree(task, job, &tree, gold)?;
     let features: Vec<&crate::suite::Feature> =
         job.checks.iter().map(|&f| &task.features[f]).collect();
     observer.verify_truth(&tree, &features)

@@ -6,8 +6,9 @@ pub struct ShBlock {
     /// The line its opening fence is on (1-based).
     pub line: usize,
     /// The word after `sh` in the info string: `slurm` (run by scripts/slurm/test.sh
-    /// on its cluster), `template` (a template for a system no test has), or None (run
-    /// by the doc's own test).
+    /// on its cluster), `template` (a template for a system no test has), `container`
+    /// (run, after the untagged ones, by tests/container_sandbox.rs where a container
+    /// engine answers), or None (run by the doc's own test).
     pub tag: Option<String>,
     /// The commands, one line each, with their newlines.
     pub text: String,

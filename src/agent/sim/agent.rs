@@ -68,12 +68,16 @@ impl<'a> SimAgent<'a> {
             gold.insert(f.id.clone(), GoldFiles::read(&task.gold_dir(&f.id))?);
         }
         let repo = task.repo_dir();
-        let shipped_tests = crate::fsutil::TreeSnapshot::read(&repo)?
-            .files
-            .into_iter()
-            .map(|f| f.path)
-            .filter(|p| task.tests.glob.is_match(p))
-            .collect();
+        let shipped_tests = if repo.is_dir() {
+            crate::fsutil::TreeSnapshot::read(&repo)?
+                .files
+                .into_iter()
+                .map(|f| f.path)
+                .filter(|p| task.tests.glob.is_match(p))
+                .collect()
+        } else {
+            Vec::new()
+        };
         Ok(SimAgent {
             profile,
             task,
@@ -87,6 +91,23 @@ impl<'a> SimAgent<'a> {
             dirty: BTreeSet::new(),
             exit_failed: false,
         })
+    }
+
+    /// The same agent implementing a container task's features with what each
+    /// feature's `solve.sh` wrote (`gold`, in the task's feature order) instead of
+    /// `oracle/gold/`.
+    pub fn with_container_gold(mut self, gold: &crate::suite::ContainerGold) -> Self {
+        for (f, files) in self.task.features.iter().zip(gold) {
+            if !files.is_empty() {
+                self.gold.insert(
+                    f.id.clone(),
+                    GoldFiles {
+                        files: files.clone(),
+                    },
+                );
+            }
+        }
+        self
     }
 
     /// What the agent remembers between the sessions of its trial, so that an agent

@@ -68,6 +68,13 @@ impl<'a> Observer<'a> {
             repeats: self.repeats,
             cache,
             sandbox: self.sandbox.as_ref(),
+            container: self
+                .container
+                .as_deref()
+                .map(|task| crate::observe::InContainer {
+                    task,
+                    check: feature.container.as_ref(),
+                }),
         }
     }
 
