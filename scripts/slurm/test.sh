@@ -196,7 +196,10 @@ cluster_up=0
 "$cluster" stop || fail "local-cluster.sh stop failed"
 left=()
 for entry in "${pids[@]}"; do
-    kill -0 "${entry#*:}" 2>/dev/null && left+=("$entry")
+    # Only the daemon itself: the kernel hands a pid out again once the counter wraps
+    # (pid_max may be 32768, and the tests beside this one start processes by the
+    # thousand), and another process under a daemon's old pid is not that daemon.
+    [ "$(ps -p "${entry#*:}" -o comm= 2>/dev/null)" = "${entry%%:*}" ] && left+=("$entry")
 done
 if pgrep -f "$LOOPBENCH_SLURM_STATE" >/dev/null; then
     left+=("$(pgrep -af "$LOOPBENCH_SLURM_STATE" | tr '\n' ';')")

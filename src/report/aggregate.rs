@@ -158,10 +158,11 @@ fn aggregate_tables(tables: RunTables) -> Result<Aggregate> {
     let sessions_path = tables.sessions.path().to_path_buf();
     let count = cannot_count(&sessions_path);
     let mut sums = TrialSums::default();
+    let columns = session_count_names();
     let batches = tables.sessions.reduce(|batch| {
         let divergent = divergent_per_arm(&batch).map_err(&count)?;
         let errored = count_per_arm(&batch, col("outcome").eq(lit("error"))).map_err(&count)?;
-        sums.add(&session_counts_per_trial(batch).map_err(&count)?)
+        sums.add(&session_counts_per_trial(batch).map_err(&count)?, &columns)
             .map_err(&count)?;
         Ok((divergent, errored))
     })?;

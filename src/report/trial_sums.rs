@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 
 use polars::prelude::*;
 
-use super::aggregate::{k_name, n_name};
 use crate::rates::Metric;
 
 /// Per arm, per task, per trial id: the k and n of every session-level metric, in
@@ -39,18 +38,28 @@ impl TrialSums {
         &self.metrics
     }
 
-    /// Adds one batch's per-trial sums: a frame with `arm`, `task`, `trial_id` and the
-    /// [`k_name`] and [`n_name`] columns (UInt64) of every session-level metric, one row
-    /// a trial. A null count adds nothing.
-    pub fn add(&mut self, batch: &DataFrame) -> PolarsResult<()> {
+    /// Adds one batch's per-trial sums: a frame with `arm`, `task`, `trial_id` and, named
+    /// by `columns` (k then n of each metric of [`TrialSums::metrics`], in order), the
+    /// UInt64 counts of every session-level metric, one row a trial. A null count adds
+    /// nothing.
+    pub fn add(&mut self, batch: &DataFrame, columns: &[String]) -> PolarsResult<()> {
         let arms = batch.column("arm")?.str()?;
         let tasks = batch.column("task")?.str()?;
         let ids = batch.column("trial_id")?.str()?;
-        let mut counts = Vec::with_capacity(2 * self.metrics.len());
-        for metric in &self.metrics {
-            counts.push(batch.column(&k_name(*metric))?.u64()?);
-            counts.push(batch.column(&n_name(*metric))?.u64()?);
+        if columns.len() != 2 * self.metrics.len() {
+            return Err(PolarsError::ComputeError(
+                format!(
+                    "{} count columns for {} session-level metrics",
+                    columns.len(),
+                    self.metrics.len()
+                )
+                .into(),
+            ));
         }
+        let counts = columns
+            .iter()
+            .map(|name| batch.column(name)?.u64())
+            .collect::<PolarsResult<Vec<_>>>()?;
         for row in 0..batch.height() {
             let (arm, task, id) = (
                 arms.get(row).unwrap_or(""),
@@ -106,8 +115,13 @@ impl TrialSums {
 mod tests {
     use super::*;
 
+    /// The count columns of the test's batches, k then n of each metric.
+    fn names() -> Vec<String> {
+        let metrics = TrialSums::default().metrics().len();
+        (0..2 * metrics).map(|i| format!("c{i}")).collect()
+    }
+
     fn batch(rows: &[(&str, &str, &str, u64)]) -> DataFrame {
-        let metrics: Vec<Metric> = TrialSums::default().metrics().to_vec();
         let mut columns = vec![
             Column::new("arm".into(), rows.iter().map(|r| r.0).collect::<Vec<_>>()),
             Column::new("task".into(), rows.iter().map(|r| r.1).collect::<Vec<_>>()),
@@ -116,11 +130,10 @@ mod tests {
                 rows.iter().map(|r| r.2).collect::<Vec<_>>(),
             ),
         ];
-        for m in metrics {
-            let k: Vec<u64> = rows.iter().map(|r| r.3).collect();
-            let n: Vec<u64> = rows.iter().map(|r| r.3 + 1).collect();
-            columns.push(Column::new(k_name(m).into(), k));
-            columns.push(Column::new(n_name(m).into(), n));
+        for (i, name) in names().into_iter().enumerate() {
+            // k, then n = k + 1.
+            let counts: Vec<u64> = rows.iter().map(|r| r.3 + (i % 2) as u64).collect();
+            columns.push(Column::new(name.into(), counts));
         }
         DataFrame::new(rows.len(), columns).unwrap()
     }
@@ -128,14 +141,17 @@ mod tests {
     #[test]
     fn a_trial_in_two_batches_sums_once_and_trials_come_in_byte_order() {
         let mut sums = TrialSums::default();
-        sums.add(&batch(&[("b", "t", "b-2", 1), ("a", "u", "a-1", 2)]))
-            .unwrap();
-        sums.add(&batch(&[
+        sums.add(
+            &batch(&[("b", "t", "b-2", 1), ("a", "u", "a-1", 2)]),
+            &names(),
+        )
+        .unwrap();
+        let second = [
             ("b", "t", "b-2", 3),
             ("b", "t", "B-9", 0),
             ("a", "t", "a-3", 1),
-        ]))
-        .unwrap();
+        ];
+        sums.add(&batch(&second), &names()).unwrap();
         assert_eq!(sums.arms().collect::<Vec<_>>(), ["a", "b"]);
         assert_eq!(sums.trials_of("a"), 2);
         assert_eq!(sums.trials_of("b"), 2);
