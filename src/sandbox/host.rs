@@ -27,14 +27,16 @@ pub(super) fn namespaces() -> std::result::Result<(), String> {
                             (on Debian or Ubuntu: apt-get install bubblewrap)"
                     .into());
             };
-            let out = Command::new(&bwrap)
-                .args(["--ro-bind", "/", "/", "--unshare-all", "--die-with-parent"])
-                .args(["--new-session", "--", "true"])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .output()
-                .map_err(|e| format!("'{}' cannot be run: {e}", bwrap.display()))?;
+            let out = probe(|| {
+                Command::new(&bwrap)
+                    .args(["--ro-bind", "/", "/", "--unshare-all", "--die-with-parent"])
+                    .args(["--new-session", "--", "true"])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .output()
+            })
+            .map_err(|e| format!("'{}' cannot be run: {e}", bwrap.display()))?;
             if !out.status.success() {
                 return Err(format!(
                     "bwrap cannot create its namespaces on this machine: {} \
@@ -53,15 +55,38 @@ pub(super) fn namespaces() -> std::result::Result<(), String> {
 pub fn disables_userns() -> bool {
     static WORKS: OnceLock<bool> = OnceLock::new();
     *WORKS.get_or_init(|| {
-        Command::new(BWRAP)
-            .args(["--ro-bind", "/", "/", "--unshare-all", "--unshare-user"])
-            .args(["--disable-userns", "--cap-drop", "ALL", "--", "true"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
+        probe(|| {
+            Command::new(BWRAP)
+                .args(["--ro-bind", "/", "/", "--unshare-all", "--unshare-user"])
+                .args(["--disable-userns", "--cap-drop", "ALL", "--", "true"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .output()
+        })
+        .is_ok_and(|out| out.status.success())
     })
+}
+
+/// How many times a probe of bwrap is run before its failure is believed.
+const PROBE_TRIES: u32 = 3;
+
+/// Runs a probe of bwrap until it succeeds, at most [`PROBE_TRIES`] times: each binds
+/// the host's whole root, and a directory another run removes meanwhile (a trial's
+/// scratch under /dev/shm) fails the bind of that moment, not the machine's sandbox.
+/// What the last try gave otherwise.
+fn probe(
+    run: impl Fn() -> std::io::Result<std::process::Output>,
+) -> std::io::Result<std::process::Output> {
+    let mut out = run();
+    for _ in 1..PROBE_TRIES {
+        if !matches!(&out, Ok(o) if !o.status.success()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        out = run();
+    }
+    out
 }
 
 /// Resolves a program name as `execvp` would: a name with a `/` is taken as it is, a
