@@ -108,8 +108,11 @@ pub enum Purpose {
     Merge,
     /// `run --look K --after DIR`: the next look of the sequential run in DIR.
     NextLook,
-    /// `resume`: the same run, from its suite or traces as they are now.
+    /// `resume` of a suite's run: the same run, from its suite as it is now.
     Resume,
+    /// `resume` of a replay: the same traces replayed into their directory again, from
+    /// the task and traces as they are now.
+    Replay,
 }
 
 /// A field of a run that a continuation compares ([`Mismatch`]).
@@ -216,7 +219,15 @@ impl fmt::Display for Mismatch {
                 self.other.display(),
                 self.dir.display()
             ),
-            Purpose::Resume => write!(
+            Purpose::Replay if self.field == Field::Content => write!(
+                f,
+                "the task '{}' or the traces of '{}' changed since this replay started \
+                 (content hash {theirs} is now {ours}); resuming would mix two experiments. \
+                 Start a new replay instead.",
+                self.other.display(),
+                self.dir.display()
+            ),
+            Purpose::Resume | Purpose::Replay => write!(
                 f,
                 "'{}' cannot be resumed here: {differs} ({theirs} when the run started, \
                  {ours} now); resuming would mix two experiments. Start a new run instead.",

@@ -61,7 +61,7 @@ pub struct Manifest {
     /// The numbers come from a simulated agent; every report must say so.
     pub simulated: bool,
     /// `I/N` when the run is one shard of a plan.
-    pub shard: Option<String>,
+    pub shard: Option<crate::runner::Shard>,
     /// Version of loopbench that wrote it.
     pub loopbench_version: String,
     /// Commit loopbench was built from.

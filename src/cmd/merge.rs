@@ -10,7 +10,8 @@ use crate::run_dir::RunDir;
 use crate::store::{Manifest, merge_shards, open_run_dir};
 use crate::study::drive::{unfinished_lines, warn_unusable_arms};
 use crate::study::sequential::judge_merged;
-use crate::study::suite_run::min_detectable_effect_of_run;
+use crate::study::spec::RunSpec;
+use crate::study::suite_run::{min_detectable_effect_of_run, print_warnings};
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &MergeArgs) -> Result<i32> {
@@ -54,7 +55,12 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
 
 /// Judges the looks the merged shards complete and says what runs next.
 fn say_what_runs_next(dir: &RunDir, summary: &crate::report::Summary) -> Result<()> {
-    let judged = judge_merged(dir, summary)?;
+    let manifest = Manifest::read(dir)?;
+    let spec = RunSpec::of_suite_manifest(dir, &manifest)?;
+    if let Some(suite) = spec.suite() {
+        print_warnings(suite.warnings());
+    }
+    let judged = judge_merged(dir, &spec.sequencer()?, summary)?;
     if judged.finished {
         eprintln!(
             "the sequential run is finished after look {} of {} (see {})",
@@ -63,7 +69,6 @@ fn say_what_runs_next(dir: &RunDir, summary: &crate::report::Summary) -> Result<
             dir.sequential_md().display()
         );
     } else {
-        let manifest = Manifest::read(dir)?;
         let path = manifest.suite_path.as_deref().unwrap_or_default();
         eprintln!(
             "looks 1 to {} judged; next: look {} for {} (`loopbench run {path} --look {} --after {} --shard I/N`)",

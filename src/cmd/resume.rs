@@ -4,7 +4,7 @@
 
 use super::args::ResumeArgs;
 use super::output::Finish;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::store::RunWriter;
 use crate::study::resume::{RunKind, prepare};
 
@@ -26,12 +26,7 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
         full: args.full,
     };
     match resume.kind {
-        RunKind::Sequential(arms) => {
-            let Some(suite) = plan.suite_source() else {
-                return Err(Error::Tool("a sequential run without its suite".into()));
-            };
-            super::run::finish_sequential(suite, &arms, writer, how)
-        }
+        RunKind::Sequential => super::run::finish_sequential(&resume.spec, writer, how),
         RunKind::Replay => super::replay::finish(plan, finished_of_arm, writer, how),
         RunKind::Suite => super::run::finish(plan, finished_of_arm, writer, how),
     }

@@ -11,8 +11,7 @@ use crate::runner::Plan;
 use crate::store::RunWriter;
 use crate::study::new_run::{RunRequest, StartedRun, start_suite_run};
 use crate::study::sequential::Looks;
-use crate::study::suite_run::RunSettings;
-use crate::suite::Suite;
+use crate::study::spec::{RunSettings, RunSpec};
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &RunArgs) -> Result<i32> {
@@ -22,11 +21,10 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             seed: args.seed,
             replicates: args.replicates,
             look: args.look.map(|l| usize::try_from(l).unwrap_or(usize::MAX)),
-            sharded: args.shard.is_some(),
+            after: args.after.clone(),
+            shard: args.shard,
         },
         arms: args.arms.as_deref().map(arm_names).transpose()?,
-        shard: args.shard,
-        after: args.after.as_deref(),
         keep_repos: args.keep_repos,
         out: args.out.as_deref(),
     };
@@ -37,9 +35,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     };
     match start_suite_run(asked)? {
         StartedRun::Plan(plan, writer) => finish(&plan, &BTreeMap::new(), writer, how),
-        StartedRun::Sequential(suite, arms, writer) => {
-            finish_sequential(&suite, &arms, writer, how)
-        }
+        StartedRun::Sequential(spec, writer) => finish_sequential(&spec, writer, how),
     }
 }
 
@@ -72,14 +68,10 @@ pub(crate) fn finish(
 
 /// Runs (or resumes) a sequential suite look by look and prints the verdict and where
 /// the rest is (with `full`, all of `summary.md` and the looks).
-pub(crate) fn finish_sequential(
-    suite: &Suite,
-    arms: &[usize],
-    writer: RunWriter,
-    how: Finish,
-) -> Result<i32> {
+pub(crate) fn finish_sequential(spec: &RunSpec, writer: RunWriter, how: Finish) -> Result<i32> {
     let out = writer.dir().clone();
-    match crate::study::sequential::run(suite, arms, writer, how.jobs, how.quiet)? {
+    let sequencer = spec.sequencer()?;
+    match crate::study::sequential::run(&sequencer, writer, how.jobs, how.quiet)? {
         Looks::Open(code) => Ok(code),
         Looks::Finished(summary) => {
             print_finished(&summary, &out, how.full)?;

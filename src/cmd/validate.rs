@@ -16,7 +16,7 @@ pub fn run(args: &ValidateArgs) -> Result<i32> {
     // not valid here.
     let all: Vec<usize> = (0..suite.arms.len()).collect();
     crate::agent::command::preflight(&suite, &all)?;
-    let trials = suite.arms.len() * suite.tasks.len() * suite.replicates as usize;
+    let trials = suite.arms.len() * suite.tasks.len() * suite.replicates() as usize;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -24,7 +24,7 @@ pub fn run(args: &ValidateArgs) -> Result<i32> {
         suite.name,
         suite.arms.len(),
         suite.tasks.len(),
-        suite.replicates,
+        suite.replicates(),
         trials,
         suite.baseline
     )

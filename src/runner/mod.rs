@@ -12,7 +12,7 @@ mod steps;
 mod trial;
 mod trial_events;
 
-pub use plan::{Plan, PlannedTrial, ReplayArm, ReplaySet, ReplayStart, Source, TraceFile};
-pub use run::{RunOptions, Shard, default_jobs, execute};
+pub use plan::{Plan, PlannedTrial, ReplayArm, ReplaySet, ReplayStart, Shard, Source, TraceFile};
+pub use run::{RunOptions, default_jobs, execute};
 pub use steps::run_trial;
 pub use trial::{Attempt, KeepRepo, TrialResult, TrialSpec, session_env};

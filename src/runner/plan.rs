@@ -21,6 +21,62 @@ pub struct PlannedTrial {
     pub replicate: u32,
 }
 
+/// A deterministic slice `index/count` (1-based) of a plan: every `count`-th trial,
+/// so that each shard gets a similar mix of arms and tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// 1-based shard number.
+    pub index: u32,
+    /// Number of shards.
+    pub count: u32,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Shard, String> {
+        let bad = || format!("expected a shard as I/N with 1 <= I <= N, got '{s}'");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: u32 = i.trim().parse().map_err(|_| bad())?;
+        let count: u32 = n.trim().parse().map_err(|_| bad())?;
+        if index == 0 || count == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+// A manifest keeps a shard as the `I/N` the command line takes.
+impl serde::Serialize for Shard {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Shard {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Shard, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl Shard {
+    /// The trials of `plan` that belong to this shard.
+    pub fn slice(&self, plan: Vec<PlannedTrial>) -> Vec<PlannedTrial> {
+        plan.into_iter()
+            .enumerate()
+            .filter(|(i, _)| (*i as u64) % u64::from(self.count) == u64::from(self.index - 1))
+            .map(|(_, t)| t)
+            .collect()
+    }
+}
+
 /// One recorded trace of a replay arm.
 #[derive(Debug, Clone)]
 pub struct TraceFile {
@@ -117,15 +173,26 @@ pub struct Plan {
     pub source: Arc<Source>,
     /// The trials, in canonical order: arms, then tasks, then replicates.
     pub trials: Vec<PlannedTrial>,
+    /// The run's seed, from which each trial's is derived (0 for recorded traces,
+    /// which decide nothing at random).
+    pub seed: u64,
 }
 
 impl Plan {
-    /// Every trial of `arms` (indices into the suite's arms) of `suite`, `replicates`
-    /// per (arm, task).
-    pub fn suite(suite: Suite, arms: &[usize], replicates: u32) -> Plan {
+    /// Every trial of `arms` (indices into the source's arms): for a suite,
+    /// `replicates` per (arm, task); for recorded traces, one per trace of the arm, up
+    /// to `replicates`.
+    pub fn of(source: Arc<Source>, arms: &[usize], replicates: u32, seed: u64) -> Plan {
         let mut trials = Vec::new();
         for &arm in arms {
-            for task in 0..suite.tasks.len() {
+            let (tasks, replicates) = match source.as_ref() {
+                Source::Suite(suite) => (suite.tasks.len(), replicates),
+                Source::Replay(set) => {
+                    let traces = set.arms.get(arm).map_or(0, |a| a.traces.len());
+                    (1, replicates.min(u32::try_from(traces).unwrap_or(u32::MAX)))
+                }
+            };
+            for task in 0..tasks {
                 for replicate in 0..replicates {
                     trials.push(PlannedTrial {
                         arm,
@@ -136,28 +203,9 @@ impl Plan {
             }
         }
         Plan {
-            source: Arc::new(Source::Suite(suite)),
+            source,
             trials,
-        }
-    }
-
-    /// One trial per trace, arm by arm.
-    pub fn replay(set: ReplaySet) -> Plan {
-        let trials = set
-            .arms
-            .iter()
-            .enumerate()
-            .flat_map(|(arm, a)| {
-                (0..a.traces.len()).map(move |r| PlannedTrial {
-                    arm,
-                    task: 0,
-                    replicate: r as u32,
-                })
-            })
-            .collect();
-        Plan {
-            source: Arc::new(Source::Replay(set)),
-            trials,
+            seed,
         }
     }
 
@@ -203,8 +251,8 @@ impl Plan {
         self
     }
 
-    /// The trials of one shard (see [`super::Shard::slice`]).
-    pub fn sharded(mut self, shard: super::Shard) -> Plan {
+    /// The trials of one shard (see [`Shard::slice`]).
+    pub fn sharded(mut self, shard: Shard) -> Plan {
         self.trials = shard.slice(self.trials);
         self
     }

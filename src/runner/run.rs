@@ -84,48 +84,6 @@ pub struct RunOptions {
     pub prior_attempts: BTreeMap<String, u32>,
 }
 
-/// A deterministic slice `index/count` (1-based) of a plan: every `count`-th trial,
-/// so that each shard gets a similar mix of arms and tasks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
-    /// 1-based shard number.
-    pub index: u32,
-    /// Number of shards.
-    pub count: u32,
-}
-
-impl std::str::FromStr for Shard {
-    type Err = String;
-
-    fn from_str(s: &str) -> std::result::Result<Shard, String> {
-        let bad = || format!("expected a shard as I/N with 1 <= I <= N, got '{s}'");
-        let (i, n) = s.split_once('/').ok_or_else(bad)?;
-        let index: u32 = i.trim().parse().map_err(|_| bad())?;
-        let count: u32 = n.trim().parse().map_err(|_| bad())?;
-        if index == 0 || count == 0 || index > count {
-            return Err(bad());
-        }
-        Ok(Shard { index, count })
-    }
-}
-
-impl std::fmt::Display for Shard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.index, self.count)
-    }
-}
-
-impl Shard {
-    /// The trials of `plan` that belong to this shard.
-    pub fn slice(&self, plan: Vec<PlannedTrial>) -> Vec<PlannedTrial> {
-        plan.into_iter()
-            .enumerate()
-            .filter(|(i, _)| (*i as u64) % u64::from(self.count) == u64::from(self.index - 1))
-            .map(|(_, t)| t)
-            .collect()
-    }
-}
-
 /// The default `--jobs`: min(4, cores).
 pub fn default_jobs() -> usize {
     std::thread::available_parallelism()

@@ -16,7 +16,7 @@ use crate::store::Manifest;
 pub fn compared(purpose: Purpose) -> &'static [Field] {
     match purpose {
         Purpose::Merge | Purpose::NextLook => &Field::ALL,
-        Purpose::Resume => &[Field::Content, Field::Version],
+        Purpose::Resume | Purpose::Replay => &[Field::Content, Field::Version],
     }
 }
 
@@ -134,9 +134,14 @@ mod tests {
     fn each_purpose_refuses_exactly_the_fields_it_compares_and_names_both_values() {
         let expected = |purpose: Purpose, field: Field| match purpose {
             Purpose::Merge | Purpose::NextLook => true,
-            Purpose::Resume => matches!(field, Field::Content | Field::Version),
+            Purpose::Resume | Purpose::Replay => matches!(field, Field::Content | Field::Version),
         };
-        for purpose in [Purpose::Merge, Purpose::NextLook, Purpose::Resume] {
+        for purpose in [
+            Purpose::Merge,
+            Purpose::NextLook,
+            Purpose::Resume,
+            Purpose::Replay,
+        ] {
             assert_eq!(check(purpose, &manifest(), &manifest(), "b", "a"), Ok(()));
             for field in Field::ALL {
                 let result = check(purpose, &manifest(), &changed(field), "b", "a");
@@ -151,6 +156,7 @@ mod tests {
                 let text = mismatch.to_string();
                 let named = match (purpose, field) {
                     (Purpose::Resume, Field::Content) => "changed since this run started".into(),
+                    (Purpose::Replay, Field::Content) => "changed since this replay started".into(),
                     _ => field.differs(),
                 };
                 assert!(text.contains(&named), "{text}");

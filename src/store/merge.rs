@@ -154,11 +154,7 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
 
 /// Shards must be of one count and each index present exactly once.
 fn check_shard_cover(dirs: &[std::path::PathBuf], manifests: &[Manifest]) -> Result<()> {
-    let shards: Vec<Option<Shard>> = manifests
-        .iter()
-        .map(|m| m.shard.as_deref().map(str::parse).transpose())
-        .collect::<std::result::Result<_, String>>()
-        .map_err(|e| Error::BadInput(format!("manifest shard: {e}")))?;
+    let shards: Vec<Option<Shard>> = manifests.iter().map(|m| m.shard).collect();
     if shards.iter().all(Option::is_none) {
         return Ok(());
     }

@@ -122,7 +122,7 @@ pub fn drive(
     let start = Instant::now();
     let run_options = RunOptions {
         jobs: options.jobs.unwrap_or_else(default_jobs),
-        seed: plan.suite_source().map_or(0, |s| s.seed),
+        seed: plan.seed,
         run_dir: out.clone(),
         keep_repos: writer.manifest().keep_repos,
         infra: plan

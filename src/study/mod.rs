@@ -10,4 +10,5 @@ pub mod new_run;
 pub mod replay;
 pub mod resume;
 pub mod sequential;
+pub mod spec;
 pub mod suite_run;

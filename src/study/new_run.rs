@@ -1,18 +1,16 @@
-//! A suite run started: the suite loaded with what `run` was asked to change, its
-//! agents checked, and a new results directory created with the manifest, holding the
-//! plan to drive (or a sequential suite, run look by look).
+//! A suite run started: its specification made from the suite and what `run` asked,
+//! its agents checked, and a new results directory created with the manifest, holding
+//! the plan to drive (or a sequential suite, run look by look).
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::agent::command;
-use crate::error::{Error, Result};
-use crate::runner::{Plan, Shard};
-use crate::store::{RunWriter, SequentialStep, new_run_dir};
-use crate::study::sequential::look_plan;
-use crate::study::suite_run::{
-    RunSettings, SuiteRunSetup, announce_sandbox, apply_settings, print_warnings, select_arms,
-    suite_manifest,
-};
+use crate::error::Result;
+use crate::runner::Plan;
+use crate::store::{RunWriter, new_run_dir};
+use crate::study::spec::{RunSettings, RunSpec};
+use crate::study::suite_run::{SuiteRunSetup, announce_sandbox, print_warnings, suite_manifest};
 use crate::suite::Suite;
 
 /// What `run` was asked for: the suite file, what to change of it, its arms and where
@@ -20,14 +18,10 @@ use crate::suite::Suite;
 pub struct RunRequest<'a> {
     /// The suite file as given.
     pub suite_file: &'a Path,
-    /// `--seed`, `--replicates`, `--look`, whether `--shard` was given.
+    /// `--seed`, `--replicates`, `--look`, `--after`, `--shard`.
     pub settings: RunSettings,
     /// `--arms` (all when `None`).
     pub arms: Option<Vec<&'a str>>,
-    /// `--shard I/N`.
-    pub shard: Option<Shard>,
-    /// `--after DIR` of a look of a sharded sequential run.
-    pub after: Option<&'a Path>,
     /// `--keep-repos`.
     pub keep_repos: bool,
     /// `--out DIR` (else `results/<suite>/<timestamp>`).
@@ -39,20 +33,24 @@ pub enum StartedRun {
     /// A plan to drive: a suite's trials, or one look of a sequential suite (`--look`).
     Plan(Plan, RunWriter),
     /// A sequential suite, run look by look.
-    Sequential(Box<Suite>, Vec<usize>, RunWriter),
+    Sequential(Box<RunSpec>, RunWriter),
 }
 
-/// Loads the suite, applies what was asked, checks that its agents can start here,
-/// and creates the results directory with the run's manifest. Says the suite's
+/// Loads the suite, makes the run's specification, checks that its agents can start
+/// here, and creates the results directory with the run's manifest. Says the suite's
 /// warnings, and the sandbox when an arm is sandboxed, on stderr.
 pub fn start_suite_run(asked: RunRequest) -> Result<StartedRun> {
-    let mut suite = Suite::load(asked.suite_file)?;
+    let suite = Suite::load(asked.suite_file)?;
     print_warnings(suite.warnings());
-    apply_settings(&mut suite, &asked.settings)?;
-    let arms = select_arms(&suite, asked.arms.as_deref())?;
-    suite.prepare_containers(&arms)?;
-    command::preflight(&suite, &arms)?;
-    let sandboxed = arms
+    let spec = RunSpec::of_request(suite, asked.arms.as_deref(), asked.settings)?;
+    let Some(suite) = spec.suite() else {
+        return Err(crate::error::Error::Tool(
+            "a suite's run without its suite".into(),
+        ));
+    };
+    command::preflight(suite, spec.arms())?;
+    let sandboxed = spec
+        .arms()
         .iter()
         .any(|&i| suite.verify_sandbox_of(&suite.arms[i]).confines());
     let sandbox = if sandboxed {
@@ -60,47 +58,22 @@ pub fn start_suite_run(asked: RunRequest) -> Result<StartedRun> {
     } else {
         (None, None)
     };
-    let after = match asked.after {
-        Some(dir) => Some(std::fs::canonicalize(dir).map_err(|e| {
-            Error::BadInput(format!("--after: cannot open '{}': {e}", dir.display()))
-        })?),
-        None => None,
-    };
-    let look = asked.settings.look;
-    let look_plan = match look {
-        Some(look) => Some(look_plan(&suite, &arms, look, after.as_deref())?),
-        None => None,
-    };
+    // Before anything is written: a look's plan refuses a wrong `--after`.
+    let plan = (!spec.is_sequential())
+        .then(|| spec.plan(&BTreeSet::new()))
+        .transpose()?;
     let out = match asked.out {
         Some(dir) => dir.to_path_buf(),
         None => new_run_dir(&Path::new("results").join(&suite.name)),
     };
     let setup = SuiteRunSetup {
         suite_file: asked.suite_file,
-        shard: asked.shard,
-        sequential_step: look.map(|look| SequentialStep {
-            look,
-            after: after.as_ref().map(|a| a.display().to_string()),
-        }),
         keep_repos: asked.keep_repos,
         sandbox,
     };
-    let writer = RunWriter::create(&out, suite_manifest(&suite, &arms, setup))?;
-    let plan = match look_plan {
-        Some(plan) => plan,
-        None if suite.sequential.is_some() => {
-            return Ok(StartedRun::Sequential(Box::new(suite), arms, writer));
-        }
-        None => {
-            let replicates = suite.replicates;
-            Plan::suite(suite, &arms, replicates)
-        }
-    };
-    Ok(StartedRun::Plan(
-        match asked.shard {
-            Some(shard) => plan.sharded(shard),
-            None => plan,
-        },
-        writer,
-    ))
+    let writer = RunWriter::create(&out, suite_manifest(&spec, setup)?)?;
+    Ok(match plan {
+        Some(plan) => StartedRun::Plan(plan, writer),
+        None => StartedRun::Sequential(Box::new(spec), writer),
+    })
 }

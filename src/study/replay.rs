@@ -11,10 +11,10 @@ use crate::error::Purpose;
 use crate::error::{Error, IoContext, Result};
 use crate::feature_list::{ListFormat, ListSchema};
 use crate::run_dir::RunDir;
-use crate::runner::{Plan, ReplayArm, ReplaySet, ReplayStart, TraceFile};
+use crate::runner::{Plan, ReplayArm, ReplaySet, ReplayStart, Source, TraceFile};
 use crate::sandbox::SandboxKind;
-use crate::store::continuation;
-use crate::store::{Manifest, ReplayInputs, RunWriter, new_run_dir};
+use crate::store::{Manifest, RunWriter, new_run_dir};
+use crate::study::spec::RunSpec;
 use crate::study::suite_run::print_warnings;
 use crate::suite::{ExitCheck, Task, TrialKey, is_simple_name};
 
@@ -230,9 +230,9 @@ pub fn inputs_hash(task: &Task, arms: &[ReplayArm]) -> Result<String> {
     Ok(hasher.finalize().to_hex().to_string())
 }
 
-/// The whole plan of a replay run, rebuilt from its manifest and `traces.csv` (for
-/// `resume`): every trace must still hold what it held when the run started.
-pub fn plan_from_manifest(dir: &RunDir, manifest: &Manifest) -> Result<Plan> {
+/// A replay run, rebuilt from its manifest and `traces.csv` (for `resume`): every
+/// trace must still hold what it held when the run started.
+pub fn spec_of_manifest(dir: &RunDir, manifest: &Manifest) -> Result<RunSpec> {
     let Some(inputs) = &manifest.replay else {
         return Err(Error::BadInput(format!(
             "'{}' is not a replay run",
@@ -292,8 +292,7 @@ pub fn plan_from_manifest(dir: &RunDir, manifest: &Manifest) -> Result<Plan> {
             traces,
         });
     }
-    let now = continuation::as_now(manifest, &inputs_hash(&task, &arms)?);
-    continuation::check(Purpose::Resume, &now, manifest, dir.path(), &inputs.task)?;
+    let hash = inputs_hash(&task, &arms)?;
     let sandbox = manifest.verify_sandbox;
     if !sandbox.works_here() {
         return Err(Error::BadInput(format!(
@@ -307,12 +306,22 @@ pub fn plan_from_manifest(dir: &RunDir, manifest: &Manifest) -> Result<Plan> {
         dir.path().display(),
         sandbox.title()
     ))?;
-    Ok(Plan::replay(ReplaySet {
-        task,
-        arms,
-        sandbox,
-        keep_work: inputs.keep_work,
-    }))
+    let spec = RunSpec::of_replay(
+        ReplaySet {
+            task,
+            arms,
+            sandbox,
+            keep_work: inputs.keep_work,
+        },
+        hash,
+    );
+    spec.check(
+        Purpose::Replay,
+        manifest,
+        dir.path(),
+        Path::new(&inputs.task),
+    )?;
+    Ok(spec)
 }
 
 /// Writes `traces.csv`: which trace file (and which exact content) each trial replayed.
@@ -352,55 +361,27 @@ struct ReplaySetup {
     pub sandbox: SandboxKind,
     /// `--unsandboxed`: the user allowed running on the host.
     pub unsandboxed: bool,
-    /// `--keep-work`.
-    pub keep_work: bool,
     /// `--keep-repos`.
     pub keep_repos: bool,
 }
 
-/// The manifest of a replay of `arms` against `task`.
-fn replay_manifest(
-    task: &Task,
-    arms: &[ReplayArm],
-    inputs: &TraceInputs,
-    setup: &ReplaySetup,
-) -> Result<Manifest> {
+/// The manifest of the replay `spec`.
+fn replay_manifest(spec: &RunSpec, setup: &ReplaySetup) -> Manifest {
     let (sandbox_limits, sandbox_user) = if setup.sandbox.confines() {
         super::suite_run::sandbox_facts()
     } else {
         (None, None)
     };
-    Ok(Manifest {
-        suite: "replay".into(),
-        suite_hash: inputs_hash(task, arms)?,
-        arms: arms.iter().map(|a| a.name.clone()).collect(),
-        baseline: Some(arms[0].name.clone()),
-        tasks: vec![task.name.clone()],
-        replicates: arms
-            .iter()
-            .map(|a| a.traces.len() as u32)
-            .max()
-            .unwrap_or(1),
+    let identity = spec.identity();
+    Manifest {
+        baseline: identity.arms.first().cloned(),
         driver: "replay".into(),
-        verify_sandbox: setup.sandbox,
         unsandboxed: setup.unsandboxed,
         keep_repos: setup.keep_repos,
         sandbox_limits,
         sandbox_user,
-        replay: Some(ReplayInputs {
-            task: std::path::absolute(&task.dir)
-                .unwrap_or_else(|_| task.dir.clone())
-                .display()
-                .to_string(),
-            formats: arms.iter().map(|a| a.format).collect(),
-            schema: inputs.schema,
-            exit_check: inputs.exit_check,
-            session_tokens: inputs.session_tokens,
-            start: inputs.start,
-            keep_work: setup.keep_work,
-        }),
-        ..Manifest::stamped()
-    })
+        ..identity
+    }
 }
 
 /// What `replay` was asked for: the task, the traces, how they run and where the
@@ -435,19 +416,26 @@ pub fn start_replay(asked: ReplayRequest) -> Result<(Plan, RunWriter)> {
     let setup = ReplaySetup {
         sandbox: sandbox_for(&arms, asked.unsandboxed)?,
         unsandboxed: asked.unsandboxed,
-        keep_work: asked.keep_work,
         keep_repos: asked.keep_repos,
     };
-    let manifest = replay_manifest(&task, &arms, &asked.inputs, &setup)?;
-    let writer = RunWriter::create(&out, manifest)?;
-    write_traces_csv(writer.dir(), &task.name, &arms)?;
-    let plan = Plan::replay(ReplaySet {
-        task,
-        arms,
-        sandbox: setup.sandbox,
-        keep_work: asked.keep_work,
-    });
-    Ok((plan, writer))
+    let hash = inputs_hash(&task, &arms)?;
+    let spec = RunSpec::of_replay(
+        ReplaySet {
+            task,
+            arms,
+            sandbox: setup.sandbox,
+            keep_work: asked.keep_work,
+        },
+        hash,
+    );
+    let writer = RunWriter::create(&out, replay_manifest(&spec, &setup))?;
+    let Source::Replay(set) = spec.source().as_ref() else {
+        return Err(Error::Tool(
+            "a replay's specification without its traces".into(),
+        ));
+    };
+    write_traces_csv(writer.dir(), &set.task.name, &set.arms)?;
+    Ok((spec.plan(&Default::default())?, writer))
 }
 
 /// Refuses a task that runs in a container: a replay runs its trace's `run` actions and

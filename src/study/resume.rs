@@ -5,14 +5,17 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::suite_run::{manifest_arms, select_arms, suite_plan};
+use super::spec::RunSpec;
+use super::suite_run::print_warnings;
 use crate::agent::command;
 use crate::error::{Error, Result};
-use crate::runner::{Plan, Shard};
+use crate::runner::Plan;
 use crate::store::{FinishedTrials, Manifest, RunLock, open_run_dir};
 
 /// What a run to resume holds and what is left of it.
 pub struct Resume {
+    /// The run, as its manifest says.
+    pub spec: RunSpec,
     /// The trials left to run.
     pub plan: Plan,
     /// The run's lock, held since before anything was read.
@@ -33,9 +36,9 @@ pub enum RunKind {
     Suite,
     /// Recorded traces.
     Replay,
-    /// A sequential suite run in one process, over these arms: its looks are replayed
-    /// over what is recorded.
-    Sequential(Vec<usize>),
+    /// A sequential suite run in one process: its looks are replayed over what is
+    /// recorded.
+    Sequential,
 }
 
 /// Reads the run in `dir` and what is left of it: locks it, rebuilds its plan, refuses
@@ -56,34 +59,23 @@ pub fn prepare(dir: &Path) -> Result<Resume> {
     crate::fsutil::clear_dead_leftovers();
     let run_dir = lock.dir().clone();
     let manifest = Manifest::read(&run_dir)?;
-    let mut plan = if manifest.replay.is_some() {
-        super::replay::plan_from_manifest(&run_dir, &manifest)?
+    let spec = if manifest.replay.is_some() {
+        super::replay::spec_of_manifest(&run_dir, &manifest)?
     } else {
-        suite_plan(&run_dir, &manifest)?
+        let spec = RunSpec::of_suite_manifest(&run_dir, &manifest)?;
+        if let Some(suite) = spec.suite() {
+            print_warnings(suite.warnings());
+        }
+        spec
     };
-    // One look of a sharded sequential run: only that look's trials, which the merged
-    // run of the looks before it decides.
-    let step = manifest.sequential_step.clone();
-    if let (Some(step), Some(suite)) = (&step, plan.suite_source()) {
-        let arms = select_arms(suite, Some(&manifest_arms(&manifest)))?;
-        let after = step.after.as_deref().map(Path::new);
-        plan = super::sequential::look_plan(suite, &arms, step.look, after)?;
-    }
-    if let Some(shard) = &manifest.shard {
-        let shard: Shard = shard
-            .parse()
-            .map_err(|e| Error::BadInput(format!("manifest shard: {e}")))?;
-        plan = plan.sharded(shard);
-    }
-
     let FinishedTrials {
         ids: done,
         of_arm: finished_of_arm,
     } = FinishedTrials::read(&run_dir)?;
-    let plan = plan.without(&done);
+    let plan = spec.plan(&done)?;
     // Like `run`: an agent that cannot be started here is refused before anything runs
     // or is rewritten (the program may have moved since the run started).
-    if let Some(suite) = plan.suite_source() {
+    if let Some(suite) = spec.suite() {
         let mut pending: Vec<usize> = plan.trials.iter().map(|t| t.arm).collect();
         pending.dedup();
         command::preflight(suite, &pending)?;
@@ -91,14 +83,15 @@ pub fn prepare(dir: &Path) -> Result<Resume> {
 
     crate::store::prune_unfinished(&run_dir, &done)?;
 
-    let kind = match plan.suite_source() {
-        _ if manifest.replay.is_some() => RunKind::Replay,
-        Some(suite) if suite.sequential.is_some() && step.is_none() => {
-            RunKind::Sequential(select_arms(suite, Some(&manifest_arms(&manifest)))?)
-        }
-        _ => RunKind::Suite,
+    let kind = if manifest.replay.is_some() {
+        RunKind::Replay
+    } else if spec.is_sequential() {
+        RunKind::Sequential
+    } else {
+        RunKind::Suite
     };
     Ok(Resume {
+        spec,
         plan,
         lock,
         manifest,

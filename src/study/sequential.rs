@@ -13,20 +13,18 @@
 //! runs a slice of the trials look K adds for the arms that the merged run of the
 //! earlier looks (`--after`) leaves running, and `merge` of those shards judges the look.
 
-use std::path::Path;
+use std::sync::Arc;
 
 use super::drive::{DriveOptions, drive};
-use crate::error::Purpose;
 use crate::error::{Error, Result};
 use crate::fsutil::write_atomic;
 use crate::rates::{Metric, Unit};
 use crate::report::format::{fixed, pp, pvalue};
 use crate::report::{Align, Table};
-use crate::runner::Plan;
+use crate::runner::{Plan, Source};
 use crate::stats::{LookCounts, SequentialDesign, look_fractions};
-use crate::store::continuation;
-use crate::store::{FinishedTrials, Manifest, RunLock, RunWriter, open_run_dir, read_jsonl};
-use crate::suite::{Sequential, Suite};
+use crate::store::{FinishedTrials, Manifest, RunLock, RunWriter, read_jsonl};
+use crate::suite::Sequential;
 
 use crate::report::sequential_outcome::{LookRow, SequentialOutcome, SequentialState};
 use crate::run_dir::{RunDir, SEQUENTIAL_JSON, SEQUENTIAL_STATE_JSON};
@@ -47,8 +45,11 @@ pub fn sequential_summary(
 }
 
 /// The sequential design of a suite over its selected arms.
-pub struct Sequencer<'a> {
-    suite: &'a Suite,
+pub struct Sequencer {
+    source: Arc<Source>,
+    seed: u64,
+    /// The names of the suite's arms, by index.
+    names: Vec<String>,
     seq: Sequential,
     design: SequentialDesign,
     baseline: usize,
@@ -57,30 +58,34 @@ pub struct Sequencer<'a> {
 }
 
 /// What the recorded trials of a run decide, look by look.
-struct Decided {
+pub struct Decided {
     rows: Vec<LookRow>,
     /// Arms that have not crossed.
-    active: Vec<usize>,
+    pub active: Vec<usize>,
     /// Looks whose trials are all recorded and judged.
-    looks_done: usize,
+    pub looks_done: usize,
 }
 
 impl Decided {
     /// Records look `look`'s comparisons: the arms that crossed stop.
-    fn take(&mut self, look: usize, rows: Vec<LookRow>, suite: &Suite) {
-        self.active.retain(|a| {
+    fn take(&mut self, look: usize, rows: Vec<LookRow>, names: &[String]) {
+        self.active.retain(|&a| {
             !rows
                 .iter()
-                .any(|r| r.crossed && r.arm == suite.arms[*a].name)
+                .any(|r| r.crossed && names.get(a) == Some(&r.arm))
         });
         self.rows.extend(rows);
         self.looks_done = look;
     }
 }
 
-impl<'a> Sequencer<'a> {
-    /// The design of `suite` over `arms`; the baseline must be among them.
-    pub fn new(suite: &'a Suite, arms: &[usize]) -> Result<Sequencer<'a>> {
+impl Sequencer {
+    /// The design of the suite `source` runs over `arms`, whose trials take `seed`;
+    /// the baseline must be among the arms.
+    pub fn new(source: &Arc<Source>, arms: &[usize], seed: u64) -> Result<Sequencer> {
+        let Source::Suite(suite) = source.as_ref() else {
+            return Err(Error::Tool("a sequential run of recorded traces".into()));
+        };
         let Some(seq) = suite.sequential.clone() else {
             return Err(Error::BadInput(format!(
                 "suite '{}' has no [sequential] table, so it has no looks",
@@ -98,7 +103,9 @@ impl<'a> Sequencer<'a> {
             .map_err(&stats)?;
         let design = SequentialDesign::new(seq.alpha, &fractions).map_err(&stats)?;
         Ok(Sequencer {
-            suite,
+            source: Arc::clone(source),
+            seed,
+            names: suite.arms.iter().map(|a| a.name.clone()).collect(),
             seq,
             design,
             baseline,
@@ -106,8 +113,19 @@ impl<'a> Sequencer<'a> {
         })
     }
 
-    fn looks(&self) -> usize {
+    /// The name of arm `arm` of the suite.
+    fn name(&self, arm: usize) -> &str {
+        self.names.get(arm).map_or("", String::as_str)
+    }
+
+    /// The looks of the design.
+    pub fn looks(&self) -> usize {
         self.design.boundaries().len()
+    }
+
+    /// The selected arms besides the baseline: those look 1 runs.
+    pub fn others(&self) -> &[usize] {
+        &self.others
     }
 
     /// Replicates per (arm, task) that look `look` counts (0 for look 0).
@@ -127,9 +145,19 @@ impl<'a> Sequencer<'a> {
         running
     }
 
+    /// Every trial of the looks up to `look` for the `active` arms.
+    fn trials_upto(&self, look: usize, active: &[usize]) -> Plan {
+        Plan::of(
+            Arc::clone(&self.source),
+            &self.running(active),
+            self.upto(look),
+            self.seed,
+        )
+    }
+
     /// The trials look `look` adds for the `active` arms.
-    fn new_trials(&self, look: usize, active: &[usize]) -> Plan {
-        Plan::suite(self.suite.clone(), &self.running(active), self.upto(look))
+    pub fn new_trials(&self, look: usize, active: &[usize]) -> Plan {
+        self.trials_upto(look, active)
             .from_replicate(self.upto(look - 1))
     }
 
@@ -138,8 +166,7 @@ impl<'a> Sequencer<'a> {
     fn judge(&self, dir: &RunDir, look: usize, active: &[usize]) -> Result<Vec<LookRow>> {
         let records = metric_records(dir, self.seq.metric)?;
         let upto = self.upto(look);
-        let counts =
-            |arm: usize| counts(&records, self.seq.metric, &self.suite.arms[arm].name, upto);
+        let counts = |arm: usize| counts(&records, self.seq.metric, self.name(arm), upto);
         let base = counts(self.baseline);
         let stats = crate::report::summary::stats_error("sequential look");
         let mut rows = Vec::new();
@@ -156,7 +183,7 @@ impl<'a> Sequencer<'a> {
             rows.push(LookRow {
                 look,
                 replicates: upto,
-                arm: self.suite.arms[a].name.clone(),
+                arm: self.name(a).to_string(),
                 base_k: base.0,
                 base_n: base.1,
                 k: c.0,
@@ -175,7 +202,7 @@ impl<'a> Sequencer<'a> {
     /// Replays the decisions of every look whose trials are all recorded in `dir`, up
     /// to the first look none of whose trials are. A look with only some of its trials
     /// is an error: a shard of it was not merged.
-    fn decided(&self, dir: &RunDir) -> Result<Decided> {
+    pub fn decided(&self, dir: &RunDir) -> Result<Decided> {
         let done = FinishedTrials::read(dir)?.ids;
         let mut decided = Decided {
             rows: Vec::new(),
@@ -198,7 +225,7 @@ impl<'a> Sequencer<'a> {
                 )));
             }
             let rows = self.judge(dir, look, &decided.active)?;
-            decided.take(look, rows, self.suite);
+            decided.take(look, rows, &self.names);
             if decided.active.is_empty() {
                 break;
             }
@@ -227,10 +254,7 @@ impl<'a> Sequencer<'a> {
             looks_done: decided.looks_done,
             finished,
             next_look: (!finished).then_some(decided.looks_done + 1),
-            running: running
-                .iter()
-                .map(|&a| self.suite.arms[a].name.clone())
-                .collect(),
+            running: running.iter().map(|&a| self.name(a).to_string()).collect(),
             metric: Some(self.seq.metric.name().to_string()),
         };
         let mut text = serde_json::to_vec_pretty(&state)
@@ -259,15 +283,13 @@ pub enum Looks {
 }
 
 /// Runs (or, with finished trials already recorded, resumes) the sequential plan of
-/// `suite` over `arms` into `writer`'s directory, look after look.
+/// `sequencer` into `writer`'s directory, look after look.
 pub fn run(
-    suite: &Suite,
-    arms: &[usize],
+    sequencer: &Sequencer,
     writer: RunWriter,
     jobs: Option<usize>,
     quiet: bool,
 ) -> Result<Looks> {
-    let sequencer = Sequencer::new(suite, arms)?;
     let out = writer.dir().clone();
     let mut decided = Decided {
         rows: Vec::new(),
@@ -281,8 +303,7 @@ pub fn run(
             ids: done,
             of_arm: finished_of_arm,
         } = FinishedTrials::read(&out)?;
-        let running = sequencer.running(&decided.active);
-        let plan = Plan::suite(suite.clone(), &running, sequencer.upto(look)).without(&done);
+        let plan = sequencer.trials_upto(look, &decided.active).without(&done);
         let writer = match writer.take() {
             Some(w) => w,
             None => RunWriter::reopen(RunLock::acquire(out.path())?, Manifest::read(&out)?)?,
@@ -300,7 +321,7 @@ pub fn run(
         }
         summary = Some(driven.summary);
         let rows = sequencer.judge(&out, look, &decided.active)?;
-        decided.take(look, rows, suite);
+        decided.take(look, rows, &sequencer.names);
         write_json(&out, &decided.rows)?;
         if decided.active.is_empty() {
             break;
@@ -312,89 +333,6 @@ pub fn run(
     Ok(Looks::Finished(Box::new(
         sequencer.write(&out, &decided, &summary)?,
     )))
-}
-
-/// The trials `run --look LOOK` runs: the look's new replicates for the arms that the
-/// merged run `after` of the earlier looks leaves running. Checked before anything is
-/// written: `after` must be that merged run of this suite, with every earlier look
-/// complete and some arm still running.
-pub fn look_plan(suite: &Suite, arms: &[usize], look: usize, after: Option<&Path>) -> Result<Plan> {
-    let sequencer = Sequencer::new(suite, arms)?;
-    let looks = sequencer.looks();
-    if look == 0 || look > looks {
-        return Err(Error::BadInput(format!(
-            "--look {look}: the design of suite '{}' has looks 1 to {looks}",
-            suite.name
-        )));
-    }
-    let active = match (look, after) {
-        (1, None) => sequencer.others.clone(),
-        (1, Some(_)) => {
-            return Err(Error::BadInput(
-                "--after names the merged run of the earlier looks; look 1 has none".into(),
-            ));
-        }
-        (_, None) => {
-            return Err(Error::BadInput(format!(
-                "--look {look} needs --after DIR: the merged run of looks 1 to {}, whose \
-                 decisions say which arms still run",
-                look - 1
-            )));
-        }
-        (_, Some(after)) => {
-            let dir = &open_run_dir(after);
-            check_after(suite, arms, dir)?;
-            let decided = sequencer.decided(dir)?;
-            if decided.active.is_empty() {
-                return Err(Error::BadInput(format!(
-                    "the sequential run in '{}' stopped at look {}: every arm crossed its \
-                     boundary, so there is no look {look} to run",
-                    dir.path().display(),
-                    decided.looks_done
-                )));
-            }
-            if decided.looks_done != look - 1 {
-                return Err(Error::BadInput(format!(
-                    "'{}' holds looks 1 to {} of the sequential run; --look {look} needs \
-                     exactly looks 1 to {}",
-                    dir.path().display(),
-                    decided.looks_done,
-                    look - 1
-                )));
-            }
-            decided.active
-        }
-    };
-    Ok(sequencer.new_trials(look, &active))
-}
-
-/// `after` is a finished, merged run of this very suite, seed and arm selection.
-fn check_after(suite: &Suite, arms: &[usize], dir: &RunDir) -> Result<()> {
-    if !dir.manifest().is_file() {
-        return Err(Error::BadInput(format!(
-            "--after: '{}' is not a results directory (no manifest.json)",
-            dir.path().display()
-        )));
-    }
-    let m = Manifest::read(dir)?;
-    let ours = super::suite_run::suite_identity(suite, arms);
-    continuation::check(Purpose::NextLook, &ours, &m, dir.path(), dir.path())?;
-    if let Some(step) = &m.sequential_step {
-        return Err(Error::BadInput(format!(
-            "--after: '{}' is one shard of look {}; merge every shard of it first \
-             (`loopbench merge ... --out DIR`) and name the merged run",
-            dir.path().display(),
-            step.look
-        )));
-    }
-    if m.finished.is_none() {
-        return Err(Error::BadInput(format!(
-            "--after: '{}' did not finish; run `loopbench resume {}` first",
-            dir.path().display(),
-            dir.path().display()
-        )));
-    }
-    Ok(())
 }
 
 /// Where a merged sequential run stands after its looks are judged.
@@ -410,12 +348,13 @@ pub struct Judged {
 }
 
 /// After `merge` of the shards of a look (and the merged run of the looks before it):
-/// judges every look the merged records complete and writes the sequential files and
-/// `summary.md` into `dir`.
-pub fn judge_merged(dir: &RunDir, summary: &crate::report::Summary) -> Result<Judged> {
-    let manifest = Manifest::read(dir)?;
-    let (suite, arms) = super::suite_run::suite_of_run(dir, &manifest)?;
-    let sequencer = Sequencer::new(&suite, &arms)?;
+/// judges by `sequencer` every look the merged records complete and writes the
+/// sequential files and `summary.md` into `dir`.
+pub fn judge_merged(
+    dir: &RunDir,
+    sequencer: &Sequencer,
+    summary: &crate::report::Summary,
+) -> Result<Judged> {
     let decided = sequencer.decided(dir)?;
     sequencer.write(dir, &decided, summary)?;
     Ok(Judged {
@@ -425,7 +364,7 @@ pub fn judge_merged(dir: &RunDir, summary: &crate::report::Summary) -> Result<Ju
         running: sequencer
             .running(&decided.active)
             .iter()
-            .map(|&a| suite.arms[a].name.clone())
+            .map(|&a| sequencer.name(a).to_string())
             .collect(),
     })
 }
@@ -467,7 +406,7 @@ fn write_json(dir: &RunDir, rows: &[LookRow]) -> Result<()> {
 
 /// The "Sequential run" section of `summary.md`.
 fn render(sequencer: &Sequencer, decided: &Decided) -> String {
-    let (seq, design, suite) = (&sequencer.seq, &sequencer.design, sequencer.suite);
+    let (seq, design) = (&sequencer.seq, &sequencer.design);
     let (rows, open, looks) = (&decided.rows, &decided.active, sequencer.looks());
     let mut out = String::from("## Sequential run\n\n");
     out += &format!(
@@ -484,7 +423,7 @@ fn render(sequencer: &Sequencer, decided: &Decided) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let names: Vec<&str> = open.iter().map(|&a| suite.arms[a].name.as_str()).collect();
+    let names: Vec<&str> = open.iter().map(|&a| sequencer.name(a)).collect();
     if open.is_empty() {
         out += &format!(
             "**Stopped at look {} of {looks}**: every arm crossed its boundary.\n\n",

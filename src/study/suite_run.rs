@@ -1,17 +1,13 @@
-//! A suite's run: which arms it selects, the manifest that records the experiment, and
-//! the suite of an existing run read back from its manifest (to resume it, or to judge
-//! its looks, or for its power warning), which must be unchanged since.
+//! A suite's run: the manifest that records the experiment, what the sandbox is here,
+//! and the power of the suite an existing run was made from.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::agent::command;
-use crate::error::Purpose;
 use crate::error::{Error, Result};
 use crate::run_dir::RunDir;
-use crate::runner::{Plan, Shard};
-use crate::store::continuation;
-use crate::store::{Manifest, SequentialStep};
+use crate::store::Manifest;
+use crate::study::spec::RunSpec;
 use crate::suite::{AgentDriver, Suite};
 
 /// How the sandbox's limits are enforced here and who the sandboxed processes run as
@@ -44,126 +40,23 @@ pub fn announce_sandbox() -> (Option<String>, Option<String>) {
     (Some(limits), user)
 }
 
-/// Indices of the arms named (all when `None`), in suite order.
-pub fn select_arms(suite: &Suite, names: Option<&[&str]>) -> Result<Vec<usize>> {
-    let Some(names) = names else {
-        return Ok((0..suite.arms.len()).collect());
-    };
-    let index: BTreeMap<&str, usize> = suite
-        .arms
-        .iter()
-        .enumerate()
-        .map(|(i, a)| (a.name.as_str(), i))
-        .collect();
-    let mut picked = Vec::new();
-    for &name in names {
-        match index.get(name) {
-            Some(&i) => picked.push(i),
-            None => {
-                return Err(Error::BadInput(format!(
-                    "--arms: '{name}' is not an arm of suite '{}' (arms: {})",
-                    suite.name,
-                    suite
-                        .arms
-                        .iter()
-                        .map(|a| a.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
-            }
-        }
-    }
-    picked.sort_unstable();
-    picked.dedup();
-    Ok(picked)
-}
-
-/// What `run` was asked to change of a suite.
-pub struct RunSettings {
-    /// `--seed`.
-    pub seed: Option<u64>,
-    /// `--replicates`.
-    pub replicates: Option<u32>,
-    /// `--look K` of a sequential run.
-    pub look: Option<usize>,
-    /// `--shard I/N` was given.
-    pub sharded: bool,
-}
-
-/// Applies `asked` to `suite`: a sequential run is bounded by its `max_replicates`, is
-/// sharded one look at a time, and takes no `--replicates`; `--look` needs a sequential
-/// suite.
-pub fn apply_settings(suite: &mut Suite, asked: &RunSettings) -> Result<()> {
-    if let Some(seed) = asked.seed {
-        suite.seed = seed;
-    }
-    if let Some(r) = asked.replicates {
-        if r == 0 {
-            return Err(Error::BadInput("--replicates must be at least 1".into()));
-        }
-        suite.replicates = r;
-        crate::suite::check_plan_size(suite.arms.len(), suite.tasks.len(), r, "--replicates")
-            .map_err(Error::BadInput)?;
-    }
-    if let Some(seq) = &suite.sequential {
-        if asked.sharded && asked.look.is_none() {
-            return Err(Error::BadInput(
-                "a sequential run decides after each look from every trial so far, so its \
-                 shards are shards of one look: run `--look 1 --shard I/N`, merge them, then \
-                 `--look 2 --after MERGED --shard I/N`, and so on (or run it in one process)"
-                    .into(),
-            ));
-        }
-        if asked.replicates.is_some() {
-            return Err(Error::BadInput(
-                "--replicates does not apply to a sequential run: its [sequential] table's \
-                 max_replicates bounds it"
-                    .into(),
-            ));
-        }
-        suite.replicates = seq.max_replicates;
-    } else if asked.look.is_some() {
-        return Err(Error::BadInput(format!(
-            "--look applies to a sequential run, and suite '{}' has no [sequential] table",
-            suite.name
-        )));
-    }
-    Ok(())
-}
-
-/// How a suite run was asked for, beyond the suite and its arms.
+/// How a suite run was asked for, beyond what its specification says.
 pub struct SuiteRunSetup<'a> {
     /// The suite file as given.
     pub suite_file: &'a Path,
-    /// `--shard I/N`.
-    pub shard: Option<Shard>,
-    /// `--look K` and `--after DIR` of one look of a sharded sequential run.
-    pub sequential_step: Option<SequentialStep>,
     /// `--keep-repos`.
     pub keep_repos: bool,
     /// What [`sandbox_facts`] said, when any arm is sandboxed.
     pub sandbox: (Option<String>, Option<String>),
 }
 
-/// The fields of the manifest of a run of `suite` over `arms` that say which experiment
-/// it is, the rest as [`Manifest::stamped`] makes them: what a continuation holds
-/// another run to (`store::continuation`).
-pub fn suite_identity(suite: &Suite, arms: &[usize]) -> Manifest {
-    Manifest {
-        suite: suite.name.clone(),
-        suite_hash: suite.content_hash.clone(),
-        arms: arms.iter().map(|&i| suite.arms[i].name.clone()).collect(),
-        tasks: suite.tasks.iter().map(|t| t.name.clone()).collect(),
-        seed: Some(suite.seed),
-        replicates: suite.replicates,
-        verify_sandbox: suite.verify_sandbox_of_arms(arms),
-        ..Manifest::stamped()
-    }
-}
-
-/// The manifest of a run of `suite` over `arms`.
-pub fn suite_manifest(suite: &Suite, arms: &[usize], setup: SuiteRunSetup) -> Manifest {
-    let identity = suite_identity(suite, arms);
+/// The manifest of the suite's run `spec`.
+pub fn suite_manifest(spec: &RunSpec, setup: SuiteRunSetup) -> Result<Manifest> {
+    let Some(suite) = spec.suite() else {
+        return Err(Error::Tool("a suite's manifest of recorded traces".into()));
+    };
+    let arms = spec.arms();
+    let identity = spec.identity();
     let selected = &identity.arms;
     let simulated = arms.iter().all(|&i| {
         let driver = suite.agent_of(&suite.arms[i]);
@@ -194,7 +87,7 @@ pub fn suite_manifest(suite: &Suite, arms: &[usize], setup: SuiteRunSetup) -> Ma
             ))
         })
         .collect();
-    Manifest {
+    Ok(Manifest {
         suite_path: Some(suite_path),
         baseline: Some(if selected.contains(&suite.baseline) {
             suite.baseline.clone()
@@ -206,15 +99,13 @@ pub fn suite_manifest(suite: &Suite, arms: &[usize], setup: SuiteRunSetup) -> Ma
             _ => "mixed".into(),
         },
         simulated,
-        shard: setup.shard.map(|s| s.to_string()),
-        sequential_step: setup.sequential_step,
         keep_repos: setup.keep_repos,
         sandbox_limits,
         sandbox_user,
         network,
         arm_containers: arm_containers(suite, arms),
         ..identity
-    }
+    })
 }
 
 /// Per arm of `arms` (indices) whose checks run in containers: the engine and each
@@ -305,40 +196,6 @@ pub fn sandbox_summary(suite: &Suite) -> String {
         text += &format!("; PATH entry '{}' not shown ({why})", entry.display());
     }
     text
-}
-
-/// The whole plan of a suite run, from its manifest: the suite must be unchanged.
-pub fn suite_plan(dir: &RunDir, manifest: &Manifest) -> Result<Plan> {
-    let (suite, arms) = suite_of_run(dir, manifest)?;
-    let replicates = suite.replicates;
-    Ok(Plan::suite(suite, &arms, replicates))
-}
-
-/// The suite a run was made from, with the run's seed and replicates, and the indices
-/// of its arms: the suite must be unchanged since. Says the suite's warnings on stderr.
-pub fn suite_of_run(dir: &RunDir, manifest: &Manifest) -> Result<(Suite, Vec<usize>)> {
-    let Some(suite_path) = manifest.suite_path.clone() else {
-        return Err(Error::BadInput(format!(
-            "'{}' was written neither by `loopbench run` nor by `loopbench replay` (no suite or traces in its manifest); it cannot be resumed",
-            dir.path().display()
-        )));
-    };
-    let mut suite = Suite::load(Path::new(&suite_path))?;
-    print_warnings(suite.warnings());
-    let now = continuation::as_now(manifest, &suite.content_hash);
-    continuation::check(Purpose::Resume, &now, manifest, dir.path(), &suite_path)?;
-    if let Some(seed) = manifest.seed {
-        suite.seed = seed;
-    }
-    suite.replicates = manifest.replicates;
-    let arms = select_arms(&suite, Some(&manifest_arms(manifest)))?;
-    suite.prepare_containers(&arms)?;
-    Ok((suite, arms))
-}
-
-/// The arm names of a run's manifest.
-pub fn manifest_arms(manifest: &Manifest) -> Vec<&str> {
-    manifest.arms.iter().map(String::as_str).collect()
 }
 
 /// Says each warning of a suite or task on stderr.

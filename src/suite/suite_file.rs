@@ -150,10 +150,12 @@ pub struct Suite {
     pub dir: PathBuf,
     /// Suite name (results go to `results/<name>/`).
     pub name: String,
-    /// Every random choice derives from it.
-    pub seed: u64,
-    /// Trials per (arm, task).
-    pub replicates: u32,
+    /// Every random choice derives from it, unless a run says otherwise: private, so
+    /// that a suite reads as its file says once loaded (a run's own seed and replicates
+    /// are its specification's, never written back here).
+    seed: u64,
+    /// Trials per (arm, task), unless a run says otherwise.
+    replicates: u32,
     /// Tasks in suite order.
     pub tasks: Vec<Task>,
     /// The arm others are compared with.
@@ -201,6 +203,17 @@ pub struct Prompts {
 }
 
 impl Suite {
+    /// The seed its file gives (a run's may differ: `run --seed`).
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The replicates per (arm, task) its file gives (a run's may differ:
+    /// `run --replicates`, or a sequential suite's `max_replicates`).
+    pub fn replicates(&self) -> u32 {
+        self.replicates
+    }
+
     /// Loads `dir/suite.toml` (or the file itself) with its tasks, and validates it.
     pub fn load(path: &Path) -> Result<Suite> {
         let (dir, file) = suite_file_of(path)?;
