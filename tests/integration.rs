@@ -31,6 +31,7 @@ mod docs_scale_out;
 mod docs_shell_blocks;
 mod docs_statistics;
 mod docs_writing_tasks;
+mod engine_events;
 mod evidence;
 mod example_ab;
 mod export_cli;

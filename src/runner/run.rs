@@ -71,8 +71,9 @@ impl StopSignals {
 pub struct RunOptions {
     /// Trials at once.
     pub jobs: usize,
-    /// Suite seed (after `--seed`).
-    pub seed: u64,
+    /// Trials of the run that an earlier process finished (`resume`): the run's start
+    /// event counts them among its trials.
+    pub finished_before: usize,
     /// The results directory (command agents capture their output under `agents/`).
     pub run_dir: RunDir,
     /// Write a git bundle of every trial under `repos/` of the results directory.
@@ -200,10 +201,36 @@ impl Finished {
     }
 }
 
-/// Runs the trials of `plan`, sending every event to `sink`. Returns, in plan order
+/// Runs the trials of `plan`, sending every event to `sink`: the run's start first,
+/// counting `options.finished_before`, and its finish last when every trial of the plan
+/// ended (not when the run was stopped or cancelled). Returns, in plan order
 /// with their index in it, the finished trials that kept their work directory or
 /// broke a rule of the input; every record went to `sink`.
 pub fn execute(
+    plan: &Plan,
+    options: &RunOptions,
+    sink: &mut dyn EventSink,
+    run_start: Instant,
+) -> Result<Vec<(usize, TrialResult)>> {
+    sink.handle(&Event {
+        elapsed: run_start.elapsed(),
+        kind: EventKind::RunStarted {
+            run_dir: options.run_dir.clone(),
+            trials: options.finished_before + plan.trials.len(),
+        },
+    })?;
+    let outcome = execute_trials(plan, options, sink, run_start);
+    if outcome.is_ok() {
+        sink.handle(&Event {
+            elapsed: run_start.elapsed(),
+            kind: EventKind::RunFinished,
+        })?;
+    }
+    outcome
+}
+
+/// [`execute`] between the run's start and finish events.
+fn execute_trials(
     plan: &Plan,
     options: &RunOptions,
     sink: &mut dyn EventSink,
@@ -255,7 +282,7 @@ pub fn execute(
             let cancel = cancel.clone();
             let breaker = breaker.clone();
             let prior = prior.clone();
-            let seed = options.seed;
+            let seed = plan.seed;
             let run_dir = options.run_dir.clone();
             let keep_repos = options.keep_repos;
             set.spawn(async move {

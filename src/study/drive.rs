@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::events::{Event, EventKind, EventSink, Fanout};
+use crate::events::Fanout;
 use crate::exit_code;
 use crate::record::FailedSession;
 use crate::report::{DEFAULT_CONFIDENCE, Progress, SessionTable, Summary, write_summary};
@@ -122,7 +122,7 @@ pub fn drive(
     let start = Instant::now();
     let run_options = RunOptions {
         jobs: options.jobs.unwrap_or_else(default_jobs),
-        seed: plan.seed,
+        finished_before: already as usize,
         run_dir: out.clone(),
         keep_repos: writer.manifest().keep_repos,
         infra: plan
@@ -135,21 +135,7 @@ pub fn drive(
         if options.session_table {
             sink = sink.with(&mut table);
         }
-        sink.handle(&Event {
-            elapsed: start.elapsed(),
-            kind: EventKind::RunStarted {
-                run_dir: out.clone(),
-                trials: planned,
-            },
-        })?;
-        let outcome = execute(plan, &run_options, &mut sink, start);
-        if outcome.is_ok() {
-            sink.handle(&Event {
-                elapsed: start.elapsed(),
-                kind: EventKind::RunFinished,
-            })?;
-        }
-        outcome
+        execute(plan, &run_options, &mut sink, start)
     };
     let recorded = |out: &RunDir| -> Result<usize> {
         Ok(crate::store::read_jsonl::<crate::record::TrialRecord>(&out.trials_jsonl())?.len())

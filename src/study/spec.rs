@@ -430,3 +430,110 @@ pub fn select_arms(suite: &Suite, names: Option<&[&str]>) -> Result<Vec<usize>> 
     picked.dedup();
     Ok(picked)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Field;
+    use crate::sandbox::SandboxKind;
+
+    fn seed_suite() -> Suite {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("suites/seed-replication");
+        Suite::load(&dir).unwrap()
+    }
+
+    #[test]
+    fn a_request_changes_the_run_never_the_suite() {
+        let suite = seed_suite();
+        let (file_seed, file_replicates) = (suite.seed(), suite.replicates());
+        let asked = RunSettings {
+            seed: Some(file_seed + 1),
+            replicates: Some(file_replicates + 2),
+            ..RunSettings::default()
+        };
+        let spec = RunSpec::of_request(suite, Some(&["json", "yaml"]), asked).unwrap();
+        assert_eq!(spec.seed(), file_seed + 1);
+        assert_eq!(spec.replicates(), file_replicates + 2);
+        let suite = spec.suite().unwrap();
+        assert_eq!(
+            (suite.seed(), suite.replicates()),
+            (file_seed, file_replicates)
+        );
+        let plan = spec.plan(&BTreeSet::new()).unwrap();
+        assert_eq!(plan.seed, file_seed + 1);
+        assert_eq!(
+            plan.trials.len(),
+            2 * suite.tasks.len() * (file_replicates as usize + 2)
+        );
+        let identity = spec.identity();
+        assert_eq!(identity.arms, ["json", "yaml"]);
+        assert_eq!(identity.seed, Some(file_seed + 1));
+        assert_eq!(identity.replicates, file_replicates + 2);
+    }
+
+    #[test]
+    fn each_purpose_refuses_exactly_the_directories_it_must_and_names_the_field() {
+        let spec = RunSpec::of_request(seed_suite(), None, RunSettings::default()).unwrap();
+        let ours = spec.identity();
+        let changed = |field: Field| {
+            let mut m = ours.clone();
+            match field {
+                Field::Kind => {
+                    let replay = r#"{"task":"/t","formats":[]}"#;
+                    m.replay = Some(serde_json::from_str(replay).unwrap());
+                }
+                Field::Suite => m.suite = "other".into(),
+                Field::Content => m.suite_hash = "0".repeat(64),
+                Field::Seed => m.seed = m.seed.map(|s| s + 1),
+                Field::Replicates => m.replicates += 1,
+                Field::Arms => m.arms.reverse(),
+                Field::Tasks => m.tasks.push("another".into()),
+                Field::Sandbox => {
+                    m.verify_sandbox = match m.verify_sandbox {
+                        SandboxKind::None => SandboxKind::Bwrap,
+                        _ => SandboxKind::None,
+                    }
+                }
+                Field::Version => m.loopbench_version = "0.0.0-other".into(),
+            }
+            m
+        };
+        let purposes = [
+            Purpose::Merge,
+            Purpose::NextLook,
+            Purpose::Resume,
+            Purpose::Replay,
+        ];
+        for purpose in purposes {
+            let (dir, other) = (Path::new("theirs"), Path::new("ours"));
+            assert_eq!(
+                spec.check(purpose, &ours, dir, other),
+                Ok(()),
+                "{purpose:?}"
+            );
+            for field in Field::ALL {
+                let refused = spec.check(purpose, &changed(field), dir, other);
+                let must = continuation::compared(purpose).contains(&field);
+                match refused {
+                    Err(mismatch) => {
+                        assert!(must, "{purpose:?} refused {field:?}: {mismatch}");
+                        assert_eq!((mismatch.purpose, mismatch.field), (purpose, field));
+                        assert_ne!(mismatch.ours, mismatch.theirs);
+                    }
+                    Ok(()) => assert!(!must, "{purpose:?} accepted {field:?} changed"),
+                }
+            }
+        }
+        // What each continuation compares: every field of the experiment for the ones
+        // that join two directories, what can have changed since for the ones that go
+        // on in the same directory.
+        assert_eq!(continuation::compared(Purpose::Merge), &Field::ALL);
+        assert_eq!(continuation::compared(Purpose::NextLook), &Field::ALL);
+        for purpose in [Purpose::Resume, Purpose::Replay] {
+            assert_eq!(
+                continuation::compared(purpose),
+                &[Field::Content, Field::Version]
+            );
+        }
+    }
+}
