@@ -5,6 +5,10 @@ use std::path::PathBuf;
 
 use crate::exit_code;
 
+mod results_dir;
+
+pub use results_dir::{Named, ResultsDirError};
+
 /// Everything that can stop a command. Failures of an agent are *data* (recorded in the
 /// session records), never an `Error`.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +48,9 @@ pub enum Error {
     /// run's next look, a resume): the field that differs, with both values.
     #[error("{0}")]
     NotContinuable(Box<Mismatch>),
+    /// A results directory a command cannot use as asked.
+    #[error(transparent)]
+    ResultsDir(#[from] ResultsDirError),
     /// Any other input that does not fit: a missing directory, an invalid argument.
     #[error("{0}")]
     BadInput(String),
@@ -79,6 +86,9 @@ pub enum Error {
         finished: usize,
         /// Trials planned.
         planned: usize,
+        /// What the command says before the error: per arm, the trials that could not
+        /// run and why.
+        unfinished: Vec<String>,
     },
     /// The engine's circuit breaker tripped for `cause`: no new session started. The
     /// command that drove the run turns it into [`Error::Stopped`].
@@ -254,6 +264,7 @@ impl Error {
             | Error::BadLine { .. }
             | Error::PathEscape { .. }
             | Error::NotContinuable(_)
+            | Error::ResultsDir(_)
             | Error::BadInput(_) => exit_code::BAD_INPUT,
             Error::Io { .. } | Error::Tool(_) | Error::Unobservable(_) => exit_code::INTERNAL,
             Error::Interrupted { .. }

@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::trajectory::SessionTrajectory;
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, Result, ResultsDirError};
 use crate::events::{Event, EventKind, EventSink};
 use crate::fsutil::{check_output_file, write_atomic};
 use crate::record::{FailedSession, SESSION_COLUMNS, SessionRecord, TRIAL_COLUMNS, TrialRecord};
@@ -221,8 +221,13 @@ impl Manifest {
         let path = dir.manifest();
         let text = std::fs::read_to_string(&path)
             .io_context(|| format!("cannot read '{}'", path.display()))?;
-        Manifest::parse(&text)
-            .map_err(|e| Error::BadInput(format!("'{}' is not a manifest: {e}", path.display())))
+        Manifest::parse(&text).map_err(|e| {
+            ResultsDirError::BadManifest {
+                path: path.clone(),
+                reason: e.to_string(),
+            }
+            .into()
+        })
     }
 
     /// A manifest from its JSON text, of this version or an earlier one (whose

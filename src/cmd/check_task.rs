@@ -6,10 +6,10 @@ use std::io::{IsTerminal, Write};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::args::{CheckTaskArgs, CheckTaskFormat, CheckTaskSandbox};
+use super::output::print_warnings;
 use crate::error::{IoContext, Result};
 use crate::exit_code;
 use crate::sandbox::SandboxKind;
-use crate::study::suite_run::print_warnings;
 use crate::taskcheck::{CheckPlan, check_tasks};
 
 /// Runs the command; returns 0 when every control held, 1 when one did not.

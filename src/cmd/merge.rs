@@ -4,14 +4,15 @@
 
 use super::args::MergeArgs;
 use super::output::warn_underpowered;
+use super::output::{print_warnings, say};
 use crate::error::Result;
 use crate::exit_code;
 use crate::run_dir::RunDir;
 use crate::store::{Manifest, merge_shards, open_run_dir};
-use crate::study::drive::{unfinished_lines, warn_unusable_arms};
+use crate::study::drive::{unfinished_lines, unusable_arm_warnings};
 use crate::study::sequential::judge_merged;
 use crate::study::spec::RunSpec;
-use crate::study::suite_run::{min_detectable_effect_of_run, print_warnings};
+use crate::study::suite_run::min_detectable_effect_of_run;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &MergeArgs) -> Result<i32> {
@@ -24,7 +25,7 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
     let (lock, trials) = merge_shards(&args.run_dirs, &args.out)?;
     let out = lock.dir();
     let summary = crate::report::write_summary(out, None, crate::report::DEFAULT_CONFIDENCE)?;
-    warn_unusable_arms(&summary);
+    say(&unusable_arm_warnings(&summary));
     crate::report::html::write_run_html(out, &summary)?;
     if looks {
         say_what_runs_next(out, &summary)?;
@@ -43,9 +44,7 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
     if unfinished.is_empty() {
         return Ok(exit_code::OK);
     }
-    for line in unfinished_lines(&unfinished) {
-        eprintln!("{line}");
-    }
+    say(&unfinished_lines(&unfinished));
     eprintln!(
         "the merged run is not complete: once the cause is fixed, `loopbench resume` each \
          shard that holds those trials, then merge again"

@@ -1,6 +1,7 @@
 //! What the commands print: all of `summary.md` or the verdict and where the rest of a
-//! run is, the power warning of a finished run, and text to stdout; and how `run`,
-//! `replay` and `resume` drive their plan before they print.
+//! run is, the warnings of a suite and of a finished run, which trials could not run,
+//! and text to stdout; and how `run`, `replay` and `resume` drive their plan before
+//! they print.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -108,6 +109,31 @@ impl Finish {
             quiet: self.quiet,
             session_table,
         };
-        Ok((drive(plan, finished_of_arm, writer, options)?, out))
+        let driven = said_before_stop(drive(plan, finished_of_arm, writer, options))?;
+        say(&driven.warnings);
+        Ok((driven, out))
     }
+}
+
+/// Says each line on stderr.
+pub(crate) fn say(lines: &[String]) {
+    for line in lines {
+        eprintln!("{line}");
+    }
+}
+
+/// Says each warning of a suite or task on stderr.
+pub(crate) fn print_warnings<'a>(warnings: impl IntoIterator<Item = &'a str>) {
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+}
+
+/// `result`, after saying, when it is a stopped run's error, which trials could not run
+/// (the error itself says why the run stopped and how to go on).
+pub(crate) fn said_before_stop<T>(result: Result<T>) -> Result<T> {
+    if let Err(crate::error::Error::Stopped { unfinished, .. }) = &result {
+        say(unfinished);
+    }
+    result
 }

@@ -5,17 +5,20 @@
 use std::collections::BTreeMap;
 
 use super::args::ReplayArgs;
-use super::output::{Finish, print_finished};
+use super::output::{Finish, print_finished, print_warnings, say};
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::runner::{Plan, Source};
 use crate::store::RunWriter;
 use crate::study::replay::{ReplayRequest, TraceInputs, start_replay};
+use crate::suite::Task;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &ReplayArgs) -> Result<i32> {
+    let task = Task::load(&args.task)?;
+    print_warnings(task.warnings().iter().map(String::as_str));
     let (plan, writer) = start_replay(ReplayRequest {
-        task_dir: &args.task,
+        task,
         inputs: TraceInputs {
             inputs: &args.inputs,
             arm: &args.arm,
@@ -81,9 +84,11 @@ pub(crate) fn finish(
             bad_traces += 1;
         }
     }
-    Ok(if bad_traces == 0 {
-        exit_code::OK
-    } else {
+    // A trial that could not run leaves the replay incomplete, as it leaves a run.
+    say(&driven.unfinished_report(&out));
+    Ok(if bad_traces > 0 {
         exit_code::BAD_INPUT
+    } else {
+        driven.exit_code()
     })
 }

@@ -7,9 +7,10 @@ use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::report::html::write_run_html;
 
+use super::output::say;
 use crate::report::write_summary;
 use crate::store::RunLock;
-use crate::study::drive::warn_unusable_arms;
+use crate::study::drive::unusable_arm_warnings;
 use crate::study::sequential::sequential_summary;
 
 /// Runs the command; returns the exit code.
@@ -39,6 +40,6 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
         ReportFormat::Csv => print(&summary.to_csv()?)?,
         ReportFormat::Json => print(&summary.to_json()?)?,
     }
-    warn_unusable_arms(&summary);
+    say(&unusable_arm_warnings(&summary));
     Ok(exit_code::OK)
 }

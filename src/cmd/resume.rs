@@ -3,7 +3,7 @@
 //! records are dropped first, so nothing is lost or counted twice.
 
 use super::args::ResumeArgs;
-use super::output::Finish;
+use super::output::{Finish, print_warnings};
 use crate::error::Result;
 use crate::store::RunWriter;
 use crate::study::resume::{RunKind, prepare};
@@ -12,6 +12,7 @@ use crate::study::resume::{RunKind, prepare};
 pub fn run(args: &ResumeArgs) -> Result<i32> {
     let dir = &args.run_dir;
     let resume = prepare(dir)?;
+    print_warnings(resume.warnings.iter().map(String::as_str));
     eprintln!(
         "resuming {}: {} trials finished, {} to run",
         dir.display(),

@@ -4,14 +4,17 @@
 use std::collections::BTreeMap;
 
 use super::args::{RunArgs, arm_names};
-use super::output::{Finish, print_finished, warn_underpowered};
+use super::output::{
+    Finish, print_finished, print_warnings, said_before_stop, say, warn_underpowered,
+};
 use crate::error::Result;
 use crate::exit_code;
 use crate::runner::Plan;
 use crate::store::RunWriter;
-use crate::study::new_run::{RunRequest, StartedRun, start_suite_run};
+use crate::study::new_run::{RunRequest, StartedTrials, start_suite_run};
 use crate::study::sequential::Looks;
 use crate::study::spec::{RunSettings, RunSpec};
+use crate::suite::Suite;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &RunArgs) -> Result<i32> {
@@ -33,9 +36,15 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         quiet: args.quiet,
         full: args.full,
     };
-    match start_suite_run(asked)? {
-        StartedRun::Plan(plan, writer) => finish(&plan, &BTreeMap::new(), writer, how),
-        StartedRun::Sequential(spec, writer) => finish_sequential(&spec, writer, how),
+    let suite = Suite::load(&args.suite)?;
+    print_warnings(suite.warnings());
+    let started = start_suite_run(suite, asked)?;
+    if let Some(line) = &started.sandbox {
+        eprintln!("{line}");
+    }
+    match started.trials {
+        StartedTrials::Plan(plan) => finish(&plan, &BTreeMap::new(), started.writer, how),
+        StartedTrials::Sequential(spec) => finish_sequential(&spec, started.writer, how),
     }
 }
 
@@ -63,7 +72,8 @@ pub(crate) fn finish(
         driven.elapsed.as_secs_f64(),
         out.path().display()
     );
-    Ok(driven.report_unfinished(&out))
+    say(&driven.unfinished_report(&out));
+    Ok(driven.exit_code())
 }
 
 /// Runs (or resumes) a sequential suite look by look and prints the verdict and where
@@ -71,9 +81,20 @@ pub(crate) fn finish(
 pub(crate) fn finish_sequential(spec: &RunSpec, writer: RunWriter, how: Finish) -> Result<i32> {
     let out = writer.dir().clone();
     let sequencer = spec.sequencer()?;
-    match crate::study::sequential::run(&sequencer, writer, how.jobs, how.quiet)? {
-        Looks::Open(code) => Ok(code),
-        Looks::Finished(summary) => {
+    let looks = said_before_stop(crate::study::sequential::run(
+        &sequencer, writer, how.jobs, how.quiet,
+    ))?;
+    match looks {
+        Looks::Open {
+            warnings,
+            unfinished,
+        } => {
+            say(&warnings);
+            say(&unfinished);
+            Ok(exit_code::INTERRUPTED)
+        }
+        Looks::Finished { summary, warnings } => {
+            say(&warnings);
             print_finished(&summary, &out, how.full)?;
             eprintln!("results in {}", out.path().display());
             Ok(exit_code::OK)

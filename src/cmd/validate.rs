@@ -3,9 +3,10 @@
 use std::io::Write;
 
 use super::args::ValidateArgs;
+use super::output::print_warnings;
 use crate::error::{IoContext, Result};
 use crate::exit_code;
-use crate::study::suite_run::{print_warnings, sandbox_summary, uses_sandbox};
+use crate::study::suite_run::{sandbox_summary, uses_sandbox};
 use crate::suite::{Arm, Suite};
 
 /// Runs the command; returns the exit code (errors carry exit code 2).

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, Result, ResultsDirError};
 use crate::run_dir::RunDir;
 
 /// An exclusive write lock on one results directory, held until it is dropped.
@@ -30,16 +30,16 @@ impl RunLock {
         match std::fs::metadata(dir) {
             Ok(meta) if meta.is_dir() => {}
             Ok(_) => {
-                return Err(Error::BadInput(format!(
-                    "'{}' is not a directory",
-                    dir.display()
-                )));
+                return Err(ResultsDirError::NotADirectory {
+                    dir: dir.to_path_buf(),
+                }
+                .into());
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(Error::BadInput(format!(
-                    "results directory '{}' does not exist",
-                    dir.display()
-                )));
+                return Err(ResultsDirError::Missing {
+                    dir: dir.to_path_buf(),
+                }
+                .into());
             }
             Err(e) => {
                 return Err(Error::io(format!("cannot read '{}'", dir.display()), e));
@@ -83,14 +83,12 @@ impl RunLock {
 pub(crate) fn busy(dir: &Path) -> Error {
     let holder = std::fs::read_to_string(RunDir::new(dir).lock())
         .ok()
-        .and_then(|text| text.trim().parse::<u32>().ok())
-        .map(|pid| format!(" (pid {pid})"))
-        .unwrap_or_default();
-    Error::BadInput(format!(
-        "'{}' is locked: another loopbench process{holder} is writing it; wait for it to \
-         finish or stop it, or choose another directory",
-        dir.display()
-    ))
+        .and_then(|text| text.trim().parse::<u32>().ok());
+    ResultsDirError::Locked {
+        dir: dir.to_path_buf(),
+        holder,
+    }
+    .into()
 }
 
 /// Opens the lock file without following a symlink (a link planted in the directory
@@ -118,10 +116,10 @@ fn open_lock_file(path: &Path, create: bool) -> Result<File> {
 }
 
 fn not_regular(path: &Path) -> Error {
-    Error::BadInput(format!(
-        "'{}' is not a regular file; remove it so that loopbench can lock the directory",
-        path.display()
-    ))
+    ResultsDirError::LockIsNotAFile {
+        path: path.to_path_buf(),
+    }
+    .into()
 }
 
 #[cfg(test)]
@@ -134,12 +132,13 @@ mod tests {
         let first = RunLock::acquire(dir.path()).unwrap();
         let err = RunLock::acquire(dir.path()).unwrap_err();
         assert_eq!(err.exit_code(), crate::exit_code::BAD_INPUT);
-        let text = err.to_string();
-        assert!(text.contains(&dir.path().display().to_string()), "{text}");
-        assert!(text.contains("another loopbench process"), "{text}");
         assert!(
-            text.contains(&format!("pid {}", std::process::id())),
-            "{text}"
+            matches!(
+                &err,
+                Error::ResultsDir(ResultsDirError::Locked { dir: locked, holder })
+                    if locked == dir.path() && *holder == Some(std::process::id())
+            ),
+            "{err:?}"
         );
         assert!(RunLock::is_held(dir.path()));
         drop(first);
@@ -152,7 +151,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("missing");
         let err = RunLock::acquire(&missing).unwrap_err();
-        assert!(err.to_string().contains("does not exist"), "{err}");
+        assert!(
+            matches!(&err, Error::ResultsDir(ResultsDirError::Missing { dir }) if dir == &missing),
+            "{err:?}"
+        );
         assert!(!missing.exists());
     }
 
@@ -165,7 +167,14 @@ mod tests {
         std::fs::create_dir(&run).unwrap();
         std::os::unix::fs::symlink(&target, RunDir::new(&run).lock()).unwrap();
         let err = RunLock::acquire(&run).unwrap_err();
-        assert!(err.to_string().contains("not a regular file"), "{err}");
+        assert!(
+            matches!(
+                &err,
+                Error::ResultsDir(ResultsDirError::LockIsNotAFile { path })
+                    if path == &RunDir::new(&run).lock()
+            ),
+            "{err:?}"
+        );
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me\n");
     }
 }

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::agent::trajectory::SessionTrajectory;
 use crate::error::Purpose;
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, Named, Result, ResultsDirError};
 use crate::record::{FailedSession, SessionRecord, TrialRecord};
 use crate::run_dir::RunDir;
 use crate::runner::Shard;
@@ -26,10 +26,11 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
     let shards: Vec<RunDir> = dirs.iter().map(RunDir::new).collect();
     for shard in &shards {
         if !shard.manifest().is_file() {
-            return Err(Error::BadInput(format!(
-                "'{}' is not a results directory (no manifest.json)",
-                shard.path().display()
-            )));
+            return Err(ResultsDirError::NoManifest {
+                dir: shard.path().to_path_buf(),
+                named: Named::Given,
+            }
+            .into());
         }
         manifests.push(Manifest::read(shard)?);
     }
@@ -39,11 +40,11 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
     }
     for (dir, m) in dirs.iter().zip(&manifests) {
         if m.finished.is_none() {
-            return Err(Error::BadInput(format!(
-                "'{}' did not finish; run `loopbench resume {}` first",
-                dir.display(),
-                dir.display()
-            )));
+            return Err(ResultsDirError::Unfinished {
+                dir: dir.clone(),
+                named: Named::Given,
+            }
+            .into());
         }
     }
     // The shards of one look of a sequential run cover that look; the merged run of
@@ -76,10 +77,10 @@ pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<(RunLock, usize)> {
         for t in jsonl_records::<TrialRecord>(&dir.trials_jsonl())? {
             let t = t?;
             if !seen.insert(t.key.trial_id.clone()) {
-                return Err(Error::BadInput(format!(
-                    "trial '{}' is in more than one of the runs; shards must not overlap",
-                    t.key.trial_id
-                )));
+                return Err(ResultsDirError::ShardsOverlap {
+                    trial: t.key.trial_id,
+                }
+                .into());
             }
             trials.append(&t)?;
         }
@@ -166,17 +167,19 @@ fn check_shard_cover(dirs: &[std::path::PathBuf], manifests: &[Manifest]) -> Res
         match shard {
             Some(s) if s.count == count => {
                 if !have.insert(s.index) {
-                    return Err(Error::BadInput(format!(
-                        "shard {s} is given twice ('{}')",
-                        dir.display()
-                    )));
+                    return Err(ResultsDirError::ShardTwice {
+                        shard: s.to_string(),
+                        dir: dir.clone(),
+                    }
+                    .into());
                 }
             }
             _ => {
-                return Err(Error::BadInput(format!(
-                    "'{}' is not one of {count} shards; merge shards of one split only",
-                    dir.display()
-                )));
+                return Err(ResultsDirError::ShardOfAnotherSplit {
+                    dir: dir.clone(),
+                    count,
+                }
+                .into());
             }
         }
     }
@@ -185,10 +188,7 @@ fn check_shard_cover(dirs: &[std::path::PathBuf], manifests: &[Manifest]) -> Res
         .map(|i| format!("{i}/{count}"))
         .collect();
     if !missing.is_empty() {
-        return Err(Error::BadInput(format!(
-            "shards {} are missing",
-            missing.join(", ")
-        )));
+        return Err(ResultsDirError::ShardsMissing { missing }.into());
     }
     Ok(())
 }
@@ -213,4 +213,57 @@ fn copy_bundles(dir: &RunDir, out: &RunDir) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shards(of: &[Option<&str>]) -> (Vec<std::path::PathBuf>, Vec<Manifest>) {
+        of.iter()
+            .enumerate()
+            .map(|(i, shard)| {
+                let manifest = Manifest {
+                    shard: shard.map(|s| s.parse().unwrap()),
+                    ..Manifest::stamped()
+                };
+                (std::path::PathBuf::from(format!("s{i}")), manifest)
+            })
+            .unzip()
+    }
+
+    fn refusal(of: &[Option<&str>]) -> Option<ResultsDirError> {
+        let (dirs, manifests) = shards(of);
+        match check_shard_cover(&dirs, &manifests) {
+            Ok(()) => None,
+            Err(Error::ResultsDir(e)) => Some(e),
+            Err(e) => panic!("not a results directory's error: {e:?}"),
+        }
+    }
+
+    #[test]
+    fn the_shards_of_one_split_must_each_be_given_once() {
+        assert_eq!(refusal(&[Some("1/2"), Some("2/2")]), None);
+        assert_eq!(refusal(&[None, None]), None);
+        assert_eq!(
+            refusal(&[Some("1/3"), Some("3/3")]),
+            Some(ResultsDirError::ShardsMissing {
+                missing: vec!["2/3".into()]
+            })
+        );
+        assert_eq!(
+            refusal(&[Some("1/2"), Some("1/2"), Some("2/2")]),
+            Some(ResultsDirError::ShardTwice {
+                shard: "1/2".into(),
+                dir: "s1".into()
+            })
+        );
+        assert_eq!(
+            refusal(&[Some("1/2"), Some("2/3")]),
+            Some(ResultsDirError::ShardOfAnotherSplit {
+                dir: "s1".into(),
+                count: 2
+            })
+        );
+    }
 }

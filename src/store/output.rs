@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::lock::{RunLock, busy};
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, Result, ResultsDirError};
 use crate::run_dir::{LOCK_FILE, MANIFEST, SESSIONS_JSONL, TRIALS_JSONL};
 
 /// Refuses `dir` as an output directory when it exists and is not a directory. Exit 2,
@@ -14,11 +14,11 @@ use crate::run_dir::{LOCK_FILE, MANIFEST, SESSIONS_JSONL, TRIALS_JSONL};
 pub fn check_output_dir(dir: &Path) -> Result<()> {
     match std::fs::metadata(dir) {
         Ok(meta) if meta.is_dir() => Ok(()),
-        Ok(meta) => Err(Error::BadInput(format!(
-            "'{}' is not a directory (it is {}); give --out a new or empty directory",
-            dir.display(),
-            crate::fsutil::file_kind(meta.file_type())
-        ))),
+        Ok(meta) => Err(ResultsDirError::OutIsNotADirectory {
+            dir: dir.to_path_buf(),
+            kind: crate::fsutil::file_kind(meta.file_type()).to_string(),
+        }
+        .into()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(Error::io(format!("cannot read '{}'", dir.display()), e)),
     }
@@ -59,11 +59,10 @@ fn refuse_unless_empty(dir: &Path) -> Result<()> {
         if RunLock::is_held(dir) {
             return Err(busy(dir));
         }
-        return Err(Error::BadInput(format!(
-            "'{}' already holds results; choose another --out (or use `loopbench resume` to \
-             continue an interrupted run)",
-            dir.display()
-        )));
+        return Err(ResultsDirError::HoldsResults {
+            dir: dir.to_path_buf(),
+        }
+        .into());
     }
     names.sort();
     let shown = names
@@ -76,11 +75,11 @@ fn refuse_unless_empty(dir: &Path) -> Result<()> {
         0..=2 => String::new(),
         n => format!(" and {} more", n - 2),
     };
-    Err(Error::BadInput(format!(
-        "'{}' is not empty (it holds {shown}{more}) and is not a loopbench run; refusing to \
-         write results into it: choose a new or empty directory for --out",
-        dir.display()
-    )))
+    Err(ResultsDirError::NotEmpty {
+        dir: dir.to_path_buf(),
+        holds: format!("{shown}{more}"),
+    }
+    .into())
 }
 
 #[cfg(test)]
@@ -100,8 +99,12 @@ mod tests {
         assert!(err.to_string().contains("character device"), "{err}");
         let err = check_output_dir(Path::new("/dev/null")).unwrap_err();
         assert!(
-            err.to_string().contains("'/dev/null' is not a directory"),
-            "{err}"
+            matches!(
+                &err,
+                Error::ResultsDir(ResultsDirError::OutIsNotADirectory { dir, kind })
+                    if dir == Path::new("/dev/null") && kind.contains("character device")
+            ),
+            "{err:?}"
         );
     }
 
@@ -127,8 +130,24 @@ mod tests {
         for name in ["notes.md", "summary.md", "todo.txt"] {
             std::fs::write(mine.join(name), "mine\n").unwrap();
         }
-        let err = claim_new_run_dir(&mine).unwrap_err().to_string();
-        assert!(err.contains("'notes.md', 'summary.md' and 1 more"), "{err}");
+        let err = claim_new_run_dir(&mine).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                Error::ResultsDir(ResultsDirError::NotEmpty { dir, holds })
+                    if dir == &mine && holds == "'notes.md', 'summary.md' and 1 more"
+            ),
+            "{err:?}"
+        );
+        std::fs::write(mine.join("manifest.json"), "{}").unwrap();
+        let err = claim_new_run_dir(&mine).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                Error::ResultsDir(ResultsDirError::HoldsResults { dir }) if dir == &mine
+            ),
+            "{err:?}"
+        );
         assert!(
             !crate::run_dir::RunDir::new(&mine).lock().exists(),
             "nothing is written into it"

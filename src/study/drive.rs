@@ -1,5 +1,5 @@
 //! The one way every study runs a plan: progress bars, the results writer, the engine,
-//! the interrupted message, then the summary files and the warnings of a run. `run`,
+//! the interrupted run's error, then the summary files and what the command warns of. `run`,
 //! `resume` and `replay` differ only in the plan they build and in what they print
 //! afterwards.
 
@@ -37,25 +37,34 @@ pub struct Driven {
     pub elapsed: Duration,
     /// Trials that could not run (retries exhausted): the last failed session of each.
     pub unfinished: Vec<FailedSession>,
+    /// What the run's summary warns of: arms with no usable session, agents that failed
+    /// in every session of a trial.
+    pub warnings: Vec<String>,
 }
 
 impl Driven {
-    /// Prints on stderr, per arm, how many trials could not run and why (the reasons
-    /// grouped), and names every arm left with no counted trial. Returns the exit code
-    /// of the command: 3 when a trial could not run (the run is not complete, `resume`
-    /// tries those again), else 0.
-    pub fn report_unfinished(&self, out: &RunDir) -> i32 {
+    /// What a command says when trials could not run: per arm how many and why (the
+    /// reasons grouped), then how to go on; nothing when every trial ran.
+    pub fn unfinished_report(&self, out: &RunDir) -> Vec<String> {
         if self.unfinished.is_empty() {
-            return exit_code::OK;
+            return Vec::new();
         }
-        for line in unfinished_lines(&self.unfinished) {
-            eprintln!("{line}");
-        }
-        eprintln!(
+        let mut lines = unfinished_lines(&self.unfinished);
+        lines.push(format!(
             "the run is not complete: once the cause is fixed, `loopbench resume {}` tries those trials again",
             out.path().display()
-        );
-        exit_code::INTERRUPTED
+        ));
+        lines
+    }
+
+    /// The exit code of the command: 3 when a trial could not run (the run is not
+    /// complete, `resume` tries those again), else 0.
+    pub fn exit_code(&self) -> i32 {
+        if self.unfinished.is_empty() {
+            exit_code::OK
+        } else {
+            exit_code::INTERRUPTED
+        }
     }
 }
 
@@ -156,40 +165,47 @@ pub fn drive(
             crate::store::write_tables(&out, &writer.manifest().arms)?;
             let summary = write_summary(&out, None, DEFAULT_CONFIDENCE)?;
             crate::report::html::write_run_html(&out, &summary)?;
-            for line in unfinished_lines(&crate::store::unfinished_trials(&out)?) {
-                eprintln!("{line}");
-            }
             return Err(Error::Stopped {
                 finished: recorded(&out)?,
                 run_dir: out.path().to_path_buf(),
                 cause,
                 planned,
+                unfinished: unfinished_lines(&crate::store::unfinished_trials(&out)?),
             });
         }
         Err(e) => return Err(e),
     };
     let summary = write_summary(&out, None, DEFAULT_CONFIDENCE)?;
     crate::report::html::write_run_html(&out, &summary)?;
-    warn_unusable_arms(&summary);
-    for line in summary.attempts.agent_failure_lines() {
-        eprintln!("warning: {line}");
-    }
+    let mut warnings = unusable_arm_warnings(&summary);
+    warnings.extend(
+        summary
+            .attempts
+            .agent_failure_lines()
+            .into_iter()
+            .map(|line| format!("warning: {line}")),
+    );
     Ok(Driven {
         summary,
         results,
         elapsed: start.elapsed(),
         unfinished: crate::store::unfinished_trials(&out)?,
+        warnings,
     })
 }
 
-/// Warns on stderr about every arm none of whose sessions is usable (all ended in
-/// `error`), so that a run whose agent never started cannot pass for a result.
-pub fn warn_unusable_arms(summary: &Summary) {
-    for arm in summary.unusable_arms() {
+/// A warning for every arm none of whose sessions is usable (all ended in `error`), so
+/// that a run whose agent never started cannot pass for a result.
+pub fn unusable_arm_warnings(summary: &Summary) -> Vec<String> {
+    summary
+        .unusable_arms()
+        .iter()
         // `report` reads arm names from a run's tables, which a user may bring.
-        eprintln!(
-            "warning: arm with no usable sessions: {}",
-            crate::terminal::line(&arm)
-        );
-    }
+        .map(|arm| {
+            format!(
+                "warning: arm with no usable sessions: {}",
+                crate::terminal::line(arm)
+            )
+        })
+        .collect()
 }

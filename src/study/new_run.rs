@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::runner::Plan;
 use crate::store::{RunWriter, new_run_dir};
 use crate::study::spec::{RunSettings, RunSpec};
-use crate::study::suite_run::{SuiteRunSetup, announce_sandbox, print_warnings, suite_manifest};
+use crate::study::suite_run::{SuiteRunSetup, sandbox_facts, sandbox_line, suite_manifest};
 use crate::suite::Suite;
 
 /// What `run` was asked for: the suite file, what to change of it, its arms and where
@@ -29,19 +29,28 @@ pub struct RunRequest<'a> {
 }
 
 /// A suite run started: its results directory created, locked and holding the manifest.
-pub enum StartedRun {
-    /// A plan to drive: a suite's trials, or one look of a sequential suite (`--look`).
-    Plan(Plan, RunWriter),
-    /// A sequential suite, run look by look.
-    Sequential(Box<RunSpec>, RunWriter),
+pub struct StartedRun {
+    /// What to drive.
+    pub trials: StartedTrials,
+    /// The results directory's writer.
+    pub writer: RunWriter,
+    /// Who the sandboxed processes run as and how their limits are enforced here, when
+    /// an arm is sandboxed: the command says it before the run.
+    pub sandbox: Option<String>,
 }
 
-/// Loads the suite, makes the run's specification, checks that its agents can start
-/// here, and creates the results directory with the run's manifest. Says the suite's
-/// warnings, and the sandbox when an arm is sandboxed, on stderr.
-pub fn start_suite_run(asked: RunRequest) -> Result<StartedRun> {
-    let suite = Suite::load(asked.suite_file)?;
-    print_warnings(suite.warnings());
+/// What a started suite run drives.
+pub enum StartedTrials {
+    /// A plan: a suite's trials, or one look of a sequential suite (`--look`).
+    Plan(Plan),
+    /// A sequential suite, run look by look.
+    Sequential(Box<RunSpec>),
+}
+
+/// Makes the run's specification from `suite` (loaded from `asked.suite_file`), checks
+/// that its agents can start here, and creates the results directory with the run's
+/// manifest.
+pub fn start_suite_run(suite: Suite, asked: RunRequest) -> Result<StartedRun> {
     let spec = RunSpec::of_request(suite, asked.arms.as_deref(), asked.settings)?;
     let Some(suite) = spec.suite() else {
         return Err(crate::error::Error::Tool(
@@ -54,10 +63,11 @@ pub fn start_suite_run(asked: RunRequest) -> Result<StartedRun> {
         .iter()
         .any(|&i| suite.verify_sandbox_of(&suite.arms[i]).confines());
     let sandbox = if sandboxed {
-        announce_sandbox()
+        sandbox_facts()
     } else {
         (None, None)
     };
+    let said = sandbox_line(&sandbox);
     // Before anything is written: a look's plan refuses a wrong `--after`.
     let plan = (!spec.is_sequential())
         .then(|| spec.plan(&BTreeSet::new()))
@@ -72,8 +82,12 @@ pub fn start_suite_run(asked: RunRequest) -> Result<StartedRun> {
         sandbox,
     };
     let writer = RunWriter::create(&out, suite_manifest(&spec, setup)?)?;
-    Ok(match plan {
-        Some(plan) => StartedRun::Plan(plan, writer),
-        None => StartedRun::Sequential(Box::new(spec), writer),
+    Ok(StartedRun {
+        trials: match plan {
+            Some(plan) => StartedTrials::Plan(plan),
+            None => StartedTrials::Sequential(Box::new(spec)),
+        },
+        writer,
+        sandbox: said,
     })
 }

@@ -8,14 +8,13 @@ use std::path::{Path, PathBuf};
 use crate::agent::trace::Trace;
 use crate::csv_text;
 use crate::error::Purpose;
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, Result, ResultsDirError};
 use crate::feature_list::{ListFormat, ListSchema};
 use crate::run_dir::RunDir;
 use crate::runner::{Plan, ReplayArm, ReplaySet, ReplayStart, Source, TraceFile};
 use crate::sandbox::SandboxKind;
 use crate::store::{Manifest, RunWriter, new_run_dir};
 use crate::study::spec::RunSpec;
-use crate::study::suite_run::print_warnings;
 use crate::suite::{ExitCheck, Task, TrialKey, is_simple_name};
 
 /// Arm name of trace files given without `--arm`.
@@ -234,10 +233,10 @@ pub fn inputs_hash(task: &Task, arms: &[ReplayArm]) -> Result<String> {
 /// trace must still hold what it held when the run started.
 pub fn spec_of_manifest(dir: &RunDir, manifest: &Manifest) -> Result<RunSpec> {
     let Some(inputs) = &manifest.replay else {
-        return Err(Error::BadInput(format!(
-            "'{}' is not a replay run",
-            dir.path().display()
-        )));
+        return Err(ResultsDirError::NotAReplay {
+            dir: dir.path().to_path_buf(),
+        }
+        .into());
     };
     let task = Task::load(Path::new(&inputs.task))?;
     refuse_container_task(&task)?;
@@ -271,11 +270,10 @@ pub fn spec_of_manifest(dir: &RunDir, manifest: &Manifest) -> Result<RunSpec> {
         for (_, _, trace_path, hash) in mine {
             let trace = Trace::load(trace_path)?;
             if blake3::Hash::from(trace.content_hash).to_hex().as_str() != hash {
-                return Err(Error::BadInput(format!(
-                    "trace '{}' changed since this run started; resuming would mix two \
-                     experiments. Start a new replay instead.",
-                    trace_path.display()
-                )));
+                return Err(ResultsDirError::TraceChanged {
+                    trace: trace_path.clone(),
+                }
+                .into());
             }
             traces.push(TraceFile {
                 path: trace_path.clone(),
@@ -295,11 +293,11 @@ pub fn spec_of_manifest(dir: &RunDir, manifest: &Manifest) -> Result<RunSpec> {
     let hash = inputs_hash(&task, &arms)?;
     let sandbox = manifest.verify_sandbox;
     if !sandbox.works_here() {
-        return Err(Error::BadInput(format!(
-            "'{}' was replayed under {}, which does not work here; resume it where it does",
-            dir.path().display(),
-            sandbox.title()
-        )));
+        return Err(ResultsDirError::SandboxUnavailable {
+            dir: dir.path().to_path_buf(),
+            sandbox: sandbox.title().to_string(),
+        }
+        .into());
     }
     sandbox.check(&format!(
         "'{}' was replayed under {}",
@@ -387,8 +385,8 @@ fn replay_manifest(spec: &RunSpec, setup: &ReplaySetup) -> Manifest {
 /// What `replay` was asked for: the task, the traces, how they run and where the
 /// results go.
 pub struct ReplayRequest<'a> {
-    /// `--task DIR`.
-    pub task_dir: &'a Path,
+    /// The task (`--task DIR`), loaded.
+    pub task: Task,
     /// The traces and how to group, name and score them.
     pub inputs: TraceInputs<'a>,
     /// `--unsandboxed`.
@@ -401,13 +399,12 @@ pub struct ReplayRequest<'a> {
     pub out: Option<&'a Path>,
 }
 
-/// Loads the task and parses every trace before anything is written (bad input leaves
-/// no results), then creates the results directory with the manifest and `traces.csv`.
-/// Says the task's warnings on stderr. Returns the plan and the directory's writer.
+/// Parses every trace before anything is written (bad input leaves no results), then
+/// creates the results directory with the manifest and `traces.csv`. Returns the plan
+/// and the directory's writer.
 pub fn start_replay(asked: ReplayRequest) -> Result<(Plan, RunWriter)> {
-    let task = Task::load(asked.task_dir)?;
+    let task = asked.task;
     refuse_container_task(&task)?;
-    print_warnings(task.warnings().iter().map(String::as_str));
     let arms = load_arms(&asked.inputs)?;
     let out = match asked.out {
         Some(dir) => dir.to_path_buf(),

@@ -6,10 +6,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::spec::RunSpec;
-use super::suite_run::print_warnings;
 use crate::agent::command;
-use crate::error::{Error, Result};
-use crate::runner::Plan;
+use crate::error::{Named, Result, ResultsDirError};
+use crate::runner::{Plan, Source};
 use crate::store::{FinishedTrials, Manifest, RunLock, open_run_dir};
 
 /// What a run to resume holds and what is left of it.
@@ -28,6 +27,8 @@ pub struct Resume {
     pub finished: usize,
     /// What kind of run it is.
     pub kind: RunKind,
+    /// What its suite or task warns of.
+    pub warnings: Vec<String>,
 }
 
 /// The kinds of run, each finished its own way.
@@ -46,10 +47,11 @@ pub enum RunKind {
 /// that will be rerun.
 pub fn prepare(dir: &Path) -> Result<Resume> {
     if !open_run_dir(dir).manifest().is_file() {
-        return Err(Error::BadInput(format!(
-            "'{}' is not a results directory (no manifest.json)",
-            dir.display()
-        )));
+        return Err(ResultsDirError::NoManifest {
+            dir: dir.to_path_buf(),
+            named: Named::Given,
+        }
+        .into());
     }
     // Before anything is read: a live run appending to these files must not have them
     // replaced under it.
@@ -62,11 +64,12 @@ pub fn prepare(dir: &Path) -> Result<Resume> {
     let spec = if manifest.replay.is_some() {
         super::replay::spec_of_manifest(&run_dir, &manifest)?
     } else {
-        let spec = RunSpec::of_suite_manifest(&run_dir, &manifest)?;
-        if let Some(suite) = spec.suite() {
-            print_warnings(suite.warnings());
-        }
-        spec
+        RunSpec::of_suite_manifest(&run_dir, &manifest)?
+    };
+    let warnings = match spec.source().as_ref() {
+        Source::Suite(suite) => suite.warnings().map(String::from).collect(),
+        // A replay's task warned when the replay started.
+        Source::Replay(_) => Vec::new(),
     };
     let FinishedTrials {
         ids: done,
@@ -98,5 +101,6 @@ pub fn prepare(dir: &Path) -> Result<Resume> {
         finished_of_arm,
         finished: done.len(),
         kind,
+        warnings,
     })
 }

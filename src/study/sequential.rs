@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use super::drive::{DriveOptions, drive};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ResultsDirError};
 use crate::fsutil::write_atomic;
 use crate::rates::{Metric, Unit};
 use crate::report::format::{fixed, pp, pvalue};
@@ -217,12 +217,13 @@ impl Sequencer {
                 break;
             }
             if missing > 0 {
-                return Err(Error::BadInput(format!(
-                    "'{}' holds {} of the {total} trials of look {look}; merge every shard of \
-                     look {look} (with the merged run of the looks before it) first",
-                    dir.path().display(),
-                    total - missing
-                )));
+                return Err(ResultsDirError::LookIncomplete {
+                    dir: dir.path().to_path_buf(),
+                    look,
+                    held: total - missing,
+                    total,
+                }
+                .into());
             }
             let rows = self.judge(dir, look, &decided.active)?;
             decided.take(look, rows, &self.names);
@@ -274,12 +275,20 @@ impl Sequencer {
 
 /// How the looks of a sequential run ended.
 pub enum Looks {
-    /// A look's trial could not run: the look stays open until `resume` runs it. The
-    /// exit code of the command (what could not run is already said on stderr).
-    Open(i32),
-    /// The run stopped (every arm crossed, or the last look ran): the summary with
-    /// where the looks stopped, already written.
-    Finished(Box<crate::report::Summary>),
+    /// A look's trial could not run: the look stays open until `resume` runs it.
+    Open {
+        /// What the last look's summary warns of.
+        warnings: Vec<String>,
+        /// Per arm, the trials that could not run and why, and how to go on.
+        unfinished: Vec<String>,
+    },
+    /// The run stopped (every arm crossed, or the last look ran).
+    Finished {
+        /// The summary with where the looks stopped, already written.
+        summary: Box<crate::report::Summary>,
+        /// What it warns of.
+        warnings: Vec<String>,
+    },
 }
 
 /// Runs (or, with finished trials already recorded, resumes) the sequential plan of
@@ -317,9 +326,14 @@ pub fn run(
         if !driven.unfinished.is_empty() {
             // A look is judged on every trial it planned; one that could not run
             // leaves the look open until `resume` runs it.
-            return Ok(Looks::Open(driven.report_unfinished(&out)));
+            return Ok(Looks::Open {
+                unfinished: driven.unfinished_report(&out),
+                warnings: driven.warnings,
+            });
         }
-        summary = Some(driven.summary);
+        // Each look's summary is of every trial so far: the last one's warnings hold
+        // the earlier ones'.
+        summary = Some((driven.summary, driven.warnings));
         let rows = sequencer.judge(&out, look, &decided.active)?;
         decided.take(look, rows, &sequencer.names);
         write_json(&out, &decided.rows)?;
@@ -327,12 +341,13 @@ pub fn run(
             break;
         }
     }
-    let Some(summary) = summary else {
+    let Some((summary, warnings)) = summary else {
         return Err(Error::Tool("a sequential run ran no look".into()));
     };
-    Ok(Looks::Finished(Box::new(
-        sequencer.write(&out, &decided, &summary)?,
-    )))
+    Ok(Looks::Finished {
+        summary: Box::new(sequencer.write(&out, &decided, &summary)?),
+        warnings,
+    })
 }
 
 /// Where a merged sequential run stands after its looks are judged.

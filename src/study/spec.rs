@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::{Error, Mismatch, Purpose, Result};
+use crate::error::{Error, Mismatch, Named, Purpose, Result, ResultsDirError};
 use crate::run_dir::RunDir;
 use crate::runner::{Plan, ReplaySet, Shard, Source};
 use crate::store::{Manifest, ReplayInputs, SequentialStep, continuation, open_run_dir};
@@ -116,11 +116,10 @@ impl RunSpec {
     /// must be unchanged since (else refused: [`Purpose::Resume`]).
     pub fn of_suite_manifest(dir: &RunDir, manifest: &Manifest) -> Result<RunSpec> {
         let Some(suite_path) = manifest.suite_path.clone() else {
-            return Err(Error::BadInput(format!(
-                "'{}' was written neither by `loopbench run` nor by `loopbench replay` (no \
-                 suite or traces in its manifest); it cannot be resumed",
-                dir.path().display()
-            )));
+            return Err(ResultsDirError::NotResumable {
+                dir: dir.path().to_path_buf(),
+            }
+            .into());
         };
         let suite = Suite::load(Path::new(&suite_path))?;
         let names: Vec<&str> = manifest.arms.iter().map(String::as_str).collect();
@@ -351,21 +350,20 @@ impl RunSpec {
                 self.check_after(dir)?;
                 let decided = sequencer.decided(dir)?;
                 if decided.active.is_empty() {
-                    return Err(Error::BadInput(format!(
-                        "the sequential run in '{}' stopped at look {}: every arm crossed its \
-                         boundary, so there is no look {look} to run",
-                        dir.path().display(),
-                        decided.looks_done
-                    )));
+                    return Err(ResultsDirError::SequentialStopped {
+                        dir: dir.path().to_path_buf(),
+                        looks_done: decided.looks_done,
+                        look,
+                    }
+                    .into());
                 }
                 if decided.looks_done != look - 1 {
-                    return Err(Error::BadInput(format!(
-                        "'{}' holds looks 1 to {} of the sequential run; --look {look} needs \
-                         exactly looks 1 to {}",
-                        dir.path().display(),
-                        decided.looks_done,
-                        look - 1
-                    )));
+                    return Err(ResultsDirError::OtherLooks {
+                        dir: dir.path().to_path_buf(),
+                        looks_done: decided.looks_done,
+                        look,
+                    }
+                    .into());
                 }
                 decided.active
             }
@@ -376,28 +374,23 @@ impl RunSpec {
     /// `dir` (`--after`) is a finished, merged run of this very suite, seed and arm
     /// selection.
     fn check_after(&self, dir: &RunDir) -> Result<()> {
+        let named = |dir: &RunDir| (dir.path().to_path_buf(), Named::After);
         if !dir.manifest().is_file() {
-            return Err(Error::BadInput(format!(
-                "--after: '{}' is not a results directory (no manifest.json)",
-                dir.path().display()
-            )));
+            let (dir, named) = named(dir);
+            return Err(ResultsDirError::NoManifest { dir, named }.into());
         }
         let theirs = Manifest::read(dir)?;
         self.check(Purpose::NextLook, &theirs, dir.path(), dir.path())?;
         if let Some(step) = &theirs.sequential_step {
-            return Err(Error::BadInput(format!(
-                "--after: '{}' is one shard of look {}; merge every shard of it first \
-                 (`loopbench merge ... --out DIR`) and name the merged run",
-                dir.path().display(),
-                step.look
-            )));
+            return Err(ResultsDirError::AfterIsAShard {
+                dir: dir.path().to_path_buf(),
+                look: step.look,
+            }
+            .into());
         }
         if theirs.finished.is_none() {
-            return Err(Error::BadInput(format!(
-                "--after: '{}' did not finish; run `loopbench resume {}` first",
-                dir.path().display(),
-                dir.path().display()
-            )));
+            let (dir, named) = named(dir);
+            return Err(ResultsDirError::Unfinished { dir, named }.into());
         }
         Ok(())
     }

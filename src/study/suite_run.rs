@@ -25,19 +25,17 @@ pub fn sandbox_facts() -> (Option<String>, Option<String>) {
     (Some(limits), user)
 }
 
-/// Says once, on stderr, who the sandboxed processes run as and how their limits are
-/// enforced here (or that they are not, and what still bounds them); returns both for
-/// the manifest.
-pub fn announce_sandbox() -> (Option<String>, Option<String>) {
-    let (limits, user) = sandbox_facts();
-    let limits = limits.unwrap_or_default();
-    match &user {
-        Some(user) => eprintln!(
-            "sandbox: agents and checks run as {user} (the harness runs as root); {limits}"
-        ),
-        None => eprintln!("sandbox: {limits}"),
-    }
-    (Some(limits), user)
+/// What a run says once of [`sandbox_facts`] (when it has them): who the sandboxed
+/// processes run as and how their limits are enforced here (or that they are not, and
+/// what still bounds them).
+pub fn sandbox_line((limits, user): &(Option<String>, Option<String>)) -> Option<String> {
+    let limits = limits.as_deref()?;
+    Some(match user {
+        Some(user) => {
+            format!("sandbox: agents and checks run as {user} (the harness runs as root); {limits}")
+        }
+        None => format!("sandbox: {limits}"),
+    })
 }
 
 /// How a suite run was asked for, beyond what its specification says.
@@ -196,11 +194,4 @@ pub fn sandbox_summary(suite: &Suite) -> String {
         text += &format!("; PATH entry '{}' not shown ({why})", entry.display());
     }
     text
-}
-
-/// Says each warning of a suite or task on stderr.
-pub fn print_warnings<'a>(warnings: impl IntoIterator<Item = &'a str>) {
-    for warning in warnings {
-        eprintln!("warning: {warning}");
-    }
 }

@@ -1,0 +1,243 @@
+//! What can be wrong with a results directory a command is given: a directory that is
+//! not one, one another process writes, one that holds something else, a shard that
+//! does not belong with the others, a look of a sequential run that cannot follow.
+
+use std::path::PathBuf;
+
+/// Which argument named the directory, for the message's lead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Named {
+    /// A command's `RUN_DIR`, a shard to merge.
+    Given,
+    /// `run --after DIR`.
+    After,
+}
+
+impl Named {
+    fn lead(self) -> &'static str {
+        match self {
+            Named::Given => "",
+            Named::After => "--after: ",
+        }
+    }
+}
+
+/// A results directory a command cannot use as asked (exit 2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResultsDirError {
+    /// `--out` names something that is not a directory.
+    #[error("'{}' is not a directory (it is {kind}); give --out a new or empty directory", dir.display())]
+    OutIsNotADirectory {
+        /// The path given.
+        dir: PathBuf,
+        /// What it is ("a regular file").
+        kind: String,
+    },
+    /// A new run's directory already holds a run.
+    #[error(
+        "'{}' already holds results; choose another --out (or use `loopbench resume` to \
+         continue an interrupted run)",
+        dir.display()
+    )]
+    HoldsResults {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// A new run's directory holds something that is not a run.
+    #[error(
+        "'{}' is not empty (it holds {holds}) and is not a loopbench run; refusing to write \
+         results into it: choose a new or empty directory for --out",
+        dir.display()
+    )]
+    NotEmpty {
+        /// The directory.
+        dir: PathBuf,
+        /// Its first entries, quoted, and how many more.
+        holds: String,
+    },
+    /// The path is not a directory.
+    #[error("'{}' is not a directory", dir.display())]
+    NotADirectory {
+        /// The path given.
+        dir: PathBuf,
+    },
+    /// The directory does not exist.
+    #[error("results directory '{}' does not exist", dir.display())]
+    Missing {
+        /// The path given.
+        dir: PathBuf,
+    },
+    /// Another loopbench process holds the directory's lock.
+    #[error(
+        "'{}' is locked: another loopbench process{} is writing it; wait for it to finish \
+         or stop it, or choose another directory",
+        dir.display(),
+        holder.map(|pid| format!(" (pid {pid})")).unwrap_or_default()
+    )]
+    Locked {
+        /// The directory.
+        dir: PathBuf,
+        /// The holder's pid, as its lock file says.
+        holder: Option<u32>,
+    },
+    /// The lock file is a link, a FIFO or anything but a regular file.
+    #[error(
+        "'{}' is not a regular file; remove it so that loopbench can lock the directory",
+        path.display()
+    )]
+    LockIsNotAFile {
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// The directory has no manifest.
+    #[error("{}'{}' is not a results directory (no manifest.json)", named.lead(), dir.display())]
+    NoManifest {
+        /// The directory.
+        dir: PathBuf,
+        /// Which argument named it.
+        named: Named,
+    },
+    /// The manifest cannot be read as one.
+    #[error("'{}' is not a manifest: {reason}", path.display())]
+    BadManifest {
+        /// The manifest file.
+        path: PathBuf,
+        /// What the parser said.
+        reason: String,
+    },
+    /// The run did not finish, and what is asked needs it finished.
+    #[error(
+        "{}'{}' did not finish; run `loopbench resume {}` first",
+        named.lead(),
+        dir.display(),
+        dir.display()
+    )]
+    Unfinished {
+        /// The directory.
+        dir: PathBuf,
+        /// Which argument named it.
+        named: Named,
+    },
+    /// The manifest names neither a suite nor traces.
+    #[error(
+        "'{}' was written neither by `loopbench run` nor by `loopbench replay` (no suite or \
+         traces in its manifest); it cannot be resumed",
+        dir.display()
+    )]
+    NotResumable {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// Two shards hold the same trial.
+    #[error("trial '{trial}' is in more than one of the runs; shards must not overlap")]
+    ShardsOverlap {
+        /// The trial's id.
+        trial: String,
+    },
+    /// A shard is given twice.
+    #[error("shard {shard} is given twice ('{}')", dir.display())]
+    ShardTwice {
+        /// `I/N`.
+        shard: String,
+        /// The second directory holding it.
+        dir: PathBuf,
+    },
+    /// A shard of another split of the plan.
+    #[error("'{}' is not one of {count} shards; merge shards of one split only", dir.display())]
+    ShardOfAnotherSplit {
+        /// The directory.
+        dir: PathBuf,
+        /// The split's shard count.
+        count: u32,
+    },
+    /// Shards of the split are not given.
+    #[error("shards {} are missing", missing.join(", "))]
+    ShardsMissing {
+        /// Each missing shard, `I/N`.
+        missing: Vec<String>,
+    },
+    /// `--after` names one shard of a look, not the merged look.
+    #[error(
+        "--after: '{}' is one shard of look {look}; merge every shard of it first \
+         (`loopbench merge ... --out DIR`) and name the merged run",
+        dir.display()
+    )]
+    AfterIsAShard {
+        /// The directory.
+        dir: PathBuf,
+        /// Its look.
+        look: usize,
+    },
+    /// A look of a sequential run holds only some of its trials.
+    #[error(
+        "'{}' holds {held} of the {total} trials of look {look}; merge every shard of look \
+         {look} (with the merged run of the looks before it) first",
+        dir.display()
+    )]
+    LookIncomplete {
+        /// The directory.
+        dir: PathBuf,
+        /// The look.
+        look: usize,
+        /// Its trials recorded.
+        held: usize,
+        /// Its trials planned.
+        total: usize,
+    },
+    /// Every arm of the sequential run crossed its boundary: no look follows.
+    #[error(
+        "the sequential run in '{}' stopped at look {looks_done}: every arm crossed its \
+         boundary, so there is no look {look} to run",
+        dir.display()
+    )]
+    SequentialStopped {
+        /// The merged run.
+        dir: PathBuf,
+        /// The looks it judged.
+        looks_done: usize,
+        /// The look asked for.
+        look: usize,
+    },
+    /// The merged run holds other looks than the one asked for follows.
+    #[error(
+        "'{}' holds looks 1 to {looks_done} of the sequential run; --look {look} needs \
+         exactly looks 1 to {}",
+        dir.display(),
+        look.saturating_sub(1)
+    )]
+    OtherLooks {
+        /// The merged run.
+        dir: PathBuf,
+        /// The looks it judged.
+        looks_done: usize,
+        /// The look asked for.
+        look: usize,
+    },
+    /// `resume` of a replay found a directory that is not one.
+    #[error("'{}' is not a replay run", dir.display())]
+    NotAReplay {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// A trace a replay read changed since.
+    #[error(
+        "trace '{}' changed since this run started; resuming would mix two experiments. \
+         Start a new replay instead.",
+        trace.display()
+    )]
+    TraceChanged {
+        /// The trace file.
+        trace: PathBuf,
+    },
+    /// The sandbox a replay ran under does not work on this machine.
+    #[error(
+        "'{}' was replayed under {sandbox}, which does not work here; resume it where it does",
+        dir.display()
+    )]
+    SandboxUnavailable {
+        /// The directory.
+        dir: PathBuf,
+        /// The sandbox, as its title says it.
+        sandbox: String,
+    },
+}
