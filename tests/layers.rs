@@ -499,7 +499,6 @@ const BARE_FILE_NAMES: &[(&str, &[&str])] = &[
         "src/cmd/output.rs",
         &["SUMMARY_JSON", "PLOTS_DIR", "TRIALS_CSV"],
     ),
-    ("src/cmd/show.rs", &["TRIALS_JSONL"]),
     ("src/report/weekly.rs", &["MANIFEST"]),
     (
         "src/study/sequential.rs",

@@ -4,12 +4,12 @@
 
 use super::args::ShowArgs;
 use crate::agent::trajectory::SessionTrajectory;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ResultsDirError};
 use crate::exit_code;
 use crate::record::{FailedSession, SessionRecord, TrialRecord};
 use crate::report::show::{failed_attempts, run_listing, trial_timeline};
 use crate::report::show_trajectory::{trajectory_json, trajectory_text};
-use crate::run_dir::{RunDir, TRIALS_JSONL};
+use crate::run_dir::RunDir;
 use crate::store::{jsonl_records, open_run_dir, read_jsonl};
 
 /// Runs the command; returns the exit code.
@@ -32,11 +32,10 @@ pub fn run(args: &ShowArgs) -> Result<i32> {
 pub fn show(dir: &RunDir, trial_id: Option<&str>) -> Result<String> {
     let trials_file = dir.trials_jsonl();
     if !dir.path().is_dir() || !trials_file.is_file() {
-        return Err(Error::BadInput(format!(
-            "'{}' is not a results directory with finished trials (no {TRIALS_JSONL}); \
-             give the directory `run` or `replay` wrote, e.g. results/<suite>/<run-id>",
-            dir.path().display()
-        )));
+        return Err(ResultsDirError::NoFinishedTrials {
+            dir: dir.path().to_path_buf(),
+        }
+        .into());
     }
     let mut trials: Vec<TrialRecord> = read_jsonl(&trials_file)?;
     let Some(id) = trial_id else {
@@ -126,10 +125,7 @@ pub fn trajectories(dir: &RunDir, id: &str, session: Option<u32>, json: bool) ->
     }
     let file = dir.trajectories_jsonl();
     if !file.is_file() {
-        return Err(Error::BadInput(format!(
-            "'{}' does not exist: the run was made before loopbench recorded what agents did",
-            file.display()
-        )));
+        return Err(ResultsDirError::NoTrajectories { file }.into());
     }
     let mut texts = Vec::new();
     let mut values = Vec::new();

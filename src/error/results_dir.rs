@@ -1,6 +1,7 @@
 //! What can be wrong with a results directory a command is given: a directory that is
-//! not one, one another process writes, one that holds something else, a shard that
-//! does not belong with the others, a look of a sequential run that cannot follow.
+//! not one, one another process writes, one that holds something else, a table or a
+//! record file that cannot be read as loopbench writes it, a shard that does not belong
+//! with the others, a look of a sequential run that cannot follow.
 
 use std::path::PathBuf;
 
@@ -239,5 +240,109 @@ pub enum ResultsDirError {
         dir: PathBuf,
         /// The sandbox, as its title says it.
         sandbox: String,
+    },
+    /// The run directory a report reads does not exist.
+    #[error("run directory '{}' does not exist", dir.display())]
+    RunMissing {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// The root of the runs a weekly report pools does not exist.
+    #[error("results root '{}' does not exist", root.display())]
+    RootMissing {
+        /// The root.
+        root: PathBuf,
+    },
+    /// A table a report needs is not there.
+    #[error("'{}' does not exist (report needs sessions.csv and trials.csv)", path.display())]
+    TableMissing {
+        /// The table.
+        path: PathBuf,
+    },
+    /// A file of the run cannot be read.
+    #[error("cannot read '{}': {reason}", path.display())]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        reason: String,
+    },
+    /// A table was read but its rows could not be checked.
+    #[error("cannot check '{}': {reason}", path.display())]
+    Uncheckable {
+        /// The table.
+        path: PathBuf,
+        /// What failed.
+        reason: String,
+    },
+    /// A table lacks a column a report needs.
+    #[error("'{}' has no column '{column}' (required: {})", path.display(), required.join(", "))]
+    MissingColumn {
+        /// The table.
+        path: PathBuf,
+        /// The first column missing.
+        column: String,
+        /// Every column required.
+        required: Vec<String>,
+    },
+    /// A table holds a row that does not fit the record format, and no single cell of
+    /// it could be named.
+    #[error("'{}' holds a row that does not fit the record format", path.display())]
+    RowDoesNotFit {
+        /// The table.
+        path: PathBuf,
+    },
+    /// The sessions table has none of the columns that key a session.
+    #[error("'{}' has no trial_id, arm, task or session column", path.display())]
+    NoKeyColumns {
+        /// The table.
+        path: PathBuf,
+    },
+    /// A record file holds a record that cannot be read.
+    #[error(
+        "'{}'{}: {reason}",
+        path.display(),
+        line.map(|l| format!(" line {l}")).unwrap_or_default()
+    )]
+    BadRecord {
+        /// The file.
+        path: PathBuf,
+        /// Its line, when known.
+        line: Option<u64>,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The manifest is not JSON.
+    #[error("'{}' is not JSON: {reason}", path.display())]
+    NotJson {
+        /// The manifest.
+        path: PathBuf,
+        /// What the parser said.
+        reason: String,
+    },
+    /// The manifest is JSON but not an object.
+    #[error("'{}' is not a manifest (expected a JSON object)", path.display())]
+    ManifestNotAnObject {
+        /// The manifest.
+        path: PathBuf,
+    },
+    /// The directory holds no finished trial's record.
+    #[error(
+        "'{}' is not a results directory with finished trials (no trials.jsonl); give the \
+         directory `run` or `replay` wrote, e.g. results/<suite>/<run-id>",
+        dir.display()
+    )]
+    NoFinishedTrials {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// The run holds no trajectories: it was made before they were recorded.
+    #[error(
+        "'{}' does not exist: the run was made before loopbench recorded what agents did",
+        file.display()
+    )]
+    NoTrajectories {
+        /// The trajectories file that is not there.
+        file: PathBuf,
     },
 }

@@ -2,6 +2,7 @@
 //! pooling runs, and the errors of files that do not fit.
 
 use super::*;
+use crate::error::ResultsDirError;
 use crate::report::csv_batches::SESSION_BATCH_ROWS;
 use crate::store::open_run_dir;
 
@@ -152,11 +153,14 @@ fn a_missing_column_is_bad_input_naming_file_and_column() {
     );
     write(&trials_csv(dir.path()), TRIAL_HEADER);
     let err = aggregate(&open_run_dir(dir.path())).unwrap_err();
-    let text = err.to_string();
-    assert!(matches!(err, Error::BadInput(_)));
+    assert_eq!(err.exit_code(), crate::exit_code::BAD_INPUT);
     assert!(
-        text.contains("sessions.csv") && text.contains("'told_false'"),
-        "{text}"
+        matches!(
+            &err,
+            Error::ResultsDir(ResultsDirError::MissingColumn { path, column, .. })
+                if path == &sessions_csv(dir.path()) && column == "told_false"
+        ),
+        "{err:?}"
     );
 }
 
@@ -164,14 +168,21 @@ fn a_missing_column_is_bad_input_naming_file_and_column() {
 fn a_missing_file_and_a_missing_directory_are_bad_input() {
     let dir = tempfile::tempdir().unwrap();
     write(&sessions_csv(dir.path()), SESSION_HEADER);
-    let err = aggregate(&open_run_dir(dir.path()))
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("trials.csv"), "{err}");
-    let err = aggregate(&open_run_dir(&dir.path().join("nope")))
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("does not exist"), "{err}");
+    let err = aggregate(&open_run_dir(dir.path())).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            Error::ResultsDir(ResultsDirError::TableMissing { path })
+                if path == &trials_csv(dir.path())
+        ),
+        "{err:?}"
+    );
+    let nope = dir.path().join("nope");
+    let err = aggregate(&open_run_dir(&nope)).unwrap_err();
+    assert!(
+        matches!(&err, Error::ResultsDir(ResultsDirError::RunMissing { dir }) if dir == &nope),
+        "{err:?}"
+    );
 }
 
 #[test]

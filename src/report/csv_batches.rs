@@ -9,7 +9,8 @@ use std::path::Path;
 
 use polars::prelude::*;
 
-use crate::error::{Error, Result};
+use super::csv_input::unreadable;
+use crate::error::Result;
 
 /// Rows of `sessions.csv` read and reduced at a time: about 2 MB of text and 4 MB of
 /// frame at the width of a session row. Each batch costs a few fixed polars queries, so
@@ -41,9 +42,7 @@ pub(crate) struct CsvBatches {
 impl CsvBatches {
     /// Opens `path` for batches of `batch_rows` records (at least 1).
     pub(crate) fn open(path: &Path, batch_rows: usize) -> Result<CsvBatches> {
-        let cannot = |e: &dyn std::fmt::Display| {
-            Error::BadInput(format!("cannot read '{}': {e}", path.display()))
-        };
+        let cannot = |e: &dyn std::fmt::Display| unreadable(path, e);
         let open = || File::open(path).map_err(|e| cannot(&e));
         // Flexible: rows of the wrong length are found by the checks of each batch, with
         // their line, as when the file is read whole; here only their ends matter.
@@ -88,9 +87,7 @@ impl CsvBatches {
             return Ok(Some(self.header.clone()));
         };
         self.gave_any = true;
-        let cannot = |e: &dyn std::fmt::Display| {
-            Error::BadInput(format!("cannot read '{}': {e}", self.path.display()))
-        };
+        let cannot = |e: &dyn std::fmt::Display| unreadable(&self.path, e);
         // The record at `start` is read: the batch's others follow, then the next
         // batch's first, whose start is where this batch ends.
         let mut others = 0;

@@ -19,7 +19,7 @@ use polars::prelude::*;
 
 use crate::agent::{Outcome, SessionKind};
 use crate::csv_text;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ResultsDirError};
 
 /// What a cell of a column must hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,7 +167,7 @@ impl<'a> Input<'a> {
     pub(crate) fn explain(&self, error: &PolarsError) -> Error {
         match check_rows(self.path, self.headers, &self.columns, self.key) {
             Err(e) => e,
-            Ok(()) => Error::BadInput(format!("cannot read '{}': {error}", self.path.display())),
+            Ok(()) => unreadable(self.path, error),
         }
     }
 
@@ -229,7 +229,12 @@ impl<'a> Input<'a> {
                 .collect()?;
             Ok(repeated.height() > 0)
         })()
-        .map_err(|e| Error::BadInput(format!("cannot check '{}': {e}", self.path.display())))?;
+        .map_err(|e| {
+            Error::from(ResultsDirError::Uncheckable {
+                path: self.path.to_path_buf(),
+                reason: e.to_string(),
+            })
+        })?;
         if !violated {
             return Ok(());
         }
@@ -241,10 +246,10 @@ impl<'a> Input<'a> {
     pub(crate) fn refuse(&self) -> Error {
         match check_rows(self.path, self.headers, &self.columns, self.key) {
             Err(e) => e,
-            Ok(()) => Error::BadInput(format!(
-                "'{}' holds a row that does not fit the record format",
-                self.path.display()
-            )),
+            Ok(()) => ResultsDirError::RowDoesNotFit {
+                path: self.path.to_path_buf(),
+            }
+            .into(),
         }
     }
 }
@@ -285,7 +290,7 @@ pub(crate) fn check_rows(
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .from_path(path)
-        .map_err(|e| Error::BadInput(format!("cannot read '{}': {e}", path.display())))?;
+        .map_err(|e| unreadable(path, &e))?;
     // Key of each row seen → the line it is on; keys are joined with a byte no CSV
     // cell of these files holds.
     let mut seen: HashMap<Vec<u8>, u64> = HashMap::new();
@@ -383,8 +388,17 @@ fn csv_error(path: &Path, e: &csv::Error) -> Error {
             line: line(pos.as_ref()),
             message: "not UTF-8 text".into(),
         },
-        _ => Error::BadInput(format!("cannot read '{}': {e}", path.display())),
+        _ => unreadable(path, &e),
     }
+}
+
+/// A file of a run that cannot be read, and why.
+pub(crate) fn unreadable(path: &Path, e: &dyn std::fmt::Display) -> Error {
+    ResultsDirError::Unreadable {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    }
+    .into()
 }
 
 #[cfg(test)]

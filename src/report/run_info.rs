@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::error::{Error, Result};
+use crate::error::{Result, ResultsDirError};
 use crate::run_dir::RunDir;
 
 /// The manifest fields the reports use.
@@ -34,19 +34,19 @@ impl RunInfo {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(RunInfo::default()),
             Err(e) => {
-                return Err(Error::BadInput(format!(
-                    "cannot read '{}': {e}",
-                    path.display()
-                )));
+                return Err(ResultsDirError::Unreadable {
+                    path,
+                    reason: e.to_string(),
+                }
+                .into());
             }
         };
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|e| Error::BadInput(format!("'{}' is not JSON: {e}", path.display())))?;
+        let value: Value = serde_json::from_str(&text).map_err(|e| ResultsDirError::NotJson {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
         if !value.is_object() {
-            return Err(Error::BadInput(format!(
-                "'{}' is not a manifest (expected a JSON object)",
-                path.display()
-            )));
+            return Err(ResultsDirError::ManifestNotAnObject { path }.into());
         }
         let string = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_string);
         Ok(RunInfo {

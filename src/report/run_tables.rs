@@ -10,9 +10,9 @@ use std::sync::Arc;
 use polars::prelude::*;
 
 use super::csv_batches::{CsvBatches, SESSION_BATCH_ROWS, SeenSessions};
-use super::csv_input::{Cell, Input};
+use super::csv_input::{Cell, Input, unreadable};
 use crate::csv_text;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ResultsDirError};
 use crate::rates::ADDED_COLUMNS;
 use crate::rates::Metric;
 use crate::rates::Unit;
@@ -39,10 +39,10 @@ impl RunTables {
     /// record format (found as the rows are read) is [`Error::BadLine`] (both exit 2).
     pub fn read(run: &RunDir) -> Result<RunTables> {
         if !run.path().is_dir() {
-            return Err(Error::BadInput(format!(
-                "run directory '{}' does not exist",
-                run.path().display()
-            )));
+            return Err(ResultsDirError::RunMissing {
+                dir: run.path().to_path_buf(),
+            }
+            .into());
         }
         let sessions = CsvTable::open(
             Table::Sessions,
@@ -368,11 +368,15 @@ impl CsvTable {
     }
 
     fn cannot_read(&self, e: &PolarsError) -> Error {
-        Error::BadInput(format!("cannot read '{}': {e}", self.path.display()))
+        unreadable(&self.path, e)
     }
 
     fn cannot_check(&self, e: &PolarsError) -> Error {
-        Error::BadInput(format!("cannot check '{}': {e}", self.path.display()))
+        ResultsDirError::Uncheckable {
+            path: self.path.clone(),
+            reason: e.to_string(),
+        }
+        .into()
     }
 }
 
@@ -416,26 +420,25 @@ fn check_header(path: &Path, required: &[&str]) -> Result<Vec<String>> {
         Ok(reader) => reader,
         Err(e) => {
             let missing = matches!(e.kind(), csv::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound);
-            return Err(Error::BadInput(if missing {
-                format!(
-                    "'{}' does not exist (report needs sessions.csv and trials.csv)",
-                    path.display()
-                )
+            return Err(if missing {
+                ResultsDirError::TableMissing {
+                    path: path.to_path_buf(),
+                }
+                .into()
             } else {
-                format!("cannot read '{}': {e}", path.display())
-            }));
+                unreadable(path, &e)
+            });
         }
     };
-    let headers = reader
-        .headers()
-        .map_err(|e| Error::BadInput(format!("cannot read '{}': {e}", path.display())))?;
+    let headers = reader.headers().map_err(|e| unreadable(path, &e))?;
     for column in required {
         if !headers.iter().any(|h| h == *column) {
-            return Err(Error::BadInput(format!(
-                "'{}' has no column '{column}' (required: {})",
-                path.display(),
-                required.join(", ")
-            )));
+            return Err(ResultsDirError::MissingColumn {
+                path: path.to_path_buf(),
+                column: column.to_string(),
+                required: required.iter().map(|c| c.to_string()).collect(),
+            }
+            .into());
         }
     }
     Ok(headers.iter().map(str::to_string).collect())

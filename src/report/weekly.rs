@@ -17,7 +17,7 @@ use super::plot::{Estimate, YAxis, trend_chart};
 use super::run_info::RunInfo;
 use super::run_tables::RunTables;
 use super::table::{Align, Table};
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, Result, ResultsDirError};
 use crate::fsutil::write_atomic;
 use crate::rates::Metric;
 use crate::stats;
@@ -108,10 +108,10 @@ pub struct FoundRun {
 /// does not fit where it was found ([`misplaced`]).
 pub fn find_runs(root: &Path) -> Result<(Vec<FoundRun>, Vec<String>)> {
     if !root.is_dir() {
-        return Err(Error::BadInput(format!(
-            "results root '{}' does not exist",
-            root.display()
-        )));
+        return Err(ResultsDirError::RootMissing {
+            root: root.to_path_buf(),
+        }
+        .into());
     }
     let mut runs = Vec::new();
     let mut skipped = Vec::new();

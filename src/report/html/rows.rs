@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::csv_text;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ResultsDirError};
 use crate::rates::{Metric, Unit, counts_against};
 use crate::store::{JsonlAt, JsonlLines, SessionLineIndex, SessionLines};
 
@@ -141,11 +141,12 @@ pub fn csv_row_count(csv: &Path) -> Result<usize> {
 }
 
 fn bad(path: &Path, line: Option<u64>, e: &dyn std::fmt::Display) -> Error {
-    Error::BadInput(format!(
-        "'{}'{}: {e}",
-        path.display(),
-        line.map(|l| format!(" line {l}")).unwrap_or_default()
-    ))
+    ResultsDirError::BadRecord {
+        path: path.to_path_buf(),
+        line,
+        reason: e.to_string(),
+    }
+    .into()
 }
 
 /// A CSV cell as a JSON value: empty is null, `true`/`false` booleans, numbers

@@ -19,7 +19,7 @@ use super::page_table::PageTable;
 use super::rows::{TableRows, csv_row_count};
 use super::script_file::{ScriptFile, encode, write};
 use super::steps::{StepFile, StepsBeside, steps_summary, write_steps_in_page};
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, Result, ResultsDirError};
 use crate::fsutil::remove_if_present;
 use crate::rates::Unit;
 use crate::run_dir::RunDir;
@@ -257,10 +257,10 @@ fn write_table(
 }
 
 fn bad_sessions(path: &Path) -> Error {
-    Error::BadInput(format!(
-        "'{}' has no trial_id, arm, task or session column",
-        path.display()
-    ))
+    ResultsDirError::NoKeyColumns {
+        path: path.to_path_buf(),
+    }
+    .into()
 }
 
 #[cfg(test)]
