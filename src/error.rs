@@ -6,8 +6,10 @@ use std::path::PathBuf;
 use crate::exit_code;
 
 mod results_dir;
+mod suite_files;
 
 pub use results_dir::{Named, ResultsDirError};
+pub use suite_files::SuiteFileError;
 
 /// Everything that can stop a command. Failures of an agent are *data* (recorded in the
 /// session records), never an `Error`.
@@ -51,6 +53,9 @@ pub enum Error {
     /// A results directory a command cannot use as asked.
     #[error(transparent)]
     ResultsDir(#[from] ResultsDirError),
+    /// A suite or task that cannot be read as one.
+    #[error(transparent)]
+    SuiteFile(#[from] SuiteFileError),
     /// Any other input that does not fit: a missing directory, an invalid argument.
     #[error("{0}")]
     BadInput(String),
@@ -265,6 +270,7 @@ impl Error {
             | Error::PathEscape { .. }
             | Error::NotContinuable(_)
             | Error::ResultsDir(_)
+            | Error::SuiteFile(_)
             | Error::BadInput(_) => exit_code::BAD_INPUT,
             Error::Io { .. } | Error::Tool(_) | Error::Unobservable(_) => exit_code::INTERNAL,
             Error::Interrupted { .. }

@@ -11,7 +11,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SuiteFileError};
 
 /// `rel` (as a suite names it) resolved inside `dir`: relative, without `..`, and
 /// with no symlink on the way that leads outside `dir`. `Err` says why not.
@@ -44,11 +44,9 @@ pub(super) fn escaping_link(dir: &Path) -> Result<Option<EscapingLink>> {
         .min_depth(1);
     let mut links: Vec<(usize, PathBuf)> = Vec::new();
     for entry in walker {
-        let entry = entry.map_err(|e| {
-            Error::BadInput(format!(
-                "cannot read task directory '{}': {e}",
-                dir.display()
-            ))
+        let entry = entry.map_err(|e| SuiteFileError::TaskDirUnreadable {
+            dir: dir.to_path_buf(),
+            reason: e.to_string(),
         })?;
         if entry.path_is_symlink() {
             links.push((entry.depth(), entry.path().to_path_buf()));

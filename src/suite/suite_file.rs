@@ -10,7 +10,7 @@ use super::agent_table::{AgentDriver, AgentFile, agent_driver};
 use super::arm::{Arm, ArmFile, build_arms};
 use super::task::{Task, is_simple_name};
 use super::toml_error::{KeyAt, config_error, from_toml};
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, Result, SuiteFileError};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -217,8 +217,9 @@ impl Suite {
     /// Loads `dir/suite.toml` (or the file itself) with its tasks, and validates it.
     pub fn load(path: &Path) -> Result<Suite> {
         let (dir, file) = suite_file_of(path)?;
-        let text = std::fs::read_to_string(&file).map_err(|e| {
-            Error::BadInput(format!("cannot read suite file '{}': {e}", file.display()))
+        let text = std::fs::read_to_string(&file).map_err(|e| SuiteFileError::SuiteUnreadable {
+            file: file.clone(),
+            reason: e.to_string(),
         })?;
         let raw: SuiteFile = toml::from_str(&text).map_err(|e| from_toml(&file, &text, &e))?;
         let err =
@@ -498,10 +499,10 @@ fn suite_file_of(path: &Path) -> Result<(PathBuf, PathBuf)> {
             path.to_path_buf(),
         )
     } else {
-        return Err(Error::BadInput(format!(
-            "suite '{}' not found: expected a directory holding suite.toml",
-            path.display()
-        )));
+        return Err(SuiteFileError::SuiteNotFound {
+            path: path.to_path_buf(),
+        }
+        .into());
     };
     Ok(found)
 }
@@ -620,13 +621,11 @@ fn sequential(
 fn read_prompts(dir: &Path) -> Result<Prompts> {
     let read_prompt = |name: &str| -> Result<Option<String>> {
         let rel = format!("prompts/{name}");
-        let p = super::confined::inside(dir, &rel).map_err(|why| {
-            Error::BadInput(format!(
-                "{}: the suite's prompt template leads outside the suite directory ({why}); \
-                 it must lie inside it",
-                dir.join(&rel).display()
-            ))
-        })?;
+        let p =
+            super::confined::inside(dir, &rel).map_err(|why| SuiteFileError::PromptOutside {
+                path: dir.join(&rel),
+                why: why.to_string(),
+            })?;
         match std::fs::read_to_string(&p) {
             Ok(t) => Ok(Some(t)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),

@@ -16,7 +16,7 @@ use super::named_tests::{ORACLE_TESTS_AT, named_tests};
 use super::runner_command::VerifyRunner;
 use super::toml_error::{config_error, from_toml};
 use super::verify_runner::{RunnerCheck, unrecognized_runner};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SuiteFileError};
 use crate::feature_list::{Contract, Entry};
 
 /// Verify commands that run longer than this are killed and count as failing.
@@ -581,11 +581,11 @@ fn check_files(
     let name = raw.name.get_ref();
     let repo = dir.join("repo");
     if !repo.is_dir() {
-        return Err(Error::BadInput(format!(
-            "task '{}' has no repo/ directory (expected '{}')",
-            dir.display(),
-            repo.display()
-        )));
+        return Err(SuiteFileError::NoRepo {
+            dir: dir.to_path_buf(),
+            repo,
+        }
+        .into());
     }
     let oracle_tests = dir.join("oracle").join("tests");
     let has_oracle = oracle_tests.is_dir();

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::toml_error::config_error;
 use super::{Task, confined, harbor};
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, Result, SuiteFileError};
 
 impl Task {
     /// Loads `dir/task.toml` (or the file itself when `path` names it) and validates it.
@@ -17,10 +17,10 @@ impl Task {
             let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
             (dir, path.to_path_buf())
         } else {
-            return Err(Error::BadInput(format!(
-                "task '{}' not found: expected a task directory holding task.toml",
-                path.display()
-            )));
+            return Err(SuiteFileError::TaskNotFound {
+                path: path.to_path_buf(),
+            }
+            .into());
         };
         // Before anything of the task is read: none of its files may lead outside it.
         let escaping = if dir.is_dir() {
@@ -29,22 +29,21 @@ impl Task {
             None
         };
         if let Some(link) = escaping.as_ref().filter(|l| l.rel == "task.toml") {
-            return Err(Error::BadInput(format!(
-                "{}: a symlink out of the task directory, to '{}': every file of a task \
-                 must lie inside it",
-                file.display(),
-                link.target.display()
-            )));
+            return Err(SuiteFileError::TaskFileOutside {
+                file,
+                target: link.target.clone(),
+            }
+            .into());
         }
         let text = std::fs::read_to_string(&file)
             .io_context(|| format!("cannot read task file '{}'", file.display()))
             .map_err(|e| match e {
                 Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-                    Error::BadInput(format!(
-                        "task '{}' has no task.toml (looked for '{}')",
-                        dir.display(),
-                        file.display()
-                    ))
+                    SuiteFileError::NoTaskFile {
+                        dir: dir.clone(),
+                        file: file.clone(),
+                    }
+                    .into()
                 }
                 other => other,
             })?;
@@ -65,5 +64,55 @@ impl Task {
             return harbor::load(dir, &file, &text);
         }
         Task::from_text(dir, &file, &text, escaping)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::Suite;
+
+    fn refusal(err: Error) -> SuiteFileError {
+        assert_eq!(err.exit_code(), crate::exit_code::BAD_INPUT);
+        match err {
+            Error::SuiteFile(e) => e,
+            other => panic!("not a suite or task file's error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_path_without_a_suite_or_a_task_is_refused_naming_what_is_missing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let missing = tmp.path().join("missing");
+        assert_eq!(
+            refusal(Suite::load(&missing).unwrap_err()),
+            SuiteFileError::SuiteNotFound {
+                path: missing.clone()
+            }
+        );
+        assert_eq!(
+            refusal(Task::load(&missing.join("notes.md")).unwrap_err()),
+            SuiteFileError::TaskNotFound {
+                path: missing.join("notes.md")
+            }
+        );
+        let empty = tmp.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        assert_eq!(
+            refusal(Task::load(&empty).unwrap_err()),
+            SuiteFileError::NoTaskFile {
+                dir: empty.clone(),
+                file: empty.join("task.toml")
+            }
+        );
+        let outside = tmp.path().join("elsewhere.toml");
+        std::fs::write(&outside, "name = \"t\"\n").unwrap();
+        let linked = tmp.path().join("linked");
+        std::fs::create_dir(&linked).unwrap();
+        std::os::unix::fs::symlink(&outside, linked.join("task.toml")).unwrap();
+        assert!(matches!(
+            refusal(Task::load(&linked).unwrap_err()),
+            SuiteFileError::TaskFileOutside { file, .. } if file == linked.join("task.toml")
+        ));
     }
 }
