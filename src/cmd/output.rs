@@ -94,6 +94,15 @@ pub(crate) struct Finish {
 }
 
 impl Finish {
+    /// How a study drives its plans for this command.
+    pub(crate) fn options(self, session_table: bool) -> DriveOptions {
+        DriveOptions {
+            jobs: self.jobs,
+            quiet: self.quiet,
+            session_table,
+        }
+    }
+
     /// Drives `plan` into `writer`'s directory (one row per session as it finishes with
     /// `session_table`); returns what it left and the directory.
     pub(crate) fn drive(
@@ -104,12 +113,12 @@ impl Finish {
         session_table: bool,
     ) -> Result<(Driven, RunDir)> {
         let out = writer.dir().clone();
-        let options = DriveOptions {
-            jobs: self.jobs,
-            quiet: self.quiet,
-            session_table,
-        };
-        let driven = said_before_stop(drive(plan, finished_of_arm, writer, options))?;
+        let driven = said_before_stop(drive(
+            plan,
+            finished_of_arm,
+            writer,
+            self.options(session_table),
+        ))?;
         say(&driven.warnings);
         Ok((driven, out))
     }

@@ -82,7 +82,9 @@ pub(crate) fn finish_sequential(spec: &RunSpec, writer: RunWriter, how: Finish) 
     let out = writer.dir().clone();
     let sequencer = spec.sequencer()?;
     let looks = said_before_stop(crate::study::sequential::run(
-        &sequencer, writer, how.jobs, how.quiet,
+        &sequencer,
+        writer,
+        how.options(false),
     ))?;
     match looks {
         Looks::Open {

@@ -293,12 +293,7 @@ pub enum Looks {
 
 /// Runs (or, with finished trials already recorded, resumes) the sequential plan of
 /// `sequencer` into `writer`'s directory, look after look.
-pub fn run(
-    sequencer: &Sequencer,
-    writer: RunWriter,
-    jobs: Option<usize>,
-    quiet: bool,
-) -> Result<Looks> {
+pub fn run(sequencer: &Sequencer, writer: RunWriter, options: DriveOptions) -> Result<Looks> {
     let out = writer.dir().clone();
     let mut decided = Decided {
         rows: Vec::new(),
@@ -316,11 +311,6 @@ pub fn run(
         let writer = match writer.take() {
             Some(w) => w,
             None => RunWriter::reopen(RunLock::acquire(out.path())?, Manifest::read(&out)?)?,
-        };
-        let options = DriveOptions {
-            jobs,
-            quiet,
-            session_table: false,
         };
         let driven = drive(&plan, &finished_of_arm, writer, options)?;
         if !driven.unfinished.is_empty() {
