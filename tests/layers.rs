@@ -617,3 +617,33 @@ fn only_run_dir_joins_the_file_names_of_a_results_directory() {
         "BARE_FILE_NAMES lists names a file no longer uses (remove them): {listed_but_unused:?}"
     );
 }
+
+/// A suite reads as its file says once it is loaded: outside `src/suite/` nothing takes
+/// a suite mutably, binds one to a mutable name or assigns to its fields, and the one
+/// change a run makes (its containers' images made ready) happens only while the run's
+/// specification is made (`src/study/spec.rs`), before the suite is shared.
+#[test]
+fn no_suite_changes_after_it_is_loaded() {
+    let assigned = regex::Regex::new(r"\bsuite\.[a-z_]+(\.[a-z_]+)*\s*(=[^=>]|\+=|-=)").unwrap();
+    let bound = regex::Regex::new(r"\bmut suite\b").unwrap();
+    let mut found = Vec::new();
+    for (file, _, text) in source_files() {
+        if file.starts_with("src/suite/") {
+            continue;
+        }
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or(line);
+            let mutable =
+                code.contains("&mut Suite") || bound.is_match(code) || assigned.is_match(code);
+            let prepared = code.contains(".prepare_containers(") && file != "src/study/spec.rs";
+            if mutable || prepared {
+                found.push(format!("{file}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a suite changed after loading:\n{}",
+        found.join("\n")
+    );
+}
