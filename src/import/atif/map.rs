@@ -17,7 +17,10 @@
 //! result in the step's `extra.metadata`) is not applied, but for a command that ran; a
 //! call without a result is not applied and makes the session `interrupted`; the
 //! structured result Harbor keeps (`tool_use_result`: an Edit's `originalFile`) is used
-//! as the session files' `toolUseResult` is. Any other tool has no file effect the
+//! as the session files' `toolUseResult` is. Codex's tools (`exec_command`, `shell`,
+//! `shell_command`, `apply_patch`...) map as `import codex` maps them
+//! ([`super::codex_tools`]): a command that ran is a `run`, a patch its result says
+//! succeeded its writes, edits and deletions. Any other tool has no file effect the
 //! importer knows of, and is counted by name.
 //!
 //! Steps copied from an earlier trajectory for context (`is_copied_context`) are left
@@ -31,9 +34,11 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
+use super::codex_tools::{answer, codex_call};
 use super::document::{Document, text_of};
 use crate::agent::trace::{EndStatus, Line};
 use crate::import::claude_code::mapping::{ToolCall, ToolOutcome, emit_call};
+use crate::import::codex::map::map_call;
 use crate::import::emit::{Caller, Emitter};
 use crate::import::paths::relative;
 use crate::import::session::{Imported, ImportedSession};
@@ -64,7 +69,14 @@ pub fn map_document(
         for item in &walk.items {
             match item {
                 Item::Say(line) => out.note(line.clone()),
-                Item::Call(call) => emit_call(&mut out, call, walk.results.get(&call.id)),
+                Item::Call(call) => match codex_call(call, doc.cwd()) {
+                    Some(codex) => {
+                        let exit = walk.exits.get(&call.id).copied();
+                        let answer = walk.results.get(&call.id).map(|o| answer(o, exit));
+                        map_call(&mut out, &codex, answer.as_ref());
+                    }
+                    None => emit_call(&mut out, call, walk.results.get(&call.id)),
+                },
                 Item::Unread { origin, reason } => {
                     let caller = Caller {
                         tool: "subagent",
@@ -318,6 +330,8 @@ struct Walk {
     items: Vec<Item>,
     /// The first result of each call, by its id.
     results: HashMap<String, ToolOutcome>,
+    /// The exit code a converter kept beside a call's result, by the call's id.
+    exits: HashMap<String, i64>,
     seq: u64,
     /// Embedded subagent trajectories already brought in (each once).
     seen: HashSet<*const Value>,
@@ -365,6 +379,9 @@ impl Walk {
                     self.results
                         .entry(id.to_string())
                         .or_insert_with(|| outcome(step, result, calls.len() == 1));
+                    if let Some(exit) = exit_code(step, result, id, calls.len() == 1) {
+                        self.exits.entry(id.to_string()).or_insert(exit);
+                    }
                 }
                 let refs = result
                     .get("subagent_trajectory_ref")
@@ -426,6 +443,33 @@ impl Walk {
             depth + 1,
         );
     }
+}
+
+/// The exit code kept beside the result of the call `id`: loopbench's own (the
+/// result's `extra.exit`), or the `exit_code` of the metadata Harbor's Codex converter
+/// takes out of a JSON output (`{"output", "metadata"}`) and keeps on the step
+/// (`extra.tool_call_details.ID.metadata`, or `extra.tool_metadata` on a step of one
+/// call).
+fn exit_code(step: &Value, result: &Value, id: &str, one_call: bool) -> Option<i64> {
+    let exit = |metadata: Option<&Value>| metadata?.get("exit_code")?.as_i64();
+    let extra = step.get("extra");
+    result
+        .get("extra")
+        .and_then(|e| e.get("exit"))
+        .and_then(Value::as_i64)
+        .or_else(|| {
+            exit(
+                extra
+                    .and_then(|e| e.get("tool_call_details"))
+                    .and_then(|d| d.get(id))
+                    .and_then(|d| d.get("metadata")),
+            )
+        })
+        .or_else(|| {
+            one_call
+                .then(|| exit(extra.and_then(|e| e.get("tool_metadata"))))
+                .flatten()
+        })
 }
 
 /// A result as the outcome of its call. What Harbor's converter keeps of Claude Code's
