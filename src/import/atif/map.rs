@@ -473,25 +473,30 @@ fn exit_code(step: &Value, result: &Value, id: &str, one_call: bool) -> Option<i
 }
 
 /// A result as the outcome of its call. What Harbor's converter keeps of Claude Code's
-/// own result sits on the step (`extra.metadata` or `extra.tool_result_metadata`: the
-/// raw block with its `is_error`, the `tool_use_result`), which belongs to the call
-/// only when the step has one call.
+/// own result (the raw block with its `is_error`, the `tool_use_result`) sits on the
+/// result (`extra.tool_result_metadata`, `extra.tool_result_is_error`: the bundled
+/// steps of harbor 0.26), or on the step (`extra.metadata` or
+/// `extra.tool_result_metadata`, `extra.tool_result_is_error`: a step of one call),
+/// where it belongs to the call only when the step has one call.
 fn outcome(step: &Value, result: &Value, one_call: bool) -> ToolOutcome {
     let step_extra = step.get("extra");
-    let metadata = one_call
-        .then(|| {
-            step_extra.and_then(|e| {
-                object(e.get("metadata")).or_else(|| object(e.get("tool_result_metadata")))
+    let result_extra = result.get("extra");
+    let metadata = object(result_extra.and_then(|e| e.get("tool_result_metadata"))).or_else(|| {
+        one_call
+            .then(|| {
+                step_extra.and_then(|e| {
+                    object(e.get("metadata")).or_else(|| object(e.get("tool_result_metadata")))
+                })
             })
-        })
-        .flatten();
+            .flatten()
+    });
     let raw = metadata.and_then(|m| m.get("raw_tool_result"));
     let flag = |v: Option<&Value>, key: &str| {
         v.and_then(|v| v.get(key)).and_then(Value::as_bool) == Some(true)
     };
-    let result_extra = result.get("extra");
     let is_error = flag(result_extra, "error")
         || flag(result_extra, "is_error")
+        || flag(result_extra, "tool_result_is_error")
         || (one_call && flag(step_extra, "tool_result_is_error"))
         || metadata.is_some_and(|m| m.get("is_error").and_then(Value::as_bool) == Some(true))
         || flag(raw, "is_error");
