@@ -5,9 +5,10 @@
 //!
 //! The converter is Harbor's (the `harbor` package on PyPI, [`HARBOR`]: its Claude Code
 //! and Codex agents' `convert_trajectory`, which Harbor runs on a trial's session files),
-//! run on the repository's transcripts: the Codex rollouts of the real CLI's dry run
-//! (`tests/data/codex/latefees`, `failed-patch`) and the hand-written Claude Code
-//! session files (`tests/data/claude-code`), one trajectory per session file. Its output
+//! run on the repository's transcripts: the real CLIs' (the dry run's Codex rollouts,
+//! `tests/data/codex/latefees` and `failed-patch`, and Claude Code session files,
+//! `tests/data/claude-code/dry-run`) and the hand-written Claude Code session files of
+//! older CLI versions (`tests/data/claude-code`), one trajectory per session file. Its output
 //! is committed (`tests/data/atif/harbor/`), so the default test needs no Python; the
 //! `#[ignore]`d one installs the converter (Python 3.12 or later, PyPI), converts the
 //! transcripts again and requires the committed output to be exactly what it writes:
@@ -103,11 +104,6 @@ enum What {
 /// holds the call without a result, which is not applied and cuts the session off.
 const NO_TEXT: &str = "the converter drops a tool result whose text is empty";
 
-/// Codex's turn events (`task_started`, `task_complete`, `turn_aborted`) are not in the
-/// trajectory, so a session whose last turn never completed (its CLI was killed) reads
-/// as completed.
-const NO_TURNS: &str = "the converter drops Codex's turn events";
-
 /// The converter merges a subagent's transcript (a `subagents/` file, or inline
 /// `isSidechain` lines) into the session's steps, so the subagent's model calls count
 /// as the session's turns.
@@ -154,25 +150,19 @@ const CASES: &[Case] = &[
         format: "codex",
         source: "codex/latefees",
         converted: "codex-latefees",
-        differences: &[field(
-            5,
-            "end",
-            "status",
-            (r#""interrupted""#, r#""completed""#),
-            NO_TURNS,
-        )],
+        differences: &[],
     },
     Case {
         format: "codex",
         source: "codex/failed-patch",
         converted: "codex-failed-patch",
-        differences: &[field(
-            2,
-            "end",
-            "status",
-            (r#""interrupted""#, r#""completed""#),
-            NO_TURNS,
-        )],
+        differences: &[],
+    },
+    Case {
+        format: "claude-code",
+        source: "claude-code/dry-run",
+        converted: "claude-code-dry-run",
+        differences: &[],
     },
     Case {
         format: "claude-code",

@@ -97,7 +97,7 @@ pub fn map_document(
             .push(format!("{file}: usage left out: {reason}"));
         usage = Default::default();
     }
-    let status = if mapped.unanswered {
+    let status = if mapped.unanswered || unanswered_results(doc, &own_steps) {
         EndStatus::Interrupted
     } else {
         doc.status()
@@ -114,6 +114,28 @@ pub fn map_document(
         tally,
         n: doc.number(),
     }
+}
+
+/// Whether a converter's trajectory of Claude Code or Codex (`agent.name`) ends with
+/// tool results the model never answered: its last step is the agent's calls, with no
+/// message after them. Both CLIs end a turn with the model's answer, so the CLI was
+/// killed while it waited for the model, as `import claude-code` and `import codex`
+/// read the same transcript (a trajectory of another agent, whose last step may be a
+/// call that ends its work, and loopbench's own, which say how they ended, are not
+/// judged so).
+fn unanswered_results(doc: &Document, steps: &[&Value]) -> bool {
+    let agent = doc
+        .value
+        .get("agent")
+        .and_then(|a| a.get("name"))
+        .and_then(Value::as_str);
+    let last = steps
+        .iter()
+        .rev()
+        .find(|s| matches!(string(s, "source"), Some("agent" | "user")));
+    doc.loopbench().is_none()
+        && matches!(agent, Some("claude-code" | "codex"))
+        && last.is_some_and(|s| string(s, "source") == Some("agent") && !calls_of(s).is_empty())
 }
 
 fn copied(step: &Value) -> bool {
