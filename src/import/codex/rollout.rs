@@ -17,10 +17,11 @@
 //! `custom_tool_call` named `apply_patch` (the patch as its input) or `exec` (the
 //! JavaScript tool whose nested calls come as item events). An `apply_patch` the model
 //! ran through the shell (`["apply_patch", PATCH]`, `apply_patch <<'EOF'`) is a patch,
-//! as Codex applies it ([`super::tool`] reads each tool's arguments). Outputs (`function_call_output`, `custom_tool_call_output`) and
-//! the `item_completed`, `exec_command_end` and `patch_apply_end` events of the same
-//! call id say what became of it ([`super::outcome`]); such an event for an id no call
-//! has is a nested call of the `exec` tool, taken as a call of its own.
+//! as Codex applies it ([`super::tool`] reads each tool's arguments). Outputs
+//! (`function_call_output`, `custom_tool_call_output`) and the `item_completed`,
+//! `exec_command_end` and `patch_apply_end` events of the same call id say what became
+//! of it ([`super::outcome`]); such an event for an id no call has is a nested call of
+//! the `exec` tool, taken as a call of its own.
 //!
 //! **Usage.** `token_count` events: their `total_token_usage` is cumulative, so each
 //! event adds what it grew by (a repeated total adds nothing, a total that starts over
