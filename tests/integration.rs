@@ -52,6 +52,8 @@ mod hostile_sandbox;
 mod html_report;
 mod import_aider;
 mod import_atif;
+mod import_atif_codex;
+mod import_atif_converted;
 mod import_cli;
 mod import_codex;
 mod import_formats;

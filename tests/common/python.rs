@@ -64,9 +64,61 @@ fn cache_root() -> PathBuf {
 /// `None`, after printing why, when PyPI cannot be reached to make it. `test` names the
 /// test in that message.
 pub fn venv(test: &str, name: &str, packages: &[&str]) -> Option<Venv> {
+    venv_of(test, name, Path::new("python3"), packages)
+}
+
+/// A Python of at least 3.`minor`: on `PATH` (`python3.13`, `python3.12`... as the
+/// distributions name them, else `python3` when it is recent enough), else one pyenv
+/// installed (`$PYENV_ROOT`, else `~/.pyenv`, `versions/*/bin/python3`: pyenv's shims
+/// answer only for the versions it selected); `None`, after printing why `test` skips,
+/// when there is none.
+pub fn python_at_least(test: &str, minor: u32) -> Option<PathBuf> {
+    let mut names: Vec<PathBuf> = (minor..=20)
+        .rev()
+        .map(|m| PathBuf::from(format!("python3.{m}")))
+        .chain([PathBuf::from("python3")])
+        .collect();
+    let pyenv = std::env::var_os("PYENV_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".pyenv")));
+    if let Some(Ok(versions)) = pyenv.map(|p| std::fs::read_dir(p.join("versions"))) {
+        let mut found: Vec<PathBuf> = versions
+            .filter_map(|e| Some(e.ok()?.path().join("bin/python3")))
+            .filter(|p| p.is_file())
+            .collect();
+        found.sort();
+        names.extend(found.into_iter().rev());
+    }
+    for name in &names {
+        let Ok(out) = Command::new(name)
+            .args(["-c", "import sys; print(sys.version_info[1])"])
+            .output()
+        else {
+            continue;
+        };
+        let found = String::from_utf8_lossy(&out.stdout).trim().parse::<u32>();
+        if out.status.success() && found.is_ok_and(|m| m >= minor) {
+            return Some(name.clone());
+        }
+    }
+    eprintln!(
+        "SKIPPED {test}: no Python 3.{minor} or later (looked for python3.{minor} to \
+         python3.20 and python3 on PATH, and pyenv's versions), which the packages it \
+         runs need"
+    );
+    None
+}
+
+/// [`venv`] made with the interpreter `python` (its key includes the interpreter's
+/// name).
+pub fn venv_of(test: &str, name: &str, python: &Path, packages: &[&str]) -> Option<Venv> {
     let root = cache_root();
     std::fs::create_dir_all(&root).unwrap();
     let mut hasher = blake3::Hasher::new();
+    if python != Path::new("python3") {
+        hasher.update(python.as_os_str().as_encoded_bytes());
+        hasher.update(b"\n");
+    }
     for p in packages {
         hasher.update(p.as_bytes());
         hasher.update(b"\n");
@@ -90,14 +142,15 @@ pub fn venv(test: &str, name: &str, packages: &[&str]) -> Option<Venv> {
         if dir.exists() {
             std::fs::remove_dir_all(&dir).unwrap();
         }
-        let status = Command::new("python3")
+        let status = Command::new(python)
             .args(["-m", "venv"])
             .arg(&dir)
             .status()
             .expect("python3 is needed to make a virtual environment");
         assert!(
             status.success(),
-            "python3 -m venv {}: {status}",
+            "{} -m venv {}: {status}",
+            python.display(),
             dir.display()
         );
         let out = Command::new(dir.join("bin/python"))

@@ -134,25 +134,25 @@ impl Document {
 
     /// The directory the agent worked in, as the trajectory says: the `cwd` of its first
     /// step that has one (Harbor's converters keep the CLI's), else the agent's only
-    /// `cwds`. loopbench's own trajectories name paths relative to the work directory.
+    /// `cwds` (Claude Code's converter), else the agent's `cwd` (Codex's session_meta, as
+    /// Harbor's Codex converter keeps it). loopbench's own trajectories name paths
+    /// relative to the work directory.
     pub fn cwd(&self) -> Option<&str> {
         let from_steps = self.steps().iter().find_map(|s| {
             s.get("extra")
                 .and_then(|e| e.get("cwd"))
                 .and_then(Value::as_str)
         });
-        from_steps.or_else(|| {
-            let cwds = self
-                .value
-                .get("agent")
-                .and_then(|a| a.get("extra"))
-                .and_then(|e| e.get("cwds"))
-                .and_then(Value::as_array)?;
-            match cwds.as_slice() {
-                [only] => only.as_str(),
-                _ => None,
-            }
-        })
+        let agent_extra = self.value.get("agent").and_then(|a| a.get("extra"));
+        from_steps
+            .or_else(|| {
+                let cwds = agent_extra?.get("cwds").and_then(Value::as_array)?;
+                match cwds.as_slice() {
+                    [only] => only.as_str(),
+                    _ => None,
+                }
+            })
+            .or_else(|| agent_extra?.get("cwd").and_then(Value::as_str))
     }
 
     /// The session's usage: the trajectory's `final_metrics`, else the sum of its steps'

@@ -41,8 +41,9 @@ Examples:
             directory of them; a trajectory's `continued_trajectory_ref` is the next session",
     actions: "loopbench's own `edit` and `command` steps where the harness applied them; \
               otherwise the agent's tool calls with their results: Claude Code's `Write`, \
-              `Edit`, `MultiEdit` and `Bash` as `claude-code` maps them; `final_metrics` \
-              (else the steps' `metrics`) as usage",
+              `Edit`, `MultiEdit` and `Bash` as `claude-code` maps them, Codex's shell \
+              commands and `apply_patch` as `codex` maps them; `final_metrics` (else the \
+              steps' `metrics`) as usage",
     fixture: "tests/data/atif/latefees",
     captures: None,
     recognize: Recognize {

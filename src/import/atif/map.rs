@@ -17,7 +17,10 @@
 //! result in the step's `extra.metadata`) is not applied, but for a command that ran; a
 //! call without a result is not applied and makes the session `interrupted`; the
 //! structured result Harbor keeps (`tool_use_result`: an Edit's `originalFile`) is used
-//! as the session files' `toolUseResult` is. Any other tool has no file effect the
+//! as the session files' `toolUseResult` is. Codex's tools (`exec_command`, `shell`,
+//! `shell_command`, `apply_patch`...) map as `import codex` maps them
+//! ([`super::codex_tools`]): a command that ran is a `run`, a patch its result says
+//! succeeded its writes, edits and deletions. Any other tool has no file effect the
 //! importer knows of, and is counted by name.
 //!
 //! Steps copied from an earlier trajectory for context (`is_copied_context`) are left
@@ -31,9 +34,11 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
+use super::codex_tools::{answer, codex_call};
 use super::document::{Document, text_of};
 use crate::agent::trace::{EndStatus, Line};
 use crate::import::claude_code::mapping::{ToolCall, ToolOutcome, emit_call};
+use crate::import::codex::map::map_call;
 use crate::import::emit::{Caller, Emitter};
 use crate::import::paths::relative;
 use crate::import::session::{Imported, ImportedSession};
@@ -64,7 +69,14 @@ pub fn map_document(
         for item in &walk.items {
             match item {
                 Item::Say(line) => out.note(line.clone()),
-                Item::Call(call) => emit_call(&mut out, call, walk.results.get(&call.id)),
+                Item::Call(call) => match codex_call(call, doc.cwd()) {
+                    Some(codex) => {
+                        let exit = walk.exits.get(&call.id).copied();
+                        let answer = walk.results.get(&call.id).map(|o| answer(o, exit));
+                        map_call(&mut out, &codex, answer.as_ref());
+                    }
+                    None => emit_call(&mut out, call, walk.results.get(&call.id)),
+                },
                 Item::Unread { origin, reason } => {
                     let caller = Caller {
                         tool: "subagent",
@@ -85,7 +97,7 @@ pub fn map_document(
             .push(format!("{file}: usage left out: {reason}"));
         usage = Default::default();
     }
-    let status = if mapped.unanswered {
+    let status = if mapped.unanswered || unanswered_results(doc, &own_steps) {
         EndStatus::Interrupted
     } else {
         doc.status()
@@ -102,6 +114,28 @@ pub fn map_document(
         tally,
         n: doc.number(),
     }
+}
+
+/// Whether a converter's trajectory of Claude Code or Codex (`agent.name`) ends with
+/// tool results the model never answered: its last step is the agent's calls, with no
+/// message after them. Both CLIs end a turn with the model's answer, so the CLI was
+/// killed while it waited for the model, as `import claude-code` and `import codex`
+/// read the same transcript (a trajectory of another agent, whose last step may be a
+/// call that ends its work, and loopbench's own, which say how they ended, are not
+/// judged so).
+fn unanswered_results(doc: &Document, steps: &[&Value]) -> bool {
+    let agent = doc
+        .value
+        .get("agent")
+        .and_then(|a| a.get("name"))
+        .and_then(Value::as_str);
+    let last = steps
+        .iter()
+        .rev()
+        .find(|s| matches!(string(s, "source"), Some("agent" | "user")));
+    doc.loopbench().is_none()
+        && matches!(agent, Some("claude-code" | "codex"))
+        && last.is_some_and(|s| string(s, "source") == Some("agent") && !calls_of(s).is_empty())
 }
 
 fn copied(step: &Value) -> bool {
@@ -318,6 +352,8 @@ struct Walk {
     items: Vec<Item>,
     /// The first result of each call, by its id.
     results: HashMap<String, ToolOutcome>,
+    /// The exit code a converter kept beside a call's result, by the call's id.
+    exits: HashMap<String, i64>,
     seq: u64,
     /// Embedded subagent trajectories already brought in (each once).
     seen: HashSet<*const Value>,
@@ -365,6 +401,9 @@ impl Walk {
                     self.results
                         .entry(id.to_string())
                         .or_insert_with(|| outcome(step, result, calls.len() == 1));
+                    if let Some(exit) = exit_code(step, result, id, calls.len() == 1) {
+                        self.exits.entry(id.to_string()).or_insert(exit);
+                    }
                 }
                 let refs = result
                     .get("subagent_trajectory_ref")
@@ -428,26 +467,58 @@ impl Walk {
     }
 }
 
+/// The exit code kept beside the result of the call `id`: loopbench's own (the
+/// result's `extra.exit`), or the `exit_code` of the metadata Harbor's Codex converter
+/// takes out of a JSON output (`{"output", "metadata"}`) and keeps on the step
+/// (`extra.tool_call_details.ID.metadata`, or `extra.tool_metadata` on a step of one
+/// call).
+fn exit_code(step: &Value, result: &Value, id: &str, one_call: bool) -> Option<i64> {
+    let exit = |metadata: Option<&Value>| metadata?.get("exit_code")?.as_i64();
+    let extra = step.get("extra");
+    result
+        .get("extra")
+        .and_then(|e| e.get("exit"))
+        .and_then(Value::as_i64)
+        .or_else(|| {
+            exit(
+                extra
+                    .and_then(|e| e.get("tool_call_details"))
+                    .and_then(|d| d.get(id))
+                    .and_then(|d| d.get("metadata")),
+            )
+        })
+        .or_else(|| {
+            one_call
+                .then(|| exit(extra.and_then(|e| e.get("tool_metadata"))))
+                .flatten()
+        })
+}
+
 /// A result as the outcome of its call. What Harbor's converter keeps of Claude Code's
-/// own result sits on the step (`extra.metadata` or `extra.tool_result_metadata`: the
-/// raw block with its `is_error`, the `tool_use_result`), which belongs to the call
-/// only when the step has one call.
+/// own result (the raw block with its `is_error`, the `tool_use_result`) sits on the
+/// result (`extra.tool_result_metadata`, `extra.tool_result_is_error`: the bundled
+/// steps of harbor 0.26), or on the step (`extra.metadata` or
+/// `extra.tool_result_metadata`, `extra.tool_result_is_error`: a step of one call),
+/// where it belongs to the call only when the step has one call.
 fn outcome(step: &Value, result: &Value, one_call: bool) -> ToolOutcome {
     let step_extra = step.get("extra");
-    let metadata = one_call
-        .then(|| {
-            step_extra.and_then(|e| {
-                object(e.get("metadata")).or_else(|| object(e.get("tool_result_metadata")))
+    let result_extra = result.get("extra");
+    let metadata = object(result_extra.and_then(|e| e.get("tool_result_metadata"))).or_else(|| {
+        one_call
+            .then(|| {
+                step_extra.and_then(|e| {
+                    object(e.get("metadata")).or_else(|| object(e.get("tool_result_metadata")))
+                })
             })
-        })
-        .flatten();
+            .flatten()
+    });
     let raw = metadata.and_then(|m| m.get("raw_tool_result"));
     let flag = |v: Option<&Value>, key: &str| {
         v.and_then(|v| v.get(key)).and_then(Value::as_bool) == Some(true)
     };
-    let result_extra = result.get("extra");
     let is_error = flag(result_extra, "error")
         || flag(result_extra, "is_error")
+        || flag(result_extra, "tool_result_is_error")
         || (one_call && flag(step_extra, "tool_result_is_error"))
         || metadata.is_some_and(|m| m.get("is_error").and_then(Value::as_bool) == Some(true))
         || flag(raw, "is_error");

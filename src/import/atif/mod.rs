@@ -4,6 +4,7 @@
 //! document holds besides its steps: root, usage, how it ended ([`document`]); its
 //! steps turned into actions ([`map`]).
 
+mod codex_tools;
 mod document;
 mod import;
 mod map;

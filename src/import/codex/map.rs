@@ -20,7 +20,7 @@
 //! does not show (an editor, another process): the session is divergent. An undo or
 //! rollback Codex recorded is such a change too.
 
-use super::outcome::Ran;
+use super::outcome::{Answer, Ran};
 use super::patch::{Chunk, Hunk, apply, parse, unified_diff_chunks};
 use super::session::{Call, Change, ChangeKind, CodexSession, What};
 use crate::agent::trace::Line;
@@ -37,43 +37,8 @@ pub fn map_session(
     seen: &mut std::collections::HashSet<String>,
 ) {
     for call in &session.calls {
-        if !seen.insert(call.id.clone()) {
-            continue;
-        }
-        let caller = Caller {
-            tool: tool_name(&call.what),
-            origin: &call.origin,
-            cwd: call.cwd.as_deref(),
-        };
-        out.note(Line::Call {
-            tool: caller.tool.to_string(),
-            id: Some(call.id.clone()),
-            input: call_input(&call.what),
-        });
-        let answer = session.answers.get(&call.id);
-        match (&call.what, answer) {
-            (What::Tool(name), _) => out.ignored(name),
-            (_, None) => out.unanswered(),
-            (what, Some(answer)) => {
-                let ran = match what {
-                    What::Shell(_) => answer.shell(),
-                    _ => answer.patch(),
-                };
-                match ran {
-                    Ran::Refused => out.failed(true),
-                    Ran::Failed(_) => out.failed(false),
-                    Ran::Yes => out.call(|out| apply_call(out, call, &caller)),
-                }
-            }
-        }
-        if let Some(answer) = answer {
-            out.note(Line::Output {
-                id: Some(call.id.clone()),
-                output: answer.text.clone().unwrap_or_default(),
-                exit: answer.exit_code,
-                error: answer.success == Some(false)
-                    || matches!(answer.status.as_deref(), Some("failed" | "declined")),
-            });
+        if seen.insert(call.id.clone()) {
+            map_call(out, call, session.answers.get(&call.id));
         }
     }
     for (at, what) in &session.unseen_changes {
@@ -84,6 +49,45 @@ pub fn map_session(
         };
         out.diverged(&caller, None, what);
         out.forget_all();
+    }
+}
+
+/// Maps one call, given what became of it (`None`: it never got an answer), onto `out`:
+/// its actions, and the call and its output for the trajectory.
+pub fn map_call(out: &mut Emitter, call: &Call, answer: Option<&Answer>) {
+    let caller = Caller {
+        tool: tool_name(&call.what),
+        origin: &call.origin,
+        cwd: call.cwd.as_deref(),
+    };
+    out.note(Line::Call {
+        tool: caller.tool.to_string(),
+        id: Some(call.id.clone()),
+        input: call_input(&call.what),
+    });
+    match (&call.what, answer) {
+        (What::Tool(name), _) => out.ignored(name),
+        (_, None) => out.unanswered(),
+        (what, Some(answer)) => {
+            let ran = match what {
+                What::Shell(_) => answer.shell(),
+                _ => answer.patch(),
+            };
+            match ran {
+                Ran::Refused => out.failed(true),
+                Ran::Failed(_) => out.failed(false),
+                Ran::Yes => out.call(|out| apply_call(out, call, &caller)),
+            }
+        }
+    }
+    if let Some(answer) = answer {
+        out.note(Line::Output {
+            id: Some(call.id.clone()),
+            output: answer.text.clone().unwrap_or_default(),
+            exit: answer.exit_code,
+            error: answer.success == Some(false)
+                || matches!(answer.status.as_deref(), Some("failed" | "declined")),
+        });
     }
 }
 

@@ -15,5 +15,6 @@ pub mod patch;
 pub mod rollout;
 pub mod session;
 mod tokens;
+pub mod tool;
 
 pub use import::{IMPORTER, import};

@@ -17,10 +17,11 @@
 //! `custom_tool_call` named `apply_patch` (the patch as its input) or `exec` (the
 //! JavaScript tool whose nested calls come as item events). An `apply_patch` the model
 //! ran through the shell (`["apply_patch", PATCH]`, `apply_patch <<'EOF'`) is a patch,
-//! as Codex applies it. Outputs (`function_call_output`, `custom_tool_call_output`) and
-//! the `item_completed`, `exec_command_end` and `patch_apply_end` events of the same
-//! call id say what became of it ([`super::outcome`]); such an event for an id no call
-//! has is a nested call of the `exec` tool, taken as a call of its own.
+//! as Codex applies it ([`super::tool`] reads each tool's arguments). Outputs
+//! (`function_call_output`, `custom_tool_call_output`) and the `item_completed`,
+//! `exec_command_end` and `patch_apply_end` events of the same call id say what became
+//! of it ([`super::outcome`]); such an event for an id no call has is a nested call of
+//! the `exec` tool, taken as a call of its own.
 //!
 //! **Usage.** `token_count` events: their `total_token_usage` is cumulative, so each
 //! event adds what it grew by (a repeated total adds nothing, a total that starts over
@@ -39,11 +40,12 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::command::{heredoc_patch, patch_invocation, script_of_argv};
+use super::command::script_of_argv;
 use super::line_kind::{self, RECORD_TYPES};
 use super::outcome::Answer;
 use super::session::{Call, Change, ChangeKind, CodexSession, What};
 use super::tokens::Tokens;
+use super::tool::{self, argv};
 use crate::agent::Usage;
 use crate::agent::trace::EndStatus;
 use crate::error::Result;
@@ -108,13 +110,6 @@ fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
     v.get(key).and_then(Value::as_str)
 }
 
-fn argv(v: Option<&Value>) -> Option<Vec<String>> {
-    v?.as_array()?
-        .iter()
-        .map(|w| w.as_str().map(str::to_string))
-        .collect()
-}
-
 impl Reader<'_> {
     fn at(&self, number: usize) -> String {
         format!("{}:{number}", self.file.display())
@@ -163,11 +158,7 @@ impl Reader<'_> {
     /// The absolute directory of a call whose `workdir` is `workdir` (relative to the
     /// turn's cwd, or absolute).
     fn dir(&self, workdir: Option<&str>) -> Option<String> {
-        match workdir.filter(|w| !w.is_empty()) {
-            Some(w) if w.starts_with('/') => Some(w.to_string()),
-            Some(w) => self.turn_cwd.as_ref().map(|cwd| format!("{cwd}/{w}")),
-            None => self.turn_cwd.clone(),
-        }
+        tool::resolve(workdir.filter(|w| !w.is_empty()), self.turn_cwd.as_deref())
     }
 
     fn push(&mut self, number: usize, id: String, what: What, cwd: Option<String>) {
@@ -192,32 +183,8 @@ impl Reader<'_> {
                     .and_then(|a| serde_json::from_str(a).ok())
                     .unwrap_or(Value::Null);
                 let id = call_id.unwrap_or_else(|| self.at(number));
-                let workdir = text(&args, "workdir");
-                let (what, dir) = match name {
-                    "shell" | "container.exec" | "local_shell" => match argv(args.get("command")) {
-                        Some(argv) => self.shell_argv(&argv, workdir),
-                        None => match text(&args, "command") {
-                            Some(script) => self.script(script, workdir),
-                            None => (What::Tool(name.to_string()), self.dir(workdir)),
-                        },
-                    },
-                    "shell_command" | "exec_command" => {
-                        match text(&args, "command").or_else(|| text(&args, "cmd")) {
-                            Some(script) => self.script(script, workdir),
-                            None => (What::Tool(name.to_string()), self.dir(workdir)),
-                        }
-                    }
-                    "apply_patch" => {
-                        let patch = text(&args, "input")
-                            .or_else(|| text(&args, "patch"))
-                            .or_else(|| args.as_str());
-                        match patch {
-                            Some(p) => (What::Patch(p.to_string()), self.dir(workdir)),
-                            None => (What::Patch(String::new()), self.dir(workdir)),
-                        }
-                    }
-                    other => (What::Tool(other.to_string()), self.dir(workdir)),
-                };
+                let (what, dir) = tool::function_call(name, &args);
+                let dir = self.dir(dir.as_deref());
                 self.push(number, id, what, dir);
                 self.last_item = Some(true);
             }
@@ -226,19 +193,20 @@ impl Reader<'_> {
                 let id = call_id.unwrap_or_else(|| self.at(number));
                 let workdir = text(action, "working_directory");
                 let (what, dir) = match argv(action.get("command")) {
-                    Some(argv) => self.shell_argv(&argv, workdir),
-                    None => (What::Tool("local_shell_call".into()), self.dir(workdir)),
+                    Some(argv) => tool::argv_call(&argv, workdir),
+                    None => (
+                        What::Tool("local_shell_call".into()),
+                        workdir.map(str::to_string),
+                    ),
                 };
+                let dir = self.dir(dir.as_deref());
                 self.push(number, id, what, dir);
                 self.last_item = Some(true);
             }
             "custom_tool_call" => {
                 let name = text(item, "name").unwrap_or("");
                 let id = call_id.unwrap_or_else(|| self.at(number));
-                let what = match (name, text(item, "input")) {
-                    ("apply_patch", Some(patch)) => What::Patch(patch.to_string()),
-                    _ => What::Tool(name.to_string()),
-                };
+                let what = tool::custom_tool_call(name, text(item, "input"));
                 let dir = self.dir(None);
                 self.push(number, id, what, dir);
                 self.last_item = Some(true);
@@ -263,22 +231,6 @@ impl Reader<'_> {
                 }
             }
             _ => {}
-        }
-    }
-
-    fn shell_argv(&self, argv: &[String], workdir: Option<&str>) -> (What, Option<String>) {
-        let dir = self.dir(workdir);
-        match patch_invocation(argv) {
-            Some((patch, sub)) => (What::Patch(patch), join(dir, sub)),
-            None => (What::Shell(script_of_argv(argv)), dir),
-        }
-    }
-
-    fn script(&self, script: &str, workdir: Option<&str>) -> (What, Option<String>) {
-        let dir = self.dir(workdir);
-        match heredoc_patch(script) {
-            Some((patch, sub)) => (What::Patch(patch), join(dir, sub)),
-            None => (What::Shell(script.to_string()), dir),
         }
     }
 
@@ -465,16 +417,6 @@ impl Reader<'_> {
             self.session.status = EndStatus::Interrupted;
         }
         self.session
-    }
-}
-
-/// `dir` joined with a relative `sub` (an absolute `sub` replaces it).
-fn join(dir: Option<String>, sub: Option<String>) -> Option<String> {
-    match (dir, sub) {
-        (_, Some(sub)) if sub.starts_with('/') => Some(sub),
-        (Some(dir), Some(sub)) => Some(format!("{dir}/{sub}")),
-        (dir, None) => dir,
-        (None, Some(_)) => None,
     }
 }
 
