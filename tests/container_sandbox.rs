@@ -16,11 +16,11 @@ use common::{loopbench, repo_root};
 use predicates::prelude::*;
 
 /// The image the example's Dockerfile starts `FROM`.
-const BASE_IMAGE: &str = "docker.io/library/ubuntu:24.04";
+pub(crate) const BASE_IMAGE: &str = "docker.io/library/ubuntu:24.04";
 
 /// The engine to test with, or why there is none (printed, and the test passes
 /// without running: nothing here can be measured without an engine).
-fn engine() -> Option<&'static str> {
+pub(crate) fn engine() -> Option<&'static str> {
     for name in ["podman", "docker"] {
         let answers = Command::new(name)
             .arg("info")
@@ -406,29 +406,4 @@ fn the_container_commands_of_writing_tasks_run_as_written() {
     );
     assert!(stdout.contains("task counter"), "{stdout}");
     assert!(stdout.contains("premature_claims 1"), "{stdout}");
-}
-
-#[test]
-fn a_command_agent_asking_for_its_sessions_in_a_container_is_refused_at_its_line() {
-    // No engine needed: refused when the suite is read.
-    let tmp = tempfile::tempdir().unwrap();
-    let agents =
-        "[agents.sh]\ndriver = \"command\"\nprogram = \"/bin/sh\"\nsandbox = \"container\"\n";
-    let suite =
-        common::command::sh_suite(tmp.path(), agents, &common::command::arm("a", "sh", 1, ""));
-    let line = std::fs::read_to_string(suite.join("suite.toml"))
-        .unwrap()
-        .lines()
-        .position(|l| l.starts_with("sandbox = "))
-        .unwrap()
-        + 1;
-    loopbench()
-        .arg("validate")
-        .arg(&suite)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(format!("suite.toml:{line}:")))
-        .stderr(predicate::str::contains(
-            "sandbox = \"container\" for a command agent's sessions is not in this version",
-        ));
 }
