@@ -407,3 +407,39 @@ fn the_container_commands_of_writing_tasks_run_as_written() {
     assert!(stdout.contains("task counter"), "{stdout}");
     assert!(stdout.contains("premature_claims 1"), "{stdout}");
 }
+
+#[test]
+fn solve_sh_gets_the_solution_env_and_the_check_its_env_resolved_from_the_harness() {
+    if engine().is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = harbor_task(
+        tmp.path(),
+        "templated",
+        &format!("FROM {BASE_IMAGE}\nWORKDIR /app\n"),
+        "[ \"$JUDGE\" = from-host ] && [ \"$(cat /app/out.txt)\" = fast ] \
+         && echo 1 > /logs/verifier/reward.txt\n",
+        "echo \"$SOLVE_MODE\" > /app/out.txt\n",
+    );
+    let toml = dir.join("task.toml");
+    let text = std::fs::read_to_string(&toml).unwrap().replace(
+        "timeout_sec = 60\n",
+        "timeout_sec = 60\nenv = { JUDGE = \"${LB_TEST_JUDGE}\" }\n\n\
+         [solution]\nenv = { SOLVE_MODE = \"${LB_TEST_UNSET_41:-fast}\" }\n",
+    );
+    std::fs::write(&toml, text).unwrap();
+    let out = loopbench()
+        .arg("check-task")
+        .arg(&dir)
+        .env("LB_TEST_JUDGE", "from-host")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The oracle passes only with both values; the nop, without out.txt, fails.
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
