@@ -362,3 +362,64 @@ fn an_engine_that_loses_the_session_s_container_is_the_infrastructure_s_failure_
         String::from_utf8_lossy(&left.stdout)
     );
 }
+
+/// A command agent over the Harbor example's two steps: the count in its first
+/// session, the reset in its second, saying what it finds each time.
+const STEPWISE: &str = r#"cat >/dev/null
+echo "files: $(ls -A | grep -v '^.git$' | tr '\n' ' ')" >&2
+echo "status: $(git status --porcelain | wc -l)" >&2
+echo "log: $(git log --format=%s | tr '\n' '|')" >&2
+if [ "$LOOPBENCH_SESSION" = 1 ]; then
+  printf '#!/bin/sh\nn=$(cat /app/.count 2>/dev/null || echo 0)\nn=$((n + 1))\necho "$n" > /app/.count\necho "$n"\n' > counter.sh
+else
+  printf '#!/bin/sh\nif [ "$1" = reset ]; then echo 0 > /app/.count; exit 0; fi\nn=$(cat /app/.count 2>/dev/null || echo 0)\nn=$((n + 1))\necho "$n" > /app/.count\necho "$n"\n' > counter.sh
+fi
+printf '.count\n' > .gitignore
+git add -A && git commit -qm "session $LOOPBENCH_SESSION"
+"#;
+
+#[test]
+fn a_steps_starting_files_are_laid_before_the_session_that_works_on_it() {
+    if crate::container_sandbox::engine().is_none() {
+        return;
+    }
+    let tmp = common::visible_tempdir();
+    let root = tmp.path().join("suite");
+    loopbench::fsutil::copy_tree(
+        &common::repo_root().join("suites/examples/harbor-steps/counter"),
+        &root.join("counter"),
+        false,
+    )
+    .unwrap();
+    script(&root, "stepwise.sh", STEPWISE);
+    std::fs::write(
+        root.join("suite.toml"),
+        format!(
+            "name = \"steps\"\nseed = 1\nreplicates = 1\ntasks = [\"counter\"]\n\n{}\n{}",
+            container_agent("stepwise", "stepwise.sh"),
+            arm("a", "stepwise", 2, "")
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let ran = common::command::run_ok(&root, &out);
+    let first = ran.capture("a:counter:0", 1, "stderr");
+    let second = ran.capture("a:counter:0", 2, "stderr");
+    // The reset step's NOTES.md is not there while the count is worked on; it is,
+    // committed by the harness, once the count passes.
+    assert!(!first.contains("NOTES.md"), "{first}");
+    assert!(first.contains("status: 0"), "{first}");
+    assert!(second.contains("NOTES.md"), "{second}");
+    assert!(second.contains("status: 0"), "{second}");
+    assert!(
+        second.contains("log: loopbench: the starting files of reset|session 1|"),
+        "{second}"
+    );
+    let sessions = ran.arm("a");
+    assert_eq!(sessions.len(), 2, "{sessions:?}");
+    for (s, verified) in sessions.iter().zip(["1", "2"]) {
+        assert_eq!(s["features_verified"], verified, "{s:?}");
+        assert_eq!(s["clean_tree"], "true", "{s:?}");
+        assert_eq!(s["failure"], "", "{s:?}");
+    }
+}
