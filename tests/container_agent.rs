@@ -423,3 +423,53 @@ fn a_steps_starting_files_are_laid_before_the_session_that_works_on_it() {
         assert_eq!(s["failure"], "", "{s:?}");
     }
 }
+
+#[test]
+fn a_session_past_its_timeout_leaves_no_process_and_no_container() {
+    let Some(engine) = crate::container_sandbox::engine() else {
+        return;
+    };
+    let tmp = common::visible_tempdir();
+    let marker = unique_sleep_seconds();
+    let agents = container_agent("stuck", "stuck.sh").replace("\"60s\"", "\"2s\"");
+    script(
+        tmp.path(),
+        "stuck.sh",
+        &format!("cat >/dev/null\ntrap '' TERM\n(setsid sleep {marker} &)\nsleep 300\n"),
+    );
+    let suite = common::command::sh_suite(tmp.path(), &agents, &arm("a", "stuck", 1, ""));
+    let toml = suite.join("shtask/task.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(&toml, text + ENVIRONMENT).unwrap();
+    let out = tmp.path().join("out");
+    let child = Command::new(env!("CARGO_BIN_EXE_loopbench"))
+        .arg("run")
+        .arg(&suite)
+        .args(["--quiet", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let harness = child.id();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let sessions = read_csv(&out.join("sessions.csv"));
+    assert_eq!(sessions[0]["outcome"], "timeout", "{sessions:?}");
+    assert_eq!(sessions[0]["failure"], "", "{sessions:?}");
+    assert!(live_processes_with_arg(&marker).is_empty());
+    let left = Command::new(engine)
+        .args(["ps", "--all", "--quiet", "--filter"])
+        .arg(format!("label=loopbench.harness={harness}"))
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&left.stdout).trim().is_empty(),
+        "containers left: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+}

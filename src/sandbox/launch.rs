@@ -14,6 +14,10 @@
 //! that the cgroups hold the sandboxed processes alone: a memory limit the agent reaches
 //! can never kill bwrap's own monitor, whose report says whether the agent ran. Under a
 //! root harness it then switches to the sandbox's user ([`Layout::entry_args`]).
+//!
+//! [`Confined`] is the one start-up sequence of both sandboxes: where the layout carries
+//! a task's image, its other arm starts a fresh container of it instead, whose engine
+//! reports whether the program ran (`container/confined.rs`).
 
 use std::ffi::OsString;
 use std::io::Read;
