@@ -130,15 +130,22 @@ impl ShellCommand<'_> {
             let home = host_home.as_ref().map_or(Path::new("/tmp"), |h| h.path());
             // Python's byte-code caches are no work of the agent's: a replayed test run
             // must not leave `__pycache__` in the tree it measures.
-            let mut base = crate::sandbox::base_env(home);
-            base.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
-            cmd.env_clear().envs(
-                base.into_iter()
-                    .filter(|(k, _)| !self.env.iter().any(|(e, _)| e == k)),
-            );
+            let mut built = crate::sandbox::base_env(home);
+            built.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
+            built.retain(|(k, _)| !self.env.iter().any(|(e, _)| e == k));
+            built.extend(self.env.iter().cloned());
+            match &started {
+                Some(Started::Confined(confined)) => confined
+                    .set_env(&mut cmd, &built)
+                    .map_err(std::io::Error::other)?,
+                _ => {
+                    cmd.env_clear().envs(built);
+                }
+            }
+        } else {
+            cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         }
         cmd.current_dir(self.cwd)
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(stdout)
             .stderr(stderr);

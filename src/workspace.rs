@@ -134,7 +134,9 @@ impl Workspace {
     /// ([`BoundedDir`]).
     pub fn create_bare(task: &Task, bounds: Option<SpaceBounds>) -> Result<Workspace> {
         let ws = Workspace::empty_bounded(&task.repo_dir(), bounds)?;
-        task.lay_step_files(&ws.work_dir)?;
+        // The first step's starting files; each later step's come before the session
+        // that works on it.
+        task.lay_step_files_of(&ws.work_dir, 0..task.steps_due(|_| false))?;
         ws.git_init_and_commit(&format!("loopbench: start task {}", task.name))?;
         Ok(ws)
     }
@@ -259,6 +261,27 @@ impl Workspace {
     /// process: [`crate::git::init_and_commit_all`]).
     pub fn git_init_and_commit(&self, message: &str) -> Result<()> {
         crate::git::init_and_commit_all(&self.work_dir, message)
+    }
+
+    /// Commits `paths` (relative to the work directory) alone with the harness
+    /// identity, whatever else the work directory holds (staged or not).
+    pub fn git_commit_paths(&self, paths: &[PathBuf], message: &str) -> Result<()> {
+        let paths: Vec<&str> = paths.iter().filter_map(|p| p.to_str()).collect();
+        let mut add = vec!["add", "--force", "--"];
+        add.extend(&paths);
+        git(&self.work_dir, &add)?;
+        let mut commit = vec![
+            "commit",
+            "-q",
+            "--allow-empty",
+            "--no-verify",
+            "-m",
+            message,
+            "--",
+        ];
+        commit.extend(&paths);
+        git(&self.work_dir, &commit)?;
+        Ok(())
     }
 
     /// Stages everything and commits (allowing an empty commit) with the harness identity.

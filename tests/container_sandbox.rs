@@ -16,11 +16,11 @@ use common::{loopbench, repo_root};
 use predicates::prelude::*;
 
 /// The image the example's Dockerfile starts `FROM`.
-const BASE_IMAGE: &str = "docker.io/library/ubuntu:24.04";
+pub(crate) const BASE_IMAGE: &str = "docker.io/library/ubuntu:24.04";
 
 /// The engine to test with, or why there is none (printed, and the test passes
 /// without running: nothing here can be measured without an engine).
-fn engine() -> Option<&'static str> {
+pub(crate) fn engine() -> Option<&'static str> {
     for name in ["podman", "docker"] {
         let answers = Command::new(name)
             .arg("info")
@@ -409,26 +409,37 @@ fn the_container_commands_of_writing_tasks_run_as_written() {
 }
 
 #[test]
-fn a_command_agent_asking_for_its_sessions_in_a_container_is_refused_at_its_line() {
-    // No engine needed: refused when the suite is read.
+fn solve_sh_gets_the_solution_env_and_the_check_its_env_resolved_from_the_harness() {
+    if engine().is_none() {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
-    let agents =
-        "[agents.sh]\ndriver = \"command\"\nprogram = \"/bin/sh\"\nsandbox = \"container\"\n";
-    let suite =
-        common::command::sh_suite(tmp.path(), agents, &common::command::arm("a", "sh", 1, ""));
-    let line = std::fs::read_to_string(suite.join("suite.toml"))
-        .unwrap()
-        .lines()
-        .position(|l| l.starts_with("sandbox = "))
-        .unwrap()
-        + 1;
-    loopbench()
-        .arg("validate")
-        .arg(&suite)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(format!("suite.toml:{line}:")))
-        .stderr(predicate::str::contains(
-            "sandbox = \"container\" for a command agent's sessions is not in this version",
-        ));
+    let dir = harbor_task(
+        tmp.path(),
+        "templated",
+        &format!("FROM {BASE_IMAGE}\nWORKDIR /app\n"),
+        "[ \"$JUDGE\" = from-host ] && [ \"$(cat /app/out.txt)\" = fast ] \
+         && echo 1 > /logs/verifier/reward.txt\n",
+        "echo \"$SOLVE_MODE\" > /app/out.txt\n",
+    );
+    let toml = dir.join("task.toml");
+    let text = std::fs::read_to_string(&toml).unwrap().replace(
+        "timeout_sec = 60\n",
+        "timeout_sec = 60\nenv = { JUDGE = \"${LB_TEST_JUDGE}\" }\n\n\
+         [solution]\nenv = { SOLVE_MODE = \"${LB_TEST_UNSET_41:-fast}\" }\n",
+    );
+    std::fs::write(&toml, text).unwrap();
+    let out = loopbench()
+        .arg("check-task")
+        .arg(&dir)
+        .env("LB_TEST_JUDGE", "from-host")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The oracle passes only with both values; the nop, without out.txt, fails.
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

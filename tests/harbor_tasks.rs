@@ -329,3 +329,29 @@ fn a_harbor_task_with_a_file_leading_out_of_it_is_refused_before_it_is_read() {
         "{err}"
     );
 }
+
+#[test]
+fn env_templates_resolve_from_the_harness_s_environment_and_a_missing_one_is_refused_at_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let toml = format!(
+        "[verifier]\nenv = {{ P = \"${{PATH}}\", M = \"${{LB_TEST_UNSET_41:-judge-x}}\" }}\n\n\
+         [solution]\nenv = {{ S = \"s-${{LB_TEST_UNSET_41:-1}}\" }}\n\n{TWO_STEPS}"
+    );
+    let dir = two_steps(tmp.path(), &toml);
+    let task = Task::load(&dir).unwrap();
+    let check = task.features[1].container.as_ref().unwrap();
+    assert_eq!(check.env["P"], std::env::var("PATH").unwrap());
+    assert_eq!(check.env["M"], "judge-x");
+    assert_eq!(check.gold_env["S"], "s-1");
+    // A variable the harness lacks, with no default: refused at the template's line.
+    let toml = format!(
+        "[environment]\ncpus = 1\nenv = {{ A = \"1\",\n  KEY = \"${{LB_TEST_UNSET_41}}\" }}\n\n{TWO_STEPS}"
+    );
+    write(&dir.join("task.toml"), &toml);
+    common::assert_task_refused_at(
+        &dir,
+        4,
+        "env: KEY: '${LB_TEST_UNSET_41}' names a variable the harness's environment does not have",
+        0,
+    );
+}

@@ -19,6 +19,7 @@ mod cli_examples;
 mod command_agent;
 mod command_trajectories;
 mod compare_cli;
+mod container_agent;
 mod container_sandbox;
 mod csv_formulas;
 mod csv_input_cli;

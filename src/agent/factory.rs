@@ -58,9 +58,25 @@ pub fn suite_agent<'a>(trial: SuiteTrial<'a>) -> Result<Box<dyn Agent + 'a>> {
                 _ => Box::new(agent),
             }
         }
-        AgentDriver::Command { .. } => Box::new(CommandAgent::for_trial(
-            suite, arm, key, trial_seed, attempt, run_dir, hidden,
-        )?),
+        AgentDriver::Command { sandbox, .. } => {
+            // Sessions in a container of the task's image: never elsewhere instead.
+            let hidden = match sandbox.as_ref().map(|s| s.kind) {
+                Some(kind) if kind.needs_image() => {
+                    let image = suite.containers.get(&task.name).ok_or_else(|| {
+                        Error::BadInput(format!(
+                            "arm '{}': task '{}' has no image made ready for agent '{}' \
+                             (sandbox = \"{kind}\")",
+                            arm.name, task.name, arm.agent
+                        ))
+                    })?;
+                    hidden.clone().in_image(image.clone())
+                }
+                _ => hidden.clone(),
+            };
+            Box::new(CommandAgent::for_trial(
+                suite, arm, key, trial_seed, attempt, run_dir, &hidden,
+            )?)
+        }
     })
 }
 

@@ -28,7 +28,7 @@ use crate::metrics::{
     EndedBy, Evidence, PlanCoverage, SessionEnd, SessionMetrics, observed_changes,
     session_metrics_with_evidence, trial_metrics,
 };
-use crate::observe::{Observation, Observer, TREE_STORE};
+use crate::observe::{Check, Observation, Observer, TREE_STORE};
 use crate::record::{SessionRecord, TrialEvidence, TrialRecord};
 use crate::seed;
 use crate::suite::{ExitCheck, Ledger};
@@ -67,6 +67,7 @@ pub fn run_trial(
             let (after, blind) = trial.observe_after(&state.before, &mut session.run);
             let mut judged = trial.judge(&mut state, after, blind, &mut session.run);
             trial.gate_or_revert(&mut state, &mut session, &mut judged);
+            trial.lay_due_step_files(&mut state, &mut session, &mut judged);
             match trial.record_session(&mut state, session, judged, agent, again)? {
                 ControlFlow::Continue(Next::Session) => break,
                 ControlFlow::Continue(Next::Stop) => break 'sessions,
@@ -150,6 +151,9 @@ pub(crate) struct TrialState {
     coding_changed: bool,
     /// The trial ended before its sessions were done because its agent was stopped.
     ended_early: bool,
+    /// How many features' starting files are in the work directory (a Harbor step's
+    /// `workdir/`, laid before the session that works on the step).
+    steps_laid: usize,
 }
 
 /// A session as the agent ran it.
@@ -234,6 +238,7 @@ impl Trial<'_> {
             ended_outside: None,
             coding_changed: false,
             ended_early: false,
+            steps_laid: spec.task.steps_due(|_| false),
         }))
     }
 
@@ -529,6 +534,55 @@ impl Trial<'_> {
         if reverts && kind == SessionKind::Coding && metrics.exit_check == Some(true) {
             // After the gate's own commit, so that a later revert keeps its list.
             state.last_pass = crate::git::head(&ws.work_dir).or(state.last_pass.take());
+        }
+    }
+
+    /// Before the next session, lays the starting files of the steps the tree now
+    /// reaches (each step's `workdir/` before the session that works on it: every step
+    /// before it passes, as Harbor runs its steps in order), commits them alone as the
+    /// harness, and observes the tree again: what the next session finds. The
+    /// session's own metrics are those of what it left.
+    pub(crate) fn lay_due_step_files(
+        &self,
+        state: &mut TrialState,
+        session: &mut Session,
+        judged: &mut Judged,
+    ) {
+        let (task, ws) = (self.spec.task, self.ws);
+        if !task.has_step_files() {
+            return;
+        }
+        let passing = |id: &str| judged.after.verified.get(id) == Some(&Check::Pass);
+        let due = task.steps_due(passing);
+        if due <= state.steps_laid {
+            return;
+        }
+        let steps = state.steps_laid..due;
+        state.steps_laid = due;
+        let ids: Vec<&str> = task.features[steps.clone()]
+            .iter()
+            .map(|f| f.id.as_str())
+            .collect();
+        let laid = task
+            .lay_step_files_of(&ws.work_dir, steps)
+            .and_then(|paths| {
+                if !paths.is_empty() {
+                    ws.git_commit_paths(
+                        &paths,
+                        &format!("loopbench: the starting files of {}", ids.join(", ")),
+                    )?;
+                }
+                self.observer.observe(ws)
+            });
+        match laid {
+            Ok(after) => judged.after = after,
+            Err(e) => {
+                session.run.outcome = Outcome::Error;
+                session.run.add_note(format!(
+                    "the starting files of {} could not be laid for the next session: {e}",
+                    ids.join(", ")
+                ));
+            }
         }
     }
 

@@ -14,12 +14,17 @@
 //! that the cgroups hold the sandboxed processes alone: a memory limit the agent reaches
 //! can never kill bwrap's own monitor, whose report says whether the agent ran. Under a
 //! root harness it then switches to the sandbox's user ([`Layout::entry_args`]).
+//!
+//! [`Confined`] is the one start-up sequence of both sandboxes: where the layout carries
+//! a task's image, its other arm starts a fresh container of it instead, whose engine
+//! reports whether the program ran (`container/confined.rs`).
 
 use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::container::ConfinedContainer;
 use super::host::{BWRAP, find_program};
 use super::layout::Layout;
 use super::limits::Cgroup;
@@ -171,21 +176,34 @@ impl Launch {
 /// ended, whether the sandbox ran it and which of the layout's limits it reached.
 ///
 /// [`Confined::start`] hands what the sandbox may write (and the files its user must
-/// read) over to the sandbox's user, creates the command's cgroup with the layout's
-/// limits, and the [`Launch`] that reports whether the program ran; the command then
+/// read) over to the sandbox's user, then makes the sandbox the layout asks for: under
+/// bubblewrap, the command's cgroup with the layout's limits and the [`Launch`] that
+/// reports whether the program ran; in a task's image (the layout's `image`), a fresh
+/// container of it ([`ConfinedContainer`]), whose engine reports. The command then
 /// begins with [`Confined::command`], or carries the sandbox's words inside another
-/// program's command line ([`Confined::append_to`]: the supervisor of a session).
+/// program's command line ([`Confined::append_to`]: the supervisor of a session), and
+/// gets its built environment from [`Confined::set_env`].
 #[derive(Debug)]
 pub struct Confined {
-    launch: Launch,
-    cgroup: Option<Cgroup>,
+    how: How,
     words: Vec<OsString>,
 }
 
+/// Which sandbox a [`Confined`] command starts in.
+#[derive(Debug)]
+enum How {
+    Bwrap {
+        launch: Launch,
+        cgroup: Option<Cgroup>,
+    },
+    Container(Box<ConfinedContainer>),
+}
+
 impl Confined {
-    /// Prepares the start of a command in `layout`'s sandbox. `report_dir`: where the
-    /// sandbox reports whether the program ran (a directory the sandbox does not show,
-    /// its last report removed first); `None`: a fresh scratch directory.
+    /// Prepares the start of a command in `layout`'s sandbox. `report_dir`: where
+    /// bubblewrap reports whether the program ran (a directory the sandbox does not
+    /// show, its last report removed first); `None`: a fresh scratch directory. A
+    /// container's engine reports by itself.
     pub fn start(layout: &Layout, report_dir: Option<&Path>) -> Result<Confined> {
         layout.hand_over().io_context(|| {
             format!(
@@ -201,6 +219,15 @@ impl Confined {
                 .user
                 .hand_over(&read)
                 .io_context(|| "cannot hand the prompt over to the sandbox's user".into())?;
+        }
+        if let Some(image) = &layout.image {
+            let container = ConfinedContainer::new(layout, image)
+                .io_context(|| "cannot prepare the session's container".into())?;
+            let words = container.words().to_vec();
+            return Ok(Confined {
+                how: How::Container(Box::new(container)),
+                words,
+            });
         }
         let cgroup = layout
             .limits
@@ -219,8 +246,7 @@ impl Confined {
         };
         let words = launch.argv(layout);
         Ok(Confined {
-            launch,
-            cgroup,
+            how: How::Bwrap { launch, cgroup },
             words,
         })
     }
@@ -229,7 +255,9 @@ impl Confined {
     /// arguments.
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(&self.words[0]);
-        Launch::prepare(&mut cmd);
+        if matches!(self.how, How::Bwrap { .. }) {
+            Launch::prepare(&mut cmd);
+        }
         cmd.args(&self.words[1..]);
         cmd
     }
@@ -237,28 +265,47 @@ impl Confined {
     /// Puts the words that start the sandbox into `cmd` (which runs them: a
     /// supervisor), to be followed by the confined program and its arguments.
     pub fn append_to(&self, cmd: &mut Command) {
-        Launch::prepare(cmd);
+        if matches!(self.how, How::Bwrap { .. }) {
+            Launch::prepare(cmd);
+        }
         cmd.args(&self.words);
+    }
+
+    /// Gives the confined program `env`, the whole environment built for it, and
+    /// nothing of the harness's: bubblewrap passes on the environment of `cmd` (the
+    /// command that starts it), which is replaced; a container gets it in a file of the
+    /// harness's, and `cmd` (the engine's client) keeps the harness's own.
+    pub fn set_env(&self, cmd: &mut Command, env: &[(String, OsString)]) -> Result<()> {
+        match &self.how {
+            How::Bwrap { .. } => {
+                cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+                Ok(())
+            }
+            How::Container(container) => container
+                .set_env(env)
+                .io_context(|| "cannot write the container's environment".into()),
+        }
     }
 
     /// How the confined command went, once it has ended: `Err` with the reason when the
     /// sandbox never ran the program (asked only of a command that `exited` by itself:
     /// a killed sandbox reports nothing), else the layout's limits it reached, each as
-    /// a sentence. `stderr`: the file the sandbox's stderr went to, which holds the
-    /// sandbox's own reason when the program never ran.
+    /// a sentence. `stderr`: the file the sandbox's stderr went to, which holds
+    /// bubblewrap's own reason when the program never ran.
     pub fn ended(
         &self,
         stderr: Option<&Path>,
         exited: bool,
     ) -> Result<std::result::Result<Vec<String>, String>> {
-        if exited && let Started::Failed(why) = self.launch.started(stderr, self.cgroup.as_ref())? {
-            return Ok(Err(why));
+        match &self.how {
+            How::Container(container) => Ok(container.ended(exited)),
+            How::Bwrap { launch, cgroup } => {
+                if exited && let Started::Failed(why) = launch.started(stderr, cgroup.as_ref())? {
+                    return Ok(Err(why));
+                }
+                Ok(Ok(cgroup.as_ref().map(Cgroup::reached).unwrap_or_default()))
+            }
         }
-        Ok(Ok(self
-            .cgroup
-            .as_ref()
-            .map(Cgroup::reached)
-            .unwrap_or_default()))
     }
 }
 

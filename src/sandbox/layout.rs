@@ -44,6 +44,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::allowlist::{Allowlist, Shown};
+use super::container::TaskContainer;
 use super::host;
 use super::limits::Limits;
 use super::user::RunAs;
@@ -55,13 +56,14 @@ pub const DEFAULT_TMP_BYTES: u64 = 256 * 1024 * 1024;
 /// [`Allowlist`] is absent; these places (the scratch root holding every trial's work
 /// directory, the run directory, every task's `oracle/`) are covered even where they lie
 /// inside a shown place. Canonical paths, so that a symlink cannot lead around them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Hidden {
     dirs: Vec<PathBuf>,
     allowlist: Arc<Allowlist>,
     tmp_bytes: u64,
     limits: Option<Limits>,
     run_as: Option<RunAs>,
+    image: Option<Arc<TaskContainer>>,
 }
 
 impl Default for Hidden {
@@ -97,7 +99,15 @@ impl Hidden {
             tmp_bytes: DEFAULT_TMP_BYTES,
             limits: None,
             run_as: RunAs::for_layouts(),
+            image: None,
         }
+    }
+
+    /// The same, with every sandbox a fresh container of `image` (a task's) instead
+    /// of bubblewrap over the host's system.
+    pub fn in_image(mut self, image: Arc<TaskContainer>) -> Hidden {
+        self.image = Some(image);
+        self
     }
 
     /// The same, with every sandbox of the run in a cgroup of its own with `limits`
@@ -154,6 +164,7 @@ impl Hidden {
             limits: self.limits,
             run_as: self.run_as.clone(),
             supervises: false,
+            image: self.image.clone(),
         }
     }
 }
@@ -196,6 +207,10 @@ pub struct Layout {
     /// stays uid 0 and also keeps `CAP_KILL`, to stop and clear away each check; only
     /// with `run_as`.
     pub supervises: bool,
+    /// The task's image, when the sandbox is a fresh container of it instead of
+    /// bubblewrap over the host's system (`container/confined.rs`: the allowlist, the
+    /// hidden places and the cgroup are then the image's and the engine's business).
+    pub image: Option<Arc<TaskContainer>>,
 }
 
 impl Layout {
@@ -460,6 +475,7 @@ mod tests {
             limits: None,
             run_as: None,
             supervises: false,
+            image: None,
         }
     }
 

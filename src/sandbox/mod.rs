@@ -6,7 +6,8 @@
 //!
 //! The code above this module asks for a [`SandboxKind`] and starts a confined command
 //! from a [`Layout`] through [`Confined`] (`kind.rs` says where each kind lives); only
-//! this module names an implementation, bubblewrap today.
+//! this module names an implementation: bubblewrap, or a container of the task's image
+//! (`container/`).
 
 mod allowlist;
 mod batch;

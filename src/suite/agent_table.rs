@@ -319,21 +319,6 @@ fn sandbox_of(
     at: &dyn Fn(std::ops::Range<usize>) -> KeyAt,
 ) -> Result<Option<Box<Sandbox>>> {
     let kind = a.sandbox.as_ref().map(|k| *k.get_ref()).unwrap_or_default();
-    // A command agent's session in a container of the task's image is not in this
-    // version (its checks are: verify_sandbox = "container"): refused, never run
-    // under another sandbox instead.
-    if let Some(asked) = a.sandbox.as_ref().filter(|k| k.get_ref().needs_image()) {
-        return Err(err(
-            asked.span(),
-            format!(
-                "agent '{name}': sandbox = \"{}\" for a command agent's sessions is not in \
-                 this version; run its sessions under sandbox = \"bwrap\", or set the \
-                 suite's verify_sandbox = \"container\" to run the checks of a task with \
-                 an image in containers",
-                asked.get_ref()
-            ),
-        ));
-    }
     if !kind.confines() {
         let stray = [
             (
@@ -379,6 +364,19 @@ fn sandbox_of(
         Some(value) => network_of(name, value, err, at)?,
         None => None,
     };
+    // An agent's container never reaches the network, whatever its task allows: only
+    // a check's container may.
+    if let (true, Some(_), Some(value)) = (kind.needs_image(), &network, &a.sandbox_network) {
+        return Err(err(
+            value.span(),
+            format!(
+                "agent '{name}': sandbox_network: an agent's session in a container never \
+                 reaches the network (only a check's container may, where its task sets \
+                 allow_internet); leave the key out, or use sandbox = \"bwrap\" with its \
+                 proxy"
+            ),
+        ));
+    }
     Ok(kind.confines().then(|| {
         Box::new(Sandbox {
             kind,

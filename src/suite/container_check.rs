@@ -28,6 +28,8 @@ pub struct ContainerCheck {
     /// The script that implements the feature (the oracle control and the simulated
     /// agent's gold), where the task has one.
     pub gold: Option<PathBuf>,
+    /// Added to the gold's environment (Harbor's `[solution] env`).
+    pub gold_env: BTreeMap<String, String>,
     /// Files placed in the work directory before the session that works on the
     /// feature, where the task has them.
     pub workdir: Option<PathBuf>,

@@ -57,12 +57,27 @@ fn make_gold(task: &Task, container: &TaskContainer) -> Result<ContainerGold> {
     task.lay_starting_files(&tree)?;
     let mut gold = Vec::new();
     for feature in &task.features {
-        let Some(solve) = feature.container.as_ref().and_then(|c| c.gold.as_deref()) else {
+        let Some(check) = feature.container.as_ref() else {
+            gold.push(Vec::new());
+            continue;
+        };
+        let Some(solve) = check.gold.as_deref() else {
             gold.push(Vec::new());
             continue;
         };
         let before = TreeSnapshot::read(&tree)?;
-        solve_in(task, &feature.id, container, solve, &tree, scratch.path())?;
+        let env: Vec<(String, std::ffi::OsString)> = check
+            .gold_env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.into()))
+            .collect();
+        solve_in(
+            task,
+            (&feature.id, solve, &env),
+            container,
+            &tree,
+            scratch.path(),
+        )?;
         let after = TreeSnapshot::read(&tree)?;
         gold.push(
             after
@@ -76,12 +91,12 @@ fn make_gold(task: &Task, container: &TaskContainer) -> Result<ContainerGold> {
     Ok(gold)
 }
 
-/// Runs `solve` (a feature's `solve.sh`) in a container over `tree`.
+/// Runs `solve` (feature `id`'s `solve.sh`) in a container over `tree`, with `env`
+/// (the task's `[solution] env`) over the container's own.
 fn solve_in(
     task: &Task,
-    id: &str,
+    (id, solve, env): (&str, &Path, &[(String, std::ffi::OsString)]),
     container: &TaskContainer,
-    solve: &Path,
     tree: &Path,
     scratch: &Path,
 ) -> Result<()> {
@@ -115,7 +130,7 @@ fn solve_in(
     let (outcome, output) = ShellCommand {
         script: &format!("bash {SOLUTION_AT}/solve.sh"),
         cwd: scratch,
-        env: &[],
+        env,
         timeout: SOLVE_TIMEOUT,
         isolation: Isolation::Container(&run),
     }

@@ -314,19 +314,51 @@ impl Environment {
 }
 
 impl super::Suite {
+    /// Refuses, before anything runs, each task of the run of `arms` (indices) that
+    /// would run outside the container it needs, or in the container sandbox without
+    /// an image ([`refuse_outside_container`]); the error (exit 2) names the arm too.
+    pub fn refuse_misplaced_tasks(&self, arms: &[usize]) -> Result<()> {
+        self.refuse_tasks(arms, |_| true)
+    }
+
+    /// The part of [`Self::refuse_misplaced_tasks`] that `validate` holds without a
+    /// container engine: no arm runs a task without an image in the container sandbox.
+    pub fn refuse_imageless_tasks(&self, arms: &[usize]) -> Result<()> {
+        self.refuse_tasks(arms, |kind| kind == SandboxKind::Container)
+    }
+
+    fn refuse_tasks(&self, arms: &[usize], asked: impl Fn(SandboxKind) -> bool) -> Result<()> {
+        for arm in arms.iter().filter_map(|&i| self.arms.get(i)) {
+            let kind = self.verify_sandbox_of(arm);
+            if !asked(kind) {
+                continue;
+            }
+            for task in &self.tasks {
+                refuse_outside_container(task, kind).map_err(|e| match e {
+                    Error::BadInput(why) => Error::BadInput(format!(
+                        "arm '{}' (agent '{}'): {why}",
+                        arm.name, arm.agent
+                    )),
+                    other => other,
+                })?;
+            }
+        }
+        Ok(())
+    }
+
     /// Before anything of a run of `arms` (indices) runs: refuses a task that would run
     /// outside the container it needs, or in the container sandbox without an image
     /// ([`refuse_outside_container`]), and makes the containers of the tasks that run
     /// in one ready (the engine found, each image inspected or built), or says why not
     /// (exit 2, naming the task and the engine).
     pub fn prepare_containers(&mut self, arms: &[usize]) -> Result<()> {
+        self.refuse_misplaced_tasks(arms)?;
         for &arm in arms {
             let Some(arm) = self.arms.get(arm) else {
                 continue;
             };
             let kind = self.verify_sandbox_of(arm);
             for task in &self.tasks {
-                refuse_outside_container(task, kind)?;
                 if kind != SandboxKind::Container || self.containers.contains_key(&task.name) {
                     continue;
                 }

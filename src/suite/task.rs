@@ -296,15 +296,58 @@ impl Task {
     }
 
     /// Lays each feature's starting files (a Harbor step's `workdir/`) in `dir`, in
-    /// feature order. They are all in place from the trial's first commit: a session
-    /// may work on any feature, so none is held back for a later one.
+    /// feature order: every step's at once, where a tree must hold them all (the gold of
+    /// every step, `check-task`'s controls).
     pub fn lay_step_files(&self, dir: &Path) -> Result<()> {
-        for f in &self.features {
+        self.lay_step_files_of(dir, 0..self.features.len())
+            .map(drop)
+    }
+
+    /// Lays the starting files of the features at `indices` (in feature order) in
+    /// `dir`, as a trial does: the first feature's before the first session, each later
+    /// one's before the session that works on it ([`Task::steps_due`]). Returns the
+    /// paths laid, relative to `dir` (the top-level entries of each `workdir/`).
+    pub fn lay_step_files_of(
+        &self,
+        dir: &Path,
+        indices: std::ops::Range<usize>,
+    ) -> Result<Vec<PathBuf>> {
+        let mut laid = Vec::new();
+        for f in self.features.get(indices).unwrap_or_default() {
             if let Some(files) = f.container.as_ref().and_then(|c| c.workdir.as_deref()) {
                 crate::fsutil::copy_tree(files, dir, true)?;
+                let entries = std::fs::read_dir(files)
+                    .map_err(|e| Error::io(format!("cannot read '{}'", files.display()), e))?;
+                for entry in entries {
+                    let entry = entry
+                        .map_err(|e| Error::io(format!("cannot read '{}'", files.display()), e))?;
+                    laid.push(PathBuf::from(entry.file_name()));
+                }
             }
         }
-        Ok(())
+        laid.sort();
+        laid.dedup();
+        Ok(laid)
+    }
+
+    /// How many features' starting files a trial has in place once the features
+    /// `passing` says pass: every feature up to and including the first that does not
+    /// (the step a session then works on, as Harbor runs its steps in order), at least
+    /// the first.
+    pub fn steps_due(&self, passing: impl Fn(&str) -> bool) -> usize {
+        let first_open = self
+            .features
+            .iter()
+            .position(|f| !passing(&f.id))
+            .unwrap_or(self.features.len().saturating_sub(1));
+        (first_open + 1).min(self.features.len())
+    }
+
+    /// Whether a feature of the task has starting files of its own.
+    pub fn has_step_files(&self) -> bool {
+        self.features
+            .iter()
+            .any(|f| f.container.as_ref().is_some_and(|c| c.workdir.is_some()))
     }
 
     /// What loading found questionable but not wrong (no `oracle/tests`), one sentence

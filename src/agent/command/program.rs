@@ -272,6 +272,7 @@ pub fn query_hidden(suite: &Suite) -> sandbox::Hidden {
 /// that gives it network declares what it may reach. The error (exit 2) names the
 /// agent.
 pub fn preflight(suite: &Suite, arms: &[usize]) -> Result<()> {
+    suite.refuse_imageless_tasks(arms)?;
     if suite.verify_sandbox.confines() {
         suite.verify_sandbox.check(&format!(
             "the suite sets verify_sandbox = \"{}\"",

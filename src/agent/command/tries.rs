@@ -150,9 +150,13 @@ impl CommandAgent {
         }
         cmd.args(&self.args)
             .current_dir(&ctx.workspace.work_dir)
-            .env_clear()
-            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(stdin);
+        match &confined {
+            Some(confined) => confined.set_env(&mut cmd, env)?,
+            None => {
+                cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+            }
+        }
         let limits = Limits {
             timeout: self.timeout,
             grace: self.grace,

@@ -72,6 +72,11 @@ pub struct ContainerRun {
     /// The user it runs as; `None`: the image's (a harness that is not root, whose
     /// engine maps the container's root to the harness's own user).
     pub user: Option<SandboxUser>,
+    /// Whether the program reads the client's stdin (an agent's prompt); otherwise its
+    /// stdin is empty.
+    pub stdin: bool,
+    /// The size of a private `/tmp` of its own (a tmpfs); `None`: the image's `/tmp`.
+    pub tmp_bytes: Option<u64>,
 }
 
 /// How a container's program went, from the engine's report.
@@ -93,7 +98,7 @@ pub enum Ran {
 pub struct Container {
     engine: Engine,
     name: String,
-    _env_file: tempfile::NamedTempFile,
+    env_file: tempfile::NamedTempFile,
 }
 
 impl ContainerRun {
@@ -102,6 +107,19 @@ impl ContainerRun {
     /// container, and the file, when dropped. A value holding a newline cannot be
     /// passed that way, and is an error.
     pub fn start(&self, argv: &[OsString]) -> std::io::Result<(Command, Container)> {
+        let (words, container) = self.prepare()?;
+        container.write_env(&self.env)?;
+        let mut cmd = self.engine.command();
+        cmd.args(&words[1..]);
+        cmd.args(argv);
+        Ok((cmd, container))
+    }
+
+    /// Names a fresh container and the words that start it, to be followed by the
+    /// program and its arguments: the engine's program, its `run` arguments, an
+    /// environment file of the harness's (empty until [`Container::write_env`]) and the
+    /// image. The handle removes the container, and the file, when dropped.
+    pub fn prepare(&self) -> std::io::Result<(Vec<OsString>, Container)> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         static CLEARED: std::sync::Once = std::sync::Once::new();
         CLEARED.call_once(|| remove_dead_leftovers(&self.engine));
@@ -114,18 +132,17 @@ impl ContainerRun {
                 .map_or(0, |d| d.subsec_nanos())
         );
         let env_file = tempfile::NamedTempFile::new()?;
-        std::fs::write(env_file.path(), env_file_text(&self.env)?)?;
-        let mut cmd = self.engine.command();
-        cmd.args(self.args(&name));
-        cmd.arg("--env-file").arg(env_file.path());
-        cmd.arg(&self.image);
-        cmd.args(argv);
+        let mut words: Vec<OsString> = vec![self.engine.program.clone().into_os_string()];
+        words.extend(self.args(&name));
+        words.push("--env-file".into());
+        words.push(env_file.path().as_os_str().to_owned());
+        words.push(self.image.clone().into());
         Ok((
-            cmd,
+            words,
             Container {
                 engine: self.engine.clone(),
                 name,
-                _env_file: env_file,
+                env_file,
             },
         ))
     }
@@ -138,7 +155,7 @@ impl ContainerRun {
             format!("--name={name}").into(),
             format!("--label={LABEL}={}", std::process::id()).into(),
             "--pull=never".into(),
-            "--interactive=false".into(),
+            format!("--interactive={}", self.stdin).into(),
             "--cap-drop=ALL".into(),
             "--security-opt=no-new-privileges".into(),
             format!("--pids-limit={}", self.limits.pids).into(),
@@ -154,6 +171,9 @@ impl ContainerRun {
         }
         if let Some(user) = self.user {
             args.push(format!("--user={}", user.spelled()).into());
+        }
+        if let Some(bytes) = self.tmp_bytes {
+            args.push(format!("--tmpfs=/tmp:rw,nosuid,nodev,size={bytes},mode=1777").into());
         }
         for m in &self.mounts {
             let mut spec = OsString::from("type=bind,source=");
@@ -175,6 +195,19 @@ impl Container {
     /// The container's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The file the environment inside is written to.
+    #[cfg(test)]
+    pub(super) fn env_file(&self) -> &std::path::Path {
+        self.env_file.path()
+    }
+
+    /// Writes the whole environment inside into the container's environment file, before
+    /// the container starts. A value holding a newline cannot be passed that way, and
+    /// is an error.
+    pub fn write_env(&self, env: &[(String, OsString)]) -> std::io::Result<()> {
+        std::fs::write(self.env_file.path(), env_file_text(env)?)
     }
 
     /// How the program went, from the engine's report on the container (asked once the
@@ -316,6 +349,8 @@ mod tests {
                 cpus: Some(0.5),
             },
             user: Some(SandboxUser::default()),
+            stdin: false,
+            tmp_bytes: None,
         }
     }
 
@@ -350,7 +385,7 @@ mod tests {
         assert_eq!(all[all.len() - 2], "sha256:abc", "{all:?}");
         assert!(!all.iter().any(|a| a.contains("s3cret")), "{all:?}");
         assert_eq!(
-            std::fs::read_to_string(container._env_file.path()).unwrap(),
+            std::fs::read_to_string(container.env_file.path()).unwrap(),
             "SECRET=s3cret\n"
         );
         assert!(

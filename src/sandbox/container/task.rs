@@ -57,6 +57,8 @@ impl TaskContainer {
             network: network && self.allow_internet,
             limits: self.limits,
             user: container_user(),
+            stdin: false,
+            tmp_bytes: None,
         }
     }
 }

@@ -9,6 +9,7 @@
 
 mod not_run;
 mod schema;
+mod templates;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -223,6 +224,7 @@ fn single_step(
             timeout: timeout(at, &raw.verifier, None)?,
             min_reward: 1.0,
             gold: Some(dir.join("solution/solve.sh")).filter(|p| p.is_file()),
+            gold_env: solution_env(at, raw)?,
             workdir: None,
         },
     ))
@@ -265,6 +267,7 @@ fn steps_of(at: &At<'_>, raw: &HarborFile, dir: &Path, steps: &[StepFile]) -> Re
             timeout: timeout(at, &raw.verifier, Some(&step.verifier))?,
             min_reward: min_reward(at, &step.min_reward)?,
             gold: Some(step_dir.join("solution/solve.sh")).filter(|p| p.is_file()),
+            gold_env: solution_env(at, raw)?,
             workdir: Some(step_dir.join("workdir")).filter(|p| p.is_dir()),
         };
         let after = features.last().map(|f| f.id.clone());
@@ -305,10 +308,18 @@ fn verifier_env(
     let mut env = BTreeMap::new();
     for table in [Some(task), step].into_iter().flatten() {
         if let Some(e) = &table.env {
-            env.extend(environment::env_table(at, e.clone())?);
+            env.extend(templates::env_table(at, e)?);
         }
     }
     Ok(env)
+}
+
+/// `[solution] env`: the environment of every `solve.sh` of the task.
+fn solution_env(at: &At<'_>, raw: &HarborFile) -> Result<BTreeMap<String, String>> {
+    match &raw.solution.env {
+        Some(e) => templates::env_table(at, e),
+        None => Ok(BTreeMap::new()),
+    }
 }
 
 /// The step's verifier `timeout_sec`, else the task's, else Harbor's 600 s.
@@ -397,8 +408,8 @@ fn environment_of(
             );
             false
         });
-    let env = match table.and_then(|e| e.env.clone()) {
-        Some(e) => environment::env_table(at, e)?,
+    let env = match table.and_then(|e| e.env.as_ref()) {
+        Some(e) => templates::env_table(at, e)?,
         None => BTreeMap::new(),
     };
     Ok(Environment {

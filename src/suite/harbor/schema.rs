@@ -103,8 +103,7 @@ pub(super) struct EnvironmentFile {
     pub storage: Noted,
 }
 
-/// `[solution]`: the environment of `solve.sh`, used once gold runs in a container.
-#[allow(dead_code)]
+/// `[solution]`: the environment of every `solve.sh`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct SolutionFile {
