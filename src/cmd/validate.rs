@@ -41,7 +41,7 @@ pub fn run(args: &ValidateArgs) -> Result<i32> {
                 )?;
             }
             if let Some(env) = &task.environment {
-                write!(out, ", {} (not run by this version)", container_of(env))?;
+                write!(out, ", {}", container_of(env))?;
             }
             writeln!(out)?;
             for part in task.not_run() {
