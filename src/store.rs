@@ -116,6 +116,13 @@ pub struct Manifest {
     /// absent ran no container.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub arm_containers: std::collections::BTreeMap<String, ArmContainers>,
+    /// Per arm of a suite's run: its settings as the suite gave them (its agent and
+    /// driver, list format, strategy, initializer, ledger, budgets...), so that what the
+    /// run compared can be read from its directory alone; absent in a replay (its
+    /// `replay` says it) and in runs made before it was recorded.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub arm_settings:
+        std::collections::BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
 }
 
 /// What ran the containers of one arm ([`Manifest::arm_containers`]).
@@ -213,6 +220,7 @@ impl Manifest {
             sandbox_user: None,
             network: std::collections::BTreeMap::new(),
             arm_containers: std::collections::BTreeMap::new(),
+            arm_settings: std::collections::BTreeMap::new(),
         }
     }
 

@@ -281,3 +281,65 @@ fn inspect_export_is_one_log_per_arm_its_header_before_its_samples() {
         "{premature}"
     );
 }
+
+#[test]
+fn a_suite_runs_arm_settings_are_in_its_manifest_and_its_inspect_tasks_arguments() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let suite = repo_root().join("suites/seed-replication");
+    loopbench()
+        .arg("run")
+        .arg(&suite)
+        .args([
+            "--arms",
+            "json,yaml",
+            "--replicates",
+            "1",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&run)
+        .assert()
+        .success();
+    let manifest = read_json(&run.join("manifest.json"));
+    let settings = &manifest["arm_settings"];
+    assert_eq!(
+        settings.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["json", "yaml"]
+    );
+    // As the suite file gives them.
+    let text = std::fs::read_to_string(suite.join("suite.toml")).unwrap();
+    let suite_file: toml::Value = toml::from_str(&text).unwrap();
+    for arm in suite_file["arm"].as_array().unwrap() {
+        let name = arm["name"].as_str().unwrap();
+        if name != "json" && name != "yaml" {
+            continue;
+        }
+        assert_eq!(
+            settings[name]["list_format"],
+            arm["list_format"].as_str().unwrap()
+        );
+        assert_eq!(settings[name]["agent"], arm["agent"].as_str().unwrap());
+        assert_eq!(settings[name]["driver"], "sim");
+    }
+    let out = tmp.path().join("inspect");
+    loopbench()
+        .arg("export")
+        .arg(&run)
+        .args(["--to", "inspect", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let mut seen = Vec::new();
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let log = read_json(&entry.unwrap().path());
+        let args = &log["eval"]["task_args"];
+        let arm = args["arm"].as_str().unwrap().to_string();
+        for (key, value) in settings[&arm].as_object().unwrap() {
+            assert_eq!(&args[key], value, "{arm}: {key}");
+        }
+        seen.push(arm);
+    }
+    seen.sort();
+    assert_eq!(seen, ["json", "yaml"]);
+}

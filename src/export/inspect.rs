@@ -190,6 +190,9 @@ fn header(arm: &ArmExport, model: &str, names: &[&str]) -> Map<String, Value> {
     let m = arm.manifest;
     let mut task_args = Map::new();
     task_args.insert("arm".into(), json!(arm.name));
+    if let Some(settings) = m.arm_settings.get(arm.name) {
+        task_args.extend(settings.clone());
+    }
     if let Some(replay) = &m.replay
         && let Some(i) = m.arms.iter().position(|a| a == arm.name)
     {

@@ -102,8 +102,40 @@ pub fn suite_manifest(spec: &RunSpec, setup: SuiteRunSetup) -> Result<Manifest> 
         sandbox_user,
         network,
         arm_containers: arm_containers(suite, arms),
+        arm_settings: arms
+            .iter()
+            .filter_map(|&i| suite.arms.get(i))
+            .map(|arm| (arm.name.clone(), arm_settings(suite, arm)))
+            .collect(),
         ..identity
     })
+}
+
+/// The settings of `arm` the manifest records: what the suite says of it, by the names
+/// its file gives them.
+fn arm_settings(
+    suite: &Suite,
+    arm: &crate::suite::Arm,
+) -> serde_json::Map<String, serde_json::Value> {
+    let serde_json::Value::Object(settings) = serde_json::json!({
+        "agent": arm.agent,
+        "driver": suite.agent_of(arm).name(),
+        "list_format": arm.list_format.as_str(),
+        "list_schema": arm.list_schema.as_str(),
+        "strategy": arm.strategy.as_str(),
+        "initializer": arm.initializer,
+        "ledger": arm.ledger.as_str(),
+        "exit_check": arm.exit_check.as_str(),
+        "max_sessions": arm.max_sessions,
+        "session_turns": arm.session_turns,
+        "crash_rate": arm.crash_rate,
+        "session_tokens": arm.session_tokens,
+        "trial_tokens": arm.trial_tokens,
+        "trial_cost_usd": arm.trial_cost_usd,
+    }) else {
+        return serde_json::Map::new();
+    };
+    settings
 }
 
 /// Per arm of `arms` (indices) whose checks run in containers: the engine and each
