@@ -64,15 +64,6 @@ fn without_contract(task_toml: &str) -> String {
     out
 }
 
-fn line_of(suite: &Path, starts: &str) -> usize {
-    std::fs::read_to_string(suite.join("suite.toml"))
-        .unwrap()
-        .lines()
-        .position(|l| l.starts_with(starts))
-        .unwrap()
-        + 1
-}
-
 #[test]
 fn validate_prints_every_new_arm_key_in_toml_spelling() {
     let tmp = tempfile::tempdir().unwrap();
@@ -151,7 +142,7 @@ fn bad_values_of_the_new_keys_name_their_line_and_what_was_expected() {
     for (line, starts, expect) in cases {
         let tmp = tempfile::tempdir().unwrap();
         let suite = suite_with(tmp.path(), line, "");
-        let at = line_of(&suite, starts);
+        let at = common::line_of(&suite.join("suite.toml"), starts);
         loopbench()
             .arg("validate")
             .arg(&suite)

@@ -547,21 +547,11 @@ fn sandbox_settings_without_the_sandbox_or_a_missing_writable_directory_exit_2()
     let agents =
         "[agents.x]\ndriver = \"command\"\nprogram = \"/bin/sh\"\nsandbox_network = true\n";
     let suite = sh_suite(tmp.path(), agents, &arm("x", "x", 1, ""));
-    let line = std::fs::read_to_string(suite.join("suite.toml"))
-        .unwrap()
-        .lines()
-        .position(|l| l.starts_with("sandbox_network"))
-        .unwrap()
-        + 1;
-    loopbench()
-        .arg("validate")
-        .arg(&suite)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(format!("suite.toml:{line}:")))
-        .stderr(predicate::str::contains(
-            "agent 'x': sandbox_network needs sandbox = \"bwrap\"",
-        ));
+    common::assert_validate_refuses_at(
+        &suite,
+        "sandbox_network",
+        "agent 'x': sandbox_network needs sandbox = \"bwrap\"",
+    );
     if !bwrap_works() {
         return;
     }
@@ -740,21 +730,7 @@ fn validate_names_the_line_of_an_unknown_crash_mode() {
     let tmp = tempfile::tempdir().unwrap();
     let agents = "[agents.x]\ndriver = \"command\"\nprogram = \"/bin/sh\"\ncrash = \"explode\"\n";
     let suite = sh_suite(tmp.path(), agents, &arm("x", "x", 1, ""));
-    let line = std::fs::read_to_string(suite.join("suite.toml"))
-        .unwrap()
-        .lines()
-        .position(|l| l.starts_with("crash ="))
-        .unwrap()
-        + 1;
-    loopbench()
-        .arg("validate")
-        .arg(&suite)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(format!("suite.toml:{line}:")))
-        .stderr(predicate::str::contains(
-            "crash must be \"kill\" or \"agent\"",
-        ));
+    common::assert_validate_refuses_at(&suite, "crash =", "crash must be \"kill\" or \"agent\"");
 }
 
 #[test]
@@ -949,12 +925,7 @@ fn validate_names_the_line_of_a_capture_limit_that_is_no_size() {
             "[agents.x]\ndriver = \"command\"\nprogram = \"/bin/sh\"\ncapture_limit = {value}\n"
         );
         let suite = sh_suite(tmp.path(), &agents, &arm("x", "x", 1, ""));
-        let line = std::fs::read_to_string(suite.join("suite.toml"))
-            .unwrap()
-            .lines()
-            .position(|l| l.starts_with("capture_limit"))
-            .unwrap()
-            + 1;
+        let line = common::line_of(&suite.join("suite.toml"), "capture_limit");
         loopbench()
             .arg("validate")
             .arg(&suite)

@@ -270,21 +270,11 @@ fn an_agent_in_a_container_asking_for_the_network_is_refused_at_its_line() {
         container_agent("boxed", "agent.sh") + "sandbox_network = [\"api.example.com:443\"]\n";
     script(tmp.path(), "agent.sh", "exit 0\n");
     let suite = common::command::sh_suite(tmp.path(), &agents, &arm("a", "boxed", 1, ""));
-    let line = std::fs::read_to_string(suite.join("suite.toml"))
-        .unwrap()
-        .lines()
-        .position(|l| l.starts_with("sandbox_network"))
-        .unwrap()
-        + 1;
-    loopbench()
-        .arg("validate")
-        .arg(&suite)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(format!("suite.toml:{line}:")))
-        .stderr(predicate::str::contains(
-            "an agent's session in a container never reaches the network",
-        ));
+    common::assert_validate_refuses_at(
+        &suite,
+        "sandbox_network",
+        "an agent's session in a container never reaches the network",
+    );
 }
 
 #[test]

@@ -40,19 +40,7 @@ fn validate_names_a_misspelled_key_its_file_and_line() {
     let suite = edited_suite(tmp.path(), |t| {
         t.replacen("session_turns = 60", "sesion_turns = 60", 1)
     });
-    let line = std::fs::read_to_string(suite.join("suite.toml"))
-        .unwrap()
-        .lines()
-        .position(|l| l.starts_with("sesion_turns"))
-        .unwrap()
-        + 1;
-    loopbench()
-        .arg("validate")
-        .arg(&suite)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("sesion_turns"))
-        .stderr(predicate::str::contains(format!("suite.toml:{line}:")));
+    common::assert_validate_refuses_at(&suite, "sesion_turns", "sesion_turns");
 }
 
 #[test]
@@ -286,12 +274,7 @@ fn a_task_without_oracle_tests_is_a_warning_on_stderr_and_a_test_found_nowhere_e
 
     // The tests lived only in the oracle: every verify now names a test found nowhere.
     std::fs::remove_dir_all(task.join("repo/tests")).unwrap();
-    let line = std::fs::read_to_string(task.join("task.toml"))
-        .unwrap()
-        .lines()
-        .position(|l| l.starts_with("verify = \"sh tests/check_F1.sh\""))
-        .unwrap()
-        + 1;
+    let line = common::line_of(&task.join("task.toml"), "verify = \"sh tests/check_F1.sh\"");
     loopbench()
         .arg("validate")
         .arg(&suite)

@@ -463,7 +463,7 @@ fn network_with_nothing_declared_or_a_target_that_is_not_one_is_refused_at_the_k
             "[agents.x]\ndriver = \"command\"\nprogram = \"/bin/sh\"\nsandbox = \"bwrap\"\nsandbox_network = {value}\n"
         );
         let suite = sh_suite(tmp.path(), &agents, &arm("x", "x", 1, ""));
-        let line = line_of(&suite.join("suite.toml"), "sandbox_network");
+        let line = common::line_of(&suite.join("suite.toml"), "sandbox_network");
         let assert = loopbench().arg("validate").arg(&suite).assert().code(2);
         if value == "true" && !loopbench::sandbox::bwrap_works() {
             // Checked after bwrap, which does not work here.
@@ -474,16 +474,6 @@ fn network_with_nothing_declared_or_a_target_that_is_not_one_is_refused_at_the_k
             .stderr(predicate::str::contains("sandbox_network"))
             .stderr(predicate::str::contains(message));
     }
-}
-
-/// The 1-based line of `file` that starts with `key`.
-fn line_of(file: &Path, key: &str) -> usize {
-    std::fs::read_to_string(file)
-        .unwrap()
-        .lines()
-        .position(|l| l.starts_with(key))
-        .unwrap()
-        + 1
 }
 
 /// Real Claude Code with `sandbox_network = true` and its API on the host's loopback

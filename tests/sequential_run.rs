@@ -175,18 +175,7 @@ fn a_sequential_run_refuses_shards_and_replicates_and_a_bad_table_names_its_line
         .unwrap()
         .replace("metric = \"premature_done\"", "metric = \"premature\"");
     std::fs::write(s.join("suite.toml"), &text).unwrap();
-    let line = text
-        .lines()
-        .position(|l| l.starts_with("metric ="))
-        .unwrap()
-        + 1;
-    loopbench()
-        .arg("validate")
-        .arg(&s)
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains(format!("suite.toml:{line}:")))
-        .stderr(predicates::str::contains("unknown metric 'premature'"));
+    common::assert_validate_refuses_at(&s, "metric =", "unknown metric 'premature'");
 }
 
 fn copy_run(from: &Path, to: &Path) {

@@ -301,6 +301,29 @@ pub fn require_bwrap() -> bool {
 /// Asserts that loading the task in `dir` fails at line `line` of its task.toml with a
 /// message containing `expected`, and that `check-task` says the same and exits 2.
 /// `case` names the case in a failure.
+/// The 1-based line of `file` that starts with `key`.
+pub fn line_of(file: &Path, key: &str) -> usize {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .position(|l| l.starts_with(key))
+        .unwrap()
+        + 1
+}
+
+/// `loopbench validate SUITE` exits 2 naming the line of its `suite.toml` that starts
+/// with `key`, and saying `expected`.
+pub fn assert_validate_refuses_at(suite: &Path, key: &str, expected: &str) {
+    let line = line_of(&suite.join("suite.toml"), key);
+    loopbench()
+        .arg("validate")
+        .arg(suite)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(format!("suite.toml:{line}:")))
+        .stderr(predicates::str::contains(expected));
+}
+
 pub fn assert_task_refused_at(dir: &Path, line: usize, expected: &str, case: usize) {
     let prefix = format!("{}:{line}:", dir.join("task.toml").display());
     let err = loopbench::suite::Task::load(dir).unwrap_err().to_string();
