@@ -14,8 +14,8 @@
 #  4. the page's first `sh slurm` block (start, status, stop) runs as written and
 #     leaves no daemon either.
 #
-# The binary under test is target/debug/loopbench, built here with `cargo build
-# --locked`; the page's commands find it as target/release/loopbench of the scratch
+# The binary under test is target/debug/loopbench (under $CARGO_TARGET_DIR when that is
+# set, as .ci/run sets it), built here with `cargo build --locked`; the page's commands find it as target/release/loopbench of the scratch
 # directory. Replicates: 2, as on the page.
 #
 # Skips (exit 0, printing SKIPPED and why) when this machine cannot have a cluster: not
@@ -48,7 +48,7 @@ fi
 
 say "building loopbench"
 cargo build --locked --quiet
-bin="$repo/target/debug/loopbench"
+bin="${CARGO_TARGET_DIR:-$repo/target}/debug/loopbench"
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/loopbench-slurm-test.XXXXXX")"
 export LOOPBENCH_SLURM_STATE="$tmp/cluster"
