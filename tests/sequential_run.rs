@@ -5,6 +5,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
+use common::shared_run::shared_run;
 use common::{loopbench, read_csv, repo_root};
 
 fn suite(dir: &Path, sequential: bool) -> PathBuf {
@@ -70,10 +71,10 @@ fn a_sequential_run_stops_early_with_the_full_runs_conclusion_at_any_jobs() {
     let seq_suite = suite(&tmp.path().join("seq"), true);
     let console = run(&seq_suite, &tmp.path().join("seq-1"), "1");
     let md = std::fs::read_to_string(tmp.path().join("seq-1/summary.md")).unwrap();
-    run(&seq_suite, &tmp.path().join("seq-2"), "2");
+    let seq_2 = shared_run(&seq_suite, &["--jobs", "2"]);
     for file in ["sessions.csv", "trials.csv", "sequential.json"] {
         let a = std::fs::read(tmp.path().join("seq-1").join(file)).unwrap();
-        let b = std::fs::read(tmp.path().join("seq-2").join(file)).unwrap();
+        let b = std::fs::read(seq_2.join(file)).unwrap();
         assert!(a == b, "{file} differs between --jobs 1 and 2");
     }
     assert!(md.contains("## Sequential run"), "{md}");
@@ -242,8 +243,8 @@ fn state(dir: &Path) -> serde_json::Value {
 fn a_sequential_run_sharded_look_by_look_equals_the_run_in_one_process() {
     let tmp = tempfile::tempdir().unwrap();
     let s = suite(&tmp.path().join("seq"), true);
-    run(&s, &tmp.path().join("whole"), "2");
-    let whole = tmp.path().join("whole");
+    // The same run as the other test's at --jobs 2: made once for both.
+    let whole = shared_run(&s, &["--jobs", "2"]);
     let stopped_at = state(&whole)["looks_done"].as_u64().unwrap();
     assert_eq!(state(&whole)["finished"], true);
     assert!(stopped_at >= 2, "the test needs a run of two looks or more");

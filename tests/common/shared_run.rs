@@ -19,8 +19,10 @@ pub fn default_suite_run() -> PathBuf {
 }
 
 /// The results directory of `loopbench run SUITE ARGS... --quiet --out DIR`, `suite`
-/// relative to the repository root, made once for every test that asks for the same run.
-pub fn shared_run(suite: &str, args: &[&str]) -> PathBuf {
+/// relative to the repository root (or absolute: a suite a test wrote, shared with every
+/// test that wrote the same files), made once for every test that asks for the same run.
+pub fn shared_run(suite: impl AsRef<Path>, args: &[&str]) -> PathBuf {
+    let suite = suite.as_ref();
     let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("shared-runs");
     std::fs::create_dir_all(&root).unwrap();
     let suite_dir = repo_root().join(suite);
@@ -43,7 +45,8 @@ pub fn shared_run(suite: &str, args: &[&str]) -> PathBuf {
             .unwrap();
         assert!(
             out.status.success(),
-            "loopbench run {suite} {args:?}: {}",
+            "loopbench run {} {args:?}: {}",
+            suite.display(),
             String::from_utf8_lossy(&out.stderr)
         );
         std::fs::write(partial.join("complete"), "").unwrap();
