@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::agent::trace::Trace;
 use crate::csv_text;
 use crate::error::Purpose;
-use crate::error::{Error, IoContext, Result, ResultsDirError};
+use crate::error::{Error, IoContext, Result, ResultsDirError, TranscriptError};
 use crate::feature_list::{ListFormat, ListSchema};
 use crate::run_dir::RunDir;
 use crate::runner::{Plan, ReplayArm, ReplaySet, ReplayStart, Source, TraceFile};
@@ -150,10 +150,10 @@ fn trace_files(input: &Path) -> Result<Vec<PathBuf>> {
         }
     }
     if files.is_empty() {
-        return Err(Error::BadInput(format!(
-            "'{}' holds no traces (expected *.jsonl files)",
-            input.display()
-        )));
+        return Err(TranscriptError::NoTraces {
+            dir: input.to_path_buf(),
+        }
+        .into());
     }
     files.sort();
     Ok(files)
@@ -251,11 +251,17 @@ pub fn spec_of_manifest(dir: &RunDir, manifest: &Manifest) -> Result<RunSpec> {
     let task = Task::load(Path::new(&inputs.task))?;
     refuse_container_task(&task)?;
     let path = dir.traces_csv();
-    let mut reader = csv::Reader::from_path(&path)
-        .map_err(|e| Error::BadInput(format!("cannot read '{}': {e}", path.display())))?;
+    let mut reader = csv::Reader::from_path(&path).map_err(|e| ResultsDirError::Unreadable {
+        path: path.clone(),
+        reason: e.to_string(),
+    })?;
     let mut rows: Vec<(String, u32, PathBuf, String)> = Vec::new();
     for (i, row) in reader.records().enumerate() {
-        let row = row.map_err(|e| Error::BadInput(format!("'{}': {e}", path.display())))?;
+        let row = row.map_err(|e| ResultsDirError::BadRecord {
+            path: path.clone(),
+            line: None,
+            reason: e.to_string(),
+        })?;
         let bad = || Error::BadLine {
             file: path.clone(),
             line: i + 2,
