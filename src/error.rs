@@ -6,10 +6,14 @@ use std::path::PathBuf;
 use crate::exit_code;
 
 mod results_dir;
+mod sim_agent;
 mod suite_files;
+mod transcripts;
 
 pub use results_dir::{Named, ResultsDirError};
+pub use sim_agent::SimAgentError;
 pub use suite_files::SuiteFileError;
+pub use transcripts::{FormatFound, TranscriptError};
 
 /// Everything that can stop a command. Failures of an agent are *data* (recorded in the
 /// session records), never an `Error`.
@@ -27,10 +31,12 @@ pub enum Error {
         /// What was wrong and what was expected.
         message: String,
     },
-    /// A line of a line-oriented file (a trace, a JSONL record file) does not fit its format.
+    /// A line of a line-oriented file (a JSONL record file, a table, a mock model's
+    /// script) does not fit its format; a trace's or a transcript's is a
+    /// [`TranscriptError`].
     #[error("{file}:{line}: {message}")]
     BadLine {
-        /// The trace file.
+        /// The file.
         file: PathBuf,
         /// 1-based line number.
         line: usize,
@@ -56,6 +62,13 @@ pub enum Error {
     /// A suite or task that cannot be read as one.
     #[error(transparent)]
     SuiteFile(#[from] SuiteFileError),
+    /// A trace or a transcript that cannot be read as one.
+    #[error(transparent)]
+    Transcript(#[from] TranscriptError),
+    /// The simulated agent's process started without the environment a harness gives
+    /// it.
+    #[error(transparent)]
+    SimAgent(#[from] SimAgentError),
     /// Any other input that does not fit: a missing directory, an invalid argument.
     #[error("{0}")]
     BadInput(String),
@@ -271,6 +284,8 @@ impl Error {
             | Error::NotContinuable(_)
             | Error::ResultsDir(_)
             | Error::SuiteFile(_)
+            | Error::Transcript(_)
+            | Error::SimAgent(_)
             | Error::BadInput(_) => exit_code::BAD_INPUT,
             Error::Io { .. } | Error::Tool(_) | Error::Unobservable(_) => exit_code::INTERNAL,
             Error::Interrupted { .. }

@@ -168,6 +168,10 @@ pub struct ReplayInputs {
     /// `--exit-check` of every arm (absent in runs made before it existed: off).
     #[serde(default = "exit_check_off")]
     pub exit_check: crate::suite::ExitCheck,
+    /// `--ledger` of every arm (absent in runs made before it existed, and for the
+    /// default: memo).
+    #[serde(default = "ledger_memo", skip_serializing_if = "is_memo")]
+    pub ledger: crate::suite::Ledger,
     /// `--session-tokens` of every arm (0: no limit).
     #[serde(default)]
     pub session_tokens: u64,
@@ -185,6 +189,14 @@ fn is_list_start(start: &crate::runner::ReplayStart) -> bool {
 
 fn exit_check_off() -> crate::suite::ExitCheck {
     crate::suite::ExitCheck::Off
+}
+
+fn ledger_memo() -> crate::suite::Ledger {
+    crate::suite::Ledger::Memo
+}
+
+fn is_memo(ledger: &crate::suite::Ledger) -> bool {
+    *ledger == crate::suite::Ledger::Memo
 }
 
 impl Manifest {

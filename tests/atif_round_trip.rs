@@ -1,9 +1,11 @@
 //! A run of the simulated agent exported to ATIF, imported again with `import atif` and
 //! replayed gives the run's own session metrics: every column of `sessions.csv`, for
-//! every arm whose trials replay can start as the suite started them. What a trajectory
-//! cannot carry is named: the outcome `declared_complete` (the agent's claim, which no
-//! importer takes as evidence) comes back `completed`, and the gate arms, whose feature
-//! lists the harness writes between sessions, are not replayed.
+//! every arm of the default suite, each replayed with the options that start and run
+//! its trials as the suite did. The gate arms are replayed with `--ledger gate`: a
+//! trajectory holds the agent's steps only, and the harness's gate writes the list
+//! between sessions again, as it did in the run. What a trajectory cannot carry is
+//! named: the outcome `declared_complete` (the agent's claim, which no importer takes as
+//! evidence) comes back `completed`.
 
 use crate::common;
 
@@ -12,10 +14,8 @@ use std::path::Path;
 
 use common::{loopbench, read_csv, repo_root};
 
-/// The default suite's arms that replay can start as the suite did, each with the
-/// `replay` options that say how (`suites/seed-replication/suite.toml`). Left out:
-/// `gate` and `status-gate`, whose lists the harness itself updates after each session
-/// (no agent's trajectory holds those writes).
+/// Every arm of the default suite, each with the `replay` options that start and run
+/// its trials as the suite did (`suites/seed-replication/suite.toml`).
 const ARMS: &[(&str, &[&str])] = &[
     ("json", &["--format", "json", "--start", "initializer"]),
     (
@@ -25,6 +25,17 @@ const ARMS: &[(&str, &[&str])] = &[
     ("yaml", &["--format", "yaml", "--start", "initializer"]),
     ("single", &["--format", "json", "--start", "initializer"]),
     ("no-initializer", &["--format", "json", "--start", "repo"]),
+    (
+        "gate",
+        &[
+            "--format",
+            "json",
+            "--start",
+            "initializer",
+            "--ledger",
+            "gate",
+        ],
+    ),
     ("crash", &["--format", "json", "--start", "initializer"]),
     (
         "status",
@@ -35,6 +46,19 @@ const ARMS: &[(&str, &[&str])] = &[
             "status",
             "--start",
             "initializer",
+        ],
+    ),
+    (
+        "status-gate",
+        &[
+            "--format",
+            "json",
+            "--schema",
+            "status",
+            "--start",
+            "initializer",
+            "--ledger",
+            "gate",
         ],
     ),
     (
@@ -78,9 +102,14 @@ fn key(row: &Row) -> (String, String, String, String) {
 }
 
 #[test]
-#[ignore = "reads the default run of the full suite and replays 36 of its trials (about a minute and a half in a debug build); .ci/run runs it"]
+#[ignore = "reads the default run of the full suite and replays 44 of its trials (about two minutes in a debug build); .ci/run runs it"]
 fn a_sim_run_exported_to_atif_imported_and_replayed_gives_its_session_metrics() {
     let run = common::shared_run::default_suite_run();
+    // Every arm of the suite is replayed: one added to it must say here how.
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("manifest.json")).unwrap()).unwrap();
+    let names: Vec<&str> = ARMS.iter().map(|(name, _)| *name).collect();
+    assert_eq!(manifest["arms"], serde_json::json!(names));
     let seen = round_trip(
         &run,
         ARMS,
@@ -94,6 +123,7 @@ fn a_sim_run_exported_to_atif_imported_and_replayed_gives_its_session_metrics() 
         "over_budget",
         "premature_claims",
         "initializer",
+        "gated",
     ] {
         assert!(
             seen.get(what).copied().unwrap_or(0) > 0,
@@ -102,18 +132,25 @@ fn a_sim_run_exported_to_atif_imported_and_replayed_gives_its_session_metrics() 
     }
 }
 
-/// The same on one trial of each task of two arms, one with an initializer and one
-/// without: quick enough for every test run.
+/// The same on one trial of each task of three arms, one with an initializer, one
+/// without, and one whose list the harness's gate owns (under the status schema, where
+/// the gate also writes after the initializer): quick enough for every test run.
 #[test]
-fn one_trial_of_an_arm_with_and_one_without_an_initializer_round_trip() {
+fn one_trial_of_an_arm_with_and_one_without_an_initializer_and_a_gated_one_round_trip() {
+    let names = ["json", "no-initializer", "status-gate"];
     let run = common::shared_run::shared_run(
         "suites/seed-replication",
-        &["--arms", "json,no-initializer", "--replicates", "1"],
+        &["--arms", &names.join(","), "--replicates", "1"],
     );
-    let arms: &[(&str, &[&str])] = &[ARMS[0], ARMS[4]];
-    assert_eq!((arms[0].0, arms[1].0), ("json", "no-initializer"));
-    let seen = round_trip(&run, arms, TASKS, "suites/seed-replication/tasks", 1);
-    assert!(seen["initializer"] == 2 && seen["sessions"] > 4, "{seen:?}");
+    let arms: Vec<(&str, &[&str])> = names
+        .iter()
+        .map(|name| *ARMS.iter().find(|(arm, _)| arm == name).unwrap())
+        .collect();
+    let seen = round_trip(&run, &arms, TASKS, "suites/seed-replication/tasks", 1);
+    assert!(
+        seen["initializer"] == 4 && seen["sessions"] > 6 && seen["gated"] > 2,
+        "{seen:?}"
+    );
 }
 
 /// Exports `run` to ATIF, imports replicates 0..`replicates` of each arm and task,
@@ -166,7 +203,11 @@ fn round_trip(
                 .args(*options)
                 .assert()
                 .success();
-            compared += compare(&out, &original, arm, task, &mut seen);
+            let replayed = compare(&out, &original, arm, task, &mut seen);
+            if options.contains(&"--ledger") {
+                *seen.entry("gated").or_default() += replayed;
+            }
+            compared += replayed;
         }
     }
     // Every session of the trials replayed came back.

@@ -38,6 +38,7 @@ mod example_ab;
 mod export_cli;
 mod forged_checks;
 mod forged_imports;
+mod gate_replay;
 mod harbor_tasks;
 mod harness_failures;
 mod hostile_agents;

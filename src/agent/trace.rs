@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::driver::Usage;
 use crate::agent::Outcome;
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Result, TranscriptError};
 
 /// One line of a trace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -226,26 +226,40 @@ impl Trace {
 
     /// Reads and parses a trace file; errors name the file and line.
     pub fn load(path: &Path) -> Result<Trace> {
-        let text = std::fs::read_to_string(path)
-            .io_context(|| format!("cannot read trace '{}'", path.display()))
-            .map_err(|e| match e {
-                Error::Io { source, context }
-                    if source.kind() == std::io::ErrorKind::NotFound
-                        || source.kind() == std::io::ErrorKind::InvalidData =>
-                {
-                    Error::BadInput(format!("{context}: {source}"))
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            // Missing or not text: the trace is bad input, not the harness's failure.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::InvalidData
+                ) =>
+            {
+                return Err(TranscriptError::TraceUnreadable {
+                    file: path.to_path_buf(),
+                    reason: e.to_string(),
                 }
-                other => other,
-            })?;
+                .into());
+            }
+            Err(e) => {
+                return Err(Error::io(
+                    format!("cannot read trace '{}'", path.display()),
+                    e,
+                ));
+            }
+        };
         Trace::parse(path, &text)
     }
 
     /// Parses trace text; `path` is only used in messages.
     pub fn parse(path: &Path, text: &str) -> Result<Trace> {
-        let err = |line: usize, message: String| Error::BadLine {
-            file: path.to_path_buf(),
-            line,
-            message,
+        let err = |line: usize, message: String| -> Error {
+            TranscriptError::TraceLine {
+                file: path.to_path_buf(),
+                line,
+                message,
+            }
+            .into()
         };
         let mut sessions: Vec<TraceSession> = Vec::new();
         let mut ended = false;
@@ -366,6 +380,17 @@ mod tests {
         Trace::parse(Path::new("t.jsonl"), text)
     }
 
+    /// The line the refusal of `text` names, with its file.
+    fn refused_at(text: &str) -> usize {
+        match parse(text).unwrap_err() {
+            Error::Transcript(TranscriptError::TraceLine { file, line, .. }) => {
+                assert_eq!(file, Path::new("t.jsonl"));
+                line
+            }
+            other => panic!("not a trace line's refusal: {other:?}"),
+        }
+    }
+
     #[test]
     fn sessions_group_actions_and_sum_usage() {
         let t = parse(concat!(
@@ -389,20 +414,24 @@ mod tests {
 
     #[test]
     fn malformed_line_is_named() {
-        let e = parse("{\"op\":\"session\",\"n\":1}\n{\"op\":\"write\",\"path\":\"a\",\"content\":\"x\"}\n{\"op\":\"write\",\"path\":\n")
-            .unwrap_err();
-        assert!(e.to_string().starts_with("t.jsonl:3:"), "{e}");
+        let line = refused_at(
+            "{\"op\":\"session\",\"n\":1}\n{\"op\":\"write\",\"path\":\"a\",\"content\":\"x\"}\n{\"op\":\"write\",\"path\":\n",
+        );
+        assert_eq!(line, 3);
     }
 
     #[test]
     fn unknown_op_and_unknown_field_are_errors() {
-        let e = parse("{\"op\":\"session\",\"n\":1}\n{\"op\":\"teleport\"}\n").unwrap_err();
-        assert!(e.to_string().contains(":2:"), "{e}");
-        let e = parse(
-            "{\"op\":\"session\",\"n\":1}\n{\"op\":\"delete\",\"path\":\"a\",\"force\":true}\n",
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains(":2:"), "{e}");
+        assert_eq!(
+            refused_at("{\"op\":\"session\",\"n\":1}\n{\"op\":\"teleport\"}\n"),
+            2
+        );
+        assert_eq!(
+            refused_at(
+                "{\"op\":\"session\",\"n\":1}\n{\"op\":\"delete\",\"path\":\"a\",\"force\":true}\n",
+            ),
+            2
+        );
     }
 
     #[test]
@@ -428,17 +457,22 @@ mod tests {
             serde_json::to_string(&plain).unwrap(),
             "{\"op\":\"run\",\"cmd\":\"ls\"}"
         );
-        let e =
-            parse("{\"op\":\"session\",\"n\":1}\n{\"op\":\"run\",\"cmd\":\"ls\",\"dir\":\"x\"}\n")
-                .unwrap_err();
-        assert!(e.to_string().contains(":2:"), "{e}");
+        assert_eq!(
+            refused_at(
+                "{\"op\":\"session\",\"n\":1}\n{\"op\":\"run\",\"cmd\":\"ls\",\"dir\":\"x\"}\n"
+            ),
+            2
+        );
     }
 
     #[test]
     fn actions_need_a_session_and_numbers_increase() {
-        assert!(parse("{\"op\":\"run\",\"cmd\":\"true\"}\n").is_err());
-        let e = parse("{\"op\":\"session\",\"n\":2}\n{\"op\":\"session\",\"n\":2}\n").unwrap_err();
-        assert!(e.to_string().contains(":2:"), "{e}");
+        assert_eq!(refused_at("{\"op\":\"run\",\"cmd\":\"true\"}\n"), 1);
+        assert_eq!(
+            refused_at("{\"op\":\"session\",\"n\":2}\n{\"op\":\"session\",\"n\":2}\n"),
+            2
+        );
+        assert_eq!(refused_at(""), 1, "a trace without a session");
     }
 
     #[test]
@@ -461,13 +495,33 @@ mod tests {
             serde_json::to_string(&plain).unwrap(),
             "{\"op\":\"session\",\"n\":1}"
         );
-        assert!(parse("{\"op\":\"session\",\"n\":1}\n{\"op\":\"skip\",\"why\":1}\n").is_err());
+        assert_eq!(
+            refused_at("{\"op\":\"session\",\"n\":1}\n{\"op\":\"skip\",\"why\":1}\n"),
+            2
+        );
+    }
+
+    #[test]
+    fn a_missing_trace_or_one_that_is_not_text_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.jsonl");
+        let binary = dir.path().join("binary.jsonl");
+        std::fs::write(&binary, [0xff, 0xfe, b'\n']).unwrap();
+        for file in [missing, binary] {
+            match Trace::load(&file).unwrap_err() {
+                Error::Transcript(TranscriptError::TraceUnreadable { file: named, .. }) => {
+                    assert_eq!(named, file);
+                }
+                other => panic!("{}: {other:?}", file.display()),
+            }
+        }
     }
 
     #[test]
     fn action_after_end_is_an_error() {
-        let e = parse("{\"op\":\"session\",\"n\":1}\n{\"op\":\"end\",\"status\":\"completed\"}\n{\"op\":\"run\",\"cmd\":\"true\"}\n")
-            .unwrap_err();
-        assert!(e.to_string().contains(":3:"), "{e}");
+        let line = refused_at(
+            "{\"op\":\"session\",\"n\":1}\n{\"op\":\"end\",\"status\":\"completed\"}\n{\"op\":\"run\",\"cmd\":\"true\"}\n",
+        );
+        assert_eq!(line, 3);
     }
 }

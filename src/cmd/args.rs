@@ -438,6 +438,11 @@ pub struct ReplayArgs {
     /// arm key `exit_check`.
     #[arg(long, default_value = "off", value_parser = parse_exit_check)]
     pub exit_check: crate::suite::ExitCheck,
+    /// Who owns the list's flags, as the arm key `ledger`: `memo` (the recorded agent's
+    /// writes alone) or `gate` (after each session the harness rewrites every entry's
+    /// `passes`, or `status`, from what it verified, as a gated arm's trial did).
+    #[arg(long, default_value = "memo", value_parser = parse_ledger)]
+    pub ledger: crate::suite::Ledger,
     /// Most tokens one recorded session may use (its `usage` line): a session using more
     /// is recorded `out_of_budget` and `over_budget`, as the arm key `session_tokens`
     /// [default: 0, no limit].
@@ -630,6 +635,10 @@ pub struct SimAgentArgs {
 
 fn parse_format(s: &str) -> std::result::Result<ListFormat, String> {
     s.parse()
+}
+
+fn parse_ledger(s: &str) -> std::result::Result<crate::suite::Ledger, String> {
+    crate::suite::Ledger::from_word(s).ok_or_else(|| format!("expected memo or gate, got '{s}'"))
 }
 
 fn parse_exit_check(s: &str) -> std::result::Result<crate::suite::ExitCheck, String> {

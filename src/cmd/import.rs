@@ -3,7 +3,7 @@
 //! importers of `import::format`.
 
 use super::args::{ImportArgs, ImportFiles, ImportFormat};
-use crate::error::{Error, IoContext, Result};
+use crate::error::{IoContext, Result, TranscriptError};
 use crate::exit_code;
 use crate::fsutil::write_atomic;
 use crate::import::detect::detect;
@@ -22,12 +22,7 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
                 .iter()
                 .find(|p| !p.exists() && Format::all().any(|f| p.as_os_str() == f.name()))
             {
-                return Err(Error::BadInput(format!(
-                    "'{}' is a format, not a transcript: name the format before the options (`loopbench import {} --root DIR PATH...`) or pass --format {}",
-                    name.display(),
-                    name.display(),
-                    name.display()
-                )));
+                return Err(TranscriptError::FormatAsPath { name: name.clone() }.into());
             }
             let format = match args.format {
                 ImportFormat::Auto => {

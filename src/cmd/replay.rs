@@ -25,6 +25,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
             format: &args.format,
             schema: args.schema,
             exit_check: args.exit_check,
+            ledger: args.ledger,
             session_tokens: args.session_tokens,
             start: args.start,
         },

@@ -199,6 +199,7 @@ fn header(arm: &ArmExport, model: &str, names: &[&str]) -> Map<String, Value> {
         task_args.insert("list_format".into(), json!(replay.formats.get(i)));
         task_args.insert("schema".into(), json!(replay.schema));
         task_args.insert("exit_check".into(), json!(replay.exit_check));
+        task_args.insert("ledger".into(), json!(replay.ledger));
         task_args.insert("session_tokens".into(), json!(replay.session_tokens));
         task_args.insert("start".into(), json!(replay.start));
     }

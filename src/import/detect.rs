@@ -11,20 +11,19 @@ use serde_json::Value;
 use super::format::{Format, format_of_line};
 use super::importer::SniffedLine;
 use super::session::JSON_LINE_MAX;
-use crate::error::{Error, Result};
+use super::session::unreadable;
+use crate::error::{FormatFound, Result, TranscriptError};
 
 /// The first line of `path` that is not blank (at most [`JSON_LINE_MAX`] bytes of it).
 fn first_line(path: &Path) -> Result<Option<String>> {
-    let file = std::fs::File::open(path).map_err(|e| {
-        Error::BadInput(format!("cannot read transcript '{}': {e}", path.display()))
-    })?;
+    let file = std::fs::File::open(path).map_err(|e| unreadable(path, &e))?;
     let mut reader = BufReader::new(file).take(JSON_LINE_MAX as u64);
     let mut bytes = Vec::new();
     loop {
         bytes.clear();
-        let read = reader.read_until(b'\n', &mut bytes).map_err(|e| {
-            Error::BadInput(format!("cannot read transcript '{}': {e}", path.display()))
-        })?;
+        let read = reader
+            .read_until(b'\n', &mut bytes)
+            .map_err(|e| unreadable(path, &e))?;
         if read == 0 {
             return Ok(None);
         }
@@ -68,9 +67,7 @@ fn candidate(path: &Path) -> bool {
 pub fn detect(inputs: &[PathBuf]) -> Result<Format> {
     let mut found: std::collections::BTreeMap<Format, Vec<PathBuf>> = Default::default();
     for input in inputs {
-        let meta = std::fs::metadata(input).map_err(|e| {
-            Error::BadInput(format!("cannot read transcript '{}': {e}", input.display()))
-        })?;
+        let meta = std::fs::metadata(input).map_err(|e| unreadable(input, &e))?;
         if meta.is_dir() {
             for file in super::session::expand(input, candidate)? {
                 if let Some(format) = sniff(&file)? {
@@ -81,11 +78,11 @@ pub fn detect(inputs: &[PathBuf]) -> Result<Format> {
             match sniff(input)? {
                 Some(format) => found.entry(format).or_default().push(input.clone()),
                 None => {
-                    return Err(Error::BadInput(format!(
-                        "cannot tell the format of '{}' from its first line; name it: {}",
-                        input.display(),
-                        choices()
-                    )));
+                    return Err(TranscriptError::FormatUnknown {
+                        file: input.clone(),
+                        formats: format_names(),
+                    }
+                    .into());
                 }
             }
         }
@@ -93,45 +90,29 @@ pub fn detect(inputs: &[PathBuf]) -> Result<Format> {
     let mut formats = found.iter();
     match (formats.next(), formats.next()) {
         (Some((format, _)), None) => Ok(*format),
-        (None, _) => Err(Error::BadInput(format!(
-            "no transcript found in {}; name the format: {}",
-            names(inputs),
-            choices()
-        ))),
-        (Some(_), Some(_)) => {
-            let each: Vec<String> = found
-                .iter()
-                .map(|(format, files)| {
-                    format!(
-                        "{} ({} file(s), e.g. '{}')",
-                        format.name(),
-                        files.len(),
-                        files[0].display()
-                    )
-                })
-                .collect();
-            let verb = if inputs.len() == 1 { "holds" } else { "hold" };
-            Err(Error::BadInput(format!(
-                "{} {verb} transcripts of more than one format: {}; import one with `loopbench import {} PATH...`",
-                names(inputs),
-                each.join(", "),
-                found.keys().map(|f| f.name()).collect::<Vec<_>>().join("|")
-            )))
+        (None, _) => Err(TranscriptError::NoTranscript {
+            inputs: inputs.to_vec(),
+            formats: format_names(),
         }
+        .into()),
+        (Some(_), Some(_)) => Err(TranscriptError::MixedFormats {
+            inputs: inputs.to_vec(),
+            found: found
+                .iter()
+                .map(|(format, files)| FormatFound {
+                    format: format.name().to_string(),
+                    files: files.len(),
+                    example: files[0].clone(),
+                })
+                .collect(),
+        }
+        .into()),
     }
 }
 
-fn choices() -> String {
-    let names: Vec<&str> = Format::all().map(Format::name).collect();
-    format!("loopbench import {} PATH...", names.join("|"))
-}
-
-fn names(inputs: &[PathBuf]) -> String {
-    inputs
-        .iter()
-        .map(|p| format!("'{}'", p.display()))
-        .collect::<Vec<_>>()
-        .join(", ")
+/// The names of the formats, in the table's order.
+fn format_names() -> Vec<String> {
+    Format::all().map(|f| f.name().to_string()).collect()
 }
 
 #[cfg(test)]
@@ -151,15 +132,49 @@ mod tests {
             "\n# aider chat started at 2026-12-01 10:00:00\n",
         )
         .unwrap();
-        let err = detect(&[dir.path().to_path_buf()]).unwrap_err().to_string();
-        assert!(
-            err.contains("codex (1 file(s)") && err.contains("aider (1 file(s)"),
-            "{err}"
+        let found = |format: &str, file: &str| FormatFound {
+            format: format.into(),
+            files: 1,
+            example: dir.path().join(file),
+        };
+        assert_eq!(
+            transcript_error(detect(&[dir.path().to_path_buf()])),
+            TranscriptError::MixedFormats {
+                inputs: vec![dir.path().to_path_buf()],
+                found: vec![
+                    found("codex", "rollout-1.jsonl"),
+                    found("aider", ".aider.chat.history.md")
+                ],
+            }
         );
-        assert!(err.contains("loopbench import codex|aider"), "{err}");
         let other = dir.path().join("trace.jsonl");
         std::fs::write(&other, "{\"op\":\"session\",\"n\":1}\n").unwrap();
-        let err = detect(&[other]).unwrap_err().to_string();
-        assert!(err.contains("cannot tell the format"), "{err}");
+        assert_eq!(
+            transcript_error(detect(std::slice::from_ref(&other))),
+            TranscriptError::FormatUnknown {
+                file: other,
+                formats: format_names(),
+            }
+        );
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(
+            transcript_error(detect(&[empty.path().to_path_buf()])),
+            TranscriptError::NoTranscript {
+                inputs: vec![empty.path().to_path_buf()],
+                formats: format_names(),
+            }
+        );
+        let missing = dir.path().join("missing.jsonl");
+        assert!(matches!(
+            transcript_error(detect(std::slice::from_ref(&missing))),
+            TranscriptError::Unreadable { path, .. } if path == missing
+        ));
+    }
+
+    fn transcript_error(result: Result<Format>) -> TranscriptError {
+        match result {
+            Err(crate::error::Error::Transcript(e)) => e,
+            other => panic!("{other:?}"),
+        }
     }
 }

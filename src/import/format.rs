@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::importer::{Importer, SniffedLine};
-use super::session::{FOUND, Imported, JSON_LINE_MAX, describe_shape, describe_text};
+use super::session::{Imported, JSON_LINE_MAX, describe_shape, describe_text};
 use super::{aider, atif, claude_code, codex, stream_json};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, TranscriptError};
 
 /// Every importer, in the order messages and the docs list them. A new format is one
 /// more entry here and a folder of its own.
@@ -119,30 +119,23 @@ pub fn describe_line(text: &str) -> String {
 /// An importer describes a line it refuses by its shape alone; here, where every format
 /// is known, the line is read again and named for the format it belongs to.
 fn name_the_format_found(error: Error) -> Error {
-    let Error::BadLine {
+    let Error::Transcript(TranscriptError::BadLine {
         file,
         line,
-        message,
-    } = error
+        expected,
+        found,
+    }) = error
     else {
         return error;
     };
-    let Some(at) = message.find(FOUND) else {
-        return Error::BadLine {
-            file,
-            line,
-            message,
-        };
-    };
-    let message = match line_of(&file, line) {
-        Some(text) => format!("{}{FOUND}{}", &message[..at], describe_line(&text)),
-        None => message,
-    };
-    Error::BadLine {
+    let found = line_of(&file, line).map_or(found, |text| describe_line(&text));
+    TranscriptError::BadLine {
         file,
         line,
-        message,
+        expected,
+        found,
     }
+    .into()
 }
 
 /// Line `number` (1-based) of the file `path`, without its line end; `None` when it
@@ -228,12 +221,23 @@ mod tests {
         let path = dir.path().join("rollout.jsonl");
         std::fs::write(&path, "\n{\"type\":\"session_meta\",\"payload\":{}}\n").unwrap();
         let aider = Format::named("aider").unwrap();
-        let err = aider.import(&[path], None).unwrap_err().to_string();
-        assert!(
-            err.contains("rollout.jsonl:2: expected an aider chat history"),
-            "{err}"
+        let Err(Error::Transcript(TranscriptError::BadLine {
+            file,
+            line,
+            expected,
+            found,
+        })) = aider.import(std::slice::from_ref(&path), None)
+        else {
+            panic!("not a transcript line's refusal");
+        };
+        assert_eq!((file, line), (path, 2));
+        assert_eq!(expected, crate::import::aider::history::EXPECTED);
+        // Read again where every format is known: named for the one it is of.
+        assert_eq!(
+            found,
+            describe_line("{\"type\":\"session_meta\",\"payload\":{}}")
         );
-        assert!(err.contains("loopbench import codex"), "{err}");
+        assert!(found.contains("`loopbench import codex`"), "{found}");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::emit::Known;
 use super::tally::Tally;
 use crate::agent::Usage;
 use crate::agent::trace::{EndStatus, Line, Trace};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, TranscriptError};
 use crate::lines::{BoundedLines, Line as TextLine};
 
 /// One imported session.
@@ -148,9 +148,7 @@ pub const JSON_LINE_MAX: usize = 64 * 1024 * 1024;
 /// missing or unreadable file is bad input naming it; bytes that are not UTF-8 are
 /// replaced; a line longer than [`JSON_LINE_MAX`] comes back as an `Err` (not JSON).
 pub fn read_json_lines(path: &Path) -> Result<JsonLines> {
-    let file = std::fs::File::open(path).map_err(|e| {
-        Error::BadInput(format!("cannot read transcript '{}': {e}", path.display()))
-    })?;
+    let file = std::fs::File::open(path).map_err(|e| unreadable(path, &e))?;
     Ok(JsonLines {
         path: path.to_path_buf(),
         lines: BoundedLines::new(BufReader::new(file), JSON_LINE_MAX),
@@ -171,12 +169,7 @@ impl Iterator for JsonLines {
             let (number, line) = match self.lines.next_line() {
                 Ok(Some(found)) => found,
                 Ok(None) => return None,
-                Err(e) => {
-                    return Some(Err(Error::BadInput(format!(
-                        "cannot read transcript '{}': {e}",
-                        self.path.display()
-                    ))));
-                }
+                Err(e) => return Some(Err(unreadable(&self.path, &e))),
             };
             let parsed = match line {
                 TextLine::TooLong(len) => Err(format!(
@@ -208,9 +201,7 @@ pub fn read_objects(
     expected: &str,
     notes: &mut Vec<String>,
 ) -> Result<Vec<ObjectLine>> {
-    let cannot = |e: std::io::Error| {
-        Error::BadInput(format!("cannot read transcript '{}': {e}", path.display()))
-    };
+    let cannot = |e: std::io::Error| unreadable(path, &e);
     let file = std::fs::File::open(path).map_err(cannot)?;
     let mut reader = BoundedLines::new(BufReader::new(file), JSON_LINE_MAX);
     let mut lines = Vec::new();
@@ -253,18 +244,26 @@ pub fn read_objects(
     Ok(lines)
 }
 
-/// What separates what was expected from what was found in the message of a wrong line.
-pub const FOUND: &str = "; found ";
-
 /// The error for a transcript line that is not what its format has: `found` says what
 /// it is by its shape ([`describe_shape`], [`describe_text`]); which other format it
 /// belongs to, if any, is named where every format is known (`format::import`).
 pub fn bad_line(path: &Path, line: usize, expected: &str, found: &str) -> Error {
-    Error::BadLine {
+    TranscriptError::BadLine {
         file: path.to_path_buf(),
         line,
-        message: format!("expected {expected}{FOUND}{found}"),
+        expected: expected.into(),
+        found: found.into(),
     }
+    .into()
+}
+
+/// The error for a transcript (a file, or a path given) that cannot be read.
+pub fn unreadable(path: &Path, e: &std::io::Error) -> Error {
+    TranscriptError::Unreadable {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    }
+    .into()
 }
 
 /// What the JSON line `line` is by its shape, for a message about a line of the wrong
@@ -296,9 +295,7 @@ fn json_kind(value: &Value) -> &'static str {
 /// `path`, or every file under the directory `path` whose name `keep` accepts, sorted.
 /// A path that does not exist is bad input naming it.
 pub fn expand(path: &Path, keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBuf>> {
-    let meta = std::fs::metadata(path).map_err(|e| {
-        Error::BadInput(format!("cannot read transcript '{}': {e}", path.display()))
-    })?;
+    let meta = std::fs::metadata(path).map_err(|e| unreadable(path, &e))?;
     if !meta.is_dir() {
         return Ok(vec![path.to_path_buf()]);
     }
@@ -336,14 +333,10 @@ pub fn capture_files(dir: &Path) -> Result<Vec<PathBuf>> {
 /// Fails when nothing was imported: a trace needs at least one session.
 pub fn require_sessions(imported: &Imported, inputs: &[PathBuf]) -> Result<()> {
     if imported.sessions.is_empty() {
-        let names: Vec<String> = inputs
-            .iter()
-            .map(|p| format!("'{}'", p.display()))
-            .collect();
-        return Err(Error::BadInput(format!(
-            "no session with user or assistant messages in {}",
-            names.join(", ")
-        )));
+        return Err(TranscriptError::NoSessions {
+            inputs: inputs.to_vec(),
+        }
+        .into());
     }
     Ok(())
 }

@@ -97,6 +97,10 @@ pub struct ReplayArm {
     pub schema: crate::feature_list::ListSchema,
     /// What the harness does after a session whose exit check fails.
     pub exit_check: crate::suite::ExitCheck,
+    /// Who owns the list's `passes` (or `status`): the recorded agent, or the harness,
+    /// which rewrites them from what it verified after each session as a gated arm's
+    /// trial did.
+    pub ledger: crate::suite::Ledger,
     /// Most tokens one session may use (0: no limit).
     pub session_tokens: u64,
     /// What the trials start from.

@@ -26,7 +26,7 @@ use crate::run_dir::RunDir;
 use crate::sandbox::{Hidden, Redactor};
 use crate::seed;
 use crate::suite::TrialKey;
-use crate::suite::{AgentDriver, InfraPolicy, Ledger, Prompts, Suite};
+use crate::suite::{AgentDriver, InfraPolicy, Prompts, Suite};
 use crate::workspace::{SpaceBounds, Workspace};
 
 /// How long agents in flight may go on after Ctrl-C before they are signalled.
@@ -673,7 +673,7 @@ fn replay_trial(
         stop_when_done: false,
         turn_budget: u32::MAX,
         crash_rate: 0.0,
-        ledger: Ledger::Memo,
+        ledger: arm.ledger,
         seed: 0,
         prompts: &prompts,
         cancel: Some(ctx.cancel),

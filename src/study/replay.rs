@@ -8,14 +8,14 @@ use std::path::{Path, PathBuf};
 use crate::agent::trace::Trace;
 use crate::csv_text;
 use crate::error::Purpose;
-use crate::error::{Error, IoContext, Result, ResultsDirError};
+use crate::error::{Error, IoContext, Result, ResultsDirError, TranscriptError};
 use crate::feature_list::{ListFormat, ListSchema};
 use crate::run_dir::RunDir;
 use crate::runner::{Plan, ReplayArm, ReplaySet, ReplayStart, Source, TraceFile};
 use crate::sandbox::SandboxKind;
 use crate::store::{Manifest, RunWriter, new_run_dir};
 use crate::study::spec::RunSpec;
-use crate::suite::{ExitCheck, Task, TrialKey, is_simple_name};
+use crate::suite::{ExitCheck, Ledger, Task, TrialKey, is_simple_name};
 
 /// Arm name of trace files given without `--arm`.
 const DEFAULT_ARM: &str = "replay";
@@ -32,6 +32,8 @@ pub struct TraceInputs<'a> {
     pub schema: ListSchema,
     /// What the harness does after a failed exit check.
     pub exit_check: ExitCheck,
+    /// Who owns the list's flags: the recorded agent, or the harness's gate.
+    pub ledger: Ledger,
     /// Most tokens one recorded session may use (0: no limit).
     pub session_tokens: u64,
     /// What every arm's trials start from.
@@ -107,6 +109,7 @@ fn load_arms(args: &TraceInputs) -> Result<Vec<ReplayArm>> {
             format,
             schema: args.schema,
             exit_check: args.exit_check,
+            ledger: args.ledger,
             session_tokens: args.session_tokens,
             start: args.start,
             traces,
@@ -147,10 +150,10 @@ fn trace_files(input: &Path) -> Result<Vec<PathBuf>> {
         }
     }
     if files.is_empty() {
-        return Err(Error::BadInput(format!(
-            "'{}' holds no traces (expected *.jsonl files)",
-            input.display()
-        )));
+        return Err(TranscriptError::NoTraces {
+            dir: input.to_path_buf(),
+        }
+        .into());
     }
     files.sort();
     Ok(files)
@@ -216,6 +219,13 @@ pub fn inputs_hash(task: &Task, arms: &[ReplayArm]) -> Result<String> {
         if arm.exit_check != ExitCheck::Off {
             hasher.update(arm.exit_check.as_str().as_bytes());
         }
+        // The ledger too: a gate's writes change what the next session finds. A
+        // replay's content hash is its identity, so a resume or a merge of replays
+        // made with another ledger is refused as one of other content.
+        if arm.ledger != Ledger::Memo {
+            hasher.update(b"ledger=");
+            hasher.update(arm.ledger.as_str().as_bytes());
+        }
         if arm.session_tokens > 0 {
             hasher.update(&arm.session_tokens.to_le_bytes());
         }
@@ -241,11 +251,17 @@ pub fn spec_of_manifest(dir: &RunDir, manifest: &Manifest) -> Result<RunSpec> {
     let task = Task::load(Path::new(&inputs.task))?;
     refuse_container_task(&task)?;
     let path = dir.traces_csv();
-    let mut reader = csv::Reader::from_path(&path)
-        .map_err(|e| Error::BadInput(format!("cannot read '{}': {e}", path.display())))?;
+    let mut reader = csv::Reader::from_path(&path).map_err(|e| ResultsDirError::Unreadable {
+        path: path.clone(),
+        reason: e.to_string(),
+    })?;
     let mut rows: Vec<(String, u32, PathBuf, String)> = Vec::new();
     for (i, row) in reader.records().enumerate() {
-        let row = row.map_err(|e| Error::BadInput(format!("'{}': {e}", path.display())))?;
+        let row = row.map_err(|e| ResultsDirError::BadRecord {
+            path: path.clone(),
+            line: None,
+            reason: e.to_string(),
+        })?;
         let bad = || Error::BadLine {
             file: path.clone(),
             line: i + 2,
@@ -285,6 +301,7 @@ pub fn spec_of_manifest(dir: &RunDir, manifest: &Manifest) -> Result<RunSpec> {
             format: *format,
             schema: inputs.schema,
             exit_check: inputs.exit_check,
+            ledger: inputs.ledger,
             session_tokens: inputs.session_tokens,
             start: inputs.start,
             traces,
@@ -447,5 +464,69 @@ fn refuse_container_task(task: &Task) -> Result<()> {
             task.name,
             task.dir.display()
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Field;
+
+    /// Every setting of a replay's arms is part of its content hash, which is all that
+    /// `resume` compares of a replay ([`Purpose::Replay`]): a replay whose manifest says
+    /// other settings than the run it holds, the ledger among them, is refused as one of
+    /// other content.
+    /// A setting of an arm changed.
+    type Change = fn(&mut ReplayArm);
+
+    #[test]
+    fn every_setting_of_a_replay_is_part_of_its_content_hash() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("suites/seed-replication/tasks/todo");
+        let task = Task::load(&dir).unwrap();
+        let arm = ReplayArm {
+            name: "a".into(),
+            format: ListFormat::Json,
+            schema: ListSchema::Passes,
+            exit_check: ExitCheck::Off,
+            ledger: Ledger::Memo,
+            session_tokens: 0,
+            start: ReplayStart::List,
+            traces: Vec::new(),
+        };
+        let spec_of = |arm: ReplayArm| {
+            let hash = inputs_hash(&task, std::slice::from_ref(&arm)).unwrap();
+            let set = ReplaySet {
+                task: task.clone(),
+                arms: vec![arm],
+                sandbox: SandboxKind::None,
+                keep_work: false,
+            };
+            RunSpec::of_replay(set, hash)
+        };
+        let ours = spec_of(arm.clone());
+        let (dir, other) = (Path::new("replayed"), Path::new("task"));
+        assert_eq!(
+            ours.check(Purpose::Replay, &ours.identity(), dir, other),
+            Ok(())
+        );
+        let changes: [(&str, Change); 6] = [
+            ("format", |a| a.format = ListFormat::Yaml),
+            ("schema", |a| a.schema = ListSchema::Status),
+            ("exit_check", |a| a.exit_check = ExitCheck::Revert),
+            ("ledger", |a| a.ledger = Ledger::Gate),
+            ("session_tokens", |a| a.session_tokens = 1),
+            ("start", |a| a.start = ReplayStart::Initializer),
+        ];
+        for (setting, change) in changes {
+            let mut changed = arm.clone();
+            change(&mut changed);
+            let theirs = spec_of(changed).identity();
+            let refused = ours.check(Purpose::Replay, &theirs, dir, other);
+            assert_eq!(
+                refused.map_err(|m| m.field),
+                Err(Field::Content),
+                "{setting}"
+            );
+        }
     }
 }

@@ -279,6 +279,7 @@ impl RunSpec {
                         formats: set.arms.iter().map(|a| a.format).collect(),
                         schema: first.map(|a| a.schema).unwrap_or_default(),
                         exit_check: first.map_or(crate::suite::ExitCheck::Off, |a| a.exit_check),
+                        ledger: first.map_or(crate::suite::Ledger::Memo, |a| a.ledger),
                         session_tokens: first.map_or(0, |a| a.session_tokens),
                         start: first.map(|a| a.start).unwrap_or_default(),
                         keep_work: set.keep_work,

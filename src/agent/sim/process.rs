@@ -21,7 +21,7 @@ use serde_json::json;
 use super::{SimAgent, SimMemory};
 use crate::agent::Outcome;
 use crate::agent::{Agent, SessionContext, SessionKind, SessionRun};
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, Result, SimAgentError};
 use crate::fsutil::write_atomic;
 use crate::suite::sim_profile::Profile;
 use crate::suite::{Arm, Suite, Task};
@@ -40,12 +40,9 @@ pub fn run_session(
 ) -> Result<serde_json::Value> {
     let suite = Suite::load(suite_file)?;
     let (arm, task) = arm_and_task(&suite, arm)?;
-    let profile = Profile::named(profile).ok_or_else(|| {
-        Error::BadInput(format!(
-            "sim-agent: unknown sim profile '{}' (known: {})",
-            profile,
-            Profile::names().join(", ")
-        ))
+    let profile = Profile::named(profile).ok_or_else(|| SimAgentError::UnknownProfile {
+        profile: profile.to_string(),
+        known: Profile::names(),
     })?;
     let session: u32 = parsed("LOOPBENCH_SESSION")?;
     let kind = match std::env::var("LOOPBENCH_SESSION_KIND").as_deref() {
@@ -119,22 +116,18 @@ fn arm_and_task<'s>(suite: &'s Suite, arm: Option<&str>) -> Result<(&'s Arm, &'s
         .arms
         .iter()
         .find(|a| a.name == arm_name)
-        .ok_or_else(|| {
-            Error::BadInput(format!(
-                "sim-agent: suite '{}' has no arm '{arm_name}'",
-                suite.name
-            ))
+        .ok_or_else(|| SimAgentError::NoArm {
+            suite: suite.name.clone(),
+            arm: arm_name.clone(),
         })?;
     let task_name = var("LOOPBENCH_TASK")?;
     let task = suite
         .tasks
         .iter()
         .find(|t| t.name == task_name)
-        .ok_or_else(|| {
-            Error::BadInput(format!(
-                "sim-agent: suite '{}' has no task '{task_name}'",
-                suite.name
-            ))
+        .ok_or_else(|| SimAgentError::NoTask {
+            suite: suite.name.clone(),
+            task: task_name.clone(),
         })?;
     Ok((arm, task))
 }
@@ -143,9 +136,10 @@ fn arm_and_task<'s>(suite: &'s Suite, arm: Option<&str>) -> Result<(&'s Arm, &'s
 fn interrupt_at() -> Result<Option<f64>> {
     match std::env::var("LOOPBENCH_INTERRUPT_AT") {
         Ok(text) => Ok(Some(text.parse::<f64>().map_err(|e| {
-            Error::BadInput(format!(
-                "sim-agent: LOOPBENCH_INTERRUPT_AT='{text}' is not a number: {e}"
-            ))
+            SimAgentError::InterruptAt {
+                reason: e.to_string(),
+                text,
+            }
         })?)),
         Err(_) => Ok(None),
     }
@@ -171,10 +165,10 @@ fn status_word(run: &SessionRun) -> Result<&'static str> {
 
 fn var(name: &str) -> Result<String> {
     std::env::var(name).map_err(|_| {
-        Error::BadInput(format!(
-            "sim-agent: ${name} is not set; sim-agent runs as a command agent of \
-             `loopbench run`, which sets it"
-        ))
+        SimAgentError::Unset {
+            var: name.to_string(),
+        }
+        .into()
     })
 }
 
@@ -183,20 +177,69 @@ where
     T::Err: std::fmt::Display,
 {
     let text = var(name)?;
-    text.trim()
-        .parse()
-        .map_err(|e| Error::BadInput(format!("sim-agent: ${name}='{text}' is not valid: {e}")))
+    text.trim().parse().map_err(|e: T::Err| {
+        SimAgentError::Invalid {
+            var: name.to_string(),
+            reason: e.to_string(),
+            text: text.clone(),
+        }
+        .into()
+    })
 }
 
 fn read_memory(path: &Path) -> Result<SimMemory> {
     match std::fs::read(path) {
         Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-            Error::BadInput(format!(
-                "sim-agent: '{}' is not a sim-agent memory file: {e}",
-                path.display()
-            ))
+            SimAgentError::BadMemory {
+                file: path.to_path_buf(),
+                reason: e.to_string(),
+            }
+            .into()
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(SimMemory::default()),
         Err(e) => Err(Error::io(format!("cannot read '{}'", path.display()), e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_the_harness_did_not_set_as_the_contract_says_is_named() {
+        let unset = "LOOPBENCH_SIM_AGENT_TEST_NEVER_SET";
+        match var(unset).unwrap_err() {
+            Error::SimAgent(SimAgentError::Unset { var }) => assert_eq!(var, unset),
+            other => panic!("{other:?}"),
+        }
+        // Cargo sets it for every test process, and it is no number.
+        match parsed::<u32>("CARGO_PKG_NAME").unwrap_err() {
+            Error::SimAgent(SimAgentError::Invalid { var, text, .. }) => {
+                assert_eq!(
+                    (var.as_str(), text.as_str()),
+                    ("CARGO_PKG_NAME", "loopbench")
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let suite_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("suites/seed-replication");
+        let suite = Suite::load(&suite_dir).unwrap();
+        match arm_and_task(&suite, Some("no-such-arm")).unwrap_err() {
+            Error::SimAgent(SimAgentError::NoArm { suite, arm }) => {
+                assert_eq!(
+                    (suite.as_str(), arm.as_str()),
+                    ("seed-replication", "no-such-arm")
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let memory = dir.path().join(MEMORY_FILE);
+        std::fs::write(&memory, "[1, 2]").unwrap();
+        match read_memory(&memory).unwrap_err() {
+            Error::SimAgent(SimAgentError::BadMemory { file, .. }) => assert_eq!(file, memory),
+            other => panic!("{other:?}"),
+        }
+        assert!(read_memory(&dir.path().join("none.json")).is_ok());
     }
 }

@@ -16,7 +16,7 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::{Result, TranscriptError};
 use crate::import::session::{bad_line, describe_shape, describe_text};
 
 /// The line that starts every session of an aider chat history.
@@ -67,8 +67,9 @@ pub const EXPECTED: &str = "an aider chat history (its first line \"# aider chat
 
 /// Reads the history `path` into its sessions; notes are pushed onto `notes`.
 pub fn read(path: &Path, notes: &mut Vec<String>) -> Result<Vec<AiderSession>> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        Error::BadInput(format!("cannot read transcript '{}': {e}", path.display()))
+    let bytes = std::fs::read(path).map_err(|e| TranscriptError::Unreadable {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
     })?;
     let text = String::from_utf8_lossy(&bytes);
     let mut lines: Vec<&str> = text.split('\n').collect();
@@ -88,10 +89,11 @@ pub fn read(path: &Path, notes: &mut Vec<String>) -> Result<Vec<AiderSession>> {
         Some(i) => return Err(bad_line(path, i + 1, EXPECTED, &describe_first(lines[i]))),
         None if cut_off && tail.starts_with(AIDER_HEADER) => return Ok(Vec::new()),
         None => {
-            return Err(Error::BadInput(format!(
-                "'{}' is empty: expected {EXPECTED}",
-                path.display()
-            )));
+            return Err(TranscriptError::Empty {
+                file: path.to_path_buf(),
+                expected: EXPECTED.into(),
+            }
+            .into());
         }
     }
     let mut sessions: Vec<AiderSession> = Vec::new();

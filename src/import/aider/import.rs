@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::history::AIDER_HEADER;
 use super::{history, map};
-use crate::error::{Error, Result};
+use crate::error::{Result, TranscriptError};
 use crate::import::emit::Emitter;
 use crate::import::importer::{Importer, Recognize, SniffedLine};
 use crate::import::session::{Imported, ImportedSession, expand, require_sessions};
@@ -60,10 +60,11 @@ pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
     for input in inputs {
         let files = expand(input, is_history)?;
         if files.is_empty() {
-            return Err(Error::BadInput(format!(
-                "'{}' holds no {HISTORY}",
-                input.display()
-            )));
+            return Err(TranscriptError::HoldsNone {
+                dir: input.clone(),
+                expected: HISTORY.into(),
+            }
+            .into());
         }
         for file in files {
             for session in history::read(&file, &mut imported.notes)? {

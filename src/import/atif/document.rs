@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::agent::Usage;
 use crate::agent::trace::EndStatus;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, TranscriptError};
 use crate::import::session::JSON_LINE_MAX;
 
 /// What an ATIF file must be, for messages about one that is not.
@@ -36,8 +36,9 @@ pub fn is_trajectory(value: &Map<String, Value>) -> bool {
 
 /// The JSON of the file `path`, read whole when it is at most [`JSON_LINE_MAX`] bytes.
 pub fn read_json(path: &Path) -> Result<std::result::Result<Value, String>> {
-    let cannot = |e: std::io::Error| {
-        Error::BadInput(format!("cannot read trajectory '{}': {e}", path.display()))
+    let cannot = |e: std::io::Error| TranscriptError::TrajectoryUnreadable {
+        file: path.to_path_buf(),
+        reason: e.to_string(),
     };
     let file = std::fs::File::open(path).map_err(cannot)?;
     let mut bytes = Vec::new();
@@ -88,21 +89,23 @@ impl Document {
     /// The file its `continued_trajectory_ref` names, beside it: only a relative path
     /// that stays in its directory (a trajectory names no file elsewhere); `Err` with
     /// why for any other.
-    pub fn continuation(&self) -> Option<std::result::Result<PathBuf, String>> {
+    pub fn continuation(&self) -> Option<std::result::Result<PathBuf, TranscriptError>> {
         let given = self.value.get("continued_trajectory_ref")?;
         let Some(name) = given.as_str() else {
-            return Some(Err(format!(
-                "continued_trajectory_ref {given} is not a path"
-            )));
+            return Some(Err(TranscriptError::ContinuationNotAPath {
+                file: self.file.clone(),
+                given: given.to_string(),
+            }));
         };
         let path = Path::new(name);
         let plain = path
             .components()
             .all(|c| matches!(c, std::path::Component::Normal(_)));
         if !plain || name.is_empty() {
-            return Some(Err(format!(
-                "continued_trajectory_ref {name:?} is not a file beside the trajectory"
-            )));
+            return Some(Err(TranscriptError::ContinuationNotBeside {
+                file: self.file.clone(),
+                name: name.to_string(),
+            }));
         }
         let dir = self.file.parent().unwrap_or(Path::new(""));
         Some(Ok(dir.join(path)))
@@ -256,10 +259,12 @@ impl Document {
 
 /// The error for a file that is not a trajectory.
 fn bad_file(path: &Path, found: &str) -> Error {
-    Error::BadInput(format!(
-        "'{}': expected {EXPECTED}; found {found}",
-        path.display()
-    ))
+    TranscriptError::BadDocument {
+        file: path.to_path_buf(),
+        expected: EXPECTED.into(),
+        found: found.into(),
+    }
+    .into()
 }
 
 /// The text of a `message` or a result's `content`: a string, or the text of its parts
@@ -313,14 +318,22 @@ mod tests {
             with(json!("session-2.json")).continuation(),
             Some(Ok(PathBuf::from("/t/session-2.json")))
         );
-        for bad in [
-            json!("../x.json"),
-            json!("/etc/passwd"),
-            json!(""),
-            json!(3),
-        ] {
-            assert!(matches!(with(bad).continuation(), Some(Err(_))));
+        for bad in ["../x.json", "/etc/passwd", ""] {
+            assert_eq!(
+                with(json!(bad)).continuation(),
+                Some(Err(TranscriptError::ContinuationNotBeside {
+                    file: PathBuf::from("/t/session-1.json"),
+                    name: bad.into()
+                }))
+            );
         }
+        assert_eq!(
+            with(json!(3)).continuation(),
+            Some(Err(TranscriptError::ContinuationNotAPath {
+                file: PathBuf::from("/t/session-1.json"),
+                given: "3".into()
+            }))
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::document::{Document, is_trajectory, read_json};
 use super::map::map_document;
-use crate::error::{Error, Result};
+use crate::error::{Result, TranscriptError};
 use crate::import::importer::{Importer, Recognize, SniffedLine};
 use crate::import::session::{Imported, expand, require_sessions};
 
@@ -119,13 +119,13 @@ fn chains(documents: Vec<Document>) -> Result<Vec<Vec<Document>>> {
             continue;
         };
         let file = &by_file[&key].file;
-        let next = next.map_err(|why| Error::BadInput(format!("'{}': {why}", file.display())))?;
+        let next = next?;
         if !next.is_file() {
-            return Err(Error::BadInput(format!(
-                "'{}': its continued_trajectory_ref '{}' is not a file",
-                file.display(),
-                next.display()
-            )));
+            return Err(TranscriptError::ContinuationMissing {
+                file: file.clone(),
+                next,
+            }
+            .into());
         }
         let next_key = canonical(&next);
         if !by_file.contains_key(&next_key) {
@@ -147,10 +147,10 @@ fn chains(documents: Vec<Document>) -> Result<Vec<Vec<Document>>> {
         let mut at = Some(head);
         while let Some(key) = at {
             if !placed.insert(key.clone()) {
-                return Err(Error::BadInput(format!(
-                    "'{}' continues two trajectories, or its chain of continued_trajectory_ref comes back to itself",
-                    by_file[&key].file.display()
-                )));
+                return Err(TranscriptError::ContinuedTwice {
+                    file: by_file[&key].file.clone(),
+                }
+                .into());
             }
             at = continued.get(&key).cloned();
             chain.push(key);
@@ -158,10 +158,10 @@ fn chains(documents: Vec<Document>) -> Result<Vec<Vec<Document>>> {
         chains.push(chain);
     }
     if let Some(left) = by_file.keys().find(|k| !placed.contains(*k)) {
-        return Err(Error::BadInput(format!(
-            "'{}': its chain of continued_trajectory_ref comes back to itself",
-            by_file[left].file.display()
-        )));
+        return Err(TranscriptError::ChainLoops {
+            file: by_file[left].file.clone(),
+        }
+        .into());
     }
     let mut chains: Vec<Vec<Document>> = chains
         .into_iter()

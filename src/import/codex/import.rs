@@ -20,7 +20,7 @@ use super::session::CodexSession;
 use super::{exec_json, line_kind, map, rollout};
 use crate::agent::command::cli_usage::CliFormat;
 use crate::agent::trace::EndStatus;
-use crate::error::{Error, Result};
+use crate::error::{Result, TranscriptError};
 use crate::import::emit::Emitter;
 use crate::import::importer::{Importer, Recognize, SniffedLine};
 use crate::import::paths::within;
@@ -101,10 +101,10 @@ pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
     }
     let rollouts = sessions.iter().filter(|s| s.form == "rollout").count();
     if rollouts > 0 && rollouts < sessions.len() {
-        return Err(Error::BadInput(format!(
-            "{} mix Codex rollouts and `codex exec --json` captures, which would be the same sessions twice; import one form",
-            names(inputs)
-        )));
+        return Err(TranscriptError::MixedCodexForms {
+            inputs: inputs.to_vec(),
+        }
+        .into());
     }
     // Stable: captures keep the order given.
     sessions.sort_by_key(|s| (s.started.is_none(), s.started));
@@ -173,18 +173,11 @@ fn files_of(input: &Path) -> Result<Vec<PathBuf>> {
     }
     let captures = capture_files(input)?;
     if captures.is_empty() {
-        return Err(Error::BadInput(format!(
-            "'{}' holds no rollout-*.jsonl file and no session-<n>.stdout capture",
-            input.display()
-        )));
+        return Err(TranscriptError::HoldsNone {
+            dir: input.to_path_buf(),
+            expected: "rollout-*.jsonl file and no session-<n>.stdout capture".into(),
+        }
+        .into());
     }
     Ok(captures)
-}
-
-fn names(inputs: &[PathBuf]) -> String {
-    inputs
-        .iter()
-        .map(|p| format!("'{}'", p.display()))
-        .collect::<Vec<_>>()
-        .join(", ")
 }

@@ -80,7 +80,7 @@ fn is_stream_line(line: SniffedLine) -> bool {
 use crate::agent::command::cli_usage::CliFormat;
 use crate::agent::command::{Reported, report_result_line};
 use crate::agent::trace::EndStatus;
-use crate::error::{Error, Result};
+use crate::error::{Result, TranscriptError};
 
 /// Imports the capture files `inputs` (files, or trial capture directories).
 pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
@@ -89,10 +89,11 @@ pub fn import(inputs: &[PathBuf], root: Option<&str>) -> Result<Imported> {
         let files = if input.is_dir() {
             let files = capture_files(input)?;
             if files.is_empty() {
-                return Err(Error::BadInput(format!(
-                    "'{}' holds no session-<n>.stdout capture",
-                    input.display()
-                )));
+                return Err(TranscriptError::HoldsNone {
+                    dir: input.clone(),
+                    expected: "session-<n>.stdout capture".into(),
+                }
+                .into());
             }
             files
         } else {
