@@ -87,6 +87,9 @@ pub enum Command {
     /// Internal: runs one agent session so that nothing it started outlives it.
     #[command(hide = true)]
     Supervise(SuperviseArgs),
+    /// Internal: inside a sandbox, runs the checks of one batch one after another.
+    #[command(hide = true, name = crate::sandbox::BATCH_SUPERVISOR)]
+    BatchSupervise(BatchSuperviseArgs),
     /// Internal: inside a sandbox, relays the agent's connections to the harness's
     /// proxy, which reaches only what the arm declares.
     #[command(hide = true)]
@@ -119,6 +122,9 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             &args.command[1..],
             &args.status,
         )),
+        Command::BatchSupervise(args) => {
+            Ok(crate::sandbox::supervise_batch(&args.dir, &args.switch))
+        }
         Command::NetRelay(args) => {
             crate::sandbox::net::relay(&args.socket, args.direct_loopback, &args.command)
         }

@@ -15,6 +15,10 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(u8::try_from(loopbench::exit_code::INTERNAL).unwrap_or(u8::MAX));
     }
+    // This binary supervises the batches of checks it runs, inside their sandboxes.
+    if let Ok(exe) = std::env::current_exe() {
+        loopbench::sandbox::supervise_batches_with(exe);
+    }
     let cli = loopbench::cli::Cli::parse();
     let outcome = loopbench::cli::dispatch(cli);
     // Whatever is still in this process's scratch (a trial abandoned by a second

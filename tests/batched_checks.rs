@@ -13,7 +13,9 @@ use crate::common;
 use std::time::Duration;
 
 use common::command::{live_processes_with_arg, unique_sleep_seconds};
-use loopbench::sandbox::{Batch, BatchEnd, BatchRan, Enforcement, Hidden, Limits, bwrap_works};
+use loopbench::sandbox::{
+    Batch, BatchEnd, BatchRan, Enforcement, Hidden, Limits, bwrap_works, supervise_batches_with,
+};
 
 /// The sandbox of a run with the default limits, when a batch can run here: as root,
 /// with bwrap (which `CI=true` requires) and cgroups the kernel enforces (which the
@@ -36,6 +38,8 @@ fn batch_hidden() -> Option<Hidden> {
         eprintln!("skipping: {}", enforcement.describe());
         return None;
     }
+    // The binary supervises its batches; so does this test process, with it.
+    supervise_batches_with(env!("CARGO_BIN_EXE_loopbench").into());
     let hidden = Hidden::default().with_limits(Limits::default());
     assert!(
         Batch::possible(&hidden),
@@ -50,7 +54,15 @@ fn run(hidden: &Hidden, checks: &[(&str, u64)]) -> BatchEnd {
 }
 
 fn run_within(hidden: &Hidden, checks: &[(&str, u64)], deadline: Duration) -> BatchEnd {
-    let mut batch = Batch::new().unwrap();
+    run_supervised(Batch::new().unwrap(), hidden, checks, deadline)
+}
+
+fn run_supervised(
+    mut batch: Batch,
+    hidden: &Hidden,
+    checks: &[(&str, u64)],
+    deadline: Duration,
+) -> BatchEnd {
     for (command, secs) in checks {
         let check = batch.add(command, Duration::from_secs(*secs)).unwrap();
         std::fs::create_dir(check.tree()).unwrap();
@@ -244,4 +256,114 @@ fn a_batch_past_its_deadline_is_out_of_time_and_leaves_no_process() {
     );
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(live_processes_with_arg(&sleep), Vec::<i32>::new());
+}
+
+/// Each way a check can end gives the exit status, and the timeout, that the shell saw
+/// of `timeout -k 2 SECS` around the same check: the supervisor keeps the time limit
+/// itself.
+#[test]
+fn each_check_ends_with_the_status_timeout_gave_it() {
+    let Some(hidden) = batch_hidden() else { return };
+    let checks: [&str; 8] = [
+        "exit 5",
+        "echo ran; exit 124",
+        "kill -TERM $$",
+        "kill -KILL $$",
+        "sleep 30",
+        "trap 'exit 9' TERM; sleep 30 & wait",
+        "trap '' TERM; sleep 4",
+        "trap 'kill -KILL $$' TERM; sleep 30 & wait",
+    ];
+    let ran = ran(run(
+        &hidden,
+        &checks.iter().map(|c| (*c, 1)).collect::<Vec<_>>(),
+    ));
+    for (check, ran) in checks.iter().zip(&ran) {
+        let out = std::process::Command::new("sh")
+            .args([
+                "-c",
+                "( exec timeout -k 2 1.00 sh -c \"$1\" ) </dev/null >/dev/null 2>&1; echo $?",
+                "sh",
+                check,
+            ])
+            .output()
+            .unwrap();
+        let code: i32 = text(&out.stdout).trim().parse().unwrap();
+        // As the harness reads a status: 124 after the whole time is a timeout.
+        let timed_out = code == 124 && ran.elapsed >= Duration::from_millis(990);
+        assert_eq!(
+            (ran.code, ran.timed_out),
+            ((!timed_out).then_some(code), timed_out),
+            "{check}: {ran:?}"
+        );
+    }
+    assert!(ran[4].timed_out && ran[5].timed_out, "{ran:?}");
+    assert_eq!(ran[6].code, Some(137), "{:?}", ran[6]);
+}
+
+/// The supervisor is the sandbox's pid 1, root's: a check that signals it, reads its
+/// environment or descriptors, or orphans one process after another (each a zombie until
+/// pid 1 reaps it, counted against `max_pids`) changes nothing for the checks after it.
+#[test]
+fn a_check_cannot_signal_read_or_starve_the_supervisor() {
+    let Some(hidden) = batch_hidden() else { return };
+    let hidden = hidden.with_limits(Limits {
+        max_pids: 32,
+        ..Limits::default()
+    });
+    const AT_PID_1: &str = r#"
+for s in KILL TERM STOP INT HUP USR1; do kill -s $s 1 2>/dev/null && echo "signalled: $s"; done
+cat /proc/1/environ >/dev/null 2>&1 && echo "environ: read"
+ls /proc/1/fd >/dev/null 2>&1 && echo "fds: listed"
+echo mine > /proc/1/fd/1 2>/dev/null && echo "stdout: written"
+for i in $(seq 100); do (sleep 0 &); done
+echo "done"
+"#;
+    let ran = ran(run(
+        &hidden,
+        &[(AT_PID_1, 30), ("echo after; exit 0", 30), ("exit 2", 30)],
+    ));
+    assert_eq!(ran.len(), 3, "{ran:?}");
+    let said = text(&ran[0].stdout);
+    assert_eq!(said, "done\n", "{said}");
+    assert_eq!(ran[0].code, Some(0), "{:?}", ran[0]);
+    assert_eq!(
+        (ran[1].code, text(&ran[1].stdout)),
+        (Some(0), "after\n".into())
+    );
+    assert_eq!(ran[2].code, Some(2));
+}
+
+/// The supervisor's binary shown inside the private `/tmp` (a harness run from a
+/// temporary directory): the way to it is no check's leftover, and what a check leaves
+/// beside it is still cleared away before the next check.
+#[test]
+fn a_supervisor_shown_inside_the_private_tmp_is_no_leftover() {
+    let Some(hidden) = batch_hidden() else { return };
+    let dir = tempfile::tempdir_in("/tmp").unwrap();
+    let binary = dir.path().join("loopbench");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_loopbench"), &binary).unwrap();
+    let batch = Batch::new().unwrap().supervised_by(binary.clone());
+    let look = format!(
+        "ls -A /tmp; [ -x {} ] && echo shown; echo x > /tmp/left",
+        binary.display()
+    );
+    let ran = ran(run_supervised(
+        batch,
+        &hidden,
+        &[(&look, 30), ("ls -A /tmp", 30)],
+        Duration::from_secs(120),
+    ));
+    let top = dir
+        .path()
+        .strip_prefix("/tmp")
+        .unwrap()
+        .display()
+        .to_string();
+    let first = text(&ran[0].stdout);
+    assert!(first.contains("shown"), "{first}");
+    assert!(first.lines().any(|l| l == top), "{first}");
+    let second = text(&ran[1].stdout);
+    assert!(!second.contains("left"), "{second}");
+    assert!(second.lines().any(|l| l == top), "{second}");
 }

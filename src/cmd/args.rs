@@ -22,6 +22,18 @@ pub struct SuperviseArgs {
     pub command: Vec<String>,
 }
 
+/// Arguments of the internal `loopbench batch-supervise`, the supervisor of a batch of
+/// checks inside its sandbox.
+#[derive(Debug, clap::Args)]
+pub struct BatchSuperviseArgs {
+    /// The batch's directory: its plan in `results/plan`.
+    pub dir: PathBuf,
+    /// The switch to the sandbox's user: a program and its arguments, followed by each
+    /// check's.
+    #[arg(required = true, last = true)]
+    pub switch: Vec<std::ffi::OsString>,
+}
+
 /// Arguments of the internal `loopbench net-relay`, the agent's way out of a sandbox
 /// whose arm declares network targets.
 #[derive(Debug, clap::Args)]

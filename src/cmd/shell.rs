@@ -17,10 +17,10 @@ pub fn completions(args: &CompletionsArgs, command: clap::Command) -> Result<i32
     Ok(exit_code::OK)
 }
 
-/// `command` without its hidden subcommands (the internal `supervise` and `net-relay`):
-/// the completion generators offer every subcommand they are given, hidden or not. clap
-/// cannot remove a subcommand, so the top level is built again from the visible ones,
-/// its arguments and its version.
+/// `command` without its hidden subcommands (the internal `supervise`, `batch-supervise`
+/// and `net-relay`): the completion generators offer every subcommand they are given,
+/// hidden or not. clap cannot remove a subcommand, so the top level is built again from
+/// the visible ones, its arguments and its version.
 fn without_hidden_subcommands(command: clap::Command) -> clap::Command {
     let visible: Vec<clap::Command> = command
         .get_subcommands()

@@ -3,7 +3,10 @@
 //! that the namespaces and mounts are made once per observation instead of once per
 //! check. Only for a root harness, whose checks run as the unprivileged sandbox user
 //! while the supervisor stays uid 0; an ordinary user's checks would share the
-//! supervisor's uid (and could signal or trace it), so they keep a sandbox each.
+//! supervisor's uid (and could signal or trace it), so they keep a sandbox each. The
+//! supervisor is the harness's own binary (`batch_supervisor.rs`), the sandbox's pid 1,
+//! shown read-only; a process that is not the `loopbench` binary (a library caller)
+//! runs every check alone.
 //!
 //! What keeps one check from touching another or its verdict:
 //! - each check's scratch copy lies in a directory of its own, root's and `0711`, whose
@@ -12,6 +15,8 @@
 //!   batch is a file of root's, never a command line a check could read);
 //! - the supervisor, its results directory (root's, `0700`) and the exit statuses it
 //!   writes there belong to uid 0, which a check's user cannot signal, trace or write;
+//!   as pid 1 of the sandbox's PID namespace it takes no signal it does not handle from
+//!   inside at all;
 //! - after each check, every process the check left is killed (`kill -1` by uid 0
 //!   with `CAP_KILL`, repeated until nothing is left to kill) and the private `/tmp`
 //!   and `/dev/shm` are emptied by the check's user, before the next check starts; a
@@ -19,20 +24,21 @@
 //! - each check's output goes to files of its own, opened by the supervisor; the
 //!   pages count against the batch's cgroup (so a batch needs one, with its memory
 //!   limit);
-//! - a time limit per check (`timeout`, run by uid 0), whose expiry is told from an
-//!   exit status of 124 by the time the check took.
+//! - a time limit per check, kept by the supervisor as `timeout` kept it, whose expiry
+//!   is told from an exit status of 124 by the time the check took.
 //!
 //! Anything unexpected (the supervisor's own failure, a missing status, a limit of the
 //! cgroup reached) is no verdict: the caller runs those checks again, a sandbox each,
 //! which also says which check reached the limit.
 
-use std::ffi::OsString;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::Duration;
 
+use super::batch_supervisor::{Plan, PlannedCheck, SUBCOMMAND};
 use super::launch::{Launch, Started};
 use super::layout::Hidden;
 use super::limits::{Cgroup, Enforcement};
@@ -42,65 +48,15 @@ use crate::process_group::Leader;
 /// How long the supervisor is given after the batch's deadline to end by itself.
 const GRACE: Duration = Duration::from_secs(2);
 
-/// The supervisor, run by `sh -c` as uid 0 inside the sandbox. `$1` is the batch's
-/// directory: its `results/` holds the plan (`n`, then for each check `i` its directory
-/// `d_i` holding `tree/` and `effects.log`, its time limit in seconds `s_i` and in
-/// hundredths `h_i`, its command `c_i`), and receives the statuses and outputs.
-/// `@SWITCH@` is replaced by the switch to the sandbox's user, quoted.
-const SUPERVISOR: &str = r#"top=$1; res=$1/results
-fail() { echo "$2" >&2; exit "$1"; }
-# A missing tool would read as every check failing: no verdict instead.
-command -v timeout >/dev/null || fail 95 "timeout is not in the sandbox"
-. "$res/plan" || fail 95 "cannot read the plan"
-# Whether a private directory holds anything but the way to the batch's own directory.
-empty() {
-  for f in "$1"/* "$1"/.[!.]* "$1"/..?*; do
-    case "$top/" in "$f"/*) continue ;; esac
-    if [ -e "$f" ] || [ -L "$f" ]; then return 1; fi
-  done
-  return 0
+/// The harness's binary, which supervises each batch inside its sandbox.
+static SUPERVISOR: OnceLock<PathBuf> = OnceLock::new();
+
+/// Names `binary` (canonical: the `loopbench` binary, which has the batch supervisor's
+/// subcommand) as the supervisor of every batch of this process. The binary sets it
+/// for itself; without it, [`Batch::possible`] says no.
+pub fn supervise_batches_with(binary: PathBuf) {
+    let _ = SUPERVISOR.set(binary);
 }
-sweep() {
-  k=0
-  while kill -s KILL -- -1 2>/dev/null; do
-    k=$((k + 1)); [ "$k" -lt 100000 ] || fail 97 "processes of a check outlived 100000 kills"
-  done
-  for d in /tmp /dev/shm; do
-    if ! empty "$d"; then
-      @SWITCH@ sh -c 'for f in "$2"/* "$2"/.[!.]* "$2"/..?*; do
-          case "$1/" in "$f"/*) continue ;; esac
-          rm -rf -- "$f"
-        done' sh "$top" "$d" 2>/dev/null
-      empty "$d" || fail 97 "a check left $d not empty"
-    fi
-  done
-  for t in shm msg sem; do
-    lines=0
-    while read -r _; do lines=$((lines + 1)); done < /proc/sysvipc/$t
-    if [ "$lines" -gt 1 ]; then
-      @SWITCH@ ipcrm --all=$t >/dev/null 2>&1
-      lines=0
-      while read -r _; do lines=$((lines + 1)); done < /proc/sysvipc/$t
-      [ "$lines" -le 1 ] || fail 97 "a check left System V $t objects"
-    fi
-  done
-}
-i=0
-while [ "$i" -lt "$n" ]; do
-  eval "dir=\$d_$i secs=\$s_$i hundredths=\$h_$i cmd=\$c_$i"
-  # A tree that cannot be entered would read as the check failing: no verdict instead.
-  [ -d "$dir/tree" ] || fail 96 "cannot find $dir/tree"
-  read -r t0 _ < /proc/uptime
-  ( cd "$dir/tree" && unset OLDPWD && LOOPBENCH_EFFECTS="$dir/effects.log" \
-      exec timeout -k 2 "$secs" @SWITCH@ sh -c "$cmd" ) \
-    < /dev/null > "$res/$i.out" 2> "$res/$i.err"
-  code=$?
-  read -r t1 _ < /proc/uptime
-  sweep
-  printf '%s %s %s %s %s\n' "$i" "$code" "$t0" "$t1" "$hundredths" >> "$res/status"
-  i=$((i + 1))
-done
-"#;
 
 /// One check to run in a batch.
 #[derive(Debug, Clone)]
@@ -156,14 +112,16 @@ pub enum BatchEnd {
 pub struct Batch {
     scratch: tempfile::TempDir,
     checks: Vec<BatchCheck>,
+    supervisor: Option<PathBuf>,
 }
 
 impl Batch {
     /// Whether checks under `hidden` can run batched here: a root harness whose
     /// sandboxes have limits the kernel enforces (the cgroup holds the checks' output
-    /// pages).
+    /// pages), and a binary to supervise the batch ([`supervise_batches_with`]).
     pub fn possible(hidden: &Hidden) -> bool {
-        hidden.run_as().is_some()
+        SUPERVISOR.get().is_some()
+            && hidden.run_as().is_some()
             && hidden.limits().is_some()
             && !matches!(Enforcement::here(), Enforcement::None(_))
     }
@@ -180,7 +138,15 @@ impl Batch {
         Ok(Batch {
             scratch,
             checks: Vec::new(),
+            supervisor: SUPERVISOR.get().cloned(),
         })
+    }
+
+    /// The same batch supervised by `binary` (the `loopbench` binary at another path)
+    /// instead of this process's supervisor.
+    pub fn supervised_by(mut self, binary: PathBuf) -> Batch {
+        self.supervisor = Some(binary);
+        self
     }
 
     /// Adds a check: its directory (root's, `0711`, named by 128 random bits) and an
@@ -221,27 +187,27 @@ impl Batch {
                 .layout(&check.tree(), &[&check.effects()], &[])
                 .hand_over()?;
         }
+        let Some(supervisor) = &self.supervisor else {
+            return Ok(BatchEnd::Unused("no binary to supervise a batch".into()));
+        };
         let Some(cgroup) = Cgroup::create(limits)? else {
             return Ok(BatchEnd::Unused("no cgroup can be made here".into()));
         };
         let mut layout = hidden.layout(self.scratch.path(), &[], &[]);
         layout.supervises = true;
+        layout.readable.push(supervisor.clone());
         let launch = Launch::in_scratch(cgroup.procs_files()).map_err(std::io::Error::other)?;
-        let switch: Vec<String> = run_as
-            .entry_args()
-            .iter()
-            .map(|w| String::from_utf8_lossy(&shell_quote(w.as_encoded_bytes())).into_owned())
-            .collect();
-        let script = SUPERVISOR.replace("@SWITCH@", &switch.join(" "));
         let results = self.scratch.path().join("results");
         let argv = launch.argv_keeping_user(&layout);
         write_plan(&results.join("plan"), &self.checks)?;
         let mut cmd = Command::new(&argv[0]);
         Launch::prepare(&mut cmd);
         cmd.args(&argv[1..])
-            .args([OsString::from("/bin/sh"), "-c".into(), script.into()])
-            .arg("loopbench-batch")
-            .arg(self.scratch.path());
+            .arg(supervisor)
+            .arg(SUBCOMMAND)
+            .arg(self.scratch.path())
+            .arg("--")
+            .args(run_as.entry_args());
         let supervisor_err = self.scratch.path().join("supervisor.err");
         let err_file = std::fs::File::create(&supervisor_err)?;
         set_mode(&supervisor_err, 0o600)?;
@@ -282,26 +248,28 @@ impl Batch {
     }
 }
 
-/// The plan of the batch, sourced by the supervisor: a file of root's, `0600`. Paths
-/// are written as their bytes (a scratch root need not be UTF-8).
+/// The plan of the batch, read by the supervisor: a file of root's, `0600`.
 fn write_plan(path: &Path, checks: &[BatchCheck]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::ffi::OsStrExt;
-    let mut plan = format!("n={}\n", checks.len()).into_bytes();
-    for (i, check) in checks.iter().enumerate() {
-        let secs = check.timeout.as_secs_f64();
-        plan.extend_from_slice(format!("d_{i}=").as_bytes());
-        plan.extend(shell_quote(check.dir.as_os_str().as_bytes()));
-        write!(
-            plan,
-            "\ns_{i}={secs:.2}\nh_{i}={}\nc_{i}=",
-            (secs * 100.0).ceil() as u64
-        )?;
-        let command = super::host::exec_form(&check.command, std::env::var_os("PATH").as_deref());
-        plan.extend(shell_quote(command.as_bytes()));
-        plan.push(b'\n');
-    }
-    std::fs::write(path, plan)?;
+    let plan = Plan {
+        checks: checks
+            .iter()
+            .map(|check| {
+                let secs = check.timeout.as_secs_f64();
+                PlannedCheck {
+                    dir: check.dir.clone(),
+                    seconds: format!("{secs:.2}"),
+                    hundredths: (secs * 100.0).ceil() as u64,
+                    command: super::host::exec_form(
+                        &check.command,
+                        std::env::var_os("PATH").as_deref(),
+                    )
+                    .into_owned()
+                    .into(),
+                }
+            })
+            .collect(),
+    };
+    std::fs::write(path, plan.to_bytes())?;
     set_mode(path, 0o600)
 }
 
@@ -431,32 +399,30 @@ mod tests {
     }
 
     #[test]
-    fn the_plan_gives_the_shell_each_path_and_command_byte_for_byte() {
+    fn the_plan_gives_the_supervisor_each_path_and_command_byte_for_byte() {
         use std::os::unix::ffi::OsStrExt;
         let tmp = tempfile::tempdir().unwrap();
         let dir = std::ffi::OsStr::from_bytes(b"/scratch/\xff it's").to_owned();
         let checks = [BatchCheck {
-            dir: dir.into(),
+            dir: dir.clone().into(),
             command: "echo 'a b' \"$HOME\"\nexit 3".into(),
             timeout: Duration::from_millis(1500),
         }];
-        let plan = tmp.path().join("plan");
-        write_plan(&plan, &checks).unwrap();
-        let read = |var: &str| {
-            let out = Command::new("sh")
-                .args(["-c", &format!(". \"$1\"; printf '%s' \"${var}\""), "sh"])
-                .arg(&plan)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{out:?}");
-            out.stdout
-        };
-        assert_eq!(read("n"), b"1");
-        assert_eq!(read("d_0"), b"/scratch/\xff it's");
-        assert_eq!(read("c_0"), b"echo 'a b' \"$HOME\"\nexit 3");
+        let path = tmp.path().join("plan");
+        write_plan(&path, &checks).unwrap();
         assert_eq!(
-            (read("s_0"), read("h_0")),
-            (b"1.50".to_vec(), b"150".to_vec())
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        let plan = Plan::from_bytes(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(
+            plan.checks,
+            [PlannedCheck {
+                dir: dir.into(),
+                seconds: "1.50".into(),
+                hundredths: 150,
+                command: "echo 'a b' \"$HOME\"\nexit 3".into(),
+            }]
         );
     }
 }

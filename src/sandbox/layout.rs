@@ -204,8 +204,9 @@ pub struct Layout {
     /// the harness's own user, in a user namespace.
     pub run_as: Option<RunAs>,
     /// The first program is the supervisor of a batch of checks (`batch.rs`), which
-    /// stays uid 0 and also keeps `CAP_KILL`, to stop and clear away each check; only
-    /// with `run_as`.
+    /// stays uid 0 and also keeps `CAP_KILL`, to stop and clear away each check, and is
+    /// the PID namespace's pid 1 (no init of bubblewrap's before it); only with
+    /// `run_as`.
     pub supervises: bool,
     /// The task's image, when the sandbox is a fresh container of it instead of
     /// bubblewrap over the host's system (`container/confined.rs`: the allowlist, the
@@ -261,6 +262,8 @@ impl Layout {
                 }
                 if self.supervises {
                     args.push("--cap-add", &[Path::new("CAP_KILL")]);
+                    // The supervisor is the namespace's init, and reaps as one.
+                    args.push("--as-pid-1", &[]);
                 }
             }
         }

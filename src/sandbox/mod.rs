@@ -11,6 +11,7 @@
 
 mod allowlist;
 mod batch;
+mod batch_supervisor;
 pub mod container;
 mod environment;
 mod host;
@@ -26,7 +27,10 @@ mod probe;
 mod user;
 
 pub use allowlist::{Allowlist, SYSTEM_DIRS, SYSTEM_SECRETS, Shown};
-pub use batch::{Batch, BatchCheck, BatchEnd, BatchRan, shell_quote, unguessable_seed};
+pub use batch::{
+    Batch, BatchCheck, BatchEnd, BatchRan, shell_quote, supervise_batches_with, unguessable_seed,
+};
+pub use batch_supervisor::{SUBCOMMAND as BATCH_SUPERVISOR, supervise_batch};
 pub use environment::{INHERITED, Redactor, base as base_env, passed as passed_env};
 pub use host::{BWRAP, bwrap_works, disables_userns, exec_form, find_program};
 pub use inherited::close_inherited_descriptors;
