@@ -868,14 +868,31 @@ bench_check_task() {
 }
 
 # Runs COMMAND... under the kernel's process accounting (written to FILE); prints the
-# pid of COMMAND, whose descendants are the processes to count. Accounting is the
-# machine's: other users' processes are in FILE too, and left out by their ancestry.
+# pid of its parent, a child subreaper whose descendants are the processes to count
+# (the harness's own pid is written to FILE.harness).
+# Accounting is the machine's: other users' processes are in FILE too, and left out by
+# their ancestry. A process records its parent as it is at its exit: bubblewrap's
+# outer process often exits before the sandbox's first process (its pid 1), which is
+# then re-parented; under the subreaper it is re-parented to it, instead of to init
+# (where it and everything it started would be lost to the count).
 accounted() { # accounted FILE COMMAND...
     local file="$1" pid
     shift
     : >"$file"
     accton "$file" >/dev/null
-    "$@" >/dev/null 2>&1 &
+    python3 -c '
+import ctypes, os, sys
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+child = os.fork()
+if child == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+open(sys.argv[1], "w").write(f"{child}\n")
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        break
+' "$file.harness" "$@" >/dev/null 2>&1 &
     pid=$!
     wait "$pid" || true
     accton off >/dev/null
@@ -883,7 +900,9 @@ accounted() { # accounted FILE COMMAND...
 }
 
 # Prints the processes per session of an accounted run: the descendants of ROOT (the
-# harness, its binary named NAME) in the accounting FILE, split by what started them.
+# subreaper of `accounted`, whose child is the harness, named in FILE.harness, and
+# which adopts what the harness's children orphaned) in the accounting FILE, split by
+# what started them. NAME: the harness's binary, which its `supervise` processes run.
 process_split() { # process_split FILE ROOT SESSIONS NAME
     python3 - "$@" <<'PY'
 import collections, subprocess, sys
@@ -911,14 +930,16 @@ for i in range(len(records) - 1, -1, -1):
 root = top
 WRAPPERS = ("bwrap", "unshare")
 LABEL = {"git": "git", "check-wrap": "sandbox", "agent-wrap": "sandbox",
-         "check-shell": "check shells", "check-program": "checks' own programs",
-         "supervisor": "other", "agent": "agent"}
+         "check-shell": "check shells", "batch-supervisor": "check shells",
+         "check-program": "checks' own programs", "supervisor": "other", "agent": "agent"}
 
 # A process's role from its parent's: the harness's direct children are its git, the
 # wrappers of its checks, its own binary (`supervise`, around a command agent) or the
 # sim agent's commands; below a wrapper the first other process is a check shell (or
-# the agent); a batch's supervisor starts `timeout` for each check, which starts the
-# check's shell; anything else a check shell starts is the check's own.
+# the agent), or the harness's own binary supervising a batch, each of whose children
+# is a check's shell (or its helper clearing what a check left); a batch's supervisor
+# shell (before the binary supervised) starts `timeout` for each check, which starts
+# the check's shell; anything else a check shell starts is the check's own.
 def role_of(child, parent, role):
     comm = procs[child][0]
     if role is None:
@@ -929,7 +950,11 @@ def role_of(child, parent, role):
     if role in ("check-wrap", "agent-wrap"):
         if comm in WRAPPERS:
             return role
-        return "check-shell" if role == "check-wrap" else "agent"
+        if role == "check-wrap":
+            return "batch-supervisor" if comm == harness else "check-shell"
+        return "agent"
+    if role == "batch-supervisor":
+        return "check-shell"
     if role == "supervisor":
         if comm in WRAPPERS:
             return "agent-wrap"
@@ -940,7 +965,15 @@ def role_of(child, parent, role):
     return "check-program"
 
 count = collections.Counter()
-stack = [(root, None)]
+# The harness itself is not counted (its record is named by whichever of its threads
+# ended last); what the subreaper adopted is counted as the harness's own children are.
+harness_pid = int(open(acct + ".harness").read())
+stack = [(c, None) for c in kids.get(root, []) if records[c][1] == harness_pid]
+for child in kids.get(root, []):
+    if records[child][1] != harness_pid:
+        r = role_of(child, root, None)
+        count[LABEL[r]] += 1
+        stack.append((child, r))
 while stack:
     pid, role = stack.pop()
     for child in kids.get(pid, []):
