@@ -367,3 +367,38 @@ fn a_supervisor_shown_inside_the_private_tmp_is_no_leftover() {
     assert!(!second.contains("left"), "{second}");
     assert!(second.lines().any(|l| l == top), "{second}");
 }
+
+/// A check starts as it started under `timeout`: in its tree, with the signal
+/// dispositions the supervisor was given (none blocked, none ignored but what was
+/// ignored before the sandbox: SIGPIPE, which the supervisor ignores itself, back at
+/// its default), the leader of its own process group, `PWD` its tree and
+/// `LOOPBENCH_EFFECTS` its effects log, no `OLDPWD`.
+#[test]
+fn a_check_starts_as_timeout_started_it() {
+    let Some(hidden) = batch_hidden() else { return };
+    const LOOK: &str = r#"
+sed -n 's/^SigBlk:\t//p' /proc/self/status
+sed -n 's/^SigIgn:\t//p' /proc/self/status /proc/1/status
+[ "$(ps -o pgid= -p $$)" -eq "$$" ] && echo "group: own"
+[ "$PWD" = "$(pwd -P)" ] && echo "pwd: tree"
+[ "$LOOPBENCH_EFFECTS" = "$(dirname "$PWD")/effects.log" ] && echo "effects: own"
+[ -z "${OLDPWD+set}" ] && echo "oldpwd: unset"
+exit 0
+"#;
+    let ran = ran(run(&hidden, &[(LOOK, 30), ("exit 0", 30)]));
+    let said = text(&ran[0].stdout);
+    let lines: Vec<&str> = said.lines().collect();
+    let [blocked, ignored, supervisor_ignored, rest @ ..] = lines.as_slice() else {
+        panic!("{said}");
+    };
+    let mask = |hex: &str| u64::from_str_radix(hex, 16).unwrap();
+    assert_eq!(mask(blocked), 0, "{said}");
+    let sigpipe = 1 << (13 - 1);
+    assert_ne!(mask(supervisor_ignored) & sigpipe, 0, "{said}");
+    assert_eq!(mask(ignored), mask(supervisor_ignored) & !sigpipe, "{said}");
+    assert_eq!(
+        rest,
+        ["group: own", "pwd: tree", "effects: own", "oldpwd: unset"],
+        "{said}"
+    );
+}

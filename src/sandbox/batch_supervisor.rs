@@ -150,6 +150,17 @@ fn run(top: &Path, switch: &[OsString]) -> Result<(), Stop> {
     // no check's leftovers: the batch's directory, and this binary.
     let mut shown = vec![top.to_path_buf()];
     shown.extend(std::env::current_exe().ok());
+    // What it kills and removes is a check's only in a fresh sandbox of its own: the
+    // first process of its PID namespace, `/tmp` and `/dev/shm` empty. Started anywhere
+    // else (by hand, on a host), it touches nothing.
+    if nix::unistd::getpid().as_raw() != 1 {
+        return Err(Stop(95, "not the first process of a sandbox".into()));
+    }
+    for dir in ["/tmp", "/dev/shm"] {
+        if !empty(Path::new(dir), &shown) {
+            return Err(Stop(95, format!("{dir} of the sandbox is not empty")));
+        }
+    }
     let mut children = Children::new().map_err(|e| Stop(95, format!("cannot wait: {e}")))?;
     let mut status = File::create(results.join("status")).map_err(|e| Stop(95, format!("{e}")))?;
     for (i, check) in plan.checks.iter().enumerate() {
@@ -204,9 +215,8 @@ fn run_check(
         .parse::<f64>()
         .map(Duration::from_secs_f64)
         .map_err(|e| Stop(95, format!("check {i}: {e}")))?;
-    let mut cmd = Command::new(&switch[0]);
-    cmd.args(&switch[1..])
-        .arg("sh")
+    let mut cmd = as_user(switch);
+    cmd.arg("sh")
         .arg("-c")
         .arg(&check.command)
         .current_dir(&tree)
@@ -214,7 +224,6 @@ fn run_check(
         .env_remove("OLDPWD")
         .env("PWD", &tree)
         .env("LOOPBENCH_EFFECTS", check.dir.join("effects.log"))
-        .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
         // `timeout` made a process group of the check, which it signals whole.
@@ -406,6 +415,16 @@ fn as_user(switch: &[OsString]) -> Command {
     cmd.args(&switch[1..])
         .stdin(Stdio::null())
         .stdout(Stdio::null());
+    // Through fork and exec, which a hook before exec makes sure of: glibc's
+    // posix_spawn leaves its internal signals (32 and 33) ignored in the child, and an
+    // ignored signal stays ignored across exec, into the check. Forked, the check has
+    // the dispositions this process was given, as the shell and `timeout` passed theirs
+    // on (but SIGPIPE, which the standard library puts back).
+    // SAFETY: the hook does nothing at all.
+    #[expect(unsafe_code, reason = "pre_exec: the child is forked, not spawned")]
+    unsafe {
+        cmd.pre_exec(|| Ok(()));
+    }
     cmd
 }
 
