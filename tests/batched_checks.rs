@@ -402,3 +402,55 @@ exit 0
         "{said}"
     );
 }
+
+/// The supervisor kills every process it can and empties `/tmp` and `/dev/shm`: started
+/// anywhere but as the first process of a fresh sandbox (here: not pid 1, or a `/tmp`
+/// that holds something), it refuses before it runs or removes anything.
+#[test]
+fn a_supervisor_outside_a_fresh_sandbox_touches_nothing() {
+    if batch_hidden().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path().join("batch");
+    std::fs::create_dir_all(top.join("results")).unwrap();
+    std::fs::create_dir_all(top.join("c/tree")).unwrap();
+    let plan = [
+        "1",
+        top.join("c").to_str().unwrap(),
+        "5.00",
+        "500",
+        "echo ran > ran.txt",
+    ]
+    .join("\0")
+        + "\0";
+    std::fs::write(top.join("results/plan"), plan).unwrap();
+    let top_arg = top.to_str().unwrap();
+    let bin = env!("CARGO_BIN_EXE_loopbench");
+    for (as_pid_1, before) in [(false, ":"), (true, "echo x > /tmp/planted")] {
+        let mut bwrap = std::process::Command::new("bwrap");
+        bwrap.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
+        bwrap.args([
+            "--tmpfs", "/tmp", "--tmpfs", "/dev/shm", "--bind", top_arg, top_arg,
+        ]);
+        bwrap.args(["--unshare-pid", "--die-with-parent"]);
+        if as_pid_1 {
+            bwrap.arg("--as-pid-1");
+        }
+        let script = format!("{before}; exec \"$0\" batch-supervise \"$1\" -- env; exit 9");
+        let out = bwrap
+            .args(["sh", "-c", &script, bin, top_arg])
+            .output()
+            .unwrap();
+        let said = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(95), "{said}");
+        let why = if as_pid_1 {
+            "/tmp of the sandbox is not empty"
+        } else {
+            "not the first process of a sandbox"
+        };
+        assert!(said.contains(why), "{said}");
+        assert!(!top.join("c/tree/ran.txt").exists());
+        assert!(!top.join("results/status").exists());
+    }
+}
