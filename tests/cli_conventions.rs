@@ -58,7 +58,7 @@ fn no_completion_script_offers_the_internal_supervise_command() {
         .filter(|s| s.is_hide_set())
         .map(|s| s.get_name().to_string())
         .collect();
-    assert_eq!(hidden, ["supervise", "net-relay"]);
+    assert_eq!(hidden, ["supervise", "batch-supervise", "net-relay"]);
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
         let script = stdout_of(&["completions", shell]);
         for internal in &hidden {
