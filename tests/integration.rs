@@ -81,6 +81,7 @@ mod results_dir_cli;
 mod resume_shard;
 mod run_cli;
 mod sandbox_network;
+mod sandbox_sessions;
 mod scratch_leftovers;
 mod seed_patterns;
 mod sequential_run;

@@ -287,6 +287,33 @@ impl Confined {
         }
     }
 
+    /// Whether every process the confined command starts is in a cgroup of its own
+    /// (bubblewrap with the layout's limits, where the machine makes cgroups): then
+    /// [`Confined::end_everything`] ends all of it, wherever it went, and no supervisor
+    /// is needed around the sandbox.
+    pub fn holds_everything(&self) -> bool {
+        matches!(
+            self.how,
+            How::Bwrap {
+                cgroup: Some(_),
+                ..
+            }
+        )
+    }
+
+    /// Kills every process left of the confined command and waits until none is, at
+    /// most `within`; `false` when some process was still there then (or the command
+    /// has no cgroup of its own to end: [`Confined::holds_everything`]).
+    pub fn end_everything(&self, within: std::time::Duration) -> bool {
+        match &self.how {
+            How::Bwrap {
+                cgroup: Some(cgroup),
+                ..
+            } => cgroup.end_all(within),
+            _ => false,
+        }
+    }
+
     /// How the confined command went, once it has ended: `Err` with the reason when the
     /// sandbox never ran the program (asked only of a command that `exited` by itself:
     /// a killed sandbox reports nothing), else the layout's limits it reached, each as

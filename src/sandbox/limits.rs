@@ -194,6 +194,33 @@ impl Cgroup {
         })
     }
 
+    /// Kills whatever is in the cgroup, again, until nothing is (`true`) or `within`
+    /// has passed (`false`: a process that does not die, stuck in the kernel).
+    pub fn end_all(&self, within: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            self.kill_all();
+            if self.is_empty() {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
+    /// Whether no process is left in the cgroup (a dead one has left it).
+    fn is_empty(&self) -> bool {
+        if self.v2 {
+            let events = std::fs::read_to_string(self.dirs[0].join("cgroup.events"));
+            return events.is_ok_and(|e| e.lines().any(|l| l == "populated 0"));
+        }
+        self.procs_files()
+            .iter()
+            .all(|procs| std::fs::read_to_string(procs).is_ok_and(|pids| pids.trim().is_empty()))
+    }
+
     /// Kills whatever is still in the cgroup (nothing, when its sandbox ended).
     fn kill_all(&self) {
         if self.v2 && write(&self.dirs[0].join("cgroup.kill"), "1").is_ok() {

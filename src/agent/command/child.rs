@@ -1,9 +1,11 @@
 //! One agent process in its own process group, waited for with a time limit and an
 //! optional crash moment; whatever ends it, nothing of its group is left running. Its
 //! stdout and stderr can be captured into files, each up to a cap. Run under
-//! `loopbench supervise` (see [`super::supervise`]), nothing it started at all is left.
+//! `loopbench supervise` (see [`super::supervise`]), or in a sandbox whose cgroup holds
+//! everything it starts (ended by the caller's `end_rest`), nothing it started at all
+//! is left.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::process::{Command, ExitStatus};
 use std::sync::Mutex;
@@ -72,26 +74,22 @@ pub struct Ran {
     pub captured: Vec<Captured>,
 }
 
-/// Process groups of agents now running, so that an interrupted run can stop them.
-static RUNNING: Mutex<BTreeSet<Group>> = Mutex::new(BTreeSet::new());
+/// Process groups of agents now running, each with the signal that ends everything
+/// of it, so that an interrupted run can stop them.
+static RUNNING: Mutex<BTreeMap<Group, Signal>> = Mutex::new(BTreeMap::new());
 
-/// Sends SIGTERM (or, with `force`, the signal that ends everything: SIGUSR1, which
-/// a supervisor turns into SIGKILL for every process of the session, and which kills
-/// an unsupervised agent too) to the process group of every agent session in flight.
-/// For a run that is being interrupted: each session then ends as its agent died
-/// (`interrupted` after a kill, or however the agent reports it).
+/// Sends SIGTERM (or, with `force`, the signal that ends everything: SIGUSR1 to a
+/// supervised session, which its supervisor turns into SIGKILL for every process of the
+/// session, SIGKILL to the sandbox of any other) to the process group of every agent
+/// session in flight. For a run that is being interrupted: each session then ends as
+/// its agent died (`interrupted` after a kill, or however the agent reports it).
 pub fn signal_running_agents(force: bool) {
-    let signal = if force {
-        Signal::SIGUSR1
-    } else {
-        Signal::SIGTERM
-    };
-    let groups: Vec<Group> = RUNNING
+    let groups: Vec<(Group, Signal)> = RUNNING
         .lock()
-        .map(|g| g.iter().copied().collect())
+        .map(|g| g.iter().map(|(g, s)| (*g, *s)).collect())
         .unwrap_or_default();
-    for group in groups {
-        group.signal(signal);
+    for (group, ends_all) in groups {
+        group.signal(if force { ends_all } else { Signal::SIGTERM });
     }
 }
 
@@ -99,8 +97,16 @@ pub fn signal_running_agents(force: bool) {
 /// With `capture`, its stdout and stderr are pipes read by one thread each into the
 /// capture files (so that the agent never blocks on a full pipe, however much it
 /// prints); they are read to their end, or for [`DRAIN`] after the group is killed.
-/// Returns the spawn error unchanged (the caller decides whether to retry).
-pub fn run(mut cmd: Command, limits: Limits, capture: Option<Capture>) -> std::io::Result<Ran> {
+/// `end_rest`: what ends every process the session left outside the group once the
+/// leader is gone (a sandbox's cgroup), before the capture is drained; `None` under a
+/// supervisor, or where the group is all. Returns the spawn error unchanged (the caller
+/// decides whether to retry).
+pub fn run(
+    mut cmd: Command,
+    limits: Limits,
+    capture: Option<Capture>,
+    end_rest: Option<&dyn Fn()>,
+) -> std::io::Result<Ran> {
     if let Some(file) = &limits.supervised {
         // A status left from an earlier try must not be read as this one's.
         let _ = std::fs::remove_file(file);
@@ -131,13 +137,21 @@ pub fn run(mut cmd: Command, limits: Limits, capture: Option<Capture>) -> std::i
     drop(cmd);
     let mut leader = spawned?;
     let group = leader.group();
+    let ends_all = if limits.supervised.is_some() {
+        Signal::SIGUSR1
+    } else {
+        Signal::SIGKILL
+    };
     if let Ok(mut g) = RUNNING.lock() {
-        g.insert(group);
+        g.insert(group, ends_all);
     }
     let ended = wait(&mut leader, start, &limits);
     // Whatever ended the leader, the rest of its group (background jobs, grandchildren)
-    // must not outlive the session.
+    // must not outlive the session, nor anything it started elsewhere.
     drop(leader);
+    if let Some(end_rest) = end_rest {
+        end_rest();
+    }
     if let Ok(mut g) = RUNNING.lock() {
         g.remove(&group);
     }
@@ -200,7 +214,7 @@ mod tests {
         let mut cmd = Command::new("sh");
         cmd.args(["-c", script]);
         let start = Instant::now();
-        let ran = run(cmd, limits, None).unwrap();
+        let ran = run(cmd, limits, None, None).unwrap();
         (ran.ended, start.elapsed())
     }
 
@@ -265,7 +279,7 @@ mod tests {
             limit,
         };
         let start = Instant::now();
-        let ran = run(cmd, limits(30_000), Some(capture)).unwrap();
+        let ran = run(cmd, limits(30_000), Some(capture), None).unwrap();
         let elapsed = start.elapsed();
         let read = |name: &str| std::fs::read(dir.join(name)).unwrap();
         (ran, elapsed, read("out"), read("err"))
@@ -320,6 +334,6 @@ mod tests {
     #[test]
     fn a_spawn_error_is_returned() {
         let cmd = Command::new("/nonexistent/agent");
-        assert!(run(cmd, limits(1000), None).is_err());
+        assert!(run(cmd, limits(1000), None, None).is_err());
     }
 }

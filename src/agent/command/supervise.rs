@@ -1,5 +1,7 @@
 //! `loopbench supervise`: the process an agent session runs under, so that nothing the
-//! agent started outlives its session.
+//! agent started outlives its session. (A session in a bubblewrap sandbox with a cgroup
+//! of its own needs none: its PID namespace and its cgroup hold everything it starts,
+//! and the harness ends the cgroup once the sandbox is gone.)
 //!
 //! A process group is not enough: an agent can leave it (`setsid sleep 600 &`, a daemon
 //! that double-forks). The supervisor is a *child subreaper*: every process the agent
@@ -33,7 +35,7 @@ pub const SUBCOMMAND: &str = "supervise";
 /// How often the supervisor looks at its flags while the agent runs.
 const POLL: Duration = Duration::from_millis(50);
 /// Longest the clean-up keeps killing new processes (a fork bomb) before it gives up.
-const SWEEP_LIMIT: Duration = Duration::from_secs(10);
+pub const SWEEP_LIMIT: Duration = Duration::from_secs(10);
 
 /// Runs `program args` under supervision and writes its raw wait status to
 /// `status_file`. Returns the supervisor's exit code: 0 when the status was written.

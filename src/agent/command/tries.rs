@@ -1,6 +1,7 @@
-//! Running a session's agent: each try builds the supervisor's command line (the
-//! sandbox's launch, the scripted model server, the agent) and runs it; a try that
-//! could not start the agent is tried again, after a growing delay.
+//! Running a session's agent: each try builds its command line (the supervisor, unless
+//! the sandbox's cgroup holds the whole session; the sandbox's launch, the scripted
+//! model server, the agent) and runs it; a try that could not start the agent is tried
+//! again, after a growing delay.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -116,28 +117,42 @@ impl CommandAgent {
         };
         let stdin = File::open(&ctx.workspace.prompt_file)
             .io_context(|| format!("cannot read '{}'", ctx.workspace.prompt_file.display()))?;
-        let supervisor = std::env::current_exe()
-            .io_context(|| "cannot find the loopbench binary to supervise the agent".into())?;
-        let mut cmd = Command::new(supervisor);
-        cmd.args([supervise::SUBCOMMAND, "--status"])
-            .arg(&files.status_file)
-            .arg("--");
         // Lives until the session's try has ended: dropping it closes every connection
         // the sandbox still holds.
         let proxy = match (&self.sandbox, &self.network) {
             (Some(_), Some(targets)) => Some(Proxy::start(targets.clone(), &files.net_log)?),
             _ => None,
         };
-        let confined = if self.sandbox.is_some() {
-            let socket = proxy.as_ref().map(Proxy::socket);
-            let confined = Confined::start(
-                &self.layout(ctx, &program, files, socket),
-                Some(ctx.workspace.root()),
-            )?;
-            confined.append_to(&mut cmd);
-            Some(confined)
-        } else {
-            None
+        let confined = match &self.sandbox {
+            Some(_) => {
+                let socket = proxy.as_ref().map(Proxy::socket);
+                Some(Confined::start(
+                    &self.layout(ctx, &program, files, socket),
+                    Some(ctx.workspace.root()),
+                )?)
+            }
+            None => None,
+        };
+        // A sandbox whose cgroup holds every process of the session (its PID namespace
+        // dies with it, and the cgroup is ended before the session is over) needs no
+        // supervisor around it; anything else runs under `loopbench supervise`, a child
+        // subreaper that ends whatever the agent left, wherever it went.
+        let contained = confined.as_ref().filter(|c| c.holds_everything());
+        let mut cmd = match (contained, &confined) {
+            (Some(confined), _) => confined.command(),
+            (None, confined) => {
+                let supervisor = std::env::current_exe().io_context(|| {
+                    "cannot find the loopbench binary to supervise the agent".into()
+                })?;
+                let mut cmd = Command::new(supervisor);
+                cmd.args([supervise::SUBCOMMAND, "--status"])
+                    .arg(&files.status_file)
+                    .arg("--");
+                if let Some(confined) = confined {
+                    confined.append_to(&mut cmd);
+                }
+                cmd
+            }
         };
         if let Some(proxy) = &proxy {
             self.relay_network(&mut cmd, proxy)?;
@@ -161,7 +176,7 @@ impl CommandAgent {
             timeout: self.timeout,
             grace: self.grace,
             crash_after: self.crash_after(ctx.interrupt_at),
-            supervised: Some(files.status_file.clone()),
+            supervised: contained.is_none().then(|| files.status_file.clone()),
         };
         let ran = self.start(cmd, limits, capture, &program, confined.as_ref(), files);
         drop(proxy);
@@ -252,9 +267,20 @@ impl CommandAgent {
                 program.display()
             )
         };
-        match child::run(cmd, limits, Some(capture)) {
+        let supervised = limits.supervised.is_some();
+        // As the supervisor's sweep would: whatever is left of the session is killed, and
+        // gone, before the session is over (at most as long as the supervisor tried).
+        let end_rest = || {
+            if let Some(confined) = confined {
+                confined.end_everything(supervise::SWEEP_LIMIT);
+            }
+        };
+        let end_rest: Option<&dyn Fn()> = (!supervised).then_some(&end_rest);
+        match child::run(cmd, limits, Some(capture), end_rest) {
             Err(e) => Ok(Err(cannot_start(&e))),
-            Ok(_) if let Some(e) = spawn_error(&files.status_file) => Ok(Err(cannot_start(&e))),
+            Ok(_) if supervised && let Some(e) = spawn_error(&files.status_file) => {
+                Ok(Err(cannot_start(&e)))
+            }
             Ok(ran) => {
                 let exited = matches!(ran.ended, Ended::Exited(_));
                 let limits_reached = match confined.map(|c| c.ended(Some(&files.stderr), exited)) {
