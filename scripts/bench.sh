@@ -902,15 +902,21 @@ while True:
 # Prints the processes per session of an accounted run: the descendants of ROOT (the
 # subreaper of `accounted`, whose child is the harness, named in FILE.harness, and
 # which adopts what the harness's children orphaned) in the accounting FILE, split by
-# what started them. NAME: the harness's binary, which its `supervise` processes run.
-process_split() { # process_split FILE ROOT SESSIONS NAME
+# what started them. NAME: the harness's binary, which its `supervise` processes run;
+# AGENT: the basename of a command agent's program, which the harness may start in a
+# sandbox of its own without a supervisor around it (else the first process in the
+# sandbox would read as a check's shell).
+process_split() { # process_split FILE ROOT SESSIONS NAME [AGENT]
     python3 - "$@" <<'PY'
 import collections, subprocess, sys
 
 acct, root, sessions, harness = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4][:15]
+agent = sys.argv[5][:15] if len(sys.argv) > 5 else None
 # One record a process, written when it exits; a busy machine reuses pids, so a
 # record's parent is the nearest later record of its parent's pid (a parent outlives
-# its children; an orphan is counted under whoever reaped it, or not at all).
+# its children; an orphan is counted under whoever reaped it, or not at all), else the
+# nearest earlier one (a parent writes its record before its children are re-parented:
+# a child that ends in between names a parent whose record came first).
 records = []
 for line in subprocess.run(["dump-acct", acct], capture_output=True, text=True).stdout.splitlines():
     f = [x.strip() for x in line.split("|")]
@@ -920,13 +926,22 @@ procs = {i: (comm, ppid) for i, (comm, _, ppid) in enumerate(records)}
 kids = collections.defaultdict(list)
 later = {}
 top = None
+orphans = []
 for i in range(len(records) - 1, -1, -1):
     comm, pid, ppid = records[i]
     if ppid in later:
         kids[later[ppid]].append(i)
+    else:
+        orphans.append(i)
     later[pid] = i
     if pid == root and top is None:
         top = i
+earlier = {}
+orphans = set(orphans)
+for i, (comm, pid, ppid) in enumerate(records):
+    if i in orphans and ppid in earlier:
+        kids[earlier[ppid]].append(i)
+    earlier[pid] = i
 root = top
 WRAPPERS = ("bwrap", "unshare")
 LABEL = {"git": "git", "check-wrap": "sandbox", "agent-wrap": "sandbox",
@@ -943,12 +958,17 @@ LABEL = {"git": "git", "check-wrap": "sandbox", "agent-wrap": "sandbox",
 def role_of(child, parent, role):
     comm = procs[child][0]
     if role is None:
-        return {"git": "git", "bwrap": "check-wrap", "unshare": "check-wrap",
-                harness: "supervisor"}.get(comm, "agent")
+        if comm in WRAPPERS:
+            return role_of(child, parent, "check-wrap")
+        return {"git": "git", harness: "supervisor"}.get(comm, "agent")
     if role in ("git", "agent", "check-program"):
         return role
     if role in ("check-wrap", "agent-wrap"):
         if comm in WRAPPERS:
+            # The sandbox's pid 1, whose child is the agent (and whatever the agent
+            # orphaned): an agent's sandbox.
+            if any(procs[k][0] == agent for k in kids.get(child, [])):
+                return "agent-wrap"
             return role
         if role == "check-wrap":
             return "batch-supervisor" if comm == harness else "check-shell"
@@ -1029,7 +1049,7 @@ bench_processes() {
                 pid=$(accounted "$dir/acct" "$b" run "$dir/gold-bwrap" --jobs 1 --quiet --out "$out")
             fi
             sessions=$(($(wc -l <"$out/sessions.csv") - 1))
-            line=$(process_split "$dir/acct" "$pid" "$sessions" loopbench)
+            line=$(process_split "$dir/acct" "$pid" "$sessions" loopbench gold.sh)
             echo "$name suite, $which, $sessions sessions: processes a session $line"
             harness[$name-$which]=$(echo "$line" | sed -n 's/.*started by the harness: \([0-9.]*\)$/\1/p')
         done
