@@ -345,4 +345,80 @@ pub enum ResultsDirError {
         /// The trajectories file that is not there.
         file: PathBuf,
     },
+    /// No finished trial has the id `show` was given.
+    #[error(
+        "no trial '{trial}' in '{}' (trial ids are arm:task:replicate, e.g. {}{}); \
+         `loopbench show {}` lists them all",
+        dir.display(),
+        if known.is_empty() { "none finished yet".to_string() } else { known.join(", ") },
+        if *more { ", …" } else { "" },
+        dir.display()
+    )]
+    NoTrial {
+        /// The results directory.
+        dir: PathBuf,
+        /// The id asked for.
+        trial: String,
+        /// The first few ids it holds.
+        known: Vec<String>,
+        /// Whether it holds more than those.
+        more: bool,
+    },
+    /// The trial has no session of the number asked for.
+    #[error(
+        "trial '{trial}' has no session {session}; `loopbench show {} {trial}` lists its sessions",
+        dir.display()
+    )]
+    NoSession {
+        /// The results directory.
+        dir: PathBuf,
+        /// The trial.
+        trial: String,
+        /// The session asked for.
+        session: u32,
+    },
+    /// The trajectories file holds nothing of the trial (or of its session).
+    #[error(
+        "no trajectory of trial '{trial}'{} in '{}'",
+        session.map(|n| format!(" session {n}")).unwrap_or_default(),
+        file.display()
+    )]
+    NoTrajectoryOf {
+        /// The trajectories file.
+        file: PathBuf,
+        /// The trial.
+        trial: String,
+        /// The session asked for, if one was.
+        session: Option<u32>,
+    },
+    /// What an export was given is not a directory.
+    #[error(
+        "'{}' is not a directory; give the results directory `run` or `replay` wrote, e.g. \
+         results/<suite>/<run-id>",
+        dir.display()
+    )]
+    NotARunDirectory {
+        /// The path given.
+        dir: PathBuf,
+    },
+    /// A file every results directory holds is not there.
+    #[error("'{}' does not exist: a results directory holds it ({what})", path.display())]
+    FileMissing {
+        /// The file.
+        path: PathBuf,
+        /// What it holds.
+        what: String,
+    },
+    /// A JSON file of the run does not hold what loopbench writes there.
+    #[error("{}:{line}:{column}: not what loopbench writes there: {reason}", path.display())]
+    NotWhatLoopbenchWrote {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the error.
+        line: usize,
+        /// 1-based column of the error.
+        column: usize,
+        /// What the parser said.
+        reason: String,
+    },
 }
