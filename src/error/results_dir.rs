@@ -421,4 +421,13 @@ pub enum ResultsDirError {
         /// What the parser said.
         reason: String,
     },
+    /// A table's values cannot be counted as the summary counts them (a column of
+    /// another type than loopbench writes).
+    #[error("cannot summarize '{}': {reason}", path.display())]
+    CannotSummarize {
+        /// The table.
+        path: PathBuf,
+        /// What the data frame library said.
+        reason: String,
+    },
 }
