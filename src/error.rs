@@ -6,9 +6,11 @@ use std::path::PathBuf;
 use crate::exit_code;
 
 mod results_dir;
+mod sandbox;
 mod suite_files;
 
 pub use results_dir::{Named, ResultsDirError};
+pub use sandbox::SandboxError;
 pub use suite_files::SuiteFileError;
 
 /// Everything that can stop a command. Failures of an agent are *data* (recorded in the
@@ -56,6 +58,9 @@ pub enum Error {
     /// A suite or task that cannot be read as one.
     #[error(transparent)]
     SuiteFile(#[from] SuiteFileError),
+    /// A sandbox or a container engine that failed.
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
     /// Any other input that does not fit: a missing directory, an invalid argument.
     #[error("{0}")]
     BadInput(String),
@@ -273,11 +278,19 @@ impl Error {
             | Error::SuiteFile(_)
             | Error::BadInput(_) => exit_code::BAD_INPUT,
             Error::Io { .. } | Error::Tool(_) | Error::Unobservable(_) => exit_code::INTERNAL,
+            Error::Sandbox(e) => e.exit_code(),
             Error::Interrupted { .. }
             | Error::Cancelled
             | Error::Stopped { .. }
             | Error::Halted { .. } => exit_code::INTERRUPTED,
         }
+    }
+
+    /// Whether a container engine failed under a command of the harness's (it never ran
+    /// it, or lost its container): the infrastructure's failure, known from the
+    /// engine's own report on the container, never from anything its program wrote.
+    pub fn is_engine_failure(&self) -> bool {
+        matches!(self, Error::Sandbox(SandboxError::ContainerLost { .. }))
     }
 
     /// The process's output was closed (`loopbench report | head`): not a failure.

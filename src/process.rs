@@ -13,6 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use crate::error::SandboxError;
 use crate::process_group::Leader;
 use crate::sandbox::container::{Container, ContainerRun, Ran};
 use crate::sandbox::{Confined, Layout};
@@ -169,9 +170,10 @@ impl ShellCommand<'_> {
             // to 127 are the engine's own failures as well as a program's).
             Some(Started::Container(container)) if !timed_out => match container.ran() {
                 Ran::Never(why) => {
-                    return Err(std::io::Error::other(format!(
-                        "the container could not start: {why}"
-                    )));
+                    return Err(std::io::Error::other(SandboxError::ContainerLost {
+                        command: self.script.to_string(),
+                        why,
+                    }));
                 }
                 Ran::Exited { code: exited, oom } => {
                     code = Some(exited);

@@ -14,7 +14,9 @@ use tokio::task::JoinSet;
 use super::plan::{Plan, PlannedTrial, ReplaySet, ReplayStart, Source};
 use super::retry::{Backoff, Breaker, stopped, wait_unless_cancelled};
 use super::steps::run_trial;
-use super::trial::{Attempt, Budgets, KeepRepo, TrialResult, TrialSpec, harness_failed_attempt};
+use super::trial::{
+    Attempt, Budgets, KeepRepo, TrialResult, TrialSpec, harness_at_fault, harness_failed_attempt,
+};
 use crate::agent::factory::{self, SuiteTrial};
 use crate::agent::replay::RunActions;
 use crate::agent::{FailureKind, SessionKind};
@@ -519,9 +521,9 @@ fn trial_key(source: &Source, trial: PlannedTrial) -> TrialKey {
     }
 }
 
-/// Runs attempt `attempt` of a trial. A harness that ran out of room before a session
-/// could run (its scratch full when the work directory or the observer was made) fails
-/// the attempt `infra`, as a full scratch is the harness's failure, not the agent's.
+/// Runs attempt `attempt` of a trial. A harness that failed before a session could run
+/// (its scratch full when the work directory or the observer was made, an engine that
+/// lost a container) fails the attempt `infra`: the harness's failure, not the agent's.
 fn run_attempt(
     ctx: &RunContext<'_>,
     trial: PlannedTrial,
@@ -533,7 +535,7 @@ fn run_attempt(
         Source::Replay(set) => replay_trial(ctx, set, trial, attempt, sink),
     };
     match outcome {
-        Err(e) if crate::fsutil::out_of_room(&e) => harness_failed_attempt(
+        Err(e) if harness_at_fault(&e) => harness_failed_attempt(
             &trial_key(ctx.source, trial),
             attempt,
             first_session(ctx.source, trial),

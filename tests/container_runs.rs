@@ -1,0 +1,187 @@
+//! Runs of suites whose checks run in containers, against a real engine, where what
+//! the engine does decides what is recorded: a check's container removed under it is
+//! the infrastructure's failure (the trial is retried, `resume` finishes it, nothing
+//! recorded is lost). Each test skips, saying why, where no container engine answers
+//! `info` (tests/container_sandbox.rs, `engine`).
+
+use crate::common;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use common::read_csv;
+
+use crate::container_sandbox::{BASE_IMAGE, harbor_task, write};
+
+/// What a check prints before it waits to be removed ([`remove_containers_saying`]).
+const VANISH: &str = "VANISH-ME";
+
+/// Removes every container of `child`'s harness whose output says [`VANISH`], as an
+/// engine that loses a container does, until `child` exits; its exit status.
+fn remove_containers_saying(engine: &str, child: &mut Child) -> std::process::ExitStatus {
+    let label = format!("label=loopbench.harness={}", child.id());
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        let listed = Command::new(engine)
+            .args(["ps", "--filter", &label, "--format", "{{.Names}}"])
+            .output()
+            .unwrap();
+        for name in String::from_utf8_lossy(&listed.stdout).lines() {
+            let logs = Command::new(engine).args(["logs", name]).output().unwrap();
+            if String::from_utf8_lossy(&logs.stdout).contains(VANISH) {
+                // Killed and removed in one call of the engine's (podman's at once, not
+                // after its stop timeout), so that the harness never finds it exited.
+                let mut rm = Command::new(engine);
+                rm.args(["rm", "--force"]);
+                if engine == "podman" {
+                    rm.arg("--time=0");
+                }
+                let _ = rm.arg(name).output();
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+/// A one-step Harbor task `name` in `suite` passing when `/app/out.txt` exists, whose
+/// check first runs `before` (with `$VANISH` from the harness's `LB_TEST_VANISH`).
+fn vanishing_task(suite: &Path, name: &str, before: &str) {
+    let check =
+        "if [ -e /app/out.txt ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n";
+    let dir = harbor_task(
+        suite,
+        name,
+        &format!("FROM {BASE_IMAGE}\nWORKDIR /app\n"),
+        &format!("{before}\n{check}"),
+        "echo done > /app/out.txt\n",
+    );
+    let toml = dir.join("task.toml");
+    let text = std::fs::read_to_string(&toml).unwrap().replace(
+        "timeout_sec = 60\n",
+        "timeout_sec = 60\nenv = { VANISH = \"${LB_TEST_VANISH:-no}\" }\n",
+    );
+    std::fs::write(&toml, text).unwrap();
+}
+
+fn jsonl(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_check_whose_container_the_engine_loses_fails_infra_and_resume_finishes_the_trial() {
+    let Some(engine) = crate::container_sandbox::engine() else {
+        return;
+    };
+    let tmp = common::visible_tempdir();
+    let suite = tmp.path().join("suite");
+    // `steady` always checks; `early`'s every check vanishes, the one of the trial's
+    // start included; `late`'s once the session wrote out.txt, under a session's check.
+    vanishing_task(&suite, "steady", "");
+    vanishing_task(
+        &suite,
+        "early",
+        &format!("if [ \"$VANISH\" = yes ]; then echo {VANISH}; exec sleep 3600; fi"),
+    );
+    vanishing_task(
+        &suite,
+        "late",
+        &format!(
+            "if [ \"$VANISH\" = yes ] && [ -e /app/out.txt ]; then echo {VANISH}; exec sleep 3600; fi"
+        ),
+    );
+    write(
+        &suite.join("suite.toml"),
+        "name = \"vanishing\"\nseed = 7\nreplicates = 1\ntasks = [\"steady\", \"early\", \"late\"]\n\
+         verify_sandbox = \"container\"\ninfra_retries = 0\n\n\
+         [agents.sim]\ndriver = \"sim\"\nprofile = \"careful\"\n\n\
+         [[arm]]\nname = \"json\"\nagent = \"sim\"\nlist_format = \"json\"\nmax_sessions = 3\n",
+    );
+    let out = tmp.path().join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_loopbench"))
+        .arg("run")
+        .arg(&suite)
+        .args(["--quiet", "--jobs", "1", "--out"])
+        .arg(&out)
+        .env("LB_TEST_VANISH", "yes")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = remove_containers_saying(engine, &mut child);
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    // Not complete: two trials could not run, and `resume` retries them.
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("arm 'json': 2 trials could not run (1 × infra: "),
+        "{stderr}"
+    );
+    let failures = jsonl(&out.join("failures.jsonl"));
+    let failed_tasks: Vec<&str> = failures
+        .iter()
+        .filter(|r| r["failure"] == "infra")
+        .map(|r| r["task"].as_str().unwrap())
+        .collect();
+    for task in ["early", "late"] {
+        assert!(failed_tasks.contains(&task), "{failures:#?}");
+    }
+    for r in failures.iter().filter(|r| r["failure"] == "infra") {
+        let error = r["error"].as_str().unwrap();
+        assert!(error.contains("container"), "{r}");
+        assert!(error.contains(engine), "{r}");
+    }
+    // `late`'s session wrote out.txt before its check vanished: that session failed.
+    assert!(
+        failures
+            .iter()
+            .any(|r| r["task"] == "late" && r["kind"] == "coding" && r["failure"] == "infra"),
+        "{failures:#?}"
+    );
+    let trials = std::fs::read_to_string(out.join("trials.jsonl")).unwrap();
+    let finished: Vec<serde_json::Value> = jsonl(&out.join("trials.jsonl"));
+    assert_eq!(finished.len(), 1, "{trials}");
+    assert_eq!(finished[0]["task"], "steady");
+    assert!(
+        jsonl(&out.join("sessions.jsonl"))
+            .iter()
+            .all(|r| r["task"] == "steady")
+    );
+    // No container of the harness is left.
+    let left = Command::new(engine)
+        .args(["ps", "--all", "--quiet", "--filter"])
+        .arg(format!("label=loopbench.harness={}", child.id()))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&left.stdout).trim().is_empty());
+    // The engine is well again: resume runs the two trials as their attempt 2, and the
+    // trial recorded before keeps its line.
+    let resumed = common::loopbench()
+        .args(["resume", "--quiet", "--jobs", "1"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(resumed.status.success(), "{resumed:?}");
+    let after = std::fs::read_to_string(out.join("trials.jsonl")).unwrap();
+    assert!(after.starts_with(&trials), "{after}");
+    let rows = read_csv(&out.join("trials.csv"));
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for row in &rows {
+        let attempts = if row["task"] == "steady" { "1" } else { "2" };
+        assert_eq!(row["attempts"], attempts, "{row:?}");
+    }
+    let sessions = read_csv(&out.join("sessions.csv"));
+    for task in ["early", "late"] {
+        assert!(
+            sessions
+                .iter()
+                .any(|s| s["task"] == task && s["features_verified"] == "1"),
+            "{sessions:?}"
+        );
+    }
+}
