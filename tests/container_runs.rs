@@ -185,3 +185,104 @@ fn a_check_whose_container_the_engine_loses_fails_infra_and_resume_finishes_the_
         );
     }
 }
+
+/// A command agent that prints the value the task gives it and commits it; its
+/// initializer writes the list, its coding session claims the step.
+const PRINTS_ITS_SECRET: &str = r#"cat >/dev/null
+echo "agent sees $AGENT_TOKEN"
+echo "agent says $AGENT_TOKEN" >&2
+echo "$AGENT_TOKEN" > leaked.txt
+p=false; [ "$LOOPBENCH_SESSION" = 1 ] && p=true
+echo "[{\"id\": \"task\", \"category\": \"step\", \"description\": \"d\", \"steps\": [], \"passes\": $p}]" > feature_list.json
+git add -A && git commit -qm leak
+"#;
+
+#[test]
+fn values_a_harbor_task_takes_from_the_host_are_in_no_file_of_the_results() {
+    if crate::container_sandbox::engine().is_none() {
+        return;
+    }
+    const AGENT_SECRET: &str = "sk-live-agent-5f3c9a1e77d2";
+    const CHECK_SECRET: &str = "sk-live-check-0b8d2e44aa91";
+    let tmp = common::visible_tempdir();
+    let suite = tmp.path().join("suite");
+    // The agent's container gets `[environment] env`, the check's both tables; each
+    // prints what it got, and the agent commits it too (its initializer writes the
+    // list, its coding session claims the step: the failing check's output is the
+    // evidence of that premature claim).
+    let dir = harbor_task(
+        &suite,
+        "secrets",
+        &format!("FROM {BASE_IMAGE}\nWORKDIR /app\n"),
+        "echo \"check sees $CHECK_TOKEN and $AGENT_TOKEN\"\necho 0 > /logs/verifier/reward.txt\n",
+        "echo done > /app/out.txt\n",
+    );
+    write(
+        &dir.join("task.toml"),
+        "[environment]\nnetwork_mode = \"no-network\"\n\
+         env = { AGENT_TOKEN = \"${LB_TEST_AGENT_SECRET}\" }\n\n\
+         [verifier]\ntimeout_sec = 60\n\
+         env = { CHECK_TOKEN = \"Bearer ${LB_TEST_CHECK_SECRET}\", UNSET = \"${LB_TEST_UNSET_43:-plain}\" }\n",
+    );
+    common::command::script(&suite, "agent.sh", PRINTS_ITS_SECRET);
+    write(
+        &suite.join("suite.toml"),
+        "name = \"secrets\"\nseed = 3\nreplicates = 1\ntasks = [\"secrets\"]\n\
+         verify_sandbox = \"container\"\n\n\
+         [agents.boxed]\ndriver = \"command\"\nprogram = \"./agent.sh\"\n\
+         sandbox = \"container\"\ntimeout = \"60s\"\n\n\
+         [[arm]]\nname = \"a\"\nagent = \"boxed\"\nlist_format = \"json\"\n\
+         max_sessions = 1\n",
+    );
+    let out = tmp.path().join("out");
+    let output = common::loopbench()
+        .arg("run")
+        .arg(&suite)
+        .args(["--quiet", "--keep-repos", "--out"])
+        .arg(&out)
+        .env("LB_TEST_AGENT_SECRET", AGENT_SECRET)
+        .env("LB_TEST_CHECK_SECRET", CHECK_SECRET)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for secret in [AGENT_SECRET, CHECK_SECRET] {
+        assert!(!stderr.contains(secret), "{stderr}");
+        assert_eq!(
+            crate::keep_repos::files_holding(&out, secret.as_bytes()),
+            Vec::<std::path::PathBuf>::new(),
+            "{secret}"
+        );
+    }
+    // What they printed was stored, each value replaced; a default is no secret.
+    let sessions = std::fs::read_to_string(out.join("sessions.jsonl")).unwrap();
+    assert!(
+        sessions.contains(
+            "check sees Bearer [redacted LB_TEST_CHECK_SECRET] and [redacted LB_TEST_AGENT_SECRET]"
+        ),
+        "{sessions}"
+    );
+    let captured =
+        crate::keep_repos::files_holding(&out, b"agent sees [redacted LB_TEST_AGENT_SECRET]");
+    assert!(!captured.is_empty(), "no capture of the agent's output");
+    // The bundle's tree holds the committed file, its value replaced.
+    let repo = crate::keep_repos::clone(
+        &out.join("repos/a:secrets:0.bundle"),
+        &tmp.path().join("clone"),
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("leaked.txt")).unwrap(),
+        "[redacted LB_TEST_AGENT_SECRET]\n"
+    );
+    let objects = crate::keep_repos::git_bytes(
+        &repo,
+        &["cat-file", "--batch-all-objects", "--batch", "--unordered"],
+    );
+    for secret in [AGENT_SECRET, CHECK_SECRET] {
+        assert!(
+            !objects
+                .windows(secret.len())
+                .any(|w| w == secret.as_bytes())
+        );
+    }
+}

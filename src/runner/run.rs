@@ -98,8 +98,9 @@ pub fn default_jobs() -> usize {
 /// Forwards events from a trial's thread to the collecting loop.
 struct ChannelSink<'a> {
     tx: mpsc::UnboundedSender<Event>,
-    /// The values passed by `pass_env`, replaced in every record before any sink (the
-    /// results files, the console, report.html) sees it.
+    /// The values passed by `pass_env` or taken by the tasks' templates, replaced in
+    /// every record before any sink (the results files, the console, report.html)
+    /// sees it.
     redactor: &'a Redactor,
 }
 
@@ -162,21 +163,13 @@ fn redacted(event: &Event, redactor: &Redactor) -> Result<Event> {
     })
 }
 
-/// The redactor of every value the run's agents get through `pass_env`.
+/// The redactor of every value the run's agents get through `pass_env`, and of every
+/// value its tasks took from the harness's environment (`${NAME}` templates).
 fn run_redactor(source: &Source) -> Redactor {
-    let Source::Suite(suite) = source else {
-        return Redactor::default();
-    };
-    let names: Vec<String> = suite
-        .agents
-        .values()
-        .filter_map(|a| match a {
-            AgentDriver::Command { pass_env, .. } => Some(pass_env.clone()),
-            AgentDriver::Sim { .. } => None,
-        })
-        .flatten()
-        .collect();
-    Redactor::for_names(&names)
+    match source {
+        Source::Suite(suite) => Redactor::for_names(&suite.secret_names()),
+        Source::Replay(set) => Redactor::for_names(set.task.host_variables()),
+    }
 }
 
 /// How many trials beyond `--jobs` are spawned ahead: the ones waiting out a backoff
@@ -484,7 +477,8 @@ struct RunContext<'a> {
     infra: InfraPolicy,
     run_start: Instant,
     keep_repos: bool,
-    /// The values passed by `pass_env` (also kept out of bundles).
+    /// The values passed by `pass_env` or taken by the tasks' templates (also kept out
+    /// of bundles).
     redactor: &'a Redactor,
 }
 
