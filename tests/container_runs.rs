@@ -286,3 +286,93 @@ fn values_a_harbor_task_takes_from_the_host_are_in_no_file_of_the_results() {
         );
     }
 }
+
+/// A command agent that says what it finds (the files, the commits, its prompt) and,
+/// as an initializer, writes the list.
+const SAYS_WHAT_IT_FINDS: &str = r#"prompt=$(cat)
+echo "files: $(ls -A | sort | tr '\n' ' ')" >&2
+echo "commits: $(git log --format=%s | wc -l)" >&2
+printf '%s\n' "$prompt" >&2
+if [ "$LOOPBENCH_SESSION" = 0 ]; then
+  echo '[]' > feature_list.json
+  git add -A && git commit -qm plan
+fi
+"#;
+
+#[test]
+fn a_harbor_task_under_an_arm_without_initializer_starts_as_a_loopbench_task_does() {
+    if crate::container_sandbox::engine().is_none() {
+        return;
+    }
+    let tmp = common::visible_tempdir();
+    let suite = tmp.path().join("suite");
+    loopbench::fsutil::copy_tree(
+        &common::repo_root().join("suites/examples/harbor-steps/counter"),
+        &suite.join("counter"),
+        false,
+    )
+    .unwrap();
+    let shtask = common::sh_task(&suite);
+    let toml = std::fs::read_to_string(shtask.join("task.toml")).unwrap();
+    write(
+        &shtask.join("task.toml"),
+        &format!("{toml}\n[environment]\nimage = \"{BASE_IMAGE}\"\n"),
+    );
+    common::command::script(&suite, "agent.sh", SAYS_WHAT_IT_FINDS);
+    write(
+        &suite.join("suite.toml"),
+        "name = \"starts\"\nseed = 9\nreplicates = 1\ntasks = [\"counter\", \"shtask\"]\n\
+         verify_sandbox = \"container\"\n\n\
+         [agents.boxed]\ndriver = \"command\"\nprogram = \"./agent.sh\"\n\
+         sandbox = \"container\"\ntimeout = \"60s\"\n\n\
+         [[arm]]\nname = \"bare\"\nagent = \"boxed\"\nlist_format = \"json\"\n\
+         initializer = false\nmax_sessions = 1\n\n\
+         [[arm]]\nname = \"planned\"\nagent = \"boxed\"\nlist_format = \"json\"\n\
+         max_sessions = 1\n",
+    );
+    let ran = common::command::run_ok(&suite, &tmp.path().join("out"));
+    // Without an initializer each task starts from its own files and one commit, no
+    // list (the agent writes it), and every requirement in the prompt, one item each.
+    let harbor = ran.capture("bare:counter:0", 1, "stderr");
+    let plain = ran.capture("bare:shtask:0", 1, "stderr");
+    assert!(harbor.contains("files: .git \n"), "{harbor}");
+    assert!(plain.contains("files: .git src tests \n"), "{plain}");
+    for (said, items) in [
+        (
+            &harbor,
+            [
+                "Requirements:\n- count Write `/app/counter.sh`: each call prints the number of times it has been called so\n  far (1, then 2, ...)",
+                "\n- reset Add `counter.sh reset`: it sets the count back to zero",
+            ],
+        ),
+        (
+            &plain,
+            [
+                "Requirements:\n- F1 file 1 exists\n",
+                "\n- F3 file 3 exists\n",
+            ],
+        ),
+    ] {
+        assert!(said.contains("commits: 1\n"), "{said}");
+        for item in items {
+            assert!(said.contains(item), "{item:?} in {said}");
+        }
+    }
+    // With one, both get the requirements in the initializer's prompt, and the list it
+    // wrote after.
+    for (task, files) in [
+        ("counter", "files: .git feature_list.json \n"),
+        ("shtask", "files: .git feature_list.json src tests \n"),
+    ] {
+        let trial = format!("planned:{task}:0");
+        let first = ran.capture(&trial, 0, "stderr");
+        assert!(first.contains("Requirements:\n- "), "{first}");
+        assert!(!first.contains("Requirements:\nRequirements:"), "{first}");
+        let next = ran.capture(&trial, 1, "stderr");
+        assert!(next.contains(files), "{next}");
+        assert!(
+            next.contains("The feature list is feature_list.json."),
+            "{next}"
+        );
+    }
+}
