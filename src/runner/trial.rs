@@ -161,7 +161,7 @@ pub fn session_env(ws: &Workspace, key: &TrialKey, session: u32) -> Vec<(String,
 /// Whether `error` is the harness's own failure, never what the agent left: its machine
 /// ran out of room (the scratch directory full, no memory or file descriptors), or the
 /// container engine did not run a check to its end (it never started the container, or
-/// lost it while it ran: DESIGN §15, a failure of the engine is never the agent's).
+/// lost it while it ran: a failure of the engine is never the agent's).
 pub(super) fn harness_at_fault(error: &Error) -> bool {
     crate::fsutil::out_of_room(error) || error.is_engine_failure()
 }
