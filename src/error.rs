@@ -58,9 +58,10 @@ pub enum Error {
     /// A suite or task that cannot be read as one.
     #[error(transparent)]
     SuiteFile(#[from] SuiteFileError),
-    /// A sandbox or a container engine that failed.
+    /// A sandbox or a container engine that failed (boxed: its variants carry
+    /// several paths and names, and every `Result` of the harness carries an `Error`).
     #[error(transparent)]
-    Sandbox(#[from] SandboxError),
+    Sandbox(Box<SandboxError>),
     /// Any other input that does not fit: a missing directory, an invalid argument.
     #[error("{0}")]
     BadInput(String),
@@ -257,6 +258,12 @@ impl fmt::Display for Mismatch {
     }
 }
 
+impl From<SandboxError> for Error {
+    fn from(error: SandboxError) -> Error {
+        Error::Sandbox(Box::new(error))
+    }
+}
+
 impl From<Mismatch> for Error {
     fn from(mismatch: Mismatch) -> Error {
         Error::NotContinuable(Box::new(mismatch))
@@ -290,7 +297,7 @@ impl Error {
     /// it, or lost its container): the infrastructure's failure, known from the
     /// engine's own report on the container, never from anything its program wrote.
     pub fn is_engine_failure(&self) -> bool {
-        matches!(self, Error::Sandbox(SandboxError::ContainerLost { .. }))
+        matches!(self, Error::Sandbox(e) if matches!(**e, SandboxError::ContainerLost { .. }))
     }
 
     /// The process's output was closed (`loopbench report | head`): not a failure.
