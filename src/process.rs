@@ -164,7 +164,15 @@ impl ShellCommand<'_> {
                 .ended(None, !timed_out)
                 .map_err(std::io::Error::other)?
                 .map_err(|why| {
-                    std::io::Error::other(format!("the sandbox could not start: {why}"))
+                    if confined.is_container() {
+                        // The engine's failure (a replayed command's container lost).
+                        std::io::Error::other(SandboxError::ContainerLost {
+                            command: self.script.to_string(),
+                            why,
+                        })
+                    } else {
+                        std::io::Error::other(format!("the sandbox could not start: {why}"))
+                    }
                 })?,
             // The engine's word on the container, never its client's exit status (125
             // to 127 are the engine's own failures as well as a program's).

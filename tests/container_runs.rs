@@ -376,3 +376,94 @@ fn a_harbor_task_under_an_arm_without_initializer_starts_as_a_loopbench_task_doe
         );
     }
 }
+
+/// The count step's `counter.sh`, and the reset step's.
+const COUNT: &str = "#!/bin/sh\nn=$(cat /app/.count 2>/dev/null || echo 0)\nn=$((n + 1))\necho \"$n\" > /app/.count\necho \"$n\"\n";
+const RESET: &str = "#!/bin/sh\nif [ \"$1\" = reset ]; then echo 0 > /app/.count; exit 0; fi\nn=$(cat /app/.count 2>/dev/null || echo 0)\nn=$((n + 1))\necho \"$n\" > /app/.count\necho \"$n\"\n";
+
+#[test]
+fn a_trace_over_the_harbor_example_replays_its_commands_and_checks_in_containers() {
+    if crate::container_sandbox::engine().is_none() {
+        return;
+    }
+    let tmp = common::visible_tempdir();
+    let claim = serde_json::json!({
+        "op": "edit", "path": "feature_list.json",
+        "old": "\"passes\": false", "new": "\"passes\": true"
+    });
+    // A step a session: the recorded agent's commands say where they ran.
+    let trace = common::Trace::new()
+        .session(1)
+        .run("echo \"ran at $(hostname):$(pwd) as $(id -u)\"")
+        .write("counter.sh", COUNT)
+        .op(claim.clone())
+        .commit()
+        .end("completed")
+        .session(2)
+        .write("counter.sh", RESET)
+        .op(claim)
+        .commit()
+        .end("completed")
+        .save(tmp.path());
+    let task = common::repo_root().join("suites/examples/harbor-steps/counter");
+    let out = tmp.path().join("out");
+    let replay = |extra: &[&str], out: &Path| {
+        common::loopbench()
+            .arg("replay")
+            .arg(&trace)
+            .arg("--task")
+            .arg(&task)
+            .args(["--format", "json", "--quiet", "--out"])
+            .arg(out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let done = replay(&[], &out);
+    assert!(done.status.success(), "{done:?}");
+    let sessions = jsonl(&out.join("sessions.jsonl"));
+    assert_eq!(sessions.len(), 2, "{sessions:#?}");
+    for (s, verified) in sessions.iter().zip([1, 2]) {
+        assert_eq!(s["features_verified"], verified, "{s}");
+        assert_eq!(s["newly_claimed"], 1, "{s}");
+        assert_eq!(s["premature_claims"], 0, "{s}");
+        assert!(s["error"].is_null(), "{s}");
+    }
+    // Never on the host: in a container of the task's image, its work directory at
+    // /app, as the sandbox's user under a root harness.
+    let trajectories = std::fs::read_to_string(out.join("trajectories.jsonl")).unwrap();
+    let user = if nix::unistd::Uid::effective().is_root() {
+        "65534"
+    } else {
+        "0"
+    };
+    assert!(
+        trajectories.contains(&format!("ran at loopbench:/app as {user}")),
+        "{trajectories}"
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["verify_sandbox"], "container", "{manifest:#}");
+    let image = &manifest["arm_containers"]["replay"]["images"]["counter"];
+    assert!(
+        image["digest"].as_str().unwrap().starts_with("sha256:"),
+        "{manifest:#}"
+    );
+    // Its manifest resumes in containers again: nothing left to do.
+    let resumed = common::loopbench()
+        .args(["resume", "--quiet"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(resumed.status.success(), "{resumed:?}");
+    // Anywhere else it is refused before anything is written.
+    let elsewhere = tmp.path().join("elsewhere");
+    let refused = replay(&["--unsandboxed"], &elsewhere);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("task 'counter'") && stderr.contains("without --unsandboxed"),
+        "{stderr}"
+    );
+    assert!(!elsewhere.exists());
+}

@@ -64,6 +64,23 @@ pub enum SandboxError {
         /// The task's directory.
         dir: PathBuf,
     },
+    /// A task made for a container, replayed outside it (`replay --unsandboxed`).
+    #[error(
+        "task '{task}' ('{}') {why}: it runs in a container of its image, and this replay \
+         would run its trace's `run` actions and checks under {sandbox}; replay it without \
+         --unsandboxed (they then run in containers of its image)",
+        dir.display()
+    )]
+    ReplayOutsideContainer {
+        /// The task's name.
+        task: String,
+        /// The task's directory.
+        dir: PathBuf,
+        /// Why it needs its container.
+        why: String,
+        /// The sandbox the replay would use, as a message names it.
+        sandbox: String,
+    },
     /// A refusal of a task ([`SandboxError::OutsideItsContainer`],
     /// [`SandboxError::NoImage`]) under one arm of a suite.
     #[error("arm '{arm}' (agent '{agent}'): {refusal}")]

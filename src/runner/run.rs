@@ -647,11 +647,18 @@ fn replay_trial(
     let trace = &arm.traces[trial.replicate as usize];
     let task = &set.task;
     let mut observer = Observer::new(task, arm.format, ctx.cache, 1)?.with_schema(arm.schema);
-    let run_actions = if set.sandbox.confines() {
-        observer = observer.sandboxed(ctx.hidden.clone());
-        RunActions::Sandboxed(ctx.hidden.clone())
-    } else {
-        RunActions::Unsandboxed
+    let run_actions = match &set.container {
+        // A task made for a container: its checks, and the recorded agent's commands,
+        // each in a fresh container of its image, never on the host.
+        Some(container) => {
+            observer = observer.in_container(container.clone());
+            RunActions::Sandboxed(ctx.hidden.clone().in_image(container.clone()))
+        }
+        None if set.sandbox.confines() => {
+            observer = observer.sandboxed(ctx.hidden.clone());
+            RunActions::Sandboxed(ctx.hidden.clone())
+        }
+        None => RunActions::Unsandboxed,
     };
     let mut ws = match arm.start {
         ReplayStart::List => Workspace::create_with(task, arm.format, arm.schema)?,
