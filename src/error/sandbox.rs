@@ -213,6 +213,39 @@ pub enum SandboxError {
         /// Why it may not be shown.
         why: String,
     },
+    /// A trace to replay runs shell commands, and no confining sandbox works here.
+    #[error(
+        "{}:{line}: the trace runs shell commands, and no {wanted} sandbox can be made here \
+         to run them in ({hint}), so nothing was replayed; pass --unsandboxed to run them on \
+         this machine as the recorded agent did",
+        trace.display()
+    )]
+    TraceNeedsSandbox {
+        /// The trace file.
+        trace: PathBuf,
+        /// The line of its first `run` action.
+        line: usize,
+        /// The sandbox that would confine them.
+        wanted: String,
+        /// How to make it work here.
+        hint: String,
+    },
+    /// A command agent's arm asks for its sessions in its task's image, and none was
+    /// made ready for it (the run's specification makes every image ready first).
+    #[error(
+        "arm '{arm}': task '{task}' has no image made ready for agent '{agent}' (sandbox = \
+         \"{sandbox}\")"
+    )]
+    NoImageReady {
+        /// The arm.
+        arm: String,
+        /// The task.
+        task: String,
+        /// The agent.
+        agent: String,
+        /// The sandbox the agent asks for.
+        sandbox: String,
+    },
     /// The network proxy's socket path is too long to bind.
     #[error(
         "cannot bind the network proxy's socket at '{}': longer than {max} bytes (set \
@@ -284,5 +317,25 @@ mod tests {
         let other = SandboxError::or_io(std::io::Error::other("disk"), || "ctx".into());
         assert!(matches!(&other, crate::Error::Io { context, .. } if context == "ctx"));
         assert!(!other.is_engine_failure());
+    }
+
+    #[test]
+    fn a_trace_that_needs_a_sandbox_is_named_at_its_first_run_action() {
+        let err = SandboxError::TraceNeedsSandbox {
+            trace: PathBuf::from("traces/a.jsonl"),
+            line: 7,
+            wanted: "bubblewrap".into(),
+            hint: "apt-get install bubblewrap".into(),
+        };
+        assert_eq!(
+            err.to_string(),
+            "traces/a.jsonl:7: the trace runs shell commands, and no bubblewrap sandbox can be \
+             made here to run them in (apt-get install bubblewrap), so nothing was replayed; \
+             pass --unsandboxed to run them on this machine as the recorded agent did"
+        );
+        assert_eq!(
+            crate::Error::from(err).exit_code(),
+            crate::exit_code::BAD_INPUT
+        );
     }
 }

@@ -189,14 +189,13 @@ fn sandbox_for(arms: &[ReplayArm], unsandboxed: bool) -> Result<SandboxKind> {
             .flat_map(|a| &a.traces)
             .find_map(|t| t.trace.first_run_action().map(|line| (&t.path, line)));
         if let Some((path, line)) = with_run {
-            return Err(Error::BadInput(format!(
-                "{}:{line}: the trace runs shell commands, and no {} sandbox can be made \
-                 here to run them in ({}), so nothing was replayed; pass \
-                 --unsandboxed to run them on this machine as the recorded agent did",
-                path.display(),
-                wanted.title(),
-                wanted.install_hint()
-            )));
+            return Err(SandboxError::TraceNeedsSandbox {
+                trace: path.clone(),
+                line,
+                wanted: wanted.title().to_string(),
+                hint: wanted.install_hint().to_string(),
+            }
+            .into());
         }
     }
     Ok(sandbox)
