@@ -11,7 +11,7 @@ mod sim_agent;
 mod suite_files;
 mod transcripts;
 
-pub use results_dir::{Named, ResultsDirError};
+pub use results_dir::{Named, NoUsableRun, ResultsDirError};
 pub use sandbox::SandboxError;
 pub use sim_agent::SimAgentError;
 pub use suite_files::SuiteFileError;

@@ -430,4 +430,65 @@ pub enum ResultsDirError {
         /// What the data frame library said.
         reason: String,
     },
+    /// A results root holds no run `weekly` can pool.
+    #[error("{}{}", why.lead(root), skipped_list(skipped))]
+    NoUsableRun {
+        /// The results root.
+        root: PathBuf,
+        /// Why none could be used.
+        why: NoUsableRun,
+        /// Each run skipped, with why.
+        skipped: Vec<String>,
+    },
+    /// The runs found cannot be pooled week by week.
+    #[error("cannot pool the runs under '{}': {reason}", root.display())]
+    CannotPool {
+        /// The results root.
+        root: PathBuf,
+        /// What failed.
+        reason: String,
+    },
+}
+
+/// Why a results root holds no run to pool ([`ResultsDirError::NoUsableRun`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoUsableRun {
+    /// No directory below it holds a manifest.
+    NoRun,
+    /// Every run found started before the `--since` window.
+    AllOlder {
+        /// Runs found.
+        found: usize,
+        /// The window, as `--since` says it ("7days").
+        since: String,
+    },
+    /// Runs were found, but none could be read.
+    NoneUsable,
+}
+
+impl NoUsableRun {
+    fn lead(&self, root: &std::path::Path) -> String {
+        let root = root.display();
+        match self {
+            NoUsableRun::NoRun => format!(
+                "no run under '{root}': no directory below it holds a manifest.json (expected a \
+                 results root, such as the --out of run or its parent)"
+            ),
+            NoUsableRun::AllOlder { found, since } => format!(
+                "no run under '{root}' started within --since {since}: all {found} runs are older"
+            ),
+            NoUsableRun::NoneUsable => format!("no usable run under '{root}'"),
+        }
+    }
+}
+
+fn skipped_list(skipped: &[String]) -> String {
+    if skipped.is_empty() {
+        return String::new();
+    }
+    let mut text = format!("; {} skipped:", skipped.len());
+    for reason in skipped {
+        text += &format!("\n  {reason}");
+    }
+    text
 }
