@@ -6,11 +6,13 @@ use std::path::PathBuf;
 use crate::exit_code;
 
 mod results_dir;
+mod sandbox;
 mod sim_agent;
 mod suite_files;
 mod transcripts;
 
-pub use results_dir::{Named, ResultsDirError};
+pub use results_dir::{Named, NoUsableRun, ResultsDirError};
+pub use sandbox::SandboxError;
 pub use sim_agent::SimAgentError;
 pub use suite_files::SuiteFileError;
 pub use transcripts::{FormatFound, TranscriptError};
@@ -69,6 +71,10 @@ pub enum Error {
     /// it.
     #[error(transparent)]
     SimAgent(#[from] SimAgentError),
+    /// A sandbox or a container engine that failed (boxed: its variants carry
+    /// several paths and names, and every `Result` of the harness carries an `Error`).
+    #[error(transparent)]
+    Sandbox(Box<SandboxError>),
     /// Any other input that does not fit: a missing directory, an invalid argument.
     #[error("{0}")]
     BadInput(String),
@@ -265,6 +271,12 @@ impl fmt::Display for Mismatch {
     }
 }
 
+impl From<SandboxError> for Error {
+    fn from(error: SandboxError) -> Error {
+        Error::Sandbox(Box::new(error))
+    }
+}
+
 impl From<Mismatch> for Error {
     fn from(mismatch: Mismatch) -> Error {
         Error::NotContinuable(Box::new(mismatch))
@@ -288,11 +300,19 @@ impl Error {
             | Error::SimAgent(_)
             | Error::BadInput(_) => exit_code::BAD_INPUT,
             Error::Io { .. } | Error::Tool(_) | Error::Unobservable(_) => exit_code::INTERNAL,
+            Error::Sandbox(e) => e.exit_code(),
             Error::Interrupted { .. }
             | Error::Cancelled
             | Error::Stopped { .. }
             | Error::Halted { .. } => exit_code::INTERRUPTED,
         }
+    }
+
+    /// Whether a container engine failed under a command of the harness's (it never ran
+    /// it, or lost its container): the infrastructure's failure, known from the
+    /// engine's own report on the container, never from anything its program wrote.
+    pub fn is_engine_failure(&self) -> bool {
+        matches!(self, Error::Sandbox(e) if matches!(**e, SandboxError::ContainerLost { .. }))
     }
 
     /// The process's output was closed (`loopbench report | head`): not a failure.

@@ -13,6 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use crate::error::SandboxError;
 use crate::process_group::Leader;
 use crate::sandbox::container::{Container, ContainerRun, Ran};
 use crate::sandbox::{Confined, Layout};
@@ -163,15 +164,24 @@ impl ShellCommand<'_> {
                 .ended(None, !timed_out)
                 .map_err(std::io::Error::other)?
                 .map_err(|why| {
-                    std::io::Error::other(format!("the sandbox could not start: {why}"))
+                    if confined.is_container() {
+                        // The engine's failure (a replayed command's container lost).
+                        std::io::Error::other(SandboxError::ContainerLost {
+                            command: self.script.to_string(),
+                            why,
+                        })
+                    } else {
+                        std::io::Error::other(format!("the sandbox could not start: {why}"))
+                    }
                 })?,
             // The engine's word on the container, never its client's exit status (125
             // to 127 are the engine's own failures as well as a program's).
             Some(Started::Container(container)) if !timed_out => match container.ran() {
                 Ran::Never(why) => {
-                    return Err(std::io::Error::other(format!(
-                        "the container could not start: {why}"
-                    )));
+                    return Err(std::io::Error::other(SandboxError::ContainerLost {
+                        command: self.script.to_string(),
+                        why,
+                    }));
                 }
                 Ran::Exited { code: exited, oom } => {
                     code = Some(exited);

@@ -49,14 +49,14 @@ fn example_suite() -> PathBuf {
     repo_root().join("suites/examples/harbor-steps")
 }
 
-fn write(path: &Path, text: &str) {
+pub(crate) fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
 }
 
 /// A one-step Harbor task in `root/name`: its Dockerfile `dockerfile`, its check
 /// `test_sh`, its gold `solve_sh`.
-fn harbor_task(
+pub(crate) fn harbor_task(
     root: &Path,
     name: &str,
     dockerfile: &str,

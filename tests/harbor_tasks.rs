@@ -344,6 +344,8 @@ fn env_templates_resolve_from_the_harness_s_environment_and_a_missing_one_is_ref
     assert_eq!(check.env["P"], std::env::var("PATH").unwrap());
     assert_eq!(check.env["M"], "judge-x");
     assert_eq!(check.gold_env["S"], "s-1");
+    // The host's values it took are to be redacted; a default is no value of the host's.
+    assert_eq!(task.host_variables(), ["PATH"]);
     // A variable the harness lacks, with no default: refused at the template's line.
     let toml = format!(
         "[environment]\ncpus = 1\nenv = {{ A = \"1\",\n  KEY = \"${{LB_TEST_UNSET_41}}\" }}\n\n{TWO_STEPS}"

@@ -20,6 +20,7 @@ mod command_agent;
 mod command_trajectories;
 mod compare_cli;
 mod container_agent;
+mod container_runs;
 mod container_sandbox;
 mod csv_formulas;
 mod csv_input_cli;

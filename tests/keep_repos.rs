@@ -13,11 +13,11 @@ use std::time::{Duration, Instant};
 use common::{loopbench, read_jsonl, repo_root};
 use serde_json::Value;
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8(git_bytes(dir, args)).unwrap()
 }
 
-fn git_bytes(dir: &Path, args: &[&str]) -> Vec<u8> {
+pub(crate) fn git_bytes(dir: &Path, args: &[&str]) -> Vec<u8> {
     let out = std::process::Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -29,7 +29,7 @@ fn git_bytes(dir: &Path, args: &[&str]) -> Vec<u8> {
     out.stdout
 }
 
-fn clone(bundle: &Path, into: &Path) -> PathBuf {
+pub(crate) fn clone(bundle: &Path, into: &Path) -> PathBuf {
     assert!(bundle.is_file(), "no bundle at {}", bundle.display());
     let out = std::process::Command::new("git")
         .args(["clone", "-q"])
@@ -255,7 +255,7 @@ exit 0
 "#;
 
 /// Every file under `dir` whose bytes hold `needle`.
-fn files_holding(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
+pub(crate) fn files_holding(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
     walkdir::WalkDir::new(dir)
         .into_iter()
         .flatten()

@@ -499,7 +499,6 @@ const BARE_FILE_NAMES: &[(&str, &[&str])] = &[
         "src/cmd/output.rs",
         &["SUMMARY_JSON", "PLOTS_DIR", "TRIALS_CSV"],
     ),
-    ("src/report/weekly.rs", &["MANIFEST"]),
     (
         "src/study/sequential.rs",
         &["SEQUENTIAL_JSON", "SEQUENTIAL_STATE_JSON"],

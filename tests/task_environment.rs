@@ -187,7 +187,7 @@ fn run_refuses_a_container_task_before_anything_runs_or_is_written() {
 }
 
 #[test]
-fn check_task_outside_a_container_and_replay_refuse_a_container_task() {
+fn check_task_outside_a_container_and_an_unsandboxed_replay_refuse_a_container_task() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = task_with(tmp.path(), CONTAINER);
     loopbench()
@@ -202,16 +202,24 @@ fn check_task_outside_a_container_and_replay_refuse_a_container_task() {
         .write("src/f1.txt", "ok")
         .end("completed")
         .save(tmp.path());
+    // A replay runs such a task in its containers only (tests/container_runs.rs): on
+    // the host, never.
     let out = tmp.path().join("results");
     loopbench()
         .arg("replay")
         .arg(&trace)
         .arg("--task")
         .arg(&dir)
-        .args(["--format", "json", "--out"])
+        .args(["--format", "json", "--unsandboxed", "--out"])
         .arg(&out)
         .assert()
         .code(2)
-        .stderr(refusal());
+        .stderr(
+            predicate::str::contains("task 'shtask'")
+                .and(predicate::str::contains("runs in a container of its image"))
+                .and(predicate::str::contains(
+                    "would run its trace's `run` actions and checks under no sandbox",
+                )),
+        );
     assert!(!out.exists(), "a refused replay wrote {}", out.display());
 }

@@ -8,7 +8,7 @@ use super::driver::Agent;
 use super::replay::{ReplayAgent, RunActions};
 use super::sim::SimAgent;
 use super::trace::Trace;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SandboxError};
 use crate::run_dir::RunDir;
 use crate::sandbox::Hidden;
 use crate::suite::sim_profile::Profile;
@@ -63,11 +63,12 @@ pub fn suite_agent<'a>(trial: SuiteTrial<'a>) -> Result<Box<dyn Agent + 'a>> {
             let hidden = match sandbox.as_ref().map(|s| s.kind) {
                 Some(kind) if kind.needs_image() => {
                     let image = suite.containers.get(&task.name).ok_or_else(|| {
-                        Error::BadInput(format!(
-                            "arm '{}': task '{}' has no image made ready for agent '{}' \
-                             (sandbox = \"{kind}\")",
-                            arm.name, task.name, arm.agent
-                        ))
+                        Error::from(SandboxError::NoImageReady {
+                            arm: arm.name.clone(),
+                            task: task.name.clone(),
+                            agent: arm.agent.clone(),
+                            sandbox: kind.to_string(),
+                        })
                     })?;
                     hidden.clone().in_image(image.clone())
                 }

@@ -2,8 +2,9 @@
 //! Paths are confined to the work directory, and so is the directory a `run` action
 //! starts in; a missing `edit` text or a missing `run` directory is a failed action.
 //! A `run` action is a recorded agent's shell command: it runs in the sandbox (the
-//! work directory writable, no network, the oracle and the run directory hidden), or,
-//! when the user said `--unsandboxed`, on the host without network.
+//! work directory writable, no network, the oracle and the run directory hidden; for a
+//! task made for a container, a fresh container of its image), or, when the user said
+//! `--unsandboxed`, on the host without network.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,7 +13,7 @@ use super::driver::{Agent, SessionContext, SessionRun};
 use super::trace::{Line, Trace, TraceSession};
 use super::trajectory::{Act, EditOp, Entry, TEXT_LIMIT};
 use crate::agent::Outcome;
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, Result, SandboxError};
 use crate::fsutil::GIT_DIR;
 use crate::fsutil::confine;
 use crate::process::{Isolation, ShellCommand};
@@ -388,7 +389,7 @@ fn run_command(
         isolation: layout.as_ref().map_or(Isolation::Host, Isolation::Sandbox),
     }
     .run_keeping_tail(TEXT_LIMIT + 1)
-    .io_context(|| format!("cannot run '{cmd}'"))?;
+    .map_err(|e| SandboxError::or_io(e, || format!("cannot run '{cmd}'")))?;
     let cut = printed.len() > TEXT_LIMIT;
     let kept = &printed[printed.len().saturating_sub(TEXT_LIMIT)..];
     Ok(Applied::Ran(Ran {

@@ -81,44 +81,38 @@ pub(crate) fn warn_underpowered(summary: &Summary, effect: f64) {
     }
 }
 
-/// `--jobs`, `--quiet` and `--full` of `run`, `replay` and `resume`: how a plan is
-/// driven and how much of its summary is printed.
+/// How `run`, `replay` and `resume` drive a plan (`--jobs`, `--quiet`) and how much of
+/// its summary they print (`--full`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Finish {
-    /// `--jobs`.
-    pub jobs: Option<usize>,
-    /// `--quiet`.
-    pub quiet: bool,
+    /// How the study drives the plan.
+    pub options: DriveOptions,
     /// `--full`: all of summary.md, not the verdict.
     pub full: bool,
 }
 
 impl Finish {
-    /// How a study drives its plans for this command.
-    pub(crate) fn options(self, session_table: bool) -> DriveOptions {
-        DriveOptions {
-            jobs: self.jobs,
-            quiet: self.quiet,
-            session_table,
+    /// `--jobs`, `--quiet` and `--full` as a command was given them.
+    pub(crate) fn of(jobs: Option<usize>, quiet: bool, full: bool) -> Finish {
+        Finish {
+            options: DriveOptions {
+                jobs,
+                quiet,
+                session_table: false,
+            },
+            full,
         }
     }
 
-    /// Drives `plan` into `writer`'s directory (one row per session as it finishes with
-    /// `session_table`); returns what it left and the directory.
+    /// Drives `plan` into `writer`'s directory; returns what it left and the directory.
     pub(crate) fn drive(
         self,
         plan: &Plan,
         finished_of_arm: &BTreeMap<String, u64>,
         writer: RunWriter,
-        session_table: bool,
     ) -> Result<(Driven, RunDir)> {
         let out = writer.dir().clone();
-        let driven = said_before_stop(drive(
-            plan,
-            finished_of_arm,
-            writer,
-            self.options(session_table),
-        ))?;
+        let driven = said_before_stop(drive(plan, finished_of_arm, writer, self.options))?;
         say(&driven.warnings);
         Ok((driven, out))
     }

@@ -34,11 +34,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32> {
         keep_repos: args.keep_repos,
         out: args.out.as_deref(),
     })?;
-    let how = Finish {
-        jobs: args.jobs,
-        quiet: args.quiet,
-        full: args.full,
-    };
+    let how = Finish::of(args.jobs, args.quiet, args.full);
     finish(&plan, &BTreeMap::new(), writer, how)
 }
 
@@ -49,15 +45,16 @@ pub(crate) fn finish(
     plan: &Plan,
     finished_of_arm: &BTreeMap<String, u64>,
     writer: RunWriter,
-    how: Finish,
+    mut how: Finish,
 ) -> Result<i32> {
     let Source::Replay(set) = plan.source.as_ref() else {
         return Err(Error::Tool("replay::finish needs a replay plan".into()));
     };
     let total = set.arms.iter().map(|a| a.traces.len()).sum::<usize>();
     let single = total == 1;
-    let session_table = single && finished_of_arm.is_empty();
-    let (driven, out) = how.drive(plan, finished_of_arm, writer, session_table)?;
+    // One row per session as it finishes, for a single trace replayed from its start.
+    how.options.session_table = single && finished_of_arm.is_empty();
+    let (driven, out) = how.drive(plan, finished_of_arm, writer)?;
     if !single {
         print_finished(&driven.summary, &out, how.full)?;
     }

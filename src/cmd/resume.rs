@@ -21,11 +21,7 @@ pub fn run(args: &ResumeArgs) -> Result<i32> {
     );
     let writer = RunWriter::reopen(resume.lock, resume.manifest)?;
     let (plan, finished_of_arm) = (&resume.plan, &resume.finished_of_arm);
-    let how = Finish {
-        jobs: args.jobs,
-        quiet: args.quiet,
-        full: args.full,
-    };
+    let how = Finish::of(args.jobs, args.quiet, args.full);
     match resume.kind {
         RunKind::Sequential => super::run::finish_sequential(&resume.spec, writer, how),
         RunKind::Replay => super::replay::finish(plan, finished_of_arm, writer, how),

@@ -31,11 +31,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         keep_repos: args.keep_repos,
         out: args.out.as_deref(),
     };
-    let how = Finish {
-        jobs: args.jobs,
-        quiet: args.quiet,
-        full: args.full,
-    };
+    let how = Finish::of(args.jobs, args.quiet, args.full);
     let suite = Suite::load(&args.suite)?;
     print_warnings(suite.warnings());
     let started = start_suite_run(suite, asked)?;
@@ -59,7 +55,7 @@ pub(crate) fn finish(
     // A shard holds a slice of the sessions, so its power says nothing about the study:
     // `merge` warns once, for the merged run.
     let sharded = writer.manifest().shard.is_some();
-    let (driven, out) = how.drive(plan, finished_of_arm, writer, false)?;
+    let (driven, out) = how.drive(plan, finished_of_arm, writer)?;
     if let Some(effect) = plan.suite_source().and_then(|s| s.min_detectable_effect)
         && !sharded
     {
@@ -84,7 +80,7 @@ pub(crate) fn finish_sequential(spec: &RunSpec, writer: RunWriter, how: Finish) 
     let looks = said_before_stop(crate::study::sequential::run(
         &sequencer,
         writer,
-        how.options(false),
+        how.options,
     ))?;
     match looks {
         Looks::Open {

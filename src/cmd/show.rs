@@ -65,27 +65,18 @@ pub fn show(dir: &RunDir, trial_id: Option<&str>) -> Result<String> {
         if !failed.is_empty() {
             return Ok(failed_attempts(id, &failed, false));
         }
-        let known: Vec<&str> = trials
+        let known: Vec<String> = trials
             .iter()
-            .map(|t| t.key.trial_id.as_str())
+            .map(|t| t.key.trial_id.clone())
             .take(5)
             .collect();
-        let more = if trials.len() > known.len() {
-            ", …"
-        } else {
-            ""
-        };
-        return Err(Error::BadInput(format!(
-            "no trial '{id}' in '{}' (trial ids are arm:task:replicate, e.g. {}{more}); \
-             `loopbench show {}` lists them all",
-            dir.path().display(),
-            if known.is_empty() {
-                "none finished yet".to_string()
-            } else {
-                known.join(", ")
-            },
-            dir.path().display()
-        )));
+        return Err(ResultsDirError::NoTrial {
+            dir: dir.path().to_path_buf(),
+            trial: id.to_string(),
+            more: trials.len() > known.len(),
+            known,
+        }
+        .into());
     };
     // The trial's sessions, read one record at a time.
     let mut sessions: Vec<SessionRecord> = Vec::new();
@@ -118,10 +109,12 @@ pub fn trajectories(dir: &RunDir, id: &str, session: Option<u32>, json: bool) ->
         })
         .collect::<Result<_>>()?;
     if let (Some(n), true) = (session, records.is_empty()) {
-        return Err(Error::BadInput(format!(
-            "trial '{id}' has no session {n}; `loopbench show {} {id}` lists its sessions",
-            dir.path().display()
-        )));
+        return Err(ResultsDirError::NoSession {
+            dir: dir.path().to_path_buf(),
+            trial: id.to_string(),
+            session: n,
+        }
+        .into());
     }
     let file = dir.trajectories_jsonl();
     if !file.is_file() {
@@ -144,11 +137,12 @@ pub fn trajectories(dir: &RunDir, id: &str, session: Option<u32>, json: bool) ->
         }
     }
     if texts.is_empty() && values.is_empty() {
-        return Err(Error::BadInput(format!(
-            "no trajectory of trial '{id}'{} in '{}'",
-            session.map(|n| format!(" session {n}")).unwrap_or_default(),
-            file.display()
-        )));
+        return Err(ResultsDirError::NoTrajectoryOf {
+            file,
+            trial: id.to_string(),
+            session,
+        }
+        .into());
     }
     Ok(if json {
         let mut text = serde_json::to_string_pretty(&values)
@@ -158,4 +152,30 @@ pub fn trajectories(dir: &RunDir, id: &str, session: Option<u32>, json: bool) ->
     } else {
         texts.join("\n")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::open_run_dir;
+
+    #[test]
+    fn a_trial_a_run_does_not_hold_is_refused_with_what_it_holds() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = open_run_dir(tmp.path());
+        std::fs::write(dir.trials_jsonl(), "").unwrap();
+        let err = show(&dir, Some("json:latefees:9")).unwrap_err();
+        let Error::ResultsDir(ResultsDirError::NoTrial {
+            dir: named,
+            trial,
+            known,
+            more,
+        }) = err
+        else {
+            panic!("{err:?}");
+        };
+        assert_eq!(named, tmp.path());
+        assert_eq!(trial, "json:latefees:9");
+        assert!(known.is_empty() && !more);
+    }
 }

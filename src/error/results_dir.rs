@@ -345,4 +345,150 @@ pub enum ResultsDirError {
         /// The trajectories file that is not there.
         file: PathBuf,
     },
+    /// No finished trial has the id `show` was given.
+    #[error(
+        "no trial '{trial}' in '{}' (trial ids are arm:task:replicate, e.g. {}{}); \
+         `loopbench show {}` lists them all",
+        dir.display(),
+        if known.is_empty() { "none finished yet".to_string() } else { known.join(", ") },
+        if *more { ", …" } else { "" },
+        dir.display()
+    )]
+    NoTrial {
+        /// The results directory.
+        dir: PathBuf,
+        /// The id asked for.
+        trial: String,
+        /// The first few ids it holds.
+        known: Vec<String>,
+        /// Whether it holds more than those.
+        more: bool,
+    },
+    /// The trial has no session of the number asked for.
+    #[error(
+        "trial '{trial}' has no session {session}; `loopbench show {} {trial}` lists its sessions",
+        dir.display()
+    )]
+    NoSession {
+        /// The results directory.
+        dir: PathBuf,
+        /// The trial.
+        trial: String,
+        /// The session asked for.
+        session: u32,
+    },
+    /// The trajectories file holds nothing of the trial (or of its session).
+    #[error(
+        "no trajectory of trial '{trial}'{} in '{}'",
+        session.map(|n| format!(" session {n}")).unwrap_or_default(),
+        file.display()
+    )]
+    NoTrajectoryOf {
+        /// The trajectories file.
+        file: PathBuf,
+        /// The trial.
+        trial: String,
+        /// The session asked for, if one was.
+        session: Option<u32>,
+    },
+    /// What an export was given is not a directory.
+    #[error(
+        "'{}' is not a directory; give the results directory `run` or `replay` wrote, e.g. \
+         results/<suite>/<run-id>",
+        dir.display()
+    )]
+    NotARunDirectory {
+        /// The path given.
+        dir: PathBuf,
+    },
+    /// A file every results directory holds is not there.
+    #[error("'{}' does not exist: a results directory holds it ({what})", path.display())]
+    FileMissing {
+        /// The file.
+        path: PathBuf,
+        /// What it holds.
+        what: String,
+    },
+    /// A JSON file of the run does not hold what loopbench writes there.
+    #[error("{}:{line}:{column}: not what loopbench writes there: {reason}", path.display())]
+    NotWhatLoopbenchWrote {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the error.
+        line: usize,
+        /// 1-based column of the error.
+        column: usize,
+        /// What the parser said.
+        reason: String,
+    },
+    /// A table's values cannot be counted as the summary counts them (a column of
+    /// another type than loopbench writes).
+    #[error("cannot summarize '{}': {reason}", path.display())]
+    CannotSummarize {
+        /// The table.
+        path: PathBuf,
+        /// What the data frame library said.
+        reason: String,
+    },
+    /// A results root holds no run `weekly` can pool.
+    #[error("{}{}", why.lead(root), skipped_list(skipped))]
+    NoUsableRun {
+        /// The results root.
+        root: PathBuf,
+        /// Why none could be used.
+        why: NoUsableRun,
+        /// Each run skipped, with why.
+        skipped: Vec<String>,
+    },
+    /// The runs found cannot be pooled week by week.
+    #[error("cannot pool the runs under '{}': {reason}", root.display())]
+    CannotPool {
+        /// The results root.
+        root: PathBuf,
+        /// What failed.
+        reason: String,
+    },
+}
+
+/// Why a results root holds no run to pool ([`ResultsDirError::NoUsableRun`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoUsableRun {
+    /// No directory below it holds a manifest.
+    NoRun,
+    /// Every run found started before the `--since` window.
+    AllOlder {
+        /// Runs found.
+        found: usize,
+        /// The window, as `--since` says it ("7days").
+        since: String,
+    },
+    /// Runs were found, but none could be read.
+    NoneUsable,
+}
+
+impl NoUsableRun {
+    fn lead(&self, root: &std::path::Path) -> String {
+        let root = root.display();
+        match self {
+            NoUsableRun::NoRun => format!(
+                "no run under '{root}': no directory below it holds a manifest.json (expected a \
+                 results root, such as the --out of run or its parent)"
+            ),
+            NoUsableRun::AllOlder { found, since } => format!(
+                "no run under '{root}' started within --since {since}: all {found} runs are older"
+            ),
+            NoUsableRun::NoneUsable => format!("no usable run under '{root}'"),
+        }
+    }
+}
+
+fn skipped_list(skipped: &[String]) -> String {
+    if skipped.is_empty() {
+        return String::new();
+    }
+    let mut text = format!("; {} skipped:", skipped.len());
+    for reason in skipped {
+        text += &format!("\n  {reason}");
+    }
+    text
 }

@@ -77,4 +77,31 @@ pub enum SuiteFileError {
         /// Where the repository was looked for.
         repo: PathBuf,
     },
+    /// `oracle/gold` holds a file where only directories named after features go.
+    #[error(
+        "{}: expected only directories named after features in oracle/gold, found a file",
+        path.display()
+    )]
+    GoldNotADirectory {
+        /// The file.
+        path: PathBuf,
+    },
+    /// `oracle/gold` holds a directory for a feature the task does not have.
+    #[error(
+        "{}: gold for feature '{feature}', but {} has no [[feature]] with id = \"{feature}\" \
+         (expected one of: {})",
+        path.display(),
+        task_file.display(),
+        features.join(", ")
+    )]
+    GoldForUnknownFeature {
+        /// The gold directory.
+        path: PathBuf,
+        /// Its name.
+        feature: String,
+        /// The task file.
+        task_file: PathBuf,
+        /// The task's feature ids.
+        features: Vec<String>,
+    },
 }

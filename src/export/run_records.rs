@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde::Deserialize;
 
 use crate::agent::trajectory::{SessionTrajectory, Trajectory};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ResultsDirError};
 use crate::record::{SessionRecord, TrialRecord};
 use crate::run_dir::RunDir;
 use crate::store::{JsonlAt, JsonlLines, Manifest, SessionLineIndex};
@@ -67,11 +67,10 @@ impl RunRecords {
     /// must be there (exit 2 naming the file that is not, and what was expected).
     pub fn open(dir: &RunDir) -> Result<RunRecords> {
         if !dir.path().is_dir() {
-            return Err(Error::BadInput(format!(
-                "'{}' is not a directory; give the results directory `run` or `replay` \
-                 wrote, e.g. results/<suite>/<run-id>",
-                dir.path().display()
-            )));
+            return Err(ResultsDirError::NotARunDirectory {
+                dir: dir.path().to_path_buf(),
+            }
+            .into());
         }
         for (path, what) in [
             (dir.manifest(), "the run's manifest"),
@@ -83,10 +82,11 @@ impl RunRecords {
             ),
         ] {
             if !path.is_file() {
-                return Err(Error::BadInput(format!(
-                    "'{}' does not exist: a results directory holds it ({what})",
-                    path.display()
-                )));
+                return Err(ResultsDirError::FileMissing {
+                    path,
+                    what: what.to_string(),
+                }
+                .into());
             }
         }
         let manifest = Manifest::read(dir)?;

@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::error::{IoContext, Result};
+use crate::error::{IoContext, Result, SandboxError};
 use crate::process::{Isolation, ShellCommand};
 use crate::sandbox::container::{Mount, TaskContainer, container_user};
 use crate::suite::{ContainerCheck, TESTS_AT};
@@ -130,7 +130,7 @@ impl InContainer<'_> {
             isolation: Isolation::Container(&run),
         }
         .run_keeping_tails(tail)
-        .io_context(|| format!("cannot run '{command}' in a container"))?;
+        .map_err(|e| SandboxError::or_io(e, || format!("cannot run '{command}' in a container")))?;
         let reward = match self.check {
             Some(check) if !outcome.timed_out => {
                 let read = |name: &str| std::fs::read_to_string(logs.join(name)).ok();

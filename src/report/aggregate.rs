@@ -9,7 +9,7 @@ use polars::prelude::*;
 
 use super::run_tables::RunTables;
 use super::trial_sums::TrialSums;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ResultsDirError};
 use crate::rates::Metric;
 use crate::rates::Tally;
 use crate::run_dir::RunDir;
@@ -293,8 +293,14 @@ pub fn rates_at(frame: &DataFrame, row: usize) -> [Count; Metric::ALL.len()] {
 
 /// The error of a polars failure while counting the frames read from `path`.
 fn cannot_count(path: &Path) -> impl Fn(PolarsError) -> Error {
-    let path = path.display().to_string();
-    move |e| Error::BadInput(format!("cannot summarize '{path}': {e}"))
+    let path = path.to_path_buf();
+    move |e| {
+        ResultsDirError::CannotSummarize {
+            path: path.clone(),
+            reason: e.to_string(),
+        }
+        .into()
+    }
 }
 
 /// The 0/1 indicators of k and n of a session-level tally, as polars expressions.

@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::format::{fixed, pp, pvalue};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ResultsDirError};
 use crate::rates::{Better, better_of};
 use crate::run_dir::RunDir;
 
@@ -211,12 +211,13 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>> {
         Err(e) => return Err(Error::io(format!("cannot read '{}'", path.display()), e)),
     };
     serde_json::from_str(&text).map(Some).map_err(|e| {
-        Error::BadInput(format!(
-            "{}:{}:{}: not what loopbench writes there: {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        ))
+        ResultsDirError::NotWhatLoopbenchWrote {
+            path: path.to_path_buf(),
+            line: e.line(),
+            column: e.column(),
+            reason: e.to_string(),
+        }
+        .into()
     })
 }
 
@@ -294,7 +295,14 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = open_run_dir(tmp.path());
         write(&dir, "{\n\"looks\": \"two\"}", "[]");
-        let e = SequentialOutcome::read(&dir).unwrap_err().to_string();
-        assert!(e.contains("sequential-state.json:2:"), "{e}");
+        let err = SequentialOutcome::read(&dir).unwrap_err();
+        let Error::ResultsDir(ResultsDirError::NotWhatLoopbenchWrote {
+            path, line, column, ..
+        }) = err
+        else {
+            panic!("{err:?}");
+        };
+        assert_eq!(path, dir.sequential_state_json());
+        assert_eq!((line, column), (2, 14));
     }
 }

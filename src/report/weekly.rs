@@ -17,12 +17,12 @@ use super::plot::{Estimate, YAxis, trend_chart};
 use super::run_info::RunInfo;
 use super::run_tables::RunTables;
 use super::table::{Align, Table};
-use crate::error::{Error, IoContext, Result, ResultsDirError};
+use crate::error::{Error, IoContext, NoUsableRun, Result, ResultsDirError};
 use crate::fsutil::write_atomic;
 use crate::rates::Metric;
 use crate::stats;
 
-use crate::run_dir::{MANIFEST, RunDir};
+use crate::run_dir::RunDir;
 use crate::store::open_run_dir;
 use crate::timestamp::parse_rfc3339;
 
@@ -338,11 +338,9 @@ pub fn build(
     let mut weeks: Vec<IsoWeek> = runs.iter().map(|r| r.week).collect();
     weeks.sort();
     weeks.dedup();
-    let pooled = pool_by_week(per_run).map_err(|e| {
-        Error::BadInput(format!(
-            "cannot pool the runs under '{}': {e}",
-            root.display()
-        ))
+    let pooled = pool_by_week(per_run).map_err(|e| ResultsDirError::CannotPool {
+        root: root.to_path_buf(),
+        reason: e.to_string(),
     })?;
     let mut rows: Vec<WeeklyRow> = Vec::new();
     for metric in Metric::ALL {
@@ -402,27 +400,22 @@ fn no_usable_run(
     since: Option<Duration>,
     skipped: &[String],
 ) -> Error {
-    let root = root.display();
-    let mut message = if found == 0 && skipped.is_empty() {
-        format!(
-            "no run under '{root}': no directory below it holds a {MANIFEST} \
-             (expected a results root, such as the --out of run or its parent)"
-        )
+    let why = if found == 0 && skipped.is_empty() {
+        NoUsableRun::NoRun
     } else if found > 0 && older == found {
-        format!(
-            "no run under '{root}' started within --since {}: all {found} runs are older",
-            humantime::format_duration(since.unwrap_or_default())
-        )
-    } else {
-        format!("no usable run under '{root}'")
-    };
-    if !skipped.is_empty() {
-        message += &format!("; {} skipped:", skipped.len());
-        for reason in skipped {
-            message += &format!("\n  {reason}");
+        NoUsableRun::AllOlder {
+            found,
+            since: humantime::format_duration(since.unwrap_or_default()).to_string(),
         }
+    } else {
+        NoUsableRun::NoneUsable
+    };
+    ResultsDirError::NoUsableRun {
+        root: root.to_path_buf(),
+        why,
+        skipped: skipped.to_vec(),
     }
-    Error::BadInput(message)
+    .into()
 }
 
 /// The pooled counts of one arm in one week.
@@ -678,6 +671,66 @@ mod tests {
     fn week(text: &str) -> String {
         let secs = parse_rfc3339(text).unwrap();
         iso_week_of_days(secs.div_euclid(86_400)).to_string()
+    }
+
+    #[test]
+    fn a_root_without_runs_or_with_only_older_ones_is_refused_saying_which() {
+        let tmp = tempfile::tempdir().unwrap();
+        let build_at = |now| {
+            build(
+                tmp.path(),
+                Some(Duration::from_secs(7 * 86_400)),
+                now,
+                Rule::default(),
+                0.95,
+            )
+            .unwrap_err()
+        };
+        let err = build_at(SystemTime::now());
+        assert!(
+            matches!(
+                &err,
+                Error::ResultsDir(ResultsDirError::NoUsableRun { root, why: NoUsableRun::NoRun, skipped })
+                    if root == tmp.path() && skipped.is_empty()
+            ),
+            "{err:?}"
+        );
+        // One run whose manifest says no start: skipped, and said so.
+        let run = tmp.path().join("s/2026-11-02T08-00-00Z");
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::write(
+            run.join("manifest.json"),
+            r#"{"suite": "s", "arms": ["a"]}"#,
+        )
+        .unwrap();
+        let err = build_at(SystemTime::now());
+        assert!(
+            matches!(
+                &err,
+                Error::ResultsDir(ResultsDirError::NoUsableRun { why: NoUsableRun::NoneUsable, skipped, .. })
+                    if skipped.len() == 1 && skipped[0].contains("'started'")
+            ),
+            "{err:?}"
+        );
+        // The run started 2026-11-02, seen from a month later.
+        std::fs::write(
+            run.join("manifest.json"),
+            r#"{"suite": "s", "started": "2026-11-02T08:00:00Z", "arms": ["a"]}"#,
+        )
+        .unwrap();
+        let month_later =
+            UNIX_EPOCH + Duration::from_secs(parse_rfc3339("2026-12-02T08:00:00Z").unwrap() as u64);
+        let err = build_at(month_later);
+        assert!(
+            matches!(
+                &err,
+                Error::ResultsDir(ResultsDirError::NoUsableRun {
+                    why: NoUsableRun::AllOlder { found: 1, since },
+                    ..
+                }) if since == "7days"
+            ),
+            "{err:?}"
+        );
     }
 
     #[test]

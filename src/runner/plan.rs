@@ -159,6 +159,9 @@ pub struct ReplaySet {
     pub sandbox: crate::sandbox::SandboxKind,
     /// Keep each trial's work directory after it ends.
     pub keep_work: bool,
+    /// The task's containers, made ready, when it runs in them (`sandbox` is then
+    /// `container`): its checks and the traces' `run` actions each in a fresh one.
+    pub container: Option<std::sync::Arc<crate::sandbox::container::TaskContainer>>,
 }
 
 /// What drives a plan's trials.

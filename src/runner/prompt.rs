@@ -7,7 +7,6 @@ use crate::suite::{Ledger, Task};
 pub const DEFAULT_INITIALIZER: &str = "\
 You are the first session of a long job. Goal: {{goal}}
 
-Requirements:
 {{features}}
 
 Do not implement any feature. Write {{list_file}} listing every requirement with
@@ -49,7 +48,7 @@ pub fn render(template: &str, vars: &PromptVars<'_>) -> String {
         .task
         .features
         .iter()
-        .map(|f| format!("- {} {}\n", f.id, f.description))
+        .map(|f| format!("- {} {}\n", f.id, continued(&f.description)))
         .collect();
     let features = if vars.initializer && vars.session > 0 {
         format!("The feature list is {}.", vars.format.file_name())
@@ -69,4 +68,34 @@ pub fn render(template: &str, vars: &PromptVars<'_>) -> String {
         .replace("{{session}}", &vars.session.to_string())
         .replace("{{turns}}", &vars.turns.to_string())
         .replace("{{ledger}}", &ledger)
+}
+
+/// A description of several lines (a Harbor step's instruction) as one item of the
+/// requirements: every line after the first indented under it, so that the list stays
+/// one item per requirement.
+fn continued(description: &str) -> String {
+    let mut lines = description.lines();
+    let mut out = lines.next().unwrap_or_default().to_string();
+    for line in lines {
+        out.push('\n');
+        if !line.trim().is_empty() {
+            out.push_str("  ");
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_description_of_several_lines_stays_one_item_of_the_requirements() {
+        assert_eq!(continued("one line"), "one line");
+        assert_eq!(
+            continued("Write x.\nIt prints 1.\n\nThen 2."),
+            "Write x.\n  It prints 1.\n\n  Then 2."
+        );
+    }
 }

@@ -14,7 +14,9 @@ use tokio::task::JoinSet;
 use super::plan::{Plan, PlannedTrial, ReplaySet, ReplayStart, Source};
 use super::retry::{Backoff, Breaker, stopped, wait_unless_cancelled};
 use super::steps::run_trial;
-use super::trial::{Attempt, Budgets, KeepRepo, TrialResult, TrialSpec, harness_failed_attempt};
+use super::trial::{
+    Attempt, Budgets, KeepRepo, TrialResult, TrialSpec, harness_at_fault, harness_failed_attempt,
+};
 use crate::agent::factory::{self, SuiteTrial};
 use crate::agent::replay::RunActions;
 use crate::agent::{FailureKind, SessionKind};
@@ -96,8 +98,9 @@ pub fn default_jobs() -> usize {
 /// Forwards events from a trial's thread to the collecting loop.
 struct ChannelSink<'a> {
     tx: mpsc::UnboundedSender<Event>,
-    /// The values passed by `pass_env`, replaced in every record before any sink (the
-    /// results files, the console, report.html) sees it.
+    /// The values passed by `pass_env` or taken by the tasks' templates, replaced in
+    /// every record before any sink (the results files, the console, report.html)
+    /// sees it.
     redactor: &'a Redactor,
 }
 
@@ -160,21 +163,13 @@ fn redacted(event: &Event, redactor: &Redactor) -> Result<Event> {
     })
 }
 
-/// The redactor of every value the run's agents get through `pass_env`.
+/// The redactor of every value the run's agents get through `pass_env`, and of every
+/// value its tasks took from the harness's environment (`${NAME}` templates).
 fn run_redactor(source: &Source) -> Redactor {
-    let Source::Suite(suite) = source else {
-        return Redactor::default();
-    };
-    let names: Vec<String> = suite
-        .agents
-        .values()
-        .filter_map(|a| match a {
-            AgentDriver::Command { pass_env, .. } => Some(pass_env.clone()),
-            AgentDriver::Sim { .. } => None,
-        })
-        .flatten()
-        .collect();
-    Redactor::for_names(&names)
+    match source {
+        Source::Suite(suite) => Redactor::for_names(&suite.secret_names()),
+        Source::Replay(set) => Redactor::for_names(set.task.host_variables()),
+    }
 }
 
 /// How many trials beyond `--jobs` are spawned ahead: the ones waiting out a backoff
@@ -482,7 +477,8 @@ struct RunContext<'a> {
     infra: InfraPolicy,
     run_start: Instant,
     keep_repos: bool,
-    /// The values passed by `pass_env` (also kept out of bundles).
+    /// The values passed by `pass_env` or taken by the tasks' templates (also kept out
+    /// of bundles).
     redactor: &'a Redactor,
 }
 
@@ -519,9 +515,9 @@ fn trial_key(source: &Source, trial: PlannedTrial) -> TrialKey {
     }
 }
 
-/// Runs attempt `attempt` of a trial. A harness that ran out of room before a session
-/// could run (its scratch full when the work directory or the observer was made) fails
-/// the attempt `infra`, as a full scratch is the harness's failure, not the agent's.
+/// Runs attempt `attempt` of a trial. A harness that failed before a session could run
+/// (its scratch full when the work directory or the observer was made, an engine that
+/// lost a container) fails the attempt `infra`: the harness's failure, not the agent's.
 fn run_attempt(
     ctx: &RunContext<'_>,
     trial: PlannedTrial,
@@ -533,7 +529,7 @@ fn run_attempt(
         Source::Replay(set) => replay_trial(ctx, set, trial, attempt, sink),
     };
     match outcome {
-        Err(e) if crate::fsutil::out_of_room(&e) => harness_failed_attempt(
+        Err(e) if harness_at_fault(&e) => harness_failed_attempt(
             &trial_key(ctx.source, trial),
             attempt,
             first_session(ctx.source, trial),
@@ -651,11 +647,18 @@ fn replay_trial(
     let trace = &arm.traces[trial.replicate as usize];
     let task = &set.task;
     let mut observer = Observer::new(task, arm.format, ctx.cache, 1)?.with_schema(arm.schema);
-    let run_actions = if set.sandbox.confines() {
-        observer = observer.sandboxed(ctx.hidden.clone());
-        RunActions::Sandboxed(ctx.hidden.clone())
-    } else {
-        RunActions::Unsandboxed
+    let run_actions = match &set.container {
+        // A task made for a container: its checks, and the recorded agent's commands,
+        // each in a fresh container of its image, never on the host.
+        Some(container) => {
+            observer = observer.in_container(container.clone());
+            RunActions::Sandboxed(ctx.hidden.clone().in_image(container.clone()))
+        }
+        None if set.sandbox.confines() => {
+            observer = observer.sandboxed(ctx.hidden.clone());
+            RunActions::Sandboxed(ctx.hidden.clone())
+        }
+        None => RunActions::Unsandboxed,
     };
     let mut ws = match arm.start {
         ReplayStart::List => Workspace::create_with(task, arm.format, arm.schema)?,

@@ -14,7 +14,7 @@ use rand::RngExt;
 use super::gate::Gate;
 use super::repo_bundle::{SessionTree, write_bundle};
 use super::retry::Backoff;
-use super::trial::{Attempt, TrialResult, TrialSpec, render_prompt, session_env};
+use super::trial::{Attempt, TrialResult, TrialSpec, harness_at_fault, render_prompt, session_env};
 use super::trial_events::Events;
 use crate::agent::trajectory::{Act, Entry, SessionTrajectory, Trajectory};
 use crate::agent::{
@@ -199,7 +199,7 @@ impl Trial<'_> {
         })?;
         let before = match self.observer.observe(ws) {
             Ok(before) => before,
-            Err(e) if crate::fsutil::out_of_room(&e) => {
+            Err(e) if harness_at_fault(&e) => {
                 let first = if spec.initializer {
                     (0, SessionKind::Initializer)
                 } else {
@@ -296,7 +296,7 @@ impl Trial<'_> {
         // A new file in place of whatever the last session left there: an open of a FIFO
         // for writing would block the trial for good.
         if let Err(e) = crate::agent_file::replace(&self.ws.prompt_file, prompt.as_bytes()) {
-            if !crate::fsutil::out_of_room(&e) {
+            if !harness_at_fault(&e) {
                 return Err(e);
             }
             return self
@@ -361,7 +361,7 @@ impl Trial<'_> {
             Err(e @ Error::Cancelled) => return Err(e),
             // The harness's machine ran out of room: its failure, and the trial is tried
             // again (docs/real-ab.md, section 9).
-            Err(e) if crate::fsutil::out_of_room(&e) => {
+            Err(e) if harness_at_fault(&e) => {
                 SessionRun::harness_failed(format!("the harness failed: {}", with_causes(&e)))
             }
             Err(e) => SessionRun::failed(e.to_string()),
@@ -408,10 +408,11 @@ impl Trial<'_> {
             Err(e) => {
                 run.outcome = Outcome::Error;
                 let why = format!("cannot observe what the session left: {}", with_causes(&e));
-                let blind = crate::fsutil::out_of_room(&e);
+                let blind = harness_at_fault(&e);
                 if blind && run.failure.as_ref().is_none_or(|f| f.kind.counts()) {
-                    // The harness's scratch is full (a copy for a check, its index): not
-                    // what the agent left, so not the agent's.
+                    // The harness's scratch is full (a copy for a check, its index), or
+                    // the engine lost a check's container: not what the agent left, so
+                    // not the agent's.
                     let reason = crate::agent::short_reason(&why);
                     run.failure = Some(Failure::new(FailureKind::Infra, reason));
                 }

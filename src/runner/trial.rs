@@ -158,11 +158,19 @@ pub fn session_env(ws: &Workspace, key: &TrialKey, session: u32) -> Vec<(String,
     env
 }
 
-/// An attempt the harness could not carry on with because its machine ran out of room
-/// (the scratch directory full, no memory or file descriptors) where no session could
-/// run or be observed: one record of the session it could not run, `error` with
-/// failure `infra` and the cause, goes to `failures.jsonl` with the sessions the attempt
-/// had already run, and the trial is tried again like any other `infra` attempt.
+/// Whether `error` is the harness's own failure, never what the agent left: its machine
+/// ran out of room (the scratch directory full, no memory or file descriptors), or the
+/// container engine did not run a check to its end (it never started the container, or
+/// lost it while it ran: a failure of the engine is never the agent's).
+pub(super) fn harness_at_fault(error: &Error) -> bool {
+    crate::fsutil::out_of_room(error) || error.is_engine_failure()
+}
+
+/// An attempt the harness could not carry on with because of its own failure
+/// ([`harness_at_fault`]) where no session could run or be observed: one record of the
+/// session it could not run, `error` with failure `infra` and the cause, goes to
+/// `failures.jsonl` with the sessions the attempt had already run, and the trial is
+/// tried again like any other `infra` attempt.
 pub fn harness_failed_attempt(
     key: &TrialKey,
     attempt: u32,

@@ -142,9 +142,17 @@ impl SandboxKind {
         match self {
             SandboxKind::None => Ok(()),
             SandboxKind::Bwrap => super::probe::check_bwrap_for(needs),
-            SandboxKind::Container => super::container::Engine::find(None)
-                .map(drop)
-                .map_err(|why| crate::error::Error::BadInput(format!("{needs}, but {why}"))),
+            SandboxKind::Container => {
+                super::container::Engine::find(None)
+                    .map(drop)
+                    .map_err(|why| {
+                        crate::error::SandboxError::Unavailable {
+                            needs: needs.to_string(),
+                            why,
+                        }
+                        .into()
+                    })
+            }
         }
     }
 }

@@ -251,6 +251,12 @@ impl Confined {
         })
     }
 
+    /// Whether the sandbox is a container of a task's image (whose engine's report
+    /// says whether the program ran), not bubblewrap.
+    pub fn is_container(&self) -> bool {
+        matches!(self.how, How::Container(_))
+    }
+
     /// A command that starts the sandbox, to be given the confined program and its
     /// arguments.
     pub fn command(&self) -> Command {

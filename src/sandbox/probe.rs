@@ -12,7 +12,7 @@ use super::host::namespaces;
 use super::launch::Confined;
 use super::layout::Hidden;
 use super::user::RunAs;
-use crate::error::{Error, Result};
+use crate::error::{Result, SandboxError};
 
 /// Checks that bwrap is installed and can create its namespaces here, for the agent
 /// `agent`. The error (exit 2) names the agent and how to install bwrap.
@@ -24,8 +24,13 @@ pub fn check_bwrap(agent: &str) -> Result<()> {
 /// verify_sandbox = \"bwrap\""): bwrap's namespaces, then, once, that a sandbox holds
 /// no capability and runs as the sandbox's user.
 pub fn check_bwrap_for(needs: &str) -> Result<()> {
-    namespaces().map_err(|why| Error::BadInput(format!("{needs}, but {why}")))?;
-    check_confined().map_err(|why| Error::BadInput(format!("{needs}, but {why}")))
+    let unavailable = |why| SandboxError::Unavailable {
+        needs: needs.to_string(),
+        why,
+    };
+    namespaces().map_err(unavailable)?;
+    check_confined().map_err(unavailable)?;
+    Ok(())
 }
 
 /// Checks, once per process, that a process in the sandbox the harness builds (started

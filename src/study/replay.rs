@@ -4,15 +4,17 @@
 //! a replay run's manifest to resume it.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::agent::trace::Trace;
 use crate::csv_text;
 use crate::error::Purpose;
-use crate::error::{Error, IoContext, Result, ResultsDirError, TranscriptError};
+use crate::error::{Error, IoContext, Result, ResultsDirError, SandboxError, TranscriptError};
 use crate::feature_list::{ListFormat, ListSchema};
 use crate::run_dir::RunDir;
 use crate::runner::{Plan, ReplayArm, ReplaySet, ReplayStart, Source, TraceFile};
 use crate::sandbox::SandboxKind;
+use crate::sandbox::container::TaskContainer;
 use crate::store::{Manifest, RunWriter, new_run_dir};
 use crate::study::spec::RunSpec;
 use crate::suite::{ExitCheck, Ledger, Task, TrialKey, is_simple_name};
@@ -187,14 +189,13 @@ fn sandbox_for(arms: &[ReplayArm], unsandboxed: bool) -> Result<SandboxKind> {
             .flat_map(|a| &a.traces)
             .find_map(|t| t.trace.first_run_action().map(|line| (&t.path, line)));
         if let Some((path, line)) = with_run {
-            return Err(Error::BadInput(format!(
-                "{}:{line}: the trace runs shell commands, and no {} sandbox can be made \
-                 here to run them in ({}), so nothing was replayed; pass \
-                 --unsandboxed to run them on this machine as the recorded agent did",
-                path.display(),
-                wanted.title(),
-                wanted.install_hint()
-            )));
+            return Err(SandboxError::TraceNeedsSandbox {
+                trace: path.clone(),
+                line,
+                wanted: wanted.title().to_string(),
+                hint: wanted.install_hint().to_string(),
+            }
+            .into());
         }
     }
     Ok(sandbox)
@@ -249,7 +250,6 @@ pub fn spec_of_manifest(dir: &RunDir, manifest: &Manifest) -> Result<RunSpec> {
         .into());
     };
     let task = Task::load(Path::new(&inputs.task))?;
-    refuse_container_task(&task)?;
     let path = dir.traces_csv();
     let mut reader = csv::Reader::from_path(&path).map_err(|e| ResultsDirError::Unreadable {
         path: path.clone(),
@@ -321,12 +321,14 @@ pub fn spec_of_manifest(dir: &RunDir, manifest: &Manifest) -> Result<RunSpec> {
         dir.path().display(),
         sandbox.title()
     ))?;
+    let container = task_containers(&task, sandbox)?;
     let spec = RunSpec::of_replay(
         ReplaySet {
             task,
             arms,
             sandbox,
             keep_work: inputs.keep_work,
+            container,
         },
         hash,
     );
@@ -421,17 +423,20 @@ pub struct ReplayRequest<'a> {
 /// and the directory's writer.
 pub fn start_replay(asked: ReplayRequest) -> Result<(Plan, RunWriter)> {
     let task = asked.task;
-    refuse_container_task(&task)?;
     let arms = load_arms(&asked.inputs)?;
     let out = match asked.out {
         Some(dir) => dir.to_path_buf(),
         None => new_run_dir(&Path::new("results").join("replay")),
     };
     let setup = ReplaySetup {
-        sandbox: sandbox_for(&arms, asked.unsandboxed)?,
+        sandbox: match task.needs_container() {
+            Some(_) if !asked.unsandboxed => SandboxKind::Container,
+            _ => sandbox_for(&arms, asked.unsandboxed)?,
+        },
         unsandboxed: asked.unsandboxed,
         keep_repos: asked.keep_repos,
     };
+    let container = task_containers(&task, setup.sandbox)?;
     let hash = inputs_hash(&task, &arms)?;
     let spec = RunSpec::of_replay(
         ReplaySet {
@@ -439,6 +444,7 @@ pub fn start_replay(asked: ReplayRequest) -> Result<(Plan, RunWriter)> {
             arms,
             sandbox: setup.sandbox,
             keep_work: asked.keep_work,
+            container,
         },
         hash,
     );
@@ -452,18 +458,31 @@ pub fn start_replay(asked: ReplayRequest) -> Result<(Plan, RunWriter)> {
     Ok((spec.plan(&Default::default())?, writer))
 }
 
-/// Refuses a task that runs in a container: a replay runs its trace's `run` actions and
-/// checks on the host or under bubblewrap only.
-fn refuse_container_task(task: &Task) -> Result<()> {
-    match task.needs_container() {
-        None => Ok(()),
-        Some(why) => Err(Error::BadInput(format!(
-            "task '{}' ('{}') {why}: it runs in a container of its image, and `replay` runs \
-             a trace's actions and checks only on the host or under bubblewrap; run it with \
-             `loopbench run` and sandbox = \"container\"",
-            task.name,
-            task.dir.display()
-        ))),
+/// The containers of a task that runs in them, made ready (the engine found, the image
+/// inspected or built), when `sandbox` is the container sandbox; a task made for a
+/// container replayed under any other sandbox is refused (its trace's `run` actions
+/// and its checks never run on the host or under bubblewrap), as is one without an
+/// image in the container sandbox.
+fn task_containers(task: &Task, sandbox: SandboxKind) -> Result<Option<Arc<TaskContainer>>> {
+    match (task.needs_container(), &task.environment) {
+        (Some(why), _) if sandbox != SandboxKind::Container => {
+            Err(SandboxError::ReplayOutsideContainer {
+                task: task.name.clone(),
+                dir: task.dir.clone(),
+                why: why.to_string(),
+                sandbox: sandbox.title().to_string(),
+            }
+            .into())
+        }
+        (_, Some(env)) if sandbox == SandboxKind::Container => Ok(Some(Arc::new(env.container(
+            &task.name,
+            None,
+            &crate::sandbox::Limits::default(),
+        )?))),
+        _ => {
+            crate::suite::refuse_outside_container(task, sandbox)?;
+            Ok(None)
+        }
     }
 }
 
@@ -499,6 +518,7 @@ mod tests {
                 task: task.clone(),
                 arms: vec![arm],
                 sandbox: SandboxKind::None,
+                container: None,
                 keep_work: false,
             };
             RunSpec::of_replay(set, hash)

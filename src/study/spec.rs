@@ -264,6 +264,7 @@ impl RunSpec {
             },
             Source::Replay(set) => {
                 let first = set.arms.first();
+                let arm_containers = replay_containers(set, &arms);
                 Manifest {
                     suite: "replay".into(),
                     suite_hash: self.content_hash.clone(),
@@ -271,6 +272,7 @@ impl RunSpec {
                     tasks: vec![set.task.name.clone()],
                     replicates: self.replicates,
                     verify_sandbox: set.sandbox,
+                    arm_containers,
                     replay: Some(ReplayInputs {
                         task: std::path::absolute(&set.task.dir)
                             .unwrap_or_else(|_| set.task.dir.clone())
@@ -423,6 +425,30 @@ pub fn select_arms(suite: &Suite, names: Option<&[&str]>) -> Result<Vec<usize>> 
     picked.sort_unstable();
     picked.dedup();
     Ok(picked)
+}
+
+/// What ran the containers of each arm of a replay whose task runs in them: the
+/// sandbox, the engine and the task's image (as a suite's run records it).
+fn replay_containers(
+    set: &ReplaySet,
+    arms: &[String],
+) -> std::collections::BTreeMap<String, crate::store::ArmContainers> {
+    let Some(container) = &set.container else {
+        return Default::default();
+    };
+    let ran = crate::store::ArmContainers {
+        sandbox: set.sandbox,
+        engine: container.engine.name.to_string(),
+        images: [(
+            set.task.name.clone(),
+            crate::store::ImageRan {
+                reference: container.image.reference.clone(),
+                digest: container.image.id.clone(),
+            },
+        )]
+        .into(),
+    };
+    arms.iter().map(|a| (a.clone(), ran.clone())).collect()
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use super::Task;
-use crate::error::{Error, IoContext, Result};
+use crate::error::{IoContext, Result, SandboxError};
 use crate::fsutil::TreeSnapshot;
 use crate::process::{Isolation, ShellCommand};
 use crate::sandbox::container::{Mount, TaskContainer, container_user};
@@ -135,24 +135,25 @@ fn solve_in(
         isolation: Isolation::Container(&run),
     }
     .run_keeping_tail(OUTPUT_BYTES)
-    .map_err(|e| {
-        Error::BadInput(format!(
-            "task '{}': the solve.sh of feature '{id}' could not run with {}: {e}",
-            task.name, container.engine.name
-        ))
+    .map_err(|e| SandboxError::SolveNotRun {
+        task: task.name.clone(),
+        feature: id.to_string(),
+        engine: container.engine.name.to_string(),
+        why: e.to_string(),
     })?;
     if outcome.success() {
         return Ok(());
     }
-    Err(Error::BadInput(format!(
-        "task '{}': the solve.sh of feature '{id}' ('{}') failed in its container ({}): {}",
-        task.name,
-        solve.display(),
-        match (outcome.timed_out, outcome.code) {
+    Err(SandboxError::SolveFailed {
+        task: task.name.clone(),
+        feature: id.to_string(),
+        solve: solve.to_path_buf(),
+        ended: match (outcome.timed_out, outcome.code) {
             (true, _) => "timed out".to_string(),
             (false, Some(code)) => format!("exit {code}"),
             (false, None) => "killed by a signal".to_string(),
         },
-        crate::terminal::line(String::from_utf8_lossy(&output).trim())
-    )))
+        output: crate::terminal::line(String::from_utf8_lossy(&output).trim()).to_string(),
+    }
+    .into())
 }

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::toml_error::config_error;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SandboxError};
 use crate::sandbox::SandboxKind;
 use crate::sandbox::container::{
     ContainerLimits, Engine, EngineName, ImageSource, TaskContainer, ready,
@@ -244,23 +244,23 @@ fn is_variable_name(name: &str) -> bool {
 /// Refuses to run a task that needs a container anywhere but in the container
 /// sandbox (`sandbox`: where its sessions' checks would run), and a task without an
 /// image in it: a task never runs half on the host.
-pub fn refuse_outside_container(task: &super::Task, sandbox: SandboxKind) -> Result<()> {
+pub fn refuse_outside_container(
+    task: &super::Task,
+    sandbox: SandboxKind,
+) -> std::result::Result<(), SandboxError> {
     match (task.needs_container(), sandbox) {
-        (Some(why), kind) if kind != SandboxKind::Container => Err(Error::BadInput(format!(
-            "task '{}' ('{}') {why}: it runs in a container of its image, and its checks \
-             would run under {}; set verify_sandbox = \"container\" in the suite (or \
-             sandbox = \"container\" in the agent's table)",
-            task.name,
-            task.dir.display(),
-            kind.title()
-        ))),
-        (None, SandboxKind::Container) => Err(Error::BadInput(format!(
-            "task '{}' ('{}') names no image: the container sandbox runs a task in its image \
-             (`[environment] image = \"REFERENCE\"` or `dockerfile = \"PATH\"` in its \
-             task.toml)",
-            task.name,
-            task.dir.display()
-        ))),
+        (Some(why), kind) if kind != SandboxKind::Container => {
+            Err(SandboxError::OutsideItsContainer {
+                task: task.name.clone(),
+                dir: task.dir.clone(),
+                why: why.to_string(),
+                checks_under: kind.title().to_string(),
+            })
+        }
+        (None, SandboxKind::Container) => Err(SandboxError::NoImage {
+            task: task.name.clone(),
+            dir: task.dir.clone(),
+        }),
         _ => Ok(()),
     }
 }
@@ -283,15 +283,16 @@ impl Environment {
         engine: Option<EngineName>,
         limits: &crate::sandbox::Limits,
     ) -> Result<TaskContainer> {
-        let engine = Engine::find(engine).map_err(|why| {
-            Error::BadInput(format!("task '{task_name}' runs in a container, and {why}"))
+        let engine = Engine::find(engine).map_err(|why| SandboxError::NoEngine {
+            task: task_name.to_string(),
+            why,
         })?;
-        let image = ready(&engine, &self.image_source()).map_err(|why| {
-            Error::BadInput(format!(
-                "task '{task_name}': its image is not ready with {}: {why}",
-                engine.name
-            ))
-        })?;
+        let image =
+            ready(&engine, &self.image_source()).map_err(|why| SandboxError::ImageNotReady {
+                task: task_name.to_string(),
+                engine: engine.name.to_string(),
+                why,
+            })?;
         Ok(TaskContainer {
             engine,
             image,
@@ -334,12 +335,10 @@ impl super::Suite {
                 continue;
             }
             for task in &self.tasks {
-                refuse_outside_container(task, kind).map_err(|e| match e {
-                    Error::BadInput(why) => Error::BadInput(format!(
-                        "arm '{}' (agent '{}'): {why}",
-                        arm.name, arm.agent
-                    )),
-                    other => other,
+                refuse_outside_container(task, kind).map_err(|refusal| SandboxError::InArm {
+                    arm: arm.name.clone(),
+                    agent: arm.agent.clone(),
+                    refusal: Box::new(refusal),
                 })?;
             }
         }
@@ -378,5 +377,59 @@ impl super::Suite {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::Task;
+
+    fn task(extra: &str) -> (tempfile::TempDir, Task) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("repo")).unwrap();
+        std::fs::write(
+            dir.path().join("task.toml"),
+            format!(
+                "name = \"t\"\ngoal = \"g\"\ntests = {{ glob = \"tests/*.sh\", count_pattern = 'x' }}\n\n\
+                 [[feature]]\nid = \"F1\"\ndescription = \"one\"\nverify = \"true\"\n{extra}"
+            ),
+        )
+        .unwrap();
+        let task = Task::load(dir.path()).unwrap();
+        (dir, task)
+    }
+
+    #[test]
+    fn a_task_runs_in_its_container_only_and_the_container_sandbox_only_with_an_image() {
+        let (_d, with_image) = task("\n[environment]\nimage = \"example:1\"\n");
+        let err = refuse_outside_container(&with_image, SandboxKind::Bwrap).unwrap_err();
+        assert_eq!(
+            err,
+            SandboxError::OutsideItsContainer {
+                task: "t".into(),
+                dir: with_image.dir.clone(),
+                why: "has an [environment] table".into(),
+                checks_under: SandboxKind::Bwrap.title().to_string(),
+            }
+        );
+        assert!(refuse_outside_container(&with_image, SandboxKind::Container).is_ok());
+        let (_d, plain) = task("");
+        assert_eq!(
+            refuse_outside_container(&plain, SandboxKind::Container).unwrap_err(),
+            SandboxError::NoImage {
+                task: "t".into(),
+                dir: plain.dir.clone(),
+            }
+        );
+        assert!(refuse_outside_container(&plain, SandboxKind::None).is_ok());
+        // Every refusal is bad input, for the machine or the suite to be fixed first.
+        let err = Error::from(SandboxError::InArm {
+            arm: "a".into(),
+            agent: "x".into(),
+            refusal: Box::new(err),
+        });
+        assert_eq!(err.exit_code(), crate::exit_code::BAD_INPUT);
+        assert!(!err.is_engine_failure());
     }
 }

@@ -350,6 +350,21 @@ impl Suite {
         }
     }
 
+    /// The names whose values the run must keep out of everything it stores: every
+    /// agent's `pass_env` and the harness's variables the tasks took values from
+    /// ([`Task::host_variables`]).
+    pub fn secret_names(&self) -> Vec<String> {
+        let passed = self.agents.values().filter_map(|a| match a {
+            AgentDriver::Command { pass_env, .. } => Some(pass_env.iter()),
+            AgentDriver::Sim { .. } => None,
+        });
+        let taken = self.tasks.iter().map(|t| t.host_variables().iter());
+        let mut names: Vec<String> = passed.flatten().chain(taken.flatten()).cloned().collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// The agent an arm uses.
     pub fn agent_of(&self, arm: &Arm) -> &AgentDriver {
         // Validated at load time: every arm names a defined agent.

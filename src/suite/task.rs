@@ -129,6 +129,9 @@ pub struct Task {
     /// What the task's files ask for that loopbench does not run, one sentence each
     /// naming its file and line, for `validate` to print.
     pub(super) not_run: Vec<String>,
+    /// The harness's variables whose values the task's `env` tables took (Harbor's
+    /// `${NAME}` templates): secrets as much as a `pass_env` value, redacted alike.
+    pub(super) host_variables: Vec<String>,
 }
 
 /// How test files are found (a glob relative to the work directory) and how tests in
@@ -245,6 +248,7 @@ impl Task {
             forbidden: raw.forbidden,
             environment,
             not_run: Vec::new(),
+            host_variables: Vec::new(),
             side_effect_tools: raw
                 .side_effect_tools
                 .into_iter()
@@ -268,6 +272,13 @@ impl Task {
     /// What the task asks for that loopbench does not run, each with its file and line.
     pub fn not_run(&self) -> &[String] {
         &self.not_run
+    }
+
+    /// The harness's variables whose values the task took (resolved `${NAME}`
+    /// templates of its `env` tables), by name: what is stored of a run must not hold
+    /// their values.
+    pub fn host_variables(&self) -> &[String] {
+        &self.host_variables
     }
 
     /// Whether the task's tests lie in the work directory (found by its glob), where an

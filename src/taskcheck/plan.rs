@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::order::{closure, dependency_order};
-use crate::error::{Error, IoContext, Result};
+use crate::error::{IoContext, Result, SuiteFileError};
 use crate::sandbox::SandboxKind;
 use crate::suite::{Suite, Task};
 
@@ -102,23 +102,16 @@ fn check_gold_dirs(task: &Task) -> Result<()> {
     for (name, is_dir) in names {
         let at = root.join(&name);
         if !is_dir {
-            return Err(Error::BadInput(format!(
-                "{}: expected only directories named after features in oracle/gold, found a file",
-                at.display()
-            )));
+            return Err(SuiteFileError::GoldNotADirectory { path: at }.into());
         }
         if task.feature(&name).is_none() {
-            return Err(Error::BadInput(format!(
-                "{}: gold for feature '{name}', but {} has no [[feature]] with id = \"{name}\" \
-                 (expected one of: {})",
-                at.display(),
-                task_file.display(),
-                task.features
-                    .iter()
-                    .map(|f| f.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
+            return Err(SuiteFileError::GoldForUnknownFeature {
+                path: at,
+                feature: name,
+                task_file: task_file.clone(),
+                features: task.features.iter().map(|f| f.id.clone()).collect(),
+            }
+            .into());
         }
     }
     Ok(())
@@ -219,4 +212,61 @@ pub fn build_tree(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    /// A copy of the shipped latefees task with `oracle/gold` holding `entry`.
+    fn task_with_gold_entry(entry: &str, dir: bool) -> (tempfile::TempDir, Task) {
+        let tmp = tempfile::tempdir().unwrap();
+        let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("suites/examples/tasks/latefees");
+        let out = std::process::Command::new("cp")
+            .arg("-r")
+            .arg(&shipped)
+            .arg(tmp.path().join("latefees"))
+            .status()
+            .unwrap();
+        assert!(out.success());
+        let at = tmp.path().join("latefees/oracle/gold").join(entry);
+        if dir {
+            std::fs::create_dir_all(&at).unwrap();
+        } else {
+            std::fs::write(&at, "not gold\n").unwrap();
+        }
+        let task = Task::load(&tmp.path().join("latefees")).unwrap();
+        (tmp, task)
+    }
+
+    #[test]
+    fn a_file_in_oracle_gold_is_refused_naming_it() {
+        let (_tmp, task) = task_with_gold_entry("NOTES", false);
+        let err = check_gold_dirs(&task).unwrap_err();
+        let Error::SuiteFile(SuiteFileError::GoldNotADirectory { path }) = err else {
+            panic!("{err:?}");
+        };
+        assert_eq!(path, task.dir.join("oracle/gold/NOTES"));
+    }
+
+    #[test]
+    fn gold_for_a_feature_the_task_lacks_is_refused_with_the_features_it_has() {
+        let (_tmp, task) = task_with_gold_entry("F9", true);
+        let err = check_gold_dirs(&task).unwrap_err();
+        let Error::SuiteFile(SuiteFileError::GoldForUnknownFeature {
+            feature,
+            task_file,
+            features,
+            ..
+        }) = err
+        else {
+            panic!("{err:?}");
+        };
+        assert_eq!(feature, "F9");
+        assert_eq!(task_file, task.dir.join("task.toml"));
+        let ids: Vec<String> = task.features.iter().map(|f| f.id.clone()).collect();
+        assert_eq!(features, ids);
+        assert!(!features.contains(&"F9".to_string()));
+    }
 }

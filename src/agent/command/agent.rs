@@ -136,7 +136,9 @@ impl CommandAgent {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
             pass_env: pass_env.clone(),
-            redactor: Redactor::for_names(pass_env),
+            // The run's secrets: its tasks' values from the host may reach the session
+            // too (a task's `env`).
+            redactor: Redactor::for_names(&suite.secret_names()),
             limits: suite.limits,
             timeout: *timeout,
             crash: *crash,

@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::cli_usage::CliFormat;
-use crate::error::{Error, Result};
+use crate::error::{Result, SandboxError};
 use crate::process::{Isolation, ShellCommand};
 use crate::sandbox;
 use crate::sandbox::net::NetTarget;
@@ -323,14 +323,12 @@ fn check_agent(
         crate::agent::mock_model::Scenario::load(&server.scenario)?;
     }
     let Some(resolved) = resolve_program(program, &suite.dir, env) else {
-        let place = if program.contains('/') {
-            format!("relative to '{}'", suite.dir.display())
-        } else {
-            "on PATH".to_string()
-        };
-        return Err(Error::BadInput(format!(
-            "agent '{agent}': program '{program}' not found {place} (or not executable)"
-        )));
+        return Err(SandboxError::ProgramNotFound {
+            agent: agent.to_string(),
+            program: program.clone(),
+            relative_to: program.contains('/').then(|| suite.dir.clone()),
+        }
+        .into());
     };
     if let Some(settings) = sandbox {
         settings.kind.check(&format!(
@@ -346,19 +344,19 @@ fn check_agent(
 /// The places the suite declares for `agent`'s sandbox exist and may be shown.
 fn check_suite_places(suite: &Suite, agent: &str, settings: &Sandbox) -> Result<()> {
     if let Some(missing) = settings.read_write.iter().find(|d| !d.is_dir()) {
-        return Err(Error::BadInput(format!(
-            "agent '{}': {}: '{}' is not a directory (create it first)",
-            agent,
-            settings.read_write_key,
-            missing.display()
-        )));
+        return Err(SandboxError::PlaceNotADirectory {
+            agent: agent.to_string(),
+            key: settings.read_write_key.to_string(),
+            place: missing.clone(),
+        }
+        .into());
     }
     if let Some(missing) = settings.read_only.iter().find(|d| !d.exists()) {
-        return Err(Error::BadInput(format!(
-            "agent '{}': sandbox_ro: '{}' does not exist",
-            agent,
-            missing.display()
-        )));
+        return Err(SandboxError::PlaceMissing {
+            agent: agent.to_string(),
+            place: missing.clone(),
+        }
+        .into());
     }
     let suite_file = suite.dir.join("suite.toml");
     let declared_in_suite = settings
@@ -372,13 +370,12 @@ fn check_suite_places(suite: &Suite, agent: &str, settings: &Sandbox) -> Result<
                 .map(|p| (settings.read_write_key, p, true)),
         );
     for (key, place, writable) in declared_in_suite {
-        check_declared(place, writable).map_err(|why| {
-            Error::BadInput(format!(
-                "{}: agent '{}': {key}: '{}' {why}",
-                suite_file.display(),
-                agent,
-                place.display()
-            ))
+        check_declared(place, writable).map_err(|why| SandboxError::PlaceRefused {
+            suite_file: suite_file.clone(),
+            agent: agent.to_string(),
+            key: key.to_string(),
+            place: place.clone(),
+            why,
         })?;
     }
     Ok(())
@@ -397,22 +394,17 @@ fn check_wrapper(
     if let Ok(Some(run_as)) = sandbox::RunAs::of_harness()
         && !run_as.user.can_run(&wrapper)
     {
-        return Err(Error::BadInput(format!(
-            "agent '{}': program '{}' cannot be read and executed by the \
-             sandbox's user {} (the harness runs as root, and the sandbox as that \
-             user): chmod a+rx '{}'",
-            agent,
-            wrapper.display(),
-            run_as.user.spelled(),
-            wrapper.display()
-        )));
+        return Err(SandboxError::ProgramNotRunnable {
+            agent: agent.to_string(),
+            program: wrapper,
+            user: run_as.user.spelled(),
+        }
+        .into());
     }
-    let in_wrapper = |e: String| {
-        Error::BadInput(format!(
-            "agent '{}': program '{}': {e}",
-            agent,
-            resolved.display()
-        ))
+    let in_wrapper = |why: String| SandboxError::ProgramRefused {
+        agent: agent.to_string(),
+        program: resolved.to_path_buf(),
+        why,
     };
     let declared = query_wrapper(&wrapper, hidden, env).map_err(in_wrapper)?;
     let lines = declared.iter().flat_map(|d| {
@@ -469,8 +461,44 @@ pub fn runs_sim_agent(driver: &AgentDriver) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use crate::suite::CrashMode;
     use std::time::Duration;
+
+    #[test]
+    fn a_program_that_is_not_there_is_refused_naming_the_agent_and_where_it_was_looked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let task = dir.path().join("t");
+        std::fs::create_dir_all(task.join("repo")).unwrap();
+        std::fs::write(
+            task.join("task.toml"),
+            "name = \"t\"\ngoal = \"g\"\ntests = { glob = \"tests/*.sh\", count_pattern = 'x' }\n\n\
+             [[feature]]\nid = \"F1\"\ndescription = \"one\"\nverify = \"true\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("suite.toml"),
+            "name = \"s\"\nseed = 1\nreplicates = 1\ntasks = [\"t\"]\n\n\
+             [agents.x]\ndriver = \"command\"\nprogram = \"./missing.sh\"\n\n\
+             [[arm]]\nname = \"a\"\nagent = \"x\"\nlist_format = \"json\"\n",
+        )
+        .unwrap();
+        let suite = Suite::load(dir.path()).unwrap();
+        let err = preflight(&suite, &[0]).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                Error::Sandbox(e) if matches!(
+                    &**e,
+                    SandboxError::ProgramNotFound { agent, program, relative_to }
+                        if agent == "x" && program == "./missing.sh"
+                            && relative_to.as_deref() == Some(suite.dir.as_path())
+                )
+            ),
+            "{err:?}"
+        );
+        assert_eq!(err.exit_code(), crate::exit_code::BAD_INPUT);
+    }
 
     #[test]
     fn a_wrapper_names_the_format_its_stdout_is_read_in_and_anything_else_is_stream_json() {

@@ -89,7 +89,8 @@ pub enum Ran {
         /// The engine says the memory limit ended it.
         oom: bool,
     },
-    /// The program never ran: the engine could not create or start the container.
+    /// The engine has no exit of the program to report: it could not create or start
+    /// the container, or lost it (removed, killed by the engine) while it ran.
     Never(String),
 }
 
@@ -234,7 +235,8 @@ impl Container {
         };
         if !called.ok() {
             return Ran::Never(format!(
-                "{} did not create the container: {}",
+                "{} has no report on the container (it never made it, or removed it while it \
+                 ran): {}",
                 self.engine.name,
                 called.reason()
             ));

@@ -23,7 +23,7 @@ use tokio::net::{TcpStream, UnixListener, UnixStream};
 
 use super::NetTarget;
 use super::policy::{own_addresses, refused_address};
-use crate::error::{Error, IoContext, Result};
+use crate::error::{IoContext, Result, SandboxError};
 
 /// Connections a sandbox may hold open through the proxy at once; one more is closed
 /// as soon as it is accepted. Each costs the harness a task and two sockets.
@@ -59,11 +59,11 @@ impl Proxy {
         let dir = crate::fsutil::scratch_dir("loopbench-net-")?;
         let socket = dir.path().join("proxy.sock");
         if socket.as_os_str().len() > SOCKET_PATH_MAX {
-            return Err(Error::BadInput(format!(
-                "cannot bind the network proxy's socket at '{}': longer than {SOCKET_PATH_MAX} \
-                 bytes (set LOOPBENCH_TMPDIR to a shorter directory)",
-                socket.display()
-            )));
+            return Err(SandboxError::SocketPathTooLong {
+                socket,
+                max: SOCKET_PATH_MAX,
+            }
+            .into());
         }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)

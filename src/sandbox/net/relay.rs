@@ -10,7 +10,7 @@ use std::process::Stdio;
 
 use tokio::net::{TcpListener, UnixStream};
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{IoContext, Result, SandboxError};
 
 /// The variables that name the relay as the agent's proxy (both spellings: curl reads
 /// only the lower-case `http_proxy`, Node and Python read either).
@@ -34,7 +34,7 @@ const LOOPBACK: &str = "127.0.0.1,localhost,::1";
 /// bypasses the proxy into a namespace where nothing else answers.
 pub fn relay(socket: &Path, direct_loopback: bool, command: &[OsString]) -> Result<i32> {
     let Some((program, args)) = command.split_first() else {
-        return Err(Error::BadInput("net-relay: no command to run".into()));
+        return Err(SandboxError::RelayWithoutCommand.into());
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -64,11 +64,9 @@ pub fn relay(socket: &Path, direct_loopback: bool, command: &[OsString]) -> Resu
                 cmd.env_remove(name);
             }
         }
-        let mut child = cmd.spawn().map_err(|e| {
-            Error::BadInput(format!(
-                "net-relay: cannot start '{}': {e}",
-                program.to_string_lossy()
-            ))
+        let mut child = cmd.spawn().map_err(|e| SandboxError::RelayCannotStart {
+            program: program.to_string_lossy().into_owned(),
+            why: e.to_string(),
         })?;
         let socket = socket.to_path_buf();
         tokio::spawn(async move {
@@ -90,4 +88,29 @@ pub fn relay(socket: &Path, direct_loopback: bool, command: &[OsString]) -> Resu
             .code()
             .unwrap_or_else(|| 128 + status.signal().unwrap_or(9)))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    #[test]
+    fn a_relay_without_a_command_or_with_one_that_cannot_start_is_refused() {
+        let socket = Path::new("/nonexistent/proxy.sock");
+        let refusal = |result: Result<i32>| match result {
+            Err(Error::Sandbox(e)) => *e,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            refusal(relay(socket, false, &[])),
+            SandboxError::RelayWithoutCommand
+        );
+        let missing = OsString::from("/nonexistent/loopbench-no-such-program");
+        assert!(matches!(
+            refusal(relay(socket, false, &[missing])),
+            SandboxError::RelayCannotStart { program, .. }
+                if program == "/nonexistent/loopbench-no-such-program"
+        ));
+    }
 }

@@ -25,6 +25,7 @@ use super::{Feature, RunnerCheck, Task, TestDiscovery, is_simple_name};
 use crate::error::{Error, IoContext, Result};
 use not_run::Notes;
 use schema::{HarborFile, Noted, StepFile, VerifierFile};
+use templates::HostValues;
 
 /// Harbor's default time limit of a verifier.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -63,11 +64,18 @@ pub(super) fn load(dir: PathBuf, file: &Path, text: &str) -> Result<Task> {
     let mut notes = Notes::new(file, text);
     notes.parts(&raw, &dir);
     let mut warnings = Vec::new();
-    let environment = environment_of(&at, &raw, &dir, &mut warnings)?;
+    let host = HostValues::default();
+    let environment = environment_of(&at, &host, &raw, &dir, &mut warnings)?;
     let top_instruction = read_if_file(&dir.join("instruction.md"))?;
     let features = match raw.steps.as_deref() {
-        None | Some([]) => vec![single_step(&at, &raw, &dir, top_instruction.as_deref())?],
-        Some(steps) => steps_of(&at, &raw, &dir, steps)?,
+        None | Some([]) => vec![single_step(
+            &at,
+            &host,
+            &raw,
+            &dir,
+            top_instruction.as_deref(),
+        )?],
+        Some(steps) => steps_of(&at, &host, &raw, &dir, steps)?,
     };
     for f in &features {
         if f.container.as_ref().is_some_and(|c| c.gold.is_none()) {
@@ -101,6 +109,7 @@ pub(super) fn load(dir: PathBuf, file: &Path, text: &str) -> Result<Task> {
         forbidden: Vec::new(),
         environment: Some(Box::new(environment)),
         not_run: notes.not_run,
+        host_variables: host.into_names(),
     })
 }
 
@@ -190,6 +199,7 @@ fn goal_of(
 /// The one feature of a task without steps.
 fn single_step(
     at: &At<'_>,
+    host: &HostValues,
     raw: &HarborFile,
     dir: &Path,
     instruction: Option<&str>,
@@ -220,18 +230,24 @@ fn single_step(
         ContainerCheck {
             tests,
             script: "test.sh".into(),
-            env: verifier_env(at, &raw.verifier, None)?,
+            env: verifier_env(at, host, &raw.verifier, None)?,
             timeout: timeout(at, &raw.verifier, None)?,
             min_reward: 1.0,
             gold: Some(dir.join("solution/solve.sh")).filter(|p| p.is_file()),
-            gold_env: solution_env(at, raw)?,
+            gold_env: solution_env(at, host, raw)?,
             workdir: None,
         },
     ))
 }
 
 /// One feature per `[[steps]]` entry, in order, each after the one before it.
-fn steps_of(at: &At<'_>, raw: &HarborFile, dir: &Path, steps: &[StepFile]) -> Result<Vec<Feature>> {
+fn steps_of(
+    at: &At<'_>,
+    host: &HostValues,
+    raw: &HarborFile,
+    dir: &Path,
+    steps: &[StepFile],
+) -> Result<Vec<Feature>> {
     let mut features: Vec<Feature> = Vec::new();
     for step in steps {
         let id = step.name.get_ref();
@@ -263,11 +279,11 @@ fn steps_of(at: &At<'_>, raw: &HarborFile, dir: &Path, steps: &[StepFile]) -> Re
         let check = ContainerCheck {
             tests,
             script: "test.sh".into(),
-            env: verifier_env(at, &raw.verifier, Some(&step.verifier))?,
+            env: verifier_env(at, host, &raw.verifier, Some(&step.verifier))?,
             timeout: timeout(at, &raw.verifier, Some(&step.verifier))?,
             min_reward: min_reward(at, &step.min_reward)?,
             gold: Some(step_dir.join("solution/solve.sh")).filter(|p| p.is_file()),
-            gold_env: solution_env(at, raw)?,
+            gold_env: solution_env(at, host, raw)?,
             workdir: Some(step_dir.join("workdir")).filter(|p| p.is_dir()),
         };
         let after = features.last().map(|f| f.id.clone());
@@ -302,22 +318,27 @@ fn test_dirs(dir: &Path, step_dir: Option<&Path>) -> Vec<PathBuf> {
 /// The task's verifier `env` with the step's over it.
 fn verifier_env(
     at: &At<'_>,
+    host: &HostValues,
     task: &VerifierFile,
     step: Option<&VerifierFile>,
 ) -> Result<BTreeMap<String, String>> {
     let mut env = BTreeMap::new();
     for table in [Some(task), step].into_iter().flatten() {
         if let Some(e) = &table.env {
-            env.extend(templates::env_table(at, e)?);
+            env.extend(host.env_table(at, e)?);
         }
     }
     Ok(env)
 }
 
 /// `[solution] env`: the environment of every `solve.sh` of the task.
-fn solution_env(at: &At<'_>, raw: &HarborFile) -> Result<BTreeMap<String, String>> {
+fn solution_env(
+    at: &At<'_>,
+    host: &HostValues,
+    raw: &HarborFile,
+) -> Result<BTreeMap<String, String>> {
     match &raw.solution.env {
-        Some(e) => templates::env_table(at, e),
+        Some(e) => host.env_table(at, e),
         None => Ok(BTreeMap::new()),
     }
 }
@@ -369,6 +390,7 @@ fn min_reward(at: &At<'_>, value: &Noted) -> Result<f64> {
 /// limits, network and `env`.
 fn environment_of(
     at: &At<'_>,
+    host: &HostValues,
     raw: &HarborFile,
     dir: &Path,
     warnings: &mut Vec<String>,
@@ -409,7 +431,7 @@ fn environment_of(
             false
         });
     let env = match table.and_then(|e| e.env.as_ref()) {
-        Some(e) => templates::env_table(at, e)?,
+        Some(e) => host.env_table(at, e)?,
         None => BTreeMap::new(),
     };
     Ok(Environment {

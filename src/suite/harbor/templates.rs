@@ -6,26 +6,58 @@
 //! the literal text (an LLM-judge check would then fail for want of its key, as if the
 //! agent's work were wrong). A `$` not followed by `{` is kept as it is.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 
 use toml::Spanned;
 
 use super::super::environment::{self, At};
 use crate::error::Result;
 
-/// The table checked as every `env` table is, each value's templates resolved from the
-/// harness's environment.
-pub(super) fn env_table(
+/// Resolves the templates of a task's `env` tables from the harness's environment, and
+/// keeps the names of the variables whose values it took: a value the host gives a
+/// task is a secret as much as one passed by `pass_env`, and is redacted alike.
+#[derive(Debug, Default)]
+pub(super) struct HostValues {
+    taken: RefCell<BTreeSet<String>>,
+}
+
+impl HostValues {
+    /// The table checked as every `env` table is, each value's templates resolved from
+    /// the harness's environment.
+    pub(super) fn env_table(
+        &self,
+        at: &At<'_>,
+        env: &Spanned<BTreeMap<String, String>>,
+    ) -> Result<BTreeMap<String, String>> {
+        env_table(at, env, &|name: &str| {
+            let found = std::env::var(name).ok();
+            if found.as_deref().is_some_and(|v| !v.is_empty()) {
+                self.taken.borrow_mut().insert(name.to_string());
+            }
+            found
+        })
+    }
+
+    /// The variables whose values the task took, by name.
+    pub(super) fn into_names(self) -> Vec<String> {
+        self.taken.into_inner().into_iter().collect()
+    }
+}
+
+/// The table checked as every `env` table is, each value's templates resolved through
+/// `lookup`.
+fn env_table(
     at: &At<'_>,
     env: &Spanned<BTreeMap<String, String>>,
+    lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<BTreeMap<String, String>> {
     let span = env.span();
     let table = environment::env_table(at, env.clone())?;
-    let lookup = |name: &str| std::env::var(name).ok();
     table
         .into_iter()
         .map(|(key, value)| {
-            let resolved = resolve(&value, &lookup).map_err(|why| {
+            let resolved = resolve(&value, lookup).map_err(|why| {
                 // At the line of the template itself, where it can be found.
                 let needle = format!("${{{}", why.name);
                 let at_template = at
