@@ -93,11 +93,15 @@
 #                                      checks that the JSON reports are identical
 #   scripts/bench.sh processes BASE_BIN
 #                                      processes started per session, counted by the
-#                                      kernel's process accounting (accton; root), split
+#                                      kernel's process accounting (accton; root; the
+#                                      harness under a child subreaper, so that what
+#                                      bubblewrap orphans is still counted), split
 #                                      by what started them: the agent, git, the sandbox
 #                                      (bwrap, unshare), the check shells (a check's sh
-#                                      -c, a batch's supervisor and timeout), the checks'
-#                                      own programs, anything else; for the default
+#                                      -c, a batch's supervisor, and its timeout before
+#                                      the harness's binary supervised), the checks'
+#                                      own programs, anything else (a session's
+#                                      supervisor); for the default
 #                                      suite (PROC_REPLICATES, default 2) and the gold
 #                                      command agent under bwrap (GOLD_REPLICATES,
 #                                      default 2), with BASE_BIN (a release build of an
