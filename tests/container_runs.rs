@@ -186,6 +186,124 @@ fn a_check_whose_container_the_engine_loses_fails_infra_and_resume_finishes_the_
     }
 }
 
+/// A two-step Harbor task `name` in `suite`: step `one` passes when `/app/one.txt`
+/// exists, step `two` when `/app/two.txt` does, and `two` lays `NOTES.md` in `/app`
+/// once `one` passes. Both checks first run `before` (with `$VANISH` from the
+/// harness's `LB_TEST_VANISH`).
+fn two_step_task(suite: &Path, name: &str, before: &str) {
+    let dir = suite.join(name);
+    write(
+        &dir.join("task.toml"),
+        "[environment]\nnetwork_mode = \"no-network\"\nworkdir = \"/app\"\n\n\
+         [verifier]\ntimeout_sec = 60\n\n\
+         [[steps]]\nname = \"one\"\n\n[steps.verifier]\n\
+         env = { VANISH = \"${LB_TEST_VANISH:-no}\" }\n\n\
+         [[steps]]\nname = \"two\"\n\n[steps.verifier]\n\
+         env = { VANISH = \"${LB_TEST_VANISH:-no}\" }\n",
+    );
+    write(&dir.join("instruction.md"), "Two files, one step each.\n");
+    write(
+        &dir.join("environment/Dockerfile"),
+        &format!("FROM {BASE_IMAGE}\nWORKDIR /app\n"),
+    );
+    for step in ["one", "two"] {
+        let steps = dir.join("steps").join(step);
+        write(&steps.join("instruction.md"), &format!("Write /app/{step}.txt.\n"));
+        write(
+            &steps.join("tests/test.sh"),
+            &format!(
+                "{before}\nif [ -e /app/{step}.txt ]; then echo 1; else echo 0; fi \
+                 > /logs/verifier/reward.txt\n"
+            ),
+        );
+        write(
+            &steps.join("solution/solve.sh"),
+            &format!("echo done > /app/{step}.txt\n"),
+        );
+    }
+    write(
+        &dir.join("steps/two/workdir/NOTES.md"),
+        "Step two's notes, laid once step one passes.\n",
+    );
+}
+
+/// The engine loses the checks that run once the harness has laid a step's starting
+/// files: the observation the next session would start from is the harness's failure,
+/// not the agent's, and `resume` finishes the trial.
+#[test]
+fn a_check_lost_after_a_steps_files_are_laid_fails_infra_and_resume_finishes_the_trial() {
+    let Some(engine) = crate::container_sandbox::engine() else {
+        return;
+    };
+    let tmp = common::visible_tempdir();
+    let suite = tmp.path().join("suite");
+    two_step_task(
+        &suite,
+        "laid",
+        &format!(
+            "if [ \"$VANISH\" = yes ] && [ -e /app/NOTES.md ]; then echo {VANISH}; exec sleep 3600; fi"
+        ),
+    );
+    write(
+        &suite.join("suite.toml"),
+        "name = \"laid\"\nseed = 7\nreplicates = 1\ntasks = [\"laid\"]\n\
+         verify_sandbox = \"container\"\ninfra_retries = 0\n\n\
+         [agents.sim]\ndriver = \"sim\"\nprofile = \"careful\"\n\n\
+         [[arm]]\nname = \"json\"\nagent = \"sim\"\nlist_format = \"json\"\nmax_sessions = 6\n",
+    );
+    let out = tmp.path().join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_loopbench"))
+        .arg("run")
+        .arg(&suite)
+        .args(["--quiet", "--jobs", "1", "--out"])
+        .arg(&out)
+        .env("LB_TEST_VANISH", "yes")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = remove_containers_saying(engine, &mut child);
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let failures = jsonl(&out.join("failures.jsonl"));
+    assert_eq!(status.code(), Some(3), "{stderr}\n{failures:#?}");
+    // The session that made step one pass is recorded as the agent left it, with the
+    // harness's failure after it in its notes; the session the harness could not
+    // prepare is the attempt's infra failure.
+    let infra: Vec<&serde_json::Value> =
+        failures.iter().filter(|r| r["failure"] == "infra").collect();
+    assert_eq!(infra.len(), 1, "{failures:#?}");
+    let error = infra[0]["error"].as_str().unwrap();
+    assert!(error.contains("container") && error.contains(engine), "{error}");
+    let laid_by = failures
+        .iter()
+        .find(|r| r["session"].as_u64() == infra[0]["session"].as_u64().map(|n| n - 1))
+        .unwrap_or_else(|| panic!("{failures:#?}"));
+    assert_eq!(laid_by["outcome"], "completed", "{laid_by:#}");
+    assert!(laid_by["failure"].is_null(), "{laid_by:#}");
+    assert_eq!(laid_by["features_verified"], 1, "{laid_by:#}");
+    assert!(
+        laid_by.to_string().contains("laying the starting files of two"),
+        "{laid_by:#}"
+    );
+    assert!(!out.join("trials.jsonl").exists() || jsonl(&out.join("trials.jsonl")).is_empty());
+    // The engine is well again: `resume` runs the trial as its attempt 2, to the end.
+    let resumed = common::loopbench()
+        .args(["resume", "--quiet", "--jobs", "1"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(resumed.status.success(), "{resumed:?}");
+    let rows = read_csv(&out.join("trials.csv"));
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["attempts"], "2", "{rows:?}");
+    let sessions = read_csv(&out.join("sessions.csv"));
+    assert!(
+        sessions.iter().any(|s| s["features_verified"] == "2"),
+        "{sessions:?}"
+    );
+}
+
 /// A command agent that prints the value the task gives it and commits it; its
 /// initializer writes the list, its coding session claims the step.
 const PRINTS_ITS_SECRET: &str = r#"cat >/dev/null

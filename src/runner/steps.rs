@@ -186,6 +186,12 @@ pub(crate) struct Judged {
     /// Something shows the session changed what the harness observes, or the harness
     /// could not observe what it left.
     pub changed: bool,
+    /// The harness's own failure ([`harness_at_fault`]) after the session, putting the
+    /// tree in order for the next one (an exit check's revert, a step's starting files
+    /// and the observation that follows): the session is the agent's as it left it, but
+    /// what the next session would find is unknown, so the attempt ends as the
+    /// infrastructure's once the session is recorded.
+    pub harness_failed: Option<Error>,
 }
 
 impl Trial<'_> {
@@ -469,6 +475,7 @@ impl Trial<'_> {
             evidence,
             left_out,
             changed,
+            harness_failed: None,
         }
     }
 
@@ -485,7 +492,12 @@ impl Trial<'_> {
         let (spec, ws) = (self.spec, self.ws);
         let reverts = self.reverts();
         let (run, kind) = (&mut session.run, session.kind);
-        let (after, metrics) = (&mut judged.after, &mut judged.metrics);
+        let Judged {
+            after,
+            metrics,
+            harness_failed,
+            ..
+        } = judged;
         if kind == SessionKind::Initializer {
             // Hooks the initializer planted count in the first coding session.
             after.judge_next_hooks_against(state.start_hooks.clone());
@@ -502,6 +514,13 @@ impl Trial<'_> {
                     // outside the work directory.
                     *after = reset;
                     metrics.reverted = true;
+                }
+                Err(e) if harness_at_fault(&e) => {
+                    run.add_note(format!(
+                        "exit check failed and the harness failed to revert the tree: {}",
+                        with_causes(&e)
+                    ));
+                    *harness_failed = Some(e);
                 }
                 Err(e) => {
                     run.outcome = Outcome::Error;
@@ -577,6 +596,14 @@ impl Trial<'_> {
             });
         match laid {
             Ok(after) => judged.after = after,
+            Err(e) if harness_at_fault(&e) => {
+                session.run.add_note(format!(
+                    "the harness failed laying the starting files of {} for the next session: {}",
+                    ids.join(", "),
+                    with_causes(&e)
+                ));
+                judged.harness_failed = Some(e);
+            }
             Err(e) => {
                 session.run.outcome = Outcome::Error;
                 session.run.add_note(format!(
@@ -659,6 +686,14 @@ impl Trial<'_> {
         }
         self.events
             .emit(EventKind::SessionFinished(Box::new(record)))?;
+        if let Some(e) = judged.harness_failed {
+            // The next session cannot start from a tree the harness knows.
+            let next = (number + 1, SessionKind::Coding);
+            return self
+                .events
+                .harness_failed(spec, next, &e, agent)
+                .map(ControlFlow::Break);
+        }
         state.previous = Some(run.outcome);
         let done = judged.after.all_verified() || run.outcome == Outcome::DeclaredComplete;
         state.before = judged.after;
