@@ -25,7 +25,9 @@
 //!   pages count against the batch's cgroup (so a batch needs one, with its memory
 //!   limit);
 //! - a time limit per check, kept by the supervisor as `timeout` kept it, whose expiry
-//!   is told from an exit status of 124 by the time the check took.
+//!   is told from an exit status of 124 (SIGTERM ended it) or 137 (it outlived SIGTERM
+//!   and SIGKILL ended it) by the time the check took: a timeout either way, as a check
+//!   run alone is once the harness's timer has run out.
 //!
 //! Anything unexpected (the supervisor's own failure, a missing status, a limit of the
 //! cgroup reached) is no verdict: the caller runs those checks again, a sandbox each,
@@ -306,9 +308,7 @@ fn read_results(results: &Path, checks: &[BatchCheck], tail: usize) -> std::io::
             )));
         };
         let elapsed_cs = status.end_cs.saturating_sub(status.start_cs);
-        // `timeout` says 124 for its own expiry, and so may the check: only a check
-        // that ran its whole time was stopped.
-        let timed_out = status.code == 124 && elapsed_cs + 1 >= status.limit_cs;
+        let timed_out = stopped_at_its_limit(&status);
         ran.push(BatchRan {
             code: (!timed_out).then_some(status.code),
             timed_out,
@@ -343,6 +343,14 @@ impl Status {
             limit_cs: limit.parse().ok()?,
         })
     }
+}
+
+/// Whether the supervisor stopped the check at its time limit: 124 when SIGTERM ended
+/// it, 137 when it outlived SIGTERM and SIGKILL ended it. A check may exit with either
+/// code itself, or kill itself: only one that ran its whole time was stopped.
+fn stopped_at_its_limit(status: &Status) -> bool {
+    let elapsed_cs = status.end_cs.saturating_sub(status.start_cs);
+    matches!(status.code, 124 | 137) && elapsed_cs + 1 >= status.limit_cs
 }
 
 /// `/proc/uptime`'s seconds with two decimals, in hundredths.
@@ -395,6 +403,15 @@ mod tests {
         assert!(Status::parse("2 124 100.2 101.00 500").is_none());
         assert!(Status::parse("2 x 100.25 101.00 500").is_none());
         assert!(Status::parse("2 0 100.25 101.00").is_none());
+        // Stopped at the limit: SIGTERM ended it, or SIGKILL two seconds later; the same
+        // codes before the limit are the check's own.
+        let stopped = |line: &str| stopped_at_its_limit(&Status::parse(line).unwrap());
+        assert!(stopped("0 124 100.00 105.00 500"));
+        assert!(stopped("0 137 100.00 107.01 500"));
+        assert!(!stopped("0 124 100.00 101.00 500"));
+        assert!(!stopped("0 137 100.00 100.10 500"));
+        assert!(!stopped("0 143 100.00 105.00 500"));
+        assert!(!stopped("0 1 100.00 105.00 500"));
         assert_eq!(shell_quote(b"it's"), br"'it'\''s'");
     }
 
