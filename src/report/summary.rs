@@ -145,6 +145,8 @@ pub const DEFAULT_CONFIDENCE: f64 = 0.95;
 /// This is what `loopbench run` calls when a run finishes (see [`summarize`] for
 /// `baseline`); `confidence` is [`DEFAULT_CONFIDENCE`] unless the user asked otherwise.
 pub fn write_summary(run_dir: &RunDir, baseline: Option<&str>, confidence: f64) -> Result<Summary> {
+    // What a run's trials freed is not to stay resident under the summary.
+    crate::malloc_arenas::release_free_memory();
     let summary = summarize(run_dir, baseline, confidence)?;
     let doc = summary.document();
     // Every exporter of `export::ALL`, in its order, each into the file `RunDir` names

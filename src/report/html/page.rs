@@ -86,11 +86,13 @@ fn render_into(
 /// into `report-timelines/` beside it ([`RunDir::report_timelines`]). Returns its path.
 pub fn write_run_html(run_dir: &RunDir, summary: &Summary) -> Result<PathBuf> {
     let path = run_dir.report_html();
+    crate::malloc_arenas::release_free_memory();
     let mut page = run_page(run_dir, summary)?;
     let beside = timelines_beside(run_dir)?;
     if beside {
         // The files first: the page that loads them comes after.
         write_timeline_files(run_dir)?;
+        crate::malloc_arenas::release_free_memory();
         // The page loads them relative to itself: by the name of the folder beside it.
         page.timelines = run_dir
             .report_timelines()
