@@ -174,7 +174,7 @@ fn aggregate_tables(tables: RunTables) -> Result<Aggregate> {
     }
     let trials = tables.read_trials()?;
     let trial_rows = trial_rows(trials).map_err(cannot_count(&tables.trials_path))?;
-    let assembled = assemble(&sums, &trial_rows).map_err(&count)?;
+    let assembled = assemble(sums, &trial_rows).map_err(&count)?;
     Ok(Aggregate {
         divergent,
         errored,
@@ -463,7 +463,7 @@ fn u64s(df: &DataFrame, name: &str) -> Vec<u64> {
 /// the rows of `trials.csv`, the session-level ones from the per-trial sums; what stays
 /// per trial (the bootstrap's clusters, `features_verified` and usage) is gathered in
 /// trial-id order.
-fn assemble(sums: &TrialSums, trials: &DataFrame) -> PolarsResult<Aggregate> {
+fn assemble(mut sums: TrialSums, trials: &DataFrame) -> PolarsResult<Aggregate> {
     let own = |metric: Metric| (col(k_name(metric)), col(n_name(metric)));
     let trial_level = trials.clone().lazy().select(metric_columns(false, own));
     let mut out = Aggregate::default();
@@ -490,17 +490,21 @@ fn assemble(sums: &TrialSums, trials: &DataFrame) -> PolarsResult<Aggregate> {
     // The session-level counts, and the clusters in (arm, task, trial id) order. Each
     // list is sized once: grown a trial at a time it would hold up to twice what it
     // needs. What a run's report holds grows with its trials by these lists alone.
-    let metrics = sums.metrics();
-    for arm in sums.arms() {
-        let by_arm = out.by_arm.entry(arm.to_string()).or_default();
+    // Each arm's counts are taken out of `sums` as they are moved, so that they are
+    // never held twice.
+    let metrics = sums.metrics().to_vec();
+    let arms: Vec<String> = sums.arms().map(str::to_string).collect();
+    for arm in &arms {
+        let by_arm = out.by_arm.entry(arm.clone()).or_default();
         let trials = sums.trials_of(arm);
-        for metric in metrics {
+        for metric in &metrics {
             by_arm.clusters[metric.index()].reserve_exact(trials);
         }
         by_arm.cluster_tasks.reserve_exact(trials);
-        for (task, counts) in sums.tasks(arm) {
+        for (task, trials) in sums.take_arm(arm) {
+            let task = task.as_str();
             let mut cell = [Count::default(); Metric::ALL.len()];
-            for counts in counts {
+            for counts in trials.into_values() {
                 for (at, metric) in metrics.iter().enumerate() {
                     let (k, n) = (counts[2 * at], counts[2 * at + 1]);
                     by_arm.clusters[metric.index()].push((k, n));
@@ -510,13 +514,13 @@ fn assemble(sums: &TrialSums, trials: &DataFrame) -> PolarsResult<Aggregate> {
                 }
                 by_arm.cluster_tasks.push(task.to_string());
             }
-            for metric in metrics {
+            for metric in &metrics {
                 by_arm.rates[metric.index()].k += cell[metric.index()].k;
                 by_arm.rates[metric.index()].n += cell[metric.index()].n;
             }
             let key = (arm.to_string(), task.to_string());
             let by_task = out.by_arm_task.entry(key).or_default();
-            for metric in metrics {
+            for metric in &metrics {
                 by_task.rates[metric.index()] = cell[metric.index()];
             }
         }

@@ -91,16 +91,11 @@ impl TrialSums {
         self.by_arm.keys().map(String::as_str)
     }
 
-    /// The tasks of `arm`, each with its trials' counts in trial-id order.
-    pub fn tasks<'a>(
-        &'a self,
-        arm: &str,
-    ) -> impl Iterator<Item = (&'a str, impl Iterator<Item = &'a [u64]>)> + 'a {
-        self.by_arm
-            .get(arm)
-            .into_iter()
-            .flatten()
-            .map(|(task, trials)| (task.as_str(), trials.values().map(|c| &c[..])))
+    /// Takes `arm`'s tasks out, by task and then trial id, each trial with its counts:
+    /// what is taken is no longer held here, so that the counts are never held twice
+    /// while they are moved into the report's lists.
+    pub fn take_arm(&mut self, arm: &str) -> BTreeMap<String, BTreeMap<String, Box<[u64]>>> {
+        self.by_arm.remove(arm).unwrap_or_default()
     }
 
     /// How many trials `arm` has.
@@ -156,15 +151,22 @@ mod tests {
         assert_eq!(sums.trials_of("a"), 2);
         assert_eq!(sums.trials_of("b"), 2);
         assert_eq!(sums.trials_of("c"), 0);
-        let b: Vec<(&str, Vec<&[u64]>)> = sums
-            .tasks("b")
-            .map(|(t, trials)| (t, trials.collect()))
-            .collect();
+        // Taken out by task and trial id, and no longer held.
+        let taken = |sums: &mut TrialSums, arm: &str| -> Vec<(String, Vec<Box<[u64]>>)> {
+            sums.take_arm(arm)
+                .into_iter()
+                .map(|(t, trials)| (t, trials.into_values().collect()))
+                .collect()
+        };
+        let b = taken(&mut sums, "b");
         assert_eq!(b.len(), 1);
         // "B-9" before "b-2": bytes, not case-folded.
         assert_eq!(b[0].1[0][..2], [0, 1]);
         assert_eq!(b[0].1[1][..2], [4, 6]);
-        let a_tasks: Vec<&str> = sums.tasks("a").map(|(t, _)| t).collect();
+        assert_eq!(sums.trials_of("b"), 0);
+        assert_eq!(sums.arms().collect::<Vec<_>>(), ["a"]);
+        let a_tasks: Vec<String> = taken(&mut sums, "a").into_iter().map(|(t, _)| t).collect();
         assert_eq!(a_tasks, ["t", "u"]);
+        assert_eq!(sums.arms().count(), 0);
     }
 }
