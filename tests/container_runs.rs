@@ -208,7 +208,10 @@ fn two_step_task(suite: &Path, name: &str, before: &str) {
     );
     for step in ["one", "two"] {
         let steps = dir.join("steps").join(step);
-        write(&steps.join("instruction.md"), &format!("Write /app/{step}.txt.\n"));
+        write(
+            &steps.join("instruction.md"),
+            &format!("Write /app/{step}.txt.\n"),
+        );
         write(
             &steps.join("tests/test.sh"),
             &format!(
@@ -270,11 +273,16 @@ fn a_check_lost_after_a_steps_files_are_laid_fails_infra_and_resume_finishes_the
     // The session that made step one pass is recorded as the agent left it, with the
     // harness's failure after it in its notes; the session the harness could not
     // prepare is the attempt's infra failure.
-    let infra: Vec<&serde_json::Value> =
-        failures.iter().filter(|r| r["failure"] == "infra").collect();
+    let infra: Vec<&serde_json::Value> = failures
+        .iter()
+        .filter(|r| r["failure"] == "infra")
+        .collect();
     assert_eq!(infra.len(), 1, "{failures:#?}");
     let error = infra[0]["error"].as_str().unwrap();
-    assert!(error.contains("container") && error.contains(engine), "{error}");
+    assert!(
+        error.contains("container") && error.contains(engine),
+        "{error}"
+    );
     let laid_by = failures
         .iter()
         .find(|r| r["session"].as_u64() == infra[0]["session"].as_u64().map(|n| n - 1))
@@ -283,7 +291,9 @@ fn a_check_lost_after_a_steps_files_are_laid_fails_infra_and_resume_finishes_the
     assert!(laid_by["failure"].is_null(), "{laid_by:#}");
     assert_eq!(laid_by["features_verified"], 1, "{laid_by:#}");
     assert!(
-        laid_by.to_string().contains("laying the starting files of two"),
+        laid_by
+            .to_string()
+            .contains("laying the starting files of two"),
         "{laid_by:#}"
     );
     assert!(!out.join("trials.jsonl").exists() || jsonl(&out.join("trials.jsonl")).is_empty());

@@ -121,7 +121,8 @@ impl SessionLines {
         // A key's lines in file order (their offsets grow with it), sorted in place:
         // a stable sort would take a copy of the index's size. Reversed, the first of
         // each run of equal keys is the file's last.
-        self.lines.sort_unstable_by_key(|l| (l.trial, l.session, l.offset));
+        self.lines
+            .sort_unstable_by_key(|l| (l.trial, l.session, l.offset));
         self.lines.reverse();
         self.lines.dedup_by_key(|l| (l.trial, l.session));
         self.lines.reverse();
