@@ -162,7 +162,13 @@ fn a_run_stopped_twice_leaves_no_contained_agent_behind() {
         }
     };
     wait_for("the agent", &|| shared.join("started").exists(), &mut child);
-    assert_eq!(live_processes_with_arg(&marker).len(), 2);
+    // The script's own sleep starts after it says it started, and the one it set off
+    // may still be the shell it forked: both, before the run is stopped.
+    wait_for(
+        "both of the agent's sleeps",
+        &|| live_processes_with_arg(&marker).len() == 2,
+        &mut child,
+    );
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
     wait_for(
