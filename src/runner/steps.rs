@@ -533,6 +533,7 @@ impl Trial<'_> {
         if spec.ledger == Ledger::Gate
             && (kind == SessionKind::Coding || spec.schema == ListSchema::Status)
             && run.outcome != Outcome::Error
+            && harness_failed.is_none()
         {
             // The next session finds the list as the gate left it; the checks do not
             // read the list, so the rest of the observation still holds.
@@ -569,7 +570,8 @@ impl Trial<'_> {
         judged: &mut Judged,
     ) {
         let (task, ws) = (self.spec.task, self.ws);
-        if !task.has_step_files() {
+        // Nothing is laid on a tree the harness already failed to put in order.
+        if !task.has_step_files() || judged.harness_failed.is_some() {
             return;
         }
         let passing = |id: &str| judged.after.verified.get(id) == Some(&Check::Pass);
