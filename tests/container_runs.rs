@@ -45,6 +45,29 @@ fn remove_containers_saying(engine: &str, child: &mut Child) -> std::process::Ex
     }
 }
 
+/// Runs `suite` into `out` with `LB_TEST_VANISH=yes`, the engine losing every container
+/// whose check says [`VANISH`]: the run's exit status, its stderr and its process id.
+fn run_losing_containers(
+    engine: &str,
+    suite: &Path,
+    out: &Path,
+) -> (std::process::ExitStatus, String, u32) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_loopbench"))
+        .arg("run")
+        .arg(suite)
+        .args(["--quiet", "--jobs", "1", "--out"])
+        .arg(out)
+        .env("LB_TEST_VANISH", "yes")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = remove_containers_saying(engine, &mut child);
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    (status, stderr, child.id())
+}
+
 /// A one-step Harbor task `name` in `suite` passing when `/app/out.txt` exists, whose
 /// check first runs `before` (with `$VANISH` from the harness's `LB_TEST_VANISH`).
 fn vanishing_task(suite: &Path, name: &str, before: &str) {
@@ -103,19 +126,7 @@ fn a_check_whose_container_the_engine_loses_fails_infra_and_resume_finishes_the_
          [[arm]]\nname = \"json\"\nagent = \"sim\"\nlist_format = \"json\"\nmax_sessions = 3\n",
     );
     let out = tmp.path().join("out");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_loopbench"))
-        .arg("run")
-        .arg(&suite)
-        .args(["--quiet", "--jobs", "1", "--out"])
-        .arg(&out)
-        .env("LB_TEST_VANISH", "yes")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let status = remove_containers_saying(engine, &mut child);
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let (status, stderr, harness) = run_losing_containers(engine, &suite, &out);
     // Not complete: two trials could not run, and `resume` retries them.
     assert_eq!(status.code(), Some(3), "{stderr}");
     assert!(
@@ -155,7 +166,7 @@ fn a_check_whose_container_the_engine_loses_fails_infra_and_resume_finishes_the_
     // No container of the harness is left.
     let left = Command::new(engine)
         .args(["ps", "--all", "--quiet", "--filter"])
-        .arg(format!("label=loopbench.harness={}", child.id()))
+        .arg(format!("label=loopbench.harness={harness}"))
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&left.stdout).trim().is_empty());
@@ -255,19 +266,7 @@ fn a_check_lost_after_a_steps_files_are_laid_fails_infra_and_resume_finishes_the
          [[arm]]\nname = \"json\"\nagent = \"sim\"\nlist_format = \"json\"\nmax_sessions = 6\n",
     );
     let out = tmp.path().join("out");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_loopbench"))
-        .arg("run")
-        .arg(&suite)
-        .args(["--quiet", "--jobs", "1", "--out"])
-        .arg(&out)
-        .env("LB_TEST_VANISH", "yes")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let status = remove_containers_saying(engine, &mut child);
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let (status, stderr, _) = run_losing_containers(engine, &suite, &out);
     let failures = jsonl(&out.join("failures.jsonl"));
     assert_eq!(status.code(), Some(3), "{stderr}\n{failures:#?}");
     // The session that made step one pass is recorded as the agent left it, with the
