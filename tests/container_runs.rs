@@ -9,6 +9,9 @@ use crate::common;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
 use common::read_csv;
 
 use crate::container_sandbox::{BASE_IMAGE, harbor_task, write};
@@ -31,14 +34,19 @@ fn remove_containers_saying(engine: &str, child: &mut Child) -> std::process::Ex
         for name in String::from_utf8_lossy(&listed.stdout).lines() {
             let logs = Command::new(engine).args(["logs", name]).output().unwrap();
             if String::from_utf8_lossy(&logs.stdout).contains(VANISH) {
-                // Killed and removed in one call of the engine's (podman's at once, not
-                // after its stop timeout), so that the harness never finds it exited.
+                // The engine kills a container before it removes it, and a harness that
+                // asked in between would find its program killed (exit 137), which is
+                // the program's end, not a loss. The harness is held still until the
+                // container is gone, as it would be by an engine that removes at once.
+                let harness = Pid::from_raw(child.id() as i32);
+                kill(harness, Signal::SIGSTOP).unwrap();
                 let mut rm = Command::new(engine);
                 rm.args(["rm", "--force"]);
                 if engine == "podman" {
                     rm.arg("--time=0");
                 }
                 let _ = rm.arg(name).output();
+                kill(harness, Signal::SIGCONT).unwrap();
             }
         }
         std::thread::sleep(std::time::Duration::from_millis(200));
