@@ -182,7 +182,7 @@ fn a_run_of_two_sim_arms_observes_every_session_records_the_image_and_shows_a_pr
 }
 
 #[test]
-fn an_image_that_cannot_be_built_is_refused_naming_the_task_and_the_engine() {
+fn an_image_that_cannot_be_built_is_refused_by_check_task_naming_the_task_and_the_engine() {
     let Some(engine) = engine() else {
         return;
     };
@@ -233,6 +233,15 @@ fn an_engine_that_does_not_answer_is_refused_before_anything_runs() {
         ),
     )
     .unwrap();
+    loopbench()
+        .arg("validate")
+        .arg(&suite)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "task 'counter' runs in a container",
+        ))
+        .stderr(predicate::str::contains(format!("{absent}: ")));
     let out = tmp.path().join("results");
     loopbench()
         .arg("run")
@@ -246,6 +255,39 @@ fn an_engine_that_does_not_answer_is_refused_before_anything_runs() {
         ))
         .stderr(predicate::str::contains(format!("{absent}: ")));
     assert!(!out.exists(), "a refused run wrote {}", out.display());
+}
+
+#[test]
+fn an_image_whose_base_is_not_here_is_refused_by_validate_and_run_before_anything_is_written() {
+    let Some(engine) = engine() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = tmp.path().join("harbor-steps");
+    loopbench::fsutil::copy_tree(&example_suite(), &suite, false).unwrap();
+    // No registry, and no such image here: the build cannot start.
+    write(
+        &suite.join("counter/environment/Dockerfile"),
+        "FROM loopbench-no-such-base:1\nWORKDIR /app\n",
+    );
+    for command in ["validate", "run"] {
+        let out = tmp.path().join("results");
+        let mut cmd = loopbench();
+        cmd.arg(command).arg(&suite);
+        if command == "run" {
+            cmd.arg("--out").arg(&out);
+        }
+        let done = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&done.stderr);
+        assert_eq!(done.status.code(), Some(2), "{command}: {stderr}");
+        assert!(stderr.contains("task 'counter'"), "{command}: {stderr}");
+        assert!(stderr.contains(engine), "{command}: {stderr}");
+        assert!(
+            stderr.contains("loopbench-no-such-base"),
+            "{command}: {stderr}"
+        );
+        assert!(!out.exists(), "a refused run wrote {}", out.display());
+    }
 }
 
 #[test]

@@ -13,10 +13,11 @@ use crate::suite::{Arm, Suite};
 pub fn run(args: &ValidateArgs) -> Result<i32> {
     let suite = Suite::load(&args.suite)?;
     print_warnings(suite.warnings());
-    // A suite that cannot run on this machine (its agent program or sandbox missing) is
-    // not valid here.
+    // A suite that cannot run on this machine (its agent program, its sandbox, its
+    // container engine or a task's image missing) is not valid here.
     let all: Vec<usize> = (0..suite.arms.len()).collect();
     crate::agent::command::preflight(&suite, &all)?;
+    suite.ready_images(&all)?;
     let trials = suite.arms.len() * suite.tasks.len() * suite.replicates() as usize;
     let mut out = std::io::stdout().lock();
     writeln!(

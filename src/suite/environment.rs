@@ -352,31 +352,54 @@ impl super::Suite {
     /// (exit 2, naming the task and the engine).
     pub fn prepare_containers(&mut self, arms: &[usize]) -> Result<()> {
         self.refuse_misplaced_tasks(arms)?;
-        for &arm in arms {
-            let Some(arm) = self.arms.get(arm) else {
+        let mut made = Vec::new();
+        for (arm, task, env) in self.tasks_in_containers(arms) {
+            if self.containers.contains_key(&task.name) || made.iter().any(|(n, _)| n == &task.name)
+            {
                 continue;
-            };
-            let kind = self.verify_sandbox_of(arm);
-            for task in &self.tasks {
-                if kind != SandboxKind::Container || self.containers.contains_key(&task.name) {
-                    continue;
-                }
-                if let Some(env) = &task.environment {
-                    let container = env.container(&task.name, self.engine, &self.limits)?;
-                    // The simulated agent implements a feature with what its solve.sh
-                    // writes: made now, so that a solve.sh that fails stops the run
-                    // before anything runs.
-                    if matches!(self.agent_of(arm), super::AgentDriver::Sim { .. })
-                        && super::has_container_gold(task)
-                    {
-                        super::container_gold(task, &container)?;
-                    }
-                    self.containers
-                        .insert(task.name.clone(), std::sync::Arc::new(container));
-                }
+            }
+            let container = env.container(&task.name, self.engine, &self.limits)?;
+            // The simulated agent implements a feature with what its solve.sh writes:
+            // made now, so that a solve.sh that fails stops the run before anything runs.
+            if matches!(self.agent_of(arm), super::AgentDriver::Sim { .. })
+                && super::has_container_gold(task)
+            {
+                super::container_gold(task, &container)?;
+            }
+            made.push((task.name.clone(), std::sync::Arc::new(container)));
+        }
+        self.containers.extend(made);
+        Ok(())
+    }
+
+    /// What `validate` asks of the containers of a run of `arms` (indices): an engine
+    /// that answers and each task's image ready (inspected, or built once for its
+    /// context, so that the run builds nothing), or why not (exit 2, naming the task
+    /// and the engine). Nothing of the task runs.
+    pub fn ready_images(&self, arms: &[usize]) -> Result<()> {
+        let mut seen = std::collections::BTreeSet::new();
+        for (_, task, env) in self.tasks_in_containers(arms) {
+            if seen.insert(&task.name) {
+                env.container(&task.name, self.engine, &self.limits)?;
             }
         }
         Ok(())
+    }
+
+    /// Each task with an image under each of `arms` (indices) whose checks run in the
+    /// container sandbox, with the arm and the task's environment.
+    fn tasks_in_containers<'a>(
+        &'a self,
+        arms: &'a [usize],
+    ) -> impl Iterator<Item = (&'a super::Arm, &'a super::Task, &'a Environment)> + 'a {
+        arms.iter()
+            .filter_map(|&i| self.arms.get(i))
+            .filter(|arm| self.verify_sandbox_of(arm) == SandboxKind::Container)
+            .flat_map(move |arm| {
+                self.tasks
+                    .iter()
+                    .filter_map(move |task| Some((arm, task, &**task.environment.as_ref()?)))
+            })
     }
 }
 
