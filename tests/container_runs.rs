@@ -19,10 +19,27 @@ use crate::container_sandbox::{BASE_IMAGE, harbor_task, write};
 /// What a check prints before it waits to be removed ([`remove_containers_saying`]).
 const VANISH: &str = "VANISH-ME";
 
+/// How the engine loses a container in these tests.
+#[derive(Clone, Copy)]
+enum Loss {
+    /// Gone before the harness can ask: the harness is held still while the engine
+    /// kills and removes it.
+    AtOnce,
+    /// Killed, then removed a moment later, as podman's `rm --force` does: a harness
+    /// that asks in between finds the program killed (exit 137), and must wait for the
+    /// engine before it takes that for the program's end.
+    KilledThenRemoved,
+}
+
 /// Removes every container of `child`'s harness whose output says [`VANISH`], as an
-/// engine that loses a container does, until `child` exits; its exit status.
-fn remove_containers_saying(engine: &str, child: &mut Child) -> std::process::ExitStatus {
+/// engine that loses a container does (`loss`), until `child` exits; its exit status.
+fn remove_containers_saying(
+    engine: &str,
+    child: &mut Child,
+    loss: Loss,
+) -> std::process::ExitStatus {
     let label = format!("label=loopbench.harness={}", child.id());
+    let harness = Pid::from_raw(child.id() as i32);
     loop {
         if let Some(status) = child.try_wait().unwrap() {
             return status;
@@ -34,19 +51,18 @@ fn remove_containers_saying(engine: &str, child: &mut Child) -> std::process::Ex
         for name in String::from_utf8_lossy(&listed.stdout).lines() {
             let logs = Command::new(engine).args(["logs", name]).output().unwrap();
             if String::from_utf8_lossy(&logs.stdout).contains(VANISH) {
-                // The engine kills a container before it removes it, and a harness that
-                // asked in between would find its program killed (exit 137), which is
-                // the program's end, not a loss. The harness is held still until the
-                // container is gone, as it would be by an engine that removes at once.
-                let harness = Pid::from_raw(child.id() as i32);
-                kill(harness, Signal::SIGSTOP).unwrap();
+                if matches!(loss, Loss::AtOnce) {
+                    kill(harness, Signal::SIGSTOP).unwrap();
+                }
                 let mut rm = Command::new(engine);
                 rm.args(["rm", "--force"]);
                 if engine == "podman" {
                     rm.arg("--time=0");
                 }
                 let _ = rm.arg(name).output();
-                kill(harness, Signal::SIGCONT).unwrap();
+                if matches!(loss, Loss::AtOnce) {
+                    kill(harness, Signal::SIGCONT).unwrap();
+                }
             }
         }
         std::thread::sleep(std::time::Duration::from_millis(200));
@@ -54,11 +70,13 @@ fn remove_containers_saying(engine: &str, child: &mut Child) -> std::process::Ex
 }
 
 /// Runs `suite` into `out` with `LB_TEST_VANISH=yes`, the engine losing every container
-/// whose check says [`VANISH`]: the run's exit status, its stderr and its process id.
+/// whose check says [`VANISH`] as `loss` says: the run's exit status, its stderr and its
+/// process id.
 fn run_losing_containers(
     engine: &str,
     suite: &Path,
     out: &Path,
+    loss: Loss,
 ) -> (std::process::ExitStatus, String, u32) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_loopbench"))
         .arg("run")
@@ -70,7 +88,7 @@ fn run_losing_containers(
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let status = remove_containers_saying(engine, &mut child);
+    let status = remove_containers_saying(engine, &mut child, loss);
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     (status, stderr, child.id())
@@ -134,7 +152,8 @@ fn a_check_whose_container_the_engine_loses_fails_infra_and_resume_finishes_the_
          [[arm]]\nname = \"json\"\nagent = \"sim\"\nlist_format = \"json\"\nmax_sessions = 3\n",
     );
     let out = tmp.path().join("out");
-    let (status, stderr, harness) = run_losing_containers(engine, &suite, &out);
+    let (status, stderr, harness) =
+        run_losing_containers(engine, &suite, &out, Loss::KilledThenRemoved);
     // Not complete: two trials could not run, and `resume` retries them.
     assert_eq!(status.code(), Some(3), "{stderr}");
     assert!(
@@ -274,7 +293,7 @@ fn a_check_lost_after_a_steps_files_are_laid_fails_infra_and_resume_finishes_the
          [[arm]]\nname = \"json\"\nagent = \"sim\"\nlist_format = \"json\"\nmax_sessions = 6\n",
     );
     let out = tmp.path().join("out");
-    let (status, stderr, _) = run_losing_containers(engine, &suite, &out);
+    let (status, stderr, _) = run_losing_containers(engine, &suite, &out, Loss::AtOnce);
     let failures = jsonl(&out.join("failures.jsonl"));
     assert_eq!(status.code(), Some(3), "{stderr}\n{failures:#?}");
     // The session that made step one pass is recorded as the agent left it, with the

@@ -27,6 +27,11 @@ use crate::sandbox::SandboxUser;
 
 /// How long the engine may take to report on or remove a container.
 const ENGINE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long the harness waits, after a container's program was killed by a signal, for
+/// the engine to remove the container it may be removing (podman takes about 0.15 s
+/// here from the kill to the removal).
+const REMOVAL_GRACE: Duration = Duration::from_secs(2);
 /// The label every container of the harness carries (its value: the harness's pid).
 pub const LABEL: &str = "loopbench.harness";
 
@@ -241,13 +246,44 @@ impl Container {
                 called.reason()
             ));
         }
-        parse_state(&called.stdout).unwrap_or_else(|| {
-            Ran::Never(format!(
+        match parse_state(&called.stdout) {
+            Some(Ran::Exited { code, oom: false })
+                if code > 128 && self.removed_after_a_while() =>
+            {
+                Ran::Never(format!(
+                    "{} lost the container while its program ran: it was killed (exit \
+                     {code}), then removed",
+                    self.engine.name
+                ))
+            }
+            Some(ran) => ran,
+            None => Ran::Never(format!(
                 "{} created the container but never started its program (state '{}')",
                 self.engine.name,
                 called.stdout.trim()
-            ))
-        })
+            )),
+        }
+    }
+
+    /// Whether the engine removes the container within [`REMOVAL_GRACE`], as it does
+    /// one it lost: it kills a container before it removes it, so a program killed by a
+    /// signal may be one whose container is going. One the engine keeps is the program's
+    /// end.
+    fn removed_after_a_while(&self) -> bool {
+        std::thread::sleep(REMOVAL_GRACE);
+        match self.engine.call(
+            &[
+                "container",
+                "inspect",
+                "--format",
+                "{{.State.Status}}",
+                &self.name,
+            ],
+            ENGINE_TIMEOUT,
+        ) {
+            Ok(called) => !called.ok() || called.stdout.trim() == "removing",
+            Err(_) => true,
+        }
     }
 }
 
@@ -354,6 +390,93 @@ mod tests {
             stdin: false,
             tmp_bytes: None,
         }
+    }
+
+    /// A container of a stand-in engine in `dir` whose `container inspect` prints each
+    /// of `states` in turn, then fails as for a container that is not there; `kill`
+    /// and `rm` succeed. The file `dir/asked` counts the inspections.
+    fn stand_in(dir: &std::path::Path, states: &[&str]) -> Container {
+        let program = dir.join("engine");
+        let mut script = String::from(
+            "#!/bin/sh\n[ \"$1\" = container ] || exit 0\nn=$(cat \"$0.n\" 2>/dev/null || echo 0)\n\
+             echo $((n + 1)) > \"$0.n\"; cp \"$0.n\" \"$(dirname \"$0\")/asked\"\ncase $n in\n",
+        );
+        for (i, state) in states.iter().enumerate() {
+            script.push_str(&format!("{i}) echo '{state}'; exit 0;;\n"));
+        }
+        script.push_str("esac\necho 'Error: no such container' >&2\nexit 125\n");
+        std::fs::write(&program, script).unwrap();
+        std::fs::set_permissions(
+            &program,
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        Container {
+            engine: Engine {
+                name: EngineName::Podman,
+                program,
+            },
+            name: "loopbench-test".into(),
+            env_file: tempfile::NamedTempFile::new().unwrap(),
+        }
+    }
+
+    fn asked(dir: &std::path::Path) -> String {
+        std::fs::read_to_string(dir.join("asked"))
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+
+    #[test]
+    fn a_program_killed_in_a_container_the_engine_then_removes_is_a_lost_container() {
+        let dir = tempfile::tempdir().unwrap();
+        let ran = stand_in(dir.path(), &["exited 137 false"]).ran();
+        let Ran::Never(why) = ran else {
+            panic!("{ran:?}")
+        };
+        assert!(
+            why.contains("lost the container") && why.contains("137"),
+            "{why}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let ran = stand_in(dir.path(), &["exited 137 false", "removing"]).ran();
+        assert!(matches!(ran, Ran::Never(_)), "{ran:?}");
+    }
+
+    #[test]
+    fn a_killed_program_whose_container_is_kept_and_an_exit_of_its_own_are_the_programs() {
+        let dir = tempfile::tempdir().unwrap();
+        let kept = stand_in(dir.path(), &["exited 137 false", "exited 137 false"]);
+        assert_eq!(
+            kept.ran(),
+            Ran::Exited {
+                code: 137,
+                oom: false
+            }
+        );
+        assert_eq!(asked(dir.path()), "2");
+        // Out of memory, or an exit below 129: the engine's word at once.
+        let dir = tempfile::tempdir().unwrap();
+        let oom = stand_in(dir.path(), &["exited 137 true"]);
+        assert_eq!(
+            oom.ran(),
+            Ran::Exited {
+                code: 137,
+                oom: true
+            }
+        );
+        assert_eq!(asked(dir.path()), "1");
+        let dir = tempfile::tempdir().unwrap();
+        let failed = stand_in(dir.path(), &["exited 1 false"]);
+        assert_eq!(
+            failed.ran(),
+            Ran::Exited {
+                code: 1,
+                oom: false
+            }
+        );
+        assert_eq!(asked(dir.path()), "1");
     }
 
     #[test]
