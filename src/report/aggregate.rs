@@ -506,7 +506,7 @@ fn assemble(mut sums: TrialSums, trials: &DataFrame) -> PolarsResult<Aggregate> 
             let mut cell = [Count::default(); Metric::ALL.len()];
             for counts in trials.into_values() {
                 for (at, metric) in metrics.iter().enumerate() {
-                    let (k, n) = (counts[2 * at], counts[2 * at + 1]);
+                    let (k, n) = (u64::from(counts[2 * at]), u64::from(counts[2 * at + 1]));
                     by_arm.clusters[metric.index()].push((k, n));
                     let sum = &mut cell[metric.index()];
                     sum.k += k;

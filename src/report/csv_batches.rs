@@ -12,13 +12,15 @@ use polars::prelude::*;
 use super::csv_input::unreadable;
 use crate::error::Result;
 
-/// Rows of `sessions.csv` read and reduced at a time: about 2 MB of text and 4 MB of
-/// frame at the width of a session row. Each batch costs a few fixed polars queries, so
-/// smaller batches cost time, and larger ones memory: on a run of 10,000 trials (95,305
-/// rows) batches of 25,000 rows held 12.75 MB of text at once (heaptrack), and `report`
-/// of a 1,000,000-row file took 4.7–5.1 CPU-seconds with batches of 10,000 against
-/// 3.7–4.6 with 25,000 (release, one machine state).
-pub(crate) const SESSION_BATCH_ROWS: usize = 10_000;
+/// Rows of `sessions.csv` read and reduced at a time: about 1 MB of text and 2 MB of
+/// frame at the width of a session row, two batches of text held at once (one cut
+/// while the other is reduced). Each batch costs a few fixed polars queries, so smaller
+/// batches cost time, and larger ones memory: on a run of 10,000 trials (95,305 rows)
+/// batches of 25,000 rows held 12.75 MB of text at once, and batches of 10,000 rows
+/// made `report`'s peak heap 17.7 MB against 15.4 MB with 5,000 (heaptrack), for 0.74
+/// against 0.79 CPU-seconds; `report` of a 1,000,000-row file took 4.7–5.1 CPU-seconds
+/// with batches of 10,000 against 3.7–4.6 with 25,000 (release, one machine state).
+pub(crate) const SESSION_BATCH_ROWS: usize = 5_000;
 
 /// The batches of a CSV file: each is the header's bytes followed by the bytes of up to
 /// `batch_rows` records, exactly as they are in the file, so that a reader of a batch

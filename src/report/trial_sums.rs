@@ -11,8 +11,9 @@ use polars::prelude::*;
 use crate::rates::Metric;
 
 /// Per arm, per task, per trial id: the k and n of every session-level metric, in
-/// [`TrialSums::metrics`] order (k, n, k, n, ...).
-type ByArm = BTreeMap<String, BTreeMap<String, BTreeMap<String, Box<[u64]>>>>;
+/// [`TrialSums::metrics`] order (k, n, k, n, ...). A trial's count is at most its
+/// sessions, so 32 bits hold it, at half the bytes a trial of 64.
+type ByArm = BTreeMap<String, BTreeMap<String, BTreeMap<String, Box<[u32]>>>>;
 
 /// The session-level counts of every trial seen so far.
 pub struct TrialSums {
@@ -41,7 +42,7 @@ impl TrialSums {
     /// Adds one batch's per-trial sums: a frame with `arm`, `task`, `trial_id` and, named
     /// by `columns` (k then n of each metric of [`TrialSums::metrics`], in order), the
     /// UInt64 counts of every session-level metric, one row a trial. A null count adds
-    /// nothing.
+    /// nothing; a trial's sum past `u32::MAX` is an error.
     pub fn add(&mut self, batch: &DataFrame, columns: &[String]) -> PolarsResult<()> {
         let arms = batch.column("arm")?.str()?;
         let tasks = batch.column("task")?.str()?;
@@ -68,14 +69,21 @@ impl TrialSums {
             );
             let sums = self.trial(arm, task, id);
             for (sum, column) in sums.iter_mut().zip(&counts) {
-                *sum += column.get(row).unwrap_or(0);
+                *sum = u32::try_from(column.get(row).unwrap_or(0))
+                    .ok()
+                    .and_then(|v| sum.checked_add(v))
+                    .ok_or_else(|| {
+                        PolarsError::ComputeError(
+                            format!("trial '{id}' counts more than {} sessions", u32::MAX).into(),
+                        )
+                    })?;
             }
         }
         Ok(())
     }
 
     /// The counts of trial `id`, zeros when it is new.
-    fn trial(&mut self, arm: &str, task: &str, id: &str) -> &mut [u64] {
+    fn trial(&mut self, arm: &str, task: &str, id: &str) -> &mut [u32] {
         let width = 2 * self.metrics.len();
         self.by_arm
             .entry(arm.to_string())
@@ -94,7 +102,7 @@ impl TrialSums {
     /// Takes `arm`'s tasks out, by task and then trial id, each trial with its counts:
     /// what is taken is no longer held here, so that the counts are never held twice
     /// while they are moved into the report's lists.
-    pub fn take_arm(&mut self, arm: &str) -> BTreeMap<String, BTreeMap<String, Box<[u64]>>> {
+    pub fn take_arm(&mut self, arm: &str) -> BTreeMap<String, BTreeMap<String, Box<[u32]>>> {
         self.by_arm.remove(arm).unwrap_or_default()
     }
 
@@ -152,7 +160,7 @@ mod tests {
         assert_eq!(sums.trials_of("b"), 2);
         assert_eq!(sums.trials_of("c"), 0);
         // Taken out by task and trial id, and no longer held.
-        let taken = |sums: &mut TrialSums, arm: &str| -> Vec<(String, Vec<Box<[u64]>>)> {
+        let taken = |sums: &mut TrialSums, arm: &str| -> Vec<(String, Vec<Box<[u32]>>)> {
             sums.take_arm(arm)
                 .into_iter()
                 .map(|(t, trials)| (t, trials.into_values().collect()))
@@ -168,5 +176,24 @@ mod tests {
         let a_tasks: Vec<String> = taken(&mut sums, "a").into_iter().map(|(t, _)| t).collect();
         assert_eq!(a_tasks, ["t", "u"]);
         assert_eq!(sums.arms().count(), 0);
+    }
+
+    #[test]
+    fn a_trial_counting_past_32_bits_is_an_error_naming_it() {
+        let mut sums = TrialSums::default();
+        let most = u64::from(u32::MAX) - 1;
+        sums.add(&batch(&[("a", "t", "a-1", most)]), &names())
+            .unwrap();
+        let err = sums
+            .add(&batch(&[("a", "t", "a-1", 1)]), &names())
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("trial 'a-1' counts more than"),
+            "{err}"
+        );
+        let err = TrialSums::default()
+            .add(&batch(&[("a", "t", "a-2", 1 << 32)]), &names())
+            .unwrap_err();
+        assert!(err.to_string().contains("trial 'a-2'"), "{err}");
     }
 }
