@@ -126,19 +126,20 @@ impl CsvBatches {
 
 /// The sessions of each trial seen so far in the batches of `sessions.csv`, so that a
 /// second row for a (trial_id, session) is found even when its two rows are in
-/// different batches. A set of session numbers per trial id is per-trial state (about
-/// 100 bytes a trial with its id), where a set of every key would grow with the rows.
+/// different batches. A set of session numbers per trial id is per-trial state (a
+/// 32-byte slot of the map and the id's bytes), where a set of every key would grow
+/// with the rows.
 #[derive(Default)]
 pub(crate) struct SeenSessions {
-    by_trial: PlHashMap<String, SessionSet>,
+    by_trial: PlHashMap<Box<str>, SessionSet>,
 }
 
 /// Session numbers of one trial: those below 64 (all in practice) as the bits of one
-/// word, any others in a set.
+/// word, any others in a set made only for them.
 #[derive(Default)]
 struct SessionSet {
     low: u64,
-    high: BTreeSet<i64>,
+    high: Option<Box<BTreeSet<i64>>>,
 }
 
 impl SessionSet {
@@ -150,7 +151,7 @@ impl SessionSet {
             self.low |= bit;
             new
         } else {
-            self.high.insert(session)
+            self.high.get_or_insert_default().insert(session)
         }
     }
 }
@@ -174,7 +175,7 @@ impl SeenSessions {
             }
             let mut set = SessionSet::default();
             set.insert(session);
-            self.by_trial.insert(trial.to_string(), set);
+            self.by_trial.insert(trial.into(), set);
         }
         Ok(true)
     }
