@@ -139,6 +139,10 @@ pub(crate) struct SeenSessions {
 #[derive(Default)]
 struct SessionSet {
     low: u64,
+    #[expect(
+        clippy::box_collection,
+        reason = "8 bytes a trial where the set itself is 24, and almost never made"
+    )]
     high: Option<Box<BTreeSet<i64>>>,
 }
 
