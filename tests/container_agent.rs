@@ -15,7 +15,7 @@ use crate::common;
 use std::process::Command;
 
 use common::command::{Ran, arm, live_processes_with_arg, script, unique_sleep_seconds};
-use common::{loopbench, read_csv};
+use common::read_csv;
 use predicates::prelude::*;
 
 /// What the hostile agent prints on stderr, on one line: `HELD name` for each attack
@@ -249,12 +249,8 @@ fn a_task_without_an_image_under_a_container_agent_is_refused_naming_the_task_an
     let suite = common::command::sh_suite(tmp.path(), &agents, &arm("a", "boxed", 1, ""));
     for command in ["validate", "run"] {
         let out = tmp.path().join("out");
-        let mut cmd = loopbench();
-        cmd.arg(command).arg(&suite);
-        if command == "run" {
-            cmd.arg("--out").arg(&out);
-        }
-        cmd.assert()
+        common::validate_or_run(command, &suite, &out)
+            .assert()
             .code(2)
             .stderr(predicate::str::contains("arm 'a' (agent 'boxed')"))
             .stderr(predicate::str::contains("task 'shtask'"))

@@ -235,12 +235,8 @@ fn an_engine_that_does_not_answer_is_refused_before_anything_runs() {
     .unwrap();
     let out = tmp.path().join("results");
     for command in ["validate", "run"] {
-        let mut cmd = loopbench();
-        cmd.arg(command).arg(&suite);
-        if command == "run" {
-            cmd.arg("--out").arg(&out);
-        }
-        cmd.assert()
+        common::validate_or_run(command, &suite, &out)
+            .assert()
             .code(2)
             .stderr(predicate::str::contains(
                 "task 'counter' runs in a container",
@@ -265,12 +261,9 @@ fn an_image_whose_base_is_not_here_is_refused_by_validate_and_run_before_anythin
     );
     for command in ["validate", "run"] {
         let out = tmp.path().join("results");
-        let mut cmd = loopbench();
-        cmd.arg(command).arg(&suite);
-        if command == "run" {
-            cmd.arg("--out").arg(&out);
-        }
-        let done = cmd.output().unwrap();
+        let done = common::validate_or_run(command, &suite, &out)
+            .output()
+            .unwrap();
         let stderr = String::from_utf8_lossy(&done.stderr);
         assert_eq!(done.status.code(), Some(2), "{command}: {stderr}");
         assert!(stderr.contains("task 'counter'"), "{command}: {stderr}");

@@ -23,6 +23,17 @@ pub fn loopbench() -> Command {
     assert_cmd::cargo::cargo_bin_cmd!("loopbench")
 }
 
+/// `loopbench validate SUITE`, or `loopbench run SUITE --out OUT`: the two commands
+/// that refuse a suite before anything runs, for a test to hold both to one refusal.
+pub fn validate_or_run(command: &str, suite: &Path, out: &Path) -> Command {
+    let mut cmd = loopbench();
+    cmd.arg(command).arg(suite);
+    if command == "run" {
+        cmd.arg("--out").arg(out);
+    }
+    cmd
+}
+
 /// The `loopbench` binary under test run by `sh` with its umask set to `umask` (octal),
 /// so that the modes of what it writes do not depend on the machine's umask.
 pub fn loopbench_with_umask(umask: &str) -> Command {
