@@ -102,10 +102,16 @@ impl Cgroup {
     /// A fresh cgroup with `limits`, or `None` where none can be made here.
     pub fn create(limits: Limits) -> std::io::Result<Option<Cgroup>> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
+        // The clock's nanoseconds too: a harness killed before it removed its cgroup
+        // leaves `loopbench-<pid>-<n>`, and a later process given the same pid would
+        // find its first name taken (a check's batch failed with "File exists").
         let name = format!(
-            "loopbench-{}-{}",
+            "loopbench-{}-{}-{}",
             std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
+            NEXT.fetch_add(1, Ordering::Relaxed),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos())
         );
         let (dirs, v2) = match Enforcement::here() {
             Enforcement::None(_) => return Ok(None),
@@ -528,6 +534,32 @@ mod tests {
         );
         // Dropping it must not remove the fake directories' files (they are no cgroup).
         std::mem::forget(group);
+    }
+
+    #[test]
+    fn cgroups_left_by_an_earlier_process_of_this_pid_do_not_stop_a_new_one() {
+        let limits = Limits::default();
+        let Some(first) = Cgroup::create(limits).unwrap() else {
+            eprintln!("skipping: {}", Enforcement::here().describe());
+            return;
+        };
+        // What a killed harness with this pid would have left under the old names.
+        let left: Vec<PathBuf> = first
+            .dirs
+            .iter()
+            .flat_map(|d| {
+                let base = d.parent().unwrap().to_path_buf();
+                (0..4).map(move |n| base.join(format!("loopbench-{}-{n}", std::process::id())))
+            })
+            .filter(|d| std::fs::create_dir(d).is_ok())
+            .collect();
+        drop(first);
+        let second = Cgroup::create(limits);
+        for dir in &left {
+            let _ = std::fs::remove_dir(dir);
+        }
+        let second = second.unwrap().unwrap();
+        assert!(second.dirs.iter().all(|d| d.is_dir()));
     }
 
     #[test]
