@@ -21,9 +21,9 @@
 //! - Rendering is line-based, so newlines inside ids, categories, descriptions and steps
 //!   are replaced by spaces and surrounding whitespace is trimmed; a step whose text itself
 //!   looks like an entry line (`[ ] **X** ...`) reads back as an entry, an id that
-//!   ends in a colon reads back without it, and text holding `<!--` reads back as a
-//!   comment. Markdown punctuation in an id is written escaped (`**F\_**`), so that it
-//!   reads back as written. A fence or a heading inside a block quote is not recognised.
+//!   ends in a colon reads back without it. Markdown punctuation in an id is written
+//!   escaped (`**F\_**`), so that it reads back as written, and so is `<!--` in any other
+//!   text (`\<!--`, shown as `<!--`), so that it reads back as text, not as a comment. A fence or a heading inside a block quote is not recognised.
 //! - A category that becomes empty after a non-empty one is rendered as a bare `##`
 //!   heading, so that the change survives a round trip.
 //!
@@ -184,7 +184,7 @@ fn render_passes(entries: &[Entry], options: &RenderOptions<'_>) -> String {
     let mut out = format!("{TITLE}\n");
     let mut previous: Option<String> = None;
     for entry in entries {
-        let category = one_line(&entry.category);
+        let category = shown(&entry.category);
         if previous.as_deref() != Some(category.as_str()) {
             if !category.is_empty() {
                 out.push_str("\n## ");
@@ -204,7 +204,7 @@ fn render_passes(entries: &[Entry], options: &RenderOptions<'_>) -> String {
         } else {
             Cow::Borrowed(entry.description.as_str())
         };
-        push_text(&mut out, &one_line(&description));
+        push_text(&mut out, &shown(&description));
         out.push('\n');
         push_steps(&mut out, &entry.steps);
     }
@@ -218,7 +218,7 @@ const BLOCKED: &str = "(blocked)";
 fn push_steps(out: &mut String, steps: &[String]) {
     for step in steps {
         out.push_str("  -");
-        push_text(out, &one_line(step));
+        push_text(out, &shown(step));
         out.push('\n');
     }
 }
@@ -229,7 +229,7 @@ const GOAL_HEADING: &str = "# Goal";
 /// The status-schema rendering: goal, acceptance, forbidden, then the features.
 fn render_status(contract: &Contract, entries: &[Entry]) -> String {
     let mut out = format!("{GOAL_HEADING}\n");
-    let goal = one_line(&contract.goal);
+    let goal = shown(&contract.goal);
     if !goal.is_empty() {
         out.push_str(&goal);
         out.push('\n');
@@ -243,14 +243,14 @@ fn render_status(contract: &Contract, entries: &[Entry]) -> String {
         out.push('\n');
         for item in items {
             out.push('-');
-            push_text(&mut out, &one_line(item));
+            push_text(&mut out, &shown(item));
             out.push('\n');
         }
     }
     out.push_str("\n## Features\n");
     let mut previous: Option<String> = None;
     for entry in entries {
-        let category = one_line(&entry.category);
+        let category = shown(&entry.category);
         if previous.as_deref() != Some(category.as_str()) {
             if !category.is_empty() {
                 out.push_str("\n### ");
@@ -269,7 +269,7 @@ fn render_status(contract: &Contract, entries: &[Entry]) -> String {
         });
         out.push_str(&escape_id(&one_line(&entry.id)));
         out.push_str("**");
-        let description = one_line(&entry.description);
+        let description = shown(&entry.description);
         let implied = matches!(state, Status::Pending | Status::Completed);
         if !implied || state_word(&description).is_some() {
             out.push_str(" (");
@@ -282,7 +282,7 @@ fn render_status(contract: &Contract, entries: &[Entry]) -> String {
         if !entry.notes.is_empty() {
             for line in entry.notes.replace("\r\n", "\n").split(['\n', '\r']) {
                 out.push_str("  >");
-                push_text(&mut out, line.trim());
+                push_text(&mut out, &shown(line));
                 out.push('\n');
             }
         }
@@ -518,6 +518,29 @@ fn one_line(text: &str) -> String {
         .to_string()
 }
 
+/// `text` as it is written into a rendered list: on one line (see [`one_line`]), with
+/// each `<!--` escaped so that it reads back as text, not as a hidden comment. As in
+/// CommonMark, the backslashes right before it are doubled and one more escapes the `<`;
+/// [`visible_lines`] halves them again.
+fn shown(text: &str) -> String {
+    let line = one_line(text);
+    if !line.contains(COMMENT_OPEN) {
+        return line;
+    }
+    let mut out = String::with_capacity(line.len() + 8);
+    let mut left = line.as_str();
+    while let Some(at) = left.find(COMMENT_OPEN) {
+        let before = left.get(..at).unwrap_or("");
+        let plain = before.trim_end_matches('\\');
+        out.push_str(plain);
+        out.push_str(&"\\".repeat(2 * (before.len() - plain.len()) + 1));
+        out.push_str(COMMENT_OPEN);
+        left = left.get(at + COMMENT_OPEN.len()..).unwrap_or("");
+    }
+    out.push_str(left);
+    out
+}
+
 /// Opens an HTML comment.
 const COMMENT_OPEN: &str = "<!--";
 /// Closes an HTML comment.
@@ -532,6 +555,9 @@ const COMMENT_CLOSE: &str = "-->";
 /// that line too; elsewhere a comment hides only its own span, and one left open at the
 /// end of a line hides the following lines up to `-->`. Lines inside code fences are
 /// passed on as they are (a fence shows `<!--` as text), and the parsers skip them.
+/// Outside a comment, the backslashes right before `<!--` are halved as CommonMark shows
+/// them, and an odd run of them escapes the opener, which is then text (as [`shown`]
+/// writes one).
 fn visible_lines(text: &str) -> Vec<Cow<'_, str>> {
     let mut out = Vec::new();
     let mut fence: Option<Fence> = None;
@@ -583,11 +609,21 @@ fn visible_lines(text: &str) -> Vec<Cow<'_, str>> {
             out.push(Cow::Borrowed(rest));
             continue;
         }
-        let mut shown = String::new();
+        let mut visible = String::new();
         let mut left = rest;
         while let Some(at) = left.find(COMMENT_OPEN) {
-            shown.push_str(left.get(..at).unwrap_or(""));
+            let before = left.get(..at).unwrap_or("");
+            let plain = before.trim_end_matches('\\');
+            let backslashes = before.len() - plain.len();
+            visible.push_str(plain);
+            visible.push_str(&"\\".repeat(backslashes / 2));
             let inside = left.get(at + COMMENT_OPEN.len()..).unwrap_or("");
+            // An odd run of backslashes escapes the `<`: the opener is text.
+            if backslashes % 2 == 1 {
+                visible.push_str(COMMENT_OPEN);
+                left = inside;
+                continue;
+            }
             match inside.find(COMMENT_CLOSE) {
                 Some(end) => left = inside.get(end + COMMENT_CLOSE.len()..).unwrap_or(""),
                 None => {
@@ -596,13 +632,13 @@ fn visible_lines(text: &str) -> Vec<Cow<'_, str>> {
                 }
             }
         }
-        shown.push_str(left);
+        visible.push_str(left);
         // What is left may open a fence; the parsers will see it so, and so does this.
-        if let Some(opened) = Fence::opened_by(shown.trim_end()) {
+        if let Some(opened) = Fence::opened_by(visible.trim_end()) {
             fence = Some(opened);
             comment = None;
         }
-        out.push(Cow::Owned(shown));
+        out.push(Cow::Owned(visible));
     }
     out
 }
@@ -803,6 +839,54 @@ mod tests {
             summary("- [ ] **A** a\n<!--\n- [x] **B** b\n"),
             ["[ ]A||a|"]
         );
+    }
+
+    #[test]
+    fn a_comment_opener_escaped_with_a_backslash_is_text() {
+        let text = "- [ ] **F1** a \\<!-- b\n\\<!--\n- [x] **F2** shown\n- [ ] **F3** c \\\\<!-- hidden --> d\n";
+        assert_eq!(
+            summary(text),
+            ["[ ]F1||a <!-- b|", "[x]F2||shown|", "[ ]F3||c \\ d|"]
+        );
+    }
+
+    #[test]
+    fn text_holding_a_comment_opener_round_trips() {
+        let texts = ["<!--", "a <!-- b --> c", "\\<!--", "x\\\\<!--<!--", "\\"];
+        let entries: Vec<Entry> = texts
+            .iter()
+            .enumerate()
+            .map(|(n, text)| Entry {
+                id: format!("F{n}"),
+                category: text.to_string(),
+                description: text.to_string(),
+                steps: vec![text.to_string()],
+                passes: n % 2 == 0,
+                status: None,
+                notes: String::new(),
+            })
+            .collect();
+        let text = render_markdown(&entries);
+        assert_eq!(parse_markdown(&text).entries, entries, "{text}");
+
+        let contract = Contract {
+            goal: "<!-- the goal".into(),
+            acceptance: vec!["<!--".into()],
+            forbidden: vec!["\\<!-- x -->".into()],
+        };
+        let mut noted = entries.clone();
+        for entry in &mut noted {
+            entry.set_state(Status::InProgress);
+            entry.notes = format!("{}\n<!--", entry.description);
+        }
+        let text = render_markdown_with(
+            ListSchema::Status,
+            &contract,
+            &noted,
+            &RenderOptions::default(),
+        );
+        let list = status(&text).unwrap_or_default();
+        assert_eq!((list.contract, list.entries), (contract, noted), "{text}");
     }
 
     #[test]
