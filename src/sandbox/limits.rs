@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 
 /// Processes one session may run at once, unless the suite says (`max_pids`).
 pub const DEFAULT_MAX_PIDS: u64 = 1024;
@@ -102,17 +102,9 @@ impl Cgroup {
     /// A fresh cgroup with `limits`, or `None` where none can be made here.
     pub fn create(limits: Limits) -> std::io::Result<Option<Cgroup>> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        // The clock's nanoseconds too: a harness killed before it removed its cgroup
-        // leaves `loopbench-<pid>-<n>`, and a later process given the same pid would
-        // find its first name taken (a check's batch failed with "File exists").
-        let name = format!(
-            "loopbench-{}-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos())
-        );
+        // Never a name a killed harness of the same pid left (a check's batch failed
+        // with "File exists" when the name was `loopbench-<pid>-<n>`).
+        let name = super::fresh_name(&NEXT);
         let (dirs, v2) = match Enforcement::here() {
             Enforcement::None(_) => return Ok(None),
             Enforcement::V2(base) => (vec![base.join(&name)], true),

@@ -46,3 +46,18 @@ pub use places::{
 };
 pub use probe::{check_bwrap, check_bwrap_for, check_confined};
 pub use user::{DEFAULT_SANDBOX_ID, RunAs, SANDBOX_USER_VAR, SandboxUser, take_back};
+
+/// A name for what this process makes outside itself (a cgroup, a container):
+/// `loopbench-<pid>-<n>-<nanos>`, `n` counted by `next`. The pid says whose it is (a
+/// leftover of a dead process is told by it), and the clock's nanoseconds keep a later
+/// process given the same pid from meeting a name that a killed one left.
+fn fresh_name(next: &std::sync::atomic::AtomicU64) -> String {
+    format!(
+        "loopbench-{}-{}-{}",
+        std::process::id(),
+        next.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos())
+    )
+}

@@ -19,10 +19,10 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-use super::engine::Engine;
+use super::engine::{Called, Engine};
 use crate::sandbox::SandboxUser;
 
 /// How long the engine may take to report on or remove a container.
@@ -129,14 +129,7 @@ impl ContainerRun {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         static CLEARED: std::sync::Once = std::sync::Once::new();
         CLEARED.call_once(|| remove_dead_leftovers(&self.engine));
-        let name = format!(
-            "loopbench-{}-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos())
-        );
+        let name = crate::sandbox::fresh_name(&NEXT);
         let env_file = tempfile::NamedTempFile::new()?;
         let mut words: Vec<OsString> = vec![self.engine.program.clone().into_os_string()];
         words.extend(self.args(&name));
@@ -219,25 +212,16 @@ impl Container {
     /// How the program went, from the engine's report on the container (asked once the
     /// engine's client has ended).
     pub fn ran(&self) -> Ran {
-        let called = self.engine.call(
-            &[
-                "container",
-                "inspect",
-                "--format",
-                "{{.State.Status}} {{.State.ExitCode}} {{.State.OOMKilled}}",
-                &self.name,
-            ],
-            ENGINE_TIMEOUT,
-        );
-        let called = match called {
-            Ok(c) => c,
-            Err(e) => {
-                return Ran::Never(format!(
-                    "cannot ask {} of the container: {e}",
-                    self.engine.name
-                ));
-            }
-        };
+        let called =
+            match self.inspect("{{.State.Status}} {{.State.ExitCode}} {{.State.OOMKilled}}") {
+                Ok(c) => c,
+                Err(e) => {
+                    return Ran::Never(format!(
+                        "cannot ask {} of the container: {e}",
+                        self.engine.name
+                    ));
+                }
+            };
         if !called.ok() {
             return Ran::Never(format!(
                 "{} has no report on the container (it never made it, or removed it while it \
@@ -271,19 +255,18 @@ impl Container {
     /// end.
     fn removed_after_a_while(&self) -> bool {
         std::thread::sleep(REMOVAL_GRACE);
-        match self.engine.call(
-            &[
-                "container",
-                "inspect",
-                "--format",
-                "{{.State.Status}}",
-                &self.name,
-            ],
-            ENGINE_TIMEOUT,
-        ) {
+        match self.inspect("{{.State.Status}}") {
             Ok(called) => !called.ok() || called.stdout.trim() == "removing",
             Err(_) => true,
         }
+    }
+
+    /// The engine's report on the container, in `format` (a Go template).
+    fn inspect(&self, format: &str) -> std::io::Result<Called> {
+        self.engine.call(
+            &["container", "inspect", "--format", format, &self.name],
+            ENGINE_TIMEOUT,
+        )
     }
 }
 
