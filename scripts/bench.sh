@@ -116,8 +116,10 @@
 #                                      the tests make under ~/.cache/loopbench-venvs:
 #                                      the same sessions as an Inspect task, a solver that
 #                                      plays the scripted acts without a model and a scorer
-#                                      that runs the checks; INSPECT_SESSIONS of them,
-#                                      default 100, scaled to the run's sessions)
+#                                      that runs the checks; as many as the run's
+#                                      sessions, or INSPECT_SESSIONS of them scaled to
+#                                      the run's, which counts Inspect's start more than
+#                                      once)
 #   scripts/bench.sh container [ENGINE]
 #                                      in one invocation, the cost of the container
 #                                      sandbox against bubblewrap: a three-feature sh task
@@ -1091,7 +1093,9 @@ bench_processes() {
     fi
     # The same sessions as an Inspect task (the scripted acts as a solver, no model;
     # every check as the scorer), one sample at a time as loopbench ran at --jobs 1.
-    sample=$((sessions < ${INSPECT_SESSIONS:-100} ? sessions : ${INSPECT_SESSIONS:-100}))
+    # Every session by default: a sample scaled up would count Inspect's own start (a
+    # few seconds of imports) once per sample's worth of sessions.
+    sample=$((sessions < ${INSPECT_SESSIONS:-$sessions} ? sessions : ${INSPECT_SESSIONS:-$sessions}))
     inspect_task "$dir/inspect_sessions.py"
     # Inspect takes a task file by a relative path only.
     t=$(cd "$dir" && LOOPBENCH_SUITE="$suite" LOOPBENCH_SESSIONS="$sample" seconds "$inspect" eval \
