@@ -221,6 +221,38 @@ fn a_claim_inside_an_html_comment_is_not_counted() {
     }
 }
 
+/// What only looks like a comment hides nothing a person reads: an opener in a code
+/// span, a comment block in a list item or a block quote (which ends with it), an inline
+/// comment that its paragraph never closes. The claim after it is counted, premature.
+#[test]
+fn a_claim_after_what_only_looks_like_a_comment_is_counted() {
+    let openers = [
+        "Notes use `<!--` for comments.\n",
+        "* a note\n  <!--\n",
+        "> <!--\n",
+        "prose <!-- open\n",
+    ];
+    for schema in [ListSchema::Passes, ListSchema::Status] {
+        let text = rendered(ListFormat::Markdown, schema, &claimed(schema, "none"));
+        for opener in openers {
+            let shown =
+                text.replacen("- [ ] **F1**", &format!("{opener}- [x] **F1**"), 1) + "-->\n";
+            assert_ne!(shown, text);
+            let (sessions, _tmp) = replay(
+                &writes(ListFormat::Markdown, &shown),
+                ListFormat::Markdown,
+                schema,
+            );
+            assert_eq!(claims(&sessions[0]), counted(1), "{schema}:\n{shown}");
+            assert_eq!(
+                sessions[0]["entries_removed"],
+                json!(0),
+                "{schema}:\n{shown}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_list_that_is_a_symlink_inside_the_work_directory_is_read_through_it() {
     for schema in [ListSchema::Passes, ListSchema::Status] {

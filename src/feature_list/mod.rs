@@ -49,6 +49,7 @@ mod api;
 mod id;
 mod json;
 mod markdown;
+mod markdown_comments;
 mod markdown_item;
 mod schema;
 mod tree;
