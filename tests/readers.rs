@@ -221,16 +221,19 @@ fn a_claim_inside_an_html_comment_is_not_counted() {
     }
 }
 
-/// What only looks like a comment hides nothing a person reads: an opener in a code
-/// span, a comment block in a list item or a block quote (which ends with it), an inline
-/// comment that its paragraph never closes. The claim after it is counted, premature.
+/// What only looks like a comment or a fence hides nothing a person reads: an opener in
+/// a code span, a comment block or a fence in a list item or a block quote (which ends
+/// with it), an inline comment that its paragraph never closes, a fence indented as
+/// code. The claim after it is counted, premature.
 #[test]
-fn a_claim_after_what_only_looks_like_a_comment_is_counted() {
+fn a_claim_after_what_only_looks_like_a_comment_or_a_fence_is_counted() {
     let openers = [
         "Notes use `<!--` for comments.\n",
         "* a note\n  <!--\n",
         "> <!--\n",
         "prose <!-- open\n",
+        "* a note\n  ```\n",
+        "\n    ```\n\n",
     ];
     for schema in [ListSchema::Passes, ListSchema::Status] {
         let text = rendered(ListFormat::Markdown, schema, &claimed(schema, "none"));

@@ -11,7 +11,7 @@
 //! allowed, and any other non-blank line ends the steps. The category is the text of the
 //! nearest preceding `## ` heading. Lines inside ``` or ~~~ fences are ignored, text inside
 //! HTML comments (`<!-- ... -->`, over several lines too) is not read where CommonMark hides
-//! it, since a reader of the rendered file never sees it (`markdown_comments`), and all
+//! it, since a reader of the rendered file never sees it (`markdown_visible`), and all
 //! other prose is skipped. Two entries with the same
 //! id make the list unparseable (in both schemas).
 //!
@@ -60,8 +60,8 @@
 
 use std::borrow::Cow;
 
-use super::markdown_comments::{escape_openers, visible_lines};
 use super::markdown_item::{EntryLine, bullet_text, escape_id, indent_width, within_quotes};
+use super::markdown_visible::{escape_openers, visible_lines};
 use super::{Contract, Entry, FeatureList, ListSchema, ParseError, RenderOptions, Status};
 
 /// The first line of a rendered Markdown list.
@@ -71,22 +71,15 @@ pub(crate) const TITLE: &str = "# Feature list";
 pub(crate) fn parse_markdown(text: &str) -> FeatureList {
     let mut entries: Vec<Entry> = Vec::new();
     let mut category = String::new();
-    let mut fence: Option<Fence> = None;
     // The entry whose steps are being collected, if any.
     let mut open: Option<Open> = None;
-    for line in visible_lines(text) {
-        let line = line.trim_end();
-        if let Some(current) = fence {
-            if current.is_closed_by(line) {
-                fence = None;
-            }
-            continue;
-        }
-        if let Some(opened) = Fence::opened_by(line) {
-            fence = Some(opened);
+    for seen in visible_lines(text) {
+        // A fenced code block ends the steps, and what it holds is shown as code.
+        if seen.fenced {
             open = None;
             continue;
         }
+        let line = seen.text.trim_end();
         if line.is_empty() {
             continue;
         }
@@ -308,20 +301,12 @@ enum Section {
 /// Parses a status-schema Markdown list (see the module documentation).
 fn parse_status_markdown(text: &str) -> Result<FeatureList, ParseError> {
     let mut parser = StatusParser::default();
-    let mut fence: Option<Fence> = None;
-    for (index, line) in visible_lines(text).into_iter().enumerate() {
-        let line = line.trim_end();
-        if let Some(current) = fence {
-            if current.is_closed_by(line) {
-                fence = None;
-            }
-            continue;
-        }
-        if let Some(opened) = Fence::opened_by(line) {
-            fence = Some(opened);
+    for (index, seen) in visible_lines(text).into_iter().enumerate() {
+        if seen.fenced {
             parser.open = None;
             continue;
         }
+        let line = seen.text.trim_end();
         if line.is_empty() {
             continue;
         }
@@ -537,36 +522,9 @@ fn heading(line: &str) -> Option<&str> {
     }
 }
 
-/// An open fenced code block: its fence character and how many of them opened it.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Fence {
-    marker: char,
-    len: usize,
-}
-
-impl Fence {
-    fn run_length(body: &str, marker: char) -> usize {
-        body.chars().take_while(|&c| c == marker).count()
-    }
-
-    pub(super) fn opened_by(line: &str) -> Option<Fence> {
-        let body = line.trim_start();
-        ['`', '~'].into_iter().find_map(|marker| {
-            let len = Self::run_length(body, marker);
-            (len >= 3).then_some(Fence { marker, len })
-        })
-    }
-
-    /// Per CommonMark, a closing fence is at least as long as the opening one and bare.
-    pub(super) fn is_closed_by(self, line: &str) -> bool {
-        let body = line.trim_start();
-        let len = Self::run_length(body, self.marker);
-        len >= self.len && body.chars().skip(len).all(char::is_whitespace)
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::markdown_visible::Fence;
     use super::*;
     use crate::feature_list::ListFormat;
     use crate::feature_list::fuzz_support as fz;
@@ -1197,7 +1155,7 @@ mod tests {
             }
             let goal = one_line(&contract.goal);
             // A goal spelled like a heading or a fence reads back as one (documented).
-            prop_assume!(any_heading(&goal).is_none() && Fence::opened_by(&goal).is_none());
+            prop_assume!(any_heading(&goal).is_none() && Fence::opened_by(&goal, None).is_none());
             let expected_entries: Vec<Entry> = entries.iter().map(|e| Entry {
                 id: e.id.clone(),
                 category: one_line(&e.category),
