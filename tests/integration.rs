@@ -64,6 +64,7 @@ mod import_fuzz;
 mod infra_failures;
 mod keep_repos;
 mod layers;
+mod markdown_commonmark;
 mod patched_runner;
 mod power_cli;
 mod python_interop;
