@@ -24,27 +24,77 @@ pub(super) const COMMENT_CLOSE: &str = "-->";
 /// already, and a backslash would be shown.
 pub(super) fn escape_openers(line: &str) -> String {
     let mut out = String::with_capacity(line.len() + 8);
-    let mut at = 0;
-    while let Some(rest) = line.get(at..).filter(|r| !r.is_empty()) {
+    for step in Scan::new(line) {
+        out.push_str(step.text);
+        if let Some(opener) = step.opener {
+            out.push_str(&"\\".repeat(2 * opener.backslashes + 1));
+            out.push_str(COMMENT_OPEN);
+        }
+    }
+    out
+}
+
+/// A `<!--` outside a code span: where its `<` is in the line, and how many backslashes
+/// stand right before it.
+#[derive(Debug, Clone, Copy)]
+struct Opener {
+    at: usize,
+    backslashes: usize,
+}
+
+/// One step along a line: text as it is written (a code span whole), then perhaps an
+/// opener (the backslashes right before it are not in the text).
+struct Step<'a> {
+    text: &'a str,
+    opener: Option<Opener>,
+}
+
+/// A line cut into [`Step`]s, from byte `at` on (which a reader may move past a
+/// comment it closed).
+struct Scan<'a> {
+    line: &'a str,
+    at: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn new(line: &'a str) -> Scan<'a> {
+        Scan { line, at: 0 }
+    }
+}
+
+impl<'a> Iterator for Scan<'a> {
+    type Item = Step<'a>;
+
+    fn next(&mut self) -> Option<Step<'a>> {
+        let rest = self.line.get(self.at..).filter(|r| !r.is_empty())?;
         let opener = rest.find(COMMENT_OPEN);
         if let Some(tick) = rest.find('`').filter(|t| opener.is_none_or(|o| *t < o)) {
             let end = code_span_end(rest, tick);
-            out.push_str(&rest[..end]);
-            at += end;
-            continue;
+            self.at += end;
+            return Some(Step {
+                text: &rest[..end],
+                opener: None,
+            });
         }
         let Some(open) = opener else {
-            out.push_str(rest);
-            break;
+            self.at = self.line.len();
+            return Some(Step {
+                text: rest,
+                opener: None,
+            });
         };
         let before = &rest[..open];
         let plain = before.trim_end_matches('\\');
-        out.push_str(plain);
-        out.push_str(&"\\".repeat(2 * (before.len() - plain.len()) + 1));
-        out.push_str(COMMENT_OPEN);
-        at += open + COMMENT_OPEN.len();
+        let at = self.at + open;
+        self.at = at + COMMENT_OPEN.len();
+        Some(Step {
+            text: plain,
+            opener: Some(Opener {
+                at,
+                backslashes: before.len() - plain.len(),
+            }),
+        })
     }
-    out
 }
 
 /// A comment that hides whole lines, and where it ends.
@@ -271,33 +321,22 @@ impl Items {
 /// before it).
 fn inline(text: &str, closable: bool) -> (String, Option<usize>) {
     let mut visible = String::with_capacity(text.len());
-    let mut at = 0;
-    while let Some(rest) = text.get(at..).filter(|r| !r.is_empty()) {
-        let opener = rest.find(COMMENT_OPEN);
-        if let Some(tick) = rest.find('`').filter(|t| opener.is_none_or(|o| *t < o)) {
-            let end = code_span_end(rest, tick);
-            visible.push_str(&rest[..end]);
-            at += end;
+    let mut scan = Scan::new(text);
+    while let Some(step) = scan.next() {
+        visible.push_str(step.text);
+        let Some(opener) = step.opener else {
             continue;
-        }
-        let Some(open) = opener else {
-            visible.push_str(rest);
-            break;
         };
-        let before = &rest[..open];
-        let plain = before.trim_end_matches('\\');
-        let backslashes = before.len() - plain.len();
-        visible.push_str(plain);
-        visible.push_str(&"\\".repeat(backslashes / 2));
-        let inside = open + COMMENT_OPEN.len();
-        if backslashes % 2 == 1 || !closable {
+        visible.push_str(&"\\".repeat(opener.backslashes / 2));
+        // An odd run of backslashes escapes the `<`: the opener is text.
+        if opener.backslashes % 2 == 1 || !closable {
             visible.push_str(COMMENT_OPEN);
-            at += inside;
             continue;
         }
-        match rest[inside..].find(COMMENT_CLOSE) {
-            Some(end) => at += inside + end + COMMENT_CLOSE.len(),
-            None => return (visible, Some(at + open)),
+        let inside = opener.at + COMMENT_OPEN.len();
+        match text[inside..].find(COMMENT_CLOSE) {
+            Some(end) => scan.at = inside + end + COMMENT_CLOSE.len(),
+            None => return (visible, Some(opener.at)),
         }
     }
     (visible, None)
