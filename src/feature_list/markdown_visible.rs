@@ -14,9 +14,9 @@ use std::borrow::Cow;
 use super::markdown_item::{bullet_text, indent_width};
 
 /// Opens an HTML comment.
-pub(super) const COMMENT_OPEN: &str = "<!--";
+const COMMENT_OPEN: &str = "<!--";
 /// Closes an HTML comment.
-pub(super) const COMMENT_CLOSE: &str = "-->";
+const COMMENT_CLOSE: &str = "-->";
 
 /// `line` with each `<!--` outside a code span escaped, so that it reads back as text:
 /// as in CommonMark, the backslashes right before it are doubled and one more escapes
@@ -150,7 +150,14 @@ impl<'a> Seen<'a> {
 ///   right before it escapes it (as [`escape_openers`] writes one); the backslashes
 ///   right before `<!--` are halved, as CommonMark shows them;
 /// - a fenced code block ([`Fence`]) is code, its lines passed on as they are, and so
-///   is `<!--` in it.
+///   is `<!--` in it; a fence or a comment block in a list item ends with the innermost
+///   item it lies in ([`Items`]);
+/// - in a raw HTML block (a line that starts with a tag, up to a blank line) no fence or
+///   comment block starts.
+///
+/// Where it differs, it shows more: a block it ended with its item opens nothing new up
+/// to what would have closed it ([`Unsure`]), so that showing more cannot turn into
+/// hiding more further down.
 pub(super) fn visible_lines(text: &str) -> Vec<Seen<'_>> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::with_capacity(lines.len());
