@@ -1,7 +1,7 @@
 //! The Markdown list reader against a CommonMark renderer (markdown-it-py, installed from
 //! PyPI into a cached virtual environment, `common::python`): over generated lists made
-//! of entries, comments, code spans, fences, quotes, headings and raw HTML at many
-//! indentations, every claim a person sees in the rendered page (a checked task item in
+//! of entries (their checkboxes written plain, escaped or as character references),
+//! comments, code spans, fences, quotes, headings and raw HTML at many indentations, every claim a person sees in the rendered page (a checked task item in
 //! the HTML, once the browser has hidden its comments) is a claim the harness reads.
 //! The harness may read more (where containers make the readings differ, it shows
 //! more), never less: a claim it missed would let an agent hide a premature done.
@@ -88,7 +88,21 @@ fn generated(count: usize) -> Vec<String> {
                 if next(100) < 45 {
                     entries += 1;
                     let marker = MARKERS[next(MARKERS.len())];
-                    let box_ = if next(2) == 0 { "[x]" } else { "[ ]" };
+                    // Half of them plain; the others written as a person still reads
+                    // them: escaped, or as character references.
+                    const BOXES: &[&str] = &[
+                        "[x]",
+                        "[ ]",
+                        "[x]",
+                        "[ ]",
+                        "\\[x\\]",
+                        "[&#120;]",
+                        "&#91;X&#93;",
+                        "\\[ \\]",
+                        "[&nbsp;]",
+                        "[&#121;]",
+                    ];
+                    let box_ = BOXES[next(BOXES.len())];
                     let tail = TAILS[next(TAILS.len())];
                     doc += &format!("{marker} {box_} **F{entries}**{tail}");
                 } else {

@@ -256,6 +256,29 @@ fn a_claim_after_what_only_looks_like_a_comment_or_a_fence_is_counted() {
     }
 }
 
+/// A checkbox written escaped or with character references shows as `[x]`: a claim,
+/// premature, as a person reads it.
+#[test]
+fn a_claim_whose_checkbox_is_escaped_or_a_character_reference_is_counted() {
+    for schema in [ListSchema::Passes, ListSchema::Status] {
+        let text = rendered(ListFormat::Markdown, schema, &claimed(schema, "none"));
+        for checked in [
+            "- \\[x\\] **F1**",
+            "- [&#120;] **F1**",
+            "- &#91;x&#93; **F1**",
+        ] {
+            let shown = text.replacen("- [ ] **F1**", checked, 1);
+            assert_ne!(shown, text);
+            let (sessions, _tmp) = replay(
+                &writes(ListFormat::Markdown, &shown),
+                ListFormat::Markdown,
+                schema,
+            );
+            assert_eq!(claims(&sessions[0]), counted(1), "{schema}:\n{shown}");
+        }
+    }
+}
+
 #[test]
 fn a_list_that_is_a_symlink_inside_the_work_directory_is_read_through_it() {
     for schema in [ListSchema::Passes, ListSchema::Status] {

@@ -44,16 +44,7 @@ impl<'a> EntryLine<'a> {
     pub(crate) fn parse(line: &'a str) -> Option<Self> {
         let (quotes, body) = unquote(line);
         let rest = bullet_text(body.trim_start())?.trim_start();
-        let (passes, rest) = if let Some(r) = rest.strip_prefix("[ ]") {
-            (false, r)
-        } else if let Some(r) = rest
-            .strip_prefix("[x]")
-            .or_else(|| rest.strip_prefix("[X]"))
-        {
-            (true, r)
-        } else {
-            return None;
-        };
+        let (passes, rest) = checkbox(rest)?;
         let (id, description) = item_text(rest.trim())?;
         Some(EntryLine {
             indent: indent_width(body),
@@ -63,6 +54,68 @@ impl<'a> EntryLine<'a> {
             description,
         })
     }
+}
+
+/// The checkbox `text` starts with as a reader sees it rendered, `[x]` or `[X]` (passes)
+/// or `[ ]`, and the text after it. Its characters may be written escaped (`\[x\]`) or as
+/// character references (`[&#120;]`, `&#91;x&#93;`, `[&nbsp;]`): CommonMark shows them
+/// as the same box, and so does a person reading the page.
+fn checkbox(text: &str) -> Option<(bool, &str)> {
+    let (open, rest) = rendered_char(text)?;
+    let (mark, rest) = rendered_char(rest)?;
+    let (close, rest) = rendered_char(rest)?;
+    if open != '[' || close != ']' {
+        return None;
+    }
+    match mark {
+        'x' | 'X' => Some((true, rest)),
+        ' ' | '\u{a0}' => Some((false, rest)),
+        _ => None,
+    }
+}
+
+/// The first character `text` shows rendered, and the text after what wrote it: a
+/// backslash-escaped punctuation character, a numeric character reference, one of the
+/// named references a checkbox can be written with, or the character itself.
+fn rendered_char(text: &str) -> Option<(char, &str)> {
+    if let Some(rest) = text.strip_prefix('\\')
+        && let Some(c) = rest.chars().next().filter(char::is_ascii_punctuation)
+    {
+        return Some((c, &rest[1..]));
+    }
+    if let Some(rest) = text.strip_prefix('&')
+        && let Some((name, after)) = rest.split_once(';')
+        && let Some(c) = character_reference(name)
+    {
+        return Some((c, after));
+    }
+    let c = text.chars().next()?;
+    Some((c, &text[c.len_utf8()..]))
+}
+
+/// The character `&NAME;` stands for: a numeric reference, or one of the named ones a
+/// checkbox can be written with.
+fn character_reference(name: &str) -> Option<char> {
+    let (digits, radix) = match name {
+        "lbrack" | "lsqb" => return Some('['),
+        "rbrack" | "rsqb" => return Some(']'),
+        "nbsp" => return Some('\u{a0}'),
+        _ => match name.strip_prefix('#')? {
+            hex if hex.starts_with(['x', 'X']) => (&hex[1..], 16),
+            decimal => (decimal, 10),
+        },
+    };
+    let longest = if radix == 16 { 6 } else { 7 };
+    if digits.is_empty() || digits.len() > longest || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let n = u32::from_str_radix(digits, radix).ok()?;
+    // CommonMark shows U+FFFD for zero and for what is no character.
+    Some(
+        char::from_u32(n)
+            .filter(|&c| c != '\0')
+            .unwrap_or('\u{fffd}'),
+    )
 }
 
 /// The block-quote markers `line` starts with (each `>` after any indentation, with
@@ -290,6 +343,39 @@ mod tests {
 
     fn f1(description: &str) -> Option<(bool, String, String)> {
         Some((true, "F1".to_string(), description.to_string()))
+    }
+
+    #[test]
+    fn a_checkbox_counts_however_its_characters_are_written() {
+        for (boxed, passes) in [
+            ("\\[x\\]", true),
+            ("[&#120;]", true),
+            ("&#91;x&#93;", true),
+            ("[&#x58;]", true),
+            ("&lbrack;X&rsqb;", true),
+            ("\\[ \\]", false),
+            ("[&nbsp;]", false),
+            ("[&#32;]", false),
+        ] {
+            let line = format!("- {boxed} **F1** adds");
+            assert_eq!(
+                read(&line),
+                Some((passes, "F1".to_string(), "adds".to_string())),
+                "{line}"
+            );
+        }
+        // What shows another box, or none: no entry.
+        for boxed in [
+            "[\\x]",
+            "[&#121;]",
+            "&#91x&#93;",
+            "[&#+120;]",
+            "[&bogus;]",
+            "(x)",
+        ] {
+            let line = format!("- {boxed} **F1** adds");
+            assert_eq!(read(&line), None, "{line}");
+        }
     }
 
     #[test]
