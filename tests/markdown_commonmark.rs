@@ -104,7 +104,14 @@ fn generated(count: usize) -> Vec<String> {
                     ];
                     let box_ = BOXES[next(BOXES.len())];
                     let tail = TAILS[next(TAILS.len())];
-                    doc += &format!("{marker} {box_} **F{entries}**{tail}");
+                    // An id as a person reads it, now and then written with a
+                    // character reference.
+                    let id = if next(10) == 0 {
+                        format!("&#70;{entries}")
+                    } else {
+                        format!("F{entries}")
+                    };
+                    doc += &format!("{marker} {box_} **{id}**{tail}");
                 } else {
                     doc += OTHERS[next(OTHERS.len())];
                 }
