@@ -51,6 +51,16 @@ fn rendered(format: ListFormat, schema: ListSchema, entries: &[Entry]) -> String
     )
 }
 
+/// The record of the one session of a replay that writes `text` as its Markdown list.
+fn markdown_session(schema: ListSchema, text: &str) -> Value {
+    let (sessions, _tmp) = replay(
+        &writes(ListFormat::Markdown, text),
+        ListFormat::Markdown,
+        schema,
+    );
+    sessions[0].clone()
+}
+
 fn claimed(schema: ListSchema, id: &str) -> Vec<Entry> {
     let mut entries = sh_entries();
     for e in &mut entries {
@@ -241,17 +251,9 @@ fn a_claim_after_what_only_looks_like_a_comment_or_a_fence_is_counted() {
             let shown =
                 text.replacen("- [ ] **F1**", &format!("{opener}- [x] **F1**"), 1) + "-->\n";
             assert_ne!(shown, text);
-            let (sessions, _tmp) = replay(
-                &writes(ListFormat::Markdown, &shown),
-                ListFormat::Markdown,
-                schema,
-            );
-            assert_eq!(claims(&sessions[0]), counted(1), "{schema}:\n{shown}");
-            assert_eq!(
-                sessions[0]["entries_removed"],
-                json!(0),
-                "{schema}:\n{shown}"
-            );
+            let session = markdown_session(schema, &shown);
+            assert_eq!(claims(&session), counted(1), "{schema}:\n{shown}");
+            assert_eq!(session["entries_removed"], json!(0), "{schema}:\n{shown}");
         }
     }
 }
@@ -269,12 +271,8 @@ fn a_claim_whose_checkbox_is_escaped_or_a_character_reference_is_counted() {
         ] {
             let shown = text.replacen("- [ ] **F1**", checked, 1);
             assert_ne!(shown, text);
-            let (sessions, _tmp) = replay(
-                &writes(ListFormat::Markdown, &shown),
-                ListFormat::Markdown,
-                schema,
-            );
-            assert_eq!(claims(&sessions[0]), counted(1), "{schema}:\n{shown}");
+            let session = markdown_session(schema, &shown);
+            assert_eq!(claims(&session), counted(1), "{schema}:\n{shown}");
         }
     }
 }
