@@ -1155,7 +1155,7 @@ mod tests {
             }
             let goal = one_line(&contract.goal);
             // A goal spelled like a heading or a fence reads back as one (documented).
-            prop_assume!(any_heading(&goal).is_none() && Fence::opened_by(&goal, None).is_none());
+            prop_assume!(any_heading(&goal).is_none() && Fence::opened_by(&goal).is_none());
             let expected_entries: Vec<Entry> = entries.iter().map(|e| Entry {
                 id: e.id.clone(),
                 category: one_line(&e.category),

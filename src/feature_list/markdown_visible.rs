@@ -228,9 +228,11 @@ pub(super) fn visible_lines(text: &str) -> Vec<Seen<'_>> {
                     out.push(Seen::text(""));
                     continue;
                 }
-                if Fence::opened_by(rest, None).is_some() {
-                    let item = items.enter_block(indent);
-                    fence = Fence::opened_by(rest, item);
+                if let Some(opened) = Fence::opened_by(rest) {
+                    fence = Some(Fence {
+                        item: items.enter_block(indent),
+                        ..opened
+                    });
                     out.push(Seen::code(rest));
                     continue;
                 }
@@ -405,7 +407,7 @@ fn ends_paragraph(line: &str) -> bool {
     body.is_empty()
         || bullet_text(body).is_some()
         || heading
-        || Fence::opened_by(body, None).is_some()
+        || Fence::opened_by(body).is_some()
         || body.starts_with(COMMENT_OPEN)
         || is_break_or_underline(body)
 }
@@ -476,9 +478,8 @@ impl Fence {
         body.chars().take_while(|&c| c == marker).count()
     }
 
-    /// The fence `line` opens, if any, in the list item whose text starts at column
-    /// `item`.
-    pub(super) fn opened_by(line: &str, item: Option<usize>) -> Option<Fence> {
+    /// The fence `line` opens, if any, taken for one in no list item.
+    pub(super) fn opened_by(line: &str) -> Option<Fence> {
         let indent = indent_width(line);
         if indent > 3 {
             return None;
@@ -491,7 +492,7 @@ impl Fence {
                 marker,
                 len,
                 indent,
-                item,
+                item: None,
             })
         })
     }
