@@ -97,8 +97,9 @@
 #                                      harness under a child subreaper, so that what
 #                                      bubblewrap orphans is still counted), split
 #                                      by what started them: the agent, git, the sandbox
-#                                      (bwrap, unshare), the check shells (a check's sh
-#                                      -c, a batch's supervisor, and its timeout before
+#                                      (bwrap, unshare before the harness made a check's
+#                                      namespaces itself), the check shells (a check's
+#                                      first process, a batch's supervisor, and its timeout before
 #                                      the harness's binary supervised), the checks'
 #                                      own programs, anything else (a session's
 #                                      supervisor); for the default
@@ -912,15 +913,18 @@ while True:
 # subreaper of `accounted`, whose child is the harness, named in FILE.harness, and
 # which adopts what the harness's children orphaned) in the accounting FILE, split by
 # what started them. NAME: the harness's binary, which its `supervise` processes run;
-# AGENT: the basename of a command agent's program, which the harness may start in a
-# sandbox of its own without a supervisor around it (else the first process in the
-# sandbox would read as a check's shell).
+# AGENT: the basenames of a command agent's program (which the harness may start in a
+# sandbox of its own without a supervisor around it, else the first process in the
+# sandbox would read as a check's shell) and of the tools the sim agent runs, comma
+# separated. A process the harness started itself (no wrapper between: a check on the
+# host, cloned into namespaces of its own, or a command of the sim agent's) is the
+# agent's when it or what it started is git or one of AGENT, else a check's shell.
 process_split() { # process_split FILE ROOT SESSIONS NAME [AGENT]
     python3 - "$@" <<'PY'
 import collections, subprocess, sys
 
 acct, root, sessions, harness = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4][:15]
-agent = sys.argv[5][:15] if len(sys.argv) > 5 else None
+agents = {a[:15] for a in sys.argv[5].split(",")} if len(sys.argv) > 5 else set()
 # One record a process, written when it exits; a busy machine reuses pids, so a
 # record's parent is the nearest later record of its parent's pid (a parent outlives
 # its children; an orphan is counted under whoever reaped it, or not at all), else the
@@ -964,19 +968,30 @@ LABEL = {"git": "git", "check-wrap": "sandbox", "agent-wrap": "sandbox",
 # is a check's shell (or its helper clearing what a check left); a batch's supervisor
 # shell (before the binary supervised) starts `timeout` for each check, which starts
 # the check's shell; anything else a check shell starts is the check's own.
+def agents_own(pid):
+    stack = [pid]
+    while stack:
+        p = stack.pop()
+        if procs[p][0] == "git" or procs[p][0] in agents:
+            return True
+        stack.extend(kids.get(p, []))
+    return False
+
 def role_of(child, parent, role):
     comm = procs[child][0]
     if role is None:
         if comm in WRAPPERS:
             return role_of(child, parent, "check-wrap")
-        return {"git": "git", harness: "supervisor"}.get(comm, "agent")
+        if comm in ("git", harness):
+            return {"git": "git", harness: "supervisor"}[comm]
+        return "agent" if agents_own(child) else "check-shell"
     if role in ("git", "agent", "check-program"):
         return role
     if role in ("check-wrap", "agent-wrap"):
         if comm in WRAPPERS:
             # The sandbox's pid 1, whose child is the agent (and whatever the agent
             # orphaned): an agent's sandbox.
-            if any(procs[k][0] == agent for k in kids.get(child, [])):
+            if any(procs[k][0] in agents for k in kids.get(child, [])):
                 return "agent-wrap"
             return role
         if role == "check-wrap":
@@ -1058,7 +1073,7 @@ bench_processes() {
                 pid=$(accounted "$dir/acct" "$b" run "$dir/gold-bwrap" --jobs 1 --quiet --out "$out")
             fi
             sessions=$(($(wc -l <"$out/sessions.csv") - 1))
-            line=$(process_split "$dir/acct" "$pid" "$sessions" loopbench gold.sh)
+            line=$(process_split "$dir/acct" "$pid" "$sessions" loopbench gold.sh,send_reminder)
             echo "$name suite, $which, $sessions sessions: processes a session $line"
             harness[$name-$which]=$(echo "$line" | sed -n 's/.*started by the harness: \([0-9.]*\)$/\1/p')
         done

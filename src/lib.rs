@@ -13,6 +13,7 @@ pub mod events;
 pub mod exit_code;
 pub mod export;
 pub mod feature_list;
+pub mod fresh_namespaces;
 pub mod fsutil;
 pub mod git;
 pub mod import;

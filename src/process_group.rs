@@ -15,6 +15,8 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use wait_timeout::ChildExt;
 
+use crate::fresh_namespaces::{NamespacedChild, Start};
+
 /// A process group, named by its leader's pid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Group(Pid);
@@ -46,8 +48,16 @@ impl Group {
 /// so that nothing the child left behind outlives the handle.
 #[derive(Debug)]
 pub struct Leader {
-    child: Child,
+    child: LeaderChild,
     group: Group,
+}
+
+/// The leader as it was started: by the standard library, or cloned into namespaces of
+/// its own.
+#[derive(Debug)]
+enum LeaderChild {
+    Std(Child),
+    Namespaced(NamespacedChild),
 }
 
 impl Leader {
@@ -55,7 +65,20 @@ impl Leader {
     pub fn spawn(cmd: &mut Command) -> std::io::Result<Leader> {
         let child = cmd.process_group(0).spawn()?;
         let group = Group::led_by(child.id());
-        Ok(Leader { child, group })
+        Ok(Leader {
+            child: LeaderChild::Std(child),
+            group,
+        })
+    }
+
+    /// Starts `start` in namespaces of its own, the leader of a new process group.
+    pub fn spawn_namespaced(start: &Start) -> std::io::Result<Leader> {
+        let child = start.spawn()?;
+        let group = Group::led_by(child.id());
+        Ok(Leader {
+            child: LeaderChild::Namespaced(child),
+            group,
+        })
     }
 
     /// The leader's process group.
@@ -70,12 +93,18 @@ impl Leader {
 
     /// Waits for the leader up to `timeout`; `None` when it is still running.
     pub fn wait_timeout(&mut self, timeout: Duration) -> std::io::Result<Option<ExitStatus>> {
-        self.child.wait_timeout(timeout)
+        match &mut self.child {
+            LeaderChild::Std(child) => child.wait_timeout(timeout),
+            LeaderChild::Namespaced(child) => child.wait_timeout(timeout),
+        }
     }
 
     /// Waits for the leader to exit.
     pub fn wait(&mut self) -> std::io::Result<ExitStatus> {
-        self.child.wait()
+        match &mut self.child {
+            LeaderChild::Std(child) => child.wait(),
+            LeaderChild::Namespaced(child) => child.wait(),
+        }
     }
 
     /// Ends the group at a time limit: SIGTERM to the group, then after `grace` (if the
@@ -91,7 +120,7 @@ impl Leader {
     /// SIGKILL to the group, then waits for the leader.
     pub fn kill_and_wait(&mut self) -> std::io::Result<ExitStatus> {
         self.group.kill();
-        self.child.wait()
+        self.wait()
     }
 }
 

@@ -23,6 +23,7 @@ const LAYERS: &[&str] = &[
     "fsutil",
     "run_dir",
     "agent_file",
+    "fresh_namespaces",
     "process_group",
     "sandbox",
     "process",

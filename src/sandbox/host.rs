@@ -127,20 +127,80 @@ const SHELL_WORDS: &[&str] = &[
 /// other script is left as it is. The exit status, output and environment of the
 /// command are the same either way.
 pub fn exec_form<'a>(script: &'a str, path: Option<&std::ffi::OsStr>) -> std::borrow::Cow<'a, str> {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "_./,:+-@%=".contains(c);
-    let mut words = script.split(' ').filter(|w| !w.is_empty());
-    let Some(first) = words.next() else {
-        return std::borrow::Cow::Borrowed(script);
-    };
-    let simple = script.chars().all(|c| c == ' ' || plain(c))
-        && !first.contains(['=', '/'])
-        && !SHELL_WORDS.contains(&first)
-        && find_program(first, path).is_some();
-    if simple {
+    if simple_command(script, path).is_some() {
         std::borrow::Cow::Owned(format!("exec {script}"))
     } else {
         std::borrow::Cow::Borrowed(script)
     }
+}
+
+/// One simple command as [`exec_form`] takes it: the program `sh` would find on `path`
+/// and the command's words, the first (the name as written) its `argv[0]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimpleCommand<'a> {
+    /// Where the first word leads on `path`.
+    pub program: PathBuf,
+    /// The words of the command, split on spaces.
+    pub words: Vec<&'a str>,
+}
+
+/// `script` as one simple command (see [`exec_form`]), else `None`.
+pub fn simple_command<'a>(
+    script: &'a str,
+    path: Option<&std::ffi::OsStr>,
+) -> Option<SimpleCommand<'a>> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./,:+-@%=".contains(c);
+    let words: Vec<&str> = script.split(' ').filter(|w| !w.is_empty()).collect();
+    let first = *words.first()?;
+    let simple = script.chars().all(|c| c == ' ' || plain(c))
+        && !first.contains(['=', '/'])
+        && !SHELL_WORDS.contains(&first);
+    if !simple {
+        return None;
+    }
+    let program = find_program(first, path)?;
+    Some(SimpleCommand { program, words })
+}
+
+/// `script` as a command the kernel can start without a shell in between, with the
+/// same effect as `sh -c script`: a simple command ([`simple_command`]) found in an
+/// absolute directory of `path` (a relative one the shell reads from the command's
+/// directory), whose program is a binary or starts with `#!` (any other file `sh`
+/// runs itself as a script when the kernel refuses it, which starting it directly
+/// would not).
+pub fn direct_command<'a>(
+    script: &'a str,
+    path: Option<&std::ffi::OsStr>,
+) -> Option<SimpleCommand<'a>> {
+    use std::io::Read;
+    let command = simple_command(script, path)?;
+    if !command.program.is_absolute() {
+        return None;
+    }
+    let mut head = [0u8; 4];
+    let mut file = std::fs::File::open(&command.program).ok()?;
+    file.read_exact(&mut head).ok()?;
+    (head == *b"\x7fELF" || head.starts_with(b"#!")).then_some(command)
+}
+
+/// The `PWD` a POSIX shell started in `cwd` exports to what it runs: the one it was
+/// given when that names `cwd`, else `cwd` with its links resolved (what the shell's
+/// `getcwd` gives). A program started without a shell gets it from here.
+pub fn shell_pwd(cwd: &Path, given: Option<&std::ffi::OsStr>) -> std::ffi::OsString {
+    use std::os::unix::fs::MetadataExt;
+    let same = |a: &Path, b: &Path| match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    };
+    if let Some(given) = given.map(Path::new)
+        && given.is_absolute()
+        && same(given, cwd)
+    {
+        return given.as_os_str().to_owned();
+    }
+    std::fs::canonicalize(cwd)
+        .unwrap_or_else(|_| cwd.to_path_buf())
+        .into_os_string()
 }
 
 #[cfg(test)]
@@ -197,6 +257,72 @@ mod tests {
         assert_eq!(execed.status.code(), plain.status.code());
         assert_eq!(execed.stdout, plain.stdout);
         assert_eq!(execed.stderr, plain.stderr);
+    }
+
+    #[test]
+    fn only_a_simple_command_of_a_program_the_kernel_starts_is_started_directly() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let write = |name: &str, text: &str| {
+            use std::os::unix::fs::PermissionsExt;
+            let file = bin.join(name);
+            std::fs::write(&file, text).unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+        };
+        write("with-shebang", "#!/bin/sh\necho hi\n");
+        // The kernel refuses it (ENOEXEC); `sh` runs it as a script of its own.
+        write("without-shebang", "echo hi\n");
+        let path = std::env::join_paths([bin.clone(), "/usr/bin".into(), "/bin".into()]).unwrap();
+        let direct = |script: &'static str| direct_command(script, Some(&path));
+        let found = direct("with-shebang a b").unwrap();
+        assert_eq!(found.program, bin.join("with-shebang"));
+        assert_eq!(found.words, ["with-shebang", "a", "b"]);
+        assert!(direct("sh tests/a.sh").unwrap().program.is_absolute());
+        assert_eq!(direct("without-shebang"), None);
+        assert_eq!(direct("with-shebang > out"), None);
+        assert_eq!(direct("echo hi"), None);
+        // A relative directory of PATH is the command's to resolve, not the harness's.
+        let here = std::env::current_dir().unwrap();
+        let up = "../".repeat(here.components().count() - 1);
+        let relative = Path::new(&up).join(bin.strip_prefix("/").unwrap());
+        assert!(simple_command("with-shebang", Some(relative.as_os_str())).is_some());
+        assert_eq!(
+            direct_command("with-shebang", Some(relative.as_os_str())),
+            None
+        );
+    }
+
+    #[test]
+    fn the_pwd_given_is_kept_where_it_names_the_directory_else_it_is_the_real_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let canonical = std::fs::canonicalize(&real).unwrap();
+        assert_eq!(shell_pwd(&link, Some(link.as_os_str())), link.as_os_str());
+        assert_eq!(shell_pwd(&link, None), canonical.as_os_str());
+        assert_eq!(shell_pwd(&link, Some("/".as_ref())), canonical.as_os_str());
+        assert_eq!(
+            shell_pwd(&link, Some("link".as_ref())),
+            canonical.as_os_str()
+        );
+        // Each as dash exports it.
+        for given in [Some(link.as_os_str()), None, Some("/".as_ref())] {
+            let mut sh = Command::new("sh");
+            sh.args(["-c", "exec env"]).current_dir(&link).env_clear();
+            if let Some(given) = given {
+                sh.env("PWD", given);
+            }
+            let out = String::from_utf8(sh.output().unwrap().stdout).unwrap();
+            let exported = out.lines().find_map(|l| l.strip_prefix("PWD=")).unwrap();
+            assert_eq!(
+                std::ffi::OsStr::new(exported),
+                shell_pwd(&link, given),
+                "{given:?}"
+            );
+        }
     }
 
     #[test]

@@ -32,7 +32,10 @@ pub use batch::{
 };
 pub use batch_supervisor::{SUBCOMMAND as BATCH_SUPERVISOR, supervise_batch};
 pub use environment::{INHERITED, Redactor, base as base_env, passed as passed_env};
-pub use host::{BWRAP, bwrap_works, disables_userns, exec_form, find_program};
+pub use host::{
+    BWRAP, SimpleCommand, bwrap_works, direct_command, disables_userns, exec_form, find_program,
+    shell_pwd, simple_command,
+};
 pub use inherited::close_inherited_descriptors;
 pub use keyring::{fresh_session_keyring, keyring_filter};
 pub use kind::SandboxKind;

@@ -2,21 +2,30 @@
 //! agent's git calls) with a time limit, so that nothing they started outlives them.
 //!
 //! Containment, strongest first: in the sandbox (a [`Layout`], started through
-//! [`Confined`]) the command has its own PID namespace, which dies with it; otherwise, where the machine allows it
-//! (`unshare` as root), it runs as the first process of a fresh PID namespace, so that
-//! even a process that left its process group (`setsid`) is killed when the command
-//! ends; failing that, its process group is killed.
+//! [`Confined`]) the command has its own PID namespace, which dies with it; otherwise,
+//! where the machine allows it (as root), it runs as the first process of fresh PID and
+//! network namespaces ([`fresh_namespaces`]), so that even a process that left its
+//! process group (`setsid`) is killed when the command ends; failing that, its process
+//! group is killed.
 
 use std::ffi::OsString;
+use std::os::fd::AsFd;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::error::SandboxError;
+use crate::fresh_namespaces::{self, Namespaces};
 use crate::process_group::Leader;
 use crate::sandbox::container::{Container, ContainerRun, Ran};
 use crate::sandbox::{Confined, Layout};
+
+mod tail;
+
+pub use tail::last_bytes;
+use tail::Tail;
 
 /// How long a process group gets between SIGTERM and SIGKILL.
 const KILL_GRACE: Duration = Duration::from_secs(2);
@@ -83,10 +92,53 @@ enum Started {
     Container(Container),
 }
 
+/// How a [`ShellCommand`]'s first process is started.
+enum Launch {
+    /// By the standard library.
+    Command(Command),
+    /// Cloned into namespaces of its own ([`fresh_namespaces`]).
+    Namespaced {
+        program: std::path::PathBuf,
+        argv: Vec<OsString>,
+        namespaces: Namespaces,
+    },
+}
+
+/// Where a command's output goes.
+enum Sink {
+    /// `/dev/null`.
+    Null,
+    /// A pipe the harness reads.
+    Pipe(std::io::PipeWriter),
+}
+
+impl Sink {
+    fn into_stdio(self) -> Stdio {
+        match self {
+            Sink::Null => Stdio::null(),
+            Sink::Pipe(writer) => Stdio::from(writer),
+        }
+    }
+
+    fn into_fd(self) -> std::io::Result<std::os::fd::OwnedFd> {
+        match self {
+            Sink::Null => Ok(dev_null()?.into()),
+            Sink::Pipe(writer) => Ok(writer.into()),
+        }
+    }
+}
+
+fn dev_null() -> std::io::Result<std::fs::File> {
+    std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+}
+
 impl ShellCommand<'_> {
     /// Runs the command with stdin, stdout and stderr connected to /dev/null.
     pub fn run(&self) -> std::io::Result<CommandOutcome> {
-        self.run_with(Stdio::null(), Stdio::null())
+        self.run_with(Sink::Null, Sink::Null)
     }
 
     /// Runs the command and keeps the last `limit` bytes of what it wrote, stdout
@@ -110,13 +162,13 @@ impl ShellCommand<'_> {
         let stderr = Tail::read_in_background(err_reader, limit);
         // The writers move into the command and are closed when it has been spawned
         // and waited for, so the readers see the end once the command's group is gone.
-        let outcome = self.run_with(Stdio::from(out_writer), Stdio::from(err_writer))?;
+        let outcome = self.run_with(Sink::Pipe(out_writer), Sink::Pipe(err_writer))?;
         Ok((outcome, stdout.finish(), stderr.finish()))
     }
 
     /// Runs the command with the given stdout and stderr.
-    pub fn run_with(&self, stdout: Stdio, stderr: Stdio) -> std::io::Result<CommandOutcome> {
-        let (mut cmd, started) = self.command()?;
+    fn run_with(&self, stdout: Sink, stderr: Sink) -> std::io::Result<CommandOutcome> {
+        let (launch, started_directly, started) = self.command()?;
         // Agent-written code sees a built environment, never the harness's own. Its
         // HOME is an empty place outside the tree, so that nothing a tool keeps in ~
         // lands in the work directory: the sandbox's private /tmp, or on the host a
@@ -127,32 +179,77 @@ impl ShellCommand<'_> {
             }
             _ => None,
         };
-        if matches!(self.isolation, Isolation::Host | Isolation::Sandbox(_)) {
-            let home = host_home.as_ref().map_or(Path::new("/tmp"), |h| h.path());
-            // Python's byte-code caches are no work of the agent's: a replayed test run
-            // must not leave `__pycache__` in the tree it measures.
-            let mut built = crate::sandbox::base_env(home);
-            built.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
-            built.retain(|(k, _)| !self.env.iter().any(|(e, _)| e == k));
-            built.extend(self.env.iter().cloned());
-            match &started {
-                Some(Started::Confined(confined)) => confined
-                    .set_env(&mut cmd, &built)
-                    .map_err(std::io::Error::other)?,
-                _ => {
-                    cmd.env_clear().envs(built);
+        let built = match self.isolation {
+            Isolation::Host | Isolation::Sandbox(_) => {
+                let home = host_home.as_ref().map_or(Path::new("/tmp"), |h| h.path());
+                // Python's byte-code caches are no work of the agent's: a replayed test
+                // run must not leave `__pycache__` in the tree it measures.
+                let mut built = crate::sandbox::base_env(home);
+                built.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
+                built.retain(|(k, _)| !self.env.iter().any(|(e, _)| e == k));
+                built.extend(self.env.iter().cloned());
+                if started_directly {
+                    // What the shell would have exported.
+                    let given = built
+                        .iter()
+                        .find(|(k, _)| k == "PWD")
+                        .map(|(_, v)| v.clone());
+                    let pwd = crate::sandbox::shell_pwd(self.cwd, given.as_deref());
+                    built.retain(|(k, _)| k != "PWD");
+                    built.push(("PWD".into(), pwd));
                 }
+                Some(built)
             }
-        } else {
-            cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
-        }
-        cmd.current_dir(self.cwd)
-            .stdin(Stdio::null())
-            .stdout(stdout)
-            .stderr(stderr);
+            Isolation::ProcessGroup | Isolation::Container(_) => None,
+        };
         let start = Instant::now();
         // Dropping the leader kills whatever of its group is left, however it ended.
-        let mut leader = Leader::spawn(&mut cmd)?;
+        let mut leader = match launch {
+            Launch::Command(mut cmd) => {
+                match (&built, &started) {
+                    (Some(built), Some(Started::Confined(confined))) => confined
+                        .set_env(&mut cmd, built)
+                        .map_err(std::io::Error::other)?,
+                    (Some(built), _) => {
+                        cmd.env_clear().envs(built.iter().map(|(k, v)| (k, v)));
+                    }
+                    (None, _) => {
+                        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+                        if started_directly {
+                            let given = self.variable("PWD");
+                            cmd.env("PWD", crate::sandbox::shell_pwd(self.cwd, given.as_deref()));
+                        }
+                    }
+                }
+                cmd.current_dir(self.cwd)
+                    .stdin(Stdio::null())
+                    .stdout(stdout.into_stdio())
+                    .stderr(stderr.into_stdio());
+                Leader::spawn(&mut cmd)?
+            }
+            Launch::Namespaced {
+                program,
+                argv,
+                namespaces,
+            } => {
+                let env: Vec<(OsString, OsString)> = built
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(k, v)| (OsString::from(k), v))
+                    .collect();
+                let stdin = dev_null()?;
+                let (stdout, stderr) = (stdout.into_fd()?, stderr.into_fd()?);
+                Leader::spawn_namespaced(&fresh_namespaces::Start {
+                    program: &program,
+                    argv: &argv,
+                    env: &env,
+                    cwd: self.cwd,
+                    stdio: [stdin.as_fd(), stdout.as_fd(), stderr.as_fd()],
+                    namespaces,
+                })?
+                // The writers close here: the readers see the end once the group is gone.
+            }
+        };
         let (status, timed_out) = match leader.wait_timeout(self.timeout)? {
             Some(status) => (status, false),
             None => (leader.terminate(KILL_GRACE)?, true),
@@ -204,25 +301,30 @@ impl ShellCommand<'_> {
         })
     }
 
-    /// The command that runs the script as its isolation says: in the sandbox (with its
-    /// confined start), under `unshare` where the host contains commands that way, or
+    /// What runs the script as its isolation says: in the sandbox (with its confined
+    /// start), in namespaces of its own where the host contains commands that way, or
     /// in a plain shell.
-    fn command(&self) -> std::io::Result<(Command, Option<Started>)> {
+    /// On the host, a script that is one command of a program the kernel can start
+    /// ([`crate::sandbox::direct_command`]) is started without `sh -c` around it (a
+    /// process start fewer); `.1` says so.
+    fn command(&self) -> std::io::Result<(Launch, bool, Option<Started>)> {
         let host = containment();
-        let path = self
-            .env
-            .iter()
-            .find(|(k, _)| k == "PATH")
-            .map(|(_, v)| v.clone())
-            .or_else(|| std::env::var_os("PATH"));
+        let path = self.variable("PATH");
         let script = crate::sandbox::exec_form(self.script, path.as_deref());
         let script = script.as_ref();
-        Ok(match self.isolation {
+        let direct = match self.isolation {
+            Isolation::Host | Isolation::ProcessGroup => {
+                crate::sandbox::direct_command(self.script, path.as_deref())
+            }
+            Isolation::Sandbox(_) | Isolation::Container(_) => None,
+        };
+        let started_directly = direct.is_some();
+        let (launch, started) = match self.isolation {
             Isolation::Sandbox(layout) => {
                 let confined = Confined::start(layout, None).map_err(std::io::Error::other)?;
                 let mut c = confined.command();
                 c.args(["sh", "-c", script]);
-                (c, Some(Started::Confined(confined)))
+                (Launch::Command(c), Some(Started::Confined(confined)))
             }
             Isolation::Container(run) => {
                 let mut run = run.clone();
@@ -238,25 +340,56 @@ impl ShellCommand<'_> {
                 }
                 let argv: Vec<OsString> = vec!["sh".into(), "-c".into(), self.script.into()];
                 let (c, container) = run.start(&argv)?;
-                (c, Some(Started::Container(container)))
+                (Launch::Command(c), Some(Started::Container(container)))
             }
             Isolation::Host if host.pid_namespace || host.network_namespace => {
-                let mut c = Command::new(on_path("unshare"));
-                if host.network_namespace {
-                    c.arg("--net");
-                }
-                if host.pid_namespace {
-                    c.args(["--pid", "--fork", "--kill-child"]);
-                }
-                c.args(["--", "sh", "-c", script]);
-                (c, None)
+                let (program, argv) = match &direct {
+                    Some(direct) => (
+                        direct.program.clone(),
+                        direct.words.iter().map(OsString::from).collect(),
+                    ),
+                    // The shell the command's PATH leads to, as `unshare sh` found it.
+                    None => (
+                        crate::sandbox::find_program("sh", path.as_deref())
+                            .filter(|sh| sh.is_absolute())
+                            .unwrap_or_else(|| on_path("sh")),
+                        ["sh", "-c", script].map(OsString::from).to_vec(),
+                    ),
+                };
+                let namespaces = Namespaces {
+                    network: host.network_namespace,
+                    pid: host.pid_namespace,
+                };
+                let launch = Launch::Namespaced {
+                    program,
+                    argv,
+                    namespaces,
+                };
+                (launch, None)
             }
-            Isolation::Host | Isolation::ProcessGroup => {
-                let mut c = Command::new(on_path("sh"));
-                c.args(["-c", script]);
-                (c, None)
-            }
-        })
+            Isolation::Host | Isolation::ProcessGroup => match &direct {
+                Some(direct) => {
+                    let mut c = Command::new(&direct.program);
+                    c.arg0(direct.words[0]).args(&direct.words[1..]);
+                    (Launch::Command(c), None)
+                }
+                None => {
+                    let mut c = Command::new(on_path("sh"));
+                    c.args(["-c", script]);
+                    (Launch::Command(c), None)
+                }
+            },
+        };
+        Ok((launch, started_directly, started))
+    }
+
+    /// The value of `name` the command's environment has: its own, else the harness's.
+    fn variable(&self, name: &str) -> Option<OsString> {
+        self.env
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var_os(name))
     }
 }
 
@@ -268,92 +401,32 @@ fn on_path(name: &str) -> std::path::PathBuf {
         .unwrap_or_else(|| name.into())
 }
 
-/// How long the readers of a finished command's output may take to reach the end of
-/// its pipes. A process that escaped the command's group and holds a pipe open is not
-/// waited for: what was read by then is kept.
-const TAIL_GRACE: Duration = Duration::from_secs(2);
-
-/// The last bytes written to one pipe, read on a thread of its own.
-struct Tail {
-    kept: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<u8>>>,
-    done: std::sync::mpsc::Receiver<()>,
-}
-
-impl Tail {
-    fn read_in_background(mut reader: std::io::PipeReader, limit: usize) -> Tail {
-        use std::io::Read;
-        let kept = std::sync::Arc::new(std::sync::Mutex::new(std::collections::VecDeque::new()));
-        let (tx, done) = std::sync::mpsc::channel();
-        let shared = kept.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                if let Ok(mut kept) = shared.lock() {
-                    kept.extend(&buf[..n]);
-                    let excess = kept.len().saturating_sub(limit);
-                    kept.drain(..excess);
-                }
-            }
-            let _ = tx.send(());
-        });
-        Tail { kept, done }
-    }
-
-    fn finish(self) -> Vec<u8> {
-        let _ = self.done.recv_timeout(TAIL_GRACE);
-        self.kept
-            .lock()
-            .map(|kept| kept.iter().copied().collect())
-            .unwrap_or_default()
-    }
-}
-
-/// The last `limit` bytes of `bytes`, starting at a UTF-8 character boundary where the
-/// cut would split one (so the tail reads as text when the output was text).
-pub fn last_bytes(bytes: &[u8], limit: usize) -> &[u8] {
-    let mut start = bytes.len().saturating_sub(limit);
-    let mut skipped = 0;
-    while start < bytes.len() && (bytes[start] & 0b1100_0000) == 0b1000_0000 && skipped < 3 {
-        start += 1;
-        skipped += 1;
-    }
-    &bytes[start..]
-}
-
 /// What this machine lets the harness do to contain a command run on the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Containment {
-    /// `unshare --net` works: no network.
+    /// A network namespace of the command's own can be made: no network.
     pub network_namespace: bool,
-    /// `unshare --pid --fork --kill-child` works: nothing outlives the command.
+    /// A PID namespace whose init the command is can be made: nothing outlives it.
     pub pid_namespace: bool,
 }
 
-/// Probes, once, what `unshare` can do here (it needs root or user namespaces).
+/// Probes, once, which namespaces the harness can give a command here (it needs root
+/// or user namespaces).
 pub fn containment() -> Containment {
     static FOUND: OnceLock<Containment> = OnceLock::new();
     *FOUND.get_or_init(|| {
-        let works = |args: &[&str]| {
-            Command::new("unshare")
-                .args(args)
-                .args(["--", "true"])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        };
+        let true_program = on_path("true");
+        let works =
+            |network, pid| fresh_namespaces::available(Namespaces { network, pid }, &true_program);
         Containment {
-            network_namespace: works(&["--net"]),
-            pid_namespace: works(&["--pid", "--fork", "--kill-child"]),
+            network_namespace: works(true, false),
+            pid_namespace: works(false, true),
         }
     })
 }
 
-/// Whether `unshare --net` works here (it needs root or user namespaces). Probed once.
+/// Whether a command can be given a network namespace of its own here (it needs root
+/// or user namespaces). Probed once.
 pub fn network_isolation_available() -> bool {
     containment().network_namespace
 }
@@ -421,7 +494,7 @@ mod tests {
     #[test]
     fn a_process_that_left_the_group_does_not_outlive_its_command_where_namespaces_work() {
         if !containment().pid_namespace {
-            eprintln!("skipped: unshare --pid does not work here");
+            eprintln!("skipped: PID namespaces cannot be made here");
             return;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -443,6 +516,48 @@ mod tests {
             .nth(1)
             .is_some_and(|rest| !rest.starts_with('Z'));
         assert!(!running, "setsid process {pid} still alive: {state}");
+    }
+
+    #[test]
+    fn a_command_started_without_a_shell_sees_what_it_saw_under_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().join("work");
+        std::fs::create_dir(&cwd).unwrap();
+        std::fs::write(
+            cwd.join("t.sh"),
+            "echo \"$0 $*\"; pwd; env | sort; exit 3\n",
+        )
+        .unwrap();
+        let env = [("CHECK_VAR".to_string(), OsString::from("x"))];
+        let run = |script: &str, isolation| {
+            let (outcome, out, err) = ShellCommand {
+                script,
+                cwd: &cwd,
+                env: &env,
+                timeout: Duration::from_secs(10),
+                isolation,
+            }
+            .run_keeping_tails(1 << 20)
+            .unwrap();
+            let out = String::from_utf8(out).unwrap();
+            // HOME differs from run to run on the host (a directory of each command's).
+            let out: Vec<String> = out
+                .lines()
+                .filter(|l| !l.starts_with("HOME="))
+                .map(String::from)
+                .collect();
+            (outcome.code, out, err)
+        };
+        for isolation in [Isolation::Host, Isolation::ProcessGroup] {
+            let path = std::env::var_os("PATH");
+            assert!(crate::sandbox::direct_command("sh t.sh a b", path.as_deref()).is_some());
+            // `true;` keeps the shell in between.
+            let direct = run("sh t.sh a b", isolation);
+            let shelled = run("true; sh t.sh a b", isolation);
+            assert_eq!(direct.0, Some(3));
+            assert_eq!(direct, shelled, "{isolation:?}");
+            assert!(direct.1.iter().any(|l| l == "CHECK_VAR=x"), "{direct:?}");
+        }
     }
 
     #[test]
