@@ -917,8 +917,10 @@ while True:
 # sandbox of its own without a supervisor around it, else the first process in the
 # sandbox would read as a check's shell) and of the tools the sim agent runs, comma
 # separated. A process the harness started itself (no wrapper between: a check on the
-# host, cloned into namespaces of its own, or a command of the sim agent's) is the
-# agent's when it or what it started is git or one of AGENT, else a check's shell.
+# host, cloned into namespaces of its own, the probe of those namespaces, or a command
+# of the sim agent's) is the agent's when it or what it started is git or one of AGENT,
+# else a check's shell (the sim's own run of a test script counts there: a few in a
+# hundred sessions).
 process_split() { # process_split FILE ROOT SESSIONS NAME [AGENT]
     python3 - "$@" <<'PY'
 import collections, subprocess, sys
