@@ -129,7 +129,8 @@ impl Start<'_> {
             stdio: self.stdio.map(|fd| fd.as_raw_fd()),
             failed: AtomicI32::new(0),
         };
-        let mut stack = vec![0u8; CHILD_STACK_BYTES];
+        // Not zeroed: the child writes its frames before it reads them.
+        let mut stack = Box::<[u8]>::new_uninit_slice(CHILD_STACK_BYTES);
         // SAFETY: the stack grows down from its end, 16-byte aligned as the ABI asks.
         let top = unsafe { stack.as_mut_ptr().add(CHILD_STACK_BYTES) };
         let top = (top as usize & !15) as *mut libc::c_void;

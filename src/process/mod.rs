@@ -112,19 +112,32 @@ enum Sink {
     Pipe(std::io::PipeWriter),
 }
 
+/// A command's first process once started, and its sandbox.
+struct Spawned {
+    leader: Leader,
+    started: Option<Started>,
+}
+
+/// Why a command could not be started, and whether it was to start without a shell.
+struct SpawnRefused {
+    error: std::io::Error,
+    direct: bool,
+}
+
 impl Sink {
-    fn into_stdio(self) -> Stdio {
-        match self {
+    /// A copy for a child (the harness keeps its own until the child is started).
+    fn to_stdio(&self) -> std::io::Result<Stdio> {
+        Ok(match self {
             Sink::Null => Stdio::null(),
-            Sink::Pipe(writer) => Stdio::from(writer),
-        }
+            Sink::Pipe(writer) => Stdio::from(writer.try_clone()?),
+        })
     }
 
-    fn into_fd(self) -> std::io::Result<std::os::fd::OwnedFd> {
-        match self {
-            Sink::Null => Ok(dev_null()?.into()),
-            Sink::Pipe(writer) => Ok(writer.into()),
-        }
+    fn to_fd(&self) -> std::io::Result<std::os::fd::OwnedFd> {
+        Ok(match self {
+            Sink::Null => dev_null()?.into(),
+            Sink::Pipe(writer) => writer.try_clone()?.into(),
+        })
     }
 }
 
@@ -168,7 +181,6 @@ impl ShellCommand<'_> {
 
     /// Runs the command with the given stdout and stderr.
     fn run_with(&self, stdout: Sink, stderr: Sink) -> std::io::Result<CommandOutcome> {
-        let (launch, started_directly, started) = self.command()?;
         // Agent-written code sees a built environment, never the harness's own. Its
         // HOME is an empty place outside the tree, so that nothing a tool keeps in ~
         // lands in the work directory: the sandbox's private /tmp, or on the host a
@@ -179,77 +191,22 @@ impl ShellCommand<'_> {
             }
             _ => None,
         };
-        let built = match self.isolation {
-            Isolation::Host | Isolation::Sandbox(_) => {
-                let home = host_home.as_ref().map_or(Path::new("/tmp"), |h| h.path());
-                // Python's byte-code caches are no work of the agent's: a replayed test
-                // run must not leave `__pycache__` in the tree it measures.
-                let mut built = crate::sandbox::base_env(home);
-                built.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
-                built.retain(|(k, _)| !self.env.iter().any(|(e, _)| e == k));
-                built.extend(self.env.iter().cloned());
-                if started_directly {
-                    // What the shell would have exported.
-                    let given = built
-                        .iter()
-                        .find(|(k, _)| k == "PWD")
-                        .map(|(_, v)| v.clone());
-                    let pwd = crate::sandbox::shell_pwd(self.cwd, given.as_deref());
-                    built.retain(|(k, _)| k != "PWD");
-                    built.push(("PWD".into(), pwd));
-                }
-                Some(built)
-            }
-            Isolation::ProcessGroup | Isolation::Container(_) => None,
-        };
+        let home = host_home.as_ref().map(|h| h.path());
         let start = Instant::now();
-        // Dropping the leader kills whatever of its group is left, however it ended.
-        let mut leader = match launch {
-            Launch::Command(mut cmd) => {
-                match (&built, &started) {
-                    (Some(built), Some(Started::Confined(confined))) => confined
-                        .set_env(&mut cmd, built)
-                        .map_err(std::io::Error::other)?,
-                    (Some(built), _) => {
-                        cmd.env_clear().envs(built.iter().map(|(k, v)| (k, v)));
-                    }
-                    (None, _) => {
-                        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
-                        if started_directly {
-                            let given = self.variable("PWD");
-                            cmd.env("PWD", crate::sandbox::shell_pwd(self.cwd, given.as_deref()));
-                        }
-                    }
-                }
-                cmd.current_dir(self.cwd)
-                    .stdin(Stdio::null())
-                    .stdout(stdout.into_stdio())
-                    .stderr(stderr.into_stdio());
-                Leader::spawn(&mut cmd)?
-            }
-            Launch::Namespaced {
-                program,
-                argv,
-                namespaces,
-            } => {
-                let env: Vec<(OsString, OsString)> = built
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|(k, v)| (OsString::from(k), v))
-                    .collect();
-                let stdin = dev_null()?;
-                let (stdout, stderr) = (stdout.into_fd()?, stderr.into_fd()?);
-                Leader::spawn_namespaced(&fresh_namespaces::Start {
-                    program: &program,
-                    argv: &argv,
-                    env: &env,
-                    cwd: self.cwd,
-                    stdio: [stdin.as_fd(), stdout.as_fd(), stderr.as_fd()],
-                    namespaces,
-                })?
-                // The writers close here: the readers see the end once the group is gone.
-            }
-        };
+        // A program the kernel would not start (its interpreter gone) is the shell's
+        // to report, as before: exit 126 or 127, never the harness's error.
+        let spawned = match self.spawn(true, home, &stdout, &stderr) {
+            Err(refused) if refused.direct => self.spawn(false, home, &stdout, &stderr),
+            spawned => spawned,
+        }
+        .map_err(|refused| refused.error)?;
+        // The harness's copies of the writers close here: the readers see the end once
+        // the command's group is gone.
+        drop((stdout, stderr));
+        let Spawned {
+            mut leader,
+            started,
+        } = spawned;
         let (status, timed_out) = match leader.wait_timeout(self.timeout)? {
             Some(status) => (status, false),
             None => (leader.terminate(KILL_GRACE)?, true),
@@ -301,22 +258,109 @@ impl ShellCommand<'_> {
         })
     }
 
+    /// Starts the command, its first process the leader of a group of its own (and its
+    /// sandbox, if any, started). `direct_allowed`: whether a one-command script may
+    /// start its program without `sh -c` ([`Self::command`]).
+    fn spawn(
+        &self,
+        direct_allowed: bool,
+        home: Option<&Path>,
+        stdout: &Sink,
+        stderr: &Sink,
+    ) -> Result<Spawned, SpawnRefused> {
+        let refused = |direct| move |error| SpawnRefused { error, direct };
+        let (launch, started_directly, started) =
+            self.command(direct_allowed).map_err(refused(false))?;
+        let refused = refused(started_directly);
+        let built = match self.isolation {
+            Isolation::Host | Isolation::Sandbox(_) => {
+                let home = home.unwrap_or(Path::new("/tmp"));
+                // Python's byte-code caches are no work of the agent's: a replayed test
+                // run must not leave `__pycache__` in the tree it measures.
+                let mut built = crate::sandbox::base_env(home);
+                built.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
+                built.retain(|(k, _)| !self.env.iter().any(|(e, _)| e == k));
+                built.extend(self.env.iter().cloned());
+                if started_directly {
+                    // What the shell would have exported.
+                    let given = built
+                        .iter()
+                        .find(|(k, _)| k == "PWD")
+                        .map(|(_, v)| v.clone());
+                    let pwd = crate::sandbox::shell_pwd(self.cwd, given.as_deref());
+                    built.retain(|(k, _)| k != "PWD");
+                    built.push(("PWD".into(), pwd));
+                }
+                Some(built)
+            }
+            Isolation::ProcessGroup | Isolation::Container(_) => None,
+        };
+        let leader = match launch {
+            Launch::Command(mut cmd) => {
+                match (&built, &started) {
+                    (Some(built), Some(Started::Confined(confined))) => confined
+                        .set_env(&mut cmd, built)
+                        .map_err(|e| refused(std::io::Error::other(e)))?,
+                    (Some(built), _) => {
+                        cmd.env_clear().envs(built.iter().map(|(k, v)| (k, v)));
+                    }
+                    (None, _) => {
+                        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+                        if started_directly {
+                            let given = self.variable("PWD");
+                            cmd.env("PWD", crate::sandbox::shell_pwd(self.cwd, given.as_deref()));
+                        }
+                    }
+                }
+                cmd.current_dir(self.cwd)
+                    .stdin(Stdio::null())
+                    .stdout(stdout.to_stdio().map_err(refused)?)
+                    .stderr(stderr.to_stdio().map_err(refused)?);
+                Leader::spawn(&mut cmd).map_err(refused)?
+            }
+            Launch::Namespaced {
+                program,
+                argv,
+                namespaces,
+            } => {
+                let env: Vec<(OsString, OsString)> = built
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(k, v)| (OsString::from(k), v))
+                    .collect();
+                let stdin = dev_null().map_err(refused)?;
+                let stdout = stdout.to_fd().map_err(refused)?;
+                let stderr = stderr.to_fd().map_err(refused)?;
+                Leader::spawn_namespaced(&fresh_namespaces::Start {
+                    program: &program,
+                    argv: &argv,
+                    env: &env,
+                    cwd: self.cwd,
+                    stdio: [stdin.as_fd(), stdout.as_fd(), stderr.as_fd()],
+                    namespaces,
+                })
+                .map_err(refused)?
+            }
+        };
+        Ok(Spawned { leader, started })
+    }
+
     /// What runs the script as its isolation says: in the sandbox (with its confined
     /// start), in namespaces of its own where the host contains commands that way, or
     /// in a plain shell.
     /// On the host, a script that is one command of a program the kernel can start
     /// ([`crate::sandbox::direct_command`]) is started without `sh -c` around it (a
     /// process start fewer); `.1` says so.
-    fn command(&self) -> std::io::Result<(Launch, bool, Option<Started>)> {
+    fn command(&self, direct_allowed: bool) -> std::io::Result<(Launch, bool, Option<Started>)> {
         let host = containment();
         let path = self.variable("PATH");
         let script = crate::sandbox::exec_form(self.script, path.as_deref());
         let script = script.as_ref();
         let direct = match self.isolation {
-            Isolation::Host | Isolation::ProcessGroup => {
+            Isolation::Host | Isolation::ProcessGroup if direct_allowed => {
                 crate::sandbox::direct_command(self.script, path.as_deref())
             }
-            Isolation::Sandbox(_) | Isolation::Container(_) => None,
+            _ => None,
         };
         let started_directly = direct.is_some();
         let (launch, started) = match self.isolation {
@@ -564,6 +608,37 @@ mod tests {
             assert_eq!(direct.0, Some(3));
             assert_eq!(direct, shelled, "{isolation:?}");
             assert!(direct.1.iter().any(|l| l == "CHECK_VAR=x"), "{direct:?}");
+        }
+    }
+
+    #[test]
+    fn a_program_the_kernel_refuses_is_the_shells_to_report_as_before() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let tool = bin.join("broken-tool");
+        std::fs::write(&tool, "#!/nonexistent/interpreter\necho ran\n").unwrap();
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = std::env::join_paths([bin, "/usr/bin".into(), "/bin".into()]).unwrap();
+        let env = [("PATH".to_string(), path.clone())];
+        assert!(crate::sandbox::direct_command("broken-tool", Some(&path)).is_some());
+        for isolation in [Isolation::Host, Isolation::ProcessGroup] {
+            let run = |script: &str| {
+                ShellCommand {
+                    script,
+                    cwd: dir.path(),
+                    env: &env,
+                    timeout: Duration::from_secs(10),
+                    isolation,
+                }
+                .run_keeping_tail(4096)
+                .unwrap()
+            };
+            let (direct, _) = run("broken-tool");
+            let (shelled, _) = run("true; broken-tool");
+            assert!(matches!(direct.code, Some(126 | 127)), "{direct:?}");
+            assert_eq!(direct.code, shelled.code, "{isolation:?}");
         }
     }
 
