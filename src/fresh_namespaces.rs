@@ -518,27 +518,21 @@ mod tests {
             .unwrap();
         assert_eq!(ended.signal(), Some(nix::libc::SIGKILL));
         let null = std::fs::File::open("/dev/null").unwrap();
-        let missing = Start {
-            program: Path::new("/nonexistent/loopbench-program"),
-            argv: &[OsString::from("x")],
-            env: &[],
-            cwd: Path::new("/"),
-            stdio: [null.as_fd(), null.as_fd(), null.as_fd()],
-            namespaces: BOTH,
-        }
-        .spawn()
-        .unwrap_err();
+        let refused = |program: &str, cwd: &str| {
+            Start {
+                program: Path::new(program),
+                argv: &[OsString::from("x")],
+                env: &[],
+                cwd: Path::new(cwd),
+                stdio: [null.as_fd(), null.as_fd(), null.as_fd()],
+                namespaces: BOTH,
+            }
+            .spawn()
+            .unwrap_err()
+        };
+        let missing = refused("/nonexistent/loopbench-program", "/");
         assert_eq!(missing.kind(), std::io::ErrorKind::NotFound, "{missing}");
-        let no_dir = Start {
-            program: Path::new("/bin/true"),
-            argv: &[OsString::from("true")],
-            env: &[],
-            cwd: Path::new("/nonexistent/loopbench-dir"),
-            stdio: [null.as_fd(), null.as_fd(), null.as_fd()],
-            namespaces: BOTH,
-        }
-        .spawn()
-        .unwrap_err();
+        let no_dir = refused("/bin/true", "/nonexistent/loopbench-dir");
         assert_eq!(no_dir.kind(), std::io::ErrorKind::NotFound, "{no_dir}");
     }
 

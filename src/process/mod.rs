@@ -527,19 +527,26 @@ mod tests {
         }
         .run()
         .unwrap();
-        let pid: i32 = std::fs::read_to_string(&pidfile)
+        // Reaped by init or a zombie at most: never still sleeping.
+        let (pid, state) = still_running(&pidfile);
+        assert!(state.is_none(), "grandchild {pid} still alive: {state:?}");
+    }
+
+    /// The process whose pid `pidfile` holds, a moment later: its `stat` line while it
+    /// runs (a zombie is not running).
+    fn still_running(pidfile: &Path) -> (i32, Option<String>) {
+        let pid: i32 = std::fs::read_to_string(pidfile)
             .unwrap()
             .trim()
             .parse()
             .unwrap();
-        // Reaped by init or a zombie at most: never still sleeping.
         std::thread::sleep(Duration::from_millis(100));
         let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         let running = state
             .split(") ")
             .nth(1)
             .is_some_and(|rest| !rest.starts_with('Z'));
-        assert!(!running, "grandchild {pid} still alive: {state}");
+        (pid, running.then_some(state))
     }
 
     #[test]
@@ -555,18 +562,11 @@ mod tests {
             pidfile.display()
         );
         sh_in(&script, dir.path());
-        let pid: i32 = std::fs::read_to_string(&pidfile)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(100));
-        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let running = state
-            .split(") ")
-            .nth(1)
-            .is_some_and(|rest| !rest.starts_with('Z'));
-        assert!(!running, "setsid process {pid} still alive: {state}");
+        let (pid, state) = still_running(&pidfile);
+        assert!(
+            state.is_none(),
+            "setsid process {pid} still alive: {state:?}"
+        );
     }
 
     #[test]
