@@ -177,8 +177,17 @@ pub fn direct_command<'a>(
     if !command.program.is_absolute() {
         return None;
     }
+    use std::os::unix::fs::OpenOptionsExt;
     let mut head = [0u8; 4];
-    let mut file = std::fs::File::open(&command.program).ok()?;
+    // Non-blocking: what stands there now may no longer be the file found.
+    let mut file = std::fs::File::options()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(&command.program)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
     file.read_exact(&mut head).ok()?;
     (head == *b"\x7fELF" || head.starts_with(b"#!")).then_some(command)
 }
