@@ -354,14 +354,16 @@ impl ShellCommand<'_> {
     fn command(&self, direct_allowed: bool) -> std::io::Result<(Launch, bool, Option<Started>)> {
         let host = containment();
         let path = self.variable("PATH");
-        let script = crate::sandbox::exec_form(self.script, path.as_deref());
+        // One search of PATH for both forms.
+        let simple = crate::sandbox::simple_command(self.script, path.as_deref());
+        let script = simple
+            .as_ref()
+            .map_or(std::borrow::Cow::Borrowed(self.script), |c| {
+                c.exec_form().into()
+            });
         let script = script.as_ref();
-        let direct = match self.isolation {
-            Isolation::Host | Isolation::ProcessGroup if direct_allowed => {
-                crate::sandbox::direct_command(self.script, path.as_deref())
-            }
-            _ => None,
-        };
+        let on_host = matches!(self.isolation, Isolation::Host | Isolation::ProcessGroup);
+        let direct = simple.filter(|c| direct_allowed && on_host && c.starts_without_shell());
         let started_directly = direct.is_some();
         let (launch, started) = match self.isolation {
             Isolation::Sandbox(layout) => {

@@ -127,10 +127,9 @@ const SHELL_WORDS: &[&str] = &[
 /// other script is left as it is. The exit status, output and environment of the
 /// command are the same either way.
 pub fn exec_form<'a>(script: &'a str, path: Option<&std::ffi::OsStr>) -> std::borrow::Cow<'a, str> {
-    if simple_command(script, path).is_some() {
-        std::borrow::Cow::Owned(format!("exec {script}"))
-    } else {
-        std::borrow::Cow::Borrowed(script)
+    match simple_command(script, path) {
+        Some(command) => std::borrow::Cow::Owned(command.exec_form()),
+        None => std::borrow::Cow::Borrowed(script),
     }
 }
 
@@ -142,6 +141,37 @@ pub struct SimpleCommand<'a> {
     pub program: PathBuf,
     /// The words of the command, split on spaces.
     pub words: Vec<&'a str>,
+    /// The command as written.
+    script: &'a str,
+}
+
+impl SimpleCommand<'_> {
+    /// The script with `exec` before it (see [`exec_form`]).
+    pub fn exec_form(&self) -> String {
+        format!("exec {}", self.script)
+    }
+
+    /// Whether the kernel starts the program as `sh -c` would (see [`direct_command`]):
+    /// found in an absolute directory, a binary or a `#!` script.
+    pub fn starts_without_shell(&self) -> bool {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        if !self.program.is_absolute() {
+            return false;
+        }
+        let mut head = [0u8; 4];
+        // Non-blocking: what stands there now may no longer be the file found.
+        let Ok(mut file) = std::fs::File::options()
+            .read(true)
+            .custom_flags(nix::libc::O_NONBLOCK)
+            .open(&self.program)
+        else {
+            return false;
+        };
+        file.metadata().is_ok_and(|m| m.is_file())
+            && file.read_exact(&mut head).is_ok()
+            && (head == *b"\x7fELF" || head.starts_with(b"#!"))
+    }
 }
 
 /// `script` as one simple command (see [`exec_form`]), else `None`.
@@ -159,7 +189,11 @@ pub fn simple_command<'a>(
         return None;
     }
     let program = find_program(first, path)?;
-    Some(SimpleCommand { program, words })
+    Some(SimpleCommand {
+        program,
+        words,
+        script,
+    })
 }
 
 /// `script` as a command the kernel can start without a shell in between, with the
@@ -172,24 +206,7 @@ pub fn direct_command<'a>(
     script: &'a str,
     path: Option<&std::ffi::OsStr>,
 ) -> Option<SimpleCommand<'a>> {
-    use std::io::Read;
-    let command = simple_command(script, path)?;
-    if !command.program.is_absolute() {
-        return None;
-    }
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut head = [0u8; 4];
-    // Non-blocking: what stands there now may no longer be the file found.
-    let mut file = std::fs::File::options()
-        .read(true)
-        .custom_flags(nix::libc::O_NONBLOCK)
-        .open(&command.program)
-        .ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    file.read_exact(&mut head).ok()?;
-    (head == *b"\x7fELF" || head.starts_with(b"#!")).then_some(command)
+    simple_command(script, path).filter(SimpleCommand::starts_without_shell)
 }
 
 /// The `PWD` a POSIX shell started in `cwd` exports to what it runs: the one it was
