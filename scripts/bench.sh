@@ -984,8 +984,10 @@ def role_of(child, parent, role):
     if role is None:
         if comm in WRAPPERS:
             return role_of(child, parent, "check-wrap")
-        if comm in ("git", harness):
-            return {"git": "git", harness: "supervisor"}[comm]
+        if comm == "git":
+            return "git"
+        if comm == harness:
+            return "supervisor"
         return "agent" if agents_own(child) else "check-shell"
     if role in ("git", "agent", "check-program"):
         return role
