@@ -60,6 +60,28 @@ pub(super) fn head_tree(work_dir: &Path) -> Read {
     }))
 }
 
+/// Whether the tree `tree` of `work_dir`'s repository holds a gitlink (a nested
+/// repository's commit) at any depth; `None` when it cannot be read in process.
+pub(super) fn tree_holds_gitlink(work_dir: &Path, tree: &str) -> Option<bool> {
+    fn holds(repo: &gix::Repository, id: gix::ObjectId) -> Option<bool> {
+        let tree = repo.find_tree(id).ok()?;
+        for entry in tree.decode().ok()?.entries {
+            let kind = entry.mode.kind();
+            if kind == gix::objs::tree::EntryKind::Commit
+                || (kind == gix::objs::tree::EntryKind::Tree && holds(repo, entry.oid.into())?)
+            {
+                return Some(true);
+            }
+        }
+        Some(false)
+    }
+    if !readable_in_process(work_dir) {
+        return None;
+    }
+    let repo = open(work_dir)?;
+    holds(&repo, gix::ObjectId::from_hex(tree.as_bytes()).ok()?)
+}
+
 /// What committing a top-level file of the work directory takes, read in process: the
 /// answers of the gate's `git add -- NAME` and `git diff --cached -- NAME` known
 /// without running them.
@@ -252,6 +274,21 @@ mod tests {
             "no commit"
         );
         assert_eq!(answers(empty.path()), as_git_says(empty.path()));
+    }
+
+    #[test]
+    fn a_gitlink_is_found_at_any_depth_of_a_tree() {
+        let dir = repo();
+        let d = dir.path();
+        let holds = |d: &Path| tree_holds_gitlink(d, &git(d, &["rev-parse", "HEAD^{tree}"]));
+        assert_eq!(holds(d), Some(false));
+        let gitlink = format!("160000,{},deep/er/sub", "1".repeat(40));
+        git(d, &["update-index", "--add", "--cacheinfo", &gitlink]);
+        git(d, &["commit", "-qm", "gitlink"]);
+        assert_eq!(holds(d), Some(true));
+        assert_eq!(tree_holds_gitlink(d, &"2".repeat(40)), None, "no such tree");
+        std::os::unix::fs::symlink("/dev/null", d.join(".git/link")).unwrap();
+        assert_eq!(holds(d), None, "a symlink in .git: not read here");
     }
 
     #[test]

@@ -45,6 +45,8 @@ pub(super) struct Written {
     /// `git add` to convert a file) or a nested repository (which `git add` takes as a
     /// gitlink), so that `added` is this harness's stricter reading, not git's.
     pub unlike_git: bool,
+    /// A `.gitignore` excluded some file or directory from `added`.
+    pub excluded_any: bool,
 }
 
 /// Whether a check can read the file at a `/`-separated path relative to the work
@@ -73,6 +75,7 @@ pub(super) fn write(work_dir: &Path, store: &Path, seen: SeenByChecks<'_>) -> Re
         forced: Vec::new(),
         work_dir,
         unlike_git: false,
+        excluded_any: false,
     };
     let (added, seen_tree) = writer.directory(work_dir, &[], "", Place::Plain)?;
     let added = writer.tree(added)?;
@@ -84,6 +87,7 @@ pub(super) fn write(work_dir: &Path, store: &Path, seen: SeenByChecks<'_>) -> Re
         added,
         forced,
         unlike_git: writer.unlike_git,
+        excluded_any: writer.excluded_any,
     })
 }
 
@@ -96,6 +100,7 @@ struct Writer<'a> {
     forced: Vec<(Vec<u8>, String)>,
     work_dir: &'a Path,
     unlike_git: bool,
+    excluded_any: bool,
 }
 
 impl Writer<'_> {
@@ -148,6 +153,7 @@ impl Writer<'_> {
                     self.unlike_git = true;
                     Place::Nested
                 } else if place == Place::Plain && self.ignored(&child_rel, true) {
+                    self.excluded_any = true;
                     Place::Ignored
                 } else {
                     place
@@ -171,6 +177,7 @@ impl Writer<'_> {
                     (read, read)
                 }
                 Place::Plain | Place::Ignored => {
+                    self.excluded_any = true;
                     let read = (self.seen)(&child_text);
                     if read {
                         self.forced.push((child_rel.clone(), child_text.clone()));

@@ -39,6 +39,11 @@ pub struct WorkTree {
     /// The git-ignored files a check can read, `/`-separated and relative to the work
     /// directory, in git's order.
     pub ignored_seen: Vec<String>,
+    /// `added` is what `git add -A` also takes in an index that starts from a commit
+    /// holding no gitlink: no `.gitignore` left a path out (so no tracked file can be
+    /// kept in that the empty index left out) and nothing in the tree makes git's
+    /// reading differ from the harness's (a `.gitattributes`, a nested repository).
+    pub any_start_alike: bool,
 }
 
 /// The trees of `work_dir` in a throw-away index: as `git add -A && git write-tree`
@@ -70,8 +75,15 @@ pub fn is_clean(
     let (Some(tree), Some(head)) = (tree, head_tree(work_dir)) else {
         return false;
     };
-    tree.added == head
-        || tree_in_fresh_index(work_dir, store, Some(&head), seen).is_ok_and(|t| t.added == head)
+    if tree.added == head {
+        return true;
+    }
+    // The index started from `HEAD` would give `added` again: three git processes
+    // spared, a dirty tree's usual case.
+    let same_again = tree.any_start_alike
+        && super::in_process::tree_holds_gitlink(work_dir, &head) == Some(false);
+    !same_again
+        && tree_in_fresh_index(work_dir, store, Some(&head), seen).is_ok_and(|t| t.added == head)
 }
 
 /// `HEAD^{tree}` of the repository in `work_dir`, with replace refs ignored: read in
@@ -107,6 +119,7 @@ fn tree_in_fresh_index(
             seen: written.seen,
             added: written.added,
             ignored_seen: untracked_in_head(work_dir, written.forced)?,
+            any_start_alike: !written.excluded_any && !written.unlike_git,
         });
     }
     let scratch = crate::fsutil::scratch_dir("loopbench-index-")?;
@@ -153,6 +166,7 @@ fn tree_in_fresh_index(
         seen,
         added,
         ignored_seen: untracked_in_head(work_dir, forced)?,
+        any_start_alike: false,
     })
 }
 
@@ -696,6 +710,17 @@ mod tests {
                     agent_git(&d.join("inner"), &["init", "-q"]);
                 }),
             ),
+            (
+                // An index started from `HEAD` keeps the gitlink of an empty directory,
+                // one that starts empty does not.
+                "a committed gitlink whose directory is empty",
+                Box::new(move |d| {
+                    let gitlink = format!("160000,{},sub", "1".repeat(40));
+                    agent_git(d, &["update-index", "--add", "--cacheinfo", &gitlink]);
+                    agent_git(d, &["commit", "-qm", "gitlink"]);
+                    std::fs::create_dir(d.join("sub")).unwrap();
+                }),
+            ),
         ];
         for (name, shape) in &shapes {
             let (dir, store) = repo();
@@ -710,6 +735,16 @@ mod tests {
                 clean,
                 git_says.is_empty(),
                 "{name}: the harness says clean = {clean}, git status says {git_says:?}"
+            );
+            // The same once git's index, started from `HEAD`, is always asked.
+            let asking_git = tree.map(|tree| WorkTree {
+                any_start_alike: false,
+                ..tree
+            });
+            assert_eq!(
+                is_clean(d, &store, asking_git.as_ref(), &|_| true),
+                clean,
+                "{name}: asking git"
             );
         }
     }
