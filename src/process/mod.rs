@@ -416,7 +416,7 @@ impl ShellCommand<'_> {
             Isolation::Host | Isolation::ProcessGroup => match &direct {
                 Some(direct) => {
                     let mut c = Command::new(&direct.program);
-                    c.arg0(direct.words[0]).args(&direct.words[1..]);
+                    c.arg0(&direct.words[0]).args(&direct.words[1..]);
                     (Launch::Command(c), None)
                 }
                 None => {
@@ -578,7 +578,7 @@ mod tests {
         std::fs::create_dir(&cwd).unwrap();
         std::fs::write(
             cwd.join("t.sh"),
-            "echo \"$0 $*\"; pwd; env | sort; exit 3\n",
+            "for a in \"$0\" \"$@\"; do echo \"[$a]\"; done; pwd; env | sort; exit 3\n",
         )
         .unwrap();
         let env = [("CHECK_VAR".to_string(), OsString::from("x"))];
@@ -603,13 +603,17 @@ mod tests {
         };
         for isolation in [Isolation::Host, Isolation::ProcessGroup] {
             let path = std::env::var_os("PATH");
-            assert!(crate::sandbox::direct_command("sh t.sh a b", path.as_deref()).is_some());
-            // `true;` keeps the shell in between.
-            let direct = run("sh t.sh a b", isolation);
-            let shelled = run("true; sh t.sh a b", isolation);
-            assert_eq!(direct.0, Some(3));
-            assert_eq!(direct, shelled, "{isolation:?}");
-            assert!(direct.1.iter().any(|l| l == "CHECK_VAR=x"), "{direct:?}");
+            for script in ["sh t.sh a b", "sh t.sh 'a b' '' x'$y'"] {
+                assert!(crate::sandbox::direct_command(script, path.as_deref()).is_some());
+                // `true;` keeps the shell in between.
+                let direct = run(script, isolation);
+                let shelled = run(&format!("true; {script}"), isolation);
+                assert_eq!(direct.0, Some(3));
+                assert_eq!(direct, shelled, "{isolation:?} {script}");
+                assert!(direct.1.iter().any(|l| l == "CHECK_VAR=x"), "{direct:?}");
+            }
+            let quoted = run("sh t.sh 'a b' '' x'$y'", isolation);
+            assert_eq!(quoted.1[..4], ["[t.sh]", "[a b]", "[]", "[x$y]"]);
         }
     }
 

@@ -121,11 +121,11 @@ const SHELL_WORDS: &[&str] = &[
 /// `script` with `exec` before it when it is one simple command, so that `sh -c`
 /// becomes the command instead of starting it: dash forks even the last command of
 /// `sh -c`, so a check such as `sh tests/test_x.sh` cost two shells. Only words of
-/// plain characters separated by spaces (no quoting, expansion, redirection,
-/// separator or glob), a first word with no `=` or `/` that names no shell builtin or
-/// keyword and a program on `path` (so that a missing program reads as before); any
-/// other script is left as it is. The exit status, output and environment of the
-/// command are the same either way.
+/// plain characters and single-quoted strings separated by spaces (no other quoting,
+/// no expansion, redirection, separator or glob outside single quotes), a first word
+/// with no `=` or `/` that names no shell builtin or keyword and a program on `path`
+/// (so that a missing program reads as before); any other script is left as it is.
+/// The exit status, output and environment of the command are the same either way.
 pub fn exec_form<'a>(script: &'a str, path: Option<&std::ffi::OsStr>) -> std::borrow::Cow<'a, str> {
     match simple_command(script, path) {
         Some(command) => std::borrow::Cow::Owned(command.exec_form()),
@@ -139,8 +139,9 @@ pub fn exec_form<'a>(script: &'a str, path: Option<&std::ffi::OsStr>) -> std::bo
 pub struct SimpleCommand<'a> {
     /// Where the first word leads on `path`.
     pub program: PathBuf,
-    /// The words of the command, split on spaces.
-    pub words: Vec<&'a str>,
+    /// The words of the command as the shell passes them: split on spaces outside
+    /// single quotes, the quotes taken away.
+    pub words: Vec<String>,
     /// The command as written.
     script: &'a str,
 }
@@ -179,13 +180,9 @@ pub fn simple_command<'a>(
     script: &'a str,
     path: Option<&std::ffi::OsStr>,
 ) -> Option<SimpleCommand<'a>> {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "_./,:+-@%=".contains(c);
-    let words: Vec<&str> = script.split(' ').filter(|w| !w.is_empty()).collect();
-    let first = *words.first()?;
-    let simple = script.chars().all(|c| c == ' ' || plain(c))
-        && !first.contains(['=', '/'])
-        && !SHELL_WORDS.contains(&first);
-    if !simple {
+    let words = plain_words(script)?;
+    let first = words.first()?.as_str();
+    if first.contains(['=', '/']) || SHELL_WORDS.contains(&first) {
         return None;
     }
     let program = find_program(first, path)?;
@@ -194,6 +191,34 @@ pub fn simple_command<'a>(
         words,
         script,
     })
+}
+
+/// The words of `script` as `sh` splits it, when it holds only plain characters and
+/// single-quoted strings (where every character but `'` stands for itself) separated
+/// by spaces; `None` for anything else, an unclosed quote included.
+fn plain_words(script: &str) -> Option<Vec<String>> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./,:+-@%=".contains(c);
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quoted = false;
+    for c in script.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                // `''` is a word of its own, though empty.
+                word.get_or_insert_default();
+            }
+            _ if quoted => word.get_or_insert_default().push(c),
+            ' ' => words.extend(word.take()),
+            c if plain(c) => word.get_or_insert_default().push(c),
+            _ => return None,
+        }
+    }
+    if quoted {
+        return None;
+    }
+    words.extend(word);
+    Some(words)
 }
 
 /// `script` as a command the kernel can start without a shell in between, with the
@@ -239,13 +264,15 @@ mod tests {
         let form = |script: &str| exec_form(script, path.as_deref()).into_owned();
         assert_eq!(form("sh tests/test_add.sh"), "exec sh tests/test_add.sh");
         assert_eq!(form("sh  tests/a.sh x=1 -q"), "exec sh  tests/a.sh x=1 -q");
+        assert_eq!(form("sh 'a b.sh' '$x;*'"), "exec sh 'a b.sh' '$x;*'");
         for kept in [
             "sh a.sh && sh b.sh",
             "sh a.sh; sh b.sh",
             "sh a.sh | cat",
             "sh a.sh > out",
-            "sh 'a b.sh'",
+            "sh 'a b.sh",
             "sh \"a.sh\"",
+            "sh a.sh 'x'\\''y'",
             "sh $HOME/a.sh",
             "sh ~/a.sh",
             "sh *.sh",
@@ -263,6 +290,28 @@ mod tests {
         ] {
             assert_eq!(form(kept), kept, "{kept:?}");
         }
+    }
+
+    #[test]
+    fn single_quoted_words_are_split_and_unquoted_as_sh_does() {
+        let words = |script: &str| plain_words(script);
+        assert_eq!(
+            words("git commit -q -m 'session 7: F7'").unwrap(),
+            ["git", "commit", "-q", "-m", "session 7: F7"]
+        );
+        assert_eq!(words("a '' b").unwrap(), ["a", "", "b"]);
+        assert_eq!(words("a 'x''y' x'y z'w").unwrap(), ["a", "xy", "xy zw"]);
+        assert_eq!(words("a '$HOME; *\n\\'").unwrap(), ["a", "$HOME; *\n\\"]);
+        for not_plain in ["a 'b", "a \"b\"", "a \\'b'", "a b'", "a\tb", "a $b"] {
+            assert_eq!(words(not_plain), None, "{not_plain:?}");
+        }
+        // What sh passes, word for word.
+        let script = "printf '[%s]' a '' 'b c' x'y z'w '$HOME;*' ''''";
+        let shell = Command::new("sh").args(["-c", script]).output().unwrap();
+        let words = words(script).unwrap();
+        let direct = Command::new(&words[0]).args(&words[1..]).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&direct.stdout), "[a][][b c][xy zw][$HOME;*][]");
+        assert_eq!(direct.stdout, shell.stdout);
     }
 
     #[test]

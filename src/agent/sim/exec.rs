@@ -270,10 +270,18 @@ impl Session<'_, '_> {
     fn commit(&mut self, message: &str) -> Result<()> {
         // No automatic maintenance: a process per commit, and nothing to gain
         // in a repository that lives for one trial.
-        self.shell(&format!(
-            "git add -A && git -c maintenance.auto=false commit -q --allow-empty -m '{}'",
+        let commit = format!(
+            "git -c maintenance.auto=false commit -q --allow-empty -m '{}'",
             message.replace('\'', "")
-        ))?;
+        );
+        // The one command line `add && commit`, run as the shell runs it without the
+        // shell: each git starts directly, the commit only when the add succeeded.
+        let added = self.run_command("git add -A")?;
+        let code = match added {
+            Some(0) => self.run_command(&commit)?,
+            failed => failed,
+        };
+        self.record_command(format!("git add -A && {commit}"), code);
         self.dirty.clear();
         Ok(())
     }
@@ -281,6 +289,13 @@ impl Session<'_, '_> {
     /// Runs `script` in the work directory with the session's environment, as an agent's
     /// shell tool would; its exit status is the agent's business, not the harness's.
     fn shell(&mut self, script: &str) -> Result<()> {
+        let code = self.run_command(script)?;
+        self.record_command(script.to_string(), code);
+        Ok(())
+    }
+
+    /// Runs `script` as [`Self::shell`] does, unrecorded; its exit status.
+    fn run_command(&self, script: &str) -> Result<Option<i32>> {
         let ran = ShellCommand {
             script,
             cwd: self.work_dir(),
@@ -290,13 +305,16 @@ impl Session<'_, '_> {
         }
         .run()
         .io_context(|| format!("cannot run '{script}'"))?;
+        Ok(ran.code)
+    }
+
+    fn record_command(&mut self, cmd: String, exit: Option<i32>) {
         self.trajectory.push(trajectory::Entry::from(Act::Command {
-            cmd: script.to_string(),
+            cmd,
             cwd: None,
             output: None,
-            exit: ran.code.map(i64::from),
+            exit: exit.map(i64::from),
         }));
-        Ok(())
     }
 
     /// Shift notes written from the list alone, so that equal states give equal notes.
