@@ -889,6 +889,7 @@ accounted() { # accounted FILE COMMAND...
     local file="$1" pid
     shift
     : >"$file"
+    : >"$file.sim-pids"
     accton "$file" >/dev/null
     python3 -c '
 import ctypes, os, sys
@@ -902,7 +903,7 @@ while True:
         os.wait()
     except ChildProcessError:
         break
-' "$file.harness" "$@" >/dev/null 2>&1 &
+' "$file.harness" env LOOPBENCH_SIM_PID_LOG="$file.sim-pids" "$@" >/dev/null 2>&1 &
     pid=$!
     wait "$pid" || true
     accton off >/dev/null
@@ -982,6 +983,8 @@ def agents_own(pid):
 def role_of(child, parent, role):
     comm = procs[child][0]
     if role is None:
+        if child in sim_children:
+            return "agent"
         if comm in WRAPPERS:
             return role_of(child, parent, "check-wrap")
         if comm == "git":
@@ -1017,6 +1020,18 @@ count = collections.Counter()
 # ended last); what the subreaper adopted is counted as the harness's own children are.
 harness_pid = int(open(acct + ".harness").read())
 stack = [(c, None) for c in kids.get(root, []) if records[c][1] == harness_pid]
+# The sim agent lives in the harness's process: the commands it starts without a shell
+# are the harness's direct children, told from its own git by the pids the sim agent
+# logged, in the order it started them (at --jobs 1 the harness's children end in that
+# order; a pid may come back later, the machine's pids being few).
+logged = [int(p) for p in open(acct + ".sim-pids").read().split()]
+sim_children = set()
+for c in sorted(k for h, _ in stack for k in kids.get(h, [])):
+    if len(sim_children) < len(logged) and records[c][1] == logged[len(sim_children)]:
+        sim_children.add(c)
+if len(sim_children) != len(logged):
+    sys.exit(f"bench: {len(logged) - len(sim_children)} of the {len(logged)} processes the sim agent "
+             "logged are not among the harness's children in the accounting")
 for child in kids.get(root, []):
     if records[child][1] != harness_pid:
         r = role_of(child, root, None)

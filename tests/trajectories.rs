@@ -292,6 +292,47 @@ fn a_simulated_agents_trajectory_holds_every_file_it_changed_and_its_commits() {
 }
 
 #[test]
+fn the_sim_agent_logs_a_pid_for_each_process_its_commands_start_directly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let log = tmp.path().join("pids");
+    loopbench()
+        .args(["run"])
+        .arg(repo_root().join("suites/seed-replication"))
+        .args(["--arms", "json", "--replicates", "1", "--quiet", "--out"])
+        .arg(&out)
+        .env("LOOPBENCH_SIM_PID_LOG", &log)
+        .assert()
+        .success();
+    let pids: Vec<u32> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    // A commit is `git add -A && git commit ...`: two processes when the add
+    // succeeded; any other command, one.
+    let commands: Vec<Value> = trajectories(&out)
+        .iter()
+        .flat_map(|l| l["trajectory"].as_array().unwrap().clone())
+        .filter(|e| e["kind"] == "command")
+        .collect();
+    let expected: usize = commands
+        .iter()
+        .map(|c| {
+            let commit = c["cmd"].as_str().unwrap().starts_with("git add -A && ");
+            if commit && c["exit"] == 0 { 2 } else { 1 }
+        })
+        .sum();
+    assert!(commands.len() > 5, "{commands:?}");
+    assert_eq!(pids.len(), expected, "{pids:?}");
+    let mut distinct = pids.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), pids.len(), "{pids:?}");
+    assert!(pids.iter().all(|p| *p > 1 && *p != std::process::id()));
+}
+
+#[test]
 fn secrets_are_masked_and_long_texts_cut_with_the_cut_named() {
     let dump = "HOME=/root\nANTHROPIC_API_KEY=sk-ant-api03-AAAAbbbbCCCCddddEEEE\nGH_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ\n";
     let long = "x".repeat(20_000);

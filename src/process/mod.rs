@@ -42,6 +42,8 @@ pub struct CommandOutcome {
     /// The sandbox's limits the command reached (`max_pids`, `max_memory`), each as a
     /// sentence.
     pub limits_reached: Vec<String>,
+    /// The process id of the command's first process, as the harness saw it.
+    pub pid: u32,
 }
 
 impl CommandOutcome {
@@ -207,6 +209,7 @@ impl ShellCommand<'_> {
             mut leader,
             started,
         } = spawned;
+        let pid = u32::try_from(leader.group().raw()).unwrap_or_default();
         let (status, timed_out) = match leader.wait_timeout(self.timeout)? {
             Some(status) => (status, false),
             None => (leader.terminate(KILL_GRACE)?, true),
@@ -255,6 +258,7 @@ impl ShellCommand<'_> {
             timed_out,
             elapsed: start.elapsed(),
             limits_reached,
+            pid,
         })
     }
 

@@ -16,6 +16,12 @@ use rand::RngExt;
 /// Time limit of one shell command of the sim (a side-effect tool, a commit).
 const SHELL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// The variable naming a file to which the sim agent appends the process id of each
+/// command it starts, a line each: the sim agent lives in the harness's process, so
+/// that the kernel's records cannot tell its commands from the harness's own git
+/// (`scripts/bench.sh processes` reads it to count them as the agent's).
+pub const PID_LOG_VARIABLE: &str = "LOOPBENCH_SIM_PID_LOG";
+
 impl Session<'_, '_> {
     /// Runs a session planned in full; a crash cuts it at a random step.
     pub(super) fn run_planned(&mut self, steps: Vec<Step>, multiplier: f64) -> Result<Outcome> {
@@ -305,6 +311,15 @@ impl Session<'_, '_> {
         }
         .run()
         .io_context(|| format!("cannot run '{script}'"))?;
+        if let Some(log) = std::env::var_os(PID_LOG_VARIABLE) {
+            use std::io::Write;
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&log)
+                .and_then(|mut file| writeln!(file, "{}", ran.pid))
+                .io_context(|| format!("cannot append to {PID_LOG_VARIABLE} '{}'", log.display()))?;
+        }
         Ok(ran.code)
     }
 
