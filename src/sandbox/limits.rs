@@ -67,7 +67,22 @@ impl Enforcement {
     /// What this machine allows, probed once.
     pub fn here() -> &'static Enforcement {
         static HERE: OnceLock<Enforcement> = OnceLock::new();
-        HERE.get_or_init(probe)
+        HERE.get_or_init(|| {
+            let here = probe();
+            for base in here.bases() {
+                remove_left_by_dead_harnesses(base);
+            }
+            here
+        })
+    }
+
+    /// The directories session cgroups are made under.
+    fn bases(&self) -> Vec<&Path> {
+        match self {
+            Enforcement::V2(dir) => vec![dir],
+            Enforcement::V1 { pids, memory } => vec![pids, memory],
+            Enforcement::None(_) => Vec::new(),
+        }
     }
 
     /// One line for `validate` and the run's start: how limits are enforced.
@@ -248,6 +263,37 @@ impl Drop for Cgroup {
                 }
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
+        }
+    }
+}
+
+/// Removes the empty session cgroups under `base` that a harness no longer running
+/// left (`loopbench-<pid>-...`, its pid gone: killed, it could not remove them). One
+/// still holding a process, of a pid that runs or made in the last minute (a harness
+/// in another PID namespace, between making its cgroup and joining it) is left alone.
+fn remove_left_by_dead_harnesses(base: &Path) {
+    let settled = |path: &Path| {
+        std::fs::symlink_metadata(path)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age.as_secs() >= 60))
+    };
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("loopbench-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && pid != std::process::id()
+            && !Path::new(&format!("/proc/{pid}")).exists()
+            && settled(&entry.path())
+        {
+            // Fails, as wanted, for a cgroup that holds a process or a child cgroup.
+            let _ = std::fs::remove_dir(entry.path());
         }
     }
 }
@@ -526,6 +572,36 @@ mod tests {
         );
         // Dropping it must not remove the fake directories' files (they are no cgroup).
         std::mem::forget(group);
+    }
+
+    #[test]
+    fn empty_cgroups_a_dead_harness_left_are_removed_and_no_other() {
+        let Some(base) = Enforcement::here().bases().first().map(|b| b.to_path_buf()) else {
+            eprintln!("skipping: {}", Enforcement::here().describe());
+            return;
+        };
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let left = base.join(format!("loopbench-{dead}-0-1"));
+        let recent = base.join(format!("loopbench-{dead}-1-1"));
+        let alive = base.join("loopbench-1-0-1");
+        let other = base.join(format!("not-loopbench-{dead}"));
+        for dir in [&left, &recent, &alive, &other] {
+            std::fs::create_dir(dir).unwrap();
+        }
+        // Made two minutes ago, as a harness killed then would have left it (cgroupfs
+        // takes a directory's times).
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(120);
+        for dir in [&left, &alive, &other] {
+            std::fs::File::open(dir).unwrap().set_modified(old).unwrap();
+        }
+        remove_left_by_dead_harnesses(&base);
+        let exists = [&left, &recent, &alive, &other].map(|d| d.is_dir());
+        for dir in [&recent, &alive, &other] {
+            let _ = std::fs::remove_dir(dir);
+        }
+        assert_eq!(exists, [false, true, true, true], "left, recent, alive, other");
     }
 
     #[test]
