@@ -269,13 +269,14 @@ impl Drop for Cgroup {
 
 /// Removes the empty session cgroups under `base` that a harness no longer running
 /// left (`loopbench-<pid>-...`, its pid gone: killed, it could not remove them). One
-/// still holding a process, of a pid that runs or made in the last minute (a harness
-/// in another PID namespace, between making its cgroup and joining it) is left alone.
+/// still holding a process, of a pid that runs or made in the last ten minutes (a
+/// harness in another PID namespace, whose pid this one cannot see, holds its cgroup
+/// empty only for moments: before its sandbox joins and after it ended) is left alone.
 fn remove_left_by_dead_harnesses(base: &Path) {
     let settled = |path: &Path| {
         std::fs::symlink_metadata(path)
             .and_then(|m| m.modified())
-            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age.as_secs() >= 60))
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age.as_secs() >= 600))
     };
     let Ok(entries) = std::fs::read_dir(base) else {
         return;
@@ -590,9 +591,9 @@ mod tests {
         for dir in [&left, &recent, &alive, &other] {
             std::fs::create_dir(dir).unwrap();
         }
-        // Made two minutes ago, as a harness killed then would have left it (cgroupfs
+        // Made an hour ago, as a harness killed then would have left it (cgroupfs
         // takes a directory's times).
-        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(120);
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
         for dir in [&left, &alive, &other] {
             std::fs::File::open(dir).unwrap().set_modified(old).unwrap();
         }
