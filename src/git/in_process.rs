@@ -61,26 +61,44 @@ pub(super) fn head_tree(work_dir: &Path) -> Read {
 }
 
 /// Whether the tree `tree` of `work_dir`'s repository holds a gitlink (a nested
-/// repository's commit) at any depth; `None` when it cannot be read in process.
+/// repository's commit) at any depth; `None` when it cannot be read in process, or
+/// holds more than [`MAX_TREES_READ`] distinct trees (the caller asks git, under its
+/// time limit). Each tree is read once however often it is named, and without
+/// recursion: an agent's commit can nest trees without end or name one a million
+/// times.
 pub(super) fn tree_holds_gitlink(work_dir: &Path, tree: &str) -> Option<bool> {
-    fn holds(repo: &gix::Repository, id: gix::ObjectId) -> Option<bool> {
-        let tree = repo.find_tree(id).ok()?;
-        for entry in tree.decode().ok()?.entries {
-            let kind = entry.mode.kind();
-            if kind == gix::objs::tree::EntryKind::Commit
-                || (kind == gix::objs::tree::EntryKind::Tree && holds(repo, entry.oid.into())?)
-            {
-                return Some(true);
-            }
-        }
-        Some(false)
-    }
+    gitlink_within(work_dir, tree, MAX_TREES_READ)
+}
+
+/// [`tree_holds_gitlink`], reading at most `max_trees` distinct trees.
+fn gitlink_within(work_dir: &Path, tree: &str, max_trees: usize) -> Option<bool> {
+    use gix::objs::tree::EntryKind;
     if !readable_in_process(work_dir) {
         return None;
     }
     let repo = open(work_dir)?;
-    holds(&repo, gix::ObjectId::from_hex(tree.as_bytes()).ok()?)
+    let mut to_read = vec![gix::ObjectId::from_hex(tree.as_bytes()).ok()?];
+    let mut seen: std::collections::HashSet<gix::ObjectId> = to_read.iter().copied().collect();
+    while let Some(id) = to_read.pop() {
+        let tree = repo.find_tree(id).ok()?;
+        for entry in tree.decode().ok()?.entries {
+            match entry.mode.kind() {
+                EntryKind::Commit => return Some(true),
+                EntryKind::Tree if seen.insert(entry.oid.into()) => {
+                    if seen.len() > max_trees {
+                        return None;
+                    }
+                    to_read.push(entry.oid.into());
+                }
+                _ => {}
+            }
+        }
+    }
+    Some(false)
 }
+
+/// The most distinct trees [`tree_holds_gitlink`] reads.
+const MAX_TREES_READ: usize = 100_000;
 
 /// What committing a top-level file of the work directory takes, read in process: the
 /// answers of the gate's `git add -- NAME` and `git diff --cached -- NAME` known
@@ -287,6 +305,29 @@ mod tests {
         git(d, &["commit", "-qm", "gitlink"]);
         assert_eq!(holds(d), Some(true));
         assert_eq!(tree_holds_gitlink(d, &"2".repeat(40)), None, "no such tree");
+        // Nested deeper than a small stack would take by recursion, each level naming
+        // the one below twice: each read once, and the gitlink found at the bottom.
+        let repo = gix::open(d.join(".git")).unwrap();
+        let mut tree = repo.head_tree_id().unwrap().detach();
+        for _ in 0..5_000 {
+            let entry = |name: &str| gix::objs::tree::Entry {
+                mode: gix::objs::tree::EntryKind::Tree.into(),
+                filename: name.into(),
+                oid: tree,
+            };
+            let entries = vec![entry("a"), entry("b")];
+            tree = repo.write_object(gix::objs::Tree { entries }).unwrap().detach();
+        }
+        let dir = d.to_path_buf();
+        let found = std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(move || tree_holds_gitlink(&dir, &tree.to_string()))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(found, Some(true), "deep and shared");
+        assert_eq!(gitlink_within(d, &tree.to_string(), 4_999), None, "too many trees");
+        assert_eq!(gitlink_within(d, &tree.to_string(), 10_000), Some(true));
         std::os::unix::fs::symlink("/dev/null", d.join(".git/link")).unwrap();
         assert_eq!(holds(d), None, "a symlink in .git: not read here");
     }

@@ -91,6 +91,9 @@ pub(super) fn write(work_dir: &Path, store: &Path, seen: SeenByChecks<'_>) -> Re
     })
 }
 
+/// The deepest directory a tree records, below the top.
+const MAX_DEPTH: usize = 128;
+
 struct Writer<'a> {
     repo: gix::Repository,
     seen: SeenByChecks<'a>,
@@ -113,6 +116,14 @@ impl Writer<'_> {
         rel_text: &str,
         place: Place,
     ) -> Result<(Vec<Entry>, Vec<Entry>)> {
+        // Each level is a frame of this walk: an agent's directories nested without end
+        // must end it with an error, never overflow the harness's stack.
+        if rel.iter().filter(|b| **b == b'/').count() >= MAX_DEPTH {
+            return Err(Error::Tool(format!(
+                "'{}' cannot be recorded: directories nested more than {MAX_DEPTH} deep",
+                dir.display()
+            )));
+        }
         let cannot = |e: std::io::Error| Error::io(format!("cannot read '{}'", dir.display()), e);
         let mut names = Vec::new();
         for entry in std::fs::read_dir(dir).map_err(cannot)? {
@@ -349,6 +360,34 @@ mod tests {
             git(&["add", "-f", "--", path]);
         }
         (git(&["write-tree"]).trim().to_string(), added)
+    }
+
+    #[test]
+    fn directories_nested_without_end_are_an_error_not_a_crash() {
+        let store = tempfile::tempdir().unwrap();
+        let store = store.path().join("trees.git");
+        super::super::ensure_store(&store).unwrap();
+        let write_at = |depth: usize| {
+            let work = tempfile::tempdir().unwrap();
+            let mut dir = work.path().to_path_buf();
+            for _ in 0..depth {
+                dir.push("a");
+            }
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("f"), "x\n").unwrap();
+            let (work_path, store) = (work.path().to_path_buf(), store.clone());
+            // A thread's stack as the runtime's threads have it, 2 MiB.
+            std::thread::Builder::new()
+                .stack_size(2 << 20)
+                .spawn(move || write(&work_path, &store, &|_| true).map(|w| w.added))
+                .unwrap()
+                .join()
+                .unwrap()
+                .map_err(|e| e.to_string())
+        };
+        assert!(write_at(MAX_DEPTH).is_ok());
+        let err = write_at(2_000).unwrap_err();
+        assert!(err.contains("nested more than 128 deep"), "{err}");
     }
 
     #[test]
