@@ -316,7 +316,10 @@ mod tests {
                 oid: tree,
             };
             let entries = vec![entry("a"), entry("b")];
-            tree = repo.write_object(gix::objs::Tree { entries }).unwrap().detach();
+            tree = repo
+                .write_object(gix::objs::Tree { entries })
+                .unwrap()
+                .detach();
         }
         let dir = d.to_path_buf();
         let found = std::thread::Builder::new()
@@ -326,7 +329,11 @@ mod tests {
             .join()
             .unwrap();
         assert_eq!(found, Some(true), "deep and shared");
-        assert_eq!(gitlink_within(d, &tree.to_string(), 4_999), None, "too many trees");
+        assert_eq!(
+            gitlink_within(d, &tree.to_string(), 4_999),
+            None,
+            "too many trees"
+        );
         assert_eq!(gitlink_within(d, &tree.to_string(), 10_000), Some(true));
         std::os::unix::fs::symlink("/dev/null", d.join(".git/link")).unwrap();
         assert_eq!(holds(d), None, "a symlink in .git: not read here");

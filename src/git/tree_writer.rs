@@ -21,10 +21,11 @@
 //! changed where git might call it clean); a path component spelled `.git` in another
 //! case, which git refuses to add, makes the tree unobservable here too.
 
+use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use gix::bstr::{BStr, BString};
 use gix::objs::tree::{Entry, EntryKind};
@@ -77,7 +78,7 @@ pub(super) fn write(work_dir: &Path, store: &Path, seen: SeenByChecks<'_>) -> Re
         unlike_git: false,
         excluded_any: false,
     };
-    let (added, seen_tree) = writer.directory(work_dir, &[], "", Place::Plain)?;
+    let (added, seen_tree) = writer.walk()?;
     let added = writer.tree(added)?;
     let seen_tree = writer.tree(seen_tree)?;
     let mut forced = std::mem::take(&mut writer.forced);
@@ -91,9 +92,6 @@ pub(super) fn write(work_dir: &Path, store: &Path, seen: SeenByChecks<'_>) -> Re
     })
 }
 
-/// The deepest directory a tree records, below the top.
-const MAX_DEPTH: usize = 128;
-
 struct Writer<'a> {
     repo: gix::Repository,
     seen: SeenByChecks<'a>,
@@ -106,41 +104,56 @@ struct Writer<'a> {
     excluded_any: bool,
 }
 
+/// A directory of the walk: the entries it has left to take, and what it gave so far.
+struct Level {
+    dir: PathBuf,
+    /// From the top, as bytes and as text.
+    rel: Vec<u8>,
+    rel_text: String,
+    place: Place,
+    /// Its entries not taken yet, the next last.
+    left: Vec<(OsString, std::fs::FileType)>,
+    /// Its `.gitignore` was read into the patterns.
+    pushed: bool,
+    added: Vec<Entry>,
+    seen: Vec<Entry>,
+}
+
 impl Writer<'_> {
-    /// The entries of the directory `dir` (`rel` from the top, as bytes and as text)
-    /// for the tree `git add -A` gives and for the tree the checks saw.
-    fn directory(
-        &mut self,
-        dir: &Path,
-        rel: &[u8],
-        rel_text: &str,
-        place: Place,
-    ) -> Result<(Vec<Entry>, Vec<Entry>)> {
-        // Each level is a frame of this walk: an agent's directories nested without end
-        // must end it with an error, never overflow the harness's stack.
-        if rel.iter().filter(|b| **b == b'/').count() >= MAX_DEPTH {
-            return Err(Error::Tool(format!(
-                "'{}' cannot be recorded: directories nested more than {MAX_DEPTH} deep",
-                dir.display()
-            )));
-        }
-        let cannot = |e: std::io::Error| Error::io(format!("cannot read '{}'", dir.display()), e);
-        let mut names = Vec::new();
-        for entry in std::fs::read_dir(dir).map_err(cannot)? {
-            let entry = entry.map_err(cannot)?;
-            let kind = entry.file_type().map_err(cannot)?;
-            names.push((entry.file_name(), kind));
-        }
-        names.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        let pushed = place == Place::Plain && self.push_gitignore(dir)?;
-        let mut added = Vec::new();
-        let mut seen = Vec::new();
-        for (name, kind) in names {
+    /// The entries of the work directory for the tree `git add -A` gives and for the
+    /// tree the checks saw. The walk keeps its directories in a list of its own, not in
+    /// frames of the harness's stack: an agent's directories may nest as deep as a
+    /// path allows.
+    fn walk(&mut self) -> Result<(Vec<Entry>, Vec<Entry>)> {
+        let top = self.work_dir.to_path_buf();
+        let mut levels = vec![self.level(top, Vec::new(), String::new(), Place::Plain)?];
+        loop {
+            let level = levels.last_mut().expect("the walk ends with the top");
+            let Some((name, kind)) = level.left.pop() else {
+                let done = levels.pop().expect("a level is there");
+                if done.pushed {
+                    self.ignores.patterns.pop();
+                }
+                let Some(parent) = levels.last_mut() else {
+                    return Ok((done.added, done.seen));
+                };
+                let name = done.dir.file_name().expect("below the top").as_bytes();
+                if !done.added.is_empty() {
+                    let id = self.tree_id(done.added)?;
+                    parent.added.push(self.entry(EntryKind::Tree, name, id));
+                }
+                if !done.seen.is_empty() {
+                    let id = self.tree_id(done.seen)?;
+                    parent.seen.push(self.entry(EntryKind::Tree, name, id));
+                }
+                continue;
+            };
+            let place = level.place;
             let bytes = name.as_bytes();
             if bytes == GIT_DIR.as_bytes() {
                 continue;
             }
-            let child = dir.join(&name);
+            let child = level.dir.join(&name);
             if bytes.eq_ignore_ascii_case(GIT_DIR.as_bytes()) {
                 return Err(Error::Tool(format!(
                     "'{}' cannot be recorded: git refuses a path named '{GIT_DIR}' in any case",
@@ -150,12 +163,12 @@ impl Writer<'_> {
             if place == Place::Plain && bytes == b".gitattributes" {
                 self.unlike_git = true;
             }
-            let child_rel = joined(rel, bytes, b"/");
+            let child_rel = joined(&level.rel, bytes, b"/");
             let name_text = crate::fsutil::name_text(&name);
-            let child_text = if rel_text.is_empty() {
+            let child_text = if level.rel_text.is_empty() {
                 name_text.into_owned()
             } else {
-                format!("{rel_text}/{name_text}")
+                format!("{}/{name_text}", level.rel_text)
             };
             if kind.is_dir() {
                 let inner = if place != Place::Nested
@@ -169,13 +182,8 @@ impl Writer<'_> {
                 } else {
                     place
                 };
-                let (a, s) = self.directory(&child, &child_rel, &child_text, inner)?;
-                if !a.is_empty() {
-                    added.push(self.entry(EntryKind::Tree, bytes, self.tree_id(a)?));
-                }
-                if !s.is_empty() {
-                    seen.push(self.entry(EntryKind::Tree, bytes, self.tree_id(s)?));
-                }
+                let inner = self.level(child, child_rel, child_text, inner)?;
+                levels.push(inner);
                 continue;
             }
             if !(kind.is_file() || kind.is_symlink()) {
@@ -203,17 +211,45 @@ impl Writer<'_> {
                 continue;
             };
             let entry = self.entry(kind, bytes, id);
+            let level = levels.last_mut().expect("the level of this entry");
             if taken.0 {
-                added.push(entry.clone());
+                level.added.push(entry.clone());
             }
             if taken.1 {
-                seen.push(entry);
+                level.seen.push(entry);
             }
         }
-        if pushed {
-            self.ignores.patterns.pop();
+    }
+
+    /// The directory `dir` as a level of the walk: its entries read, its `.gitignore`
+    /// (where git reads one) among the patterns.
+    fn level(
+        &mut self,
+        dir: PathBuf,
+        rel: Vec<u8>,
+        rel_text: String,
+        place: Place,
+    ) -> Result<Level> {
+        let cannot = |e: std::io::Error| Error::io(format!("cannot read '{}'", dir.display()), e);
+        let mut left = Vec::new();
+        for entry in std::fs::read_dir(&dir).map_err(cannot)? {
+            let entry = entry.map_err(cannot)?;
+            let kind = entry.file_type().map_err(cannot)?;
+            left.push((entry.file_name(), kind));
         }
-        Ok((added, seen))
+        // Taken from the end: in git's order, byte by byte.
+        left.sort_by(|a, b| b.0.as_bytes().cmp(a.0.as_bytes()));
+        let pushed = place == Place::Plain && self.push_gitignore(&dir)?;
+        Ok(Level {
+            dir,
+            rel,
+            rel_text,
+            place,
+            left,
+            pushed,
+            added: Vec::new(),
+            seen: Vec::new(),
+        })
     }
 
     /// Reads the `.gitignore` of `dir` into the patterns when it is a regular file;
@@ -363,31 +399,29 @@ mod tests {
     }
 
     #[test]
-    fn directories_nested_without_end_are_an_error_not_a_crash() {
+    fn directories_nested_a_thousand_deep_are_recorded_as_git_records_them() {
+        let work = tempfile::tempdir().unwrap();
         let store = tempfile::tempdir().unwrap();
         let store = store.path().join("trees.git");
         super::super::ensure_store(&store).unwrap();
-        let write_at = |depth: usize| {
-            let work = tempfile::tempdir().unwrap();
-            let mut dir = work.path().to_path_buf();
-            for _ in 0..depth {
-                dir.push("a");
-            }
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(dir.join("f"), "x\n").unwrap();
-            let (work_path, store) = (work.path().to_path_buf(), store.clone());
-            // A thread's stack as the runtime's threads have it, 2 MiB.
-            std::thread::Builder::new()
-                .stack_size(2 << 20)
-                .spawn(move || write(&work_path, &store, &|_| true).map(|w| w.added))
-                .unwrap()
-                .join()
-                .unwrap()
-                .map_err(|e| e.to_string())
-        };
-        assert!(write_at(MAX_DEPTH).is_ok());
-        let err = write_at(2_000).unwrap_err();
-        assert!(err.contains("nested more than 128 deep"), "{err}");
+        let mut dir = work.path().to_path_buf();
+        for _ in 0..1_000 {
+            dir.push("a");
+        }
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("f"), "x\n").unwrap();
+        // A stack of 1 MiB: a walk that recursed once a directory would overflow it
+        // (a debug build's frame of it took some 7 KiB).
+        let (path, ours) = (work.path().to_path_buf(), store.clone());
+        let written = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || write(&path, &ours, &|_| true).map(|w| w.added))
+            .unwrap()
+            .join()
+            .unwrap()
+            .unwrap();
+        let (added, _) = as_git_writes(work.path(), &store, &|_| true);
+        assert_eq!(written, added);
     }
 
     #[test]

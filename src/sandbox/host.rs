@@ -310,7 +310,10 @@ mod tests {
         let shell = Command::new("sh").args(["-c", script]).output().unwrap();
         let words = words(script).unwrap();
         let direct = Command::new(&words[0]).args(&words[1..]).output().unwrap();
-        assert_eq!(String::from_utf8_lossy(&direct.stdout), "[a][][b c][xy zw][$HOME;*][]");
+        assert_eq!(
+            String::from_utf8_lossy(&direct.stdout),
+            "[a][][b c][xy zw][$HOME;*][]"
+        );
         assert_eq!(direct.stdout, shell.stdout);
     }
 

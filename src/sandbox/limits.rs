@@ -602,7 +602,11 @@ mod tests {
         for dir in [&recent, &alive, &other] {
             let _ = std::fs::remove_dir(dir);
         }
-        assert_eq!(exists, [false, true, true, true], "left, recent, alive, other");
+        assert_eq!(
+            exists,
+            [false, true, true, true],
+            "left, recent, alive, other"
+        );
     }
 
     #[test]

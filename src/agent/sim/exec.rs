@@ -318,7 +318,9 @@ impl Session<'_, '_> {
                 .append(true)
                 .open(&log)
                 .and_then(|mut file| writeln!(file, "{}", ran.pid))
-                .io_context(|| format!("cannot append to {PID_LOG_VARIABLE} '{}'", log.display()))?;
+                .io_context(|| {
+                    format!("cannot append to {PID_LOG_VARIABLE} '{}'", log.display())
+                })?;
         }
         Ok(ran.code)
     }
