@@ -110,8 +110,10 @@
 #                                      (or $BIN) in one
 #                                      invocation; then each one's time over the bare
 #                                      shell loop's with the verify cache off (and this
-#                                      build's with it on, as the suite ships), and
-#                                      Inspect AI's time over this build's, both ways,
+#                                      build's with it on, as the suite ships: the
+#                                      median of TIME_RUNS runs, default 3), and
+#                                      Inspect AI's time (the median of as many runs)
+#                                      over this build's, both ways,
 #                                      where it is installed (INSPECT, default
 #                                      ~/.cache/inspect-venv/bin/inspect, else the venv
 #                                      the tests make under ~/.cache/loopbench-venvs:
@@ -228,6 +230,11 @@ bench_report() {
 # The median of its numeric arguments.
 median() {
     printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# The median of the numbers given (the lower middle one of an even count).
+median() {
+    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
 seconds() {
@@ -1109,9 +1116,16 @@ bench_processes() {
         echo "loopbench ($which), the verify cache off: ${t}s for $sessions sessions"
         if [ "$which" = before ]; then took_before=$t; else took_after=$t; fi
     done
-    # As a user runs it: the suite as shipped, its verify cache on.
-    took_default=$(seconds "$dir/after/loopbench" run "$suite" --replicates "$replicates" --jobs 1 --quiet --out "$dir/default-timed")
-    echo "loopbench (after), the verify cache on (the suite as shipped): ${took_default}s for $sessions sessions"
+    # As a user runs it: the suite as shipped, its verify cache on; the median of
+    # TIME_RUNS runs (default 3), as for Inspect below, this machine's load moving a
+    # single run by a tenth.
+    local runs="${TIME_RUNS:-3}" k times
+    times=()
+    for k in $(seq "$runs"); do
+        times+=("$(seconds "$dir/after/loopbench" run "$suite" --replicates "$replicates" --jobs 1 --quiet --out "$dir/default-timed-$k")")
+    done
+    took_default=$(median "${times[@]}")
+    echo "loopbench (after), the verify cache on (the suite as shipped): ${took_default}s for $sessions sessions (median of ${times[*]})"
     per=$(bare_session_seconds "$suite" "$((sessions < 200 ? sessions : 200))")
     bare=$(awk -v p="$per" -v n="$sessions" 'BEGIN { printf "%.2f", p * n }')
     echo "bare shell loop: ${per}s a session x $sessions sessions = ${bare}s"
@@ -1131,10 +1145,12 @@ bench_processes() {
     # few seconds of imports) once per sample's worth of sessions.
     sample=$((sessions < ${INSPECT_SESSIONS:-$sessions} ? sessions : ${INSPECT_SESSIONS:-$sessions}))
     inspect_task "$dir/inspect_sessions.py"
-    # Inspect takes a task file by a relative path only.
-    t=$(cd "$dir" && LOOPBENCH_SUITE="$suite" LOOPBENCH_SESSIONS="$sample" seconds "$inspect" eval \
-        inspect_sessions.py --model none --max-samples 1 --log-dir "$dir/inspect-logs" --display none)
-    if ! "$(dirname "$inspect")/python" - "$dir/inspect-logs" "$sample" <<'PY'; then
+    times=()
+    for k in $(seq "$runs"); do
+        # Inspect takes a task file by a relative path only.
+        t=$(cd "$dir" && LOOPBENCH_SUITE="$suite" LOOPBENCH_SESSIONS="$sample" seconds "$inspect" eval \
+            inspect_sessions.py --model none --max-samples 1 --log-dir "$dir/inspect-logs-$k" --display none)
+        if ! "$(dirname "$inspect")/python" - "$dir/inspect-logs-$k" "$sample" <<'PY'; then
 import glob, sys
 from inspect_ai.log import read_eval_log
 logs = glob.glob(sys.argv[1] + "/*.eval")
@@ -1142,11 +1158,14 @@ log = read_eval_log(logs[0]) if logs else None
 ok = log is not None and log.status == "success" and len(log.samples or []) == int(sys.argv[2])
 sys.exit(0 if ok and log.results.scores[0].metrics["accuracy"].value == 1.0 else 1)
 PY
-        echo "Inspect AI/loopbench: failed, Inspect's run did not score every session (its log: $dir/inspect-logs)"
-        return 1
-    fi
+            echo "Inspect AI/loopbench: failed, Inspect's run did not score every session (its log: $dir/inspect-logs-$k)"
+            return 1
+        fi
+        times+=("$t")
+    done
+    t=$(median "${times[@]}")
     took_inspect=$(awk -v t="$t" -v n="$sample" -v all="$sessions" 'BEGIN { printf "%.2f", t / n * all }')
-    echo "Inspect AI ($("$(dirname "$inspect")/python" -c 'import inspect_ai; print(inspect_ai.__version__)')): ${t}s for $sample sessions, ${took_inspect}s for $sessions at that rate"
+    echo "Inspect AI ($("$(dirname "$inspect")/python" -c 'import inspect_ai; print(inspect_ai.__version__)')): ${t}s for $sample sessions (median of ${times[*]}), ${took_inspect}s for $sessions at that rate"
     awk -v i="$took_inspect" -v y="$took_after" -v d="$took_default" 'BEGIN {
         printf "Inspect AI/loopbench (after): %.2f against the suite as shipped (target: 5 or more), %.2f against its verify cache off\n", i / d, i / y
     }'
