@@ -129,96 +129,106 @@ impl Writer<'_> {
         let mut levels = vec![self.level(top, Vec::new(), String::new(), Place::Plain)?];
         loop {
             let level = levels.last_mut().expect("the walk ends with the top");
-            let Some((name, kind)) = level.left.pop() else {
-                let done = levels.pop().expect("a level is there");
-                if done.pushed {
-                    self.ignores.patterns.pop();
-                }
-                let Some(parent) = levels.last_mut() else {
-                    return Ok((done.added, done.seen));
-                };
-                let name = done.dir.file_name().expect("below the top").as_bytes();
-                if !done.added.is_empty() {
-                    let id = self.tree_id(done.added)?;
-                    parent.added.push(self.entry(EntryKind::Tree, name, id));
-                }
-                if !done.seen.is_empty() {
-                    let id = self.tree_id(done.seen)?;
-                    parent.seen.push(self.entry(EntryKind::Tree, name, id));
+            if let Some((name, kind)) = level.left.pop() {
+                if let Some(inner) = self.take(level, &name, kind)? {
+                    levels.push(inner);
                 }
                 continue;
+            }
+            let done = levels.pop().expect("a level is there");
+            if done.pushed {
+                self.ignores.patterns.pop();
+            }
+            let Some(parent) = levels.last_mut() else {
+                return Ok((done.added, done.seen));
             };
-            let place = level.place;
-            let bytes = name.as_bytes();
-            if bytes == GIT_DIR.as_bytes() {
-                continue;
+            let name = done.dir.file_name().expect("below the top").as_bytes();
+            if !done.added.is_empty() {
+                let id = self.tree_id(done.added)?;
+                parent.added.push(self.entry(EntryKind::Tree, name, id));
             }
-            let child = level.dir.join(&name);
-            if bytes.eq_ignore_ascii_case(GIT_DIR.as_bytes()) {
-                return Err(Error::Tool(format!(
-                    "'{}' cannot be recorded: git refuses a path named '{GIT_DIR}' in any case",
-                    child.display()
-                )));
+            if !done.seen.is_empty() {
+                let id = self.tree_id(done.seen)?;
+                parent.seen.push(self.entry(EntryKind::Tree, name, id));
             }
-            if place == Place::Plain && bytes == b".gitattributes" {
+        }
+    }
+
+    /// Takes the entry `name` of `level`: a file or symlink into its trees, a directory
+    /// as the level to walk next.
+    fn take(
+        &mut self,
+        level: &mut Level,
+        name: &OsString,
+        kind: std::fs::FileType,
+    ) -> Result<Option<Level>> {
+        let place = level.place;
+        let bytes = name.as_bytes();
+        if bytes == GIT_DIR.as_bytes() {
+            return Ok(None);
+        }
+        let child = level.dir.join(name);
+        if bytes.eq_ignore_ascii_case(GIT_DIR.as_bytes()) {
+            return Err(Error::Tool(format!(
+                "'{}' cannot be recorded: git refuses a path named '{GIT_DIR}' in any case",
+                child.display()
+            )));
+        }
+        if place == Place::Plain && bytes == b".gitattributes" {
+            self.unlike_git = true;
+        }
+        let child_rel = joined(&level.rel, bytes, b"/");
+        let name_text = crate::fsutil::name_text(name);
+        let child_text = if level.rel_text.is_empty() {
+            name_text.into_owned()
+        } else {
+            format!("{}/{name_text}", level.rel_text)
+        };
+        if kind.is_dir() {
+            let inner = if place != Place::Nested
+                && std::fs::symlink_metadata(child.join(GIT_DIR)).is_ok()
+            {
                 self.unlike_git = true;
-            }
-            let child_rel = joined(&level.rel, bytes, b"/");
-            let name_text = crate::fsutil::name_text(&name);
-            let child_text = if level.rel_text.is_empty() {
-                name_text.into_owned()
+                Place::Nested
+            } else if place == Place::Plain && self.ignored(&child_rel, true) {
+                self.excluded_any = true;
+                Place::Ignored
             } else {
-                format!("{}/{name_text}", level.rel_text)
+                place
             };
-            if kind.is_dir() {
-                let inner = if place != Place::Nested
-                    && std::fs::symlink_metadata(child.join(GIT_DIR)).is_ok()
-                {
-                    self.unlike_git = true;
-                    Place::Nested
-                } else if place == Place::Plain && self.ignored(&child_rel, true) {
-                    self.excluded_any = true;
-                    Place::Ignored
-                } else {
-                    place
-                };
-                let inner = self.level(child, child_rel, child_text, inner)?;
-                levels.push(inner);
-                continue;
+            return self.level(child, child_rel, child_text, inner).map(Some);
+        }
+        if !(kind.is_file() || kind.is_symlink()) {
+            return Ok(None);
+        }
+        let (added, seen) = match place {
+            Place::Plain if !self.ignored(&child_rel, false) => (true, true),
+            Place::Nested => {
+                let read = (self.seen)(&child_text);
+                (read, read)
             }
-            if !(kind.is_file() || kind.is_symlink()) {
-                continue;
-            }
-            let taken = match place {
-                Place::Plain if !self.ignored(&child_rel, false) => (true, true),
-                Place::Nested => {
-                    let read = (self.seen)(&child_text);
-                    (read, read)
+            Place::Plain | Place::Ignored => {
+                self.excluded_any = true;
+                let read = (self.seen)(&child_text);
+                if read {
+                    self.forced.push((child_rel, child_text));
                 }
-                Place::Plain | Place::Ignored => {
-                    self.excluded_any = true;
-                    let read = (self.seen)(&child_text);
-                    if read {
-                        self.forced.push((child_rel.clone(), child_text.clone()));
-                    }
-                    (false, read)
-                }
-            };
-            if !(taken.0 || taken.1) {
-                continue;
+                (false, read)
             }
-            let Some((kind, id)) = self.blob(&child, kind.is_symlink(), place)? else {
-                continue;
-            };
+        };
+        if !(added || seen) {
+            return Ok(None);
+        }
+        if let Some((kind, id)) = self.blob(&child, kind.is_symlink(), place)? {
             let entry = self.entry(kind, bytes, id);
-            let level = levels.last_mut().expect("the level of this entry");
-            if taken.0 {
+            if added {
                 level.added.push(entry.clone());
             }
-            if taken.1 {
+            if seen {
                 level.seen.push(entry);
             }
         }
+        Ok(None)
     }
 
     /// The directory `dir` as a level of the walk: its entries read, its `.gitignore`
