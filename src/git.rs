@@ -18,10 +18,11 @@
 //! - has a time limit, so that a configuration that includes a FIFO cannot hang it.
 //!
 //! Reads of the work directory that need no git process are done in the harness's own
-//! process with gix (`in_process.rs`: `HEAD` and its tree, and what committing the
-//! gate's list takes; `tree_writer.rs`: the work directory's trees, written to the
-//! harness's store; `first_commit.rs`: a trial's first commit, into a `.git` copied
-//! from what the hardened `git init` wrote once a process), under the same rules: no
+//! process with gix (`in_process.rs`: `HEAD` and its tree; `file_commit.rs`: what
+//! committing the gate's list takes, and that commit; `tree_writer.rs`: the work
+//! directory's trees, written to the harness's store; `first_commit.rs`: a trial's
+//! first commit, into a `.git` copied from what the hardened `git init` wrote once a
+//! process), under the same rules: no
 //! configuration but the repository's own, no includes, no replace refs, no filter or
 //! hook, and a `.git` holding a symlink or a special file left to git and its time limit.
 //!
@@ -39,14 +40,15 @@ use crate::error::{Error, Result};
 use crate::fsutil::GIT_DIR;
 use crate::process_group::Group;
 
+mod file_commit;
 mod first_commit;
 mod in_process;
 pub mod store_trees;
 mod tree_writer;
 mod work_tree;
 
+pub use file_commit::FileCommit;
 pub use first_commit::init_and_commit_all;
-pub use in_process::FileCommit;
 pub use work_tree::{WorkTree, is_clean, write_tree};
 
 /// Identity of every commit made in a work directory, by harness or agent.
@@ -347,7 +349,35 @@ pub fn head(dir: &Path) -> Option<String> {
 /// What committing the top-level file `name` of `dir` takes (see [`FileCommit`]), read
 /// in process; [`FileCommit::AskGit`] whenever git's own answer could differ.
 pub fn file_commit(dir: &Path, name: &str) -> FileCommit {
-    in_process::file_commit(dir, name)
+    file_commit::file_commit(dir, name)
+}
+
+/// Commits the top-level file `name` of `dir` alone with the one-line `message`, as
+/// `git commit -q --no-verify -m MESSAGE -- NAME` of [`git`] does: in process where
+/// [`file_commit`] says [`FileCommit::CommitOnly`] and the commit comes out as git's
+/// own, else by that git command.
+pub fn commit_file(dir: &Path, name: &str, message: &str) -> Result<()> {
+    if file_commit::commit_in_process(dir, name, message).is_some() {
+        return Ok(());
+    }
+    git(
+        dir,
+        &["commit", "-q", "--no-verify", "-m", message, "--", name],
+    )
+    .map(drop)
+}
+
+/// The author and committer of the harness's commits in a work directory: [`GIT_NAME`]
+/// at [`HARNESS_COMMIT_DATE`].
+fn harness_signature() -> gix::actor::Signature {
+    gix::actor::Signature {
+        name: GIT_NAME.into(),
+        email: GIT_EMAIL.into(),
+        time: gix::date::Time {
+            seconds: HARNESS_COMMIT_EPOCH as i64,
+            offset: 0,
+        },
+    }
 }
 
 /// Puts the work tree and index back to `commit` and removes every file git does not

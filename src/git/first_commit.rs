@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use super::{HARNESS_COMMIT_EPOCH, git, run_store, store_command};
+use super::{git, run_store, store_command};
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil::GIT_DIR;
 
@@ -130,14 +130,7 @@ fn commit_first(dot_git: &Path, tree: &str, message: &str) -> Result<()> {
         .map_err(|e| Error::Tool(format!("cannot open '{}': {e}", dot_git.display())))?;
     let tree = gix::ObjectId::from_hex(tree.as_bytes())
         .map_err(|e| Error::Tool(format!("not a tree id '{tree}': {e}")))?;
-    let signature = gix::actor::Signature {
-        name: super::GIT_NAME.into(),
-        email: super::GIT_EMAIL.into(),
-        time: gix::date::Time {
-            seconds: HARNESS_COMMIT_EPOCH as i64,
-            offset: 0,
-        },
-    };
+    let signature = super::harness_signature();
     let commit = gix::objs::Commit {
         tree,
         parents: Default::default(),

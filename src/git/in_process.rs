@@ -1,5 +1,6 @@
 //! The harness's reads of an agent's repository done in its own process, with gix
-//! instead of a `git` process: the commit `HEAD` names and that commit's tree.
+//! instead of a `git` process: the commit `HEAD` names, that commit's tree, and
+//! whether a tree holds a gitlink (the gate's commit of its list: `file_commit.rs`).
 //!
 //! Reading in process must keep what the hardened git command gives (see the top of
 //! `git.rs`): nothing the agent's repository says can make the harness run a program
@@ -28,7 +29,7 @@ pub(super) enum Read {
 
 /// The repository of `work_dir` opened with only its own configuration, no includes
 /// and no replace refs; `None` when gix cannot open it.
-fn open(work_dir: &Path) -> Option<gix::Repository> {
+pub(super) fn open(work_dir: &Path) -> Option<gix::Repository> {
     let options = gix::open::Options::isolated()
         .config_overrides(["core.useReplaceRefs=false"])
         .open_path_as_is(true);
@@ -36,7 +37,7 @@ fn open(work_dir: &Path) -> Option<gix::Repository> {
 }
 
 /// Whether `work_dir/.git` may be read in process: a plain directory tree.
-fn readable_in_process(work_dir: &Path) -> bool {
+pub(super) fn readable_in_process(work_dir: &Path) -> bool {
     super::unsafe_repository(work_dir).is_none()
 }
 
@@ -98,136 +99,7 @@ fn gitlink_within(work_dir: &Path, tree: &str, max_trees: usize) -> Option<bool>
 }
 
 /// The most distinct trees [`tree_holds_gitlink`] reads.
-const MAX_TREES_READ: usize = 100_000;
-
-/// What committing a top-level file of the work directory takes, read in process: the
-/// answers of the gate's `git add -- NAME` and `git diff --cached -- NAME` known
-/// without running them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileCommit {
-    /// `HEAD` and the index hold the file as it is: `git add` would change nothing
-    /// that `git diff --cached` or a commit could see.
-    Nothing,
-    /// `HEAD` holds the file as it is and the index does not: `git add` alone.
-    AddOnly,
-    /// The index holds the path as a plain entry and `HEAD` differs from the file:
-    /// `git commit -- NAME` alone stages and commits it, as `git add` and the commit
-    /// did.
-    CommitOnly,
-    /// Anything else (a configuration or attributes that could change what `git add`
-    /// stages, a `.gitattributes`, an index that is not plain, no `HEAD`, a lock
-    /// left behind): ask git, as before.
-    AskGit,
-}
-
-/// How the top-level file `name` of `work_dir` stands against `HEAD` and the agent's
-/// index. Only a repository that the harness's template made and the agent left
-/// alone is read here: its `.git/config` byte for byte the one `git init` wrote (so
-/// no setting changes what `git add` stages: `core.filemode` on, no conversion, no
-/// filter), no `.gitattributes` at the top and no `.git/info/attributes` (so nothing
-/// converts the file), an index git would read (its checksum checked, no split or
-/// sparse index), the path's only entry of stage 0 with no flag (no
-/// `assume-unchanged`, `skip-worktree` or `intent-to-add`) and no lock file.
-pub(super) fn file_commit(work_dir: &Path, name: &str) -> FileCommit {
-    file_commit_read(work_dir, name).unwrap_or(FileCommit::AskGit)
-}
-
-fn file_commit_read(work_dir: &Path, name: &str) -> Option<FileCommit> {
-    use gix::index::entry::{Flags, Stage};
-    use std::os::unix::fs::PermissionsExt;
-    if !readable_in_process(work_dir) || name.contains('/') {
-        return None;
-    }
-    let dot_git = work_dir.join(GIT_DIR);
-    let template = super::first_commit::work_template()?;
-    let pristine = std::fs::read(template.join("config")).ok()?;
-    if std::fs::read(dot_git.join("config")).ok()? != pristine {
-        return None;
-    }
-    let absent = |p: &Path| std::fs::symlink_metadata(p).is_err();
-    let untouched = [
-        work_dir.join(".gitattributes"),
-        dot_git.join("info/attributes"),
-        dot_git.join("index.lock"),
-        dot_git.join("HEAD.lock"),
-        dot_git.join("config.worktree"),
-        dot_git.join("commondir"),
-    ];
-    if !untouched.iter().all(|p| absent(p)) {
-        return None;
-    }
-    let crate::fsutil::Opened::Regular(mut file, meta) =
-        crate::fsutil::open_regular(&work_dir.join(name), false).ok()?
-    else {
-        return None;
-    };
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
-    // With `core.filemode` on, `git add` takes the owner's execute bit.
-    let mode = if meta.permissions().mode() & 0o100 != 0 {
-        gix::objs::tree::EntryKind::BlobExecutable
-    } else {
-        gix::objs::tree::EntryKind::Blob
-    };
-    let blob =
-        gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, &bytes).ok()?;
-    let options = gix::index::decode::Options {
-        alloc_limit_bytes: Some(64 << 20),
-        thread_limit: Some(1),
-        ..Default::default()
-    };
-    let index =
-        gix::index::File::at(dot_git.join("index"), gix::hash::Kind::Sha1, false, options).ok()?;
-    if index.link().is_some() || index.is_sparse() {
-        return None;
-    }
-    let dir_prefix = format!("{name}/");
-    let mut entries = index.entries().iter().filter(|e| {
-        let path = e.path(&index);
-        path == name.as_bytes() || path.starts_with(dir_prefix.as_bytes())
-    });
-    let indexed = match (entries.next(), entries.next()) {
-        (None, _) => return None,
-        (Some(e), None) => e,
-        (Some(_), Some(_)) => return None,
-    };
-    let odd = Flags::ASSUME_VALID | Flags::SKIP_WORKTREE | Flags::INTENT_TO_ADD;
-    let indexed_kind = indexed.mode.to_tree_entry_mode().map(|m| m.kind());
-    if indexed.path(&index) != name.as_bytes()
-        || !indexed_kind.is_some_and(is_file_kind)
-        || indexed.stage() != Stage::Unconflicted
-        || indexed.flags.intersects(odd)
-    {
-        return None;
-    }
-    let in_index = indexed_kind == Some(mode) && indexed.id == blob;
-    let repo = open(work_dir)?;
-    let tree = repo.head_commit().ok()?.tree().ok()?;
-    let in_head = match tree.find_entry(name) {
-        None => false,
-        Some(entry) => {
-            let kind = entry.mode().kind();
-            if !is_file_kind(kind) {
-                return None;
-            }
-            kind == mode && entry.object_id() == blob
-        }
-    };
-    Some(match (in_head, in_index) {
-        (true, true) => FileCommit::Nothing,
-        (true, false) => FileCommit::AddOnly,
-        (false, _) => FileCommit::CommitOnly,
-    })
-}
-
-/// A file or a symlink, as opposed to a directory or a nested repository.
-fn is_file_kind(kind: gix::objs::tree::EntryKind) -> bool {
-    use gix::objs::tree::EntryKind;
-    matches!(
-        kind,
-        EntryKind::Blob | EntryKind::BlobExecutable | EntryKind::Link
-    )
-}
+pub(super) const MAX_TREES_READ: usize = 100_000;
 
 #[cfg(test)]
 mod tests {
@@ -382,164 +254,5 @@ mod tests {
         std::fs::remove_file(&inside).unwrap();
         std::os::unix::fs::symlink(outside.path(), d.join(".git/elsewhere")).unwrap();
         assert_eq!(answers(d), (Read::AskGit, Read::AskGit));
-    }
-
-    /// The gate's three git calls (add, diff, commit when staged) in `dir`; whether
-    /// they went through.
-    fn commit_as_before(dir: &Path, name: &str) -> bool {
-        let git = |args: &[&str]| super::super::git(dir, args);
-        let Ok(_) = git(&["add", "--", name]) else {
-            return false;
-        };
-        let staged = git(&[
-            "diff",
-            "--cached",
-            "--name-only",
-            "--no-ext-diff",
-            "--",
-            name,
-        ])
-        .unwrap();
-        staged.trim().is_empty()
-            || git(&["commit", "-q", "--no-verify", "-m", "gate", "--", name]).is_ok()
-    }
-
-    /// What the gate runs on the in-process answer, and whether it went through.
-    fn commit_as_now(dir: &Path, name: &str) -> (FileCommit, bool) {
-        let git = |args: &[&str]| super::super::git(dir, args).is_ok();
-        let answer = file_commit(dir, name);
-        let done = match answer {
-            FileCommit::Nothing => true,
-            FileCommit::AddOnly => git(&["add", "--", name]),
-            FileCommit::CommitOnly => {
-                git(&["commit", "-q", "--no-verify", "-m", "gate", "--", name])
-            }
-            FileCommit::AskGit => commit_as_before(dir, name),
-        };
-        (answer, done)
-    }
-
-    #[test]
-    fn the_gates_commit_read_in_process_leaves_what_add_diff_and_commit_left() {
-        type Shape = fn(&Path);
-        let shapes: [(&str, Shape, FileCommit); 9] = [
-            ("unchanged", |_| {}, FileCommit::Nothing),
-            (
-                "changed",
-                |d| std::fs::write(d.join("list.json"), "new\n").unwrap(),
-                FileCommit::CommitOnly,
-            ),
-            (
-                "staged otherwise, file as committed",
-                |d| {
-                    std::fs::write(d.join("list.json"), "other\n").unwrap();
-                    git(d, &["add", "list.json"]);
-                    std::fs::write(d.join("list.json"), "list\n").unwrap();
-                },
-                FileCommit::AddOnly,
-            ),
-            (
-                "made executable",
-                |d| {
-                    use std::os::unix::fs::PermissionsExt;
-                    std::fs::set_permissions(
-                        d.join("list.json"),
-                        std::fs::Permissions::from_mode(0o755),
-                    )
-                    .unwrap();
-                },
-                FileCommit::CommitOnly,
-            ),
-            (
-                "untracked",
-                |d| {
-                    git(d, &["rm", "-q", "--cached", "list.json"]);
-                    git(d, &["commit", "-qm", "gone"]);
-                },
-                FileCommit::AskGit,
-            ),
-            (
-                "assume-unchanged",
-                |d| {
-                    git(d, &["update-index", "--assume-unchanged", "list.json"]);
-                    std::fs::write(d.join("list.json"), "new\n").unwrap();
-                },
-                FileCommit::AskGit,
-            ),
-            (
-                "skip-worktree",
-                |d| {
-                    git(d, &["update-index", "--skip-worktree", "list.json"]);
-                    std::fs::write(d.join("list.json"), "new\n").unwrap();
-                },
-                FileCommit::AskGit,
-            ),
-            (
-                "attributes",
-                |d| {
-                    std::fs::write(d.join(".gitattributes"), "list.json ident\n").unwrap();
-                    std::fs::write(d.join("list.json"), "$Id: x $\n").unwrap();
-                },
-                FileCommit::AskGit,
-            ),
-            (
-                "configured",
-                |d| {
-                    git(d, &["config", "core.filemode", "false"]);
-                    use std::os::unix::fs::PermissionsExt;
-                    std::fs::set_permissions(
-                        d.join("list.json"),
-                        std::fs::Permissions::from_mode(0o755),
-                    )
-                    .unwrap();
-                },
-                FileCommit::AskGit,
-            ),
-        ];
-        for (what, shape, expected) in shapes {
-            let twins = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
-            for d in &twins {
-                std::fs::write(d.path().join("a.txt"), "a\n").unwrap();
-                std::fs::write(d.path().join("list.json"), "list\n").unwrap();
-                super::super::init_and_commit_all(d.path(), "start").unwrap();
-                shape(d.path());
-            }
-            let (now, before) = (twins[0].path(), twins[1].path());
-            let (answer, done) = commit_as_now(now, "list.json");
-            assert_eq!(answer, expected, "{what}");
-            assert_eq!(
-                done,
-                commit_as_before(before, "list.json"),
-                "{what}: went through"
-            );
-            for args in [
-                &["rev-parse", "HEAD"][..],
-                &["ls-files", "-s", "--debug"][..],
-                &["status", "--porcelain"][..],
-            ] {
-                let (a, b) = (git(now, args), git(before, args));
-                if args[0] == "ls-files" {
-                    // Stat data aside (a file rewritten has a new inode): the entries.
-                    let entries = |s: &str| {
-                        s.lines()
-                            .filter(|l| !l.starts_with("  "))
-                            .map(String::from)
-                            .collect::<Vec<_>>()
-                    };
-                    assert_eq!(entries(&a), entries(&b), "{what}: git {args:?}");
-                } else {
-                    assert_eq!(a, b, "{what}: git {args:?}");
-                }
-            }
-        }
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("list.json"), "list\n").unwrap();
-        super::super::init_and_commit_all(dir.path(), "start").unwrap();
-        std::fs::write(dir.path().join(".git/index.lock"), "").unwrap();
-        assert_eq!(
-            file_commit(dir.path(), "list.json"),
-            FileCommit::AskGit,
-            "a lock"
-        );
     }
 }

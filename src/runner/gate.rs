@@ -159,27 +159,14 @@ impl Gate {
         let name = format.file_name();
         let not_committed = |e: Error| Error::Tool(format!("list written, not committed: {e}"));
         let add = || git(&ws.work_dir, &["add", "--", name]).map_err(not_committed);
-        let commit = || {
-            git(
-                &ws.work_dir,
-                &[
-                    "commit",
-                    "-q",
-                    "--no-verify",
-                    "-m",
-                    "loopbench gate: passes from verify",
-                    "--",
-                    name,
-                ],
-            )
-            .map_err(not_committed)
-        };
+        let message = "loopbench gate: passes from verify";
+        let commit = || crate::git::commit_file(&ws.work_dir, name, message).map_err(not_committed);
         // What `git add` and `git diff --cached` would answer, where it can be read in
         // process: the same index, commit and notes with fewer git processes.
         match crate::git::file_commit(&ws.work_dir, name) {
             FileCommit::Nothing => return Ok(()),
             FileCommit::AddOnly => return add().map(drop),
-            FileCommit::CommitOnly => return commit().map(drop),
+            FileCommit::CommitOnly => return commit(),
             FileCommit::AskGit => {}
         }
         add()?;
@@ -198,8 +185,7 @@ impl Gate {
         if staged.trim().is_empty() {
             return Ok(());
         }
-        commit()?;
-        Ok(())
+        commit()
     }
 
     /// Renders the list. Under the passes schema blocked entries carry
