@@ -227,11 +227,6 @@ bench_report() {
 }
 
 # Seconds of wall time of a command, to two decimals.
-# The median of its numeric arguments.
-median() {
-    printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
 # The median of the numbers given (the lower middle one of an even count).
 median() {
     printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
