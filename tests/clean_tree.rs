@@ -180,3 +180,44 @@ fn a_bad_clean_tree_word_is_bad_input_naming_the_key() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_tree_the_harness_cannot_record_is_not_clean_and_the_record_says_why() {
+    let tmp = common::visible_tempdir();
+    // Session 1 does F1, commits it, and leaves a directory git refuses in any case.
+    let body = r#"
+if [ "$LOOPBENCH_SESSION" = 1 ]; then
+  echo done > src/f1.txt
+  list true F1
+  git add -A && git commit -qm f1
+  mkdir .GIT && echo x > .GIT/notes
+fi
+"#;
+    let ran = run_with(tmp.path(), "unrecorded", None, body);
+    let s = first_session(&ran);
+    assert_eq!(s["clean_tree"], "false", "{s:?}");
+    assert_eq!(
+        s["outcome"], "completed",
+        "the agent's session, observed: {s:?}"
+    );
+    let text = std::fs::read_to_string(ran.out.join("sessions.jsonl")).unwrap();
+    let record = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|r| r["session"] == 1)
+        .unwrap();
+    let error = record["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("the work directory's tree could not be recorded, so it is not clean")
+            && error.contains(".GIT"),
+        "{record}"
+    );
+    let shown = loopbench()
+        .args(["show"])
+        .arg(&ran.out)
+        .arg("a:shtask:0")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains("could not be recorded"), "{shown}");
+}

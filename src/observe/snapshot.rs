@@ -110,6 +110,10 @@ pub struct Observation {
     /// naming the feature ("check of F1: reached max_pids = ..."): what the code under
     /// test did, for the record of the session that left it.
     pub limits_reached: Vec<String>,
+    /// Why the work directory's tree could not be recorded (a path git refuses, one
+    /// too long to open), when it could not: the tree then has no `git_tree` and is
+    /// not clean, and the record of the session that left it says why.
+    pub tree_unrecorded: Option<String>,
     /// The harness could not observe the work directory at this moment (a tree past its
     /// bounds, a work directory that is gone, an observation past its time limit): the
     /// observation is what was known before ([`Observation::unobserved`]).
@@ -137,6 +141,7 @@ impl Observation {
             git_tree: None,
             ignored_seen: Vec::new(),
             limits_reached: Vec::new(),
+            tree_unrecorded: None,
             unobserved: true,
             ..self.clone()
         }
@@ -330,7 +335,27 @@ impl<'a> Observer<'a> {
         let store = ws.root().join(TREE_STORE);
         // The tree holds every file a check can read, whatever a `.gitignore` says.
         let seen = |path: &str| !self.unseen(path);
-        let trees = crate::git::write_tree(&ws.work_dir, &store, &seen).ok();
+        let (trees, tree_unrecorded) = match crate::git::write_tree(&ws.work_dir, &store, &seen) {
+            Ok(trees) => (Some(trees), None),
+            // The harness's own disk full is not what the agent left: the observation
+            // fails as the harness's, never as a tree that is not clean.
+            Err(e) if crate::fsutil::out_of_room(&e) || crate::fsutil::scratch_full(ws.root()) => {
+                return Err(Error::io(
+                    format!(
+                        "cannot record the work directory's tree in '{}': {e}",
+                        store.display()
+                    ),
+                    std::io::Error::from_raw_os_error(nix::libc::ENOSPC),
+                ));
+            }
+            Err(e) => (
+                None,
+                Some(format!(
+                    "the work directory's tree could not be recorded, so it is not clean: {}",
+                    crate::error::with_causes(&e)
+                )),
+            ),
+        };
         let git_clean = crate::git::is_clean(&ws.work_dir, &store, trees.as_ref(), &seen);
         let (git_tree, ignored_seen) = match trees {
             Some(t) => (Some(t.seen), t.ignored_seen),
@@ -355,6 +380,7 @@ impl<'a> Observer<'a> {
             ignored_seen,
             hooks,
             limits_reached: checks.limits_reached,
+            tree_unrecorded,
             unobserved: false,
         })
     }

@@ -409,6 +409,9 @@ impl Trial<'_> {
                 for reached in &after.limits_reached {
                     run.add_note(reached.clone());
                 }
+                if let Some(why) = &after.tree_unrecorded {
+                    run.add_note(why.clone());
+                }
                 (after, false)
             }
             Err(e) => {
