@@ -17,14 +17,14 @@
 //!   tree: a symlink anywhere in it could lead a write outside;
 //! - has a time limit, so that a configuration that includes a FIFO cannot hang it.
 //!
-//! Reads of the work directory that need no git process are done in the harness's own
-//! process with gix (`in_process.rs`: `HEAD` and its tree; `file_commit.rs`: what
-//! committing the gate's list takes, and that commit; `tree_writer.rs`: the work
-//! directory's trees, written to the harness's store; `first_commit.rs`: a trial's
-//! first commit, into a `.git` copied from what the hardened `git init` wrote once a
-//! process), under the same rules: no
-//! configuration but the repository's own, no includes, no replace refs, no filter or
-//! hook, and a `.git` holding a symlink or a special file left to git and its time limit.
+//! Reads and writes of the work directory that need no git process are done in the
+//! harness's own process with gix (`in_process.rs`: `HEAD` and its tree;
+//! `file_commit.rs`: what committing the gate's list takes, and that commit;
+//! `tree_writer.rs`: the work directory's trees, written to the harness's store;
+//! `first_commit.rs`: a trial's first commit, into a `.git` copied from what the
+//! hardened `git init` wrote once a process), under the same rules: no configuration
+//! but the repository's own, no includes, no replace refs, no filter or hook, and a
+//! `.git` holding a symlink or a special file left to git and its time limit.
 //!
 //! Sessions themselves get [`session_env`]: the same fixed identity and a global
 //! configuration file of their own trial, never a device such as `/dev/null` (which
