@@ -357,8 +357,8 @@ pub fn file_commit(dir: &Path, name: &str) -> FileCommit {
 /// [`file_commit`] says [`FileCommit::CommitOnly`] and the commit comes out as git's
 /// own, else by that git command.
 pub fn commit_file(dir: &Path, name: &str, message: &str) -> Result<()> {
-    if file_commit::commit_in_process(dir, name, message).is_some() {
-        return Ok(());
+    if let Some(done) = file_commit::commit_in_process(dir, name, message) {
+        return done;
     }
     git(
         dir,

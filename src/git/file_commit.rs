@@ -175,7 +175,14 @@ fn read(work_dir: &Path, name: &str) -> Option<Reading> {
 /// subtree would not come back the same). Up to the reference's update nothing the
 /// agent could see has changed but `COMMIT_EDITMSG`, which git writes first too, and
 /// objects no reference names; the index is written after the reference, as git does.
-pub(super) fn commit_in_process(work_dir: &Path, name: &str, message: &str) -> Option<()> {
+///
+/// `Some(Err)` only when the branch has moved and the index could not replace the old
+/// one: the commit is made, and asking git again would commit nothing.
+pub(super) fn commit_in_process(
+    work_dir: &Path,
+    name: &str,
+    message: &str,
+) -> Option<crate::error::Result<()>> {
     use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
     let Reading {
         answer: FileCommit::CommitOnly,
@@ -189,7 +196,11 @@ pub(super) fn commit_in_process(work_dir: &Path, name: &str, message: &str) -> O
     else {
         return None;
     };
-    if message.is_empty() || message.contains('\n') || message.trim() != message {
+    let plain = !message.is_empty()
+        && !message.contains('\n')
+        && message.trim() == message
+        && !message.starts_with('#');
+    if !plain {
         return None;
     }
     let dot_git = work_dir.join(GIT_DIR);
@@ -274,8 +285,12 @@ pub(super) fn commit_in_process(work_dir: &Path, name: &str, message: &str) -> O
     };
     repo.edit_references_as([edit], Some(signature.to_ref(&mut time)))
         .ok()?;
-    lock.commit().ok()?;
-    Some(())
+    Some(lock.commit().map(drop).map_err(|e| {
+        crate::error::Error::Tool(format!(
+            "committed, but the index could not be written: {}",
+            e.error
+        ))
+    }))
 }
 
 /// Whether every tree of `root` is as git writes it back from an index: entries in
@@ -413,13 +428,13 @@ mod tests {
         let (made, done) = match answer {
             FileCommit::Nothing => (Made::NoCommit, true),
             FileCommit::AddOnly => (Made::NoCommit, git(&["add", "--", name])),
-            FileCommit::CommitOnly if commit_in_process(dir, name, "gate").is_some() => {
-                (Made::InProcess, true)
-            }
-            FileCommit::CommitOnly => (
-                Made::ByGit,
-                git(&["commit", "-q", "--no-verify", "-m", "gate", "--", name]),
-            ),
+            FileCommit::CommitOnly => match commit_in_process(dir, name, "gate") {
+                Some(done) => (Made::InProcess, done.is_ok()),
+                None => (
+                    Made::ByGit,
+                    git(&["commit", "-q", "--no-verify", "-m", "gate", "--", name]),
+                ),
+            },
             FileCommit::AskGit => (Made::ByGit, commit_as_before(dir, name)),
         };
         (answer, made, done)
