@@ -486,6 +486,23 @@ pub fn session_config_path(dir: &Path) -> PathBuf {
     dir.join("config")
 }
 
+/// What an agent's own git prints in `dir` (its stdout, trimmed), with the fixed
+/// identity and dates of the tests: twin repositories' commits are compared by their ids.
+#[cfg(test)]
+fn agent_git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .envs(identity())
+        .env("GIT_AUTHOR_DATE", "@0 +0000")
+        .env("GIT_COMMITTER_DATE", "@0 +0000")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -62,6 +62,17 @@ fn evidence(ran: &Ran) -> serde_json::Value {
     line["evidence"].clone()
 }
 
+/// What `loopbench show` prints of the one trial.
+fn shown(ran: &Ran) -> String {
+    let out = loopbench()
+        .args(["show"])
+        .arg(&ran.out)
+        .arg("a:shtask:0")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
 fn ignored_scratch_files_leave_the_tree_clean_as_git_status_says_and_are_counted() {
     let tmp = common::visible_tempdir();
@@ -81,13 +92,7 @@ fn ignored_scratch_files_leave_the_tree_clean_as_git_status_says_and_are_counted
         serde_json::json!(["scratch/notes.txt", "src/f1.o"])
     );
 
-    let shown = loopbench()
-        .args(["show"])
-        .arg(&ran.out)
-        .arg("a:shtask:0")
-        .output()
-        .unwrap();
-    let shown = String::from_utf8_lossy(&shown.stdout);
+    let shown = shown(&ran);
     assert!(
         shown.contains(
             "2 git-ignored files were in the tree the checks saw (a commit leaves them out): scratch/notes.txt, src/f1.o"
@@ -212,12 +217,6 @@ fi
             && error.contains(".GIT"),
         "{record}"
     );
-    let shown = loopbench()
-        .args(["show"])
-        .arg(&ran.out)
-        .arg("a:shtask:0")
-        .output()
-        .unwrap();
-    let shown = String::from_utf8_lossy(&shown.stdout);
+    let shown = shown(&ran);
     assert!(shown.contains("could not be recorded"), "{shown}");
 }

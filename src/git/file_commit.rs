@@ -370,24 +370,9 @@ fn is_file_kind(kind: EntryKind) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::agent_git as git;
     use super::*;
     use std::process::Command;
-
-    /// The agent's own git, with fixed dates: twin repositories' commits are compared
-    /// by their ids.
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .envs(super::super::identity())
-            .env("GIT_AUTHOR_DATE", "@0 +0000")
-            .env("GIT_COMMITTER_DATE", "@0 +0000")
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
 
     /// The gate's three git calls (add, diff, commit when staged) in `dir`; whether
     /// they went through.

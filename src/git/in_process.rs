@@ -103,23 +103,8 @@ pub(super) const MAX_TREES_READ: usize = 100_000;
 
 #[cfg(test)]
 mod tests {
+    use super::super::agent_git as git;
     use super::*;
-    use std::process::Command;
-
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .envs(super::super::identity())
-            // Fixed dates: twin repositories' commits are compared by their ids.
-            .env("GIT_AUTHOR_DATE", "@0 +0000")
-            .env("GIT_COMMITTER_DATE", "@0 +0000")
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
 
     fn repo() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
