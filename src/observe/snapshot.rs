@@ -337,24 +337,7 @@ impl<'a> Observer<'a> {
         let seen = |path: &str| !self.unseen(path);
         let (trees, tree_unrecorded) = match crate::git::write_tree(&ws.work_dir, &store, &seen) {
             Ok(trees) => (Some(trees), None),
-            // The harness's own disk full is not what the agent left: the observation
-            // fails as the harness's, never as a tree that is not clean.
-            Err(e) if crate::fsutil::out_of_room(&e) || crate::fsutil::scratch_full(ws.root()) => {
-                return Err(Error::io(
-                    format!(
-                        "cannot record the work directory's tree in '{}': {e}",
-                        store.display()
-                    ),
-                    std::io::Error::from_raw_os_error(nix::libc::ENOSPC),
-                ));
-            }
-            Err(e) => (
-                None,
-                Some(format!(
-                    "the work directory's tree could not be recorded, so it is not clean: {}",
-                    crate::error::with_causes(&e)
-                )),
-            ),
+            Err(e) => (None, Some(unrecorded_tree(e, &store)?)),
         };
         let git_clean = crate::git::is_clean(&ws.work_dir, &store, trees.as_ref(), &seen);
         let (git_tree, ignored_seen) = match trees {
@@ -419,5 +402,52 @@ impl<'a> Observer<'a> {
                 (f.path.clone(), count)
             })
             .collect()
+    }
+}
+
+/// What a work directory's tree that could not be recorded in `store` means: the note
+/// for the record of the session that left it (the tree is not clean), or, where the
+/// harness's own disk is full, the harness's failure (an out-of-room error), never a
+/// tree that is not clean counted against the agent.
+fn unrecorded_tree(error: Error, store: &std::path::Path) -> Result<String> {
+    let disk = store.parent().unwrap_or(store);
+    if crate::fsutil::out_of_room(&error) || crate::fsutil::scratch_full(disk) {
+        return Err(Error::io(
+            format!(
+                "cannot record the work directory's tree in '{}': {error}",
+                store.display()
+            ),
+            std::io::Error::from_raw_os_error(nix::libc::ENOSPC),
+        ));
+    }
+    Ok(format!(
+        "the work directory's tree could not be recorded, so it is not clean: {}",
+        crate::error::with_causes(&error)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tree_that_cannot_be_recorded_is_a_note_unless_the_harnesss_disk_is_full() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("trees.git");
+        let refused = Error::Tool("'w/.GIT' cannot be recorded: git refuses it".into());
+        let note = unrecorded_tree(refused, &store).unwrap();
+        assert!(
+            note.starts_with(
+                "the work directory's tree could not be recorded, so it is not clean:"
+            ) && note.contains("'w/.GIT' cannot be recorded"),
+            "{note}"
+        );
+        let full = Error::io(
+            "cannot write a blob",
+            std::io::Error::from_raw_os_error(nix::libc::ENOSPC),
+        );
+        let failed = unrecorded_tree(full, &store).unwrap_err();
+        assert!(crate::fsutil::out_of_room(&failed), "{failed}");
+        assert!(failed.to_string().contains("trees.git"), "{failed}");
     }
 }
