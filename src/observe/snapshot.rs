@@ -106,14 +106,12 @@ pub struct Observation {
     /// caches), `/`-separated paths in git's order: work the checks saw that a commit
     /// would leave out.
     pub ignored_seen: Vec<String>,
-    /// The sandbox's limits the checks of this observation reached, each as a sentence
-    /// naming the feature ("check of F1: reached max_pids = ..."): what the code under
-    /// test did, for the record of the session that left it.
-    pub limits_reached: Vec<String>,
-    /// Why the work directory's tree could not be recorded (a path git refuses, one
-    /// too long to open), when it could not: the tree then has no `git_tree` and is
-    /// not clean, and the record of the session that left it says why.
-    pub tree_unrecorded: Option<String>,
+    /// Sentences for the record of the session that left this tree: the sandbox's
+    /// limits its checks reached, each naming the feature ("check of F1: reached
+    /// max_pids = ..."), and why the tree could not be recorded where it could not (a
+    /// path git refuses, one too long to open: then it has no `git_tree` and is not
+    /// clean).
+    pub notes: Vec<String>,
     /// The harness could not observe the work directory at this moment (a tree past its
     /// bounds, a work directory that is gone, an observation past its time limit): the
     /// observation is what was known before ([`Observation::unobserved`]).
@@ -140,8 +138,7 @@ impl Observation {
             progress_nonblank: false,
             git_tree: None,
             ignored_seen: Vec::new(),
-            limits_reached: Vec::new(),
-            tree_unrecorded: None,
+            notes: Vec::new(),
             unobserved: true,
             ..self.clone()
         }
@@ -335,9 +332,13 @@ impl<'a> Observer<'a> {
         let store = ws.root().join(TREE_STORE);
         // The tree holds every file a check can read, whatever a `.gitignore` says.
         let seen = |path: &str| !self.unseen(path);
-        let (trees, tree_unrecorded) = match crate::git::write_tree(&ws.work_dir, &store, &seen) {
-            Ok(trees) => (Some(trees), None),
-            Err(e) => (None, Some(unrecorded_tree(e, &store)?)),
+        let mut notes = checks.limits_reached;
+        let trees = match crate::git::write_tree(&ws.work_dir, &store, &seen) {
+            Ok(trees) => Some(trees),
+            Err(e) => {
+                notes.push(unrecorded_tree(e, &store)?);
+                None
+            }
         };
         let git_clean = crate::git::is_clean(&ws.work_dir, &store, trees.as_ref(), &seen);
         let (git_tree, ignored_seen) = match trees {
@@ -362,8 +363,7 @@ impl<'a> Observer<'a> {
             git_tree,
             ignored_seen,
             hooks,
-            limits_reached: checks.limits_reached,
-            tree_unrecorded,
+            notes,
             unobserved: false,
         })
     }

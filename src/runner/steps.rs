@@ -405,12 +405,10 @@ impl Trial<'_> {
     ) -> (Observation, bool) {
         match self.observer.observe(self.ws) {
             Ok(after) => {
-                // What the code the session left did under the checks' limits.
-                for reached in &after.limits_reached {
-                    run.add_note(reached.clone());
-                }
-                if let Some(why) = &after.tree_unrecorded {
-                    run.add_note(why.clone());
+                // What the code the session left did under the checks' limits, and a
+                // tree that could not be recorded.
+                for note in &after.notes {
+                    run.add_note(note.clone());
                 }
                 (after, false)
             }
