@@ -47,7 +47,7 @@ pub mod store_trees;
 mod tree_writer;
 mod work_tree;
 
-pub use file_commit::FileCommit;
+pub use file_commit::Committed;
 pub use first_commit::init_and_commit_all;
 pub use work_tree::{WorkTree, is_clean, write_tree};
 
@@ -346,25 +346,12 @@ pub fn head(dir: &Path) -> Option<String> {
     }
 }
 
-/// What committing the top-level file `name` of `dir` takes (see [`FileCommit`]), read
-/// in process; [`FileCommit::AskGit`] whenever git's own answer could differ.
-pub fn file_commit(dir: &Path, name: &str) -> FileCommit {
-    file_commit::file_commit(dir, name)
-}
-
 /// Commits the top-level file `name` of `dir` alone with the one-line `message`, as
-/// `git commit -q --no-verify -m MESSAGE -- NAME` of [`git`] does: in process where
-/// [`file_commit`] says [`FileCommit::CommitOnly`] and the commit comes out as git's
-/// own, else by that git command.
-pub fn commit_file(dir: &Path, name: &str, message: &str) -> Result<()> {
-    if let Some(done) = file_commit::commit_in_process(dir, name, message) {
-        return done;
-    }
-    git(
-        dir,
-        &["commit", "-q", "--no-verify", "-m", message, "--", name],
-    )
-    .map(drop)
+/// `git add -- NAME`, `git diff --cached -- NAME` and, when staged, `git commit -q
+/// --no-verify -m MESSAGE -- NAME` of [`git`] do; read and made in process wherever
+/// that gives git's own result.
+pub fn commit_file(dir: &Path, name: &str, message: &str) -> Result<Committed> {
+    file_commit::commit_alone(dir, name, message)
 }
 
 /// The author and committer of the harness's commits in a work directory: [`GIT_NAME`]

@@ -1,8 +1,8 @@
-//! The gate's commit of one top-level file of the agent's repository, in the harness's
-//! own process where that gives what the hardened git gives: what committing the file
-//! takes ([`file_commit`]: the answers of `git add -- NAME` and `git diff --cached --
-//! NAME`), and the commit itself ([`commit_in_process`]: what `git commit -q
-//! --no-verify -m MESSAGE -- NAME` writes), each leaving to git every repository whose
+//! The gate's commit of one top-level file of the agent's repository ([`commit_alone`]:
+//! what the hardened `git add -- NAME`, `git diff --cached -- NAME` and `git commit -q
+//! --no-verify -m MESSAGE -- NAME` leave), in the harness's own process where that gives
+//! what git gives: what committing the file takes ([`FileCommit`], read), and the
+//! commit itself ([`commit_in_process`]), each leaving to git every repository whose
 //! answer or commit could differ.
 //!
 //! The same rules as `in_process.rs` hold: only a `.git` of plain files and directories
@@ -15,13 +15,17 @@ use gix::index::entry::Stage;
 use gix::objs::tree::EntryKind;
 
 use super::in_process::{MAX_TREES_READ, open, readable_in_process};
+use crate::error::{Error, Result};
 use crate::fsutil::GIT_DIR;
 
 /// What committing a top-level file of the work directory takes, read in process: the
 /// answers of the gate's `git add -- NAME` and `git diff --cached -- NAME` known
-/// without running them.
+/// without running them. Where anything else could change them (a configuration or
+/// attributes that could change what `git add` stages, a `.gitattributes`, an index
+/// that is not plain, no `HEAD`, a lock left behind), [`read`] has no answer and git
+/// is asked, as before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileCommit {
+pub(super) enum FileCommit {
     /// `HEAD` and the index hold the file as it is: `git add` would change nothing
     /// that `git diff --cached` or a commit could see.
     Nothing,
@@ -31,22 +35,60 @@ pub enum FileCommit {
     /// `git commit -- NAME` alone stages and commits it, as `git add` and the commit
     /// did.
     CommitOnly,
-    /// Anything else (a configuration or attributes that could change what `git add`
-    /// stages, a `.gitattributes`, an index that is not plain, no `HEAD`, a lock
-    /// left behind): ask git, as before.
-    AskGit,
 }
 
-/// How the top-level file `name` of `work_dir` stands against `HEAD` and the agent's
-/// index. Only a repository that the harness's template made and the agent left
-/// alone is read here: its `.git/config` byte for byte the one `git init` wrote (so
-/// no setting changes what `git add` stages: `core.filemode` on, no conversion, no
-/// filter), no `.gitattributes` at the top and no `.git/info/attributes` (so nothing
-/// converts the file), an index git would read (its checksum checked, no split or
-/// sparse index), the path's only entry of stage 0 with no flag (no
-/// `assume-unchanged`, `skip-worktree` or `intent-to-add`) and no lock file.
-pub(super) fn file_commit(work_dir: &Path, name: &str) -> FileCommit {
-    read(work_dir, name).map_or(FileCommit::AskGit, |r| r.answer)
+/// How [`commit_alone`] went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Committed {
+    /// Nothing to commit: `HEAD` holds the file as it is (the index brought to it
+    /// where it differed).
+    Nothing,
+    /// The file written in process as the commit's, and committed.
+    InProcess,
+    /// Committed by the hardened git's `commit -- NAME`.
+    ByGit,
+}
+
+/// Commits the top-level file `name` of `work_dir` alone with the one-line `message`,
+/// as the hardened git's `add -- NAME`, `diff --cached -- NAME` and, when that shows
+/// it staged, `commit -q --no-verify -m MESSAGE -- NAME` do. Read in process where
+/// [`FileCommit`] can tell what they would do: nothing, the `add` alone, or the commit
+/// alone, made in process where [`commit_in_process`] can make it. The `add` is the
+/// only call git is asked for when the index alone differs, and where the reading
+/// cannot tell, the three run as they did, the commit after them again in process
+/// where it then can.
+pub(super) fn commit_alone(work_dir: &Path, name: &str, message: &str) -> Result<Committed> {
+    let git = |args: &[&str]| super::git(work_dir, args);
+    let commit = |reading: Option<Reading>| {
+        let made = reading
+            .filter(|r| r.answer == FileCommit::CommitOnly)
+            .and_then(|r| commit_in_process(r, work_dir, name, message));
+        match made {
+            Some(done) => done.map(|()| Committed::InProcess),
+            None => git(&["commit", "-q", "--no-verify", "-m", message, "--", name])
+                .map(|_| Committed::ByGit),
+        }
+    };
+    let reading = read(work_dir, name);
+    match reading.as_ref().map(|r| r.answer) {
+        Some(FileCommit::Nothing) => return Ok(Committed::Nothing),
+        Some(FileCommit::AddOnly) => return git(&["add", "--", name]).map(|_| Committed::Nothing),
+        Some(FileCommit::CommitOnly) => return commit(reading),
+        None => {}
+    }
+    git(&["add", "--", name])?;
+    let staged = git(&[
+        "diff",
+        "--cached",
+        "--name-only",
+        "--no-ext-diff",
+        "--",
+        name,
+    ])?;
+    if staged.trim().is_empty() {
+        return Ok(Committed::Nothing);
+    }
+    commit(read(work_dir, name))
 }
 
 /// What [`read`] found: the answer, and what the commit in process needs of it.
@@ -62,6 +104,14 @@ struct Reading {
     repo: gix::Repository,
 }
 
+/// How the top-level file `name` of `work_dir` stands against `HEAD` and the agent's
+/// index. Only a repository that the harness's template made and the agent left
+/// alone is read here: its `.git/config` byte for byte the one `git init` wrote (so
+/// no setting changes what `git add` stages: `core.filemode` on, no conversion, no
+/// filter), no `.gitattributes` at the top and no `.git/info/attributes` (so nothing
+/// converts the file), an index git would read (its checksum checked, no split or
+/// sparse index), the path's only entry of stage 0 with no flag (no
+/// `assume-unchanged`, `skip-worktree` or `intent-to-add`) and no lock file.
 fn read(work_dir: &Path, name: &str) -> Option<Reading> {
     use gix::index::entry::Flags;
     use std::os::unix::fs::PermissionsExt;
@@ -162,7 +212,7 @@ fn read(work_dir: &Path, name: &str) -> Option<Reading> {
 
 /// Commits the top-level file `name` of `work_dir` alone, with `message` (one line),
 /// as the hardened `git commit -q --no-verify -m MESSAGE -- NAME` does where
-/// [`file_commit`] says [`FileCommit::CommitOnly`]: the file's blob, `HEAD`'s tree
+/// `reading` says [`FileCommit::CommitOnly`]: the file's blob, `HEAD`'s tree
 /// with the file in it, the commit with the harness's identity and date on the
 /// branch `HEAD` names, the index's entry of the file, the reflogs that exist (the
 /// harness's git makes none: `core.logAllRefUpdates` is off) and `COMMIT_EDITMSG`.
@@ -178,11 +228,12 @@ fn read(work_dir: &Path, name: &str) -> Option<Reading> {
 ///
 /// `Some(Err)` only when the branch has moved and the index could not replace the old
 /// one: the commit is made, and asking git again would commit nothing.
-pub(super) fn commit_in_process(
+fn commit_in_process(
+    reading: Reading,
     work_dir: &Path,
     name: &str,
     message: &str,
-) -> Option<crate::error::Result<()>> {
+) -> Option<Result<()>> {
     use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
     let Reading {
         answer: FileCommit::CommitOnly,
@@ -192,7 +243,7 @@ pub(super) fn commit_in_process(
         stat,
         mut index,
         mut repo,
-    } = read(work_dir, name)?
+    } = reading
     else {
         return None;
     };
@@ -286,7 +337,7 @@ pub(super) fn commit_in_process(
     repo.edit_references_as([edit], Some(signature.to_ref(&mut time)))
         .ok()?;
     Some(lock.commit().map(drop).map_err(|e| {
-        crate::error::Error::Tool(format!(
+        Error::Tool(format!(
             "committed, but the index could not be written: {}",
             e.error
         ))
@@ -394,35 +445,11 @@ mod tests {
             || git(&["commit", "-q", "--no-verify", "-m", "gate", "--", name]).is_ok()
     }
 
-    /// How the gate's list was committed.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    enum Made {
-        /// Nothing to commit, or `git add` alone.
-        NoCommit,
-        /// The commit written in process.
-        InProcess,
-        /// The commit left to git (which may refuse it).
-        ByGit,
-    }
-
-    /// What the gate runs on the in-process answer ([`super::super::commit_file`] where
-    /// it commits), and whether it went through.
-    fn commit_as_now(dir: &Path, name: &str) -> (FileCommit, Made, bool) {
-        let git = |args: &[&str]| super::super::git(dir, args).is_ok();
-        let answer = file_commit(dir, name);
-        let (made, done) = match answer {
-            FileCommit::Nothing => (Made::NoCommit, true),
-            FileCommit::AddOnly => (Made::NoCommit, git(&["add", "--", name])),
-            FileCommit::CommitOnly => match commit_in_process(dir, name, "gate") {
-                Some(done) => (Made::InProcess, done.is_ok()),
-                None => (
-                    Made::ByGit,
-                    git(&["commit", "-q", "--no-verify", "-m", "gate", "--", name]),
-                ),
-            },
-            FileCommit::AskGit => (Made::ByGit, commit_as_before(dir, name)),
-        };
-        (answer, made, done)
+    /// What reading in process answers, and how the gate's commit went (`None`: git
+    /// refused it).
+    fn commit_as_now(dir: &Path, name: &str) -> (Option<FileCommit>, Option<Committed>) {
+        let answer = read(dir, name).map(|r| r.answer);
+        (answer, commit_alone(dir, name, "gate").ok())
     }
 
     /// Every file and directory of `dot_git` but its objects, with its bytes' hash (the
@@ -505,9 +532,19 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         type Shape = fn(&Path);
         let changed: Shape = |d| std::fs::write(d.join("list.json"), "new\n").unwrap();
-        let shapes: [(&str, Shape, FileCommit, Made); 20] = [
-            ("unchanged", |_| {}, FileCommit::Nothing, Made::NoCommit),
-            ("changed", changed, FileCommit::CommitOnly, Made::InProcess),
+        let shapes: [(&str, Shape, Option<FileCommit>, Option<Committed>); 20] = [
+            (
+                "unchanged",
+                |_| {},
+                Some(FileCommit::Nothing),
+                Some(Committed::Nothing),
+            ),
+            (
+                "changed",
+                changed,
+                Some(FileCommit::CommitOnly),
+                Some(Committed::InProcess),
+            ),
             (
                 "changed after the agent's own commits (its reflogs appended to)",
                 |d| {
@@ -518,8 +555,8 @@ mod tests {
                     git(d, &["commit", "-qm", "work"]);
                     std::fs::write(d.join("list.json"), "new\n").unwrap();
                 },
-                FileCommit::CommitOnly,
-                Made::InProcess,
+                Some(FileCommit::CommitOnly),
+                Some(Committed::InProcess),
             ),
             (
                 "refs packed, an index of version 4",
@@ -530,8 +567,8 @@ mod tests {
                     assert!(!d.join(".git/refs/heads/main").exists());
                     std::fs::write(d.join("list.json"), "new\n").unwrap();
                 },
-                FileCommit::CommitOnly,
-                Made::InProcess,
+                Some(FileCommit::CommitOnly),
+                Some(Committed::InProcess),
             ),
             (
                 "staged, never committed",
@@ -540,8 +577,8 @@ mod tests {
                     git(d, &["commit", "-qm", "gone"]);
                     git(d, &["add", "list.json"]);
                 },
-                FileCommit::CommitOnly,
-                Made::InProcess,
+                Some(FileCommit::CommitOnly),
+                Some(Committed::InProcess),
             ),
             (
                 "staged otherwise, file as committed",
@@ -550,8 +587,8 @@ mod tests {
                     git(d, &["add", "list.json"]);
                     std::fs::write(d.join("list.json"), "list\n").unwrap();
                 },
-                FileCommit::AddOnly,
-                Made::NoCommit,
+                Some(FileCommit::AddOnly),
+                Some(Committed::Nothing),
             ),
             (
                 "made executable",
@@ -562,8 +599,8 @@ mod tests {
                     )
                     .unwrap();
                 },
-                FileCommit::CommitOnly,
-                Made::InProcess,
+                Some(FileCommit::CommitOnly),
+                Some(Committed::InProcess),
             ),
             (
                 "untracked",
@@ -571,8 +608,8 @@ mod tests {
                     git(d, &["rm", "-q", "--cached", "list.json"]);
                     git(d, &["commit", "-qm", "gone"]);
                 },
-                FileCommit::AskGit,
-                Made::ByGit,
+                None,
+                Some(Committed::InProcess),
             ),
             (
                 "assume-unchanged",
@@ -580,8 +617,8 @@ mod tests {
                     git(d, &["update-index", "--assume-unchanged", "list.json"]);
                     std::fs::write(d.join("list.json"), "new\n").unwrap();
                 },
-                FileCommit::AskGit,
-                Made::ByGit,
+                None,
+                Some(Committed::Nothing),
             ),
             (
                 "skip-worktree",
@@ -589,8 +626,8 @@ mod tests {
                     git(d, &["update-index", "--skip-worktree", "list.json"]);
                     std::fs::write(d.join("list.json"), "new\n").unwrap();
                 },
-                FileCommit::AskGit,
-                Made::ByGit,
+                None,
+                None,
             ),
             (
                 "attributes",
@@ -598,8 +635,8 @@ mod tests {
                     std::fs::write(d.join(".gitattributes"), "list.json ident\n").unwrap();
                     std::fs::write(d.join("list.json"), "$Id: x $\n").unwrap();
                 },
-                FileCommit::AskGit,
-                Made::ByGit,
+                None,
+                Some(Committed::ByGit),
             ),
             (
                 "configured",
@@ -611,8 +648,8 @@ mod tests {
                     )
                     .unwrap();
                 },
-                FileCommit::AskGit,
-                Made::ByGit,
+                None,
+                Some(Committed::Nothing),
             ),
             (
                 "one reflog without the other",
@@ -621,8 +658,8 @@ mod tests {
                     std::fs::remove_file(d.join(".git/logs/HEAD")).unwrap();
                     std::fs::write(d.join("list.json"), "new\n").unwrap();
                 },
-                FileCommit::CommitOnly,
-                Made::ByGit,
+                Some(FileCommit::CommitOnly),
+                Some(Committed::ByGit),
             ),
             (
                 "a detached HEAD",
@@ -630,8 +667,8 @@ mod tests {
                     git(d, &["checkout", "-q", "--detach"]);
                     std::fs::write(d.join("list.json"), "new\n").unwrap();
                 },
-                FileCommit::CommitOnly,
-                Made::ByGit,
+                Some(FileCommit::CommitOnly),
+                Some(Committed::ByGit),
             ),
             (
                 "a merge under way (git refuses)",
@@ -640,8 +677,8 @@ mod tests {
                     std::fs::write(d.join(".git/MERGE_HEAD"), format!("{head}\n")).unwrap();
                     std::fs::write(d.join("list.json"), "new\n").unwrap();
                 },
-                FileCommit::CommitOnly,
-                Made::ByGit,
+                Some(FileCommit::CommitOnly),
+                None,
             ),
             (
                 "a conflicted index elsewhere",
@@ -657,8 +694,8 @@ mod tests {
                     assert!(child.wait().unwrap().success());
                     std::fs::write(d.join("list.json"), "new\n").unwrap();
                 },
-                FileCommit::CommitOnly,
-                Made::ByGit,
+                Some(FileCommit::CommitOnly),
+                Some(Committed::ByGit),
             ),
             (
                 "a mode git writes otherwise in HEAD's tree",
@@ -667,8 +704,8 @@ mod tests {
                     entries[0].mode = EntryMode::try_from(0o100664).unwrap();
                     commit_tree_as_is(d, entries);
                 },
-                FileCommit::CommitOnly,
-                Made::ByGit,
+                Some(FileCommit::CommitOnly),
+                Some(Committed::ByGit),
             ),
             (
                 "an empty tree in HEAD's tree",
@@ -686,8 +723,8 @@ mod tests {
                     });
                     commit_tree_as_is(d, entries);
                 },
-                FileCommit::CommitOnly,
-                Made::ByGit,
+                Some(FileCommit::CommitOnly),
+                Some(Committed::ByGit),
             ),
             (
                 "HEAD's tree out of git's order",
@@ -696,8 +733,8 @@ mod tests {
                     entries.reverse();
                     commit_tree_as_is(d, entries);
                 },
-                FileCommit::CommitOnly,
-                Made::ByGit,
+                Some(FileCommit::CommitOnly),
+                Some(Committed::ByGit),
             ),
             (
                 "a name git's index refuses in HEAD's tree",
@@ -707,8 +744,8 @@ mod tests {
                     entries.sort_by(|a, b| a.filename.cmp(&b.filename));
                     commit_tree_as_is(d, entries);
                 },
-                FileCommit::CommitOnly,
-                Made::ByGit,
+                Some(FileCommit::CommitOnly),
+                None,
             ),
         ];
         for (what, shape, expected, expected_made) in shapes {
@@ -720,8 +757,9 @@ mod tests {
                 shape(d.path());
             }
             let (now, before) = (twins[0].path(), twins[1].path());
-            let (answer, made, done) = commit_as_now(now, "list.json");
+            let (answer, made) = commit_as_now(now, "list.json");
             assert_eq!((answer, made), (expected, expected_made), "{what}");
+            let done = made.is_some();
             assert_eq!(
                 done,
                 commit_as_before(before, "list.json"),
@@ -762,7 +800,7 @@ mod tests {
                 );
             };
             alike("the gate's commit");
-            if made == Made::InProcess {
+            if made == Some(Committed::InProcess) {
                 let fsck = Command::new("git")
                     .args(["fsck", "--strict", "--no-dangling"])
                     .current_dir(now)
@@ -787,8 +825,8 @@ mod tests {
         super::super::init_and_commit_all(dir.path(), "start").unwrap();
         std::fs::write(dir.path().join(".git/index.lock"), "").unwrap();
         assert_eq!(
-            file_commit(dir.path(), "list.json"),
-            FileCommit::AskGit,
+            read(dir.path(), "list.json").map(|r| r.answer),
+            None,
             "a lock"
         );
     }

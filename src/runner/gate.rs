@@ -10,7 +10,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::error::{Error, Result};
 use crate::feature_list::{self, Contract, Entry, ListFormat, ListSchema, RenderOptions, Status};
 use crate::fsutil::write_atomic;
-use crate::git::{FileCommit, git};
 use crate::observe::{Check, ListState, Observation};
 use crate::suite::Task;
 use crate::workspace::Workspace;
@@ -157,35 +156,9 @@ impl Gate {
             write_atomic(&path, text.as_bytes())?;
         }
         let name = format.file_name();
-        let not_committed = |e: Error| Error::Tool(format!("list written, not committed: {e}"));
-        let add = || git(&ws.work_dir, &["add", "--", name]).map_err(not_committed);
-        let message = "loopbench gate: passes from verify";
-        let commit = || crate::git::commit_file(&ws.work_dir, name, message).map_err(not_committed);
-        // What `git add` and `git diff --cached` would answer, where it can be read in
-        // process: the same index, commit and notes with fewer git processes.
-        match crate::git::file_commit(&ws.work_dir, name) {
-            FileCommit::Nothing => return Ok(()),
-            FileCommit::AddOnly => return add().map(drop),
-            FileCommit::CommitOnly => return commit(),
-            FileCommit::AskGit => {}
-        }
-        add()?;
-        let staged = git(
-            &ws.work_dir,
-            &[
-                "diff",
-                "--cached",
-                "--name-only",
-                "--no-ext-diff",
-                "--",
-                name,
-            ],
-        )
-        .map_err(not_committed)?;
-        if staged.trim().is_empty() {
-            return Ok(());
-        }
-        commit()
+        crate::git::commit_file(&ws.work_dir, name, "loopbench gate: passes from verify")
+            .map(drop)
+            .map_err(|e| Error::Tool(format!("list written, not committed: {e}")))
     }
 
     /// Renders the list. Under the passes schema blocked entries carry
