@@ -226,12 +226,12 @@ bench_report() {
     fi
 }
 
-# Seconds of wall time of a command, to two decimals.
 # The median of the numbers given (the lower middle one of an even count).
 median() {
     printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
+# Seconds of wall time of a command, to two decimals.
 seconds() {
     local start end
     start=$(date +%s.%N)
